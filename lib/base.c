@@ -1,0 +1,470 @@
+/* base.c: see base.h. */
+#include "base.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int ge_verr(ge_error *err, int code, const char *fmt, va_list ap)
+{
+	if (err) {
+		err->code = code;
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	}
+	return code;
+}
+
+int ge_err(ge_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ge_verr(err, code, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void ge_err_prefix(ge_error *err, const char *fmt, ...)
+{
+	char pre[512], old[sizeof err->msg];
+	va_list ap;
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(pre, sizeof pre, fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof old);
+	size_t n = strlen(pre);
+	if (n > sizeof err->msg - 3)
+		n = sizeof err->msg - 3;
+	memcpy(err->msg, pre, n);
+	memcpy(err->msg + n, ": ", 2);
+	size_t rest = sizeof err->msg - n - 3;
+	size_t m = strnlen(old, rest);
+	memcpy(err->msg + n + 2, old, m);
+	err->msg[n + 2 + m] = 0;
+}
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "gerewrite: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *ge_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *ge_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *ge_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *ge_xstrndup(const char *s, size_t n)
+{
+	char *p = ge_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+char *ge_xstrdup(const char *s)
+{
+	return ge_xstrndup(s, strlen(s));
+}
+
+/* ---- buffers ---- */
+
+void ge_buf_reserve(ge_buf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+	if (need <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	b->data = ge_xrealloc(b->data, cap);
+	b->cap = cap;
+}
+
+void ge_buf_add(ge_buf *b, const void *p, size_t n)
+{
+	ge_buf_reserve(b, n);
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = 0;
+}
+
+void ge_buf_addc(ge_buf *b, int c)
+{
+	ge_buf_reserve(b, 1);
+	b->data[b->len++] = (uint8_t)c;
+	b->data[b->len] = 0;
+}
+
+void ge_buf_adds(ge_buf *b, const char *s)
+{
+	ge_buf_add(b, s, strlen(s));
+}
+
+void ge_buf_printf(ge_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	ge_buf_reserve(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void ge_buf_free(ge_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+uint8_t *ge_buf_steal(ge_buf *b, size_t *len)
+{
+	uint8_t *d = b->data;
+	if (!d)
+		d = ge_xcalloc(1, 1);
+	if (len)
+		*len = b->len;
+	b->data = NULL;
+	b->len = b->cap = 0;
+	return d;
+}
+
+void ge_buf_varint(ge_buf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+	do {
+		uint8_t c = v & 0x7f;
+		v >>= 7;
+		tmp[n++] = c | (v ? 0x80 : 0);
+	} while (v);
+	ge_buf_add(b, tmp, n);
+}
+
+void ge_buf_tag(ge_buf *b, uint32_t field, int wiretype)
+{
+	ge_buf_varint(b, ((uint64_t)field << 3) | (uint64_t)wiretype);
+}
+
+void ge_buf_lenfield(ge_buf *b, uint32_t field, const void *p, size_t n)
+{
+	ge_buf_tag(b, field, 2);
+	ge_buf_varint(b, n);
+	ge_buf_add(b, p, n);
+}
+
+int ge_read_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t r = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (p >= end)
+			return -1;
+		uint8_t c = *p++;
+		r |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = r;
+			*pp = p;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int ge_skip_field(const uint8_t **pp, const uint8_t *end, int wiretype)
+{
+	uint64_t v;
+	switch (wiretype) {
+	case 0:
+		return ge_read_varint(pp, end, &v);
+	case 1:
+		if (end - *pp < 8)
+			return -1;
+		*pp += 8;
+		return 0;
+	case 2:
+		if (ge_read_varint(pp, end, &v) || v > (uint64_t)(end - *pp))
+			return -1;
+		*pp += v;
+		return 0;
+	case 5:
+		if (end - *pp < 4)
+			return -1;
+		*pp += 4;
+		return 0;
+	default:   /* groups (3, 4) are not used by any TensorFlow message */
+		return -1;
+	}
+}
+
+/* ---- arenas ---- */
+
+struct ge_arena_chunk {
+	ge_arena_chunk *next;
+	size_t size;
+	max_align_t data[];
+};
+
+void ge_arena_init(ge_arena *a)
+{
+	a->head = NULL;
+	a->used = a->size = 0;
+}
+
+void *ge_arena_alloc(ge_arena *a, size_t n)
+{
+	n = (n + 7) & ~(size_t)7;
+	if (!a->head || a->used + n > a->size) {
+		size_t sz = a->head ? a->size * 2 : 4096;
+		if (sz > (1u << 20))
+			sz = 1u << 20;
+		if (sz < n)
+			sz = n;
+		ge_arena_chunk *c = ge_xmalloc(sizeof *c + sz);
+		c->next = a->head;
+		c->size = sz;
+		a->head = c;
+		a->size = sz;
+		a->used = 0;
+	}
+	void *p = (char *)a->head->data + a->used;
+	a->used += n;
+	return p;
+}
+
+char *ge_arena_strndup(ge_arena *a, const char *s, size_t n)
+{
+	char *p = ge_arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+char *ge_arena_strdup(ge_arena *a, const char *s)
+{
+	return ge_arena_strndup(a, s, strlen(s));
+}
+
+void ge_arena_free(ge_arena *a)
+{
+	ge_arena_chunk *c = a->head;
+	while (c) {
+		ge_arena_chunk *n = c->next;
+		free(c);
+		c = n;
+	}
+	ge_arena_init(a);
+}
+
+/* ---- hashing ---- */
+
+uint32_t ge_hash(const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ s[i]) * 16777619u;
+	return h;
+}
+
+uint32_t ge_hash_ci(const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = s[i];
+		if (c >= 'A' && c <= 'Z')
+			c += 32;
+		h = (h ^ c) * 16777619u;
+	}
+	return h;
+}
+
+/* ---- files ---- */
+
+int ge_file_read(const char *path, uint8_t **data, size_t *len, ge_error *err)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return ge_err(err, GE_EIO, "%s: %s", path, strerror(e));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return ge_err(err, GE_EIO, "%s: is a directory", path);
+	}
+	size_t cap = st.st_size > 0 ? (size_t)st.st_size : 4096, n = 0;
+	uint8_t *buf = ge_xmalloc(cap + 1);
+	for (;;) {
+		if (n == cap) {
+			cap *= 2;
+			buf = ge_xrealloc(buf, cap + 1);
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			close(fd);
+			return ge_err(err, GE_EIO, "%s: %s", path, strerror(e));
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	*data = buf;
+	*len = n;
+	return GE_OK;
+}
+
+int ge_writer_open(ge_writer *w, const char *path, ge_error *err)
+{
+	memset(w, 0, sizeof *w);
+	size_t n = strlen(path);
+	w->path = ge_xstrdup(path);
+	w->tmp = ge_xmalloc(n + 32);
+	snprintf(w->tmp, n + 32, "%s.tmp-XXXXXX", path);
+	w->fd = mkstemp(w->tmp);
+	if (w->fd < 0) {
+		int e = errno;
+		free(w->path);
+		free(w->tmp);
+		w->path = w->tmp = NULL;
+		return ge_err(err, GE_EIO, "%s: cannot create: %s", path,
+			      strerror(e));
+	}
+	/* mkstemp makes 0600; outputs should look like any other file. */
+	mode_t um = umask(0);
+	umask(um);
+	fchmod(w->fd, 0666 & ~um);
+	return GE_OK;
+}
+
+static void writer_flush(ge_writer *w)
+{
+	size_t off = 0;
+	while (!w->failed && off < w->buf.len) {
+		ssize_t r = write(w->fd, w->buf.data + off, w->buf.len - off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			w->failed = errno;
+			break;
+		}
+		off += (size_t)r;
+	}
+	w->buf.len = 0;
+}
+
+void ge_writer_put(ge_writer *w, const void *p, size_t n)
+{
+	if (w->failed)
+		return;
+	if (n >= (1u << 16)) {
+		writer_flush(w);
+		const uint8_t *s = p;
+		while (!w->failed && n) {
+			ssize_t r = write(w->fd, s, n);
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				w->failed = errno;
+				break;
+			}
+			s += r;
+			n -= (size_t)r;
+		}
+		return;
+	}
+	if (w->buf.len + n > (1u << 16))
+		writer_flush(w);
+	ge_buf_add(&w->buf, p, n);
+}
+
+static void writer_release(ge_writer *w)
+{
+	ge_buf_free(&w->buf);
+	free(w->path);
+	free(w->tmp);
+	w->path = w->tmp = NULL;
+	w->fd = -1;
+}
+
+void ge_writer_abort(ge_writer *w)
+{
+	if (w->fd >= 0) {
+		close(w->fd);
+		unlink(w->tmp);
+	}
+	writer_release(w);
+}
+
+int ge_writer_commit(ge_writer *w, ge_error *err)
+{
+	writer_flush(w);
+	if (!w->failed && fsync(w->fd) < 0)
+		w->failed = errno;
+	if (close(w->fd) < 0 && !w->failed)
+		w->failed = errno;
+	w->fd = -1;
+	if (!w->failed && rename(w->tmp, w->path) < 0)
+		w->failed = errno;
+	if (w->failed) {
+		int e = w->failed;
+		unlink(w->tmp);
+		ge_err(err, GE_EIO, "%s: cannot write: %s", w->path, strerror(e));
+		writer_release(w);
+		return GE_EIO;
+	}
+	writer_release(w);
+	return GE_OK;
+}
+
+int ge_file_write_atomic(const char *path, const void *data, size_t len,
+			 ge_error *err)
+{
+	ge_writer w;
+	int rc = ge_writer_open(&w, path, err);
+	if (rc)
+		return rc;
+	ge_writer_put(&w, data, len);
+	return ge_writer_commit(&w, err);
+}

@@ -1,0 +1,118 @@
+/*
+ * base.h: errors, growable buffers, arenas and hashing shared by all of
+ * libgerewrite.
+ *
+ * Error convention: a function that can fail on bad input returns int
+ * (GE_OK on success, a negative GE_E* code on failure) and, when given a
+ * non-NULL ge_error, fills it with one line that names the file and the node
+ * concerned.  lib/ never aborts on bad input; it aborts only when malloc
+ * fails (ge_xmalloc), as jq and git do, because no caller can recover there.
+ */
+#ifndef GE_BASE_H
+#define GE_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define GE_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define GE_UNUSED __attribute__((unused))
+#else
+#define GE_PRINTF(f, a)
+#define GE_UNUSED
+#endif
+
+enum {
+	GE_OK = 0,
+	GE_EINVAL = -1,   /* caller misuse: bad argument, wrong kind of object */
+	GE_EIO = -2,      /* the outside world failed: open, read, write, rename */
+	GE_EFORMAT = -3,  /* the input is not what it claims: corrupt, truncated */
+	GE_ENOTFOUND = -4,/* a name, tag or file that is not there */
+	GE_EGRAPH = -5,   /* the graph is inconsistent: dangling input, cycle */
+};
+
+typedef struct ge_error {
+	int code;
+	char msg[1024];
+} ge_error;
+
+/* Sets err (if non-NULL) and returns code, so callers write
+ * `return ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));`. */
+int ge_err(ge_error *err, int code, const char *fmt, ...) GE_PRINTF(3, 4);
+int ge_verr(ge_error *err, int code, const char *fmt, va_list ap);
+/* Prepends "prefix: " to an error already set (e.g. the file name). */
+void ge_err_prefix(ge_error *err, const char *fmt, ...) GE_PRINTF(2, 3);
+
+void *ge_xmalloc(size_t n);
+void *ge_xcalloc(size_t n, size_t size);
+void *ge_xrealloc(void *p, size_t n);
+char *ge_xstrdup(const char *s);
+char *ge_xstrndup(const char *s, size_t n);
+
+/* Growable byte buffer.  data is always NUL-terminated past len. */
+typedef struct ge_buf {
+	uint8_t *data;
+	size_t len, cap;
+} ge_buf;
+
+#define GE_BUF_INIT {NULL, 0, 0}
+void ge_buf_reserve(ge_buf *b, size_t extra);
+void ge_buf_add(ge_buf *b, const void *p, size_t n);
+void ge_buf_addc(ge_buf *b, int c);
+void ge_buf_adds(ge_buf *b, const char *s);
+void ge_buf_printf(ge_buf *b, const char *fmt, ...) GE_PRINTF(2, 3);
+void ge_buf_free(ge_buf *b);
+/* Detaches the data (caller frees) and resets the buffer. */
+uint8_t *ge_buf_steal(ge_buf *b, size_t *len);
+
+/* Protobuf wire helpers on a buffer. */
+void ge_buf_varint(ge_buf *b, uint64_t v);
+void ge_buf_tag(ge_buf *b, uint32_t field, int wiretype);
+void ge_buf_lenfield(ge_buf *b, uint32_t field, const void *p, size_t n);
+
+/* Reads a varint at *p (< end); returns 0 and advances *p, or -1. */
+int ge_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
+/* Skips one field of the given wire type; returns 0 or -1. */
+int ge_skip_field(const uint8_t **p, const uint8_t *end, int wiretype);
+
+/* Arena: many small allocations freed in one call. */
+typedef struct ge_arena_chunk ge_arena_chunk;
+typedef struct ge_arena {
+	ge_arena_chunk *head;
+	size_t used, size;
+} ge_arena;
+
+void ge_arena_init(ge_arena *a);
+void *ge_arena_alloc(ge_arena *a, size_t n);   /* 8-byte aligned */
+char *ge_arena_strndup(ge_arena *a, const char *s, size_t n);
+char *ge_arena_strdup(ge_arena *a, const char *s);
+void ge_arena_free(ge_arena *a);
+
+/* FNV-1a; the _ci variant folds ASCII case (TensorFlow's name rule). */
+uint32_t ge_hash(const void *p, size_t n);
+uint32_t ge_hash_ci(const void *p, size_t n);
+
+/* Whole-file I/O.  ge_file_read returns a malloc'd buffer (NUL-terminated). */
+int ge_file_read(const char *path, uint8_t **data, size_t *len, ge_error *err);
+/* Writes atomically: temp file in the same directory, fsync, rename. */
+int ge_file_write_atomic(const char *path, const void *data, size_t len,
+			 ge_error *err);
+
+/* Streaming atomic writer: output appears whole at commit or not at all.
+ * Writes are buffered; the first failure sticks and is reported by commit. */
+typedef struct ge_writer {
+	int fd;
+	int failed;        /* errno of the first failure, 0 if none */
+	char *path, *tmp;
+	ge_buf buf;
+} ge_writer;
+
+int ge_writer_open(ge_writer *w, const char *path, ge_error *err);
+void ge_writer_put(ge_writer *w, const void *p, size_t n);
+/* Flushes, fsyncs, renames over path.  Always releases w. */
+int ge_writer_commit(ge_writer *w, ge_error *err);
+/* Removes the temp file and releases w. */
+void ge_writer_abort(ge_writer *w);
+
+#endif
