@@ -12,20 +12,20 @@
 
 static int tap_n, tap_failed, tap_planned;
 
-static void tap_plan(int n)
+__attribute__((unused)) static void tap_plan(int n)
 {
 	tap_planned = n;
 	printf("1..%d\n", n);
 	fflush(stdout);
 }
 
-static void tap_skip_all(const char *why)
+__attribute__((unused)) static void tap_skip_all(const char *why)
 {
 	printf("1..0 # SKIP %s\n", why);
 	exit(0);
 }
 
-static void tap_diag(const char *fmt, ...)
+__attribute__((unused)) static void tap_diag(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -35,7 +35,7 @@ static void tap_diag(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int tap_vok(int cond, const char *fmt, va_list ap)
+__attribute__((unused)) static int tap_vok(int cond, const char *fmt, va_list ap)
 {
 	tap_n++;
 	if (!cond)
@@ -47,7 +47,7 @@ static int tap_vok(int cond, const char *fmt, va_list ap)
 	return cond;
 }
 
-static int ok(int cond, const char *fmt, ...)
+__attribute__((unused)) static int ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -56,7 +56,7 @@ static int ok(int cond, const char *fmt, ...)
 	return cond;
 }
 
-static int is_int(long long want, long long got, const char *fmt, ...)
+__attribute__((unused)) static int is_int(long long want, long long got, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -67,7 +67,7 @@ static int is_int(long long want, long long got, const char *fmt, ...)
 	return want == got;
 }
 
-static int is_string(const char *want, const char *got, const char *fmt, ...)
+__attribute__((unused)) static int is_string(const char *want, const char *got, const char *fmt, ...)
 {
 	int c = (want == NULL && got == NULL) ||
 		(want && got && strcmp(want, got) == 0);
@@ -81,14 +81,14 @@ static int is_string(const char *want, const char *got, const char *fmt, ...)
 	return c;
 }
 
-static void tap_skip(int n, const char *why)
+__attribute__((unused)) static void tap_skip(int n, const char *why)
 {
 	while (n-- > 0)
 		printf("ok %d # SKIP %s\n", ++tap_n, why);
 }
 
 /* Call at the end of main: prints the plan if none was given. */
-static int tap_done(void)
+__attribute__((unused)) static int tap_done(void)
 {
 	if (!tap_planned)
 		printf("1..%d\n", tap_n);
@@ -96,7 +96,7 @@ static int tap_done(void)
 }
 
 /* The corpus directory for corpus tests, or NULL (test skips). */
-static const char *tap_corpus(void)
+__attribute__((unused)) static const char * tap_corpus(void)
 {
 	const char *c = getenv("GE_CORPUS");
 	static char buf[4096];

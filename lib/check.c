@@ -1,0 +1,437 @@
+/*
+ * check.c: load-time checks of node attrs against their OpDefs.
+ *
+ * TensorFlow refuses a graph whose node lacks an attr its OpDef requires,
+ * holds an attr of the wrong kind, or has a shape with a dimension below
+ * -1 (or a tensor with a negative dimension).  Its own fuzzing produced
+ * SavedModels with exactly those faults.  These checks read the attr bytes
+ * in place, without decoding them, so they cost little even on a graph of
+ * a million nodes.
+ */
+#include "graph_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensorflow/core/framework/op_def.pb-c.h"
+
+/* AttrValue field numbers (the oneof `value`) */
+enum { AV_LIST = 1, AV_S = 2, AV_I = 3, AV_F = 4, AV_B = 5, AV_TYPE = 6,
+       AV_SHAPE = 7, AV_TENSOR = 8, AV_PLACEHOLDER = 9, AV_FUNC = 10 };
+
+/* The AttrValue field an OpDef attr type calls for. */
+static int field_for_type(const char *t)
+{
+	static const struct {
+		const char *name;
+		int field;
+	} map[] = {{"string", AV_S}, {"int", AV_I},     {"float", AV_F},
+		   {"bool", AV_B},   {"type", AV_TYPE}, {"shape", AV_SHAPE},
+		   {"tensor", AV_TENSOR}, {"func", AV_FUNC}};
+	if (!strncmp(t, "list(", 5))
+		return AV_LIST;
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (!strcmp(t, map[i].name))
+			return map[i].field;
+	return 0;
+}
+
+static const char *field_name(int f)
+{
+	static const char *names[] = {"unset", "list",   "string", "int",
+				      "float", "bool",   "type",   "shape",
+				      "tensor", "placeholder", "func"};
+	return f >= 0 && f <= AV_FUNC ? names[f] : "unknown";
+}
+
+/* Finds the first length-delimited field `field` in a message; returns 0
+ * and its payload, or -1. */
+static int find_len_field(const uint8_t *p, const uint8_t *end, uint32_t field,
+			  const uint8_t **body, size_t *len)
+{
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return -1;
+		if ((tag >> 3) == field && (tag & 7) == 2) {
+			if (ge_read_varint(&p, end, &l) ||
+			    l > (uint64_t)(end - p))
+				return -1;
+			*body = p;
+			*len = (size_t)l;
+			return 0;
+		}
+		if (ge_skip_field(&p, end, (int)(tag & 7)))
+			return -1;
+	}
+	return -1;
+}
+
+/* Smallest dim size of a TensorShapeProto (dim = 2, Dim.size = 1); 0 for
+ * none.  *bad set when the bytes do not parse. */
+static int64_t min_dim(const uint8_t *p, const uint8_t *end, int *bad)
+{
+	int64_t m = 0;
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag)) {
+			*bad = 1;
+			return m;
+		}
+		if ((tag >> 3) == 2 && (tag & 7) == 2) {
+			if (ge_read_varint(&p, end, &l) ||
+			    l > (uint64_t)(end - p)) {
+				*bad = 1;
+				return m;
+			}
+			const uint8_t *q = p, *qe = p + l;
+			p += l;
+			while (q < qe) {
+				uint64_t t2, v;
+				if (ge_read_varint(&q, qe, &t2)) {
+					*bad = 1;
+					break;
+				}
+				if ((t2 >> 3) == 1 && (t2 & 7) == 0) {
+					if (ge_read_varint(&q, qe, &v)) {
+						*bad = 1;
+						break;
+					}
+					if ((int64_t)v < m)
+						m = (int64_t)v;
+				} else if (ge_skip_field(&q, qe, (int)(t2 & 7))) {
+					*bad = 1;
+					break;
+				}
+			}
+		} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
+			*bad = 1;
+			return m;
+		}
+	}
+	return m;
+}
+
+/* The oneof field set in an AttrValue (0 when none), and its payload. */
+static int attr_kind(const uint8_t *p, const uint8_t *end, const uint8_t **body,
+		     size_t *len, int *bad)
+{
+	int kind = 0;
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag)) {
+			*bad = 1;
+			return kind;
+		}
+		int f = (int)(tag >> 3);
+		const uint8_t *b = p;
+		if ((tag & 7) == 2) {
+			if (ge_read_varint(&p, end, &l) ||
+			    l > (uint64_t)(end - p)) {
+				*bad = 1;
+				return kind;
+			}
+			b = p;
+			p += l;
+			*len = (size_t)l;
+		} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
+			*bad = 1;
+			return kind;
+		} else {
+			*len = (size_t)(p - b);
+		}
+		if (f >= AV_LIST && f <= AV_FUNC) {
+			kind = f;
+			*body = b;
+		}
+	}
+	return kind;
+}
+
+/* Checks one attr value against the OpDef attr (or, with d NULL, only its
+ * shapes).  Writes a message into msg and returns -1 on a problem. */
+static int check_value(const Tensorflow__OpDef__AttrDef *d, const uint8_t *v,
+		       size_t vlen, char *msg, size_t cap)
+{
+	const uint8_t *body = NULL;
+	size_t blen = 0;
+	int bad = 0;
+	int kind = attr_kind(v, v + vlen, &body, &blen, &bad);
+	if (bad) {
+		snprintf(msg, cap, "does not decode as an AttrValue");
+		return -1;
+	}
+	if (d && kind && kind != AV_PLACEHOLDER) {
+		int want = field_for_type(d->type);
+		if (want && want != kind) {
+			snprintf(msg, cap, "holds a %s where the op wants %s",
+				 field_name(kind), d->type);
+			return -1;
+		}
+	}
+	if (kind == AV_SHAPE) {
+		int64_t m = min_dim(body, body + blen, &bad);
+		if (bad) {
+			snprintf(msg, cap, "holds a malformed shape");
+			return -1;
+		}
+		if (m < -1) {
+			snprintf(msg, cap, "holds a shape with dimension %lld",
+				 (long long)m);
+			return -1;
+		}
+	} else if (kind == AV_TENSOR) {
+		const uint8_t *sh;
+		size_t shl;
+		if (find_len_field(body, body + blen, 2, &sh, &shl) == 0) {
+			int64_t m = min_dim(sh, sh + shl, &bad);
+			if (bad) {
+				snprintf(msg, cap, "holds a tensor with a "
+					 "malformed shape");
+				return -1;
+			}
+			if (m < 0) {
+				snprintf(msg, cap, "holds a tensor with "
+					 "dimension %lld",
+					 (long long)m);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* A constant without its value means nothing, whatever else the graph
+ * holds; other missing attrs are left to validation, since TensorFlow's
+ * own pass tests keep graphs that lack them. */
+static int is_const_value(const char *type, const char *attr)
+{
+	return (!strcmp(type, "Const") || !strcmp(type, "HostConst")) &&
+	       !strcmp(attr, "value");
+}
+
+struct kv {
+	const char *key;
+	size_t klen;
+	const uint8_t *val;
+	size_t vlen;
+};
+
+/* Collects the attr map entries (field 5) of NodeDef bytes. */
+static size_t raw_attrs(const uint8_t *p, const uint8_t *end, struct kv **out,
+			size_t *cap)
+{
+	size_t n = 0;
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			break;
+		if ((tag >> 3) != 5 || (tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				break;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			break;
+		const uint8_t *q = p, *qe = p + l;
+		p += l;
+		struct kv e = {"", 0, (const uint8_t *)"", 0};
+		while (q < qe) {
+			uint64_t t2, l2;
+			if (ge_read_varint(&q, qe, &t2) || (t2 & 7) != 2 ||
+			    ge_read_varint(&q, qe, &l2) ||
+			    l2 > (uint64_t)(qe - q))
+				break;
+			if ((t2 >> 3) == 1) {
+				e.key = (const char *)q;
+				e.klen = (size_t)l2;
+			} else if ((t2 >> 3) == 2) {
+				e.val = q;
+				e.vlen = (size_t)l2;
+			}
+			q += l2;
+		}
+		if (n == *cap) {
+			*cap = *cap ? *cap * 2 : 16;
+			*out = ge_xrealloc(*out, *cap * sizeof **out);
+		}
+		(*out)[n++] = e;
+	}
+	return n;
+}
+
+/* Checks one node's attrs; `where` prefixes messages ("" for the graph,
+ * "function 'f': " inside the library). */
+static size_t check_node(const ge_graph *g, const char *where, const char *name,
+			 const char *type, const struct kv *kv, size_t n,
+			 int fatal_only, ge_buf *report)
+{
+	size_t problems = 0;
+	char msg[256];
+	const Tensorflow__OpDef *d = ge_graph_opdef(g, type);
+	uint64_t found = 0; /* bit per required attr (the first 64) */
+	for (size_t e = 0; e < n; e++) {
+		const Tensorflow__OpDef__AttrDef *ad = NULL;
+		if (d) {
+			size_t r = 0;
+			for (size_t a = 0; a < d->n_attr; a++) {
+				const char *an = d->attr[a]->name;
+				int req = !d->attr[a]->default_value;
+				if (strlen(an) == kv[e].klen &&
+				    !memcmp(an, kv[e].key, kv[e].klen)) {
+					ad = d->attr[a];
+					if (req && r < 64)
+						found |= 1ull << r;
+				}
+				r += req;
+			}
+		}
+		if (check_value(ad, kv[e].val, kv[e].vlen, msg, sizeof msg)) {
+			problems++;
+			if (report)
+				ge_buf_printf(report,
+					      "%snode '%s' (%s): attr '%.*s' %s\n",
+					      where, name, type, (int)kv[e].klen,
+					      kv[e].key, msg);
+		}
+	}
+	if (d) {
+		size_t r = 0;
+		for (size_t a = 0; a < d->n_attr; a++) {
+			if (d->attr[a]->default_value)
+				continue;
+			if (r < 64 && !(found & (1ull << r)) &&
+			    (!fatal_only || is_const_value(type, d->attr[a]->name))) {
+				problems++;
+				if (report)
+					ge_buf_printf(report,
+						      "%snode '%s' (%s): missing "
+						      "required attr '%s'\n",
+						      where, name, type,
+						      d->attr[a]->name);
+			}
+			r++;
+		}
+	}
+	return problems;
+}
+
+/* The string field `field` of a message, or "". */
+static void str_field(const uint8_t *p, const uint8_t *end, uint32_t field,
+		      ge_buf *out)
+{
+	const uint8_t *b;
+	size_t l;
+	out->len = 0;
+	if (find_len_field(p, end, field, &b, &l) == 0)
+		ge_buf_add(out, b, l);
+	else
+		ge_buf_add(out, "", 0);
+}
+
+/* Nodes of the function library: GraphDef.library (2) holds FunctionDefs
+ * (1), whose node_def (3) are NodeDefs; a FunctionDef's signature (1) is
+ * an OpDef named by its field 1. */
+static size_t check_library(const ge_graph *g, const uint8_t *p,
+			    const uint8_t *end, size_t max, int fatal_only,
+			    ge_buf *report)
+{
+	size_t problems = 0;
+	struct kv *kv = NULL;
+	size_t cap = 0;
+	ge_buf fname = GE_BUF_INIT, nname = GE_BUF_INIT, ntype = GE_BUF_INIT,
+	       where = GE_BUF_INIT;
+	while (p < end && problems < max) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			break;
+		if ((tag >> 3) != 1 || (tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				break;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			break;
+		const uint8_t *f = p, *fe = p + l;
+		p += l;
+		const uint8_t *sig;
+		size_t sigl;
+		fname.len = 0;
+		if (find_len_field(f, fe, 1, &sig, &sigl) == 0)
+			str_field(sig, sig + sigl, 1, &fname);
+		where.len = 0;
+		ge_buf_printf(&where, "function '%s': ",
+			      fname.data ? (char *)fname.data : "");
+		const uint8_t *q = f;
+		while (q < fe && problems < max) {
+			uint64_t t2, l2;
+			if (ge_read_varint(&q, fe, &t2))
+				break;
+			if ((t2 >> 3) != 3 || (t2 & 7) != 2) {
+				if (ge_skip_field(&q, fe, (int)(t2 & 7)))
+					break;
+				continue;
+			}
+			if (ge_read_varint(&q, fe, &l2) ||
+			    l2 > (uint64_t)(fe - q))
+				break;
+			const uint8_t *nd = q, *nde = q + l2;
+			q += l2;
+			str_field(nd, nde, 1, &nname);
+			str_field(nd, nde, 2, &ntype);
+			size_t n = raw_attrs(nd, nde, &kv, &cap);
+			problems += check_node(g, (char *)where.data,
+					       (char *)nname.data,
+					       (char *)ntype.data, kv, n, fatal_only,
+					       report);
+		}
+	}
+	free(kv);
+	ge_buf_free(&fname);
+	ge_buf_free(&nname);
+	ge_buf_free(&ntype);
+	ge_buf_free(&where);
+	return problems;
+}
+
+size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
+			    ge_buf *report)
+{
+	size_t problems = 0;
+	struct kv *kv = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < g->n_ops && problems < max; i++) {
+		const ge_op *o = &g->ops[i];
+		if (o->flags & OPF_DEAD)
+			continue;
+		size_t n = 0;
+		if (o->flags & OPF_SPLIT) {
+			if (cap < o->n_ents) {
+				cap = o->n_ents;
+				kv = ge_xrealloc(kv, cap * sizeof *kv);
+			}
+			for (uint32_t e = 0; e < o->n_ents; e++)
+				kv[n++] = (struct kv){o->ents[e].key,
+						      strlen(o->ents[e].key),
+						      o->ents[e].raw,
+						      o->ents[e].len};
+		} else if (o->raw) {
+			n = raw_attrs(o->raw, o->raw + o->raw_len, &kv, &cap);
+		}
+		problems += check_node(g, "", o->name, o->type, kv, n,
+				       fatal_only, report);
+	}
+	free(kv);
+	for (size_t i = 0; i < g->n_fields && problems < max; i++) {
+		const uint8_t *p = g->fields[i].p, *end = p + g->fields[i].len;
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag) || (tag >> 3) != 2 ||
+		    (tag & 7) != 2 || ge_read_varint(&p, end, &l) ||
+		    l > (uint64_t)(end - p))
+			continue;
+		problems += check_library(g, p, p + l, max - problems,
+					  fatal_only, report);
+	}
+	return problems;
+}

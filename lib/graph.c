@@ -1,0 +1,1382 @@
+/*
+ * graph.c: the graph model (see graph.h for the contract, graph_impl.h for
+ * the representation).
+ *
+ * Loading a GraphDef reads only what the graph structure needs from each
+ * NodeDef (name, op, inputs, device) and keeps the node's bytes; attrs stay
+ * raw until something reads them.  Edge arrays of loaded ops live in three
+ * pools sized exactly at load time; an op whose array must grow moves it to
+ * the heap.  That keeps a million-node load to a handful of allocations.
+ */
+#include "graph_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "opreg.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/graph.pb-c.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
+#include "tensorflow/core/framework/tensor.pb-c.h"
+#include "tensorflow/core/framework/tensor_shape.pb-c.h"
+#include "tensorflow/core/framework/types.pb-c.h"
+
+/* ------------------------------------------------------------ vectors */
+
+void ge_opvec_push(ge_opvec *v, ge_opid id)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 16;
+		v->v = ge_xrealloc(v->v, v->cap * sizeof *v->v);
+	}
+	v->v[v->n++] = id;
+}
+
+void ge_opvec_free(ge_opvec *v)
+{
+	free(v->v);
+	v->v = NULL;
+	v->n = v->cap = 0;
+}
+
+void ge_tvec_push(ge_tvec *v, ge_tref t)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 16;
+		v->v = ge_xrealloc(v->v, v->cap * sizeof *v->v);
+	}
+	v->v[v->n++] = t;
+}
+
+void ge_tvec_free(ge_tvec *v)
+{
+	free(v->v);
+	v->v = NULL;
+	v->n = v->cap = 0;
+}
+
+/* ------------------------------------------------------------ basics */
+
+ge_graph *ge_graph_new(void)
+{
+	ge_graph *g = ge_xcalloc(1, sizeof *g);
+	ge_arena_init(&g->arena);
+	g->name = ge_xstrdup("");
+	g->format = 1; /* GE_FMT_GRAPHDEF */
+	return g;
+}
+
+struct ge_namectr {
+	const char *name;  /* lower-cased, arena */
+	uint32_t hash;
+	uint32_t next;     /* next suffix to try */
+};
+
+static void op_free_storage(ge_op *o)
+{
+	if (o->flags & OPF_IN_OWNED)
+		free(o->in);
+	if (o->flags & OPF_USES_OWNED)
+		free(o->uses);
+	if (o->flags & OPF_COUTS_OWNED)
+		free(o->couts);
+	for (uint32_t i = 0; i < o->n_ents; i++) {
+		free(o->ents[i].owned);
+		if (o->ents[i].val)
+			protobuf_c_message_free_unpacked(
+				&o->ents[i].val->base, NULL);
+	}
+	free(o->ents);
+}
+
+void ge_graph_free(ge_graph *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->n_ops; i++)
+		op_free_storage(&g->ops[i]);
+	free(g->ops);
+	free(g->src);
+	free(g->in_pool);
+	free(g->uses_pool);
+	free(g->couts_pool);
+	free(g->fields);
+	free(g->idx);
+	free(g->used);
+	free(g->strs);
+	for (size_t i = 0; i < g->n_dangling; i++)
+		free(g->dangling[i]);
+	free(g->dangling);
+	if (g->meta)
+		ge_meta_free(g->meta);
+	ge_oplist_index_free(g->oplist_idx);
+	ge_arena_free(&g->arena);
+	free(g->name);
+	free(g);
+}
+
+const char *ge_graph_name(const ge_graph *g)
+{
+	return g->name;
+}
+
+void ge_graph_set_name(ge_graph *g, const char *name)
+{
+	free(g->name);
+	g->name = ge_xstrdup(name ? name : "");
+}
+
+uint64_t ge_graph_version(const ge_graph *g)
+{
+	return g->version;
+}
+
+size_t ge_graph_capacity(const ge_graph *g)
+{
+	return g->n_ops;
+}
+
+size_t ge_graph_num_ops(const ge_graph *g)
+{
+	return g->n_live;
+}
+
+int ge_op_alive(const ge_graph *g, ge_opid id)
+{
+	return id < g->n_ops && !(g->ops[id].flags & OPF_DEAD);
+}
+
+static ge_op *OP(const ge_graph *g, ge_opid id)
+{
+	return &g->ops[id];
+}
+
+/* Interned strings (op types, devices): one copy each, compared by
+ * pointer where it helps. */
+const char *ge_intern(ge_graph *g, const char *s, size_t n)
+{
+	if (g->strs_n * 2 >= g->strs_cap) {
+		size_t cap = g->strs_cap ? g->strs_cap * 2 : 256;
+		const char **t = ge_xcalloc(cap, sizeof *t);
+		for (size_t i = 0; i < g->strs_cap; i++) {
+			const char *x = g->strs[i];
+			if (!x)
+				continue;
+			size_t j = ge_hash(x, strlen(x)) & (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = x;
+		}
+		free(g->strs);
+		g->strs = t;
+		g->strs_cap = cap;
+	}
+	size_t j = ge_hash(s, n) & (g->strs_cap - 1);
+	while (g->strs[j]) {
+		const char *x = g->strs[j];
+		if (strncmp(x, s, n) == 0 && x[n] == 0)
+			return x;
+		j = (j + 1) & (g->strs_cap - 1);
+	}
+	const char *x = ge_arena_strndup(&g->arena, s, n);
+	g->strs[j] = x;
+	g->strs_n++;
+	return x;
+}
+
+/* ------------------------------------------------------------ name index */
+
+static void idx_insert_raw(uint32_t *idx, size_t cap, uint32_t h, ge_opid id)
+{
+	size_t j = h & (cap - 1);
+	while (idx[j] && idx[j] != IDX_TOMB)
+		j = (j + 1) & (cap - 1);
+	idx[j] = id + 1;
+}
+
+void ge_idx_grow(ge_graph *g, size_t want)
+{
+	size_t cap = 64;
+	while (cap < want * 2)
+		cap *= 2;
+	uint32_t *idx = ge_xcalloc(cap, sizeof *idx);
+	for (size_t i = 0; i < g->idx_cap; i++) {
+		uint32_t v = g->idx[i];
+		if (!v || v == IDX_TOMB)
+			continue;
+		const char *nm = g->ops[v - 1].name;
+		idx_insert_raw(idx, cap, ge_hash_ci(nm, strlen(nm)), v - 1);
+	}
+	free(g->idx);
+	g->idx = idx;
+	g->idx_cap = cap;
+	g->idx_used = 0;
+	for (size_t i = 0; i < cap; i++)
+		if (idx[i])
+			g->idx_used++;
+}
+
+void ge_idx_add(ge_graph *g, ge_opid id)
+{
+	if ((g->idx_used + 1) * 4 >= g->idx_cap * 3)
+		ge_idx_grow(g, g->n_live + 1 > g->idx_used ? g->n_live + 1
+							 : g->idx_used + 1);
+	const char *nm = g->ops[id].name;
+	size_t j = ge_hash_ci(nm, strlen(nm)) & (g->idx_cap - 1);
+	while (g->idx[j] && g->idx[j] != IDX_TOMB)
+		j = (j + 1) & (g->idx_cap - 1);
+	if (!g->idx[j])
+		g->idx_used++;
+	g->idx[j] = id + 1;
+}
+
+static void idx_del(ge_graph *g, ge_opid id)
+{
+	if (!g->idx_cap)
+		return;
+	const char *nm = g->ops[id].name;
+	size_t j = ge_hash_ci(nm, strlen(nm)) & (g->idx_cap - 1);
+	while (g->idx[j]) {
+		if (g->idx[j] == id + 1) {
+			g->idx[j] = IDX_TOMB;
+			return;
+		}
+		j = (j + 1) & (g->idx_cap - 1);
+	}
+}
+
+ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n,
+			  int ci)
+{
+	if (!g->idx_cap)
+		return GE_NOOP;
+	size_t j = ge_hash_ci(name, n) & (g->idx_cap - 1);
+	while (g->idx[j]) {
+		uint32_t v = g->idx[j];
+		if (v != IDX_TOMB) {
+			const char *x = g->ops[v - 1].name;
+			if ((ci ? strncasecmp(x, name, n) : strncmp(x, name, n))
+				    == 0 &&
+			    x[n] == 0)
+				return v - 1;
+		}
+		j = (j + 1) & (g->idx_cap - 1);
+	}
+	return GE_NOOP;
+}
+
+ge_opid ge_graph_find(const ge_graph *g, const char *name)
+{
+	return ge_idx_find_n(g, name, strlen(name), 0);
+}
+
+/* Splits "name", "name:3", "^name" into name length, index, control. */
+int ge_parse_input(const char *s, size_t n, size_t *name_off,
+		       size_t *name_len, int32_t *index)
+{
+	if (n && s[0] == '^') {
+		*name_off = 1;
+		*name_len = n - 1;
+		*index = GE_CONTROL;
+		return n > 1 ? 0 : -1;
+	}
+	*name_off = 0;
+	*name_len = n;
+	*index = 0;
+	for (size_t i = n; i > 0; i--) {
+		char c = s[i - 1];
+		if (c == ':') {
+			if (i == n || i == 1)
+				return -1;
+			int64_t v = 0;
+			for (size_t k = i; k < n; k++) {
+				v = v * 10 + (s[k] - '0');
+				if (v > 0x7fffffff)
+					return -1;
+			}
+			*name_len = i - 1;
+			*index = (int32_t)v;
+			return 0;
+		}
+		if (c < '0' || c > '9')
+			break;
+	}
+	return n ? 0 : -1;
+}
+
+int ge_graph_find_tensor(const ge_graph *g, const char *text, ge_tref *out)
+{
+	size_t off, len;
+	int32_t index;
+	if (ge_parse_input(text, strlen(text), &off, &len, &index))
+		return GE_EINVAL;
+	ge_opid id = ge_idx_find_n(g, text + off, len, 0);
+	if (id == GE_NOOP)
+		return GE_ENOTFOUND;
+	out->op = id;
+	out->index = index;
+	return GE_OK;
+}
+
+/* ------------------------------------------------------------ properties */
+
+const char *ge_op_name(const ge_graph *g, ge_opid id)
+{
+	return OP(g, id)->name;
+}
+
+const char *ge_op_type(const ge_graph *g, ge_opid id)
+{
+	return OP(g, id)->type;
+}
+
+const char *ge_op_device(const ge_graph *g, ge_opid id)
+{
+	return OP(g, id)->device;
+}
+
+static void touch(ge_graph *g, ge_opid id)
+{
+	g->ops[id].flags |= OPF_DIRTY;
+	g->version++;
+}
+
+int ge_op_set_name(ge_graph *g, ge_opid id, const char *name, ge_error *err)
+{
+	if (!ge_op_alive(g, id))
+		return ge_err(err, GE_EINVAL, "op %u is not in the graph", id);
+	if (!*name)
+		return ge_err(err, GE_EINVAL, "op names cannot be empty");
+	if (strcmp(name, g->ops[id].name) == 0)
+		return GE_OK;
+	ge_opid other = ge_graph_find(g, name);
+	if (other != GE_NOOP)
+		return ge_err(err, GE_EINVAL,
+			      "cannot rename '%s' to '%s': name already taken",
+			      g->ops[id].name, name);
+	char *old = (char *)g->ops[id].name;
+	idx_del(g, id);
+	g->ops[id].name = ge_arena_strdup(&g->arena, name);
+	ge_idx_add(g, id);
+	touch(g, id);
+	/* Consumers spell the producer's name in their inputs. */
+	ge_op *o = OP(g, id);
+	for (uint32_t i = 0; i < o->n_uses; i++)
+		g->ops[o->uses[i].op].flags |= OPF_DIRTY;
+	for (uint32_t i = 0; i < o->n_couts; i++)
+		g->ops[o->couts[i]].flags |= OPF_DIRTY;
+	if (g->meta)
+		ge_meta_on_rename(g, old, name);
+	return GE_OK;
+}
+
+void ge_op_set_type(ge_graph *g, ge_opid id, const char *type)
+{
+	g->ops[id].type = ge_intern(g, type, strlen(type));
+	g->ops[id].nout = -1;
+	touch(g, id);
+}
+
+void ge_op_set_device(ge_graph *g, ge_opid id, const char *device)
+{
+	g->ops[id].device = ge_intern(g, device ? device : "",
+				   device ? strlen(device) : 0);
+	touch(g, id);
+}
+
+/* ------------------------------------------------------------ edges */
+
+size_t ge_op_num_inputs(const ge_graph *g, ge_opid id)
+{
+	return OP(g, id)->n_in;
+}
+
+size_t ge_op_num_control_inputs(const ge_graph *g, ge_opid id)
+{
+	return OP(g, id)->n_ctrl;
+}
+
+ge_tref ge_op_input(const ge_graph *g, ge_opid id, size_t i)
+{
+	ge_tref t = OP(g, id)->in[i];
+	if (t.op == GE_NOOP) {
+		/* dangling: report the index the text names */
+		const char *s = g->dangling[t.index];
+		size_t off, len;
+		int32_t index = 0;
+		ge_parse_input(s, strlen(s), &off, &len, &index);
+		t.index = index;
+	}
+	return t;
+}
+
+ge_opid ge_op_control_input(const ge_graph *g, ge_opid id, size_t i)
+{
+	const ge_op *o = OP(g, id);
+	return o->in[o->n_in + i].op;
+}
+
+const char *ge_op_dangling_input(const ge_graph *g, ge_opid id, size_t i)
+{
+	const ge_op *o = OP(g, id);
+	if (i >= o->n_in + o->n_ctrl || o->in[i].op != GE_NOOP)
+		return NULL;
+	return g->dangling[o->in[i].index];
+}
+
+const ge_use *ge_op_uses(const ge_graph *g, ge_opid id, size_t *n)
+{
+	*n = OP(g, id)->n_uses;
+	return OP(g, id)->uses;
+}
+
+const ge_opid *ge_op_control_outputs(const ge_graph *g, ge_opid id, size_t *n)
+{
+	*n = OP(g, id)->n_couts;
+	return OP(g, id)->couts;
+}
+
+size_t ge_tensor_consumers(const ge_graph *g, ge_tref t, ge_opid *out,
+			   size_t cap)
+{
+	if (t.op == GE_NOOP || t.op >= g->n_ops)
+		return 0;
+	const ge_op *p = OP(g, t.op);
+	size_t k = 0;
+	ge_opid last = GE_NOOP;
+	for (uint32_t i = 0; i < p->n_uses; i++) {
+		const ge_use *u = &p->uses[i];
+		if (g->ops[u->op].in[u->slot].index != t.index || u->op == last)
+			continue;
+		if (k < cap)
+			out[k] = u->op;
+		k++;
+		last = u->op;
+	}
+	return k;
+}
+
+/* Growth of pooled arrays: the first growth moves them to the heap. */
+static void in_reserve(ge_op *o, uint32_t need)
+{
+	uint32_t n = o->n_in + o->n_ctrl;
+	if (o->flags & OPF_IN_OWNED) {
+		if (need <= o->in_cap)
+			return;
+	} else if (need <= n) {
+		return;
+	}
+	uint32_t cap = need < 4 ? 4 : need * 2;
+	ge_tref *a = ge_xmalloc(cap * sizeof *a);
+	if (n)
+		memcpy(a, o->in, n * sizeof *a);
+	if (o->flags & OPF_IN_OWNED)
+		free(o->in);
+	o->in = a;
+	o->in_cap = cap;
+	o->flags |= OPF_IN_OWNED;
+}
+
+static void uses_insert(ge_op *p, ge_use u)
+{
+	uint32_t cap = (p->flags & OPF_USES_OWNED) ? p->uses_cap : p->n_uses;
+	if (p->n_uses + 1 > cap) {
+		uint32_t nc = p->n_uses < 4 ? 8 : p->n_uses * 2;
+		ge_use *a = ge_xmalloc(nc * sizeof *a);
+		if (p->n_uses)
+			memcpy(a, p->uses, p->n_uses * sizeof *a);
+		if (p->flags & OPF_USES_OWNED)
+			free(p->uses);
+		p->uses = a;
+		p->uses_cap = nc;
+		p->flags |= OPF_USES_OWNED;
+	}
+	/* binary search for the first entry greater than u */
+	uint32_t lo = 0, hi = p->n_uses;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const ge_use *m = &p->uses[mid];
+		if (m->op < u.op || (m->op == u.op && m->slot < u.slot))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(p->uses + lo + 1, p->uses + lo,
+		(p->n_uses - lo) * sizeof *p->uses);
+	p->uses[lo] = u;
+	p->n_uses++;
+}
+
+static void uses_remove(ge_op *p, ge_use u)
+{
+	uint32_t lo = 0, hi = p->n_uses;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const ge_use *m = &p->uses[mid];
+		if (m->op < u.op || (m->op == u.op && m->slot < u.slot))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->n_uses && p->uses[lo].op == u.op &&
+	    p->uses[lo].slot == u.slot) {
+		memmove(p->uses + lo, p->uses + lo + 1,
+			(p->n_uses - lo - 1) * sizeof *p->uses);
+		p->n_uses--;
+	}
+}
+
+/* Slots of a consumer after position `from` moved by `delta`: its entries
+ * in the producers' use lists must follow. */
+static void uses_renumber(ge_graph *g, ge_opid c, uint32_t from, int delta)
+{
+	ge_op *o = OP(g, c);
+	for (uint32_t s = from; s < o->n_in; s++) {
+		ge_tref t = o->in[s];
+		if (t.op == GE_NOOP)
+			continue;
+		ge_op *p = OP(g, t.op);
+		/* entries of c in p are contiguous and sorted by slot */
+		for (uint32_t i = 0; i < p->n_uses; i++)
+			if (p->uses[i].op == c &&
+			    p->uses[i].slot == (uint32_t)((int)s - delta))
+				p->uses[i].slot = s;
+	}
+}
+
+static void couts_insert(ge_op *p, ge_opid c)
+{
+	uint32_t cap = (p->flags & OPF_COUTS_OWNED) ? p->couts_cap : p->n_couts;
+	if (p->n_couts + 1 > cap) {
+		uint32_t nc = p->n_couts < 4 ? 8 : p->n_couts * 2;
+		ge_opid *a = ge_xmalloc(nc * sizeof *a);
+		if (p->n_couts)
+			memcpy(a, p->couts, p->n_couts * sizeof *a);
+		if (p->flags & OPF_COUTS_OWNED)
+			free(p->couts);
+		p->couts = a;
+		p->couts_cap = nc;
+		p->flags |= OPF_COUTS_OWNED;
+	}
+	uint32_t lo = 0, hi = p->n_couts;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (p->couts[mid] <= c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(p->couts + lo + 1, p->couts + lo,
+		(p->n_couts - lo) * sizeof *p->couts);
+	p->couts[lo] = c;
+	p->n_couts++;
+}
+
+static void couts_remove(ge_op *p, ge_opid c)
+{
+	for (uint32_t i = 0; i < p->n_couts; i++)
+		if (p->couts[i] == c) {
+			memmove(p->couts + i, p->couts + i + 1,
+				(p->n_couts - i - 1) * sizeof *p->couts);
+			p->n_couts--;
+			return;
+		}
+}
+
+static int check_live(const ge_graph *g, ge_opid id, ge_error *err)
+{
+	if (id >= g->n_ops)
+		return ge_err(err, GE_EINVAL, "no op with id %u", id);
+	if (g->ops[id].flags & OPF_DEAD)
+		return ge_err(err, GE_EINVAL,
+			      "op '%s' was removed from the graph",
+			      g->ops[id].name);
+	return GE_OK;
+}
+
+static int check_tensor(const ge_graph *g, ge_tref t, ge_error *err)
+{
+	int rc = check_live(g, t.op, err);
+	if (rc)
+		return rc;
+	if (t.index < 0)
+		return ge_err(err, GE_EINVAL, "bad output index %d of '%s'",
+			      t.index, g->ops[t.op].name);
+	return GE_OK;
+}
+
+int ge_op_add_input(ge_graph *g, ge_opid id, ge_tref t, ge_error *err)
+{
+	int rc;
+	if ((rc = check_live(g, id, err)) || (rc = check_tensor(g, t, err)))
+		return rc;
+	ge_op *o = OP(g, id);
+	in_reserve(o, o->n_in + o->n_ctrl + 1);
+	memmove(o->in + o->n_in + 1, o->in + o->n_in,
+		o->n_ctrl * sizeof *o->in);
+	o->in[o->n_in] = t;
+	uses_insert(OP(g, t.op), (ge_use){id, o->n_in});
+	o->n_in++;
+	touch(g, id);
+	return GE_OK;
+}
+
+int ge_op_set_input(ge_graph *g, ge_opid id, size_t i, ge_tref t,
+		    ge_error *err)
+{
+	int rc;
+	if ((rc = check_live(g, id, err)) || (rc = check_tensor(g, t, err)))
+		return rc;
+	ge_op *o = OP(g, id);
+	if (i >= o->n_in)
+		return ge_err(err, GE_EINVAL,
+			      "op '%s' has %u inputs; no input %zu", o->name,
+			      o->n_in, i);
+	ge_tref old = o->in[i];
+	if (ge_tref_eq(old, t))
+		return GE_OK;
+	if (old.op != GE_NOOP)
+		uses_remove(OP(g, old.op), (ge_use){id, (uint32_t)i});
+	o->in[i] = t;
+	uses_insert(OP(g, t.op), (ge_use){id, (uint32_t)i});
+	touch(g, id);
+	return GE_OK;
+}
+
+int ge_op_remove_input(ge_graph *g, ge_opid id, size_t i, ge_error *err)
+{
+	int rc;
+	if ((rc = check_live(g, id, err)))
+		return rc;
+	ge_op *o = OP(g, id);
+	if (i >= o->n_in)
+		return ge_err(err, GE_EINVAL,
+			      "op '%s' has %u inputs; no input %zu", o->name,
+			      o->n_in, i);
+	ge_tref old = o->in[i];
+	if (old.op != GE_NOOP)
+		uses_remove(OP(g, old.op), (ge_use){id, (uint32_t)i});
+	memmove(o->in + i, o->in + i + 1,
+		(o->n_in + o->n_ctrl - i - 1) * sizeof *o->in);
+	o->n_in--;
+	uses_renumber(g, id, (uint32_t)i, -1);
+	touch(g, id);
+	return GE_OK;
+}
+
+int ge_op_add_control_input(ge_graph *g, ge_opid id, ge_opid c, ge_error *err)
+{
+	int rc;
+	if ((rc = check_live(g, id, err)) || (rc = check_live(g, c, err)))
+		return rc;
+	ge_op *o = OP(g, id);
+	for (uint32_t k = 0; k < o->n_ctrl; k++)
+		if (o->in[o->n_in + k].op == c)
+			return ge_err(err, GE_EINVAL,
+				      "'%s' is already a control input of '%s'",
+				      g->ops[c].name, o->name);
+	in_reserve(o, o->n_in + o->n_ctrl + 1);
+	o->in[o->n_in + o->n_ctrl] = (ge_tref){c, GE_CONTROL};
+	o->n_ctrl++;
+	couts_insert(OP(g, c), id);
+	touch(g, id);
+	return GE_OK;
+}
+
+int ge_op_remove_control_input(ge_graph *g, ge_opid id, ge_opid c,
+			       ge_error *err)
+{
+	int rc;
+	if ((rc = check_live(g, id, err)))
+		return rc;
+	ge_op *o = OP(g, id);
+	for (uint32_t k = 0; k < o->n_ctrl; k++) {
+		ge_tref *t = &o->in[o->n_in + k];
+		if (t->op != c)
+			continue;
+		memmove(t, t + 1, (o->n_ctrl - k - 1) * sizeof *t);
+		o->n_ctrl--;
+		couts_remove(OP(g, c), id);
+		touch(g, id);
+		return GE_OK;
+	}
+	return ge_err(err, GE_ENOTFOUND, "'%s' is not a control input of '%s'",
+		      c < g->n_ops ? g->ops[c].name : "?", o->name);
+}
+
+void ge_op_clear_control_inputs(ge_graph *g, ge_opid id)
+{
+	ge_op *o = OP(g, id);
+	if (!o->n_ctrl)
+		return;
+	for (uint32_t k = 0; k < o->n_ctrl; k++) {
+		ge_tref t = o->in[o->n_in + k];
+		if (t.op != GE_NOOP)
+			couts_remove(OP(g, t.op), id);
+	}
+	o->n_ctrl = 0;
+	touch(g, id);
+}
+
+static ge_opid new_op(ge_graph *g, const char *name, size_t name_len,
+		      const char *type, size_t type_len)
+{
+	if (g->n_ops == g->cap_ops) {
+		g->cap_ops = g->cap_ops ? g->cap_ops * 2 : 64;
+		g->ops = ge_xrealloc(g->ops, g->cap_ops * sizeof *g->ops);
+	}
+	ge_opid id = (ge_opid)g->n_ops++;
+	ge_op *o = &g->ops[id];
+	memset(o, 0, sizeof *o);
+	o->name = ge_arena_strndup(&g->arena, name, name_len);
+	o->type = ge_intern(g, type, type_len);
+	o->device = ge_intern(g, "", 0);
+	o->nout = -1;
+	g->n_live++;
+	return id;
+}
+
+ge_opid ge_graph_add_op(ge_graph *g, const char *name, const char *type,
+			ge_error *err)
+{
+	if (!name || !*name) {
+		ge_err(err, GE_EINVAL, "op names cannot be empty");
+		return GE_NOOP;
+	}
+	if (!type || !*type) {
+		ge_err(err, GE_EINVAL, "op '%s' needs a type", name);
+		return GE_NOOP;
+	}
+	if (ge_graph_find(g, name) != GE_NOOP) {
+		ge_err(err, GE_EINVAL, "an op named '%s' already exists", name);
+		return GE_NOOP;
+	}
+	if (g->n_ops >= 0xfffffff0u) {
+		ge_err(err, GE_EINVAL, "too many ops");
+		return GE_NOOP;
+	}
+	ge_opid id = new_op(g, name, strlen(name), type, strlen(type));
+	g->ops[id].flags |= OPF_DIRTY;
+	ge_idx_add(g, id);
+	g->version++;
+	return id;
+}
+
+size_t ge_add_dangling(ge_graph *g, const char *s, size_t n)
+{
+	if (g->n_dangling == g->cap_dangling) {
+		g->cap_dangling = g->cap_dangling ? g->cap_dangling * 2 : 8;
+		g->dangling = ge_xrealloc(g->dangling,
+					  g->cap_dangling * sizeof *g->dangling);
+	}
+	g->dangling[g->n_dangling] = ge_xstrndup(s, n);
+	return g->n_dangling++;
+}
+
+int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err)
+{
+	int rc;
+	if ((rc = check_live(g, id, err)))
+		return rc;
+	ge_op *o = OP(g, id);
+	if (!force && (o->n_uses || o->n_couts)) {
+		if (o->n_uses) {
+			const ge_use *u = &o->uses[0];
+			return ge_err(err, GE_EGRAPH,
+				      "cannot remove '%s': '%s' reads '%s:%d'",
+				      o->name, g->ops[u->op].name, o->name,
+				      g->ops[u->op].in[u->slot].index);
+		}
+		return ge_err(err, GE_EGRAPH,
+			      "cannot remove '%s': '%s' has it as a control "
+			      "input",
+			      o->name, g->ops[o->couts[0]].name);
+	}
+	/* Consumers keep a dangling reference, so nothing is silently
+	 * rewired; validate reports them. */
+	char buf[64];
+	for (uint32_t i = 0; i < o->n_uses; i++) {
+		ge_use u = o->uses[i];
+		ge_op *c = OP(g, u.op);
+		ge_buf s = GE_BUF_INIT;
+		ge_buf_adds(&s, o->name);
+		if (c->in[u.slot].index > 0) {
+			snprintf(buf, sizeof buf, ":%d", c->in[u.slot].index);
+			ge_buf_adds(&s, buf);
+		}
+		c->in[u.slot] = (ge_tref){GE_NOOP,
+					  (int32_t)ge_add_dangling(g, (char *)s.data,
+								s.len)};
+		ge_buf_free(&s);
+		c->flags |= OPF_DIRTY;
+	}
+	o->n_uses = 0;
+	for (uint32_t i = 0; i < o->n_couts; i++) {
+		ge_op *c = OP(g, o->couts[i]);
+		ge_buf s = GE_BUF_INIT;
+		ge_buf_addc(&s, '^');
+		ge_buf_adds(&s, o->name);
+		for (uint32_t k = 0; k < c->n_ctrl; k++)
+			if (c->in[c->n_in + k].op == id) {
+				c->in[c->n_in + k] = (ge_tref){
+					GE_NOOP, (int32_t)ge_add_dangling(
+							 g, (char *)s.data, s.len)};
+				break;
+			}
+		ge_buf_free(&s);
+		c->flags |= OPF_DIRTY;
+	}
+	o->n_couts = 0;
+	/* Drop its own edges from its producers' lists. */
+	for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
+		ge_tref t = o->in[s];
+		if (t.op == GE_NOOP)
+			continue;
+		if (s < o->n_in)
+			uses_remove(OP(g, t.op), (ge_use){id, s});
+		else
+			couts_remove(OP(g, t.op), id);
+	}
+	o->n_in = o->n_ctrl = 0;
+	if (!(o->flags & OPF_DUPNAME))
+		idx_del(g, id);
+	o->flags |= OPF_DEAD;
+	g->n_live--;
+	g->version++;
+	if (g->meta)
+		ge_meta_on_remove(g, o->name);
+	return GE_OK;
+}
+
+/* ------------------------------------------------------------ unique names */
+
+static struct ge_namectr *used_find(const ge_graph *g, const char *s, size_t n,
+				    uint32_t h)
+{
+	if (!g->used_cap)
+		return NULL;
+	size_t j = h & (g->used_cap - 1);
+	while (g->used[j].name) {
+		if (g->used[j].hash == h &&
+		    strncasecmp(g->used[j].name, s, n) == 0 &&
+		    g->used[j].name[n] == 0)
+			return &g->used[j];
+		j = (j + 1) & (g->used_cap - 1);
+	}
+	return NULL;
+}
+
+static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
+				   uint32_t h)
+{
+	struct ge_namectr *e = used_find(g, s, n, h);
+	if (e)
+		return e;
+	if ((g->used_n + 1) * 2 > g->used_cap) {
+		size_t cap = g->used_cap ? g->used_cap * 2 : 64;
+		struct ge_namectr *t = ge_xcalloc(cap, sizeof *t);
+		for (size_t i = 0; i < g->used_cap; i++) {
+			if (!g->used[i].name)
+				continue;
+			size_t j = g->used[i].hash & (cap - 1);
+			while (t[j].name)
+				j = (j + 1) & (cap - 1);
+			t[j] = g->used[i];
+		}
+		free(g->used);
+		g->used = t;
+		g->used_cap = cap;
+	}
+	size_t j = h & (g->used_cap - 1);
+	while (g->used[j].name)
+		j = (j + 1) & (g->used_cap - 1);
+	char *lc = ge_arena_strndup(&g->arena, s, n);
+	for (char *p = lc; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p += 32;
+	g->used[j].name = lc;
+	g->used[j].hash = h;
+	g->used[j].next = 1;
+	g->used_n++;
+	return &g->used[j];
+}
+
+static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
+{
+	return ge_idx_find_n(g, s, n, 1) != GE_NOOP || used_find(g, s, n, h);
+}
+
+const char *ge_graph_unique_name(ge_graph *g, const char *name)
+{
+	size_t n = strlen(name);
+	uint32_t h = ge_hash_ci(name, n);
+	if (!name_in_use(g, name, n, h)) {
+		used_add(g, name, n, h);
+		return ge_arena_strndup(&g->arena, name, n);
+	}
+	struct ge_namectr *e = used_find(g, name, n, h);
+	uint32_t i = e ? e->next : 1;
+	ge_buf b = GE_BUF_INIT;
+	for (;; i++) {
+		b.len = 0;
+		ge_buf_printf(&b, "%s_%u", name, i);
+		uint32_t hh = ge_hash_ci(b.data, b.len);
+		if (!name_in_use(g, (char *)b.data, b.len, hh))
+			break;
+	}
+	/* used_add may move the table: look the base entry up again */
+	used_add(g, name, n, h)->next = i + 1;
+	used_add(g, (char *)b.data, b.len, ge_hash_ci(b.data, b.len));
+	const char *r = ge_arena_strndup(&g->arena, (char *)b.data, b.len);
+	ge_buf_free(&b);
+	return r;
+}
+
+/* ------------------------------------------------------------ attrs */
+
+/* Splits the raw attr entries (field 5 of the NodeDef) into ents. */
+static void split_attrs(const ge_graph *g, ge_opid id)
+{
+	ge_op *o = OP(g, id);
+	if (o->flags & OPF_SPLIT)
+		return;
+	o->flags |= OPF_SPLIT;
+	if (!o->raw)
+		return;
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+	while (p < end) {
+		uint64_t tag, len;
+		if (ge_read_varint(&p, end, &tag))
+			break;
+		if ((tag >> 3) != 5 || (tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				break;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
+			break;
+		const uint8_t *q = p, *qe = p + len;
+		p = qe;
+		const char *key = "";
+		size_t keylen = 0;
+		const uint8_t *val = (const uint8_t *)"";
+		size_t vallen = 0;
+		while (q < qe) {
+			uint64_t t2, l2;
+			if (ge_read_varint(&q, qe, &t2))
+				break;
+			if ((t2 & 7) != 2) {
+				if (ge_skip_field(&q, qe, (int)(t2 & 7)))
+					break;
+				continue;
+			}
+			if (ge_read_varint(&q, qe, &l2) ||
+			    l2 > (uint64_t)(qe - q))
+				break;
+			if ((t2 >> 3) == 1) {
+				key = (const char *)q;
+				keylen = l2;
+			} else if ((t2 >> 3) == 2) {
+				val = q;
+				vallen = l2;
+			}
+			q += l2;
+		}
+		if (o->n_ents == o->ents_cap) {
+			o->ents_cap = o->ents_cap ? o->ents_cap * 2 : 8;
+			o->ents = ge_xrealloc(o->ents,
+					      o->ents_cap * sizeof *o->ents);
+		}
+		ge_attr_ent *e = &o->ents[o->n_ents++];
+		memset(e, 0, sizeof *e);
+		/* const_cast: the arena is logically part of the cache */
+		e->key = ge_arena_strndup((ge_arena *)&g->arena, key, keylen);
+		e->raw = val;
+		e->len = vallen;
+	}
+}
+
+static ge_attr_ent *find_ent(const ge_graph *g, ge_opid id, const char *name)
+{
+	split_attrs(g, id);
+	ge_op *o = OP(g, id);
+	for (uint32_t i = 0; i < o->n_ents; i++)
+		if (strcmp(o->ents[i].key, name) == 0)
+			return &o->ents[i];
+	return NULL;
+}
+
+size_t ge_op_num_attrs(const ge_graph *g, ge_opid id)
+{
+	split_attrs(g, id);
+	return OP(g, id)->n_ents;
+}
+
+const char *ge_op_attr_name(const ge_graph *g, ge_opid id, size_t i)
+{
+	split_attrs(g, id);
+	return i < OP(g, id)->n_ents ? OP(g, id)->ents[i].key : NULL;
+}
+
+const Tensorflow__AttrValue *ge_op_attr(const ge_graph *g, ge_opid id,
+					const char *name, ge_error *err)
+{
+	ge_attr_ent *e = find_ent(g, id, name);
+	if (!e)
+		return NULL;
+	if (!e->val) {
+		e->val = tensorflow__attr_value__unpack(NULL, e->len, e->raw);
+		if (!e->val)
+			ge_err(err, GE_EFORMAT,
+			       "%s: node '%s': attr '%s' does not decode as an "
+			       "AttrValue",
+			       g->name, OP(g, id)->name, name);
+	}
+	return e->val;
+}
+
+const uint8_t *ge_op_attr_raw(const ge_graph *g, ge_opid id, const char *name,
+			      size_t *len)
+{
+	ge_attr_ent *e = find_ent(g, id, name);
+	if (!e)
+		return NULL;
+	*len = e->len;
+	return e->raw;
+}
+
+void ge_op_set_attr_raw(ge_graph *g, ge_opid id, const char *name,
+			const uint8_t *bytes, size_t len)
+{
+	ge_attr_ent *e = find_ent(g, id, name);
+	ge_op *o = OP(g, id);
+	if (!e) {
+		if (o->n_ents == o->ents_cap) {
+			o->ents_cap = o->ents_cap ? o->ents_cap * 2 : 8;
+			o->ents = ge_xrealloc(o->ents,
+					      o->ents_cap * sizeof *o->ents);
+		}
+		e = &o->ents[o->n_ents++];
+		memset(e, 0, sizeof *e);
+		e->key = ge_arena_strdup(&g->arena, name);
+	}
+	uint8_t *copy = ge_xmalloc(len ? len : 1);
+	if (len)
+		memcpy(copy, bytes, len);
+	free(e->owned);
+	if (e->val)
+		protobuf_c_message_free_unpacked(&e->val->base, NULL);
+	e->val = NULL;
+	e->owned = copy;
+	e->raw = copy;
+	e->len = len;
+	o->nout = -1;
+	touch(g, id);
+}
+
+void ge_op_set_attr(ge_graph *g, ge_opid id, const char *name,
+		    const Tensorflow__AttrValue *v)
+{
+	size_t n = tensorflow__attr_value__get_packed_size(v);
+	uint8_t *b = ge_xmalloc(n ? n : 1);
+	tensorflow__attr_value__pack(v, b);
+	ge_op_set_attr_raw(g, id, name, b, n);
+	free(b);
+}
+
+int ge_op_remove_attr(ge_graph *g, ge_opid id, const char *name)
+{
+	ge_attr_ent *e = find_ent(g, id, name);
+	if (!e)
+		return GE_ENOTFOUND;
+	ge_op *o = OP(g, id);
+	free(e->owned);
+	if (e->val)
+		protobuf_c_message_free_unpacked(&e->val->base, NULL);
+	size_t i = (size_t)(e - o->ents);
+	memmove(e, e + 1, (o->n_ents - i - 1) * sizeof *e);
+	o->n_ents--;
+	o->nout = -1;
+	touch(g, id);
+	return GE_OK;
+}
+
+int ge_op_attr_int(const ge_graph *g, ge_opid id, const char *name,
+		   int64_t *out)
+{
+	const Tensorflow__AttrValue *v = ge_op_attr(g, id, name, NULL);
+	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_I)
+		return -1;
+	*out = v->i;
+	return 0;
+}
+
+int ge_op_attr_type(const ge_graph *g, ge_opid id, const char *name, int *out)
+{
+	const Tensorflow__AttrValue *v = ge_op_attr(g, id, name, NULL);
+	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TYPE)
+		return -1;
+	*out = (int)v->type;
+	return 0;
+}
+
+int ge_op_attr_string(const ge_graph *g, ge_opid id, const char *name,
+		      const char **s, size_t *len)
+{
+	const Tensorflow__AttrValue *v = ge_op_attr(g, id, name, NULL);
+	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_S)
+		return -1;
+	*s = (const char *)v->s.data;
+	*len = v->s.len;
+	return 0;
+}
+
+/* ------------------------------------------------------------ outputs */
+
+
+const Tensorflow__OpDef *ge_graph_opdef(const ge_graph *g, const char *type)
+{
+	if (g->oplist_idx) {
+		const Tensorflow__OpDef *d =
+			ge_oplist_index_find(g->oplist_idx, type);
+		if (d)
+			return d;
+	}
+	return ge_opreg_find(type);
+}
+
+static const Tensorflow__AttrValue *attr_or_default(const ge_graph *g,
+						    ge_opid id,
+						    const Tensorflow__OpDef *d,
+						    const char *name)
+{
+	const Tensorflow__AttrValue *v = ge_op_attr(g, id, name, NULL);
+	if (v)
+		return v;
+	for (size_t i = 0; i < d->n_attr; i++)
+		if (strcmp(d->attr[i]->name, name) == 0)
+			return d->attr[i]->default_value;
+	return NULL;
+}
+
+/* Number of tensors an OpDef output arg stands for on this op; -1 if an
+ * attr it depends on is missing. */
+static int arg_count(const ge_graph *g, ge_opid id, const Tensorflow__OpDef *d,
+		     const Tensorflow__OpDef__ArgDef *a)
+{
+	if (a->number_attr && *a->number_attr) {
+		const Tensorflow__AttrValue *v =
+			attr_or_default(g, id, d, a->number_attr);
+		if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_I ||
+		    v->i < 0 || v->i > 1000000)
+			return -1;
+		return (int)v->i;
+	}
+	if (a->type_list_attr && *a->type_list_attr) {
+		const Tensorflow__AttrValue *v =
+			attr_or_default(g, id, d, a->type_list_attr);
+		if (!v)
+			return -1;
+		if (v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST)
+			return 0;
+		return (int)v->list->n_type;
+	}
+	return 1;
+}
+
+static int max_consumed_index(const ge_graph *g, ge_opid id)
+{
+	const ge_op *o = OP(g, id);
+	int m = -1;
+	for (uint32_t i = 0; i < o->n_uses; i++) {
+		int k = g->ops[o->uses[i].op].in[o->uses[i].slot].index;
+		if (k > m)
+			m = k;
+	}
+	return m;
+}
+
+int ge_op_num_outputs(const ge_graph *g, ge_opid id)
+{
+	ge_op *o = OP(g, id);
+	if (o->nout >= 0)
+		return o->nout;
+	int n = -1;
+	const Tensorflow__OpDef *d = ge_graph_opdef(g, o->type);
+	if (d) {
+		n = 0;
+		for (size_t i = 0; i < d->n_output_arg; i++) {
+			int k = arg_count(g, id, d, d->output_arg[i]);
+			if (k < 0) {
+				n = -1;
+				break;
+			}
+			n += k;
+		}
+	}
+	if (n < 0) {
+		const Tensorflow__AttrValue *v =
+			ge_op_attr(g, id, "_output_shapes", NULL);
+		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+		    v->list->n_shape)
+			n = (int)v->list->n_shape;
+	}
+	if (n < 0) {
+		n = max_consumed_index(g, id) + 1;
+		if (n < 1)
+			n = 1;
+		/* depends on consumers, which change: do not cache */
+		return n;
+	}
+	o->nout = n;
+	return n;
+}
+
+int ge_op_output_dtype(const ge_graph *g, ge_opid id, int index)
+{
+	const ge_op *o = OP(g, id);
+	const Tensorflow__OpDef *d = ge_graph_opdef(g, o->type);
+	if (!d || index < 0)
+		return 0;
+	int base = 0;
+	for (size_t i = 0; i < d->n_output_arg; i++) {
+		const Tensorflow__OpDef__ArgDef *a = d->output_arg[i];
+		int k = arg_count(g, id, d, a);
+		if (k < 0)
+			return 0;
+		if (index < base + k) {
+			if (a->type != 0)
+				return a->type;
+			if (a->type_attr && *a->type_attr) {
+				const Tensorflow__AttrValue *v =
+					attr_or_default(g, id, d, a->type_attr);
+				if (v && v->value_case ==
+						 TENSORFLOW__ATTR_VALUE__VALUE_TYPE)
+					return v->type;
+				return 0;
+			}
+			if (a->type_list_attr && *a->type_list_attr) {
+				const Tensorflow__AttrValue *v = attr_or_default(
+					g, id, d, a->type_list_attr);
+				if (v && v->value_case ==
+						 TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+				    (size_t)(index - base) < v->list->n_type)
+					return v->list->type[index - base];
+			}
+			return 0;
+		}
+		base += k;
+	}
+	return 0;
+}
+
+static int shape_from_proto(const Tensorflow__TensorShapeProto *s,
+			    int64_t *dims, int cap)
+{
+	if (!s || s->unknown_rank)
+		return -1;
+	for (size_t i = 0; i < s->n_dim && (int)i < cap; i++)
+		dims[i] = s->dim[i]->size < 0 ? -1 : s->dim[i]->size;
+	return (int)s->n_dim;
+}
+
+int ge_op_output_shape(const ge_graph *g, ge_opid id, int index,
+		       int64_t *dims, int cap)
+{
+	const ge_op *o = OP(g, id);
+	const Tensorflow__AttrValue *v =
+		ge_op_attr(g, id, "_output_shapes", NULL);
+	if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+	    index >= 0 && (size_t)index < v->list->n_shape)
+		return shape_from_proto(v->list->shape[index], dims, cap);
+	if (index != 0)
+		return -1;
+	const char *t = o->type;
+	if (!strcmp(t, "Placeholder") || !strcmp(t, "PlaceholderV2") ||
+	    !strcmp(t, "PlaceholderWithDefault") || !strcmp(t, "VariableV2") ||
+	    !strcmp(t, "Variable")) {
+		v = ge_op_attr(g, id, "shape", NULL);
+		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_SHAPE)
+			return shape_from_proto(v->shape, dims, cap);
+		return -1;
+	}
+	if (!strcmp(t, "Const")) {
+		v = ge_op_attr(g, id, "value", NULL);
+		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TENSOR &&
+		    v->tensor->tensor_shape)
+			return shape_from_proto(v->tensor->tensor_shape, dims,
+						cap);
+	}
+	return -1;
+}
+
+/* ------------------------------------------------------------ dtypes */
+
+static const struct {
+	int v;
+	const char *name;
+	size_t size;
+} dtypes[] = {
+	{1, "float32", 4},   {2, "float64", 8},   {3, "int32", 4},
+	{4, "uint8", 1},     {5, "int16", 2},     {6, "int8", 1},
+	{7, "string", 0},    {8, "complex64", 8}, {9, "int64", 8},
+	{10, "bool", 1},     {11, "qint8", 1},    {12, "quint8", 1},
+	{13, "qint32", 4},   {14, "bfloat16", 2}, {15, "qint16", 2},
+	{16, "quint16", 2},  {17, "uint16", 2},   {18, "complex128", 16},
+	{19, "float16", 2},  {20, "resource", 0}, {21, "variant", 0},
+	{22, "uint32", 4},   {23, "uint64", 8},   {24, "float8_e5m2", 1},
+	{25, "float8_e4m3fn", 1}, {26, "float8_e4m3fnuz", 1},
+	{27, "float8_e4m3b11fnuz", 1}, {28, "float8_e5m2fnuz", 1},
+	{29, "int4", 0},     {30, "uint4", 0},    {31, "int2", 0},
+	{32, "uint2", 0},
+};
+
+const char *ge_dtype_name(int dtype)
+{
+	int ref = dtype > 100;
+	int base = ref ? dtype - 100 : dtype;
+	static char refnames[sizeof dtypes / sizeof dtypes[0]][32];
+	for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+		if (dtypes[i].v == base) {
+			if (!ref)
+				return dtypes[i].name;
+			if (!refnames[i][0])
+				snprintf(refnames[i], sizeof refnames[i],
+					 "%s_ref", dtypes[i].name);
+			return refnames[i];
+		}
+	return NULL;
+}
+
+int ge_dtype_from_name(const char *name)
+{
+	static const struct {
+		const char *alias;
+		int v;
+	} aliases[] = {{"float", 1}, {"double", 2}, {"half", 19}};
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+		if (!strcmp(name, aliases[i].alias))
+			return aliases[i].v;
+	size_t n = strlen(name);
+	int ref = n > 4 && !strcmp(name + n - 4, "_ref");
+	for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
+		size_t k = strlen(dtypes[i].name);
+		if (ref ? (k == n - 4 && !strncmp(name, dtypes[i].name, k))
+			: !strcmp(name, dtypes[i].name))
+			return dtypes[i].v + (ref ? 100 : 0);
+	}
+	/* TensorFlow's enum spelling, DT_FLOAT and friends */
+	const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value_by_name(
+		&tensorflow__data_type__descriptor, name);
+	return ev ? ev->value : -1;
+}
+
+size_t ge_dtype_size(int dtype)
+{
+	for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+		if (dtypes[i].v == dtype)
+			return dtypes[i].size;
+	return 0;
+}

@@ -1,0 +1,239 @@
+/*
+ * graph.h: the editable graph model of libgerewrite.
+ *
+ * A ge_graph holds the ops of one TensorFlow GraphDef in node order.  Ops are
+ * named by a ge_opid: the op's position in creation order.  Ids are never
+ * reused: a removed op keeps its id (and its name, for error messages) but
+ * is no longer alive, so a handle held by a script can say "was removed".
+ * New ops are appended, so iterating ids 0..ge_graph_capacity()-1 and
+ * skipping dead ones walks the ops in node order.
+ *
+ * Edges: an op's inputs are data inputs followed by control inputs.  A data
+ * input is a ge_tref (producer op, output index); a control input is a
+ * ge_tref whose index is GE_CONTROL.  An input naming an op that does not
+ * exist is "dangling": its op is GE_NOOP and the name it had is kept, so the
+ * graph still loads, saves unchanged, and ge_graph_validate reports it.
+ *
+ * Consumer lists are kept incrementally by every edit: ge_op_uses lists the
+ * (consumer, input slot) pairs that read any output of an op, and
+ * ge_op_control_outputs the ops that have it as a control input, both
+ * sorted by consumer id (node order) then slot.  Nothing rescans the graph to
+ * find consumers.  Every structural edit increments ge_graph_version.
+ *
+ * Attributes are kept as the raw bytes of the input file until read; an op
+ * that is never edited is written back byte for byte.
+ *
+ * Strings returned by this API are owned by the graph and stay valid until
+ * the graph is freed (names and types are never freed earlier, even when an
+ * op is renamed or removed).
+ */
+#ifndef GE_GRAPH_H
+#define GE_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+
+struct Tensorflow__AttrValue;
+struct Tensorflow__OpDef;
+
+typedef uint32_t ge_opid;
+#define GE_NOOP ((ge_opid)0xffffffffu)
+#define GE_CONTROL (-1)
+
+typedef struct ge_tref {
+	ge_opid op;     /* producer, or GE_NOOP when dangling */
+	int32_t index;  /* output index, or GE_CONTROL */
+} ge_tref;
+
+/* One use of an op's output: input `slot` of op `op` reads it. */
+typedef struct ge_use {
+	ge_opid op;
+	uint32_t slot;
+} ge_use;
+
+typedef struct ge_graph ge_graph;
+
+/* Growable lists of op ids and tensor refs, used across the API.  The
+ * caller owns them; ge_*vec_free releases the storage. */
+typedef struct ge_opvec {
+	ge_opid *v;
+	size_t n, cap;
+} ge_opvec;
+typedef struct ge_tvec {
+	ge_tref *v;
+	size_t n, cap;
+} ge_tvec;
+#define GE_VEC_INIT {NULL, 0, 0}
+void ge_opvec_push(ge_opvec *v, ge_opid id);
+void ge_opvec_free(ge_opvec *v);
+void ge_tvec_push(ge_tvec *v, ge_tref t);
+void ge_tvec_free(ge_tvec *v);
+static inline int ge_tref_eq(ge_tref a, ge_tref b)
+{
+	return a.op == b.op && a.index == b.index;
+}
+
+/* ---- lifetime ---- */
+ge_graph *ge_graph_new(void);
+void ge_graph_free(ge_graph *g);
+/* Deep copy: same ops, ids, attrs and container (meta graph) data. */
+ge_graph *ge_graph_clone(const ge_graph *g);
+
+/* Parses a binary GraphDef.  The bytes are copied; `name` (a file path or
+ * "<string>") is used in error messages and kept as the graph's name. */
+int ge_graph_parse_graphdef(const uint8_t *data, size_t len, const char *name,
+			    ge_graph **out, ge_error *err);
+/* Appends the binary GraphDef encoding.  Untouched ops are copied byte for
+ * byte; non-node fields (versions, library) are kept as read. */
+void ge_graph_encode_graphdef(const ge_graph *g, ge_buf *out);
+/* Streams the same bytes to a writer (no whole-file buffer in memory). */
+void ge_graph_write_graphdef(const ge_graph *g, ge_writer *w);
+
+/* The graph's name (the path it was loaded from, or "" for a new graph). */
+const char *ge_graph_name(const ge_graph *g);
+void ge_graph_set_name(ge_graph *g, const char *name);
+
+/* ---- size, order and lookup ---- */
+uint64_t ge_graph_version(const ge_graph *g);
+size_t ge_graph_capacity(const ge_graph *g); /* ids 0..capacity-1 exist */
+size_t ge_graph_num_ops(const ge_graph *g);  /* live ops */
+int ge_op_alive(const ge_graph *g, ge_opid id);
+/* Exact (case-sensitive) lookup of a live op; GE_NOOP if none. */
+ge_opid ge_graph_find(const ge_graph *g, const char *name);
+/* Parses "name", "name:3" or "^name" against the graph: a live op's tensor
+ * (index 0 when omitted; GE_CONTROL for ^name).  Returns GE_ENOTFOUND if the
+ * op does not exist, GE_EINVAL if the text is malformed. */
+int ge_graph_find_tensor(const ge_graph *g, const char *text, ge_tref *out);
+
+/* ---- op properties ---- */
+const char *ge_op_name(const ge_graph *g, ge_opid id);
+const char *ge_op_type(const ge_graph *g, ge_opid id);
+const char *ge_op_device(const ge_graph *g, ge_opid id); /* "" if none */
+/* Renames a live op.  GE_EINVAL if the name is taken (case-sensitively) or
+ * empty.  References by edge follow automatically; colocation attrs
+ * (loc:@old) on other ops and container data (collections, signatures) are
+ * updated too. */
+int ge_op_set_name(ge_graph *g, ge_opid id, const char *name, ge_error *err);
+void ge_op_set_type(ge_graph *g, ge_opid id, const char *type);
+void ge_op_set_device(ge_graph *g, ge_opid id, const char *device);
+
+/* ---- edges ---- */
+size_t ge_op_num_inputs(const ge_graph *g, ge_opid id);         /* data */
+size_t ge_op_num_control_inputs(const ge_graph *g, ge_opid id);
+ge_tref ge_op_input(const ge_graph *g, ge_opid id, size_t i);
+ge_opid ge_op_control_input(const ge_graph *g, ge_opid id, size_t i);
+/* For a dangling input (op == GE_NOOP) the text it had, e.g. "missing:1";
+ * i counts data inputs then control inputs.  NULL if not dangling. */
+const char *ge_op_dangling_input(const ge_graph *g, ge_opid id, size_t i);
+
+const ge_use *ge_op_uses(const ge_graph *g, ge_opid id, size_t *n);
+const ge_opid *ge_op_control_outputs(const ge_graph *g, ge_opid id, size_t *n);
+/* Consumers of one output: distinct ops, in node order.  Writes at most
+ * cap ids and returns how many there are. */
+size_t ge_tensor_consumers(const ge_graph *g, ge_tref t, ge_opid *out,
+			   size_t cap);
+
+/* Edits.  All of them keep consumer lists consistent and bump the version.
+ * They return GE_EINVAL (with a message) for a dead op, an index out of
+ * range, or a control/data mix-up. */
+int ge_op_add_input(ge_graph *g, ge_opid id, ge_tref t, ge_error *err);
+int ge_op_set_input(ge_graph *g, ge_opid id, size_t i, ge_tref t,
+		    ge_error *err);
+int ge_op_remove_input(ge_graph *g, ge_opid id, size_t i, ge_error *err);
+/* Appends a control input; a duplicate is an error (as in graph_editor). */
+int ge_op_add_control_input(ge_graph *g, ge_opid id, ge_opid c, ge_error *err);
+/* Removes control input c; GE_ENOTFOUND if c is not one. */
+int ge_op_remove_control_input(ge_graph *g, ge_opid id, ge_opid c,
+			       ge_error *err);
+void ge_op_clear_control_inputs(ge_graph *g, ge_opid id);
+
+/* Appends a new op named `name` (which must be free: use ge_graph_unique_name
+ * first) of type `type`, with no inputs and no attrs.  GE_NOOP on error. */
+ge_opid ge_graph_add_op(ge_graph *g, const char *name, const char *type,
+			ge_error *err);
+/* Removes an op.  If anything still reads it (data or control) this fails
+ * with a message naming a consumer, unless force is set; then the
+ * consumers' inputs become dangling references to the removed name. */
+int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err);
+
+/* TensorFlow's Graph.unique_name: returns name if no op has it (compared
+ * case-insensitively) and it was not returned before, else the first free
+ * name_N counting from a per-name counter.  The result is marked as used.
+ * The returned string is owned by the graph. */
+const char *ge_graph_unique_name(ge_graph *g, const char *name);
+
+/* Moves ops into a new node order: perm lists every live op id once, in the
+ * wanted order.  Ids are renumbered (old handles become invalid), so this is
+ * for whole-graph recipes only.  GE_EINVAL if perm is not a permutation. */
+int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err);
+
+/* ---- attributes ---- */
+size_t ge_op_num_attrs(const ge_graph *g, ge_opid id);
+/* The i-th attr name, in the order of the file (new attrs last). */
+const char *ge_op_attr_name(const ge_graph *g, ge_opid id, size_t i);
+/* Decoded value, owned by the graph (valid until the attr is set or the
+ * op removed); NULL if the op has no such attr.  Returns NULL too when the
+ * stored bytes do not decode, and then fills err if given. */
+const struct Tensorflow__AttrValue *ge_op_attr(const ge_graph *g, ge_opid id,
+					       const char *name, ge_error *err);
+/* Sets (or adds) an attr; the value is packed and copied, the caller keeps
+ * ownership of v. */
+void ge_op_set_attr(ge_graph *g, ge_opid id, const char *name,
+		    const struct Tensorflow__AttrValue *v);
+/* Same from already-encoded AttrValue bytes. */
+void ge_op_set_attr_raw(ge_graph *g, ge_opid id, const char *name,
+			const uint8_t *bytes, size_t len);
+/* Raw encoded AttrValue bytes of an attr, or NULL. */
+const uint8_t *ge_op_attr_raw(const ge_graph *g, ge_opid id, const char *name,
+			      size_t *len);
+int ge_op_remove_attr(ge_graph *g, ge_opid id, const char *name);
+/* Convenience readers: return 0 and fill *out, or -1 when absent/other. */
+int ge_op_attr_int(const ge_graph *g, ge_opid id, const char *name, int64_t *out);
+int ge_op_attr_type(const ge_graph *g, ge_opid id, const char *name, int *out);
+int ge_op_attr_string(const ge_graph *g, ge_opid id, const char *name,
+		      const char **s, size_t *len);
+
+/* ---- outputs ---- */
+/* The OpDef for an op type: the graph's own op list (a MetaGraphDef's
+ * stripped_op_list) first, then the built-in registry.  NULL if unknown. */
+const struct Tensorflow__OpDef *ge_graph_opdef(const ge_graph *g,
+					       const char *type);
+/* Number of outputs: from the OpDef and the op's attrs, else the length of
+ * `_output_shapes`, else one more than the highest index any consumer reads
+ * (and at least 1 for an unknown op type). */
+int ge_op_num_outputs(const ge_graph *g, ge_opid id);
+/* TensorFlow DataType of an output (DT_INVALID = 0 when unknown). */
+int ge_op_output_dtype(const ge_graph *g, ge_opid id, int index);
+/* Static shape of an output, if known: returns the rank (>= 0) and writes
+ * up to cap dims (-1 for an unknown dim), or -1 for unknown rank. */
+int ge_op_output_shape(const ge_graph *g, ge_opid id, int index,
+		       int64_t *dims, int cap);
+
+/* ---- checks ---- */
+/* Appends one line per problem to `report` (dangling inputs, bad output
+ * indices, duplicate names, cycles that do not pass through NextIteration,
+ * colocation references to missing ops).  Returns the number of problems. */
+size_t ge_graph_validate(const ge_graph *g, ge_buf *report);
+
+/* Checks the attrs of every node, and of every node in the function
+ * library, against their OpDefs, reading the bytes in place: attrs the
+ * OpDef requires are present, each holds the kind of value the OpDef
+ * declares, shapes have no dimension below -1 and tensors none below 0.
+ * Appends one line per problem (up to max) to report and returns the number
+ * found.  With fatal_only, only what makes a graph meaningless counts: an
+ * attr that does not decode or has the wrong kind, a bad dimension, a Const
+ * without a value.  ge_load refuses graphs with fatal problems;
+ * ge_graph_validate reports all of them. */
+size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
+			    ge_buf *report);
+
+/* DataType names as TensorFlow's Python API spells them ("float32"), and
+ * back.  Unknown values give NULL / -1. */
+const char *ge_dtype_name(int dtype);
+int ge_dtype_from_name(const char *name);
+/* Element size in bytes for fixed-size dtypes, 0 otherwise. */
+size_t ge_dtype_size(int dtype);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * graph_impl.h: the representation behind graph.h, shared by the files of
+ * lib/ that need to see it (graph.c, model.c).  Nothing outside lib/
+ * includes this.
+ */
+#ifndef GE_GRAPH_IMPL_H
+#define GE_GRAPH_IMPL_H
+
+#include "graph.h"
+
+struct Tensorflow__AttrValue;
+struct Tensorflow__OpList;
+
+/* One attr map entry.  raw points at the encoded AttrValue: into the
+ * graph's copy of the input file while untouched, or into `owned` after a
+ * set.  `val` is the decoded value, made on first read. */
+typedef struct ge_attr_ent {
+	const char *key;
+	const uint8_t *raw;
+	size_t len;
+	uint8_t *owned;
+	struct Tensorflow__AttrValue *val;
+} ge_attr_ent;
+
+enum {
+	OPF_DEAD = 1,        /* removed; id kept for "was removed" messages */
+	OPF_DIRTY = 2,       /* name/type/inputs/device changed: re-encode */
+	OPF_SPLIT = 4,       /* attrs split into ents (raw field 5s unused) */
+	OPF_IN_OWNED = 8,    /* in[] malloc'd (else in the load pool) */
+	OPF_USES_OWNED = 16,
+	OPF_COUTS_OWNED = 32,
+	OPF_DUPNAME = 64,    /* loaded with a name another op already had */
+};
+
+typedef struct ge_op {
+	const char *name, *type, *device;
+	ge_tref *in;               /* n_in data, then n_ctrl control */
+	ge_use *uses;              /* sorted by (op, slot) */
+	ge_opid *couts;            /* sorted */
+	const uint8_t *raw;        /* original NodeDef bytes, or NULL */
+	ge_attr_ent *ents;
+	uint32_t n_in, n_ctrl, in_cap;
+	uint32_t n_uses, uses_cap;
+	uint32_t n_couts, couts_cap;
+	uint32_t raw_len;
+	uint32_t n_ents, ents_cap;
+	uint32_t flags;
+	int32_t nout;              /* cached output count, -1 = not known */
+} ge_op;
+
+/* A piece of the top-level GraphDef that is not a node, kept as read. */
+typedef struct ge_rawfield {
+	const uint8_t *p;
+	size_t len;
+	int after_nodes;  /* written after the nodes (else before) */
+} ge_rawfield;
+
+typedef struct ge_meta ge_meta;  /* model.c: MetaGraphDef / SavedModel */
+
+struct ge_graph {
+	char *name;
+	ge_op *ops;
+	size_t n_ops, cap_ops, n_live;
+	uint64_t version;
+
+	uint8_t *src;              /* copy of the GraphDef bytes ops point into */
+	size_t src_len;
+	ge_tref *in_pool;          /* load-time pools the ops point into */
+	ge_use *uses_pool;
+	ge_opid *couts_pool;
+
+	ge_rawfield *fields;
+	size_t n_fields;
+
+	/* name index: open addressing on a case-insensitive hash; slot value
+	 * is id + 1, 0 empty, IDX_TOMB deleted. */
+	uint32_t *idx;
+	size_t idx_cap, idx_used;
+
+	/* names handed out by unique_name, with their counters */
+	struct ge_namectr *used;
+	size_t used_cap, used_n;
+
+	/* interned op types and devices */
+	const char **strs;
+	size_t strs_cap, strs_n;
+
+	char **dangling;           /* texts of dangling inputs */
+	size_t n_dangling, cap_dangling;
+
+	ge_arena arena;
+
+	ge_meta *meta;             /* container data, or NULL */
+	int format;                /* ge_format it was loaded from */
+	/* op types of the container's stripped_op_list, or NULL */
+	const struct Tensorflow__OpList *oplist;
+	struct ge_oplist_index *oplist_idx;
+};
+
+#define IDX_TOMB 0xffffffffu
+
+/* Internals shared by graph.c and graph_io.c. */
+const char *ge_intern(ge_graph *g, const char *s, size_t n);
+void ge_idx_grow(ge_graph *g, size_t want);
+void ge_idx_add(ge_graph *g, ge_opid id);
+ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n, int ci);
+int ge_parse_input(const char *s, size_t n, size_t *name_off,
+		   size_t *name_len, int32_t *index);
+size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
+
+
+/* Re-encodes one op as NodeDef bytes. */
+void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);
+/* model.c's container data: freed and cloned with the graph, and told of
+ * renames and removals so collections and signatures stay consistent. */
+void ge_meta_free(ge_meta *m);
+ge_meta *ge_meta_clone(const ge_meta *m);
+void ge_meta_on_rename(ge_graph *g, const char *from, const char *to);
+void ge_meta_on_remove(ge_graph *g, const char *name);
+/* Points g->oplist / oplist_idx at the container's stripped_op_list. */
+void ge_meta_attach(ge_graph *g);
+
+#endif

@@ -1,0 +1,716 @@
+/*
+ * graph_io.c: GraphDef bytes in and out, validation, clone and reorder.
+ *
+ * The reader looks at each NodeDef's top-level fields only: name (1), op
+ * (2), input (3) and device (4) are read; attrs (5) and everything else are
+ * left in place and found again through op->raw when needed.  The writer
+ * copies an untouched node's bytes as they were, so an unedited graph comes
+ * back byte for byte and an edit changes only the nodes it touched.
+ */
+#include "graph_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+
+/* GraphDef and NodeDef field numbers */
+enum { GD_NODE = 1, ND_NAME = 1, ND_OP = 2, ND_INPUT = 3, ND_DEVICE = 4,
+       ND_ATTR = 5 };
+
+static const char *op_label(char *buf, size_t n, const ge_graph *g, size_t i)
+{
+	if (i < g->n_ops && g->ops[i].name && *g->ops[i].name)
+		snprintf(buf, n, "node '%s'", g->ops[i].name);
+	else
+		snprintf(buf, n, "node #%zu", i);
+	return buf;
+}
+
+/* First pass over one NodeDef: name, type, device, and the number of
+ * inputs; checks the wire structure of the top-level fields. */
+struct span {
+	const char *p;
+	size_t n;
+};
+
+static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
+		     size_t index, size_t *n_inputs, struct span *type_out,
+		     struct span *dev_out, ge_error *err)
+{
+	const uint8_t *name = NULL, *type = NULL, *dev = NULL;
+	size_t name_len = 0, type_len = 0, dev_len = 0, nin = 0;
+	const uint8_t *start = p;
+	char lab[300];
+	while (p < end) {
+		uint64_t tag, len;
+		if (ge_read_varint(&p, end, &tag))
+			goto bad;
+		uint32_t f = (uint32_t)(tag >> 3);
+		int wt = (int)(tag & 7);
+		if (f >= ND_NAME && f <= ND_ATTR) {
+			if (wt != 2 || ge_read_varint(&p, end, &len) ||
+			    len > (uint64_t)(end - p))
+				goto bad;
+			switch (f) {
+			case ND_NAME: name = p; name_len = len; break;
+			case ND_OP: type = p; type_len = len; break;
+			case ND_INPUT: nin++; break;
+			case ND_DEVICE: dev = p; dev_len = len; break;
+			}
+			p += len;
+		} else if (f == 0 || ge_skip_field(&p, end, wt)) {
+			goto bad;
+		}
+	}
+	if (!name || !name_len)
+		return ge_err(err, GE_EFORMAT, "%s: node #%zu has no name",
+			      g->name, index);
+	if (memchr(name, 0, name_len))
+		return ge_err(err, GE_EFORMAT, "%s: node #%zu: name holds a NUL "
+			      "byte", g->name, index);
+	ge_op *o = &g->ops[index];
+	memset(o, 0, sizeof *o);
+	o->name = ge_arena_strndup(&g->arena, (const char *)name, name_len);
+	if (!type || !type_len)
+		return ge_err(err, GE_EFORMAT, "%s: node '%s' has no op type",
+			      g->name, o->name);
+	o->raw = start;
+	o->raw_len = (uint32_t)(end - start);
+	o->nout = -1;
+	*n_inputs = nin;
+	*type_out = (struct span){(const char *)type, type_len};
+	*dev_out = (struct span){(const char *)dev, dev_len};
+	return GE_OK;
+bad:
+	return ge_err(err, GE_EFORMAT, "%s: %s: malformed NodeDef (bad field "
+		      "at byte %zu of the node)", g->name,
+		      op_label(lab, sizeof lab, g, index), (size_t)(p - start));
+}
+
+int ge_graph_parse_graphdef(const uint8_t *data, size_t len, const char *name,
+			    ge_graph **out, ge_error *err)
+{
+	ge_graph *g = ge_graph_new();
+	ge_graph_set_name(g, name);
+	g->src = ge_xmalloc(len ? len : 1);
+	if (len)
+		memcpy(g->src, data, len);
+	g->src_len = len;
+	const uint8_t *p = g->src, *end = g->src + len;
+	int rc;
+
+	/* Count nodes and collect the other top-level fields. */
+	size_t n_nodes = 0, n_fields = 0;
+	int seen_node = 0;
+	while (p < end) {
+		const uint8_t *fs = p;
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0) {
+			rc = ge_err(err, GE_EFORMAT,
+				    "%s: not a GraphDef (bad field tag at byte "
+				    "%zu)", g->name, (size_t)(fs - g->src));
+			goto fail;
+		}
+		if ((tag >> 3) == GD_NODE) {
+			if ((tag & 7) != 2 || ge_read_varint(&p, end, &l) ||
+			    l > (uint64_t)(end - p)) {
+				rc = ge_err(err, GE_EFORMAT,
+					    "%s: truncated or corrupt node #%zu "
+					    "(byte %zu)", g->name, n_nodes,
+					    (size_t)(fs - g->src));
+				goto fail;
+			}
+			p += l;
+			n_nodes++;
+			seen_node = 1;
+			continue;
+		}
+		if (ge_skip_field(&p, end, (int)(tag & 7))) {
+			rc = ge_err(err, GE_EFORMAT,
+				    "%s: truncated or corrupt GraphDef field %u "
+				    "(byte %zu)", g->name, (unsigned)(tag >> 3),
+				    (size_t)(fs - g->src));
+			goto fail;
+		}
+		g->fields = ge_xrealloc(g->fields,
+					(n_fields + 1) * sizeof *g->fields);
+		g->fields[n_fields++] = (ge_rawfield){fs, (size_t)(p - fs),
+						      seen_node};
+	}
+	g->n_fields = n_fields;
+	if (n_nodes >= 0xfffffff0u) {
+		rc = ge_err(err, GE_EFORMAT, "%s: too many nodes", g->name);
+		goto fail;
+	}
+
+	g->ops = ge_xcalloc(n_nodes ? n_nodes : 1, sizeof *g->ops);
+	g->cap_ops = n_nodes ? n_nodes : 1;
+	uint32_t *nin = ge_xmalloc((n_nodes + 1) * sizeof *nin);
+	size_t total_in = 0;
+	p = g->src;
+	for (size_t i = 0; p < end;) {
+		uint64_t tag, l;
+		ge_read_varint(&p, end, &tag);
+		if ((tag >> 3) != GD_NODE) {
+			ge_skip_field(&p, end, (int)(tag & 7));
+			continue;
+		}
+		ge_read_varint(&p, end, &l);
+		size_t k = 0;
+		struct span ts = {NULL, 0}, ds = {NULL, 0};
+		g->n_ops = i + 1;
+		rc = scan_node(g, p, p + l, i, &k, &ts, &ds, err);
+		if (rc) {
+			free(nin);
+			goto fail;
+		}
+		ge_op *o = &g->ops[i];
+		o->type = ge_intern(g, ts.p, ts.n);
+		o->device = ge_intern(g, ds.p ? ds.p : "", ds.n);
+		nin[i] = (uint32_t)k;
+		total_in += k;
+		p += l;
+		i++;
+	}
+	g->n_ops = n_nodes;
+	g->n_live = n_nodes;
+
+	/* Name index.  A repeated name keeps the first op in the index. */
+	ge_idx_grow(g, n_nodes + 16);
+	for (size_t i = 0; i < n_nodes; i++) {
+		if (ge_graph_find(g, g->ops[i].name) != GE_NOOP) {
+			g->ops[i].flags |= OPF_DUPNAME;
+			continue;
+		}
+		ge_idx_add(g, (ge_opid)i);
+	}
+
+	/* Resolve inputs into the pool; count uses per producer. */
+	g->in_pool = ge_xmalloc((total_in ? total_in : 1) * sizeof *g->in_pool);
+	uint32_t *nuse = ge_xcalloc(n_nodes + 1, sizeof *nuse);
+	uint32_t *ncout = ge_xcalloc(n_nodes + 1, sizeof *ncout);
+	size_t pos = 0;
+	char lab[300];
+	for (size_t i = 0; i < n_nodes; i++) {
+		ge_op *o = &g->ops[i];
+		o->in = g->in_pool + pos;
+		const uint8_t *q = o->raw, *qe = o->raw + o->raw_len;
+		while (q < qe) {
+			uint64_t tag, l;
+			ge_read_varint(&q, qe, &tag);
+			if ((tag >> 3) != ND_INPUT) {
+				ge_skip_field(&q, qe, (int)(tag & 7));
+				continue;
+			}
+			ge_read_varint(&q, qe, &l);
+			const char *s = (const char *)q;
+			q += l;
+			size_t off, nl;
+			int32_t index;
+			if (ge_parse_input(s, l, &off, &nl, &index)) {
+				rc = ge_err(err, GE_EFORMAT,
+					    "%s: %s: malformed input '%.*s'",
+					    g->name,
+					    op_label(lab, sizeof lab, g, i),
+					    (int)(l > 200 ? 200 : l), s);
+				goto fail_resolve;
+			}
+			if (index != GE_CONTROL && o->n_ctrl) {
+				rc = ge_err(err, GE_EFORMAT,
+					    "%s: %s: data input '%.*s' comes "
+					    "after a control input",
+					    g->name,
+					    op_label(lab, sizeof lab, g, i),
+					    (int)(l > 200 ? 200 : l), s);
+				goto fail_resolve;
+			}
+			ge_opid pid = ge_idx_find_n(g, s + off, nl, 0);
+			ge_tref t;
+			if (pid == GE_NOOP)
+				t = (ge_tref){GE_NOOP,
+					      (int32_t)ge_add_dangling(g, s, l)};
+			else
+				t = (ge_tref){pid, index};
+			o->in[o->n_in + o->n_ctrl] = t;
+			if (index == GE_CONTROL)
+				o->n_ctrl++;
+			else
+				o->n_in++;
+			if (pid != GE_NOOP) {
+				if (index == GE_CONTROL)
+					ncout[pid]++;
+				else
+					nuse[pid]++;
+			}
+		}
+		pos += nin[i];
+	}
+	free(nin);
+	nin = NULL;
+
+	/* Uses and control outputs, filled in consumer order so each list is
+	 * sorted without a sort. */
+	size_t total_use = 0, total_cout = 0;
+	for (size_t i = 0; i < n_nodes; i++) {
+		total_use += nuse[i];
+		total_cout += ncout[i];
+	}
+	g->uses_pool = ge_xmalloc((total_use ? total_use : 1) *
+				  sizeof *g->uses_pool);
+	g->couts_pool = ge_xmalloc((total_cout ? total_cout : 1) *
+				   sizeof *g->couts_pool);
+	size_t up = 0, cp = 0;
+	for (size_t i = 0; i < n_nodes; i++) {
+		g->ops[i].uses = g->uses_pool + up;
+		g->ops[i].couts = g->couts_pool + cp;
+		up += nuse[i];
+		cp += ncout[i];
+	}
+	free(nuse);
+	free(ncout);
+	for (size_t i = 0; i < n_nodes; i++) {
+		ge_op *o = &g->ops[i];
+		for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
+			ge_tref t = o->in[s];
+			if (t.op == GE_NOOP)
+				continue;
+			ge_op *pr = &g->ops[t.op];
+			if (s < o->n_in)
+				pr->uses[pr->n_uses++] =
+					(ge_use){(ge_opid)i, s};
+			else
+				pr->couts[pr->n_couts++] = (ge_opid)i;
+		}
+	}
+	*out = g;
+	return GE_OK;
+
+fail_resolve:
+	free(nin);
+	free(nuse);
+	free(ncout);
+fail:
+	/* pools may be partially filled; the ops point into them */
+	for (size_t i = 0; i < g->n_ops; i++)
+		g->ops[i].flags &= ~(uint32_t)(OPF_IN_OWNED | OPF_USES_OWNED |
+					       OPF_COUTS_OWNED);
+	ge_graph_free(g);
+	return rc;
+}
+
+/* ------------------------------------------------------------ encoding */
+
+static void put_input_text(const ge_graph *g, const ge_op *o, uint32_t s,
+			   ge_buf *b)
+{
+	ge_tref t = o->in[s];
+	if (t.op == GE_NOOP) {
+		ge_buf_adds(b, g->dangling[t.index]);
+		return;
+	}
+	if (s >= o->n_in)
+		ge_buf_addc(b, '^');
+	ge_buf_adds(b, g->ops[t.op].name);
+	if (s < o->n_in && t.index > 0)
+		ge_buf_printf(b, ":%d", t.index);
+}
+
+void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out)
+{
+	const ge_op *o = &g->ops[id];
+	ge_buf tmp = GE_BUF_INIT;
+	ge_buf_lenfield(out, ND_NAME, o->name, strlen(o->name));
+	ge_buf_lenfield(out, ND_OP, o->type, strlen(o->type));
+	for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
+		tmp.len = 0;
+		put_input_text(g, o, s, &tmp);
+		ge_buf_lenfield(out, ND_INPUT, tmp.data, tmp.len);
+	}
+	if (*o->device)
+		ge_buf_lenfield(out, ND_DEVICE, o->device, strlen(o->device));
+	/* Attrs, then any other field, in the order they were read. */
+	if (o->flags & OPF_SPLIT) {
+		for (uint32_t i = 0; i < o->n_ents; i++) {
+			const ge_attr_ent *e = &o->ents[i];
+			size_t kl = strlen(e->key);
+			tmp.len = 0;
+			ge_buf_lenfield(&tmp, 1, e->key, kl);
+			ge_buf_lenfield(&tmp, 2, e->raw, e->len);
+			ge_buf_lenfield(out, ND_ATTR, tmp.data, tmp.len);
+		}
+	}
+	if (o->raw) {
+		const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+		while (p < end) {
+			const uint8_t *fs = p;
+			uint64_t tag;
+			if (ge_read_varint(&p, end, &tag) ||
+			    ge_skip_field(&p, end, (int)(tag & 7)))
+				break;
+			uint32_t f = (uint32_t)(tag >> 3);
+			if (f >= ND_NAME && f <= ND_DEVICE)
+				continue;
+			if (f == ND_ATTR && (o->flags & OPF_SPLIT))
+				continue;
+			ge_buf_add(out, fs, (size_t)(p - fs));
+		}
+	}
+	ge_buf_free(&tmp);
+}
+
+/* Emits the GraphDef through a sink, so that the same code fills a
+ * buffer or streams to a file. */
+typedef void (*sink_fn)(void *ctx, const void *p, size_t n);
+
+static void sink_buf(void *ctx, const void *p, size_t n)
+{
+	ge_buf_add(ctx, p, n);
+}
+
+static void sink_writer(void *ctx, const void *p, size_t n)
+{
+	ge_writer_put(ctx, p, n);
+}
+
+static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
+{
+	ge_buf hdr = GE_BUF_INIT, node = GE_BUF_INIT;
+	for (size_t i = 0; i < g->n_fields; i++)
+		if (!g->fields[i].after_nodes)
+			put(ctx, g->fields[i].p, g->fields[i].len);
+	for (size_t i = 0; i < g->n_ops; i++) {
+		const ge_op *o = &g->ops[i];
+		if (o->flags & OPF_DEAD)
+			continue;
+		const uint8_t *body;
+		size_t blen;
+		if (o->raw && !(o->flags & OPF_DIRTY)) {
+			body = o->raw;
+			blen = o->raw_len;
+		} else {
+			node.len = 0;
+			ge_op_encode(g, (ge_opid)i, &node);
+			body = node.data;
+			blen = node.len;
+		}
+		hdr.len = 0;
+		ge_buf_tag(&hdr, GD_NODE, 2);
+		ge_buf_varint(&hdr, blen);
+		put(ctx, hdr.data, hdr.len);
+		put(ctx, body, blen);
+	}
+	for (size_t i = 0; i < g->n_fields; i++)
+		if (g->fields[i].after_nodes)
+			put(ctx, g->fields[i].p, g->fields[i].len);
+	ge_buf_free(&hdr);
+	ge_buf_free(&node);
+}
+
+void ge_graph_encode_graphdef(const ge_graph *g, ge_buf *out)
+{
+	emit_graphdef(g, sink_buf, out);
+}
+
+void ge_graph_write_graphdef(const ge_graph *g, ge_writer *w)
+{
+	emit_graphdef(g, sink_writer, w);
+}
+
+/* ------------------------------------------------------------ validate */
+
+static int is_next_iteration(const char *t)
+{
+	return !strcmp(t, "NextIteration") || !strcmp(t, "RefNextIteration");
+}
+
+size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
+{
+	size_t problems = 0;
+	size_t n = g->n_ops;
+#define PROBLEM(...)                                    \
+	do {                                            \
+		problems++;                             \
+		if (report) {                           \
+			ge_buf_printf(report, __VA_ARGS__); \
+			ge_buf_addc(report, '\n');      \
+		}                                       \
+	} while (0)
+
+	for (size_t i = 0; i < n; i++) {
+		const ge_op *o = &g->ops[i];
+		if (o->flags & OPF_DEAD)
+			continue;
+		if (o->flags & OPF_DUPNAME)
+			PROBLEM("node '%s' (#%zu): duplicate name", o->name, i);
+		for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
+			ge_tref t = o->in[s];
+			if (t.op == GE_NOOP) {
+				PROBLEM("node '%s': input '%s' names no op in "
+					"the graph",
+					o->name, g->dangling[t.index]);
+				continue;
+			}
+			if (s >= o->n_in)
+				continue;
+			int k = ge_op_num_outputs(g, t.op);
+			if (t.index >= k)
+				PROBLEM("node '%s': input %u reads '%s:%d' but "
+					"'%s' (%s) has %d output%s",
+					o->name, s, g->ops[t.op].name, t.index,
+					g->ops[t.op].name, g->ops[t.op].type, k,
+					k == 1 ? "" : "s");
+		}
+		/* colocation: _class = ["loc:@X", ...] */
+		size_t alen;
+		if (ge_op_attr_raw(g, (ge_opid)i, "_class", &alen)) {
+			const struct Tensorflow__AttrValue *v =
+				ge_op_attr(g, (ge_opid)i, "_class", NULL);
+			if (!v) {
+				PROBLEM("node '%s': attr '_class' does not decode",
+					o->name);
+			} else {
+				size_t ns = 0;
+				const ProtobufCBinaryData *ss = NULL;
+				if (v->value_case ==
+					    TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+				    v->list) {
+					ns = v->list->n_s;
+					ss = v->list->s;
+				}
+				for (size_t k = 0; k < ns; k++) {
+					if (ss[k].len < 5 ||
+					    memcmp(ss[k].data, "loc:@", 5))
+						continue;
+					if (ge_idx_find_n(g,
+							  (const char *)ss[k].data + 5,
+							  ss[k].len - 5, 0) == GE_NOOP)
+						PROBLEM("node '%s': colocated with "
+							"missing node '%.*s'",
+							o->name, (int)ss[k].len - 5,
+							(const char *)ss[k].data + 5);
+				}
+			}
+		}
+	}
+
+	problems += ge_graph_check_attrs(g, (size_t)-1, 0, report);
+
+	/* Cycles: Kahn's algorithm over data and control edges, leaving out
+	 * the back edges of while loops (those out of NextIteration). */
+	uint32_t *indeg = ge_xcalloc(n + 1, sizeof *indeg);
+	for (size_t i = 0; i < n; i++) {
+		const ge_op *o = &g->ops[i];
+		if (o->flags & OPF_DEAD)
+			continue;
+		for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
+			ge_tref t = o->in[s];
+			if (t.op != GE_NOOP &&
+			    !is_next_iteration(g->ops[t.op].type))
+				indeg[i]++;
+		}
+	}
+	ge_opid *queue = ge_xmalloc((n + 1) * sizeof *queue);
+	size_t qh = 0, qt = 0, done = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(g->ops[i].flags & OPF_DEAD) && indeg[i] == 0)
+			queue[qt++] = (ge_opid)i;
+	while (qh < qt) {
+		ge_opid id = queue[qh++];
+		const ge_op *o = &g->ops[id];
+		done++;
+		if (is_next_iteration(o->type))
+			continue;
+		for (uint32_t k = 0; k < o->n_uses; k++)
+			if (--indeg[o->uses[k].op] == 0)
+				queue[qt++] = o->uses[k].op;
+		for (uint32_t k = 0; k < o->n_couts; k++)
+			if (--indeg[o->couts[k]] == 0)
+				queue[qt++] = o->couts[k];
+	}
+	if (done < g->n_live) {
+		/* name the first op (in node order) left on a cycle */
+		for (size_t i = 0; i < n; i++)
+			if (!(g->ops[i].flags & OPF_DEAD) && indeg[i]) {
+				PROBLEM("node '%s': on a cycle that does not "
+					"pass through NextIteration (%zu ops "
+					"involved or downstream)",
+					g->ops[i].name, g->n_live - done);
+				break;
+			}
+	}
+	free(indeg);
+	free(queue);
+#undef PROBLEM
+	return problems;
+}
+
+/* ------------------------------------------------------------ clone */
+
+ge_graph *ge_graph_clone(const ge_graph *src)
+{
+	ge_graph *g = ge_graph_new();
+	ge_graph_set_name(g, src->name);
+	g->format = src->format;
+	g->version = src->version;
+	g->src = ge_xmalloc(src->src_len ? src->src_len : 1);
+	if (src->src_len)
+		memcpy(g->src, src->src, src->src_len);
+	g->src_len = src->src_len;
+#define REBASE(ptr) ((ptr) ? g->src + ((const uint8_t *)(ptr) - src->src) : NULL)
+	g->fields = ge_xmalloc((src->n_fields + 1) * sizeof *g->fields);
+	for (size_t i = 0; i < src->n_fields; i++) {
+		g->fields[i] = src->fields[i];
+		g->fields[i].p = REBASE(src->fields[i].p);
+	}
+	g->n_fields = src->n_fields;
+	g->ops = ge_xcalloc(src->n_ops + 1, sizeof *g->ops);
+	g->cap_ops = src->n_ops + 1;
+	g->n_ops = src->n_ops;
+	g->n_live = src->n_live;
+	for (size_t i = 0; i < src->n_ops; i++) {
+		const ge_op *s = &src->ops[i];
+		ge_op *o = &g->ops[i];
+		*o = *s;
+		o->name = ge_arena_strdup(&g->arena, s->name);
+		o->type = ge_intern(g, s->type, strlen(s->type));
+		o->device = ge_intern(g, s->device, strlen(s->device));
+		o->raw = REBASE(s->raw);
+		uint32_t nin = s->n_in + s->n_ctrl;
+		o->in = ge_xmalloc((nin ? nin : 1) * sizeof *o->in);
+		memcpy(o->in, s->in, nin * sizeof *o->in);
+		o->in_cap = nin ? nin : 1;
+		o->uses = ge_xmalloc((s->n_uses ? s->n_uses : 1) * sizeof *o->uses);
+		memcpy(o->uses, s->uses, s->n_uses * sizeof *o->uses);
+		o->uses_cap = s->n_uses ? s->n_uses : 1;
+		o->couts = ge_xmalloc((s->n_couts ? s->n_couts : 1) *
+				      sizeof *o->couts);
+		memcpy(o->couts, s->couts, s->n_couts * sizeof *o->couts);
+		o->couts_cap = s->n_couts ? s->n_couts : 1;
+		o->flags |= OPF_IN_OWNED | OPF_USES_OWNED | OPF_COUTS_OWNED;
+		o->ents = NULL;
+		o->ents_cap = 0;
+		if (s->n_ents) {
+			o->ents = ge_xmalloc(s->n_ents * sizeof *o->ents);
+			o->ents_cap = s->n_ents;
+			for (uint32_t k = 0; k < s->n_ents; k++) {
+				const ge_attr_ent *se = &s->ents[k];
+				ge_attr_ent *e = &o->ents[k];
+				e->key = ge_arena_strdup(&g->arena, se->key);
+				e->val = NULL;
+				e->len = se->len;
+				if (se->owned) {
+					e->owned = ge_xmalloc(se->len ? se->len : 1);
+					memcpy(e->owned, se->owned, se->len);
+					e->raw = e->owned;
+				} else {
+					e->owned = NULL;
+					e->raw = REBASE(se->raw);
+				}
+			}
+		}
+	}
+#undef REBASE
+	ge_idx_grow(g, src->n_ops + 16);
+	for (size_t i = 0; i < g->n_ops; i++)
+		if (!(g->ops[i].flags & (OPF_DEAD | OPF_DUPNAME)))
+			ge_idx_add(g, (ge_opid)i);
+	for (size_t i = 0; i < src->n_dangling; i++)
+		ge_add_dangling(g, src->dangling[i], strlen(src->dangling[i]));
+	if (src->meta)
+		g->meta = ge_meta_clone(src->meta);
+	if (g->meta)
+		ge_meta_attach(g);
+	return g;
+}
+
+/* ------------------------------------------------------------ reorder */
+
+int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
+{
+	if (n != g->n_live)
+		return ge_err(err, GE_EINVAL,
+			      "reorder: %zu ids given for %zu ops", n, g->n_live);
+	ge_opid *newid = ge_xmalloc((g->n_ops + 1) * sizeof *newid);
+	for (size_t i = 0; i < g->n_ops; i++)
+		newid[i] = GE_NOOP;
+	for (size_t i = 0; i < n; i++) {
+		ge_opid id = perm[i];
+		if (id >= g->n_ops || (g->ops[id].flags & OPF_DEAD) ||
+		    newid[id] != GE_NOOP) {
+			free(newid);
+			return ge_err(err, GE_EINVAL,
+				      "reorder: not a permutation of the live "
+				      "ops (at position %zu)", i);
+		}
+		newid[id] = (ge_opid)i;
+	}
+	ge_op *ops = ge_xcalloc(n + 1, sizeof *ops);
+	for (size_t i = 0; i < g->n_ops; i++) {
+		if (newid[i] == GE_NOOP) {
+			/* dead op: its storage goes */
+			ge_op *o = &g->ops[i];
+			o->n_ents = 0;
+			free(o->ents);
+			if (o->flags & OPF_IN_OWNED)
+				free(o->in);
+			if (o->flags & OPF_USES_OWNED)
+				free(o->uses);
+			if (o->flags & OPF_COUTS_OWNED)
+				free(o->couts);
+			continue;
+		}
+		ops[newid[i]] = g->ops[i];
+	}
+	for (size_t i = 0; i < n; i++) {
+		ge_op *o = &ops[i];
+		for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++)
+			if (o->in[s].op != GE_NOOP)
+				o->in[s].op = newid[o->in[s].op];
+		for (uint32_t k = 0; k < o->n_uses; k++)
+			o->uses[k].op = newid[o->uses[k].op];
+		for (uint32_t k = 0; k < o->n_couts; k++)
+			o->couts[k] = newid[o->couts[k]];
+	}
+	/* the lists must be sorted by the new ids */
+	for (size_t i = 0; i < n; i++) {
+		ge_op *o = &ops[i];
+		for (uint32_t a = 1; a < o->n_uses; a++) {
+			ge_use u = o->uses[a];
+			uint32_t b = a;
+			while (b > 0 && (o->uses[b - 1].op > u.op ||
+					 (o->uses[b - 1].op == u.op &&
+					  o->uses[b - 1].slot > u.slot))) {
+				o->uses[b] = o->uses[b - 1];
+				b--;
+			}
+			o->uses[b] = u;
+		}
+		for (uint32_t a = 1; a < o->n_couts; a++) {
+			ge_opid c = o->couts[a];
+			uint32_t b = a;
+			while (b > 0 && o->couts[b - 1] > c) {
+				o->couts[b] = o->couts[b - 1];
+				b--;
+			}
+			o->couts[b] = c;
+		}
+		/* the writer must not reuse bytes in the old position order;
+		 * the bytes are still right, so nothing else changes */
+	}
+	free(g->ops);
+	g->ops = ops;
+	g->n_ops = n;
+	g->cap_ops = n + 1;
+	free(newid);
+	free(g->idx);
+	g->idx = NULL;
+	g->idx_cap = g->idx_used = 0;
+	ge_idx_grow(g, n + 16);
+	for (size_t i = 0; i < n; i++)
+		if (!(g->ops[i].flags & OPF_DUPNAME))
+			ge_idx_add(g, (ge_opid)i);
+	g->version++;
+	return GE_OK;
+}

@@ -1,0 +1,1672 @@
+/*
+ * model.c: files in and out (see model.h), and the container data that a
+ * MetaGraphDef or SavedModel carries around its graph.
+ *
+ * A container is kept as a list of its top-level fields ("segments"), each
+ * the exact bytes read.  The graph_def segment is replaced by the graph's
+ * own encoding when saved; a segment that an edit decoded and changed is
+ * re-packed; every other segment is copied as it was.  This is what keeps
+ * files whose fields are out of order, or whose maps are unsorted, byte for
+ * byte identical across a load and save.
+ */
+#include "graph_impl.h"
+#include "meta.h"
+#include "model.h"
+#include "opreg.h"
+#include "textpb.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tensorflow/core/framework/graph.pb-c.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
+#include "tensorflow/core/protobuf/meta_graph.pb-c.h"
+#include "tensorflow/core/protobuf/saved_model.pb-c.h"
+
+/* MetaGraphDef fields */
+enum { MG_INFO = 1, MG_GRAPH = 2, MG_SAVER = 3, MG_COLLECTION = 4,
+       MG_SIGNATURE = 5 };
+/* SavedModel fields */
+enum { SM_META = 2 };
+/* MetaInfoDef.tags */
+enum { MI_TAGS = 4 };
+
+typedef struct seg seg;
+struct seg {
+	uint32_t field;
+	const uint8_t *p;    /* the whole field: tag, length, payload */
+	size_t len;
+	const uint8_t *body; /* payload of a length-delimited field */
+	size_t body_len;
+	ProtobufCMessage *msg; /* decoded payload, when something read it */
+	int dirty;            /* msg changed: re-pack on save */
+};
+
+struct ge_meta {
+	uint8_t *buf;        /* the outer message's bytes; segs point here */
+	size_t len;
+	int savedmodel;
+	seg *sm;             /* SavedModel top level */
+	size_t n_sm, sm_sel;
+	seg *mg;             /* the (selected) MetaGraphDef's top level */
+	size_t n_mg;
+	Tensorflow__MetaGraphDef__MetaInfoDef *info; /* decoded, read-only */
+	char *dir;           /* SavedModel directory */
+};
+
+/* ------------------------------------------------------------ formats */
+
+static const struct {
+	const char *name;
+	ge_format f;
+} format_names[] = {
+	{"graphdef", GE_FMT_GRAPHDEF},
+	{"pb", GE_FMT_GRAPHDEF},
+	{"graphdef-text", GE_FMT_GRAPHDEF_TEXT},
+	{"pbtxt", GE_FMT_GRAPHDEF_TEXT},
+	{"text", GE_FMT_GRAPHDEF_TEXT},
+	{"meta", GE_FMT_META},
+	{"metagraph", GE_FMT_META},
+	{"meta-text", GE_FMT_META_TEXT},
+	{"savedmodel", GE_FMT_SAVEDMODEL},
+	{"savedmodel-text", GE_FMT_SAVEDMODEL_TEXT},
+	{"tfjs", GE_FMT_TFJS},
+};
+
+const char *ge_format_name(ge_format f)
+{
+	switch (f) {
+	case GE_FMT_AUTO: return "auto";
+	case GE_FMT_GRAPHDEF: return "graphdef";
+	case GE_FMT_GRAPHDEF_TEXT: return "graphdef-text";
+	case GE_FMT_META: return "meta";
+	case GE_FMT_META_TEXT: return "meta-text";
+	case GE_FMT_SAVEDMODEL: return "savedmodel";
+	case GE_FMT_SAVEDMODEL_TEXT: return "savedmodel-text";
+	case GE_FMT_TFJS: return "tfjs";
+	}
+	return "?";
+}
+
+int ge_format_from_name(const char *name, ge_format *out)
+{
+	for (size_t i = 0; i < sizeof format_names / sizeof format_names[0];
+	     i++)
+		if (!strcmp(name, format_names[i].name)) {
+			*out = format_names[i].f;
+			return GE_OK;
+		}
+	if (!strcmp(name, "auto")) {
+		*out = GE_FMT_AUTO;
+		return GE_OK;
+	}
+	return GE_EINVAL;
+}
+
+int ge_format_is_text(ge_format f)
+{
+	return f == GE_FMT_GRAPHDEF_TEXT || f == GE_FMT_META_TEXT ||
+	       f == GE_FMT_SAVEDMODEL_TEXT;
+}
+
+static ge_format to_text(ge_format f)
+{
+	switch (f) {
+	case GE_FMT_GRAPHDEF: return GE_FMT_GRAPHDEF_TEXT;
+	case GE_FMT_META: return GE_FMT_META_TEXT;
+	case GE_FMT_SAVEDMODEL: return GE_FMT_SAVEDMODEL_TEXT;
+	default: return f;
+	}
+}
+
+static ge_format to_binary(ge_format f)
+{
+	switch (f) {
+	case GE_FMT_GRAPHDEF_TEXT: return GE_FMT_GRAPHDEF;
+	case GE_FMT_META_TEXT: return GE_FMT_META;
+	case GE_FMT_SAVEDMODEL_TEXT: return GE_FMT_SAVEDMODEL;
+	case GE_FMT_TFJS: return GE_FMT_GRAPHDEF;
+	default: return f;
+	}
+}
+
+/* ------------------------------------------------------------ sniffing */
+
+/* Walks the top-level fields of a message; returns 0 if the bytes are a
+ * well-formed sequence of fields, and records what it saw. */
+struct shape {
+	unsigned count[16];   /* occurrences of fields 1..15 */
+	unsigned wt[16];      /* wire type of the last occurrence */
+	unsigned other;       /* fields above 15 */
+	const uint8_t *first_body[16];
+	size_t first_len[16];
+};
+
+static int wire_shape(const uint8_t *p, const uint8_t *end, struct shape *s)
+{
+	memset(s, 0, sizeof *s);
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return -1;
+		uint32_t f = (uint32_t)(tag >> 3);
+		int wt = (int)(tag & 7);
+		if (f == 0)
+			return -1;
+		const uint8_t *body = NULL;
+		if (wt == 2) {
+			if (ge_read_varint(&p, end, &l) ||
+			    l > (uint64_t)(end - p))
+				return -1;
+			body = p;
+			p += l;
+		} else if (ge_skip_field(&p, end, wt)) {
+			return -1;
+		}
+		if (f < 16) {
+			if (!s->count[f] && body) {
+				s->first_body[f] = body;
+				s->first_len[f] = (size_t)l;
+			}
+			s->count[f]++;
+			s->wt[f] = (unsigned)wt;
+		} else {
+			s->other++;
+		}
+	}
+	return 0;
+}
+
+static int is_ident(const uint8_t *p, size_t n)
+{
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = p[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '>' || c == '-' || c == '/'))
+			return 0;
+	}
+	return 1;
+}
+
+/* Does a payload look like a NodeDef: a name and an op type, both plain
+ * identifiers? */
+static int looks_like_node(const uint8_t *p, size_t n)
+{
+	struct shape s;
+	if (wire_shape(p, p + n, &s))
+		return 0;
+	return s.count[1] == 1 && s.wt[1] == 2 && s.count[2] == 1 &&
+	       s.wt[2] == 2 && is_ident(s.first_body[2], s.first_len[2]);
+}
+
+static int looks_like_meta(const uint8_t *p, size_t n)
+{
+	struct shape s;
+	if (wire_shape(p, p + n, &s) || s.other)
+		return 0;
+	for (int f = 1; f < 16; f++)
+		if (s.count[f] && (f > 7 || s.wt[f] != 2))
+			return 0;
+	if (s.count[1] > 1 || s.count[2] > 1 || s.count[3] > 1 ||
+	    s.count[7] > 1)
+		return 0;
+	if (s.count[1] && looks_like_node(s.first_body[1], s.first_len[1]))
+		return 0;
+	return 1;
+}
+
+static int looks_like_text(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' ||
+			 p[i] == '\r'))
+		i++;
+	if (i == n)
+		return 0;
+	if (!(p[i] == '#' || (p[i] >= 'a' && p[i] <= 'z') ||
+	      (p[i] >= 'A' && p[i] <= 'Z') || p[i] == '_'))
+		return 0;
+	/* text: no control bytes in the first KiB except white space */
+	size_t lim = n < 1024 ? n : 1024;
+	for (size_t k = 0; k < lim; k++)
+		if (p[k] < 0x20 && p[k] != '\n' && p[k] != '\t' && p[k] != '\r')
+			return 0;
+	return 1;
+}
+
+/* The first field name of a text message, skipping comments. */
+static size_t first_text_field(const uint8_t *p, size_t n, const char **out)
+{
+	size_t i = 0;
+	for (;;) {
+		while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' ||
+				 p[i] == '\r'))
+			i++;
+		if (i < n && p[i] == '#') {
+			while (i < n && p[i] != '\n')
+				i++;
+			continue;
+		}
+		break;
+	}
+	size_t s = i;
+	while (i < n && (p[i] == '_' || (p[i] >= 'a' && p[i] <= 'z') ||
+			 (p[i] >= 'A' && p[i] <= 'Z') ||
+			 (p[i] >= '0' && p[i] <= '9')))
+		i++;
+	*out = (const char *)p + s;
+	return i - s;
+}
+
+static int name_is(const char *s, size_t n, const char *w)
+{
+	return strlen(w) == n && !memcmp(s, w, n);
+}
+
+ge_format ge_sniff(const uint8_t *data, size_t len)
+{
+	if (!len)
+		return GE_FMT_AUTO;
+	size_t i = 0;
+	while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\t' ||
+			   data[i] == '\r'))
+		i++;
+	if (i < len && data[i] == '{') {
+		/* JSON: a tfjs model carries a GraphDef as modelTopology */
+		if (memmem(data, len, "\"modelTopology\"", 15))
+			return GE_FMT_TFJS;
+		return GE_FMT_AUTO;
+	}
+	if (looks_like_text(data, len)) {
+		const char *f;
+		size_t n = first_text_field(data, len, &f);
+		if (name_is(f, n, "node") || name_is(f, n, "versions") ||
+		    name_is(f, n, "library") || name_is(f, n, "version") ||
+		    name_is(f, n, "debug_info"))
+			return GE_FMT_GRAPHDEF_TEXT;
+		if (name_is(f, n, "meta_info_def") || name_is(f, n, "graph_def") ||
+		    name_is(f, n, "saver_def") ||
+		    name_is(f, n, "collection_def") ||
+		    name_is(f, n, "signature_def") ||
+		    name_is(f, n, "asset_file_def") ||
+		    name_is(f, n, "object_graph_def"))
+			return GE_FMT_META_TEXT;
+		if (name_is(f, n, "saved_model_schema_version") ||
+		    name_is(f, n, "meta_graphs"))
+			return GE_FMT_SAVEDMODEL_TEXT;
+		return GE_FMT_AUTO;
+	}
+	struct shape s;
+	if (wire_shape(data, data + len, &s))
+		return GE_FMT_AUTO;
+	/* SavedModel: schema version (1, varint) and meta graphs (2) only */
+	if (!s.other && (s.count[1] == 0 || s.wt[1] == 0) && s.count[2] &&
+	    s.wt[2] == 2) {
+		int only = 1;
+		for (int f = 3; f < 16; f++)
+			if (s.count[f])
+				only = 0;
+		if (only && looks_like_meta(s.first_body[2], s.first_len[2]))
+			return GE_FMT_SAVEDMODEL;
+	}
+	/* GraphDef: nodes (1), library (2), version (3, varint), versions
+	 * (4), debug_info (5) */
+	int gd = !s.other;
+	for (int f = 6; f < 16; f++)
+		if (s.count[f])
+			gd = 0;
+	if (s.count[3] && s.wt[3] != 0)
+		gd = 0;
+	if (s.count[1] && s.wt[1] != 2)
+		gd = 0;
+	if (s.count[2] > 1 || s.count[4] > 1 || s.count[5] > 1)
+		gd = 0;
+	if (gd && s.count[1] &&
+	    !looks_like_node(s.first_body[1], s.first_len[1]))
+		gd = 0;
+	if (gd && !s.count[1] && s.count[4]) {
+		/* no nodes: versions is a VersionDef of varints */
+		struct shape v;
+		if (wire_shape(s.first_body[4], s.first_body[4] + s.first_len[4],
+			       &v) ||
+		    (v.count[1] && v.wt[1] != 0))
+			gd = 0;
+	}
+	if (gd && (s.count[1] || s.count[4] || s.count[3]))
+		return GE_FMT_GRAPHDEF;
+	if (looks_like_meta(data, len) && s.count[2])
+		return GE_FMT_META;
+	return GE_FMT_AUTO;
+}
+
+/* ------------------------------------------------------------ containers */
+
+static int split_segs(const uint8_t *p, size_t len, seg **out, size_t *n)
+{
+	const uint8_t *end = p + len;
+	seg *v = NULL;
+	size_t k = 0, cap = 0;
+	while (p < end) {
+		const uint8_t *fs = p;
+		uint64_t tag, l = 0;
+		const uint8_t *body = NULL;
+		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0)
+			goto bad;
+		if ((tag & 7) == 2) {
+			if (ge_read_varint(&p, end, &l) ||
+			    l > (uint64_t)(end - p))
+				goto bad;
+			body = p;
+			p += l;
+		} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
+			goto bad;
+		}
+		if (k == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = ge_xrealloc(v, cap * sizeof *v);
+		}
+		v[k++] = (seg){(uint32_t)(tag >> 3), fs, (size_t)(p - fs), body,
+			       (size_t)l, NULL, 0};
+	}
+	*out = v;
+	*n = k;
+	return 0;
+bad:
+	free(v);
+	return -1;
+}
+
+static void segs_free(seg *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].msg)
+			protobuf_c_message_free_unpacked(v[i].msg, NULL);
+	free(v);
+}
+
+void ge_meta_free(ge_meta *m)
+{
+	if (!m)
+		return;
+	segs_free(m->sm, m->n_sm);
+	segs_free(m->mg, m->n_mg);
+	if (m->info)
+		protobuf_c_message_free_unpacked(&m->info->base, NULL);
+	free(m->buf);
+	free(m->dir);
+	free(m);
+}
+
+static seg *segs_clone(const seg *v, size_t n, const uint8_t *ob, uint8_t *nb)
+{
+	seg *c = ge_xmalloc((n ? n : 1) * sizeof *c);
+	for (size_t i = 0; i < n; i++) {
+		c[i] = v[i];
+		c[i].p = nb + (v[i].p - ob);
+		c[i].body = v[i].body ? nb + (v[i].body - ob) : NULL;
+		c[i].msg = NULL;
+		c[i].dirty = 0;
+		if (v[i].msg) {
+			/* carry edits over by re-packing into a fresh copy */
+			size_t sz = protobuf_c_message_get_packed_size(v[i].msg);
+			uint8_t *b = ge_xmalloc(sz ? sz : 1);
+			protobuf_c_message_pack(v[i].msg, b);
+			c[i].msg = protobuf_c_message_unpack(
+				v[i].msg->descriptor, NULL, sz, b);
+			free(b);
+			c[i].dirty = v[i].dirty;
+		}
+	}
+	return c;
+}
+
+ge_meta *ge_meta_clone(const ge_meta *m)
+{
+	ge_meta *c = ge_xcalloc(1, sizeof *c);
+	c->buf = ge_xmalloc(m->len ? m->len : 1);
+	memcpy(c->buf, m->buf, m->len);
+	c->len = m->len;
+	c->savedmodel = m->savedmodel;
+	c->sm = segs_clone(m->sm, m->n_sm, m->buf, c->buf);
+	c->n_sm = m->n_sm;
+	c->sm_sel = m->sm_sel;
+	c->mg = segs_clone(m->mg, m->n_mg, m->buf, c->buf);
+	c->n_mg = m->n_mg;
+	if (m->info) {
+		size_t sz = protobuf_c_message_get_packed_size(&m->info->base);
+		uint8_t *b = ge_xmalloc(sz ? sz : 1);
+		protobuf_c_message_pack(&m->info->base, b);
+		c->info = (Tensorflow__MetaGraphDef__MetaInfoDef *)
+			protobuf_c_message_unpack(
+				&tensorflow__meta_graph_def__meta_info_def__descriptor,
+				NULL, sz, b);
+		free(b);
+	}
+	c->dir = m->dir ? ge_xstrdup(m->dir) : NULL;
+	return c;
+}
+
+void ge_meta_attach(ge_graph *g)
+{
+	ge_oplist_index_free(g->oplist_idx);
+	g->oplist_idx = NULL;
+	g->oplist = NULL;
+	if (g->meta && g->meta->info && g->meta->info->stripped_op_list) {
+		g->oplist = g->meta->info->stripped_op_list;
+		g->oplist_idx = ge_oplist_index_new(g->oplist);
+	}
+}
+
+/* Reads the tags of a MetaGraphDef's meta_info_def without decoding the
+ * rest; returns a comma-joined, sorted-as-read list in buf. */
+static void meta_tags(const uint8_t *p, size_t len, ge_buf *buf)
+{
+	seg *v;
+	size_t n;
+	buf->len = 0;
+	ge_buf_addc(buf, 0);
+	buf->len = 0;
+	if (split_segs(p, len, &v, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].field != MG_INFO || !v[i].body)
+			continue;
+		const uint8_t *q = v[i].body, *qe = q + v[i].body_len;
+		while (q < qe) {
+			uint64_t tag, l;
+			if (ge_read_varint(&q, qe, &tag))
+				break;
+			if ((tag >> 3) == MI_TAGS && (tag & 7) == 2) {
+				if (ge_read_varint(&q, qe, &l) ||
+				    l > (uint64_t)(qe - q))
+					break;
+				if (buf->len)
+					ge_buf_addc(buf, ',');
+				ge_buf_add(buf, q, l);
+				q += l;
+			} else if (ge_skip_field(&q, qe, (int)(tag & 7))) {
+				break;
+			}
+		}
+	}
+	free(v);
+}
+
+/* Is every comma-separated tag of x also in y? */
+static int tags_within(const char *x, const char *y)
+{
+	while (*x) {
+		while (*x == ',' || *x == ' ')
+			x++;
+		size_t n = strcspn(x, ",");
+		while (n && x[n - 1] == ' ')
+			n--;
+		if (n) {
+			int found = 0;
+			for (const char *t = y; *t;) {
+				while (*t == ',' || *t == ' ')
+					t++;
+				size_t m = strcspn(t, ",");
+				size_t mm = m;
+				while (mm && t[mm - 1] == ' ')
+					mm--;
+				if (mm == n && !memcmp(t, x, n))
+					found = 1;
+				t += m;
+			}
+			if (!found)
+				return 0;
+		}
+		x += strcspn(x, ",");
+	}
+	return 1;
+}
+
+/* Do two comma-separated tag lists name the same set? */
+static int tagset_eq(const char *want, const char *have)
+{
+	return tags_within(want, have) && tags_within(have, want);
+}
+
+static int load_meta_bytes(ge_meta *m, const uint8_t *p, size_t len,
+			   const char *name, ge_graph **out, ge_error *err)
+{
+	if (split_segs(p, len, &m->mg, &m->n_mg))
+		return ge_err(err, GE_EFORMAT,
+			      "%s: truncated or corrupt MetaGraphDef", name);
+	const uint8_t *gp = (const uint8_t *)"";
+	size_t glen = 0;
+	int have_graph = 0;
+	for (size_t i = 0; i < m->n_mg; i++) {
+		seg *s = &m->mg[i];
+		if (s->field == MG_GRAPH && s->body) {
+			gp = s->body;
+			glen = s->body_len;
+			have_graph = 1;
+		} else if (s->field == MG_INFO && s->body && !m->info) {
+			m->info = (Tensorflow__MetaGraphDef__MetaInfoDef *)
+				protobuf_c_message_unpack(
+					&tensorflow__meta_graph_def__meta_info_def__descriptor,
+					NULL, s->body_len, s->body);
+			if (!m->info)
+				return ge_err(err, GE_EFORMAT,
+					      "%s: meta_info_def does not decode",
+					      name);
+		}
+	}
+	(void)have_graph;
+	ge_graph *g;
+	int rc = ge_graph_parse_graphdef(gp, glen, name, &g, err);
+	if (rc)
+		return rc;
+	g->meta = m;
+	ge_meta_attach(g);
+	*out = g;
+	return GE_OK;
+}
+
+static int parse_binary(const uint8_t *data, size_t len, ge_format fmt,
+			const char *name, const ge_load_opts *opts,
+			ge_graph **out, ge_error *err)
+{
+	int rc;
+	if (fmt == GE_FMT_GRAPHDEF) {
+		rc = ge_graph_parse_graphdef(data, len, name, out, err);
+		if (!rc)
+			(*out)->format = GE_FMT_GRAPHDEF;
+		return rc;
+	}
+	ge_meta *m = ge_xcalloc(1, sizeof *m);
+	m->buf = ge_xmalloc(len ? len : 1);
+	memcpy(m->buf, data, len);
+	m->len = len;
+	ge_graph *g = NULL;
+	if (fmt == GE_FMT_META) {
+		rc = load_meta_bytes(m, m->buf, len, name, &g, err);
+	} else {
+		m->savedmodel = 1;
+		if (split_segs(m->buf, len, &m->sm, &m->n_sm)) {
+			rc = ge_err(err, GE_EFORMAT,
+				    "%s: truncated or corrupt SavedModel", name);
+			goto fail;
+		}
+		const char *want = opts && opts->tags ? opts->tags : NULL;
+		size_t n_meta = 0, pick = (size_t)-1, serve = (size_t)-1;
+		ge_buf tags = GE_BUF_INIT, all = GE_BUF_INIT;
+		for (size_t i = 0; i < m->n_sm; i++) {
+			if (m->sm[i].field != SM_META || !m->sm[i].body)
+				continue;
+			n_meta++;
+			meta_tags(m->sm[i].body, m->sm[i].body_len, &tags);
+			const char *t = tags.data ? (char *)tags.data : "";
+			ge_buf_printf(&all, "%s[%s]", all.len ? ", " : "", t);
+			if (want && tagset_eq(want, t) && pick == (size_t)-1)
+				pick = i;
+			if (tagset_eq("serve", t) && serve == (size_t)-1)
+				serve = i;
+			if (n_meta == 1 && !want)
+				pick = i;
+		}
+		if (!want && n_meta > 1)
+			pick = serve;
+		if (pick == (size_t)-1) {
+			if (!n_meta)
+				rc = ge_err(err, GE_EFORMAT,
+					    "%s: SavedModel has no meta graph",
+					    name);
+			else
+				rc = ge_err(err, GE_ENOTFOUND,
+					    "%s: no meta graph with tags [%s]; "
+					    "it has %s",
+					    name, want ? want : "serve",
+					    all.data ? (char *)all.data : "");
+			ge_buf_free(&tags);
+			ge_buf_free(&all);
+			goto fail;
+		}
+		ge_buf_free(&tags);
+		ge_buf_free(&all);
+		m->sm_sel = pick;
+		rc = load_meta_bytes(m, m->sm[pick].body, m->sm[pick].body_len,
+				     name, &g, err);
+	}
+	if (rc)
+		goto fail;
+	g->format = fmt;
+	*out = g;
+	return GE_OK;
+fail:
+	ge_meta_free(m);
+	return rc;
+}
+
+static const ProtobufCMessageDescriptor *desc_for(ge_format f)
+{
+	switch (to_binary(f)) {
+	case GE_FMT_GRAPHDEF: return &tensorflow__graph_def__descriptor;
+	case GE_FMT_META: return &tensorflow__meta_graph_def__descriptor;
+	case GE_FMT_SAVEDMODEL: return &tensorflow__saved_model__descriptor;
+	default: return NULL;
+	}
+}
+
+static void register_any_types(void)
+{
+	static int done;
+	if (done)
+		return;
+	done = 1;
+	ge_meta_register_types();
+}
+
+int ge_parse(const uint8_t *data, size_t len, ge_format fmt, const char *name,
+	     const ge_load_opts *opts, ge_graph **out, ge_error *err)
+{
+	if (!name)
+		name = "<string>";
+	if (fmt == GE_FMT_AUTO) {
+		if (!len)
+			return ge_err(err, GE_EFORMAT,
+				      "%s: empty file, not a model", name);
+		fmt = ge_sniff(data, len);
+		if (fmt == GE_FMT_AUTO)
+			return ge_err(err, GE_EFORMAT,
+				      "%s: not a TensorFlow model (neither a "
+				      "GraphDef, MetaGraphDef nor SavedModel, "
+				      "in binary or text form)",
+				      name);
+	}
+	if (fmt == GE_FMT_TFJS)
+		return ge_tfjs_parse(data, len, name, out, err);
+	if (!ge_format_is_text(fmt))
+		return parse_binary(data, len, fmt, name, opts, out, err);
+
+	register_any_types();
+	ProtobufCMessage *msg;
+	int rc = ge_textpb_parse((const char *)data, len, desc_for(fmt), name,
+				 &msg, err);
+	if (rc)
+		return rc;
+	size_t sz = protobuf_c_message_get_packed_size(msg);
+	uint8_t *b = ge_xmalloc(sz ? sz : 1);
+	protobuf_c_message_pack(msg, b);
+	protobuf_c_message_free_unpacked(msg, NULL);
+	rc = parse_binary(b, sz, to_binary(fmt), name, opts, out, err);
+	free(b);
+	if (!rc)
+		(*out)->format = fmt;
+	return rc;
+}
+
+/* ------------------------------------------------------------ load */
+
+/* Joins a and b with a slash; -1 if the result would not fit. */
+static int pjoin(char *out, size_t cap, const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	if (na + nb + 2 > cap)
+		return -1;
+	memcpy(out, a, na);
+	out[na] = '/';
+	memcpy(out + na + 1, b, nb + 1);
+	return 0;
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
+	    ge_error *err)
+{
+	ge_format fmt = opts ? opts->format : GE_FMT_AUTO;
+	char file[PATH_MAX];
+	int dir = is_dir(path);
+	if (dir) {
+		if (pjoin(file, sizeof file, path, "saved_model.pb"))
+			return ge_err(err, GE_EIO, "%s: path too long", path);
+		if (!file_exists(file)) {
+			pjoin(file, sizeof file, path, "saved_model.pbtxt");
+			if (!file_exists(file))
+				return ge_err(err, GE_EIO,
+					      "%s: directory holds no "
+					      "saved_model.pb or "
+					      "saved_model.pbtxt",
+					      path);
+		}
+	} else {
+		if (strlen(path) >= sizeof file)
+			return ge_err(err, GE_EIO, "%s: path too long", path);
+		memcpy(file, path, strlen(path) + 1);
+	}
+	uint8_t *data;
+	size_t len;
+	int rc = ge_file_read(file, &data, &len, err);
+	if (rc)
+		return rc;
+	if (dir && fmt == GE_FMT_AUTO) {
+		fmt = ge_sniff(data, len);
+		if (fmt != GE_FMT_SAVEDMODEL && fmt != GE_FMT_SAVEDMODEL_TEXT) {
+			free(data);
+			return ge_err(err, GE_EFORMAT,
+				      "%s: not a SavedModel message", file);
+		}
+	}
+	ge_graph *g;
+	rc = ge_parse(data, len, fmt, file, opts, &g, err);
+	free(data);
+	if (rc)
+		return rc;
+	ge_buf why = GE_BUF_INIT;
+	if (!(opts && opts->no_check) && ge_graph_check_attrs(g, 1, 1, &why)) {
+		if (why.len && why.data[why.len - 1] == '\n')
+			why.data[--why.len] = 0;
+		rc = ge_err(err, GE_EFORMAT, "%s: %s", file, (char *)why.data);
+		ge_buf_free(&why);
+		ge_graph_free(g);
+		return rc;
+	}
+	ge_buf_free(&why);
+	if (g->meta && g->meta->savedmodel) {
+		char real[PATH_MAX];
+		const char *d = dir ? path : NULL;
+		char tmp[PATH_MAX];
+		if (!d) {
+			/* a saved_model.pb named directly: its directory */
+			snprintf(tmp, sizeof tmp, "%s", path);
+			char *slash = strrchr(tmp, '/');
+			if (slash)
+				*slash = 0;
+			else
+				snprintf(tmp, sizeof tmp, ".");
+			d = tmp;
+		}
+		g->meta->dir = ge_xstrdup(realpath(d, real) ? real : d);
+		ge_graph_set_name(g, path);
+	}
+	*out = g;
+	return GE_OK;
+}
+
+/* ------------------------------------------------------------ encoding */
+
+static void put_seg(ge_buf *out, const seg *s)
+{
+	if (!s->dirty || !s->msg) {
+		ge_buf_add(out, s->p, s->len);
+		return;
+	}
+	size_t sz = protobuf_c_message_get_packed_size(s->msg);
+	ge_buf_tag(out, s->field, 2);
+	ge_buf_varint(out, sz);
+	ge_buf_reserve(out, sz);
+	protobuf_c_message_pack(s->msg, out->data + out->len);
+	out->len += sz;
+	out->data[out->len] = 0;
+}
+
+static void encode_meta(const ge_graph *g, ge_buf *out)
+{
+	const ge_meta *m = g->meta;
+	int wrote_graph = 0;
+	for (size_t i = 0; i < m->n_mg; i++) {
+		const seg *s = &m->mg[i];
+		if (s->field == MG_GRAPH) {
+			if (wrote_graph)
+				continue;
+			ge_buf gb = GE_BUF_INIT;
+			ge_graph_encode_graphdef(g, &gb);
+			ge_buf_lenfield(out, MG_GRAPH, gb.data, gb.len);
+			ge_buf_free(&gb);
+			wrote_graph = 1;
+			continue;
+		}
+		put_seg(out, s);
+	}
+	if (!wrote_graph && g->n_live) {
+		ge_buf gb = GE_BUF_INIT;
+		ge_graph_encode_graphdef(g, &gb);
+		ge_buf_lenfield(out, MG_GRAPH, gb.data, gb.len);
+		ge_buf_free(&gb);
+	}
+}
+
+static void encode_binary(const ge_graph *g, ge_format f, ge_buf *out)
+{
+	const ge_meta *m = g->meta;
+	if (f == GE_FMT_GRAPHDEF || !m) {
+		if (f == GE_FMT_GRAPHDEF) {
+			ge_graph_encode_graphdef(g, out);
+			return;
+		}
+		/* a plain graph asked for as a container: wrap it */
+		ge_buf gb = GE_BUF_INIT;
+		ge_graph_encode_graphdef(g, &gb);
+		if (f == GE_FMT_META) {
+			ge_buf_lenfield(out, MG_GRAPH, gb.data, gb.len);
+		} else {
+			ge_buf mb = GE_BUF_INIT;
+			ge_buf_tag(out, 1, 0);
+			ge_buf_varint(out, 1);
+			ge_buf_lenfield(&mb, MG_GRAPH, gb.data, gb.len);
+			ge_buf_lenfield(out, SM_META, mb.data, mb.len);
+			ge_buf_free(&mb);
+		}
+		ge_buf_free(&gb);
+		return;
+	}
+	if (f == GE_FMT_META || !m->savedmodel) {
+		if (f == GE_FMT_SAVEDMODEL) {
+			ge_buf mb = GE_BUF_INIT;
+			encode_meta(g, &mb);
+			ge_buf_tag(out, 1, 0);
+			ge_buf_varint(out, 1);
+			ge_buf_lenfield(out, SM_META, mb.data, mb.len);
+			ge_buf_free(&mb);
+			return;
+		}
+		encode_meta(g, out);
+		return;
+	}
+	for (size_t i = 0; i < m->n_sm; i++) {
+		if (i == m->sm_sel) {
+			ge_buf mb = GE_BUF_INIT;
+			encode_meta(g, &mb);
+			ge_buf_lenfield(out, SM_META, mb.data, mb.len);
+			ge_buf_free(&mb);
+			continue;
+		}
+		put_seg(out, &m->sm[i]);
+	}
+}
+
+static ge_format resolve_format(const ge_graph *g, ge_format f)
+{
+	if (f != GE_FMT_AUTO)
+		return f;
+	f = (ge_format)g->format;
+	if (f == GE_FMT_TFJS || f == GE_FMT_AUTO)
+		f = GE_FMT_GRAPHDEF;
+	return f;
+}
+
+int ge_serialize(const ge_graph *g, ge_format fmt, ge_buf *out, ge_error *err)
+{
+	fmt = resolve_format(g, fmt);
+	if (fmt == GE_FMT_TFJS)
+		return ge_err(err, GE_EINVAL,
+			      "%s: writing TensorFlow.js models is not "
+			      "supported; save as a GraphDef",
+			      g->name);
+	if (!ge_format_is_text(fmt)) {
+		encode_binary(g, fmt, out);
+		return GE_OK;
+	}
+	register_any_types();
+	ge_buf b = GE_BUF_INIT;
+	encode_binary(g, to_binary(fmt), &b);
+	const ProtobufCMessageDescriptor *d = desc_for(fmt);
+	ProtobufCMessage *msg = protobuf_c_message_unpack(d, NULL, b.len, b.data);
+	ge_buf_free(&b);
+	if (!msg)
+		return ge_err(err, GE_EFORMAT,
+			      "%s: the graph does not encode as a valid %s "
+			      "(a raw attr may be corrupt)",
+			      g->name, d->name);
+	ge_textpb_print(msg, out);
+	protobuf_c_message_free_unpacked(msg, NULL);
+	return GE_OK;
+}
+
+/* ------------------------------------------------------------ save */
+
+ge_format ge_graph_format(const ge_graph *g)
+{
+	return (ge_format)g->format;
+}
+
+const char *ge_graph_savedmodel_dir(const ge_graph *g)
+{
+	return g->meta && g->meta->savedmodel ? g->meta->dir : NULL;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (stat(a, &sa) || stat(b, &sb))
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int copy_file(const char *from, const char *to, ge_error *err)
+{
+	int in = open(from, O_RDONLY);
+	if (in < 0)
+		return ge_err(err, GE_EIO, "%s: %s", from, strerror(errno));
+	int outfd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	if (outfd < 0) {
+		int e = errno;
+		close(in);
+		return ge_err(err, GE_EIO, "%s: %s", to, strerror(e));
+	}
+	char buf[1 << 16];
+	ssize_t r;
+	int rc = GE_OK;
+	while ((r = read(in, buf, sizeof buf)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = ge_err(err, GE_EIO, "%s: %s", from, strerror(errno));
+			break;
+		}
+		char *p = buf;
+		while (r > 0) {
+			ssize_t w = write(outfd, p, (size_t)r);
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				rc = ge_err(err, GE_EIO, "%s: %s", to,
+					    strerror(errno));
+				r = 0;
+				break;
+			}
+			p += w;
+			r -= w;
+		}
+		if (rc)
+			break;
+	}
+	if (!rc && fsync(outfd) < 0)
+		rc = ge_err(err, GE_EIO, "%s: %s", to, strerror(errno));
+	close(in);
+	if (close(outfd) < 0 && !rc)
+		rc = ge_err(err, GE_EIO, "%s: %s", to, strerror(errno));
+	return rc;
+}
+
+/* Copies a directory tree (regular files and directories). */
+static int copy_tree(const char *from, const char *to, ge_error *err)
+{
+	if (mkdir(to, 0777) < 0 && errno != EEXIST)
+		return ge_err(err, GE_EIO, "%s: %s", to, strerror(errno));
+	DIR *d = opendir(from);
+	if (!d)
+		return ge_err(err, GE_EIO, "%s: %s", from, strerror(errno));
+	struct dirent *e;
+	int rc = GE_OK;
+	while (!rc && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char a[PATH_MAX], b[PATH_MAX];
+		if (pjoin(a, sizeof a, from, e->d_name) ||
+		    pjoin(b, sizeof b, to, e->d_name)) {
+			rc = ge_err(err, GE_EIO, "%s/%s: path too long", from,
+				    e->d_name);
+			break;
+		}
+		if (is_dir(a))
+			rc = copy_tree(a, b, err);
+		else
+			rc = copy_file(a, b, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+int ge_remove_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return unlink(path);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char a[PATH_MAX];
+		if (pjoin(a, sizeof a, path, e->d_name))
+			continue;
+		struct stat st;
+		if (lstat(a, &st) == 0 && S_ISDIR(st.st_mode))
+			ge_remove_tree(a);
+		else
+			unlink(a);
+	}
+	closedir(d);
+	return rmdir(path);
+}
+
+static int save_savedmodel(ge_graph *g, const char *path, ge_format fmt,
+			   const ge_save_opts *o, ge_error *err)
+{
+	const char *srcdir = ge_graph_savedmodel_dir(g);
+	if (srcdir && same_file(srcdir, path) && !(o && o->overwrite))
+		return ge_err(err, GE_EIO,
+			      "%s: refusing to overwrite the SavedModel the "
+			      "graph was loaded from (use overwrite)",
+			      path);
+	char tmp[PATH_MAX];
+	if (strlen(path) + 16 > sizeof tmp)
+		return ge_err(err, GE_EIO, "%s: path too long", path);
+	snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
+	if (!mkdtemp(tmp))
+		return ge_err(err, GE_EIO, "%s: cannot create: %s", path,
+			      strerror(errno));
+	chmod(tmp, 0777 & ~(mode_t)0022);
+	int rc = GE_OK;
+	/* everything of the source directory but the model file itself and
+	 * the fingerprint, which describes the old saved_model.pb */
+	if (srcdir) {
+		DIR *d = opendir(srcdir);
+		if (!d) {
+			rc = ge_err(err, GE_EIO, "%s: %s", srcdir,
+				    strerror(errno));
+			goto fail;
+		}
+		struct dirent *e;
+		while (!rc && (e = readdir(d))) {
+			const char *n = e->d_name;
+			if (!strcmp(n, ".") || !strcmp(n, "..") ||
+			    !strcmp(n, "saved_model.pb") ||
+			    !strcmp(n, "saved_model.pbtxt") ||
+			    !strcmp(n, "fingerprint.pb"))
+				continue;
+			char a[PATH_MAX], b[PATH_MAX];
+			if (pjoin(a, sizeof a, srcdir, n) ||
+			    pjoin(b, sizeof b, tmp, n)) {
+				rc = ge_err(err, GE_EIO, "%s/%s: path too long",
+					    srcdir, n);
+				break;
+			}
+			rc = is_dir(a) ? copy_tree(a, b, err)
+				       : copy_file(a, b, err);
+		}
+		closedir(d);
+		if (rc)
+			goto fail;
+	}
+	ge_buf out = GE_BUF_INIT;
+	rc = ge_serialize(g, fmt, &out, err);
+	if (rc) {
+		ge_buf_free(&out);
+		goto fail;
+	}
+	char file[PATH_MAX];
+	pjoin(file, sizeof file, tmp,
+	      ge_format_is_text(fmt) ? "saved_model.pbtxt" : "saved_model.pb");
+	rc = ge_file_write_atomic(file, out.data, out.len, err);
+	ge_buf_free(&out);
+	if (rc)
+		goto fail;
+	/* swap the new directory in */
+	if (is_dir(path)) {
+		char old[PATH_MAX];
+		snprintf(old, sizeof old, "%s.old-XXXXXX", path);
+		if (!mkdtemp(old)) {
+			rc = ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+		rmdir(old);
+		if (rename(path, old) < 0) {
+			rc = ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (rename(tmp, path) < 0) {
+			rc = ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
+			rename(old, path);
+			goto fail;
+		}
+		ge_remove_tree(old);
+	} else if (rename(tmp, path) < 0) {
+		rc = ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	return GE_OK;
+fail:
+	ge_remove_tree(tmp);
+	return rc;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && !strcmp(s + a - b, suf);
+}
+
+int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
+	    ge_error *err)
+{
+	ge_format fmt = o ? o->format : GE_FMT_AUTO;
+	if (fmt == GE_FMT_AUTO) {
+		fmt = resolve_format(g, GE_FMT_AUTO);
+		if (ends_with(path, ".pbtxt") || ends_with(path, ".txt"))
+			fmt = to_text(fmt);
+		else if (ends_with(path, ".pb") || ends_with(path, ".meta"))
+			fmt = to_binary(fmt);
+		if ((fmt == GE_FMT_SAVEDMODEL || fmt == GE_FMT_SAVEDMODEL_TEXT) &&
+		    (ends_with(path, ".pb") || ends_with(path, ".pbtxt"))) {
+			/* a file path for a SavedModel graph: its GraphDef */
+			fmt = ge_format_is_text(fmt) ? GE_FMT_GRAPHDEF_TEXT
+						     : GE_FMT_GRAPHDEF;
+		}
+	}
+	if (fmt == GE_FMT_SAVEDMODEL || fmt == GE_FMT_SAVEDMODEL_TEXT)
+		return save_savedmodel(g, path, fmt, o, err);
+	if (!(o && o->overwrite) && same_file(g->name, path))
+		return ge_err(err, GE_EIO,
+			      "%s: refusing to overwrite the file the graph "
+			      "was loaded from (use overwrite)",
+			      path);
+	if (is_dir(path))
+		return ge_err(err, GE_EIO, "%s: is a directory", path);
+	if (fmt == GE_FMT_GRAPHDEF) {
+		/* stream: no second copy of a large graph in memory */
+		ge_writer w;
+		int rc = ge_writer_open(&w, path, err);
+		if (rc)
+			return rc;
+		ge_graph_write_graphdef(g, &w);
+		return ge_writer_commit(&w, err);
+	}
+	ge_buf out = GE_BUF_INIT;
+	int rc = ge_serialize(g, fmt, &out, err);
+	if (!rc)
+		rc = ge_file_write_atomic(path, out.data, out.len, err);
+	ge_buf_free(&out);
+	return rc;
+}
+
+/* ------------------------------------------------------------ container */
+
+#include "google/protobuf/any.pb-c.h"
+#include "tensorflow/core/framework/variable.pb-c.h"
+#include "tensorflow/core/protobuf/saved_object_graph.pb-c.h"
+#include "tensorflow/core/protobuf/saver.pb-c.h"
+#include "tensorflow/core/protobuf/struct.pb-c.h"
+#include "tensorflow/core/protobuf/trackable_object_graph.pb-c.h"
+
+void ge_meta_register_types(void)
+{
+	static const ProtobufCMessageDescriptor *const types[] = {
+		&tensorflow__meta_graph_def__descriptor,
+		&tensorflow__graph_def__descriptor,
+		&tensorflow__saver_def__descriptor,
+		&tensorflow__variable_def__descriptor,
+		&tensorflow__asset_file_def__descriptor,
+		&tensorflow__tensor_info__descriptor,
+		&tensorflow__signature_def__descriptor,
+		&tensorflow__collection_def__descriptor,
+		&tensorflow__saved_object_graph__descriptor,
+		&tensorflow__trackable_object_graph__descriptor,
+		&tensorflow__structured_value__descriptor,
+		&tensorflow__type_spec_proto__descriptor,
+		&tensorflow__op_list__descriptor,
+	};
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		ge_textpb_register(types[i]);
+}
+
+int ge_graph_has_meta(const ge_graph *g)
+{
+	return g->meta != NULL;
+}
+
+static ge_meta *meta_of(ge_graph *g)
+{
+	if (!g->meta) {
+		g->meta = ge_xcalloc(1, sizeof *g->meta);
+		g->meta->buf = ge_xmalloc(1);
+	}
+	return g->meta;
+}
+
+/* Decodes a map-entry segment on first use. */
+static ProtobufCMessage *seg_msg(seg *s, const ProtobufCMessageDescriptor *d)
+{
+	if (!s->msg && s->body)
+		s->msg = protobuf_c_message_unpack(d, NULL, s->body_len, s->body);
+	return s->msg;
+}
+
+static seg *seg_append(ge_meta *m, uint32_t field, ProtobufCMessage *msg)
+{
+	m->mg = ge_xrealloc(m->mg, (m->n_mg + 1) * sizeof *m->mg);
+	seg *s = &m->mg[m->n_mg++];
+	memset(s, 0, sizeof *s);
+	s->field = field;
+	s->msg = msg;
+	s->dirty = 1;
+	return s;
+}
+
+/* The i-th segment with a given field number, or NULL. */
+static seg *nth_seg(const ge_graph *g, uint32_t field, size_t i)
+{
+	if (!g->meta)
+		return NULL;
+	for (size_t k = 0; k < g->meta->n_mg; k++)
+		if (g->meta->mg[k].field == field && i-- == 0)
+			return &g->meta->mg[k];
+	return NULL;
+}
+
+static size_t count_segs(const ge_graph *g, uint32_t field)
+{
+	size_t n = 0;
+	if (g->meta)
+		for (size_t k = 0; k < g->meta->n_mg; k++)
+			n += g->meta->mg[k].field == field;
+	return n;
+}
+
+static Tensorflow__MetaGraphDef__CollectionDefEntry *coll_entry(seg *s)
+{
+	return (Tensorflow__MetaGraphDef__CollectionDefEntry *)seg_msg(
+		s, &tensorflow__meta_graph_def__collection_def_entry__descriptor);
+}
+
+static Tensorflow__MetaGraphDef__SignatureDefEntry *sig_entry(seg *s)
+{
+	return (Tensorflow__MetaGraphDef__SignatureDefEntry *)seg_msg(
+		s, &tensorflow__meta_graph_def__signature_def_entry__descriptor);
+}
+
+size_t ge_collection_count(const ge_graph *g)
+{
+	return count_segs(g, MG_COLLECTION);
+}
+
+const char *ge_collection_name(const ge_graph *g, size_t i)
+{
+	seg *s = nth_seg(g, MG_COLLECTION, i);
+	Tensorflow__MetaGraphDef__CollectionDefEntry *e = s ? coll_entry(s) : NULL;
+	return e ? e->key : NULL;
+}
+
+static seg *find_coll(ge_graph *g, const char *name)
+{
+	for (size_t i = 0;; i++) {
+		seg *s = nth_seg(g, MG_COLLECTION, i);
+		if (!s)
+			return NULL;
+		Tensorflow__MetaGraphDef__CollectionDefEntry *e = coll_entry(s);
+		if (e && !strcmp(e->key, name))
+			return s;
+	}
+}
+
+Tensorflow__CollectionDef *ge_collection_get(ge_graph *g, const char *name)
+{
+	seg *s = find_coll(g, name);
+	return s ? coll_entry(s)->value : NULL;
+}
+
+void ge_collection_touch(ge_graph *g, const char *name)
+{
+	seg *s = find_coll(g, name);
+	if (s)
+		s->dirty = 1;
+}
+
+static void coll_fill(Tensorflow__CollectionDef *c,
+		      Tensorflow__CollectionDef__KindCase k)
+{
+	c->kind_case = k;
+	if (k == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST) {
+		c->node_list = ge_xmalloc(sizeof *c->node_list);
+		tensorflow__collection_def__node_list__init(c->node_list);
+	} else {
+		c->bytes_list = ge_xmalloc(sizeof *c->bytes_list);
+		tensorflow__collection_def__bytes_list__init(c->bytes_list);
+	}
+}
+
+/* The collection `name` of kind k, made (empty) if absent; NULL if it
+ * exists with another kind.  Marks it changed. */
+static Tensorflow__CollectionDef *coll_make(ge_graph *g, const char *name,
+					    Tensorflow__CollectionDef__KindCase k,
+					    ge_error *err)
+{
+	seg *s = find_coll(g, name);
+	if (!s) {
+		Tensorflow__MetaGraphDef__CollectionDefEntry *e =
+			ge_xmalloc(sizeof *e);
+		tensorflow__meta_graph_def__collection_def_entry__init(e);
+		e->key = ge_xstrdup(name);
+		s = seg_append(meta_of(g), MG_COLLECTION, &e->base);
+	}
+	Tensorflow__MetaGraphDef__CollectionDefEntry *e = coll_entry(s);
+	if (!e->value) {
+		e->value = ge_xmalloc(sizeof *e->value);
+		tensorflow__collection_def__init(e->value);
+	}
+	Tensorflow__CollectionDef *c = e->value;
+	if (c->kind_case == TENSORFLOW__COLLECTION_DEF__KIND__NOT_SET)
+		coll_fill(c, k);
+	if (c->kind_case != k) {
+		ge_err(err, GE_EINVAL,
+		       "collection '%s' holds another kind of value", name);
+		return NULL;
+	}
+	s->dirty = 1;
+	return c;
+}
+
+int ge_collection_add_node(ge_graph *g, const char *name, const char *value,
+			   ge_error *err)
+{
+	Tensorflow__CollectionDef *c = coll_make(
+		g, name, TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST, err);
+	if (!c)
+		return GE_EINVAL;
+	Tensorflow__CollectionDef__NodeList *l = c->node_list;
+	l->value = ge_xrealloc(l->value, (l->n_value + 1) * sizeof *l->value);
+	l->value[l->n_value++] = ge_xstrdup(value);
+	return GE_OK;
+}
+
+int ge_collection_add_bytes(ge_graph *g, const char *name, const void *p,
+			    size_t n, ge_error *err)
+{
+	Tensorflow__CollectionDef *c = coll_make(
+		g, name, TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST, err);
+	if (!c)
+		return GE_EINVAL;
+	Tensorflow__CollectionDef__BytesList *l = c->bytes_list;
+	l->value = ge_xrealloc(l->value, (l->n_value + 1) * sizeof *l->value);
+	uint8_t *d = ge_xmalloc(n ? n : 1);
+	memcpy(d, p, n);
+	l->value[l->n_value++] = (ProtobufCBinaryData){n, d};
+	return GE_OK;
+}
+
+int ge_collection_remove(ge_graph *g, const char *name)
+{
+	seg *s = find_coll(g, name);
+	if (!s)
+		return GE_ENOTFOUND;
+	ge_meta *m = g->meta;
+	if (s->msg)
+		protobuf_c_message_free_unpacked(s->msg, NULL);
+	size_t i = (size_t)(s - m->mg);
+	memmove(s, s + 1, (m->n_mg - i - 1) * sizeof *s);
+	m->n_mg--;
+	return GE_OK;
+}
+
+int ge_collection_holds_variables(const char *name)
+{
+	static const char *const names[] = {
+		"variables", "trainable_variables", "local_variables",
+		"model_variables", "moving_average_variables",
+		"metric_variables", "concatenated_variables",
+		"trainable_resource_variables", "global_step",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
+size_t ge_signature_count(const ge_graph *g)
+{
+	return count_segs(g, MG_SIGNATURE);
+}
+
+const char *ge_signature_name(const ge_graph *g, size_t i)
+{
+	seg *s = nth_seg(g, MG_SIGNATURE, i);
+	Tensorflow__MetaGraphDef__SignatureDefEntry *e = s ? sig_entry(s) : NULL;
+	return e ? e->key : NULL;
+}
+
+static seg *find_sig(ge_graph *g, const char *name)
+{
+	for (size_t i = 0;; i++) {
+		seg *s = nth_seg(g, MG_SIGNATURE, i);
+		if (!s)
+			return NULL;
+		Tensorflow__MetaGraphDef__SignatureDefEntry *e = sig_entry(s);
+		if (e && !strcmp(e->key, name))
+			return s;
+	}
+}
+
+Tensorflow__SignatureDef *ge_signature_get(ge_graph *g, const char *name)
+{
+	seg *s = find_sig(g, name);
+	return s ? sig_entry(s)->value : NULL;
+}
+
+void ge_signature_touch(ge_graph *g, const char *name)
+{
+	seg *s = find_sig(g, name);
+	if (s)
+		s->dirty = 1;
+}
+
+Tensorflow__SaverDef *ge_saver_def(ge_graph *g)
+{
+	seg *s = nth_seg(g, MG_SAVER, 0);
+	return s ? (Tensorflow__SaverDef *)seg_msg(
+			   s, &tensorflow__saver_def__descriptor)
+		 : NULL;
+}
+
+void ge_saver_def_touch(ge_graph *g)
+{
+	seg *s = nth_seg(g, MG_SAVER, 0);
+	if (s)
+		s->dirty = 1;
+}
+
+/* ---- keeping names consistent ---- */
+
+/* If `ref` names op `from` ("from", "from:3", "^from"), rewrites it to
+ * name `to` and returns the new string (malloc'd); else NULL. */
+static char *rename_ref(const char *ref, const char *from, const char *to)
+{
+	const char *r = ref;
+	int caret = *r == '^';
+	r += caret;
+	size_t n = strlen(from);
+	if (strncmp(r, from, n) || (r[n] != 0 && r[n] != ':'))
+		return NULL;
+	ge_buf b = GE_BUF_INIT;
+	if (caret)
+		ge_buf_addc(&b, '^');
+	ge_buf_adds(&b, to);
+	ge_buf_adds(&b, r + n);
+	return (char *)ge_buf_steal(&b, NULL);
+}
+
+static int rename_str(char **slot, const char *from, const char *to)
+{
+	if (!*slot)
+		return 0;
+	char *s = rename_ref(*slot, from, to);
+	if (!s)
+		return 0;
+	if (*slot != protobuf_c_empty_string)
+		free(*slot);
+	*slot = s;
+	return 1;
+}
+
+/* Renames inside a serialized VariableDef; returns 1 and replaces *v if
+ * anything changed. */
+static int rename_vardef(ProtobufCBinaryData *v, const char *from,
+			 const char *to)
+{
+	Tensorflow__VariableDef *d =
+		tensorflow__variable_def__unpack(NULL, v->len, v->data);
+	if (!d)
+		return 0;
+	int ch = rename_str(&d->variable_name, from, to) |
+		 rename_str(&d->initializer_name, from, to) |
+		 rename_str(&d->snapshot_name, from, to) |
+		 rename_str(&d->initial_value_name, from, to);
+	if (ch) {
+		size_t sz = tensorflow__variable_def__get_packed_size(d);
+		uint8_t *b = ge_xmalloc(sz ? sz : 1);
+		tensorflow__variable_def__pack(d, b);
+		free(v->data);
+		v->data = b;
+		v->len = sz;
+	}
+	tensorflow__variable_def__free_unpacked(d, NULL);
+	return ch;
+}
+
+static int rename_tensor_info(Tensorflow__TensorInfo *t, const char *from,
+			      const char *to)
+{
+	if (!t)
+		return 0;
+	int ch = 0;
+	switch (t->encoding_case) {
+	case TENSORFLOW__TENSOR_INFO__ENCODING_NAME:
+		ch |= rename_str(&t->name, from, to);
+		break;
+	case TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE:
+		ch |= rename_str(&t->coo_sparse->values_tensor_name, from, to);
+		ch |= rename_str(&t->coo_sparse->indices_tensor_name, from, to);
+		ch |= rename_str(&t->coo_sparse->dense_shape_tensor_name, from,
+				 to);
+		break;
+	case TENSORFLOW__TENSOR_INFO__ENCODING_COMPOSITE_TENSOR:
+		for (size_t i = 0; i < t->composite_tensor->n_components; i++)
+			ch |= rename_tensor_info(
+				t->composite_tensor->components[i], from, to);
+		break;
+	default:
+		break;
+	}
+	return ch;
+}
+
+/* A cheap test before decoding: does the segment's payload contain the
+ * name at all? */
+static int seg_mentions(const seg *s, const char *name)
+{
+	if (s->msg)
+		return 1;
+	return s->body && memmem(s->body, s->body_len, name, strlen(name));
+}
+
+void ge_meta_on_rename(ge_graph *g, const char *from, const char *to)
+{
+	ge_meta *m = g->meta;
+	for (size_t k = 0; k < m->n_mg; k++) {
+		seg *s = &m->mg[k];
+		if (!seg_mentions(s, from))
+			continue;
+		if (s->field == MG_COLLECTION) {
+			Tensorflow__MetaGraphDef__CollectionDefEntry *e =
+				coll_entry(s);
+			if (!e || !e->value)
+				continue;
+			Tensorflow__CollectionDef *c = e->value;
+			if (c->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST)
+				for (size_t i = 0; i < c->node_list->n_value; i++)
+					s->dirty |= rename_str(
+						&c->node_list->value[i], from, to);
+			else if (c->kind_case ==
+					 TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST &&
+				 ge_collection_holds_variables(e->key))
+				for (size_t i = 0; i < c->bytes_list->n_value; i++)
+					s->dirty |= rename_vardef(
+						&c->bytes_list->value[i], from, to);
+		} else if (s->field == MG_SIGNATURE) {
+			Tensorflow__MetaGraphDef__SignatureDefEntry *e =
+				sig_entry(s);
+			if (!e || !e->value)
+				continue;
+			for (size_t i = 0; i < e->value->n_inputs; i++)
+				s->dirty |= rename_tensor_info(
+					e->value->inputs[i]->value, from, to);
+			for (size_t i = 0; i < e->value->n_outputs; i++)
+				s->dirty |= rename_tensor_info(
+					e->value->outputs[i]->value, from, to);
+		} else if (s->field == MG_SAVER) {
+			Tensorflow__SaverDef *d = (Tensorflow__SaverDef *)seg_msg(
+				s, &tensorflow__saver_def__descriptor);
+			if (!d)
+				continue;
+			s->dirty |= rename_str(&d->filename_tensor_name, from, to) |
+				    rename_str(&d->save_tensor_name, from, to) |
+				    rename_str(&d->restore_op_name, from, to);
+		}
+	}
+}
+
+void ge_meta_on_remove(ge_graph *g, const char *name)
+{
+	ge_meta *m = g->meta;
+	for (size_t k = 0; k < m->n_mg; k++) {
+		seg *s = &m->mg[k];
+		if (s->field != MG_COLLECTION || !seg_mentions(s, name))
+			continue;
+		Tensorflow__MetaGraphDef__CollectionDefEntry *e = coll_entry(s);
+		if (!e || !e->value)
+			continue;
+		Tensorflow__CollectionDef *c = e->value;
+		if (c->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST) {
+			Tensorflow__CollectionDef__NodeList *l = c->node_list;
+			size_t w = 0;
+			for (size_t i = 0; i < l->n_value; i++) {
+				char *t = rename_ref(l->value[i], name, name);
+				if (t) {
+					free(t);
+					free(l->value[i]);
+					s->dirty = 1;
+					continue;
+				}
+				l->value[w++] = l->value[i];
+			}
+			l->n_value = w;
+		} else if (c->kind_case ==
+				   TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST &&
+			   ge_collection_holds_variables(e->key)) {
+			Tensorflow__CollectionDef__BytesList *l = c->bytes_list;
+			size_t w = 0;
+			for (size_t i = 0; i < l->n_value; i++) {
+				Tensorflow__VariableDef *d =
+					tensorflow__variable_def__unpack(
+						NULL, l->value[i].len,
+						l->value[i].data);
+				char *t = d ? rename_ref(d->variable_name, name,
+							 name)
+					    : NULL;
+				if (d)
+					tensorflow__variable_def__free_unpacked(
+						d, NULL);
+				if (t) {
+					free(t);
+					free(l->value[i].data);
+					s->dirty = 1;
+					continue;
+				}
+				l->value[w++] = l->value[i];
+			}
+			l->n_value = w;
+		}
+	}
+}
