@@ -289,13 +289,26 @@ void ge_arena_free(ge_arena *a)
 
 /* ---- hashing ---- */
 
+/* FNV-1a spreads names that differ in their last characters poorly over
+ * the low bits a power-of-two table uses; a final avalanche (the murmur3
+ * finalizer) fixes that. */
+static uint32_t fmix(uint32_t h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
 uint32_t ge_hash(const void *p, size_t n)
 {
 	const uint8_t *s = p;
 	uint32_t h = 2166136261u;
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ s[i]) * 16777619u;
-	return h;
+	return fmix(h);
 }
 
 uint32_t ge_hash_ci(const void *p, size_t n)
@@ -308,7 +321,7 @@ uint32_t ge_hash_ci(const void *p, size_t n)
 			c += 32;
 		h = (h ^ c) * 16777619u;
 	}
-	return h;
+	return fmix(h);
 }
 
 /* ---- files ---- */

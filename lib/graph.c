@@ -98,7 +98,8 @@ void ge_graph_free(ge_graph *g)
 	for (size_t i = 0; i < g->n_ops; i++)
 		op_free_storage(&g->ops[i]);
 	free(g->ops);
-	free(g->src);
+	if (g->src_owned)
+		free(g->src);
 	free(g->in_pool);
 	free(g->uses_pool);
 	free(g->couts_pool);
@@ -188,48 +189,66 @@ const char *ge_intern(ge_graph *g, const char *s, size_t n)
 
 /* ------------------------------------------------------------ name index */
 
-static void idx_insert_raw(uint32_t *idx, size_t cap, uint32_t h, ge_opid id)
-{
-	size_t j = h & (cap - 1);
-	while (idx[j] && idx[j] != IDX_TOMB)
-		j = (j + 1) & (cap - 1);
-	idx[j] = id + 1;
-}
+/* A slot holds the name's hash (high half) beside id + 1 (low half), so
+ * a probe compares names only when the hashes agree: on a large graph each
+ * string compare is a cache miss. */
+#define SLOT(h, id) (((uint64_t)(h) << 32) | ((uint64_t)(id) + 1))
+#define SLOT_ID(v) ((uint32_t)(v) - 1)
+#define SLOT_HASH(v) ((uint32_t)((v) >> 32))
 
 void ge_idx_grow(ge_graph *g, size_t want)
 {
 	size_t cap = 64;
 	while (cap < want * 2)
 		cap *= 2;
-	uint32_t *idx = ge_xcalloc(cap, sizeof *idx);
+	uint64_t *idx = ge_xcalloc(cap, sizeof *idx);
+	size_t used = 0;
 	for (size_t i = 0; i < g->idx_cap; i++) {
-		uint32_t v = g->idx[i];
+		uint64_t v = g->idx[i];
 		if (!v || v == IDX_TOMB)
 			continue;
-		const char *nm = g->ops[v - 1].name;
-		idx_insert_raw(idx, cap, ge_hash_ci(nm, strlen(nm)), v - 1);
+		size_t j = SLOT_HASH(v) & (cap - 1);
+		while (idx[j])
+			j = (j + 1) & (cap - 1);
+		idx[j] = v;
+		used++;
 	}
 	free(g->idx);
 	g->idx = idx;
 	g->idx_cap = cap;
-	g->idx_used = 0;
-	for (size_t i = 0; i < cap; i++)
-		if (idx[i])
-			g->idx_used++;
+	g->idx_used = used;
 }
 
-void ge_idx_add(ge_graph *g, ge_opid id)
+ge_opid ge_idx_insert(ge_graph *g, ge_opid id)
 {
 	if ((g->idx_used + 1) * 4 >= g->idx_cap * 3)
 		ge_idx_grow(g, g->n_live + 1 > g->idx_used ? g->n_live + 1
 							 : g->idx_used + 1);
 	const char *nm = g->ops[id].name;
-	size_t j = ge_hash_ci(nm, strlen(nm)) & (g->idx_cap - 1);
-	while (g->idx[j] && g->idx[j] != IDX_TOMB)
-		j = (j + 1) & (g->idx_cap - 1);
-	if (!g->idx[j])
+	size_t n = strlen(nm);
+	uint32_t h = ge_hash_ci(nm, n);
+	size_t j = h & (g->idx_cap - 1), tomb = (size_t)-1;
+	for (; g->idx[j]; j = (j + 1) & (g->idx_cap - 1)) {
+		uint64_t v = g->idx[j];
+		if (v == IDX_TOMB) {
+			if (tomb == (size_t)-1)
+				tomb = j;
+			continue;
+		}
+		if (SLOT_HASH(v) == h && !strcmp(g->ops[SLOT_ID(v)].name, nm))
+			return SLOT_ID(v);
+	}
+	if (tomb != (size_t)-1)
+		j = tomb;
+	else
 		g->idx_used++;
-	g->idx[j] = id + 1;
+	g->idx[j] = SLOT(h, id);
+	return GE_NOOP;
+}
+
+void ge_idx_add(ge_graph *g, ge_opid id)
+{
+	ge_idx_insert(g, id);
 }
 
 static void idx_del(ge_graph *g, ge_opid id)
@@ -239,7 +258,7 @@ static void idx_del(ge_graph *g, ge_opid id)
 	const char *nm = g->ops[id].name;
 	size_t j = ge_hash_ci(nm, strlen(nm)) & (g->idx_cap - 1);
 	while (g->idx[j]) {
-		if (g->idx[j] == id + 1) {
+		if (g->idx[j] != IDX_TOMB && SLOT_ID(g->idx[j]) == id) {
 			g->idx[j] = IDX_TOMB;
 			return;
 		}
@@ -252,15 +271,16 @@ ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n,
 {
 	if (!g->idx_cap)
 		return GE_NOOP;
-	size_t j = ge_hash_ci(name, n) & (g->idx_cap - 1);
+	uint32_t h = ge_hash_ci(name, n);
+	size_t j = h & (g->idx_cap - 1);
 	while (g->idx[j]) {
-		uint32_t v = g->idx[j];
-		if (v != IDX_TOMB) {
-			const char *x = g->ops[v - 1].name;
+		uint64_t v = g->idx[j];
+		if (v != IDX_TOMB && SLOT_HASH(v) == h) {
+			const char *x = g->ops[SLOT_ID(v)].name;
 			if ((ci ? strncasecmp(x, name, n) : strncmp(x, name, n))
 				    == 0 &&
 			    x[n] == 0)
-				return v - 1;
+				return SLOT_ID(v);
 		}
 		j = (j + 1) & (g->idx_cap - 1);
 	}
@@ -458,41 +478,44 @@ size_t ge_tensor_consumers(const ge_graph *g, ge_tref t, ge_opid *out,
 	return k;
 }
 
-/* Growth of pooled arrays: the first growth moves them to the heap. */
-static void in_reserve(ge_op *o, uint32_t need)
+/* Edge arrays keep no capacity field: a heap array always has room for
+ * the next power of two at or above its length (at least 4), so it must
+ * grow exactly when its length is such a power.  A pooled array (from the
+ * load) is full; its first growth moves it to the heap. */
+static uint32_t pow2_at_least(uint32_t n)
 {
-	uint32_t n = o->n_in + o->n_ctrl;
-	if (o->flags & OPF_IN_OWNED) {
-		if (need <= o->in_cap)
-			return;
-	} else if (need <= n) {
-		return;
+	uint32_t c = 4;
+	while (c < n)
+		c *= 2;
+	return c;
+}
+
+/* Returns the array, moved or grown so that element n (0-based) fits. */
+static void *make_room(void *a, uint32_t n, size_t elsz, uint32_t *flags,
+		       uint32_t owned_flag)
+{
+	if (*flags & owned_flag) {
+		if (n < 4 || (n & (n - 1)))
+			return a;
+		return ge_xrealloc(a, (size_t)pow2_at_least(n + 1) * elsz);
 	}
-	uint32_t cap = need < 4 ? 4 : need * 2;
-	ge_tref *a = ge_xmalloc(cap * sizeof *a);
+	void *b = ge_xmalloc((size_t)pow2_at_least(n + 1) * elsz);
 	if (n)
-		memcpy(a, o->in, n * sizeof *a);
-	if (o->flags & OPF_IN_OWNED)
-		free(o->in);
-	o->in = a;
-	o->in_cap = cap;
-	o->flags |= OPF_IN_OWNED;
+		memcpy(b, a, (size_t)n * elsz);
+	*flags |= owned_flag;
+	return b;
+}
+
+static void in_grow(ge_op *o)
+{
+	o->in = make_room(o->in, o->n_in + o->n_ctrl, sizeof *o->in, &o->flags,
+			  OPF_IN_OWNED);
 }
 
 static void uses_insert(ge_op *p, ge_use u)
 {
-	uint32_t cap = (p->flags & OPF_USES_OWNED) ? p->uses_cap : p->n_uses;
-	if (p->n_uses + 1 > cap) {
-		uint32_t nc = p->n_uses < 4 ? 8 : p->n_uses * 2;
-		ge_use *a = ge_xmalloc(nc * sizeof *a);
-		if (p->n_uses)
-			memcpy(a, p->uses, p->n_uses * sizeof *a);
-		if (p->flags & OPF_USES_OWNED)
-			free(p->uses);
-		p->uses = a;
-		p->uses_cap = nc;
-		p->flags |= OPF_USES_OWNED;
-	}
+	p->uses = make_room(p->uses, p->n_uses, sizeof *p->uses, &p->flags,
+			    OPF_USES_OWNED);
 	/* binary search for the first entry greater than u */
 	uint32_t lo = 0, hi = p->n_uses;
 	while (lo < hi) {
@@ -548,18 +571,8 @@ static void uses_renumber(ge_graph *g, ge_opid c, uint32_t from, int delta)
 
 static void couts_insert(ge_op *p, ge_opid c)
 {
-	uint32_t cap = (p->flags & OPF_COUTS_OWNED) ? p->couts_cap : p->n_couts;
-	if (p->n_couts + 1 > cap) {
-		uint32_t nc = p->n_couts < 4 ? 8 : p->n_couts * 2;
-		ge_opid *a = ge_xmalloc(nc * sizeof *a);
-		if (p->n_couts)
-			memcpy(a, p->couts, p->n_couts * sizeof *a);
-		if (p->flags & OPF_COUTS_OWNED)
-			free(p->couts);
-		p->couts = a;
-		p->couts_cap = nc;
-		p->flags |= OPF_COUTS_OWNED;
-	}
+	p->couts = make_room(p->couts, p->n_couts, sizeof *p->couts, &p->flags,
+			     OPF_COUTS_OWNED);
 	uint32_t lo = 0, hi = p->n_couts;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
@@ -613,7 +626,7 @@ int ge_op_add_input(ge_graph *g, ge_opid id, ge_tref t, ge_error *err)
 	if ((rc = check_live(g, id, err)) || (rc = check_tensor(g, t, err)))
 		return rc;
 	ge_op *o = OP(g, id);
-	in_reserve(o, o->n_in + o->n_ctrl + 1);
+	in_grow(o);
 	memmove(o->in + o->n_in + 1, o->in + o->n_in,
 		o->n_ctrl * sizeof *o->in);
 	o->in[o->n_in] = t;
@@ -677,7 +690,7 @@ int ge_op_add_control_input(ge_graph *g, ge_opid id, ge_opid c, ge_error *err)
 			return ge_err(err, GE_EINVAL,
 				      "'%s' is already a control input of '%s'",
 				      g->ops[c].name, o->name);
-	in_reserve(o, o->n_in + o->n_ctrl + 1);
+	in_grow(o);
 	o->in[o->n_in + o->n_ctrl] = (ge_tref){c, GE_CONTROL};
 	o->n_ctrl++;
 	couts_insert(OP(g, c), id);
@@ -984,11 +997,8 @@ static void split_attrs(const ge_graph *g, ge_opid id)
 			}
 			q += l2;
 		}
-		if (o->n_ents == o->ents_cap) {
-			o->ents_cap = o->ents_cap ? o->ents_cap * 2 : 8;
-			o->ents = ge_xrealloc(o->ents,
-					      o->ents_cap * sizeof *o->ents);
-		}
+		o->ents = make_room(o->ents, o->n_ents, sizeof *o->ents,
+				    &o->flags, OPF_ENTS_OWNED);
 		ge_attr_ent *e = &o->ents[o->n_ents++];
 		memset(e, 0, sizeof *e);
 		/* const_cast: the arena is logically part of the cache */
@@ -1053,11 +1063,8 @@ void ge_op_set_attr_raw(ge_graph *g, ge_opid id, const char *name,
 	ge_attr_ent *e = find_ent(g, id, name);
 	ge_op *o = OP(g, id);
 	if (!e) {
-		if (o->n_ents == o->ents_cap) {
-			o->ents_cap = o->ents_cap ? o->ents_cap * 2 : 8;
-			o->ents = ge_xrealloc(o->ents,
-					      o->ents_cap * sizeof *o->ents);
-		}
+		o->ents = make_room(o->ents, o->n_ents, sizeof *o->ents,
+				    &o->flags, OPF_ENTS_OWNED);
 		e = &o->ents[o->n_ents++];
 		memset(e, 0, sizeof *e);
 		e->key = ge_arena_strdup(&g->arena, name);

@@ -30,6 +30,7 @@ enum {
 	OPF_USES_OWNED = 16,
 	OPF_COUTS_OWNED = 32,
 	OPF_DUPNAME = 64,    /* loaded with a name another op already had */
+	OPF_ENTS_OWNED = 128,/* ents[] allocated (always, once split) */
 };
 
 typedef struct ge_op {
@@ -39,11 +40,11 @@ typedef struct ge_op {
 	ge_opid *couts;            /* sorted */
 	const uint8_t *raw;        /* original NodeDef bytes, or NULL */
 	ge_attr_ent *ents;
-	uint32_t n_in, n_ctrl, in_cap;
-	uint32_t n_uses, uses_cap;
-	uint32_t n_couts, couts_cap;
+	uint32_t n_in, n_ctrl;
+	uint32_t n_uses;
+	uint32_t n_couts;
 	uint32_t raw_len;
-	uint32_t n_ents, ents_cap;
+	uint32_t n_ents;
 	uint32_t flags;
 	int32_t nout;              /* cached output count, -1 = not known */
 } ge_op;
@@ -63,8 +64,9 @@ struct ge_graph {
 	size_t n_ops, cap_ops, n_live;
 	uint64_t version;
 
-	uint8_t *src;              /* copy of the GraphDef bytes ops point into */
+	uint8_t *src;              /* the GraphDef bytes ops point into */
 	size_t src_len;
+	int src_owned;             /* else borrowed from the container */
 	ge_tref *in_pool;          /* load-time pools the ops point into */
 	ge_use *uses_pool;
 	ge_opid *couts_pool;
@@ -72,9 +74,9 @@ struct ge_graph {
 	ge_rawfield *fields;
 	size_t n_fields;
 
-	/* name index: open addressing on a case-insensitive hash; slot value
-	 * is id + 1, 0 empty, IDX_TOMB deleted. */
-	uint32_t *idx;
+	/* name index: open addressing on a case-insensitive hash; a slot is
+	 * hash << 32 | (id + 1), 0 empty, IDX_TOMB deleted. */
+	uint64_t *idx;
 	size_t idx_cap, idx_used;
 
 	/* names handed out by unique_name, with their counters */
@@ -97,17 +99,27 @@ struct ge_graph {
 	struct ge_oplist_index *oplist_idx;
 };
 
-#define IDX_TOMB 0xffffffffu
+#define IDX_TOMB 0xffffffffull
 
 /* Internals shared by graph.c and graph_io.c. */
 const char *ge_intern(ge_graph *g, const char *s, size_t n);
 void ge_idx_grow(ge_graph *g, size_t want);
 void ge_idx_add(ge_graph *g, ge_opid id);
+/* Inserts op id under its name unless an op of the same (exact) name is
+ * indexed: then returns that op and leaves the index alone. */
+ge_opid ge_idx_insert(ge_graph *g, ge_opid id);
 ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n, int ci);
 int ge_parse_input(const char *s, size_t n, size_t *name_off,
 		   size_t *name_len, int32_t *index);
 size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
 
+
+/* Parses GraphDef bytes in place.  With take, the graph owns data (a
+ * malloc'd block, freed even on failure); without, data must outlive the
+ * graph (it belongs to the graph's container). */
+int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
+				const char *name, ge_graph **out,
+				ge_error *err);
 
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);

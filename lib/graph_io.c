@@ -92,11 +92,19 @@ bad:
 int ge_graph_parse_graphdef(const uint8_t *data, size_t len, const char *name,
 			    ge_graph **out, ge_error *err)
 {
+	uint8_t *copy = ge_xmalloc(len ? len : 1);
+	if (len)
+		memcpy(copy, data, len);
+	return ge_graph_parse_graphdef_buf(copy, len, 1, name, out, err);
+}
+
+int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
+				const char *name, ge_graph **out, ge_error *err)
+{
 	ge_graph *g = ge_graph_new();
 	ge_graph_set_name(g, name);
-	g->src = ge_xmalloc(len ? len : 1);
-	if (len)
-		memcpy(g->src, data, len);
+	g->src = data;
+	g->src_owned = take;
 	g->src_len = len;
 	const uint8_t *p = g->src, *end = g->src + len;
 	int rc;
@@ -179,13 +187,9 @@ int ge_graph_parse_graphdef(const uint8_t *data, size_t len, const char *name,
 
 	/* Name index.  A repeated name keeps the first op in the index. */
 	ge_idx_grow(g, n_nodes + 16);
-	for (size_t i = 0; i < n_nodes; i++) {
-		if (ge_graph_find(g, g->ops[i].name) != GE_NOOP) {
+	for (size_t i = 0; i < n_nodes; i++)
+		if (ge_idx_insert(g, (ge_opid)i) != GE_NOOP)
 			g->ops[i].flags |= OPF_DUPNAME;
-			continue;
-		}
-		ge_idx_add(g, (ge_opid)i);
-	}
 
 	/* Resolve inputs into the pool; count uses per producer. */
 	g->in_pool = ge_xmalloc((total_in ? total_in : 1) * sizeof *g->in_pool);
@@ -548,6 +552,14 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 
 /* ------------------------------------------------------------ clone */
 
+static size_t pow2_room(uint32_t n)
+{
+	size_t c = 4;
+	while (c < n)
+		c *= 2;
+	return c;
+}
+
 ge_graph *ge_graph_clone(const ge_graph *src)
 {
 	ge_graph *g = ge_graph_new();
@@ -558,6 +570,7 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 	if (src->src_len)
 		memcpy(g->src, src->src, src->src_len);
 	g->src_len = src->src_len;
+	g->src_owned = 1;
 #define REBASE(ptr) ((ptr) ? g->src + ((const uint8_t *)(ptr) - src->src) : NULL)
 	g->fields = ge_xmalloc((src->n_fields + 1) * sizeof *g->fields);
 	for (size_t i = 0; i < src->n_fields; i++) {
@@ -577,23 +590,20 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		o->type = ge_intern(g, s->type, strlen(s->type));
 		o->device = ge_intern(g, s->device, strlen(s->device));
 		o->raw = REBASE(s->raw);
+		/* heap arrays keep room for the next power of two (graph.c) */
 		uint32_t nin = s->n_in + s->n_ctrl;
-		o->in = ge_xmalloc((nin ? nin : 1) * sizeof *o->in);
+		o->in = ge_xmalloc(pow2_room(nin) * sizeof *o->in);
 		memcpy(o->in, s->in, nin * sizeof *o->in);
-		o->in_cap = nin ? nin : 1;
-		o->uses = ge_xmalloc((s->n_uses ? s->n_uses : 1) * sizeof *o->uses);
+		o->uses = ge_xmalloc(pow2_room(s->n_uses) * sizeof *o->uses);
 		memcpy(o->uses, s->uses, s->n_uses * sizeof *o->uses);
-		o->uses_cap = s->n_uses ? s->n_uses : 1;
-		o->couts = ge_xmalloc((s->n_couts ? s->n_couts : 1) *
-				      sizeof *o->couts);
+		o->couts = ge_xmalloc(pow2_room(s->n_couts) * sizeof *o->couts);
 		memcpy(o->couts, s->couts, s->n_couts * sizeof *o->couts);
-		o->couts_cap = s->n_couts ? s->n_couts : 1;
 		o->flags |= OPF_IN_OWNED | OPF_USES_OWNED | OPF_COUTS_OWNED;
+		o->flags &= ~(uint32_t)OPF_ENTS_OWNED;
 		o->ents = NULL;
-		o->ents_cap = 0;
 		if (s->n_ents) {
-			o->ents = ge_xmalloc(s->n_ents * sizeof *o->ents);
-			o->ents_cap = s->n_ents;
+			o->ents = ge_xmalloc(pow2_room(s->n_ents) * sizeof *o->ents);
+			o->flags |= OPF_ENTS_OWNED;
 			for (uint32_t k = 0; k < s->n_ents; k++) {
 				const ge_attr_ent *se = &s->ents[k];
 				ge_attr_ent *e = &o->ents[k];

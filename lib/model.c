@@ -566,7 +566,9 @@ static int load_meta_bytes(ge_meta *m, const uint8_t *p, size_t len,
 	}
 	(void)have_graph;
 	ge_graph *g;
-	int rc = ge_graph_parse_graphdef(gp, glen, name, &g, err);
+	/* the graph borrows its bytes from the container it belongs to */
+	int rc = ge_graph_parse_graphdef_buf((uint8_t *)gp, glen, 0, name, &g,
+					     err);
 	if (rc)
 		return rc;
 	g->meta = m;
@@ -575,20 +577,20 @@ static int load_meta_bytes(ge_meta *m, const uint8_t *p, size_t len,
 	return GE_OK;
 }
 
-static int parse_binary(const uint8_t *data, size_t len, ge_format fmt,
+/* Parses binary bytes it takes ownership of (freed on failure too). */
+static int parse_binary(uint8_t *data, size_t len, ge_format fmt,
 			const char *name, const ge_load_opts *opts,
 			ge_graph **out, ge_error *err)
 {
 	int rc;
 	if (fmt == GE_FMT_GRAPHDEF) {
-		rc = ge_graph_parse_graphdef(data, len, name, out, err);
+		rc = ge_graph_parse_graphdef_buf(data, len, 1, name, out, err);
 		if (!rc)
 			(*out)->format = GE_FMT_GRAPHDEF;
 		return rc;
 	}
 	ge_meta *m = ge_xcalloc(1, sizeof *m);
-	m->buf = ge_xmalloc(len ? len : 1);
-	memcpy(m->buf, data, len);
+	m->buf = data;
 	m->len = len;
 	ge_graph *g = NULL;
 	if (fmt == GE_FMT_META) {
@@ -669,32 +671,43 @@ static void register_any_types(void)
 	ge_meta_register_types();
 }
 
-int ge_parse(const uint8_t *data, size_t len, ge_format fmt, const char *name,
-	     const ge_load_opts *opts, ge_graph **out, ge_error *err)
+/* ge_parse on a malloc'd block it takes ownership of. */
+static int parse_owned(uint8_t *data, size_t len, ge_format fmt,
+		       const char *name, const ge_load_opts *opts,
+		       ge_graph **out, ge_error *err)
 {
 	if (!name)
 		name = "<string>";
 	if (fmt == GE_FMT_AUTO) {
-		if (!len)
+		if (!len) {
+			free(data);
 			return ge_err(err, GE_EFORMAT,
 				      "%s: empty file, not a model", name);
+		}
 		fmt = ge_sniff(data, len);
-		if (fmt == GE_FMT_AUTO)
+		if (fmt == GE_FMT_AUTO) {
+			free(data);
 			return ge_err(err, GE_EFORMAT,
 				      "%s: not a TensorFlow model (neither a "
 				      "GraphDef, MetaGraphDef nor SavedModel, "
 				      "in binary or text form)",
 				      name);
+		}
 	}
-	if (fmt == GE_FMT_TFJS)
-		return ge_tfjs_parse(data, len, name, out, err);
+	int rc;
+	if (fmt == GE_FMT_TFJS) {
+		rc = ge_tfjs_parse(data, len, name, out, err);
+		free(data);
+		return rc;
+	}
 	if (!ge_format_is_text(fmt))
 		return parse_binary(data, len, fmt, name, opts, out, err);
 
 	register_any_types();
 	ProtobufCMessage *msg;
-	int rc = ge_textpb_parse((const char *)data, len, desc_for(fmt), name,
-				 &msg, err);
+	rc = ge_textpb_parse((const char *)data, len, desc_for(fmt), name,
+			     &msg, err);
+	free(data);
 	if (rc)
 		return rc;
 	size_t sz = protobuf_c_message_get_packed_size(msg);
@@ -702,10 +715,18 @@ int ge_parse(const uint8_t *data, size_t len, ge_format fmt, const char *name,
 	protobuf_c_message_pack(msg, b);
 	protobuf_c_message_free_unpacked(msg, NULL);
 	rc = parse_binary(b, sz, to_binary(fmt), name, opts, out, err);
-	free(b);
 	if (!rc)
 		(*out)->format = fmt;
 	return rc;
+}
+
+int ge_parse(const uint8_t *data, size_t len, ge_format fmt, const char *name,
+	     const ge_load_opts *opts, ge_graph **out, ge_error *err)
+{
+	uint8_t *copy = ge_xmalloc(len + 1);
+	memcpy(copy, data, len);
+	copy[len] = 0;
+	return parse_owned(copy, len, fmt, name, opts, out, err);
 }
 
 /* ------------------------------------------------------------ load */
@@ -771,8 +792,7 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 		}
 	}
 	ge_graph *g;
-	rc = ge_parse(data, len, fmt, file, opts, &g, err);
-	free(data);
+	rc = parse_owned(data, len, fmt, file, opts, &g, err);
 	if (rc)
 		return rc;
 	ge_buf why = GE_BUF_INIT;
