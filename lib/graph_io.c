@@ -28,6 +28,26 @@ static const char *op_label(char *buf, size_t n, const ge_graph *g, size_t i)
 	return buf;
 }
 
+/* The name (field 1) of possibly truncated NodeDef bytes, for messages. */
+static void peek_name(const uint8_t *p, const uint8_t *end, char *out,
+		      size_t cap)
+{
+	uint64_t tag, l;
+	out[0] = 0;
+	if (ge_read_varint(&p, end, &tag) || tag != ((ND_NAME << 3) | 2) ||
+	    ge_read_varint(&p, end, &l))
+		return;
+	if (l > (uint64_t)(end - p))
+		l = (uint64_t)(end - p);
+	if (l >= cap)
+		l = cap - 1;
+	memcpy(out, p, l);
+	out[l] = 0;
+	for (char *c = out; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			*c = '?';
+}
+
 /* First pass over one NodeDef: name, type, device, and the number of
  * inputs; checks the wire structure of the top-level fields. */
 struct span {
@@ -112,34 +132,60 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 	/* Count nodes and collect the other top-level fields. */
 	size_t n_nodes = 0, n_fields = 0;
 	int seen_node = 0;
+	const uint8_t *last_node = NULL;
+	size_t last_len = 0;
 	while (p < end) {
 		const uint8_t *fs = p;
 		uint64_t tag, l;
 		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0) {
+			char nm[128] = "";
+			if (last_node)
+				peek_name(last_node, last_node + last_len, nm,
+					  sizeof nm);
 			rc = ge_err(err, GE_EFORMAT,
 				    "%s: not a GraphDef (bad field tag at byte "
-				    "%zu)", g->name, (size_t)(fs - g->src));
+				    "%zu%s%s%s)", g->name, (size_t)(fs - g->src),
+				    *nm ? ", after node '" : "", nm,
+				    *nm ? "'" : "");
 			goto fail;
 		}
 		if ((tag >> 3) == GD_NODE) {
 			if ((tag & 7) != 2 || ge_read_varint(&p, end, &l) ||
 			    l > (uint64_t)(end - p)) {
-				rc = ge_err(err, GE_EFORMAT,
-					    "%s: truncated or corrupt node #%zu "
-					    "(byte %zu)", g->name, n_nodes,
-					    (size_t)(fs - g->src));
+				char nm[128];
+				peek_name(p, end, nm, sizeof nm);
+				if (*nm)
+					rc = ge_err(err, GE_EFORMAT,
+						    "%s: node '%s' (#%zu) is "
+						    "truncated or corrupt (byte "
+						    "%zu)", g->name, nm, n_nodes,
+						    (size_t)(fs - g->src));
+				else
+					rc = ge_err(err, GE_EFORMAT,
+						    "%s: node #%zu is truncated "
+						    "or corrupt (byte %zu)",
+						    g->name, n_nodes,
+						    (size_t)(fs - g->src));
 				goto fail;
 			}
+			last_node = p;
+			last_len = (size_t)l;
 			p += l;
 			n_nodes++;
 			seen_node = 1;
 			continue;
 		}
 		if (ge_skip_field(&p, end, (int)(tag & 7))) {
+			char nm[128] = "";
+			if (last_node)
+				peek_name(last_node, last_node + last_len, nm,
+					  sizeof nm);
 			rc = ge_err(err, GE_EFORMAT,
 				    "%s: truncated or corrupt GraphDef field %u "
-				    "(byte %zu)", g->name, (unsigned)(tag >> 3),
-				    (size_t)(fs - g->src));
+				    "(byte %zu%s%s%s)", g->name,
+				    (unsigned)(tag >> 3), (size_t)(fs - g->src),
+				    *nm ? ", after node '" : "", nm,
+				    *nm ? "'" : "");
 			goto fail;
 		}
 		g->fields = ge_xrealloc(g->fields,

@@ -604,6 +604,8 @@ static int parse_binary(uint8_t *data, size_t len, ge_format fmt,
 		}
 		const char *want = opts && opts->tags ? opts->tags : NULL;
 		size_t n_meta = 0, pick = (size_t)-1, serve = (size_t)-1;
+		/* the one meta graph whose tags include "serve" (-2: several) */
+		size_t with_serve = (size_t)-1;
 		ge_buf tags = GE_BUF_INIT, all = GE_BUF_INIT;
 		for (size_t i = 0; i < m->n_sm; i++) {
 			if (m->sm[i].field != SM_META || !m->sm[i].body)
@@ -616,11 +618,17 @@ static int parse_binary(uint8_t *data, size_t len, ge_format fmt,
 				pick = i;
 			if (tagset_eq("serve", t) && serve == (size_t)-1)
 				serve = i;
+			if (tags_within("serve", t)) {
+				with_serve = with_serve == (size_t)-1 ? i
+								       : (size_t)-2;
+			}
 			if (n_meta == 1 && !want)
 				pick = i;
 		}
 		if (!want && n_meta > 1)
-			pick = serve;
+			pick = serve != (size_t)-1 ? serve
+			       : with_serve < (size_t)-2 ? with_serve
+							  : (size_t)-1;
 		if (pick == (size_t)-1) {
 			if (!n_meta)
 				rc = ge_err(err, GE_EFORMAT,
