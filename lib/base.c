@@ -184,7 +184,7 @@ void ge_buf_lenfield(ge_buf *b, uint32_t field, const void *p, size_t n)
 	ge_buf_add(b, p, n);
 }
 
-int ge_read_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+int ge_read_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *p = *pp;
 	uint64_t r = 0;

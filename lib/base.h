@@ -71,8 +71,20 @@ void ge_buf_varint(ge_buf *b, uint64_t v);
 void ge_buf_tag(ge_buf *b, uint32_t field, int wiretype);
 void ge_buf_lenfield(ge_buf *b, uint32_t field, const void *p, size_t n);
 
-/* Reads a varint at *p (< end); returns 0 and advances *p, or -1. */
-int ge_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
+/* Reads a varint at *p (< end); returns 0 and advances *p, or -1.  Most
+ * varints in a graph (tags, short lengths) are one byte: that case is
+ * inline. */
+int ge_read_varint_slow(const uint8_t **p, const uint8_t *end, uint64_t *v);
+static inline int ge_read_varint(const uint8_t **p, const uint8_t *end,
+				 uint64_t *v)
+{
+	if (*p < end && !(**p & 0x80)) {
+		*v = **p;
+		(*p)++;
+		return 0;
+	}
+	return ge_read_varint_slow(p, end, v);
+}
 /* Skips one field of the given wire type; returns 0 or -1. */
 int ge_skip_field(const uint8_t **p, const uint8_t *end, int wiretype);
 

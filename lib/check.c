@@ -263,13 +263,13 @@ static size_t raw_attrs(const uint8_t *p, const uint8_t *end, struct kv **out,
 
 /* Checks one node's attrs; `where` prefixes messages ("" for the graph,
  * "function 'f': " inside the library). */
-static size_t check_node(const ge_graph *g, const char *where, const char *name,
-			 const char *type, const struct kv *kv, size_t n,
-			 int fatal_only, ge_buf *report)
+static size_t check_node(const Tensorflow__OpDef *d,
+			 const char *where, const char *name, const char *type,
+			 const struct kv *kv, size_t n, int fatal_only,
+			 ge_buf *report)
 {
 	size_t problems = 0;
 	char msg[256];
-	const Tensorflow__OpDef *d = ge_graph_opdef(g, type);
 	uint64_t found = 0; /* bit per required attr (the first 64) */
 	for (size_t e = 0; e < n; e++) {
 		const Tensorflow__OpDef__AttrDef *ad = NULL;
@@ -381,7 +381,8 @@ static size_t check_library(const ge_graph *g, const uint8_t *p,
 			str_field(nd, nde, 1, &nname);
 			str_field(nd, nde, 2, &ntype);
 			size_t n = raw_attrs(nd, nde, &kv, &cap);
-			problems += check_node(g, (char *)where.data,
+			problems += check_node(ge_graph_opdef(g, (char *)ntype.data),
+					       (char *)where.data,
 					       (char *)nname.data,
 					       (char *)ntype.data, kv, n, fatal_only,
 					       report);
@@ -401,6 +402,10 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 	size_t problems = 0;
 	struct kv *kv = NULL;
 	size_t cap = 0;
+	struct {
+		const char *type;
+		const Tensorflow__OpDef *def;
+	} memo[64] = {{NULL, NULL}};
 	for (size_t i = 0; i < g->n_ops && problems < max; i++) {
 		const ge_op *o = &g->ops[i];
 		if (o->flags & OPF_DEAD)
@@ -419,8 +424,15 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 		} else if (o->raw) {
 			n = raw_attrs(o->raw, o->raw + o->raw_len, &kv, &cap);
 		}
-		problems += check_node(g, "", o->name, o->type, kv, n,
-				       fatal_only, report);
+		/* op types are interned: one OpDef lookup per distinct
+		 * pointer, remembered in a small direct-mapped cache */
+		size_t slot = ((uintptr_t)o->type >> 3) & 63;
+		if (memo[slot].type != o->type) {
+			memo[slot].type = o->type;
+			memo[slot].def = ge_graph_opdef(g, o->type);
+		}
+		problems += check_node(memo[slot].def, "", o->name, o->type,
+				       kv, n, fatal_only, report);
 	}
 	free(kv);
 	for (size_t i = 0; i < g->n_fields && problems < max; i++) {

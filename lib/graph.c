@@ -246,6 +246,49 @@ ge_opid ge_idx_insert(ge_graph *g, ge_opid id)
 	return GE_NOOP;
 }
 
+/* Indexes every op of a freshly loaded graph, marking repeated names.
+ * The table is far larger than the cache; hashing a few names ahead and
+ * prefetching their slots hides most of the misses. */
+void ge_idx_build(ge_graph *g)
+{
+	enum { AHEAD = 16 };
+	uint32_t hs[AHEAD];
+	size_t n = g->n_ops;
+	ge_idx_grow(g, n + 16);
+	size_t mask = g->idx_cap - 1;
+	for (size_t i = 0; i < n && i < AHEAD; i++) {
+		const char *nm = g->ops[i].name;
+		hs[i] = ge_hash_ci(nm, strlen(nm));
+		__builtin_prefetch(&g->idx[hs[i] & mask], 1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t h = hs[i % AHEAD];
+		if (i + AHEAD < n) {
+			const char *nm = g->ops[i + AHEAD].name;
+			uint32_t hh = ge_hash_ci(nm, strlen(nm));
+			hs[i % AHEAD] = hh;
+			__builtin_prefetch(&g->idx[hh & mask], 1);
+		}
+		const char *nm = g->ops[i].name;
+		size_t j = h & mask;
+		int dup = 0;
+		for (; g->idx[j]; j = (j + 1) & mask) {
+			uint64_t v = g->idx[j];
+			if (SLOT_HASH(v) == h &&
+			    !strcmp(g->ops[SLOT_ID(v)].name, nm)) {
+				dup = 1;
+				break;
+			}
+		}
+		if (dup) {
+			g->ops[i].flags |= OPF_DUPNAME;
+			continue;
+		}
+		g->idx[j] = SLOT(h, i);
+		g->idx_used++;
+	}
+}
+
 void ge_idx_add(ge_graph *g, ge_opid id)
 {
 	ge_idx_insert(g, id);

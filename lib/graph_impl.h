@@ -105,6 +105,7 @@ struct ge_graph {
 const char *ge_intern(ge_graph *g, const char *s, size_t n);
 void ge_idx_grow(ge_graph *g, size_t want);
 void ge_idx_add(ge_graph *g, ge_opid id);
+void ge_idx_build(ge_graph *g);
 /* Inserts op id under its name unless an op of the same (exact) name is
  * indexed: then returns that op and leaves the index alone. */
 ge_opid ge_idx_insert(ge_graph *g, ge_opid id);

@@ -232,10 +232,7 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 	g->n_live = n_nodes;
 
 	/* Name index.  A repeated name keeps the first op in the index. */
-	ge_idx_grow(g, n_nodes + 16);
-	for (size_t i = 0; i < n_nodes; i++)
-		if (ge_idx_insert(g, (ge_opid)i) != GE_NOOP)
-			g->ops[i].flags |= OPF_DUPNAME;
+	ge_idx_build(g);
 
 	/* Resolve inputs into the pool; count uses per producer. */
 	g->in_pool = ge_xmalloc((total_in ? total_in : 1) * sizeof *g->in_pool);
@@ -276,7 +273,20 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 					    (int)(l > 200 ? 200 : l), s);
 				goto fail_resolve;
 			}
-			ge_opid pid = ge_idx_find_n(g, s + off, nl, 0);
+			/* Most inputs name one of the last few nodes (TensorFlow
+			 * writes ops in creation order): try those, whose names
+			 * are in cache, before the index. */
+			ge_opid pid = GE_NOOP;
+			for (size_t back = 1; back <= 4 && back <= i; back++) {
+				const char *cand = g->ops[i - back].name;
+				if (!strncmp(cand, s + off, nl) && !cand[nl] &&
+				    !(g->ops[i - back].flags & OPF_DUPNAME)) {
+					pid = (ge_opid)(i - back);
+					break;
+				}
+			}
+			if (pid == GE_NOOP)
+				pid = ge_idx_find_n(g, s + off, nl, 0);
 			ge_tref t;
 			if (pid == GE_NOOP)
 				t = (ge_tref){GE_NOOP,
@@ -430,10 +440,35 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 	for (size_t i = 0; i < g->n_fields; i++)
 		if (!g->fields[i].after_nodes)
 			put(ctx, g->fields[i].p, g->fields[i].len);
+	/* Untouched nodes that were neighbours in the input are one run of
+	 * bytes there, header included: copy runs, not nodes. */
+	const uint8_t *run = NULL, *run_end = NULL;
 	for (size_t i = 0; i < g->n_ops; i++) {
 		const ge_op *o = &g->ops[i];
 		if (o->flags & OPF_DEAD)
 			continue;
+		if (o->raw && !(o->flags & OPF_DIRTY)) {
+			/* the node's tag and length stand right before it */
+			hdr.len = 0;
+			ge_buf_tag(&hdr, GD_NODE, 2);
+			ge_buf_varint(&hdr, o->raw_len);
+			const uint8_t *start = o->raw - hdr.len;
+			if (start >= g->src && !memcmp(start, hdr.data, hdr.len)) {
+				if (run && start == run_end) {
+					run_end = o->raw + o->raw_len;
+					continue;
+				}
+				if (run)
+					put(ctx, run, (size_t)(run_end - run));
+				run = start;
+				run_end = o->raw + o->raw_len;
+				continue;
+			}
+		}
+		if (run) {
+			put(ctx, run, (size_t)(run_end - run));
+			run = NULL;
+		}
 		const uint8_t *body;
 		size_t blen;
 		if (o->raw && !(o->flags & OPF_DIRTY)) {
@@ -451,6 +486,8 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 		put(ctx, hdr.data, hdr.len);
 		put(ctx, body, blen);
 	}
+	if (run)
+		put(ctx, run, (size_t)(run_end - run));
 	for (size_t i = 0; i < g->n_fields; i++)
 		if (g->fields[i].after_nodes)
 			put(ctx, g->fields[i].p, g->fields[i].len);
