@@ -1,0 +1,2010 @@
+/*
+ * l_attr.c: attr values between AttrValue and Lua, shape and func tables,
+ * and the tensor value object (gerewrite.value).
+ *
+ * Reading gives natural Lua values plus a kind name ("s", "i", "f", "b",
+ * "type", "shape", "tensor", "func", "placeholder", "none", "list" for an
+ * empty list, "list(s)", "list(type)", ...).  Writing encodes the AttrValue
+ * bytes directly, canonically (fields in number order, packed repeated
+ * scalars, oneof members written even when zero, as TensorFlow writes
+ * them), so that setting back what was read reproduces the same bytes.
+ *
+ * Tensor values hold an unpacked TensorProto copy.  They are immutable, so
+ * packing the copy again gives the bytes it was made from.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lge.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
+#include "tensorflow/core/framework/tensor.pb-c.h"
+
+/* Attr values nest through func attrs and lists; deeper than this is
+ * either hostile or a cycle in a Lua table. */
+#define MAX_DEPTH 32
+/* Highest rank accepted when building tensor values. */
+#define MAX_RANK 64
+
+/* Registry key of the weak-keyed table remembering the attr order of the
+ * func tables read from a graph (Lua tables do not keep key order). */
+static const char FUNCORDER[] = "gerewrite.funcorder";
+
+/* ------------------------------------------------------------ kinds */
+
+enum {
+	K_NONE,
+	K_S,
+	K_I,
+	K_F,
+	K_B,
+	K_TYPE,
+	K_SHAPE,
+	K_TENSOR,
+	K_FUNC,
+	K_PLACEHOLDER,
+	K_NBASE,
+	K_LIST = 0x10 /* | element kind; K_LIST alone: elements inferred */
+};
+
+static const char *const base_names[K_NBASE] = {
+	"none", "s", "i", "f", "b", "type", "shape", "tensor", "func",
+	"placeholder",
+};
+static const char *const list_names[K_NBASE] = {
+	"list",        "list(s)",      "list(i)",      "list(f)",
+	"list(b)",     "list(type)",   "list(shape)",  "list(tensor)",
+	"list(func)",  NULL,
+};
+
+static const char *kind_name(int k)
+{
+	if (k & K_LIST)
+		return list_names[k & 0xf];
+	return base_names[k];
+}
+
+/* Base kind from a name, accepting OpDef spellings too; -1 if unknown. */
+static int base_kind(const char *s, size_t n)
+{
+	static const struct {
+		const char *name;
+		int kind;
+	} alias[] = {
+		{"string", K_S}, {"int", K_I}, {"float", K_F}, {"bool", K_B},
+	};
+	for (int k = 0; k < K_NBASE; k++)
+		if (strlen(base_names[k]) == n && !memcmp(base_names[k], s, n))
+			return k;
+	for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+		if (strlen(alias[i].name) == n && !memcmp(alias[i].name, s, n))
+			return alias[i].kind;
+	return -1;
+}
+
+static int parse_kind(const char *s)
+{
+	size_t n = strlen(s);
+	if (!strcmp(s, "list"))
+		return K_LIST;
+	if (n > 6 && !memcmp(s, "list(", 5) && s[n - 1] == ')') {
+		int k = base_kind(s + 5, n - 6);
+		if (k <= K_NONE || k == K_PLACEHOLDER)
+			return -1;
+		return K_LIST | k;
+	}
+	return base_kind(s, n);
+}
+
+static int list_kind(const Tensorflow__AttrValue__ListValue *l)
+{
+	if (!l)
+		return K_LIST;
+	if (l->n_s)
+		return K_LIST | K_S;
+	if (l->n_i)
+		return K_LIST | K_I;
+	if (l->n_f)
+		return K_LIST | K_F;
+	if (l->n_b)
+		return K_LIST | K_B;
+	if (l->n_type)
+		return K_LIST | K_TYPE;
+	if (l->n_shape)
+		return K_LIST | K_SHAPE;
+	if (l->n_tensor)
+		return K_LIST | K_TENSOR;
+	if (l->n_func)
+		return K_LIST | K_FUNC;
+	return K_LIST;
+}
+
+static int attr_kind(const Tensorflow__AttrValue *v)
+{
+	switch (v->value_case) {
+	case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
+		return list_kind(v->list);
+	case TENSORFLOW__ATTR_VALUE__VALUE_S:
+		return K_S;
+	case TENSORFLOW__ATTR_VALUE__VALUE_I:
+		return K_I;
+	case TENSORFLOW__ATTR_VALUE__VALUE_F:
+		return K_F;
+	case TENSORFLOW__ATTR_VALUE__VALUE_B:
+		return K_B;
+	case TENSORFLOW__ATTR_VALUE__VALUE_TYPE:
+		return K_TYPE;
+	case TENSORFLOW__ATTR_VALUE__VALUE_SHAPE:
+		return K_SHAPE;
+	case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR:
+		return K_TENSOR;
+	case TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER:
+		return K_PLACEHOLDER;
+	case TENSORFLOW__ATTR_VALUE__VALUE_FUNC:
+		return K_FUNC;
+	default:
+		return K_NONE;
+	}
+}
+
+const char *lge_attrkind(const Tensorflow__AttrValue *v)
+{
+	return kind_name(attr_kind(v));
+}
+
+const char *lge_opdefkind(const ge_graph *g, const char *type,
+			  const char *name)
+{
+	const Tensorflow__OpDef *d = ge_graph_opdef(g, type);
+	if (!d)
+		return NULL;
+	for (size_t i = 0; i < d->n_attr; i++) {
+		if (strcmp(d->attr[i]->name, name) != 0)
+			continue;
+		int k = parse_kind(d->attr[i]->type);
+		return k < 0 ? NULL : kind_name(k);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ dtypes */
+
+void lge_pushdtype(lua_State *L, int dtype)
+{
+	const char *name = ge_dtype_name(dtype);
+	if (name)
+		lua_pushstring(L, name);
+	else
+		lua_pushinteger(L, dtype);
+}
+
+int lge_checkdtype(lua_State *L, int arg)
+{
+	if (lua_type(L, arg) == LUA_TSTRING) {
+		int dt = ge_dtype_from_name(lua_tostring(L, arg));
+		if (dt < 0)
+			luaL_argerror(L, arg,
+				      lua_pushfstring(L, "unknown dtype '%s'",
+						      lua_tostring(L, arg)));
+		return dt;
+	}
+	lua_Integer v;
+	int isnum;
+	v = lua_tointegerx(L, arg, &isnum);
+	if (!isnum || v < 0 || v > 0x7fffffff)
+		luaL_typeerror(L, arg, "dtype name");
+	return (int)v;
+}
+
+/* What the bindings know about each dtype's storage in a TensorProto. */
+enum {
+	C_FLOAT = 1, /* float_val, 4-byte content */
+	C_DOUBLE,    /* double_val */
+	C_HALF,      /* half_val bit patterns, 2-byte content */
+	C_BF16,
+	C_INT,       /* int_val; `bits` wide, signed or not */
+	C_INT64,     /* int64_val */
+	C_UINT32,    /* uint32_val */
+	C_UINT64,    /* uint64_val */
+	C_BOOL,      /* bool_val, 1-byte content */
+	C_STRING,    /* string_val, never content */
+	C_C64,       /* scomplex_val pairs */
+	C_C128,      /* dcomplex_val pairs */
+	C_F8E5M2,    /* float8_val bytes */
+	C_F8E4M3FN,
+};
+
+struct dtinfo {
+	int dt, cat, size, bits, sign;
+};
+
+static const struct dtinfo dtinfos[] = {
+	{1, C_FLOAT, 4, 32, 1},   {2, C_DOUBLE, 8, 64, 1},
+	{3, C_INT, 4, 32, 1},     {4, C_INT, 1, 8, 0},
+	{5, C_INT, 2, 16, 1},     {6, C_INT, 1, 8, 1},
+	{7, C_STRING, 0, 0, 0},   {8, C_C64, 8, 64, 1},
+	{9, C_INT64, 8, 64, 1},   {10, C_BOOL, 1, 8, 0},
+	{11, C_INT, 1, 8, 1},     {12, C_INT, 1, 8, 0},
+	{13, C_INT, 4, 32, 1},    {14, C_BF16, 2, 16, 1},
+	{15, C_INT, 2, 16, 1},    {16, C_INT, 2, 16, 0},
+	{17, C_INT, 2, 16, 0},    {18, C_C128, 16, 128, 1},
+	{19, C_HALF, 2, 16, 1},   {22, C_UINT32, 4, 32, 0},
+	{23, C_UINT64, 8, 64, 0}, {24, C_F8E5M2, 1, 8, 1},
+	{25, C_F8E4M3FN, 1, 8, 1},
+	/* sub-byte integers: int_val only (no content layout) */
+	{29, C_INT, 0, 4, 1},     {30, C_INT, 0, 4, 0},
+	{31, C_INT, 0, 2, 1},     {32, C_INT, 0, 2, 0},
+};
+
+static const struct dtinfo *dtinfo_of(int dt)
+{
+	if (dt > 100)
+		dt -= 100;
+	for (size_t i = 0; i < sizeof dtinfos / sizeof dtinfos[0]; i++)
+		if (dtinfos[i].dt == dt)
+			return &dtinfos[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------ numbers */
+
+static uint64_t rd_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int k = n - 1; k >= 0; k--)
+		v = v << 8 | p[k];
+	return v;
+}
+
+static void wr_le(ge_buf *b, uint64_t v, int n)
+{
+	uint8_t x[8];
+	for (int k = 0; k < n; k++)
+		x[k] = (uint8_t)(v >> (8 * k));
+	ge_buf_add(b, x, (size_t)n);
+}
+
+static double f32_of(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static uint32_t bits_of_f32(double d)
+{
+	float f = (float)d;
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static double f64_of(uint64_t u)
+{
+	double d;
+	memcpy(&d, &u, 8);
+	return d;
+}
+
+static uint64_t bits_of_f64(double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, 8);
+	return u;
+}
+
+/* An IEEE-style small float (half: 5/10 bits, bfloat16: 8/7, float8 e5m2:
+ * 5/2) to double; every such value is exact in a double. */
+static double mini_to_double(uint32_t bits, int ebits, int mbits)
+{
+	uint32_t man = bits & ((1u << mbits) - 1);
+	uint32_t ex = (bits >> mbits) & ((1u << ebits) - 1);
+	int bias = (1 << (ebits - 1)) - 1;
+	double v;
+	if (ex == (1u << ebits) - 1)
+		v = man ? NAN : INFINITY;
+	else if (ex == 0)
+		v = ldexp((double)man, 1 - bias - mbits);
+	else
+		v = ldexp((double)(man | (1u << mbits)), (int)ex - bias - mbits);
+	return (bits >> (ebits + mbits)) & 1 ? -v : v;
+}
+
+/* float8 e4m3fn: bias 7, no infinities, NaN only as S.1111.111. */
+static double e4m3fn_to_double(uint32_t bits)
+{
+	uint32_t man = bits & 7, ex = (bits >> 3) & 15;
+	double v;
+	if (ex == 15 && man == 7)
+		v = NAN;
+	else if (ex == 0)
+		v = ldexp((double)man, -9);
+	else
+		v = ldexp((double)(man | 8), (int)ex - 10);
+	return bits & 0x80 ? -v : v;
+}
+
+/* Rounds a double to the nearest IEEE-style small float, ties to even,
+ * overflowing to infinity.  Rounding once from the double avoids the
+ * double rounding of going through float. */
+static uint32_t double_to_mini(double x, int ebits, int mbits)
+{
+	uint32_t sign = signbit(x) ? 1u << (ebits + mbits) : 0;
+	uint32_t eall = (1u << ebits) - 1;
+	int bias = (int)(eall >> 1);
+	if (isnan(x))
+		return sign | eall << mbits | 1u << (mbits - 1);
+	double a = fabs(x);
+	if (isinf(a))
+		return sign | eall << mbits;
+	if (a == 0)
+		return sign;
+	int e;
+	frexp(a, &e);
+	int E = e - 1; /* a = 1.m * 2^E */
+	if (E < 1 - bias) {
+		/* In units of the smallest subnormal; rounding up to the
+		 * smallest normal gives its encoding too. */
+		double q = nearbyint(ldexp(a, bias - 1 + mbits));
+		return sign | (uint32_t)q;
+	}
+	double q = nearbyint(ldexp(a, mbits - E));
+	if (q >= ldexp(1, mbits + 1)) {
+		q /= 2;
+		E++;
+	}
+	if (E > bias)
+		return sign | eall << mbits;
+	return sign | (uint32_t)(E + bias) << mbits |
+	       ((uint32_t)q - (1u << mbits));
+}
+
+/* ------------------------------------------------------------ elements */
+
+struct elem {
+	char tag; /* 'n' float, 'i' integer, 'b' bool, 's' string, 'c' complex */
+	double d, im;
+	int64_t i;
+	const uint8_t *s;
+	size_t len;
+};
+
+/* Element k (0-based) of t; NULL, or what prevents reading it.  Typed
+ * fields shorter than the shape repeat their last value (TensorFlow's
+ * rule); empty ones mean zeros. */
+static const char *get_elem(const Tensorflow__TensorProto *t, int64_t k,
+			    struct elem *e)
+{
+	const struct dtinfo *di = dtinfo_of(t->dtype);
+	memset(e, 0, sizeof *e);
+	e->s = (const uint8_t *)"";
+	if (!di)
+		return "reading elements of this dtype is not supported";
+	const ProtobufCBinaryData *c = &t->tensor_content;
+	if (c->len > 0 && di->cat != C_STRING) {
+		if (di->size == 0)
+			return "reading packed elements of this dtype is not "
+			       "supported";
+		if ((uint64_t)k >= c->len / (size_t)di->size)
+			return "tensor_content holds fewer elements than its "
+			       "shape";
+		const uint8_t *p = c->data + (size_t)k * (size_t)di->size;
+		e->tag = 'n';
+		switch (di->cat) {
+		case C_FLOAT:
+			e->d = f32_of((uint32_t)rd_le(p, 4));
+			break;
+		case C_DOUBLE:
+			e->d = f64_of(rd_le(p, 8));
+			break;
+		case C_HALF:
+			e->d = mini_to_double((uint32_t)rd_le(p, 2), 5, 10);
+			break;
+		case C_BF16:
+			e->d = mini_to_double((uint32_t)rd_le(p, 2), 8, 7);
+			break;
+		case C_F8E5M2:
+			e->d = mini_to_double(p[0], 5, 2);
+			break;
+		case C_F8E4M3FN:
+			e->d = e4m3fn_to_double(p[0]);
+			break;
+		case C_C64:
+			e->tag = 'c';
+			e->d = f32_of((uint32_t)rd_le(p, 4));
+			e->im = f32_of((uint32_t)rd_le(p + 4, 4));
+			break;
+		case C_C128:
+			e->tag = 'c';
+			e->d = f64_of(rd_le(p, 8));
+			e->im = f64_of(rd_le(p + 8, 8));
+			break;
+		case C_BOOL:
+			e->tag = 'b';
+			e->i = p[0] != 0;
+			break;
+		default: {
+			uint64_t v = rd_le(p, di->size);
+			if (di->sign && di->size < 8 &&
+			    (v >> (8 * di->size - 1)) & 1)
+				v |= ~(uint64_t)0 << (8 * di->size);
+			e->tag = 'i';
+			e->i = (int64_t)v;
+		}
+		}
+		return NULL;
+	}
+#define PICK(n) ((uint64_t)k < (uint64_t)(n) ? (size_t)k : (size_t)(n) - 1)
+	switch (di->cat) {
+	case C_FLOAT:
+		e->tag = 'n';
+		if (t->n_float_val)
+			e->d = t->float_val[PICK(t->n_float_val)];
+		break;
+	case C_DOUBLE:
+		e->tag = 'n';
+		if (t->n_double_val)
+			e->d = t->double_val[PICK(t->n_double_val)];
+		break;
+	case C_HALF:
+	case C_BF16:
+		e->tag = 'n';
+		if (t->n_half_val) {
+			uint32_t b = (uint32_t)t->half_val[PICK(t->n_half_val)] &
+				     0xffff;
+			e->d = di->cat == C_HALF ? mini_to_double(b, 5, 10)
+						 : mini_to_double(b, 8, 7);
+		}
+		break;
+	case C_F8E5M2:
+	case C_F8E4M3FN:
+		e->tag = 'n';
+		if (t->float8_val.len) {
+			uint8_t b = t->float8_val.data[PICK(t->float8_val.len)];
+			e->d = di->cat == C_F8E5M2 ? mini_to_double(b, 5, 2)
+						   : e4m3fn_to_double(b);
+		}
+		break;
+	case C_INT:
+		e->tag = 'i';
+		if (t->n_int_val)
+			e->i = t->int_val[PICK(t->n_int_val)];
+		break;
+	case C_INT64:
+		e->tag = 'i';
+		if (t->n_int64_val)
+			e->i = t->int64_val[PICK(t->n_int64_val)];
+		break;
+	case C_UINT32:
+		e->tag = 'i';
+		if (t->n_uint32_val)
+			e->i = t->uint32_val[PICK(t->n_uint32_val)];
+		break;
+	case C_UINT64:
+		e->tag = 'i';
+		if (t->n_uint64_val)
+			e->i = (int64_t)t->uint64_val[PICK(t->n_uint64_val)];
+		break;
+	case C_BOOL:
+		e->tag = 'b';
+		if (t->n_bool_val)
+			e->i = t->bool_val[PICK(t->n_bool_val)] != 0;
+		break;
+	case C_STRING:
+		e->tag = 's';
+		if (t->n_string_val) {
+			const ProtobufCBinaryData *s =
+				&t->string_val[PICK(t->n_string_val)];
+			e->s = s->data ? s->data : (const uint8_t *)"";
+			e->len = s->len;
+		}
+		break;
+	case C_C64:
+		e->tag = 'c';
+		if (t->n_scomplex_val >= 2) {
+			size_t j = PICK(t->n_scomplex_val / 2);
+			e->d = t->scomplex_val[2 * j];
+			e->im = t->scomplex_val[2 * j + 1];
+		}
+		break;
+	case C_C128:
+		e->tag = 'c';
+		if (t->n_dcomplex_val >= 2) {
+			size_t j = PICK(t->n_dcomplex_val / 2);
+			e->d = t->dcomplex_val[2 * j];
+			e->im = t->dcomplex_val[2 * j + 1];
+		}
+		break;
+	}
+#undef PICK
+	return NULL;
+}
+
+static void push_elem(lua_State *L, const struct elem *e)
+{
+	switch (e->tag) {
+	case 'n':
+		lua_pushnumber(L, e->d);
+		break;
+	case 'i':
+		lua_pushinteger(L, e->i);
+		break;
+	case 'b':
+		lua_pushboolean(L, (int)e->i);
+		break;
+	case 's':
+		lua_pushlstring(L, (const char *)e->s, e->len);
+		break;
+	default:
+		lua_createtable(L, 2, 0);
+		lua_pushnumber(L, e->d);
+		lua_rawseti(L, -2, 1);
+		lua_pushnumber(L, e->im);
+		lua_rawseti(L, -2, 2);
+	}
+}
+
+static int elem_eq(const struct elem *a, const struct elem *b)
+{
+	if (a->tag != b->tag)
+		return 0;
+	switch (a->tag) {
+	case 'n':
+		return a->d == b->d;
+	case 'c':
+		return a->d == b->d && a->im == b->im;
+	case 's':
+		return a->len == b->len && !memcmp(a->s, b->s, a->len);
+	default:
+		return a->i == b->i;
+	}
+}
+
+/* Shortest decimal that reads back to the same float32 (single) or
+ * double, so tostring is short and exact. */
+static void add_number(luaL_Buffer *b, double d, int single)
+{
+	char s[40];
+	if (isnan(d)) {
+		luaL_addstring(b, "nan");
+		return;
+	}
+	if (isinf(d)) {
+		luaL_addstring(b, d < 0 ? "-inf" : "inf");
+		return;
+	}
+	for (int p = 1; p <= 17; p++) {
+		snprintf(s, sizeof s, "%.*g", p, d);
+		double r = strtod(s, NULL);
+		if (single ? (float)r == (float)d : r == d)
+			break;
+	}
+	luaL_addstring(b, s);
+}
+
+static void add_bytes_quoted(luaL_Buffer *b, const uint8_t *s, size_t n,
+			     size_t max)
+{
+	luaL_addchar(b, '"');
+	for (size_t i = 0; i < n && i < max; i++) {
+		if (s[i] == '"' || s[i] == '\\') {
+			luaL_addchar(b, '\\');
+			luaL_addchar(b, (char)s[i]);
+		} else if (s[i] < 0x20 || s[i] >= 0x7f) {
+			char esc[8];
+			snprintf(esc, sizeof esc, "\\x%02x", s[i]);
+			luaL_addstring(b, esc);
+		} else {
+			luaL_addchar(b, (char)s[i]);
+		}
+	}
+	if (n > max)
+		luaL_addstring(b, "...");
+	luaL_addchar(b, '"');
+}
+
+/* ------------------------------------------------------------ values */
+
+typedef struct lge_value {
+	Tensorflow__TensorProto *t; /* owned, protobuf-c's allocator */
+	int64_t n;                  /* number of elements */
+} lge_value;
+
+static int64_t stored_count(const Tensorflow__TensorProto *t)
+{
+	const struct dtinfo *di = dtinfo_of(t->dtype);
+	if (di && t->tensor_content.len && di->size && di->cat != C_STRING)
+		return (int64_t)(t->tensor_content.len / (size_t)di->size);
+	if (!di)
+		return 0;
+	switch (di->cat) {
+	case C_FLOAT:
+		return (int64_t)t->n_float_val;
+	case C_DOUBLE:
+		return (int64_t)t->n_double_val;
+	case C_HALF:
+	case C_BF16:
+		return (int64_t)t->n_half_val;
+	case C_F8E5M2:
+	case C_F8E4M3FN:
+		return (int64_t)t->float8_val.len;
+	case C_INT:
+		return (int64_t)t->n_int_val;
+	case C_INT64:
+		return (int64_t)t->n_int64_val;
+	case C_UINT32:
+		return (int64_t)t->n_uint32_val;
+	case C_UINT64:
+		return (int64_t)t->n_uint64_val;
+	case C_BOOL:
+		return (int64_t)t->n_bool_val;
+	case C_STRING:
+		return (int64_t)t->n_string_val;
+	case C_C64:
+		return (int64_t)t->n_scomplex_val / 2;
+	case C_C128:
+		return (int64_t)t->n_dcomplex_val / 2;
+	}
+	return 0;
+}
+
+/* Elements by the shape (a missing shape is a scalar); a shape that
+ * cannot be counted (unknown, negative, overflowing) falls back to the
+ * number of stored values. */
+static int64_t value_count(const Tensorflow__TensorProto *t)
+{
+	const Tensorflow__TensorShapeProto *s = t->tensor_shape;
+	if (!s)
+		return 1;
+	if (s->unknown_rank)
+		return stored_count(t);
+	int64_t n = 1;
+	for (size_t i = 0; i < s->n_dim; i++) {
+		int64_t d = s->dim[i]->size;
+		if (d < 0 || (d > 0 && n > INT64_MAX / d))
+			return stored_count(t);
+		n *= d;
+	}
+	return n;
+}
+
+static lge_value *newvalue(lua_State *L)
+{
+	lge_value *v = lua_newuserdatauv(L, sizeof *v, 0);
+	v->t = NULL;
+	v->n = 0;
+	luaL_setmetatable(L, LGE_VALUE);
+	return v;
+}
+
+/* [-0, +0, e] Unpacks TensorProto bytes into the value at the top. */
+static void value_unpack(lua_State *L, lge_value *v, const uint8_t *p,
+			 size_t n)
+{
+	v->t = tensorflow__tensor_proto__unpack(NULL, n, p);
+	if (!v->t)
+		luaL_error(L, "tensor value does not decode");
+	v->n = value_count(v->t);
+}
+
+void lge_pushvalue(lua_State *L, const Tensorflow__TensorProto *src)
+{
+	lge_value *v = newvalue(L);
+	size_t n = tensorflow__tensor_proto__get_packed_size(src);
+	ge_buf *b = lge_newbuf(L);
+	ge_buf_reserve(b, n);
+	tensorflow__tensor_proto__pack(src, b->data);
+	value_unpack(L, v, b->data, n);
+	ge_buf_free(b);
+	lua_pop(L, 1);
+}
+
+static lge_value *checkvalue(lua_State *L, int arg)
+{
+	lge_value *v = luaL_checkudata(L, arg, LGE_VALUE);
+	if (!v->t)
+		luaL_argerror(L, arg, "empty tensor value");
+	return v;
+}
+
+static void push_shape_proto(lua_State *L,
+			     const Tensorflow__TensorShapeProto *s)
+{
+	size_t n = s ? s->n_dim : 0;
+	int named = 0;
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_pushinteger(L, s->dim[i]->size);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+		if (s->dim[i]->name && *s->dim[i]->name)
+			named = 1;
+	}
+	if (s && s->unknown_rank) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "unknown_rank");
+	}
+	if (named) {
+		lua_createtable(L, (int)n, 0);
+		for (size_t i = 0; i < n; i++) {
+			lua_pushstring(L, s->dim[i]->name ? s->dim[i]->name : "");
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		lua_setfield(L, -2, "names");
+	}
+	luaL_setmetatable(L, LGE_SHAPE);
+}
+
+static int v_totable(lua_State *L)
+{
+	lge_value *v = checkvalue(L, 1);
+	struct elem e;
+	if (v->n > INT32_MAX)
+		return luaL_error(L, "tensor value too large for a table");
+	lua_createtable(L, (int)v->n, 0);
+	for (int64_t k = 0; k < v->n; k++) {
+		const char *why = get_elem(v->t, k, &e);
+		if (why)
+			return luaL_error(L, "%s", why);
+		push_elem(L, &e);
+		lua_rawseti(L, -2, k + 1);
+	}
+	return 1;
+}
+
+static int v_index(lua_State *L)
+{
+	lge_value *v = checkvalue(L, 1);
+	if (lua_type(L, 2) == LUA_TNUMBER) {
+		lua_Integer k;
+		int isint;
+		k = lua_tointegerx(L, 2, &isint);
+		if (!isint || k < 1 || k > v->n)
+			return 0;
+		struct elem e;
+		const char *why = get_elem(v->t, k - 1, &e);
+		if (why)
+			return luaL_error(L, "%s", why);
+		push_elem(L, &e);
+		return 1;
+	}
+	const char *key = lua_tostring(L, 2);
+	if (key && !strcmp(key, "dtype")) {
+		lge_pushdtype(L, v->t->dtype);
+		return 1;
+	}
+	if (key && !strcmp(key, "shape")) {
+		push_shape_proto(L, v->t->tensor_shape);
+		return 1;
+	}
+	lge_pushmethod(L, 1, 2);
+	return 1;
+}
+
+static int v_newindex(lua_State *L)
+{
+	return luaL_error(L, "tensor values are read-only "
+			     "(build a new one with ge.tensor_value)");
+}
+
+static int v_len(lua_State *L)
+{
+	lua_pushinteger(L, checkvalue(L, 1)->n);
+	return 1;
+}
+
+static int shape_proto_eq(const Tensorflow__TensorShapeProto *a,
+			  const Tensorflow__TensorShapeProto *b)
+{
+	size_t na = a ? a->n_dim : 0, nb = b ? b->n_dim : 0;
+	int ua = a && a->unknown_rank, ub = b && b->unknown_rank;
+	if (na != nb || ua != ub)
+		return 0;
+	for (size_t i = 0; i < na; i++)
+		if (a->dim[i]->size != b->dim[i]->size)
+			return 0;
+	return 1;
+}
+
+/* Values are equal when dtype, shape and every element are, however
+ * they are stored (content, typed fields, one broadcast value). */
+static int v_eq(lua_State *L)
+{
+	lge_value *a = checkvalue(L, 1), *b = checkvalue(L, 2);
+	int eq = a->t->dtype == b->t->dtype && a->n == b->n &&
+		 shape_proto_eq(a->t->tensor_shape, b->t->tensor_shape);
+	for (int64_t k = 0; eq && k < a->n; k++) {
+		struct elem x, y;
+		if (get_elem(a->t, k, &x) || get_elem(b->t, k, &y))
+			eq = 0;
+		else
+			eq = elem_eq(&x, &y);
+	}
+	lua_pushboolean(L, eq);
+	return 1;
+}
+
+static void add_shape_text(luaL_Buffer *b,
+			   const Tensorflow__TensorShapeProto *s)
+{
+	char tmp[32];
+	if (s && s->unknown_rank) {
+		luaL_addstring(b, "[*]");
+		return;
+	}
+	luaL_addchar(b, '[');
+	for (size_t i = 0; s && i < s->n_dim; i++) {
+		if (i)
+			luaL_addchar(b, ',');
+		if (s->dim[i]->size < 0) {
+			luaL_addchar(b, '?');
+		} else {
+			snprintf(tmp, sizeof tmp, "%lld",
+				 (long long)s->dim[i]->size);
+			luaL_addstring(b, tmp);
+		}
+	}
+	luaL_addchar(b, ']');
+}
+
+static int v_tostring(lua_State *L)
+{
+	lge_value *v = luaL_checkudata(L, 1, LGE_VALUE);
+	luaL_Buffer b;
+	char tmp[64];
+	luaL_buffinit(L, &b);
+	luaL_addstring(&b, "value ");
+	if (!v->t) {
+		luaL_addstring(&b, "(empty)");
+		luaL_pushresult(&b);
+		return 1;
+	}
+	const char *dn = ge_dtype_name(v->t->dtype);
+	if (dn) {
+		luaL_addstring(&b, dn);
+	} else {
+		snprintf(tmp, sizeof tmp, "dtype%d", (int)v->t->dtype);
+		luaL_addstring(&b, tmp);
+	}
+	add_shape_text(&b, v->t->tensor_shape);
+	luaL_addstring(&b, " {");
+	const struct dtinfo *di = dtinfo_of(v->t->dtype);
+	int single = di && di->cat != C_DOUBLE && di->cat != C_C128;
+	for (int64_t k = 0; k < v->n; k++) {
+		struct elem e;
+		if (k == 8) {
+			luaL_addstring(&b, ", ...");
+			break;
+		}
+		if (k)
+			luaL_addstring(&b, ", ");
+		if (get_elem(v->t, k, &e)) {
+			luaL_addchar(&b, '?');
+			continue;
+		}
+		switch (e.tag) {
+		case 'n':
+			add_number(&b, e.d, single);
+			break;
+		case 'c':
+			luaL_addchar(&b, '(');
+			add_number(&b, e.d, single);
+			luaL_addchar(&b, ',');
+			add_number(&b, e.im, single);
+			luaL_addchar(&b, ')');
+			break;
+		case 'b':
+			luaL_addstring(&b, e.i ? "true" : "false");
+			break;
+		case 's':
+			add_bytes_quoted(&b, e.s, e.len, 32);
+			break;
+		default:
+			snprintf(tmp, sizeof tmp, "%lld", (long long)e.i);
+			luaL_addstring(&b, tmp);
+		}
+	}
+	luaL_addchar(&b, '}');
+	luaL_pushresult(&b);
+	return 1;
+}
+
+static int v_gc(lua_State *L)
+{
+	lge_value *v = luaL_checkudata(L, 1, LGE_VALUE);
+	if (v->t)
+		protobuf_c_message_free_unpacked(&v->t->base, NULL);
+	v->t = NULL;
+	return 0;
+}
+
+/* ------------------------------------------------------------ encoding */
+
+/* Nested messages are written in place and their header inserted after,
+ * when the length is known; attr values are small and shallow. */
+static size_t msg_begin(ge_buf *b)
+{
+	return b->len;
+}
+
+static void msg_end(ge_buf *b, size_t start, uint32_t field)
+{
+	uint8_t hdr[20];
+	size_t h = 0, n = b->len - start;
+	uint64_t v = (uint64_t)field << 3 | 2;
+	for (int pass = 0; pass < 2; pass++) {
+		do {
+			uint8_t c = v & 0x7f;
+			v >>= 7;
+			hdr[h++] = c | (v ? 0x80 : 0);
+		} while (v);
+		v = n;
+	}
+	ge_buf_reserve(b, h);
+	memmove(b->data + start + h, b->data + start, n);
+	memcpy(b->data + start, hdr, h);
+	b->len += h;
+	b->data[b->len] = 0;
+}
+
+static void put_varint_field(ge_buf *b, uint32_t field, uint64_t v)
+{
+	ge_buf_tag(b, field, 0);
+	ge_buf_varint(b, v);
+}
+
+struct enc {
+	lua_State *L;
+	const char *name; /* the attr, for messages */
+	ge_buf *b;
+};
+
+static int enc_error(struct enc *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	const char *what = lua_pushvfstring(e->L, fmt, ap);
+	va_end(ap);
+	return luaL_error(e->L, "attr '%s': %s", e->name, what);
+}
+
+static const char *tname(lua_State *L, int idx)
+{
+	const char *s = luaL_typename(L, idx);
+	int t = luaL_getmetafield(L, idx, "__name");
+	if (t == LUA_TSTRING)
+		s = lua_tostring(L, -1); /* held by the metatable */
+	if (t != LUA_TNIL)
+		lua_pop(L, 1);
+	return s;
+}
+
+static int64_t get_int(struct enc *e, int idx, const char *what)
+{
+	int isint;
+	lua_Integer v = lua_tointegerx(e->L, idx, &isint);
+	if (!isint || lua_type(e->L, idx) != LUA_TNUMBER)
+		enc_error(e, "%s: expected an integer, got %s", what,
+			  lua_type(e->L, idx) == LUA_TNUMBER ? "a fraction"
+							     : tname(e->L, idx));
+	return v;
+}
+
+static double get_num(struct enc *e, int idx, const char *what)
+{
+	if (lua_type(e->L, idx) != LUA_TNUMBER)
+		enc_error(e, "%s: expected a number, got %s", what,
+			  tname(e->L, idx));
+	return lua_tonumber(e->L, idx);
+}
+
+static int get_bool(struct enc *e, int idx, const char *what)
+{
+	if (lua_type(e->L, idx) != LUA_TBOOLEAN)
+		enc_error(e, "%s: expected a boolean, got %s", what,
+			  tname(e->L, idx));
+	return lua_toboolean(e->L, idx);
+}
+
+static const char *get_str(struct enc *e, int idx, size_t *len,
+			   const char *what)
+{
+	if (lua_type(e->L, idx) != LUA_TSTRING)
+		enc_error(e, "%s: expected a string, got %s", what,
+			  tname(e->L, idx));
+	return lua_tolstring(e->L, idx, len);
+}
+
+static int get_dtype(struct enc *e, int idx, const char *what)
+{
+	if (lua_type(e->L, idx) == LUA_TSTRING) {
+		int dt = ge_dtype_from_name(lua_tostring(e->L, idx));
+		if (dt < 0)
+			enc_error(e, "%s: unknown dtype '%s'", what,
+				  lua_tostring(e->L, idx));
+		return dt;
+	}
+	if (lua_type(e->L, idx) == LUA_TNUMBER) {
+		int64_t v = get_int(e, idx, what);
+		if (v < 0 || v > 0x7fffffff)
+			enc_error(e, "%s: dtype %d out of range", what, (int)v);
+		return (int)v;
+	}
+	enc_error(e, "%s: expected a dtype name, got %s", what, tname(e->L, idx));
+	return 0;
+}
+
+static int is_type(lua_State *L, int idx, const char *tn)
+{
+	return luaL_testudata(L, idx, tn) != NULL;
+}
+
+static int has_meta(lua_State *L, int idx, const char *tn)
+{
+	if (!lua_getmetatable(L, idx))
+		return 0;
+	luaL_getmetatable(L, tn);
+	int same = lua_rawequal(L, -1, -2);
+	lua_pop(L, 2);
+	return same;
+}
+
+/* The kind a Lua value has when nothing else says: -1 if none fits. */
+static int infer_kind(lua_State *L, int idx)
+{
+	switch (lua_type(L, idx)) {
+	case LUA_TNUMBER:
+		return lua_isinteger(L, idx) ? K_I : K_F;
+	case LUA_TBOOLEAN:
+		return K_B;
+	case LUA_TSTRING:
+		return K_S;
+	case LUA_TUSERDATA:
+		return is_type(L, idx, LGE_VALUE) ? K_TENSOR : -1;
+	case LUA_TTABLE:
+		if (has_meta(L, idx, LGE_SHAPE))
+			return K_SHAPE;
+		if (has_meta(L, idx, LGE_FUNC))
+			return K_FUNC;
+		if (lua_rawlen(L, idx) == 0) {
+			int t = lua_getfield(L, idx, "name");
+			lua_pop(L, 1);
+			if (t == LUA_TSTRING)
+				return K_FUNC;
+			t = lua_getfield(L, idx, "unknown_rank");
+			lua_pop(L, 1);
+			if (t != LUA_TNIL)
+				return K_SHAPE;
+		}
+		return K_LIST;
+	default:
+		return -1;
+	}
+}
+
+/* The body of a TensorShapeProto from a shape table (or a plain list of
+ * dims, with optional unknown_rank and names fields). */
+static void enc_shape(struct enc *e, int idx)
+{
+	lua_State *L = e->L;
+	if (lua_type(L, idx) != LUA_TTABLE)
+		enc_error(e, "expected a shape (a list of dims), got %s",
+			  tname(L, idx));
+	lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+	lua_getfield(L, idx, "names");
+	int names = lua_type(L, -1) == LUA_TTABLE ? lua_gettop(L) : 0;
+	for (lua_Integer i = 1; i <= n; i++) {
+		lua_rawgeti(L, idx, i);
+		int64_t d = get_int(e, -1, "shape dim");
+		lua_pop(L, 1);
+		size_t s = msg_begin(e->b);
+		if (d)
+			put_varint_field(e->b, 1, (uint64_t)d);
+		if (names && lua_rawgeti(L, names, i) == LUA_TSTRING) {
+			size_t len;
+			const char *nm = lua_tolstring(L, -1, &len);
+			if (len)
+				ge_buf_lenfield(e->b, 2, nm, len);
+		}
+		if (names)
+			lua_pop(L, 1);
+		msg_end(e->b, s, 2);
+	}
+	lua_pop(L, 1);
+	lua_getfield(L, idx, "unknown_rank");
+	if (lua_toboolean(L, -1))
+		put_varint_field(e->b, 3, 1);
+	lua_pop(L, 1);
+}
+
+static void enc_tensor(struct enc *e, int idx)
+{
+	lge_value *v = luaL_testudata(e->L, idx, LGE_VALUE);
+	if (!v || !v->t)
+		enc_error(e, "expected a tensor value (see ge.tensor_value), "
+			     "got %s",
+			  tname(e->L, idx));
+	size_t n = tensorflow__tensor_proto__get_packed_size(v->t);
+	ge_buf_reserve(e->b, n);
+	tensorflow__tensor_proto__pack(v->t, e->b->data + e->b->len);
+	e->b->len += n;
+	e->b->data[e->b->len] = 0;
+}
+
+static void enc_body(struct enc *e, int idx, int kind, int depth);
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* One map entry of NameAttrList.attr: key and value are always written,
+ * as TensorFlow writes map entries. */
+static void enc_func_entry(struct enc *e, int attr, int kinds, const char *key,
+			   int depth)
+{
+	lua_State *L = e->L;
+	size_t s = msg_begin(e->b);
+	ge_buf_lenfield(e->b, 1, key, strlen(key));
+	lua_getfield(L, attr, key);
+	int k = -1;
+	if (kinds && lua_getfield(L, kinds, key) == LUA_TSTRING) {
+		k = parse_kind(lua_tostring(L, -1));
+		if (k < 0)
+			enc_error(e, "func attr '%s': unknown kind '%s'", key,
+				  lua_tostring(L, -1));
+	}
+	if (kinds)
+		lua_pop(L, 1);
+	if (k < 0)
+		k = infer_kind(L, -1);
+	if (k < 0)
+		enc_error(e, "func attr '%s': %s cannot be an attr value", key,
+			  tname(L, -1));
+	size_t v = msg_begin(e->b);
+	enc_body(e, lua_gettop(L), k, depth + 1);
+	msg_end(e->b, v, 2);
+	lua_pop(L, 1);
+	msg_end(e->b, s, 2);
+}
+
+/* The body of a NameAttrList from a func table {name=, attr=, kinds=} or
+ * a function name.  Attrs read from a graph come back in their order;
+ * others follow sorted, so the bytes never depend on hash order. */
+static void enc_func(struct enc *e, int idx, int depth)
+{
+	lua_State *L = e->L;
+	size_t len;
+	if (lua_type(L, idx) == LUA_TSTRING) {
+		const char *nm = lua_tolstring(L, idx, &len);
+		if (len)
+			ge_buf_lenfield(e->b, 1, nm, len);
+		return;
+	}
+	if (lua_type(L, idx) != LUA_TTABLE)
+		enc_error(e, "expected a func ({name=, attr=}), got %s",
+			  tname(L, idx));
+	lua_getfield(L, idx, "name");
+	const char *nm = get_str(e, -1, &len, "func name");
+	if (len)
+		ge_buf_lenfield(e->b, 1, nm, len);
+	lua_pop(L, 1);
+	int top = lua_gettop(L);
+	int t = lua_getfield(L, idx, "attr");
+	if (t == LUA_TNIL) {
+		lua_settop(L, top);
+		return;
+	}
+	if (t != LUA_TTABLE)
+		enc_error(e, "func attr must be a table, got %s", tname(L, -1));
+	int attr = lua_gettop(L);
+	int kinds = lua_getfield(L, idx, "kinds") == LUA_TTABLE ? attr + 1 : 0;
+	lua_newtable(L); /* keys written */
+	int done = attr + 2;
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, FUNCORDER);
+	lua_pushvalue(L, idx);
+	if (lua_rawget(L, -2) == LUA_TTABLE) {
+		int order = lua_gettop(L);
+		lua_Integer n = (lua_Integer)lua_rawlen(L, order);
+		for (lua_Integer i = 1; i <= n; i++) {
+			if (lua_rawgeti(L, order, i) != LUA_TSTRING) {
+				lua_pop(L, 1);
+				continue;
+			}
+			const char *key = lua_tostring(L, -1);
+			lua_pushvalue(L, -1);
+			int present = lua_rawget(L, attr) != LUA_TNIL;
+			lua_pop(L, 1);
+			lua_pushvalue(L, -1);
+			int seen = lua_rawget(L, done) != LUA_TNIL;
+			lua_pop(L, 1);
+			if (present && !seen) {
+				enc_func_entry(e, attr, kinds, key, depth);
+				lua_pushboolean(L, 1);
+				lua_rawset(L, done); /* pops the key */
+			} else {
+				lua_pop(L, 1);
+			}
+		}
+	}
+	lua_settop(L, done);
+	/* the remaining keys, sorted */
+	lua_Integer nk = 0;
+	lua_newtable(L);
+	int keys = lua_gettop(L);
+	lua_pushnil(L);
+	while (lua_next(L, attr)) {
+		lua_pop(L, 1);
+		if (lua_type(L, -1) != LUA_TSTRING)
+			enc_error(e, "func attr names must be strings");
+		lua_pushvalue(L, -1);
+		if (lua_rawget(L, done) == LUA_TNIL) {
+			lua_pushvalue(L, -2);
+			lua_rawseti(L, keys, ++nk);
+		}
+		lua_pop(L, 1);
+	}
+	if (nk) {
+		const char **v = lua_newuserdatauv(L, (size_t)nk * sizeof *v, 0);
+		for (lua_Integer i = 1; i <= nk; i++) {
+			lua_rawgeti(L, keys, i);
+			v[i - 1] = lua_tostring(L, -1); /* held by keys */
+			lua_pop(L, 1);
+		}
+		qsort(v, (size_t)nk, sizeof *v, cmp_str);
+		for (lua_Integer i = 0; i < nk; i++)
+			enc_func_entry(e, attr, kinds, v[i], depth);
+	}
+	lua_settop(L, top);
+}
+
+static void enc_list(struct enc *e, int idx, int elem, int depth)
+{
+	lua_State *L = e->L;
+	if (lua_type(L, idx) != LUA_TTABLE || has_meta(L, idx, LGE_FUNC))
+		enc_error(e, "expected a list (a table), got %s", tname(L, idx));
+	lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+	size_t start = msg_begin(e->b);
+	if (elem == K_NONE && n > 0) {
+		lua_rawgeti(L, idx, 1);
+		elem = infer_kind(L, -1);
+		if (elem < 0 || elem == K_LIST || elem == K_NONE)
+			enc_error(e, "a list cannot hold %s", tname(L, -1));
+		lua_pop(L, 1);
+	}
+	size_t packed = 0;
+	if (n > 0 && (elem == K_I || elem == K_B || elem == K_TYPE))
+		packed = msg_begin(e->b);
+	if (n > 0 && elem == K_F) {
+		ge_buf_tag(e->b, 4, 2);
+		ge_buf_varint(e->b, (uint64_t)n * 4);
+	}
+	for (lua_Integer i = 1; i <= n; i++) {
+		char what[32];
+		snprintf(what, sizeof what, "element %lld", (long long)i);
+		lua_rawgeti(L, idx, i);
+		int top = lua_gettop(L);
+		size_t len, s;
+		const char *str;
+		switch (elem) {
+		case K_S:
+			str = get_str(e, top, &len, what);
+			ge_buf_lenfield(e->b, 2, str, len);
+			break;
+		case K_I:
+			ge_buf_varint(e->b, (uint64_t)get_int(e, top, what));
+			break;
+		case K_F:
+			wr_le(e->b, bits_of_f32(get_num(e, top, what)), 4);
+			break;
+		case K_B:
+			ge_buf_varint(e->b, (uint64_t)get_bool(e, top, what));
+			break;
+		case K_TYPE:
+			ge_buf_varint(e->b, (uint64_t)get_dtype(e, top, what));
+			break;
+		case K_SHAPE:
+			s = msg_begin(e->b);
+			enc_shape(e, top);
+			msg_end(e->b, s, 7);
+			break;
+		case K_TENSOR:
+			s = msg_begin(e->b);
+			enc_tensor(e, top);
+			msg_end(e->b, s, 8);
+			break;
+		case K_FUNC:
+			s = msg_begin(e->b);
+			enc_func(e, top, depth);
+			msg_end(e->b, s, 9);
+			break;
+		default:
+			enc_error(e, "a list cannot hold %s", kind_name(elem));
+		}
+		lua_settop(L, top - 1);
+	}
+	if (n > 0 && (elem == K_I || elem == K_B || elem == K_TYPE))
+		msg_end(e->b, packed, elem == K_I ? 3 : elem == K_B ? 5 : 6);
+	msg_end(e->b, start, 1);
+}
+
+/* The fields of an AttrValue: exactly one oneof member (none for K_NONE). */
+static void enc_body(struct enc *e, int idx, int kind, int depth)
+{
+	lua_State *L = e->L;
+	size_t len, s;
+	const char *str;
+	if (depth > MAX_DEPTH)
+		enc_error(e, "value nested too deeply");
+	luaL_checkstack(L, 8, "attr value nested too deeply");
+	if (kind != K_NONE && lua_isnil(L, idx))
+		enc_error(e, "a value is needed (op:remove_attr deletes an attr)");
+	if (kind & K_LIST) {
+		enc_list(e, idx, kind & 0xf, depth);
+		return;
+	}
+	switch (kind) {
+	case K_NONE:
+		if (!lua_isnil(L, idx))
+			enc_error(e, "kind 'none' takes nil, got %s",
+				  tname(L, idx));
+		break;
+	case K_S:
+		str = get_str(e, idx, &len, "value");
+		ge_buf_lenfield(e->b, 2, str, len);
+		break;
+	case K_I:
+		put_varint_field(e->b, 3, (uint64_t)get_int(e, idx, "value"));
+		break;
+	case K_F:
+		ge_buf_tag(e->b, 4, 5);
+		wr_le(e->b, bits_of_f32(get_num(e, idx, "value")), 4);
+		break;
+	case K_B:
+		put_varint_field(e->b, 5, (uint64_t)get_bool(e, idx, "value"));
+		break;
+	case K_TYPE:
+		put_varint_field(e->b, 6, (uint64_t)get_dtype(e, idx, "value"));
+		break;
+	case K_SHAPE:
+		s = msg_begin(e->b);
+		enc_shape(e, idx);
+		msg_end(e->b, s, 7);
+		break;
+	case K_TENSOR:
+		s = msg_begin(e->b);
+		enc_tensor(e, idx);
+		msg_end(e->b, s, 8);
+		break;
+	case K_PLACEHOLDER:
+		str = get_str(e, idx, &len, "value");
+		ge_buf_lenfield(e->b, 9, str, len);
+		break;
+	case K_FUNC:
+		s = msg_begin(e->b);
+		enc_func(e, idx, depth);
+		msg_end(e->b, s, 10);
+		break;
+	}
+}
+
+void lge_encodeattr(lua_State *L, int idx, const char *name,
+		    const char *kind, const char *hint, ge_buf *out)
+{
+	struct enc e = {L, name, out};
+	int k = -1;
+	idx = lua_absindex(L, idx);
+	if (kind) {
+		k = parse_kind(kind);
+		if (k < 0)
+			enc_error(&e, "unknown kind '%s'", kind);
+	} else if (hint) {
+		k = parse_kind(hint);
+		if (k == K_LIST || k == K_NONE)
+			k = -1; /* says nothing about the new value */
+	}
+	if (k < 0) {
+		if (lua_isnoneornil(L, idx))
+			enc_error(&e, "a value is needed (op:remove_attr "
+				      "deletes an attr)");
+		k = infer_kind(L, idx);
+		if (k < 0)
+			enc_error(&e, "%s cannot be an attr value",
+				  tname(L, idx));
+	}
+	enc_body(&e, idx, k, 0);
+}
+
+/* ------------------------------------------------------------ reading */
+
+static int push_attr(lua_State *L, const Tensorflow__AttrValue *v, int depth);
+
+static void push_func(lua_State *L, const Tensorflow__NameAttrList *f,
+		      int depth)
+{
+	lua_createtable(L, 0, 3);
+	lua_pushstring(L, f->name ? f->name : "");
+	lua_setfield(L, -2, "name");
+	int tbl = lua_gettop(L);
+	lua_createtable(L, 0, (int)f->n_attr);
+	lua_createtable(L, 0, (int)f->n_attr);
+	lua_createtable(L, (int)f->n_attr, 0);
+	for (size_t i = 0; i < f->n_attr; i++) {
+		const Tensorflow__NameAttrList__AttrEntry *en = f->attr[i];
+		const char *key = en->key ? en->key : "";
+		int k = K_NONE;
+		if (en->value)
+			k = push_attr(L, en->value, depth + 1);
+		else
+			lua_pushnil(L);
+		lua_setfield(L, tbl + 1, key);
+		lua_pushstring(L, kind_name(k));
+		lua_setfield(L, tbl + 2, key);
+		lua_pushstring(L, key);
+		lua_rawseti(L, tbl + 3, (lua_Integer)i + 1);
+	}
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, FUNCORDER);
+	lua_pushvalue(L, tbl);
+	lua_pushvalue(L, tbl + 3);
+	lua_rawset(L, -3);
+	lua_settop(L, tbl + 2);
+	lua_setfield(L, tbl, "kinds");
+	lua_setfield(L, tbl, "attr");
+	luaL_setmetatable(L, LGE_FUNC);
+}
+
+static int push_list(lua_State *L, const Tensorflow__AttrValue__ListValue *l,
+		     int depth)
+{
+	int k = list_kind(l);
+	size_t n = 0;
+	switch (k & 0xf) {
+	case K_S:
+		n = l->n_s;
+		break;
+	case K_I:
+		n = l->n_i;
+		break;
+	case K_F:
+		n = l->n_f;
+		break;
+	case K_B:
+		n = l->n_b;
+		break;
+	case K_TYPE:
+		n = l->n_type;
+		break;
+	case K_SHAPE:
+		n = l->n_shape;
+		break;
+	case K_TENSOR:
+		n = l->n_tensor;
+		break;
+	case K_FUNC:
+		n = l->n_func;
+		break;
+	}
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		switch (k & 0xf) {
+		case K_S:
+			lua_pushlstring(L, (const char *)l->s[i].data,
+					l->s[i].len);
+			break;
+		case K_I:
+			lua_pushinteger(L, l->i[i]);
+			break;
+		case K_F:
+			lua_pushnumber(L, l->f[i]);
+			break;
+		case K_B:
+			lua_pushboolean(L, l->b[i]);
+			break;
+		case K_TYPE:
+			lge_pushdtype(L, l->type[i]);
+			break;
+		case K_SHAPE:
+			push_shape_proto(L, l->shape[i]);
+			break;
+		case K_TENSOR:
+			lge_pushvalue(L, l->tensor[i]);
+			break;
+		case K_FUNC:
+			push_func(L, l->func[i], depth);
+			break;
+		}
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return k;
+}
+
+/* [-0, +1, e] Pushes the value of v and returns its kind. */
+static int push_attr(lua_State *L, const Tensorflow__AttrValue *v, int depth)
+{
+	if (depth > MAX_DEPTH)
+		luaL_error(L, "attr value nested too deeply");
+	luaL_checkstack(L, 8, "attr value nested too deeply");
+	int k = attr_kind(v);
+	switch (v->value_case) {
+	case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
+		return push_list(L, v->list, depth);
+	case TENSORFLOW__ATTR_VALUE__VALUE_S:
+		lua_pushlstring(L, (const char *)v->s.data, v->s.len);
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_I:
+		lua_pushinteger(L, v->i);
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_F:
+		lua_pushnumber(L, v->f);
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_B:
+		lua_pushboolean(L, v->b);
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_TYPE:
+		lge_pushdtype(L, v->type);
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_SHAPE:
+		push_shape_proto(L, v->shape);
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR:
+		lge_pushvalue(L, v->tensor);
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER:
+		lua_pushstring(L, v->placeholder ? v->placeholder : "");
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_FUNC:
+		push_func(L, v->func, depth);
+		break;
+	default:
+		lua_pushnil(L);
+	}
+	return k;
+}
+
+void lge_pushattr(lua_State *L, const Tensorflow__AttrValue *v)
+{
+	int k = push_attr(L, v, 0);
+	lua_pushstring(L, kind_name(k));
+}
+
+/* ------------------------------------------------------------ shapes */
+
+void lge_pushdims(lua_State *L, int rank, const int64_t *dims)
+{
+	if (rank < 0) {
+		lua_pushnil(L);
+		return;
+	}
+	lua_createtable(L, rank, 0);
+	for (int i = 0; i < rank; i++) {
+		lua_pushinteger(L, dims[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	luaL_setmetatable(L, LGE_SHAPE);
+}
+
+/* ge.shape(dims) -> a shape table; ge.shape() is the unknown rank. */
+static int m_shape(lua_State *L)
+{
+	if (lua_isnoneornil(L, 1)) {
+		lua_createtable(L, 0, 1);
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "unknown_rank");
+		luaL_setmetatable(L, LGE_SHAPE);
+		return 1;
+	}
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+	lua_createtable(L, (int)n, 0);
+	for (lua_Integer i = 1; i <= n; i++) {
+		int isint;
+		lua_rawgeti(L, 1, i);
+		lua_Integer d = lua_tointegerx(L, -1, &isint);
+		if (!isint || d < -1)
+			return luaL_argerror(
+				L, 1,
+				lua_pushfstring(L, "dim %d is not a size or -1",
+						(int)i));
+		lua_pop(L, 1);
+		lua_pushinteger(L, d);
+		lua_rawseti(L, -2, i);
+	}
+	luaL_setmetatable(L, LGE_SHAPE);
+	return 1;
+}
+
+static int shape_tostring(lua_State *L)
+{
+	luaL_Buffer b;
+	char tmp[32];
+	luaL_buffinit(L, &b);
+	luaL_addstring(&b, "shape [");
+	if (lua_getfield(L, 1, "unknown_rank") != LUA_TNIL &&
+	    lua_toboolean(L, -1)) {
+		lua_pop(L, 1);
+		luaL_addstring(&b, "*]");
+		luaL_pushresult(&b);
+		return 1;
+	}
+	lua_pop(L, 1);
+	lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+	for (lua_Integer i = 1; i <= n; i++) {
+		if (i > 1)
+			luaL_addchar(&b, ',');
+		lua_rawgeti(L, 1, i);
+		lua_Integer d = lua_tointeger(L, -1);
+		lua_pop(L, 1);
+		if (d < 0) {
+			luaL_addchar(&b, '?');
+		} else {
+			snprintf(tmp, sizeof tmp, "%lld", (long long)d);
+			luaL_addstring(&b, tmp);
+		}
+	}
+	luaL_addchar(&b, ']');
+	luaL_pushresult(&b);
+	return 1;
+}
+
+/* Shapes compare by value: same rank (or both unknown) and same dims. */
+static int shape_eq(lua_State *L)
+{
+	int eq = lua_type(L, 1) == LUA_TTABLE && lua_type(L, 2) == LUA_TTABLE;
+	if (eq) {
+		lua_getfield(L, 1, "unknown_rank");
+		lua_getfield(L, 2, "unknown_rank");
+		eq = lua_toboolean(L, -1) == lua_toboolean(L, -2) &&
+		     lua_rawlen(L, 1) == lua_rawlen(L, 2);
+		lua_pop(L, 2);
+	}
+	for (lua_Integer i = 1; eq && i <= (lua_Integer)lua_rawlen(L, 1); i++) {
+		lua_rawgeti(L, 1, i);
+		lua_rawgeti(L, 2, i);
+		eq = lua_rawequal(L, -1, -2);
+		lua_pop(L, 2);
+	}
+	lua_pushboolean(L, eq);
+	return 1;
+}
+
+static int func_tostring(lua_State *L)
+{
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	luaL_addstring(&b, "func ");
+	lua_getfield(L, 1, "name");
+	lge_addquoted(&b, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+							  : "");
+	lua_pop(L, 1);
+	luaL_pushresult(&b);
+	return 1;
+}
+
+/* ------------------------------------------------------------ building */
+
+/* Element tables for complex dtypes are {re, im} pairs, so a table is a
+ * leaf there when its first item is a number. */
+static int is_leaf(lua_State *L, int idx, const struct dtinfo *di)
+{
+	if (lua_type(L, idx) != LUA_TTABLE || lua_getmetatable(L, idx)) {
+		if (lua_type(L, idx) == LUA_TTABLE)
+			lua_pop(L, 1);
+		return 1;
+	}
+	if (di->cat == C_C64 || di->cat == C_C128) {
+		int t = lua_rawgeti(L, idx, 1);
+		lua_pop(L, 1);
+		return t == LUA_TNUMBER;
+	}
+	return 0;
+}
+
+struct flat {
+	int out;         /* stack index of the flat list */
+	lua_Integer m;   /* elements so far */
+	int64_t *dims;   /* NULL when the shape is given */
+	int rank;        /* levels recorded in dims */
+	int leafdepth;   /* depth of the leaves, -1 before the first */
+};
+
+static void flatten(lua_State *L, int idx, const struct dtinfo *di,
+		    struct flat *f, int depth)
+{
+	if (depth >= MAX_RANK)
+		luaL_error(L, "elements nested deeper than %d", MAX_RANK);
+	luaL_checkstack(L, 4, "elements nested too deeply");
+	lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+	if (f->dims) {
+		if (depth == f->rank)
+			f->dims[f->rank++] = n;
+		else if (f->dims[depth] != n)
+			luaL_error(L, "elements are ragged nested lists");
+	}
+	for (lua_Integer k = 1; k <= n; k++) {
+		lua_rawgeti(L, idx, k);
+		if (is_leaf(L, -1, di)) {
+			if (f->dims) {
+				if (f->leafdepth < 0)
+					f->leafdepth = depth;
+				else if (f->leafdepth != depth)
+					luaL_error(L, "elements are ragged "
+						      "nested lists");
+			}
+			lua_rawseti(L, f->out, ++f->m);
+		} else {
+			flatten(L, lua_gettop(L), di, f, depth + 1);
+			lua_pop(L, 1);
+		}
+	}
+}
+
+static int64_t check_range(lua_State *L, lua_Integer k, int64_t v,
+			   const struct dtinfo *di)
+{
+	if (di->bits < 64) {
+		int64_t lo = di->sign ? -((int64_t)1 << (di->bits - 1)) : 0;
+		int64_t hi = di->sign ? ((int64_t)1 << (di->bits - 1)) - 1
+				      : ((int64_t)1 << di->bits) - 1;
+		if (v < lo || v > hi)
+			luaL_error(L, "element %I: %I is out of range for %s",
+				   (LUAI_UACINT)k, (LUAI_UACINT)v,
+				   ge_dtype_name(di->dt));
+	}
+	return v;
+}
+
+/* Element k of the flat list at the top as a number pair, integer or
+ * string, checked against the dtype. */
+static void elem_num(lua_State *L, lua_Integer k, double *re, double *im)
+{
+	*im = 0;
+	if (lua_type(L, -1) == LUA_TTABLE) {
+		lua_rawgeti(L, -1, 1);
+		lua_rawgeti(L, -2, 2);
+		int ok = lua_type(L, -2) == LUA_TNUMBER &&
+			 (lua_type(L, -1) == LUA_TNUMBER || lua_isnil(L, -1));
+		if (!ok)
+			luaL_error(L, "element %d: expected {re, im}", (int)k);
+		*re = lua_tonumber(L, -2);
+		*im = lua_tonumber(L, -1);
+		lua_pop(L, 2);
+		return;
+	}
+	if (lua_type(L, -1) != LUA_TNUMBER)
+		luaL_error(L, "element %d: expected a number, got %s", (int)k,
+			   luaL_typename(L, -1));
+	*re = lua_tonumber(L, -1);
+}
+
+static int64_t elem_int(lua_State *L, lua_Integer k, const struct dtinfo *di)
+{
+	int isint;
+	lua_Integer v = lua_tointegerx(L, -1, &isint);
+	if (!isint || lua_type(L, -1) != LUA_TNUMBER)
+		luaL_error(L, "element %d: expected an integer, got %s", (int)k,
+			   lua_type(L, -1) == LUA_TNUMBER ? "a fraction"
+							  : luaL_typename(L, -1));
+	return check_range(L, k, v, di);
+}
+
+/* Appends element k (at the top) to b: as content bytes, or as one item
+ * of the typed field (the field's header is written by the caller). */
+static void put_elem(lua_State *L, lua_Integer k, const struct dtinfo *di,
+		     ge_buf *b, int content)
+{
+	double re, im;
+	uint32_t bits;
+	size_t len;
+	const char *s;
+	switch (di->cat) {
+	case C_FLOAT:
+		elem_num(L, k, &re, &im);
+		wr_le(b, bits_of_f32(re), 4);
+		break;
+	case C_DOUBLE:
+		elem_num(L, k, &re, &im);
+		wr_le(b, bits_of_f64(re), 8);
+		break;
+	case C_HALF:
+	case C_BF16:
+		elem_num(L, k, &re, &im);
+		bits = di->cat == C_HALF ? double_to_mini(re, 5, 10)
+					 : double_to_mini(re, 8, 7);
+		if (content)
+			wr_le(b, bits, 2);
+		else
+			ge_buf_varint(b, bits);
+		break;
+	case C_F8E5M2:
+		elem_num(L, k, &re, &im);
+		ge_buf_addc(b, (int)double_to_mini(re, 5, 2));
+		break;
+	case C_C64:
+		elem_num(L, k, &re, &im);
+		wr_le(b, bits_of_f32(re), 4);
+		wr_le(b, bits_of_f32(im), 4);
+		break;
+	case C_C128:
+		elem_num(L, k, &re, &im);
+		wr_le(b, bits_of_f64(re), 8);
+		wr_le(b, bits_of_f64(im), 8);
+		break;
+	case C_BOOL:
+		if (lua_type(L, -1) != LUA_TBOOLEAN)
+			luaL_error(L, "element %d: expected a boolean, got %s",
+				   (int)k, luaL_typename(L, -1));
+		if (content)
+			ge_buf_addc(b, lua_toboolean(L, -1));
+		else
+			ge_buf_varint(b, (uint64_t)lua_toboolean(L, -1));
+		break;
+	case C_STRING:
+		if (lua_type(L, -1) != LUA_TSTRING)
+			luaL_error(L, "element %d: expected a string, got %s",
+				   (int)k, luaL_typename(L, -1));
+		s = lua_tolstring(L, -1, &len);
+		ge_buf_lenfield(b, 8, s, len);
+		break;
+	default: {
+		int64_t v = elem_int(L, k, di);
+		if (content)
+			wr_le(b, (uint64_t)v, di->size);
+		else
+			ge_buf_varint(b, (uint64_t)v);
+	}
+	}
+}
+
+/* The typed field of each storage class, and its wire type. */
+static void typed_field(const struct dtinfo *di, uint32_t *field, int *packed)
+{
+	static const uint32_t fields[] = {
+		[C_FLOAT] = 5,  [C_DOUBLE] = 6, [C_HALF] = 13,  [C_BF16] = 13,
+		[C_INT] = 7,    [C_INT64] = 10, [C_UINT32] = 16,
+		[C_UINT64] = 17, [C_BOOL] = 11, [C_STRING] = 8,
+		[C_C64] = 9,    [C_C128] = 12,  [C_F8E5M2] = 18,
+		[C_F8E4M3FN] = 18,
+	};
+	*field = fields[di->cat];
+	*packed = di->cat != C_STRING;
+}
+
+/* ge.tensor_value(dtype [, shape [, elements]]) -> value
+ * elements: nil (zeros), one value (fills the shape) or a list, flat or
+ * nested; without a shape, the nesting gives it. */
+static int m_tensor_value(lua_State *L)
+{
+	int dt = lge_checkdtype(L, 1);
+	const struct dtinfo *di = dtinfo_of(dt);
+	if (!di || di->cat == C_F8E4M3FN || dt > 100)
+		return luaL_argerror(
+			L, 1,
+			lua_pushfstring(L, "cannot build values of dtype %s",
+					lua_tostring(L, 1)));
+	lua_settop(L, 3);
+	int64_t dims[MAX_RANK];
+	struct flat f = {0, 0, NULL, 0, -1};
+	lua_newtable(L);
+	f.out = 4;
+	if (lua_isnil(L, 2))
+		f.dims = dims;
+	if (!lua_isnil(L, 3)) {
+		if (is_leaf(L, 3, di)) {
+			lua_pushvalue(L, 3);
+			lua_rawseti(L, f.out, ++f.m);
+		} else {
+			flatten(L, 3, di, &f, 0);
+		}
+	}
+	int rank;
+	if (f.dims) {
+		rank = f.leafdepth >= 0 ? f.leafdepth + 1 : f.rank;
+	} else {
+		luaL_checktype(L, 2, LUA_TTABLE);
+		lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
+		if (n > MAX_RANK)
+			return luaL_argerror(L, 2, "too many dims");
+		rank = (int)n;
+		for (int i = 0; i < rank; i++) {
+			int isint;
+			lua_rawgeti(L, 2, i + 1);
+			dims[i] = lua_tointegerx(L, -1, &isint);
+			lua_pop(L, 1);
+			if (!isint || dims[i] < 0)
+				return luaL_argerror(
+					L, 2, "dims must be sizes (integers >= 0)");
+		}
+	}
+	int64_t n = 1;
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] && n > INT64_MAX / dims[i])
+			return luaL_error(L, "shape has too many elements");
+		n *= dims[i];
+	}
+	if (f.m > 1 && f.m != n)
+		return luaL_error(L,
+				  "%d elements given for a shape of %d "
+				  "elements",
+				  (int)f.m, (int)n);
+	ge_buf *b = lge_newbuf(L);
+	if (dt)
+		put_varint_field(b, 1, (uint64_t)dt);
+	size_t s = msg_begin(b);
+	for (int i = 0; i < rank; i++) {
+		size_t d = msg_begin(b);
+		if (dims[i])
+			put_varint_field(b, 1, (uint64_t)dims[i]);
+		msg_end(b, d, 2);
+	}
+	msg_end(b, s, 2);
+	/* Several values go to tensor_content, as TensorFlow writes arrays;
+	 * one value (a scalar, or a fill) goes to the typed field. */
+	int content = f.m > 1 && di->cat != C_STRING && di->size > 0;
+	uint32_t field;
+	int packed;
+	typed_field(di, &field, &packed);
+	if (f.m > 0) {
+		size_t p = 0;
+		if (content)
+			p = msg_begin(b);
+		else if (packed)
+			p = msg_begin(b);
+		for (lua_Integer k = 1; k <= f.m; k++) {
+			lua_rawgeti(L, f.out, k);
+			put_elem(L, k, di, b, content);
+			lua_pop(L, 1);
+		}
+		if (content)
+			msg_end(b, p, 4);
+		else if (packed)
+			msg_end(b, p, field);
+	}
+	lge_value *v = newvalue(L);
+	value_unpack(L, v, b->data, b->len);
+	return 1;
+}
+
+/* ------------------------------------------------------------ registration */
+
+static const luaL_Reg value_meta[] = {
+	{"__index", v_index},       {"__newindex", v_newindex},
+	{"__len", v_len},           {"__eq", v_eq},
+	{"__tostring", v_tostring}, {"__gc", v_gc},
+	{NULL, NULL},
+};
+
+static const luaL_Reg value_methods[] = {
+	{"totable", v_totable},
+	{NULL, NULL},
+};
+
+const luaL_Reg lge_attr_funcs[] = {
+	{"tensor_value", m_tensor_value},
+	{"shape", m_shape},
+	{NULL, NULL},
+};
+
+void lge_open_attr(lua_State *L)
+{
+	lge_newtype(L, LGE_VALUE, value_meta, value_methods);
+	lua_pop(L, 1);
+	luaL_newmetatable(L, LGE_SHAPE);
+	lua_pushcfunction(L, shape_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pushcfunction(L, shape_eq);
+	lua_setfield(L, -2, "__eq");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, LGE_FUNC);
+	lua_pushcfunction(L, func_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+	/* func tables -> their attr order, forgotten with the table */
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, FUNCORDER);
+	lua_createtable(L, 0, 1);
+	lua_pushliteral(L, "k");
+	lua_setfield(L, -2, "__mode");
+	lua_setmetatable(L, -2);
+	lua_pop(L, 1);
+}

@@ -1,0 +1,451 @@
+/*
+ * l_graph.c: the graph userdata (gerewrite.graph).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lge.h"
+
+/* Registry key of the metatable shared by the wrapper caches. */
+static const char WEAKV[] = "gerewrite.weakv";
+
+static void newcache(lua_State *L)
+{
+	lua_newtable(L);
+	if (luaL_newmetatable(L, WEAKV)) {
+		lua_pushliteral(L, "v");
+		lua_setfield(L, -2, "__mode");
+	}
+	lua_setmetatable(L, -2);
+}
+
+void lge_pushgraph(lua_State *L, ge_graph *g)
+{
+	lge_graph *G = lua_newuserdatauv(L, sizeof *G, 2);
+	G->g = NULL;
+	luaL_setmetatable(L, LGE_GRAPH);
+	G->g = g; /* from here __gc frees it */
+	newcache(L);
+	lua_setiuservalue(L, -2, 1);
+	newcache(L);
+	lua_setiuservalue(L, -2, 2);
+}
+
+lge_graph *lge_checkgraph(lua_State *L, int arg)
+{
+	lge_graph *G = luaL_checkudata(L, arg, LGE_GRAPH);
+	if (!G->g)
+		luaL_error(L, "graph is closed");
+	return G;
+}
+
+ge_graph *lge_checkanygraph(lua_State *L, int arg, lge_graph **owner)
+{
+	lge_graph *G;
+	lge_op *o;
+	lge_tensor *t;
+	if ((o = lge_testop(L, arg)))
+		G = o->owner;
+	else if ((t = lge_testtensor(L, arg)))
+		G = t->owner;
+	else
+		G = luaL_testudata(L, arg, LGE_GRAPH);
+	if (!G)
+		luaL_typeerror(L, arg, "gerewrite.graph, op or tensor");
+	if (!G->g)
+		luaL_error(L, "graph is closed");
+	if (owner)
+		*owner = G;
+	return G->g;
+}
+
+/* ------------------------------------------------------------ methods */
+
+/* g:ops() -> list of the live ops in node order */
+static int g_ops(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	size_t cap = ge_graph_capacity(g);
+	lua_createtable(L, (int)ge_graph_num_ops(g), 0);
+	lua_Integer k = 0;
+	for (size_t id = 0; id < cap; id++) {
+		if (!ge_op_alive(g, (ge_opid)id))
+			continue;
+		lge_pushop(L, 1, (ge_opid)id);
+		lua_rawseti(L, -2, ++k);
+	}
+	return 1;
+}
+
+/* g:op(name) -> op | nil */
+static int g_op(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	ge_opid id = ge_graph_find(g, luaL_checkstring(L, 2));
+	if (id == GE_NOOP)
+		return 0;
+	lge_pushop(L, 1, id);
+	return 1;
+}
+
+/* g:tensor("name:k" | "name") -> tensor | nil */
+static int g_tensor(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	const char *text = luaL_checkstring(L, 2);
+	ge_tref t;
+	int rc = ge_graph_find_tensor(g, text, &t);
+	if (rc == GE_ENOTFOUND)
+		return 0;
+	if (rc != GE_OK)
+		return luaL_argerror(
+			L, 2, lua_pushfstring(L, "malformed tensor name '%s'", text));
+	if (t.index == GE_CONTROL)
+		return luaL_argerror(
+			L, 2,
+			lua_pushfstring(L, "'%s' names an op, not a tensor", text));
+	if (!lge_output_ok(g, t.op, t.index))
+		return 0;
+	lge_pushtensor(L, 1, t);
+	return 1;
+}
+
+/* Inputs, control inputs and attrs are checked and encoded before the op
+ * is created, so a bad argument leaves the graph untouched. */
+struct pending_attr {
+	const char *name; /* held by the key list on the stack */
+	size_t off, len;
+};
+
+static int cmp_attr(const void *a, const void *b)
+{
+	return strcmp(((const struct pending_attr *)a)->name,
+		      ((const struct pending_attr *)b)->name);
+}
+
+/* g:add_op{type=, name=, inputs=, control_inputs=, attrs=, attr_kinds=,
+ * device=} -> op */
+static int g_add_op(lua_State *L)
+{
+	lge_graph *G = lge_checkgraph(L, 1);
+	ge_graph *g = G->g;
+	ge_error err;
+	luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 2);
+	const char *type = lge_optfield(L, 2, "type");
+	const char *name = lge_optfield(L, 2, "name");
+	const char *device = lge_optfield(L, 2, "device");
+	if (!type || !*type)
+		return luaL_argerror(L, 2, "field 'type' is required");
+	if (name && !*name)
+		return luaL_argerror(L, 2, "field 'name' cannot be empty");
+	if (name && ge_graph_find(g, name) != GE_NOOP)
+		return luaL_error(L, "an op named '%s' already exists", name);
+
+	/* inputs (3), data refs (4), control ops (5) */
+	int t = lua_getfield(L, 2, "inputs");
+	if (t != LUA_TNIL && t != LUA_TTABLE)
+		return luaL_argerror(L, 2, "field 'inputs' must be a list");
+	size_t nin = t == LUA_TTABLE ? lua_rawlen(L, 3) : 0;
+	t = lua_getfield(L, 2, "control_inputs");
+	if (t != LUA_TNIL && t != LUA_TTABLE)
+		return luaL_argerror(L, 2, "field 'control_inputs' must be a list");
+	size_t nci = t == LUA_TTABLE ? lua_rawlen(L, 4) : 0;
+	ge_tref *in = lua_newuserdatauv(L, (nin + 1) * sizeof *in, 0); /* 5 */
+	ge_opid *ctl = lua_newuserdatauv(L, (nin + nci + 1) * sizeof *ctl,
+					 0); /* 6 */
+	size_t n_data = 0, n_ctl = 0;
+	for (size_t i = 0; i < nin; i++) {
+		ge_tref r;
+		lua_rawgeti(L, 3, (lua_Integer)i + 1);
+		const char *why = lge_totensorin(L, -1, G, 1, &r);
+		if (why)
+			return luaL_argerror(
+				L, 2,
+				lua_pushfstring(L, "inputs[%d]: %s", (int)i + 1, why));
+		lua_pop(L, 1);
+		if (r.index == GE_CONTROL)
+			ctl[n_ctl++] = r.op;
+		else
+			in[n_data++] = r;
+	}
+	for (size_t i = 0; i < nci; i++) {
+		ge_opid c;
+		lua_rawgeti(L, 4, (lua_Integer)i + 1);
+		const char *why = lge_toopin(L, -1, G, &c);
+		if (why)
+			return luaL_argerror(
+				L, 2,
+				lua_pushfstring(L, "control_inputs[%d]: %s",
+						(int)i + 1, why));
+		lua_pop(L, 1);
+		ctl[n_ctl++] = c;
+	}
+	for (size_t i = 0; i < n_ctl; i++)
+		for (size_t j = 0; j < i; j++)
+			if (ctl[i] == ctl[j])
+				return luaL_argerror(
+					L, 2,
+					lua_pushfstring(
+						L, "control input '%s' given twice",
+						ge_op_name(g, ctl[i])));
+
+	/* attrs (7), attr_kinds (8), names (9), encodings (10), list (11) */
+	t = lua_getfield(L, 2, "attrs");
+	if (t != LUA_TNIL && t != LUA_TTABLE)
+		return luaL_argerror(L, 2, "field 'attrs' must be a table");
+	t = lua_getfield(L, 2, "attr_kinds");
+	if (t != LUA_TNIL && t != LUA_TTABLE)
+		return luaL_argerror(L, 2, "field 'attr_kinds' must be a table");
+	lua_newtable(L);
+	ge_buf *enc = lge_newbuf(L);
+	size_t na = 0;
+	if (lua_type(L, 7) == LUA_TTABLE) {
+		lua_pushnil(L);
+		while (lua_next(L, 7)) {
+			lua_pop(L, 1);
+			if (lua_type(L, -1) != LUA_TSTRING)
+				return luaL_argerror(L, 2,
+						     "attr names must be strings");
+			lua_pushvalue(L, -1);
+			lua_rawseti(L, 9, (lua_Integer)++na);
+		}
+	}
+	struct pending_attr *pa =
+		lua_newuserdatauv(L, (na + 1) * sizeof *pa, 0); /* 11 */
+	for (size_t i = 0; i < na; i++) {
+		lua_rawgeti(L, 9, (lua_Integer)i + 1);
+		pa[i].name = lua_tostring(L, -1);
+		lua_pop(L, 1);
+	}
+	/* sorted, so the NodeDef never depends on table order */
+	qsort(pa, na, sizeof *pa, cmp_attr);
+	for (size_t i = 0; i < na; i++) {
+		const char *kind = NULL;
+		if (lua_type(L, 8) == LUA_TTABLE) {
+			if (lua_getfield(L, 8, pa[i].name) == LUA_TSTRING)
+				kind = lua_tostring(L, -1);
+			lua_pop(L, 1); /* held by attr_kinds */
+		}
+		lua_getfield(L, 7, pa[i].name);
+		pa[i].off = enc->len;
+		lge_encodeattr(L, -1, pa[i].name, kind,
+			       lge_opdefkind(g, type, pa[i].name), enc);
+		pa[i].len = enc->len - pa[i].off;
+		lua_pop(L, 1);
+	}
+
+	/* Now change the graph. */
+	if (!name)
+		name = ge_graph_unique_name(g, type);
+	ge_opid id = ge_graph_add_op(g, name, type, &err);
+	if (id == GE_NOOP)
+		return lge_raise(L, &err);
+	for (size_t i = 0; i < n_data; i++)
+		if (ge_op_add_input(g, id, in[i], &err) != GE_OK)
+			goto fail;
+	for (size_t i = 0; i < n_ctl; i++)
+		if (ge_op_add_control_input(g, id, ctl[i], &err) != GE_OK)
+			goto fail;
+	for (size_t i = 0; i < na; i++)
+		ge_op_set_attr_raw(g, id, pa[i].name, enc->data + pa[i].off,
+				   pa[i].len);
+	if (device)
+		ge_op_set_device(g, id, device);
+	lge_pushop(L, 1, id);
+	return 1;
+fail:
+	ge_graph_remove_op(g, id, 1, NULL);
+	return lge_raise(L, &err);
+}
+
+/* g:remove_op(op | name [, {force=true}]) */
+static int g_remove_op(lua_State *L)
+{
+	lge_graph *G = lge_checkgraph(L, 1);
+	ge_opid id = lge_checkopin(L, 2, G);
+	int force = 0;
+	if (!lua_isnoneornil(L, 3)) {
+		luaL_checktype(L, 3, LUA_TTABLE);
+		lua_getfield(L, 3, "force");
+		force = lua_toboolean(L, -1);
+		lua_pop(L, 1);
+	}
+	ge_error err;
+	if (ge_graph_remove_op(G->g, id, force, &err) != GE_OK)
+		return lge_raise(L, &err);
+	return 0;
+}
+
+/* g:unique_name(name) -> name */
+static int g_unique_name(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	const char *name = luaL_checkstring(L, 2);
+	if (!*name)
+		return luaL_argerror(L, 2, "name cannot be empty");
+	lua_pushstring(L, ge_graph_unique_name(g, name));
+	return 1;
+}
+
+/* g:validate() -> true | false, {problem, ...} */
+static int g_validate(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	ge_buf *b = lge_newbuf(L);
+	size_t n = ge_graph_validate(g, b);
+	if (n == 0) {
+		lua_pushboolean(L, 1);
+		return 1;
+	}
+	lua_pushboolean(L, 0);
+	lua_newtable(L);
+	const char *p = (const char *)b->data, *end = p + b->len;
+	lua_Integer k = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (len) {
+			lua_pushlstring(L, p, len);
+			lua_rawseti(L, -2, ++k);
+		}
+		p += len + 1;
+	}
+	return 2;
+}
+
+/* g:save(path [, {format=, overwrite=}]) -> true | nil, err */
+static int g_save(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	const char *path = luaL_checkstring(L, 2);
+	ge_save_opts o = {GE_FMT_AUTO, 0};
+	if (!lua_isnoneornil(L, 3)) {
+		luaL_checktype(L, 3, LUA_TTABLE);
+		lua_getfield(L, 3, "format");
+		o.format = lge_checkformat(L, -1);
+		lua_getfield(L, 3, "overwrite");
+		o.overwrite = lua_toboolean(L, -1);
+		lua_pop(L, 2);
+	}
+	ge_error err;
+	if (ge_save(g, path, &o, &err) != GE_OK)
+		return lge_fail(L, &err);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* g:serialize([format]) -> bytes */
+static int g_serialize(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	ge_format f = lge_checkformat(L, 2);
+	ge_buf *b = lge_newbuf(L);
+	ge_error err;
+	if (ge_serialize(g, f, b, &err) != GE_OK)
+		return lge_raise(L, &err);
+	lua_pushlstring(L, (const char *)b->data, b->len);
+	return 1;
+}
+
+/* g:clone() -> a deep copy */
+static int g_clone(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	lge_pushgraph(L, ge_graph_clone(g));
+	return 1;
+}
+
+/* g:close(): frees the graph now; its ops and tensors become unusable.
+ * Also the __close and __gc metamethods. */
+static int g_close(lua_State *L)
+{
+	lge_graph *G = luaL_checkudata(L, 1, LGE_GRAPH);
+	if (G->g)
+		ge_graph_free(G->g);
+	G->g = NULL;
+	return 0;
+}
+
+/* ------------------------------------------------------------ metamethods */
+
+static int g_len(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)ge_graph_num_ops(lge_checkgraph(L, 1)->g));
+	return 1;
+}
+
+static int g_tostring(lua_State *L)
+{
+	lge_graph *G = luaL_checkudata(L, 1, LGE_GRAPH);
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	luaL_addstring(&b, "graph ");
+	if (!G->g) {
+		luaL_addstring(&b, "(closed)");
+	} else {
+		char tmp[64];
+		size_t n = ge_graph_num_ops(G->g);
+		lge_addquoted(&b, ge_graph_name(G->g));
+		snprintf(tmp, sizeof tmp, " (%zu op%s)", n, n == 1 ? "" : "s");
+		luaL_addstring(&b, tmp);
+	}
+	luaL_pushresult(&b);
+	return 1;
+}
+
+static int g_index(lua_State *L)
+{
+	const char *key = lua_tostring(L, 2);
+	if (key && !strcmp(key, "name")) {
+		lua_pushstring(L, ge_graph_name(lge_checkgraph(L, 1)->g));
+		return 1;
+	}
+	lge_pushmethod(L, 1, 2);
+	return 1;
+}
+
+static int g_newindex(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	const char *key = lua_tostring(L, 2);
+	if (key && !strcmp(key, "name")) {
+		ge_graph_set_name(g, luaL_checkstring(L, 3));
+		return 0;
+	}
+	return luaL_error(L, "cannot set field '%s' of a graph (only name)",
+			  key ? key : luaL_typename(L, 2));
+}
+
+static const luaL_Reg graph_meta[] = {
+	{"__index", g_index},
+	{"__newindex", g_newindex},
+	{"__len", g_len},
+	{"__tostring", g_tostring},
+	{"__gc", g_close},
+	{"__close", g_close},
+	{NULL, NULL},
+};
+
+static const luaL_Reg graph_methods[] = {
+	{"ops", g_ops},
+	{"op", g_op},
+	{"tensor", g_tensor},
+	{"add_op", g_add_op},
+	{"remove_op", g_remove_op},
+	{"unique_name", g_unique_name},
+	{"validate", g_validate},
+	{"save", g_save},
+	{"serialize", g_serialize},
+	{"clone", g_clone},
+	{"close", g_close},
+	{NULL, NULL},
+};
+
+void lge_open_graph(lua_State *L)
+{
+	lge_newtype(L, LGE_GRAPH, graph_meta, graph_methods);
+	lua_pop(L, 1);
+}

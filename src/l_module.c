@@ -1,0 +1,372 @@
+/*
+ * l_module.c: the "gerewrite" module table (ge.load, ge.graph, ge.parse,
+ * ge.type), the plumbing shared by the binding files, and the loader of
+ * the Lua files built into the program.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lge.h"
+
+/* ------------------------------------------------------------ plumbing */
+
+static int buf_gc(lua_State *L)
+{
+	ge_buf_free(lua_touserdata(L, 1));
+	return 0;
+}
+
+ge_buf *lge_newbuf(lua_State *L)
+{
+	ge_buf *b = lua_newuserdatauv(L, sizeof *b, 0);
+	b->data = NULL;
+	b->len = b->cap = 0;
+	if (luaL_newmetatable(L, "gerewrite.buf")) {
+		lua_pushcfunction(L, buf_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	return b;
+}
+
+int lge_raise(lua_State *L, const ge_error *err)
+{
+	return luaL_error(L, "%s", err->msg);
+}
+
+int lge_fail(lua_State *L, const ge_error *err)
+{
+	luaL_pushfail(L);
+	lua_pushstring(L, err->msg);
+	return 2;
+}
+
+void lge_addquoted(luaL_Buffer *b, const char *s)
+{
+	luaL_addchar(b, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			luaL_addchar(b, '\\');
+			luaL_addchar(b, (char)c);
+		} else if (c < 0x20 || c == 0x7f) {
+			char esc[8];
+			snprintf(esc, sizeof esc, "\\x%02x", c);
+			luaL_addstring(b, esc);
+		} else {
+			luaL_addchar(b, (char)c);
+		}
+	}
+	luaL_addchar(b, '"');
+}
+
+void lge_newtype(lua_State *L, const char *tname, const luaL_Reg *meta,
+		 const luaL_Reg *methods)
+{
+	luaL_newmetatable(L, tname);
+	if (meta)
+		luaL_setfuncs(L, meta, 0);
+	if (lua_getfield(L, -1, "__methods") != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_newtable(L);
+		lua_pushvalue(L, -1);
+		lua_setfield(L, -3, "__methods");
+	}
+	if (methods)
+		luaL_setfuncs(L, methods, 0);
+	lua_pop(L, 1);
+}
+
+int lge_pushmethod(lua_State *L, int obj, int key)
+{
+	key = lua_absindex(L, key);
+	if (!lua_getmetatable(L, obj)) {
+		lua_pushnil(L);
+		return LUA_TNIL;
+	}
+	if (lua_getfield(L, -1, "__methods") != LUA_TTABLE) {
+		lua_pop(L, 2);
+		lua_pushnil(L);
+		return LUA_TNIL;
+	}
+	lua_pushvalue(L, key);
+	int t = lua_rawget(L, -2);
+	lua_replace(L, -3);
+	lua_pop(L, 1);
+	return t;
+}
+
+const char *lge_optfield(lua_State *L, int idx, const char *k)
+{
+	int t = lua_getfield(L, idx, k);
+	if (t == LUA_TNIL) {
+		lua_pop(L, 1);
+		return NULL;
+	}
+	if (t != LUA_TSTRING)
+		luaL_error(L, "field '%s' must be a string (got %s)", k,
+			   luaL_typename(L, -1));
+	/* The table still holds the string, so the pointer stays valid. */
+	const char *s = lua_tostring(L, -1);
+	lua_pop(L, 1);
+	return s;
+}
+
+/* ------------------------------------------------------------ embedded Lua */
+
+int lge_loadlua(lua_State *L, const char *path)
+{
+	const char *dir = getenv("GEREWRITE_LUA_DIR");
+	if (dir && *dir) {
+		const char *full = lua_pushfstring(L, "%s/%s", dir, path);
+		int st = luaL_loadfilex(L, full, "t");
+		lua_remove(L, -2);
+		return st;
+	}
+	for (const struct lge_embedded *e = lge_embedded; e->path; e++) {
+		if (strcmp(e->path, path) != 0)
+			continue;
+		lua_pushfstring(L, "@<builtin>/%s", path);
+		int st = luaL_loadbufferx(L, (const char *)e->data, e->len,
+					  lua_tostring(L, -1), "t");
+		lua_remove(L, -2);
+		return st;
+	}
+	lua_pushfstring(L, "no built-in Lua file '%s'", path);
+	return LUA_ERRFILE;
+}
+
+static int embedded_loader(lua_State *L)
+{
+	const char *name = luaL_checkstring(L, 1);
+	const char *path = lua_tostring(L, lua_upvalueindex(1));
+	if (lge_loadlua(L, path) != LUA_OK)
+		return luaL_error(L, "error loading module '%s': %s", name,
+				  lua_tostring(L, -1));
+	lua_pushstring(L, name);
+	lua_call(L, 1, 1);
+	return 1;
+}
+
+void lge_preload(lua_State *L)
+{
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+	lua_pushcfunction(L, luaopen_gerewrite);
+	lua_setfield(L, -2, "gerewrite");
+	for (const struct lge_embedded *e = lge_embedded; e->path; e++) {
+		size_t n = strlen(e->path);
+		/* gerewrite.lua is the prelude of the C module, not a module */
+		if (!strcmp(e->path, "gerewrite.lua") || n < 5 ||
+		    strcmp(e->path + n - 4, ".lua") != 0)
+			continue;
+		luaL_Buffer b;
+		luaL_buffinit(L, &b);
+		for (size_t i = 0; i < n - 4; i++)
+			luaL_addchar(&b, e->path[i] == '/' ? '.' : e->path[i]);
+		luaL_pushresult(&b);
+		lua_pushstring(L, e->path);
+		lua_pushcclosure(L, embedded_loader, 1);
+		lua_settable(L, -3);
+	}
+	lua_pop(L, 1);
+}
+
+/* ------------------------------------------------------------ module */
+
+ge_format lge_checkformat(lua_State *L, int idx)
+{
+	if (lua_isnoneornil(L, idx))
+		return GE_FMT_AUTO;
+	if (lua_type(L, idx) != LUA_TSTRING)
+		luaL_error(L, "a format must be a string (got %s)",
+			   luaL_typename(L, idx));
+	const char *name = lua_tostring(L, idx);
+	ge_format f;
+	if (ge_format_from_name(name, &f) != GE_OK)
+		luaL_error(L,
+			   "unknown format '%s' (expected graphdef, "
+			   "graphdef-text, meta, meta-text, savedmodel, "
+			   "savedmodel-text, tfjs or auto)",
+			   name);
+	return f;
+}
+
+/* [-0, +0, v] Reads {format=, tags=} at idx into o; tags may be a string
+ * ("serve,gpu") or a list of strings, left on the stack at the top. */
+static void loadopts(lua_State *L, int idx, ge_load_opts *o)
+{
+	o->format = GE_FMT_AUTO;
+	o->tags = NULL;
+	if (lua_isnoneornil(L, idx))
+		return;
+	luaL_checktype(L, idx, LUA_TTABLE);
+	lua_getfield(L, idx, "format");
+	o->format = lge_checkformat(L, -1);
+	lua_pop(L, 1);
+	int t = lua_getfield(L, idx, "tags");
+	if (t == LUA_TSTRING) {
+		o->tags = lua_tostring(L, -1); /* stays on the stack */
+	} else if (t == LUA_TTABLE) {
+		luaL_Buffer b;
+		int tbl = lua_gettop(L);
+		lua_Integer n = luaL_len(L, tbl);
+		luaL_buffinit(L, &b);
+		for (lua_Integer i = 1; i <= n; i++) {
+			if (lua_geti(L, tbl, i) != LUA_TSTRING)
+				luaL_error(L, "option 'tags' must list strings");
+			if (i > 1)
+				luaL_addchar(&b, ',');
+			luaL_addvalue(&b);
+		}
+		luaL_pushresult(&b);
+		o->tags = lua_tostring(L, -1);
+	} else if (t != LUA_TNIL) {
+		luaL_error(L, "option 'tags' must be a string or a list (got %s)",
+			   luaL_typename(L, -1));
+	}
+}
+
+/* A graph's memory is invisible to Lua's collector, which sees a small
+ * userdata: a script loading models in a loop would pile up graphs before
+ * a collection runs.  Counting the model's bytes as Lua allocations makes
+ * the collector keep pace. */
+static void gc_pressure(lua_State *L, size_t bytes)
+{
+	size_t kb = bytes / 1024;
+	if (kb > 0)
+		lua_gc(L, LUA_GCSTEP, kb > INT32_MAX ? INT32_MAX : (int)kb);
+}
+
+/* ge.load(path [, {format=, tags=}]) -> graph | nil, err */
+static int m_load(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	ge_load_opts o;
+	loadopts(L, 2, &o);
+	/* the file's size, or a SavedModel's saved_model.pb */
+	struct stat st;
+	size_t size = 0;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		size = (size_t)st.st_size;
+	else if (stat(lua_pushfstring(L, "%s/saved_model.pb", path), &st) == 0)
+		size = (size_t)st.st_size;
+	lua_settop(L, 2);
+	ge_graph *g = NULL;
+	ge_error err;
+	if (ge_load(path, &o, &g, &err) != GE_OK)
+		return lge_fail(L, &err);
+	lge_pushgraph(L, g);
+	gc_pressure(L, size);
+	return 1;
+}
+
+/* ge.graph() -> a new empty graph */
+static int m_graph(lua_State *L)
+{
+	lge_pushgraph(L, ge_graph_new());
+	return 1;
+}
+
+/* ge.parse(bytes [, format [, {tags=}]]) -> graph | nil, err */
+static int m_parse(lua_State *L)
+{
+	size_t len;
+	const char *s = luaL_checklstring(L, 1, &len);
+	ge_format f = lge_checkformat(L, 2);
+	ge_load_opts o;
+	loadopts(L, 3, &o);
+	o.format = f;
+	ge_graph *g = NULL;
+	ge_error err;
+	if (ge_parse((const uint8_t *)s, len, f, "<string>", &o, &g, &err) !=
+	    GE_OK)
+		return lge_fail(L, &err);
+	lge_pushgraph(L, g);
+	gc_pressure(L, len);
+	return 1;
+}
+
+/* ge.type(x) -> "graph" | "op" | "tensor" | "value" | "shape" | "func" |
+ * nil: what kind of gerewrite object x is. */
+static int m_type(lua_State *L)
+{
+	static const struct {
+		const char *tname, *name;
+	} types[] = {
+		{LGE_GRAPH, "graph"}, {LGE_OP, "op"},       {LGE_TENSOR, "tensor"},
+		{LGE_VALUE, "value"}, {LGE_SHAPE, "shape"}, {LGE_FUNC, "func"},
+	};
+	luaL_checkany(L, 1);
+	if (!lua_getmetatable(L, 1)) {
+		luaL_pushfail(L);
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+		luaL_getmetatable(L, types[i].tname);
+		int same = lua_rawequal(L, -1, -2);
+		lua_pop(L, 1);
+		if (same) {
+			lua_pushstring(L, types[i].name);
+			return 1;
+		}
+	}
+	luaL_pushfail(L);
+	return 1;
+}
+
+static const luaL_Reg funcs[] = {
+	{"load", m_load},
+	{"graph", m_graph},
+	{"parse", m_parse},
+	{"type", m_type},
+	{NULL, NULL},
+};
+
+/* Binding files beyond the core types (graph_editor's modules, match,
+ * ...) register here: each opener runs once with the module table at the
+ * top of the stack, after the core types and before the Lua prelude, and
+ * must leave the stack as it found it.  Declare them in lge.h. */
+static void (*const openers[])(lua_State *L) = {
+	NULL,
+};
+
+int luaopen_gerewrite(lua_State *L)
+{
+	static const struct {
+		const char *tname, *field;
+	} method_tables[] = {
+		{LGE_GRAPH, "Graph"},
+		{LGE_OP, "Op"},
+		{LGE_TENSOR, "Tensor"},
+		{LGE_VALUE, "Value"},
+	};
+	lge_open_graph(L);
+	lge_open_op(L);
+	lge_open_tensor(L);
+	lge_open_attr(L);
+	luaL_newlib(L, funcs);
+	luaL_setfuncs(L, lge_attr_funcs, 0);
+	lua_pushliteral(L, PACKAGE_VERSION);
+	lua_setfield(L, -2, "version");
+	/* The method tables, so Lua code can add methods to every object. */
+	for (size_t i = 0; i < sizeof method_tables / sizeof method_tables[0];
+	     i++) {
+		luaL_getmetatable(L, method_tables[i].tname);
+		lua_getfield(L, -1, "__methods");
+		lua_setfield(L, -3, method_tables[i].field);
+		lua_pop(L, 1);
+	}
+	for (size_t i = 0; openers[i]; i++) {
+		int top = lua_gettop(L);
+		openers[i](L);
+		lua_settop(L, top);
+	}
+	if (lge_loadlua(L, "gerewrite.lua") != LUA_OK)
+		return lua_error(L);
+	lua_pushvalue(L, -2);
+	lua_call(L, 1, 0);
+	return 1;
+}

@@ -1,0 +1,430 @@
+/*
+ * l_op.c: the op userdata (gerewrite.op).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "lge.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+
+void lge_pushop(lua_State *L, int gidx, ge_opid id)
+{
+	gidx = lua_absindex(L, gidx);
+	lua_getiuservalue(L, gidx, 1);
+	if (lua_rawgeti(L, -1, (lua_Integer)id) != LUA_TNIL) {
+		lua_remove(L, -2);
+		return;
+	}
+	lua_pop(L, 1);
+	lge_op *o = lua_newuserdatauv(L, sizeof *o, 1);
+	o->owner = lua_touserdata(L, gidx);
+	o->id = id;
+	luaL_setmetatable(L, LGE_OP);
+	lua_pushvalue(L, gidx);
+	lua_setiuservalue(L, -2, 1);
+	lua_pushvalue(L, -1);
+	lua_rawseti(L, -3, (lua_Integer)id);
+	lua_remove(L, -2);
+}
+
+void lge_pushopordangling(lua_State *L, int gidx, ge_opid id,
+			  const char *dangling)
+{
+	if (id == GE_NOOP)
+		lua_pushstring(L, dangling ? dangling : "");
+	else
+		lge_pushop(L, gidx, id);
+}
+
+lge_op *lge_testop(lua_State *L, int arg)
+{
+	return luaL_testudata(L, arg, LGE_OP);
+}
+
+lge_op *lge_checkop(lua_State *L, int arg)
+{
+	lge_op *o = luaL_checkudata(L, arg, LGE_OP);
+	if (!o->owner->g)
+		luaL_error(L, "the op's graph is closed");
+	if (!ge_op_alive(o->owner->g, o->id))
+		luaL_error(L, "op '%s' was removed from the graph",
+			   ge_op_name(o->owner->g, o->id));
+	return o;
+}
+
+const char *lge_toopin(lua_State *L, int idx, lge_graph *G, ge_opid *out)
+{
+	if (lua_type(L, idx) == LUA_TSTRING) {
+		const char *name = lua_tostring(L, idx);
+		ge_opid id = ge_graph_find(G->g, name + (name[0] == '^'));
+		if (id == GE_NOOP)
+			return lua_pushfstring(L, "no op named '%s'",
+					       name + (name[0] == '^'));
+		*out = id;
+		return NULL;
+	}
+	lge_op *o = lge_testop(L, idx);
+	if (!o)
+		return lua_pushfstring(L, "gerewrite.op or op name expected, got %s",
+				       luaL_typename(L, idx));
+	if (o->owner != G)
+		return lua_pushfstring(L, "op '%s' belongs to another graph",
+				       o->owner->g ? ge_op_name(o->owner->g, o->id)
+						   : "?");
+	if (!ge_op_alive(G->g, o->id))
+		return lua_pushfstring(L, "op '%s' was removed from the graph",
+				       ge_op_name(G->g, o->id));
+	*out = o->id;
+	return NULL;
+}
+
+ge_opid lge_checkopin(lua_State *L, int arg, lge_graph *G)
+{
+	ge_opid id;
+	const char *why = lge_toopin(L, arg, G, &id);
+	if (why)
+		luaL_argerror(L, arg, why);
+	return id;
+}
+
+/* Pushes the graph userdata of the op at 1 and returns its index. */
+static int owner_index(lua_State *L)
+{
+	lua_getiuservalue(L, 1, 1);
+	return lua_gettop(L);
+}
+
+/* ------------------------------------------------------------ properties */
+
+static void push_inputs(lua_State *L, lge_op *o, int gidx)
+{
+	ge_graph *g = o->owner->g;
+	size_t n = ge_op_num_inputs(g, o->id);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		ge_tref t = ge_op_input(g, o->id, i);
+		if (t.op == GE_NOOP)
+			lua_pushstring(L, ge_op_dangling_input(g, o->id, i));
+		else
+			lge_pushtensor(L, gidx, t);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+}
+
+static void push_outputs(lua_State *L, lge_op *o, int gidx)
+{
+	int n = ge_op_num_outputs(o->owner->g, o->id);
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lge_pushtensor(L, gidx, (ge_tref){o->id, i});
+		lua_rawseti(L, -2, i + 1);
+	}
+}
+
+static void push_control_inputs(lua_State *L, lge_op *o, int gidx)
+{
+	ge_graph *g = o->owner->g;
+	size_t nin = ge_op_num_inputs(g, o->id);
+	size_t n = ge_op_num_control_inputs(g, o->id);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		ge_opid c = ge_op_control_input(g, o->id, i);
+		const char *d = NULL;
+		if (c == GE_NOOP) {
+			d = ge_op_dangling_input(g, o->id, nin + i);
+			if (d && d[0] == '^')
+				d++;
+		}
+		lge_pushopordangling(L, gidx, c, d);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+}
+
+static int op_index(lua_State *L)
+{
+	const char *key = lua_tostring(L, 2);
+	if (lua_type(L, 2) == LUA_TSTRING) {
+		if (!strcmp(key, "name") || !strcmp(key, "type") ||
+		    !strcmp(key, "device") || !strcmp(key, "graph") ||
+		    !strcmp(key, "inputs") || !strcmp(key, "outputs") ||
+		    !strcmp(key, "control_inputs")) {
+			lge_op *o = lge_checkop(L, 1);
+			ge_graph *g = o->owner->g;
+			int gidx = owner_index(L);
+			switch (key[0]) {
+			case 'n':
+				lua_pushstring(L, ge_op_name(g, o->id));
+				break;
+			case 't':
+				lua_pushstring(L, ge_op_type(g, o->id));
+				break;
+			case 'd':
+				lua_pushstring(L, ge_op_device(g, o->id));
+				break;
+			case 'g':
+				lua_pushvalue(L, gidx);
+				break;
+			case 'i':
+				push_inputs(L, o, gidx);
+				break;
+			case 'o':
+				push_outputs(L, o, gidx);
+				break;
+			default:
+				push_control_inputs(L, o, gidx);
+			}
+			return 1;
+		}
+	}
+	lge_pushmethod(L, 1, 2);
+	return 1;
+}
+
+static int op_newindex(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	const char *key = lua_tostring(L, 2);
+	if (key && !strcmp(key, "name")) {
+		ge_error err;
+		if (ge_op_set_name(o->owner->g, o->id, luaL_checkstring(L, 3),
+				   &err) != GE_OK)
+			return lge_raise(L, &err);
+		return 0;
+	}
+	if (key && !strcmp(key, "device")) {
+		ge_op_set_device(o->owner->g, o->id, luaL_checkstring(L, 3));
+		return 0;
+	}
+	return luaL_error(L,
+			  "cannot set field '%s' of an op (only name and "
+			  "device)",
+			  key ? key : luaL_typename(L, 2));
+}
+
+static int op_tostring(lua_State *L)
+{
+	lge_op *o = luaL_checkudata(L, 1, LGE_OP);
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	luaL_addstring(&b, "op ");
+	if (!o->owner->g) {
+		luaL_addstring(&b, "(graph closed)");
+	} else {
+		luaL_addstring(&b, ge_op_type(o->owner->g, o->id));
+		luaL_addchar(&b, ' ');
+		lge_addquoted(&b, ge_op_name(o->owner->g, o->id));
+		if (!ge_op_alive(o->owner->g, o->id))
+			luaL_addstring(&b, " (removed)");
+	}
+	luaL_pushresult(&b);
+	return 1;
+}
+
+/* ------------------------------------------------------------ methods */
+
+/* op:output(k) -> tensor (k counts from 0) */
+static int op_output(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	lua_Integer k = luaL_checkinteger(L, 2);
+	if (k < 0 || k > 0x7fffffff || !lge_output_ok(o->owner->g, o->id, (int)k))
+		return luaL_argerror(
+			L, 2,
+			lua_pushfstring(L, "op '%s' has no output %I (it has %d)",
+					ge_op_name(o->owner->g, o->id),
+					(LUAI_UACINT)k,
+					ge_op_num_outputs(o->owner->g, o->id)));
+	lge_pushtensor(L, owner_index(L), (ge_tref){o->id, (int32_t)k});
+	return 1;
+}
+
+static size_t check_slot(lua_State *L, lge_op *o, int arg)
+{
+	lua_Integer i = luaL_checkinteger(L, arg);
+	size_t n = ge_op_num_inputs(o->owner->g, o->id);
+	if (i < 0 || (lua_Unsigned)i >= n)
+		luaL_argerror(L, arg,
+			      lua_pushfstring(L,
+					      "op '%s' has no input %I (it has "
+					      "%d; they count from 0)",
+					      ge_op_name(o->owner->g, o->id),
+					      (LUAI_UACINT)i, (int)n));
+	return (size_t)i;
+}
+
+/* op:input(i) -> tensor (i counts from 0), or the name of a missing one */
+static int op_input(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	size_t i = check_slot(L, o, 2);
+	ge_tref t = ge_op_input(o->owner->g, o->id, i);
+	if (t.op == GE_NOOP)
+		lua_pushstring(L, ge_op_dangling_input(o->owner->g, o->id, i));
+	else
+		lge_pushtensor(L, owner_index(L), t);
+	return 1;
+}
+
+/* op:set_input(i, tensor | "name:k") */
+static int op_set_input(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	size_t i = check_slot(L, o, 2);
+	ge_tref t = lge_checktensorin(L, 3, o->owner, 0);
+	ge_error err;
+	if (ge_op_set_input(o->owner->g, o->id, i, t, &err) != GE_OK)
+		return lge_raise(L, &err);
+	return 0;
+}
+
+/* op:attr(name) -> value, kind | nil */
+static int op_attr(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	const char *name = luaL_checkstring(L, 2);
+	ge_error err;
+	err.msg[0] = 0;
+	const Tensorflow__AttrValue *v = ge_op_attr(o->owner->g, o->id, name,
+						    &err);
+	if (!v) {
+		size_t len;
+		if (ge_op_attr_raw(o->owner->g, o->id, name, &len))
+			return lge_raise(L, &err);
+		return 0;
+	}
+	lge_pushattr(L, v);
+	return 2;
+}
+
+/* op:set_attr(name, value [, kind]) */
+static int op_set_attr(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	ge_graph *g = o->owner->g;
+	const char *name = luaL_checkstring(L, 2);
+	luaL_checkany(L, 3);
+	const char *kind = luaL_optstring(L, 4, NULL);
+	const char *hint = NULL;
+	if (!kind) {
+		/* keep the kind the attr has, else what the OpDef says */
+		const Tensorflow__AttrValue *v = ge_op_attr(g, o->id, name, NULL);
+		if (v)
+			hint = lge_attrkind(v);
+		if (!hint || !strcmp(hint, "list") || !strcmp(hint, "none"))
+			hint = lge_opdefkind(g, ge_op_type(g, o->id), name);
+	}
+	ge_buf *b = lge_newbuf(L);
+	lge_encodeattr(L, 3, name, kind, hint, b);
+	ge_op_set_attr_raw(g, o->id, name, b->data, b->len);
+	return 0;
+}
+
+/* op:attr_raw(name) -> the encoded AttrValue bytes | nil */
+static int op_attr_raw(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	size_t len;
+	const uint8_t *p = ge_op_attr_raw(o->owner->g, o->id,
+					  luaL_checkstring(L, 2), &len);
+	if (!p)
+		return 0;
+	lua_pushlstring(L, (const char *)p, len);
+	return 1;
+}
+
+/* op:set_attr_raw(name, bytes): sets encoded AttrValue bytes as they are
+ * (for copying attrs verbatim); they are checked when read. */
+static int op_set_attr_raw(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	const char *name = luaL_checkstring(L, 2);
+	size_t len;
+	const char *p = luaL_checklstring(L, 3, &len);
+	ge_op_set_attr_raw(o->owner->g, o->id, name, (const uint8_t *)p, len);
+	return 0;
+}
+
+/* op:remove_attr(name) -> true if it was there */
+static int op_remove_attr(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	const char *name = luaL_checkstring(L, 2);
+	lua_pushboolean(L, ge_op_remove_attr(o->owner->g, o->id, name) == GE_OK);
+	return 1;
+}
+
+/* op:attr_names() -> list, in the order of the file */
+static int op_attr_names(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	size_t n = ge_op_num_attrs(o->owner->g, o->id);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_pushstring(L, ge_op_attr_name(o->owner->g, o->id, i));
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+/* op:consumers() -> the ops reading any output, each once, node order */
+static int op_consumers(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	int gidx = owner_index(L);
+	size_t n;
+	const ge_use *u = ge_op_uses(o->owner->g, o->id, &n);
+	lua_newtable(L);
+	lua_Integer k = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* uses are sorted by consumer, so repeats are adjacent */
+		if (i && u[i].op == u[i - 1].op)
+			continue;
+		lge_pushop(L, gidx, u[i].op);
+		lua_rawseti(L, -2, ++k);
+	}
+	return 1;
+}
+
+/* op:control_outputs() -> the ops having this one as a control input */
+static int op_control_outputs(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	int gidx = owner_index(L);
+	size_t n;
+	const ge_opid *c = ge_op_control_outputs(o->owner->g, o->id, &n);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		lge_pushop(L, gidx, c[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+static const luaL_Reg op_meta[] = {
+	{"__index", op_index},
+	{"__newindex", op_newindex},
+	{"__tostring", op_tostring},
+	{NULL, NULL},
+};
+
+static const luaL_Reg op_methods[] = {
+	{"output", op_output},
+	{"input", op_input},
+	{"set_input", op_set_input},
+	{"attr", op_attr},
+	{"set_attr", op_set_attr},
+	{"remove_attr", op_remove_attr},
+	{"attr_raw", op_attr_raw},
+	{"set_attr_raw", op_set_attr_raw},
+	{"attr_names", op_attr_names},
+	{"consumers", op_consumers},
+	{"control_outputs", op_control_outputs},
+	{NULL, NULL},
+};
+
+void lge_open_op(lua_State *L)
+{
+	lge_newtype(L, LGE_OP, op_meta, op_methods);
+	lua_pop(L, 1);
+}

@@ -1,0 +1,190 @@
+/*
+ * lge.h: helpers shared by the Lua binding files of gerewrite.
+ *
+ * Object model.  A graph is a full userdata holding the ge_graph (NULL once
+ * closed) with two user values: weak-valued caches mapping op ids and
+ * tensor keys to the wrappers already made, so pushing the same op or
+ * tensor twice gives the same userdata (usable as a table key, comparable
+ * with ==).  An op or tensor wrapper points at its graph's userdata block
+ * and keeps that userdata alive through its own user value, so a graph
+ * outlives every wrapper of its parts.  Wrappers hold an op id, which lib/
+ * never reuses: a wrapper of a removed op is detected and reported.
+ *
+ * Every helper documents its stack effect as in the Lua manual:
+ * [-popped, +pushed, x] where x is "-" (never raises), "m" (memory errors
+ * only), "v" (raises on bad arguments) or "e" (may raise anything).
+ *
+ * Error convention of the bindings: misuse raises a Lua error; a failure
+ * of the outside world (a file that is missing, bytes that are not a
+ * model) returns nil and a message (lge_fail).
+ */
+#ifndef LGE_H
+#define LGE_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "base.h"
+#include "graph.h"
+#include "model.h"
+
+#define LGE_GRAPH "gerewrite.graph"
+#define LGE_OP "gerewrite.op"
+#define LGE_TENSOR "gerewrite.tensor"
+#define LGE_VALUE "gerewrite.value"
+#define LGE_SHAPE "gerewrite.shape"
+#define LGE_FUNC "gerewrite.func"
+
+struct Tensorflow__AttrValue;
+struct Tensorflow__TensorProto;
+
+typedef struct lge_graph {
+	ge_graph *g; /* NULL once closed */
+} lge_graph;
+
+typedef struct lge_op {
+	lge_graph *owner; /* the graph userdata's block, kept alive by uv 1 */
+	ge_opid id;
+} lge_op;
+
+typedef struct lge_tensor {
+	lge_graph *owner;
+	ge_tref t;
+} lge_tensor;
+
+/* ---- graphs (l_graph.c) ---- */
+
+/* [-0, +1, m] Wraps g in a new graph userdata, which takes ownership. */
+void lge_pushgraph(lua_State *L, ge_graph *g);
+/* [-0, +0, v] The open graph at arg; raises if it is not one or closed. */
+lge_graph *lge_checkgraph(lua_State *L, int arg);
+/* [-0, +0, v] The ge_graph behind an op, a tensor or a graph at arg. */
+ge_graph *lge_checkanygraph(lua_State *L, int arg, lge_graph **owner);
+
+/* ---- ops (l_op.c) ---- */
+
+/* [-0, +1, m] Pushes the wrapper of op id of the graph whose userdata is
+ * at stack index gidx (the same userdata every time). */
+void lge_pushop(lua_State *L, int gidx, ge_opid id);
+/* [-0, +0, v] The live op at arg; raises "op 'x' was removed from the
+ * graph" for a removed one. */
+lge_op *lge_checkop(lua_State *L, int arg);
+/* [-0, +0, -] The op wrapper at arg, or NULL if it is something else. */
+lge_op *lge_testop(lua_State *L, int arg);
+/* [-0, +0, v] An op of graph G given as an op or a name ("x" or "^x"). */
+ge_opid lge_checkopin(lua_State *L, int arg, lge_graph *G);
+/* [-0, +(0|1), m] The same without raising: returns NULL and sets *out, or
+ * pushes and returns a message saying what is wrong with the value. */
+const char *lge_toopin(lua_State *L, int idx, lge_graph *G, ge_opid *out);
+/* [-0, +1, m] Pushes an op id as an op wrapper, or, for GE_NOOP (a
+ * dangling reference), the text it had: `dangling` may be NULL. */
+void lge_pushopordangling(lua_State *L, int gidx, ge_opid id,
+			  const char *dangling);
+
+/* ---- tensors (l_tensor.c) ---- */
+
+/* [-0, +1, v] Pushes the wrapper of tensor t (t.op must be a real op);
+ * raises when the output index cannot be keyed (>= 2^24). */
+void lge_pushtensor(lua_State *L, int gidx, ge_tref t);
+/* [-0, +0, v] The tensor at arg, whose op must be alive. */
+lge_tensor *lge_checktensor(lua_State *L, int arg);
+lge_tensor *lge_testtensor(lua_State *L, int arg);
+/* [-0, +0, v] A tensor of graph G given as a tensor or "name[:k]"; with
+ * allow_control, "^name" is accepted and gives index GE_CONTROL. */
+ge_tref lge_checktensorin(lua_State *L, int arg, lge_graph *G,
+			  int allow_control);
+/* [-0, +(0|1), m] The same without raising, as lge_toopin. */
+const char *lge_totensorin(lua_State *L, int idx, lge_graph *G,
+			   int allow_control, ge_tref *out);
+/* [-0, +0, -] Whether output `index` of op id may be named: below the
+ * op's output count, or any index for an op type without an OpDef (its
+ * count is only a guess). */
+int lge_output_ok(const ge_graph *g, ge_opid id, int index);
+/* [-0, +1, m] Pushes a static shape as a shape table (rank >= 0), or nil
+ * for an unknown rank. */
+void lge_pushdims(lua_State *L, int rank, const int64_t *dims);
+
+/* ---- attr values (l_attr.c) ---- */
+
+/* [-0, +2, m] Pushes the natural Lua value of an attr and its kind name
+ * ("i", "list(type)", ...); the mapping is described in l_attr.c. */
+void lge_pushattr(lua_State *L, const struct Tensorflow__AttrValue *v);
+/* [-0, +0, e] Appends to out the AttrValue encoding of the Lua value at idx.
+ * kind is a kind name or NULL; with NULL, the kind is taken from `hint`
+ * (the kind of the attr being replaced, or the op's OpDef; may be NULL),
+ * else inferred from the Lua value.  Raises "attr 'name': ..." when the
+ * value does not fit. */
+void lge_encodeattr(lua_State *L, int idx, const char *name,
+		    const char *kind, const char *hint, ge_buf *out);
+/* [-0, +0, -] The kind name of a decoded attr ("list" when it is an empty
+ * list, "none" when no member is set). */
+const char *lge_attrkind(const struct Tensorflow__AttrValue *v);
+/* [-0, +0, -] The kind of attr `name` that the OpDef of `type` declares,
+ * or NULL when the op type or the attr is unknown. */
+const char *lge_opdefkind(const ge_graph *g, const char *type,
+			  const char *name);
+/* [-0, +1, m] Pushes a tensor value object holding a copy of t. */
+void lge_pushvalue(lua_State *L, const struct Tensorflow__TensorProto *t);
+/* [-0, +1, m] Pushes a dtype as its name, or as an integer if unnamed. */
+void lge_pushdtype(lua_State *L, int dtype);
+/* [-0, +0, v] A dtype given as a name ("float32", "DT_FLOAT") or number. */
+int lge_checkdtype(lua_State *L, int arg);
+
+/* ---- shared plumbing (l_module.c) ---- */
+
+/* [-0, +1, m] A new growable buffer owned by a userdata on the stack, so a
+ * Lua error cannot leak it; its memory is released at collection. */
+ge_buf *lge_newbuf(lua_State *L);
+/* [-0, +0, v] Raises err's message as a Lua error (with position). */
+int lge_raise(lua_State *L, const ge_error *err);
+/* [-0, +2, m] Pushes nil and err's message; returns 2, for
+ * `return lge_fail(L, &err)`. */
+int lge_fail(lua_State *L, const ge_error *err);
+/* [-0, +0, m] Adds s to b quoted in double quotes, escaping '"', '\\' and
+ * control bytes, so tostring stays on one line. */
+void lge_addquoted(luaL_Buffer *b, const char *s);
+/* [-0, +1, m] Creates a metatable `tname` with the given metamethods and a
+ * "__methods" table holding `methods` (either may be NULL), leaves the
+ * metatable on the stack.  Other binding files add methods to an existing
+ * type by calling it again with NULL metamethods. */
+void lge_newtype(lua_State *L, const char *tname, const luaL_Reg *meta,
+		 const luaL_Reg *methods);
+/* [-0, +1, -] In an __index metamethod: pushes method `key` of the object
+ * at 1 (from its metatable's "__methods"), or nil. */
+int lge_pushmethod(lua_State *L, int obj, int key);
+/* [-0, +0, v] A model format name (model.h's names, or "auto") at idx;
+ * nil or none is GE_FMT_AUTO. */
+ge_format lge_checkformat(lua_State *L, int idx);
+/* [-0, +0, v] Reads the optional string field k of the table at idx. */
+const char *lge_optfield(lua_State *L, int idx, const char *k);
+
+/* Type registration, called once by luaopen_gerewrite. */
+void lge_open_graph(lua_State *L);
+void lge_open_op(lua_State *L);
+void lge_open_tensor(lua_State *L);
+void lge_open_attr(lua_State *L);
+
+/* Module functions that live next to their types (ge.tensor_value,
+ * ge.shape); registered into the module table by luaopen_gerewrite. */
+extern const luaL_Reg lge_attr_funcs[];
+
+/* ---- embedded Lua files (generated src/lua_embed.c) ---- */
+
+struct lge_embedded {
+	const char *path; /* relative to src/lua: "gerewrite.lua" */
+	const unsigned char *data;
+	size_t len;
+};
+extern const struct lge_embedded lge_embedded[]; /* ends with NULL path */
+
+/* [-0, +1, -] Loads the Lua file `path` (relative to src/lua) as a chunk:
+ * from $GEREWRITE_LUA_DIR when that is set, else the copy built into the
+ * program.  Returns a lua_load status; on failure the message is pushed. */
+int lge_loadlua(lua_State *L, const char *path);
+/* [-0, +0, e] Registers package.preload loaders for "gerewrite" and every
+ * embedded module ("gerewrite/match.lua" is "gerewrite.match"). */
+void lge_preload(lua_State *L);
+
+int luaopen_gerewrite(lua_State *L);
+
+#endif
