@@ -701,6 +701,107 @@ int ge_op_set_input(ge_graph *g, ge_opid id, size_t i, ge_tref t,
 	return GE_OK;
 }
 
+static int cmp_opid(const void *a, const void *b)
+{
+	ge_opid x = *(const ge_opid *)a, y = *(const ge_opid *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* (producer, use) pairs, sorted by producer then use. */
+struct pu {
+	ge_opid p;
+	ge_use u;
+};
+
+static int cmp_pu(const void *a, const void *b)
+{
+	const struct pu *x = a, *y = b;
+	if (x->p != y->p)
+		return x->p < y->p ? -1 : 1;
+	if (x->u.op != y->u.op)
+		return x->u.op < y->u.op ? -1 : 1;
+	return x->u.slot < y->u.slot ? -1 : x->u.slot > y->u.slot;
+}
+
+int ge_graph_set_inputs(ge_graph *g, const ge_input_edit *e, size_t n,
+			ge_error *err)
+{
+	int rc;
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = check_live(g, e[i].op, err)) ||
+		    (rc = check_tensor(g, e[i].t, err)))
+			return rc;
+		if (e[i].slot >= g->ops[e[i].op].n_in)
+			return ge_err(err, GE_EINVAL,
+				      "op '%s' has %u inputs; no input %u",
+				      g->ops[e[i].op].name,
+				      g->ops[e[i].op].n_in, e[i].slot);
+	}
+	ge_opid *olds = ge_xmalloc((n + 1) * sizeof *olds);
+	struct pu *adds = ge_xmalloc((n + 1) * sizeof *adds);
+	size_t no = 0, na = 0;
+	for (size_t i = 0; i < n; i++) {
+		ge_op *o = OP(g, e[i].op);
+		ge_tref old = o->in[e[i].slot];
+		if (ge_tref_eq(old, e[i].t))
+			continue;
+		o->in[e[i].slot] = e[i].t;
+		o->flags |= OPF_DIRTY;
+		if (old.op == e[i].t.op)
+			continue; /* another output of the same producer */
+		if (old.op != GE_NOOP)
+			olds[no++] = old.op;
+		adds[na++] = (struct pu){e[i].t.op, {e[i].op, e[i].slot}};
+	}
+	/* A use stays on a producer's list while its slot still reads it. */
+	qsort(olds, no, sizeof *olds, cmp_opid);
+	for (size_t i = 0; i < no; i++) {
+		if (i && olds[i] == olds[i - 1])
+			continue;
+		ge_op *p = OP(g, olds[i]);
+		uint32_t w = 0;
+		for (uint32_t k = 0; k < p->n_uses; k++) {
+			ge_use u = p->uses[k];
+			const ge_op *c = OP(g, u.op);
+			if (u.slot < c->n_in && c->in[u.slot].op == olds[i])
+				p->uses[w++] = u;
+		}
+		p->n_uses = w;
+	}
+	/* Merge the new uses into each producer's sorted list. */
+	qsort(adds, na, sizeof *adds, cmp_pu);
+	for (size_t i = 0; i < na;) {
+		size_t j = i;
+		while (j < na && adds[j].p == adds[i].p)
+			j++;
+		ge_op *p = OP(g, adds[i].p);
+		uint32_t total = p->n_uses + (uint32_t)(j - i);
+		ge_use *m = ge_xmalloc(pow2_at_least(total) * sizeof *m);
+		uint32_t a = 0, b = (uint32_t)i, w = 0;
+		while (a < p->n_uses || b < j) {
+			if (b >= j ||
+			    (a < p->n_uses &&
+			     (p->uses[a].op < adds[b].u.op ||
+			      (p->uses[a].op == adds[b].u.op &&
+			       p->uses[a].slot < adds[b].u.slot))))
+				m[w++] = p->uses[a++];
+			else
+				m[w++] = adds[b++].u;
+		}
+		if (p->flags & OPF_USES_OWNED)
+			free(p->uses);
+		p->uses = m;
+		p->n_uses = w;
+		p->flags |= OPF_USES_OWNED;
+		i = j;
+	}
+	free(olds);
+	free(adds);
+	if (n)
+		g->version++;
+	return GE_OK;
+}
+
 int ge_op_remove_input(ge_graph *g, ge_opid id, size_t i, ge_error *err)
 {
 	int rc;

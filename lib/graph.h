@@ -142,6 +142,19 @@ int ge_op_add_input(ge_graph *g, ge_opid id, ge_tref t, ge_error *err);
 int ge_op_set_input(ge_graph *g, ge_opid id, size_t i, ge_tref t,
 		    ge_error *err);
 int ge_op_remove_input(ge_graph *g, ge_opid id, size_t i, ge_error *err);
+
+/* Many input changes at once: data input `slot` of op `op` becomes `t`,
+ * for each edit.  All edits are checked before any is made (nothing
+ * changes on error).  Costs time in proportion to the edits and the use
+ * lists they touch, so moving all N readers of a tensor is O(N), where N
+ * calls to ge_op_set_input would be O(N^2). */
+typedef struct ge_input_edit {
+	ge_opid op;
+	uint32_t slot;
+	ge_tref t;
+} ge_input_edit;
+int ge_graph_set_inputs(ge_graph *g, const ge_input_edit *edits, size_t n,
+			ge_error *err);
 /* Appends a control input; a duplicate is an error (as in graph_editor). */
 int ge_op_add_control_input(ge_graph *g, ge_opid id, ge_opid c, ge_error *err);
 /* Removes control input c; GE_ENOTFOUND if c is not one. */

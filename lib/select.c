@@ -148,6 +148,54 @@ int ge_tmap_get(const ge_tmap *m, ge_tref t, size_t *v)
 	return 1;
 }
 
+void ge_tset_init(ge_tset *s, const ge_graph *g)
+{
+	s->cap = g ? ge_graph_capacity(g) : 0;
+	/* calloc: large sets come from fresh zero pages, touched on use */
+	s->mask = ge_xcalloc(s->cap ? s->cap : 1, sizeof *s->mask);
+	if (!s->cap)
+		s->cap = 1;
+	ge_tmap_init(&s->big, 0);
+}
+
+void ge_tset_free(ge_tset *s)
+{
+	free(s->mask);
+	s->mask = NULL;
+	s->cap = 0;
+	ge_tmap_free(&s->big);
+}
+
+int ge_tset_insert(ge_tset *s, ge_tref t)
+{
+	if (t.op == GE_NOOP)
+		return 0;
+	if (t.index < 0 || t.index >= 64)
+		return ge_tmap_put(&s->big, t, 0);
+	if (t.op >= s->cap) {
+		size_t cap = s->cap * 2;
+		while (cap <= t.op)
+			cap *= 2;
+		s->mask = ge_xrealloc(s->mask, cap * sizeof *s->mask);
+		memset(s->mask + s->cap, 0, (cap - s->cap) * sizeof *s->mask);
+		s->cap = cap;
+	}
+	uint64_t b = (uint64_t)1 << t.index;
+	if (s->mask[t.op] & b)
+		return 0;
+	s->mask[t.op] |= b;
+	return 1;
+}
+
+int ge_tset_has(const ge_tset *s, ge_tref t)
+{
+	if (t.op == GE_NOOP)
+		return 0;
+	if (t.index < 0 || t.index >= 64)
+		return ge_tmap_get(&s->big, t, NULL);
+	return t.op < s->cap && ((s->mask[t.op] >> t.index) & 1);
+}
+
 static int tensor_ok(const ge_graph *g, ge_tref t)
 {
 	return t.op != GE_NOOP && t.op < ge_graph_capacity(g) &&
@@ -270,14 +318,14 @@ void ge_opvec_unique(const ge_graph *g, ge_opvec *v)
 
 void ge_tvec_unique(ge_tvec *v)
 {
-	ge_tmap m;
+	ge_tset m;
 	size_t k = 0;
-	ge_tmap_init(&m, v->n);
+	ge_tset_init(&m, NULL);
 	for (size_t i = 0; i < v->n; i++)
-		if (v->v[i].op == GE_NOOP || ge_tmap_put(&m, v->v[i], 0))
+		if (v->v[i].op == GE_NOOP || ge_tset_insert(&m, v->v[i]))
 			v->v[k++] = v->v[i];
 	v->n = k;
-	ge_tmap_free(&m);
+	ge_tset_free(&m);
 }
 
 void ge_opvec_concat_unique(const ge_graph *g, ge_opvec *a, const ge_opid *b,
@@ -579,16 +627,18 @@ static int cb_failed(ge_error *err)
 	return ge_err(err, GE_EINVAL, "callback failed");
 }
 
-/* Iteration over "ops, or the whole graph when ops is NULL". */
+const ge_opid ge_all_ops_[1] = {GE_NOOP};
+
+/* Iteration over "ops, or the whole graph for GE_ALL_OPS". */
 static size_t list_len(const ge_graph *g, const ge_opid *ops, size_t n)
 {
-	return ops ? n : ge_graph_capacity(g);
+	return ops != GE_ALL_OPS ? n : ge_graph_capacity(g);
 }
 
 static int list_at(const ge_graph *g, const ge_opid *ops, size_t i,
 		   ge_opid *id)
 {
-	if (ops) {
+	if (ops != GE_ALL_OPS) {
 		*id = ops[i];
 		return 1;
 	}
@@ -597,7 +647,7 @@ static int list_at(const ge_graph *g, const ge_opid *ops, size_t i,
 }
 
 static void input_ts(const ge_graph *g, const ge_opid *ops, size_t n,
-		     ge_tmap *seen, ge_tvec *out)
+		     ge_tset *seen, ge_tvec *out)
 {
 	size_t len = list_len(g, ops, n);
 	for (size_t i = 0; i < len; i++) {
@@ -607,7 +657,7 @@ static void input_ts(const ge_graph *g, const ge_opid *ops, size_t n,
 		size_t ni = ge_op_num_inputs(g, id);
 		for (size_t k = 0; k < ni; k++) {
 			ge_tref t = ge_op_input(g, id, k);
-			if (t.op != GE_NOOP && ge_tmap_put(seen, t, 0))
+			if (t.op != GE_NOOP && ge_tset_insert(seen, t))
 				ge_tvec_push(out, t);
 		}
 	}
@@ -616,10 +666,10 @@ static void input_ts(const ge_graph *g, const ge_opid *ops, size_t n,
 void ge_get_input_ts(const ge_graph *g, const ge_opid *ops, size_t n,
 		     ge_tvec *out)
 {
-	ge_tmap seen;
-	ge_tmap_init(&seen, 16);
+	ge_tset seen;
+	ge_tset_init(&seen, g);
 	input_ts(g, ops, n, &seen, out);
-	ge_tmap_free(&seen);
+	ge_tset_free(&seen);
 }
 
 void ge_get_output_ts(const ge_graph *g, const ge_opid *ops, size_t n,
@@ -637,8 +687,8 @@ void ge_get_output_ts(const ge_graph *g, const ge_opid *ops, size_t n,
 static void candidate_ts(const ge_graph *g, const ge_opid *ops, size_t n,
 			 ge_tvec *out)
 {
-	ge_tmap seen;
-	ge_tmap_init(&seen, ops ? 2 * n : 2 * ge_graph_capacity(g));
+	ge_tset seen;
+	ge_tset_init(&seen, g);
 	input_ts(g, ops, n, &seen, out);
 	size_t len = list_len(g, ops, n);
 	for (size_t i = 0; i < len; i++) {
@@ -647,10 +697,10 @@ static void candidate_ts(const ge_graph *g, const ge_opid *ops, size_t n,
 			continue;
 		int no = ge_op_num_outputs(g, id);
 		for (int k = 0; k < no; k++)
-			if (ge_tmap_put(&seen, (ge_tref){id, k}, 0))
+			if (ge_tset_insert(&seen, (ge_tref){id, k}))
 				ge_tvec_push(out, (ge_tref){id, k});
 	}
-	ge_tmap_free(&seen);
+	ge_tset_free(&seen);
 }
 
 int ge_filter_ops(const ge_graph *g, const ge_opid *ops, size_t n,
@@ -854,65 +904,67 @@ void ge_get_ops_ios(const ge_graph *g, const ge_opid *ops, size_t n,
 	ge_opset_free(&seen);
 }
 
+/* One pass over the inputs of the ops and one over the uses of their
+ * outputs: a tensor is "only inside" when an op of the set reads it and
+ * no op outside does. */
 void ge_compute_boundary_ts(const ge_graph *g, const ge_opid *ops, size_t n,
 			    ge_tvec *in, ge_tvec *out, ge_tvec *inside)
 {
-	ge_opset set;
-	ge_tvec inputs = GE_VEC_INIT, ins = GE_VEC_INIT;
-	ge_tmap only;
-	ge_tuses u;
+	ge_opset set, done;
+	ge_tset read_in, read_out;
+	ge_tvec inputs = GE_VEC_INIT;
+	size_t len = list_len(g, ops, n);
 
 	ge_opset_init(&set, g);
-	ge_get_input_ts(g, ops, n, &inputs);
-	size_t len = list_len(g, ops, n);
 	for (size_t i = 0; i < len; i++) {
 		ge_opid id;
 		if (list_at(g, ops, i, &id))
 			ge_opset_add(&set, id);
 	}
-	for (size_t i = 0; i < inputs.n; i++)
-		if (ge_opset_has(&set, inputs.v[i].op))
-			ge_tvec_push(&ins, inputs.v[i]);
+	ge_tset_init(&read_in, g);
+	input_ts(g, ops, n, &read_in, &inputs);
 
-	/* only-inside: every consumer is one of the ops */
-	ge_tuses_compute(&u, g, ins.v, ins.n);
-	ge_tmap_init(&only, ins.n);
-	for (size_t i = 0; i < ins.n; i++) {
-		size_t k;
-		for (k = 0; k < u.len[i]; k++)
-			if (!ge_opset_has(&set, u.uses[u.off[i] + k].op))
-				break;
-		if (k == u.len[i])
-			ge_tmap_put(&only, ins.v[i], 0);
+	ge_tset_init(&read_out, g);
+	ge_opset_init(&done, g);
+	for (size_t i = 0; out && i < len; i++) {
+		ge_opid id;
+		if (!list_at(g, ops, i, &id) || !ge_opset_insert(&done, id))
+			continue;
+		size_t nu;
+		const ge_use *us = ge_op_uses(g, id, &nu);
+		for (size_t k = 0; k < nu; k++)
+			if (!ge_opset_has(&set, us[k].op))
+				ge_tset_insert(&read_out,
+					       ge_op_input(g, us[k].op, us[k].slot));
 	}
-	ge_tuses_free(&u);
-
 	if (out) {
-		ge_opset done;
-		ge_opset_init(&done, g);
+		memset(done.bits, 0, (done.cap / 64 + 1) * sizeof *done.bits);
 		for (size_t i = 0; i < len; i++) {
 			ge_opid id;
 			if (!list_at(g, ops, i, &id) ||
 			    !ge_opset_insert(&done, id))
 				continue;
 			int no = ge_op_num_outputs(g, id);
-			for (int k = 0; k < no; k++)
-				if (!ge_tmap_get(&only, (ge_tref){id, k}, NULL))
-					ge_tvec_push(out, (ge_tref){id, k});
+			for (int k = 0; k < no; k++) {
+				ge_tref t = {id, k};
+				if (!ge_tset_has(&read_in, t) ||
+				    ge_tset_has(&read_out, t))
+					ge_tvec_push(out, t);
+			}
 		}
-		ge_opset_free(&done);
 	}
-	if (in)
-		for (size_t i = 0; i < inputs.n; i++)
-			if (!ge_opset_has(&set, inputs.v[i].op))
-				ge_tvec_push(in, inputs.v[i]);
-	if (inside)
-		for (size_t i = 0; i < ins.n; i++)
-			ge_tvec_push(inside, ins.v[i]);
-	ge_tmap_free(&only);
+	for (size_t i = 0; i < inputs.n; i++) {
+		int ins = ge_opset_has(&set, inputs.v[i].op);
+		if (ins && inside)
+			ge_tvec_push(inside, inputs.v[i]);
+		else if (!ins && in)
+			ge_tvec_push(in, inputs.v[i]);
+	}
 	ge_tvec_free(&inputs);
-	ge_tvec_free(&ins);
+	ge_tset_free(&read_in);
+	ge_tset_free(&read_out);
 	ge_opset_free(&set);
+	ge_opset_free(&done);
 }
 
 int ge_get_within_boundary_ops(const ge_graph *g, const ge_opid *ops,
@@ -1070,7 +1122,8 @@ static int walk(const ge_graph *g, const ge_seeds *s, const ge_walk_opts *o,
 			wave.v[k++] = id;
 	}
 	wave.n = k;
-	qsort(wave.v, wave.n, sizeof *wave.v, cmp_opid);
+	if (wave.n > 1)
+		qsort(wave.v, wave.n, sizeof *wave.v, cmp_opid);
 	for (size_t i = 0; i < wave.n; i++)
 		ge_opvec_push(out, wave.v[i]);
 	size_t n_seeds = wave.n;
@@ -1119,7 +1172,8 @@ static int walk(const ge_graph *g, const ge_seeds *s, const ge_walk_opts *o,
 				}
 			}
 		}
-		qsort(w.next.v, w.next.n, sizeof *w.next.v, cmp_opid);
+		if (w.next.n > 1)
+			qsort(w.next.v, w.next.n, sizeof *w.next.v, cmp_opid);
 		for (size_t i = 0; i < w.next.n; i++)
 			ge_opvec_push(out, w.next.v[i]);
 		tmp = wave;
@@ -1130,7 +1184,7 @@ static int walk(const ge_graph *g, const ge_seeds *s, const ge_walk_opts *o,
 	if (w.failed) {
 		out->n = start;
 		rc = cb_failed(err);
-	} else if (!o->inclusive) {
+	} else if (!o->inclusive && n_seeds) {
 		memmove(out->v + start, out->v + start + n_seeds,
 			(out->n - start - n_seeds) * sizeof *out->v);
 		out->n -= n_seeds;
@@ -1300,7 +1354,7 @@ int ge_select_ts(const ge_graph *g, const ge_sel_arg *args, size_t n,
 		 const ge_select_opts *o, ge_tvec *out, ge_error *err)
 {
 	static const ge_select_opts none;
-	ge_tmap seen;
+	ge_tset seen;
 	ge_tvec all = GE_VEC_INIT, hits = GE_VEC_INIT;
 	size_t start = out->n;
 	int rc = GE_OK, have_all = 0;
@@ -1310,9 +1364,9 @@ int ge_select_ts(const ge_graph *g, const ge_sel_arg *args, size_t n,
 		if (args[i].kind == GE_SEL_REGEX &&
 		    (rc = need_graph(g, "select_ts", err)))
 			return rc;
-	ge_tmap_init(&seen, out->n + 16);
+	ge_tset_init(&seen, g);
 	for (size_t i = 0; i < out->n; i++)
-		ge_tmap_put(&seen, out->v[i], 0);
+		ge_tset_insert(&seen, out->v[i]);
 	for (size_t i = 0; i < n && rc == GE_OK; i++) {
 		const ge_sel_arg *a = &args[i];
 		const ge_tref *ts;
@@ -1329,7 +1383,7 @@ int ge_select_ts(const ge_graph *g, const ge_sel_arg *args, size_t n,
 				break;
 			}
 			if (!have_all) {
-				candidate_ts(g, NULL, 0, &all);
+				candidate_ts(g, GE_ALL_OPS, 0, &all);
 				have_all = 1;
 			}
 			hits.n = 0;
@@ -1342,7 +1396,7 @@ int ge_select_ts(const ge_graph *g, const ge_sel_arg *args, size_t n,
 			nts = a->n_ts;
 		}
 		for (size_t k = 0; k < nts; k++) {
-			if (ge_tmap_get(&seen, ts[k], NULL))
+			if (ge_tset_has(&seen, ts[k]))
 				continue;
 			int r = o->t_filter ?
 				o->t_filter(g, ts[k], o->t_filter_ud) : 1;
@@ -1351,14 +1405,14 @@ int ge_select_ts(const ge_graph *g, const ge_sel_arg *args, size_t n,
 				break;
 			}
 			if (r) {
-				ge_tmap_put(&seen, ts[k], 0);
+				ge_tset_insert(&seen, ts[k]);
 				ge_tvec_push(out, ts[k]);
 			}
 		}
 	}
 	if (rc != GE_OK)
 		out->n = start;
-	ge_tmap_free(&seen);
+	ge_tset_free(&seen);
 	ge_tvec_free(&all);
 	ge_tvec_free(&hits);
 	return rc;

@@ -330,6 +330,7 @@ static const luaL_Reg funcs[] = {
  * top of the stack, after the core types and before the Lua prelude, and
  * must leave the stack as it found it.  Declare them in lge.h. */
 static void (*const openers[])(lua_State *L) = {
+	lge_open_editor,
 	NULL,
 };
 

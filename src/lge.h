@@ -187,4 +187,8 @@ void lge_preload(lua_State *L);
 
 int luaopen_gerewrite(lua_State *L);
 
+/* Openers of the binding files beyond the core types (l_module.c runs
+ * them with the module table on top of the stack). */
+void lge_open_editor(lua_State *L);   /* l_select.c: graph_editor modules */
+
 #endif

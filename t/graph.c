@@ -340,8 +340,47 @@ static void test_clone_reorder(void)
 	ge_graph_free(g);
 }
 
+static void test_batch_inputs(void)
+{
+	ge_graph *g = ge_graph_new();
+	ge_opid a = ge_graph_add_op(g, "a", "NoOp", NULL);
+	ge_opid b = ge_graph_add_op(g, "b", "NoOp", NULL);
+	enum { N = 1000 };
+	ge_input_edit ed[N];
+	for (int i = 0; i < N; i++) {
+		char nm[16];
+		snprintf(nm, sizeof nm, "r%d", i);
+		ge_opid r = ge_graph_add_op(g, nm, "Identity", NULL);
+		ge_op_add_input(g, r, (ge_tref){a, 0}, NULL);
+		ge_op_add_input(g, r, (ge_tref){a, 1}, NULL);
+		/* move slot 1 of every reader, and slot 0 of every other */
+		ed[i] = (ge_input_edit){r, 1, {b, 0}};
+	}
+	size_t n;
+	ge_op_uses(g, a, &n);
+	is_int(2 * N, (long long)n, "a has 2000 uses");
+	ok(ge_graph_set_inputs(g, ed, N, NULL) == 0, "batch of 1000 edits");
+	const ge_use *ua = ge_op_uses(g, a, &n);
+	int sorted = 1;
+	for (size_t i = 1; i < n; i++)
+		if (ua[i - 1].op >= ua[i].op)
+			sorted = 0;
+	ok(n == N && sorted && ua[0].slot == 0, "a keeps slot 0 of each, sorted");
+	const ge_use *ub = ge_op_uses(g, b, &n);
+	ok(n == N && ub[0].slot == 1 && ub[N - 1].op == ge_graph_find(g, "r999"),
+	   "b gained slot 1 of each, in node order");
+	ed[0] = (ge_input_edit){ge_graph_find(g, "r1"), 0, {b, 0}};
+	ed[1] = (ge_input_edit){ge_graph_find(g, "r0"), 5, {b, 0}};
+	ok(ge_graph_set_inputs(g, ed, 2, NULL) == GE_EINVAL,
+	   "a bad slot fails the whole batch");
+	ok(ge_op_input(g, ge_graph_find(g, "r1"), 0).op == a,
+	   "  and nothing changed");
+	ge_graph_free(g);
+}
+
 int main(void)
 {
+	test_batch_inputs();
 	test_structure();
 	test_edits();
 	test_unique_name();

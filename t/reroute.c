@@ -1,0 +1,399 @@
+/* reroute.c: graph_editor's reroute module (lib/reroute.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+
+#include "graph.h"
+#include "model.h"
+#include "reroute.h"
+#include "select.h"
+#include "subgraph.h"
+
+#define SHAPE(d) \
+	"attr { key: \"_output_shapes\" value { list { shape { " d " } } } } "
+#define DIM2 "dim { size: 2 }"
+#define DIM3 "dim { size: 3 }"
+#define CONSTS(n, dt, d) \
+	"node { name: \"" n "\" op: \"Const\" " \
+	"attr { key: \"dtype\" value { type: " dt " } } " SHAPE(d) "}\n"
+#define ADDS(n, x, y, d) \
+	"node { name: \"" n "\" op: \"Add\" input: \"" x "\" input: \"" y \
+	"\" attr { key: \"T\" value { type: DT_FLOAT } } " SHAPE(d) "}\n"
+#define ID(n, x) \
+	"node { name: \"" n "\" op: \"Identity\" input: \"" x "\" " \
+	"attr { key: \"T\" value { type: DT_FLOAT } } " SHAPE(DIM2) "}\n"
+
+/* graph_editor's reroute test graph, plus a few extra consumers. */
+static const char *FIXTURE =
+	CONSTS("a0", "DT_FLOAT", DIM2)
+	CONSTS("b0", "DT_FLOAT", DIM2)
+	ADDS("c0", "a0", "b0", DIM2)
+	CONSTS("a1", "DT_FLOAT", DIM2)
+	CONSTS("b1", "DT_FLOAT", DIM2)
+	ADDS("c1", "a1", "b1", DIM2)
+	CONSTS("a2", "DT_FLOAT", DIM3)
+	CONSTS("b2", "DT_FLOAT", DIM3)
+	ADDS("c2", "a2", "b2", DIM3)
+	ADDS("m", "a0", "a1", DIM2)          /* reads both a0 and a1 */
+	ID("d0", "c0")
+	ID("d1", "c1")
+	ID("e1", "c1")
+	CONSTS("i", "DT_INT32", DIM2)
+	"node { name: \"u\" op: \"Const\" "
+	"attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"; /* no shape */
+
+static ge_graph *parse(const char *txt)
+{
+	ge_graph *g = NULL;
+	ge_error err = {0};
+	if (ge_parse((const uint8_t *)txt, strlen(txt), GE_FMT_GRAPHDEF_TEXT,
+		     "fixture", NULL, &g, &err) != GE_OK) {
+		printf("Bail out! fixture does not parse: %s\n", err.msg);
+		exit(1);
+	}
+	return g;
+}
+
+static ge_opid OP(const ge_graph *g, const char *name)
+{
+	ge_opid id = ge_graph_find(g, name);
+	if (id == GE_NOOP) {
+		printf("Bail out! no op %s\n", name);
+		exit(1);
+	}
+	return id;
+}
+
+static ge_tref T(const ge_graph *g, const char *name)
+{
+	ge_tref t;
+	if (ge_graph_find_tensor(g, name, &t) != GE_OK) {
+		printf("Bail out! no tensor %s\n", name);
+		exit(1);
+	}
+	return t;
+}
+
+static char ring[8][4096];
+static int ring_i;
+
+/* "x:0,y:0": the data inputs of an op. */
+static const char *ins(const ge_graph *g, const char *name)
+{
+	char *b = ring[ring_i++ & 7];
+	ge_buf s = GE_BUF_INIT;
+	ge_opid op = OP(g, name);
+	b[0] = 0;
+	for (size_t i = 0; i < ge_op_num_inputs(g, op); i++) {
+		if (i)
+			strcat(b, ",");
+		strcat(b, ge_tensor_fmt(g, ge_op_input(g, op, i), &s));
+	}
+	ge_buf_free(&s);
+	return b;
+}
+
+static const char *cins(const ge_graph *g, const char *name)
+{
+	char *b = ring[ring_i++ & 7];
+	ge_opid op = OP(g, name);
+	b[0] = 0;
+	for (size_t i = 0; i < ge_op_num_control_inputs(g, op); i++) {
+		if (i)
+			strcat(b, ",");
+		strcat(b, ge_op_name(g, ge_op_control_input(g, op, i)));
+	}
+	return b;
+}
+
+static const char *tnames(const ge_graph *g, const ge_tvec *v)
+{
+	char *b = ring[ring_i++ & 7];
+	ge_buf s = GE_BUF_INIT;
+	b[0] = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		if (i)
+			strcat(b, ",");
+		strcat(b, ge_tensor_fmt(g, v->v[i], &s));
+	}
+	ge_buf_free(&s);
+	return b;
+}
+
+static void mkview(ge_view *v, ge_graph *g, const char *ops, const char *ts)
+{
+	ge_opvec o = GE_VEC_INIT;
+	ge_tvec t = GE_VEC_INIT;
+	char buf[1024], *save, *p;
+	ge_error err = {0};
+	snprintf(buf, sizeof buf, "%s", ops);
+	for (p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
+		ge_opvec_push(&o, OP(g, p));
+	snprintf(buf, sizeof buf, "%s", ts);
+	for (p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
+		ge_tvec_push(&t, T(g, p));
+	if (ge_view_init(v, g, o.v, o.n, t.v, t.n, &err) != GE_OK) {
+		printf("Bail out! view: %s\n", err.msg);
+		exit(1);
+	}
+	ge_opvec_free(&o);
+	ge_tvec_free(&t);
+}
+
+static void test_ts(void)
+{
+	ge_graph *g = parse(FIXTURE);
+	ge_error err = {0};
+	ge_tref ab0[2] = {T(g, "a0:0"), T(g, "b0:0")};
+	ge_tref ab1[2] = {T(g, "a1:0"), T(g, "b1:0")};
+
+	is_int(6, ge_swap_ts(g, ab0, 2, ab1, 2, NULL, NULL, &err),
+	       "swap_ts counts the slots changed");
+	is_string("a1:0,b1:0", ins(g, "c0"), "c0 reads the second pair");
+	is_string("a0:0,b0:0", ins(g, "c1"), "c1 reads the first pair");
+	is_string("a1:0,a0:0", ins(g, "m"),
+		  "an op reading both tensors of a pair gets them swapped");
+	ge_graph_free(g);
+
+	g = parse(FIXTURE);
+	uint64_t v0 = ge_graph_version(g);
+	is_int(GE_EINVAL, ge_reroute_ts(g, ab0, 2, ab1 + 1, 1, NULL, NULL, &err),
+	       "reroute_ts with lists of different lengths fails");
+	ok(strstr(err.msg, "2") && strstr(err.msg, "1"),
+	   "... giving both lengths: %s", err.msg);
+	is_int(v0, ge_graph_version(g), "... and changes nothing");
+
+	/* decision 13: the consumers of ts1 now read ts0 */
+	ge_tref a0 = T(g, "a0:0"), a1 = T(g, "a1:0");
+	is_int(2, ge_reroute_ts(g, &a0, 1, &a1, 1, NULL, NULL, &err),
+	       "reroute_ts(a0, a1)");
+	is_string("a0:0,b1:0", ins(g, "c1"), "the consumers of a1 read a0");
+	is_string("a0:0,a0:0", ins(g, "m"), "... in every slot");
+	is_string("a0:0,b0:0", ins(g, "c0"), "a0's own consumers are unchanged");
+	is_int(0, ge_tensor_consumers(g, a1, NULL, 0), "a1 has no consumers");
+	ok(ge_graph_version(g) > v0, "rerouting bumps the version (decision 12)");
+
+	is_int(0, ge_reroute_ts(g, &a0, 1, &a0, 1, NULL, NULL, &err),
+	       "an identical pair is skipped");
+	ge_graph_free(g);
+
+	g = parse(FIXTURE);
+	ge_tref two_a0[2] = {T(g, "a0:0"), T(g, "a0:0")};
+	ge_reroute_ts(g, two_a0, 2, ab1, 2, NULL, NULL, &err);
+	is_string("a0:0,a0:0", ins(g, "c1"), "a repeated source tensor");
+	ge_graph_free(g);
+
+	/* consumers are computed before any change: a0->b0 and b0->a0 at
+	 * once moves each set once. */
+	g = parse(FIXTURE);
+	ge_tref x[2] = {T(g, "b0:0"), T(g, "a0:0")};
+	ge_tref y[2] = {T(g, "a0:0"), T(g, "b0:0")};
+	is_int(3, ge_reroute_ts(g, x, 2, y, 2, NULL, NULL, &err),
+	       "rerouting a chain of pairs");
+	is_string("b0:0,a0:0", ins(g, "c0"),
+		  "consumers are taken from the graph before the change");
+	ge_graph_free(g);
+
+	/* compatibility */
+	g = parse(FIXTURE);
+	v0 = ge_graph_version(g);
+	ge_tref a2 = T(g, "a2:0"), i = T(g, "i:0"), u = T(g, "u:0");
+	a0 = T(g, "a0:0");
+	is_int(GE_EINVAL, ge_reroute_ts(g, &a0, 1, &a2, 1, NULL, NULL, &err),
+	       "incompatible static shapes are refused");
+	ok(strstr(err.msg, "a0:0") && strstr(err.msg, "a2:0") &&
+	   strstr(err.msg, "shape"), "... naming both: %s", err.msg);
+	is_int(GE_EINVAL, ge_reroute_ts(g, &a0, 1, &i, 1, NULL, NULL, &err),
+	       "incompatible dtypes are refused");
+	ok(strstr(err.msg, "float32") && strstr(err.msg, "int32"),
+	   "... naming the dtypes: %s", err.msg);
+	is_int(v0, ge_graph_version(g), "refusals change nothing");
+	is_int(0, ge_reroute_ts(g, &a0, 1, &u, 1, NULL, NULL, &err),
+	       "an unknown shape is compatible");
+	ge_graph_free(g);
+
+	/* can_modify / cannot_modify */
+	g = parse(FIXTURE);
+	a0 = T(g, "a0:0");
+	a1 = T(g, "a1:0");
+	ge_opset can, cannot;
+	ge_opset_init(&can, g);
+	ge_opset_init(&cannot, g);
+	ge_opset_add(&can, OP(g, "c1"));
+	ge_opset_add(&cannot, OP(g, "c1"));
+	is_int(1, ge_reroute_ts(g, &a0, 1, &a1, 1, &can, NULL, &err),
+	       "can_modify limits the change");
+	is_string("a0:0,b1:0", ins(g, "c1"), "c1 changed");
+	is_string("a0:0,a1:0", ins(g, "m"), "m did not");
+	ge_tref b0 = T(g, "b0:0"), b1 = T(g, "b1:0");
+	is_int(0, ge_reroute_ts(g, &b0, 1, &b1, 1, NULL, &cannot, &err),
+	       "cannot_modify protects an op");
+	is_string("a0:0,b1:0", ins(g, "c1"), "c1 kept b1");
+	ge_opset_free(&can);
+	ge_opset_free(&cannot);
+	ge_graph_free(g);
+}
+
+static void test_views(void)
+{
+	ge_graph *g = parse(FIXTURE);
+	ge_error err = {0};
+	ge_view v0, v1;
+
+	mkview(&v0, g, "c0", "");
+	mkview(&v1, g, "c1", "");
+	is_int(GE_OK, ge_swap_inputs(&v0, &v1, &err) >= 0 ? GE_OK : -1,
+	       "swap_inputs");
+	is_string("a1:0,b1:0", ins(g, "c0"), "c0 reads c1's inputs");
+	is_string("a0:0,b0:0", ins(g, "c1"), "c1 reads c0's inputs");
+	is_string("a0:0,a1:0", ins(g, "m"),
+		  "an outside consumer of the inputs is not touched");
+	is_string("a1:0,b1:0", tnames(g, &v0.inputs),
+		  "the first view's inputs are updated in place");
+	is_string("a0:0,b0:0", tnames(g, &v1.inputs), "and the second's");
+	ge_view_free(&v0);
+	ge_view_free(&v1);
+	ge_graph_free(g);
+
+	g = parse(FIXTURE);
+	mkview(&v0, g, "c0", "");
+	mkview(&v1, g, "c1", "");
+	ok(ge_reroute_inputs(&v0, &v1, &err) >= 0, "reroute_inputs");
+	is_string("a0:0,b0:0", ins(g, "c1"), "the second view reads the first's inputs");
+	is_string("a0:0,b0:0", ins(g, "c0"), "the first view is unchanged");
+	is_string("a0:0,a1:0", ins(g, "m"), "only consumers inside the views move");
+	is_string("a0:0,b0:0", tnames(g, &v1.inputs), "inputs copied in place");
+	is_string("a0:0,b0:0", tnames(g, &v0.inputs), "first view's inputs kept");
+	ge_view_free(&v0);
+	ge_view_free(&v1);
+	ge_graph_free(g);
+
+	/* passthroughs: their consumers may move, and the views' passthrough
+	 * lists and passthrough outputs follow. */
+	g = parse(FIXTURE);
+	mkview(&v0, g, "c0", "a2:0");
+	mkview(&v1, g, "c1", "b2:0");
+	ok(ge_swap_inputs(&v0, &v1, &err) >= 0, "swap_inputs with passthroughs");
+	is_string("b2:0,a2:0", ins(g, "c2"),
+		  "consumers of passthroughs are rerouted");
+	is_string("a1:0,b1:0,b2:0", tnames(g, &v0.inputs), "inputs swapped");
+	is_string("b2:0", tnames(g, &v0.passthroughs), "passthroughs swapped");
+	is_string("c0:0,b2:0", tnames(g, &v0.outputs),
+		  "passthrough outputs follow the swap");
+	ge_view_free(&v0);
+	ge_view_free(&v1);
+	ge_graph_free(g);
+
+	/* outputs: only consumers outside both views move */
+	g = parse(FIXTURE);
+	mkview(&v0, g, "c0", "");
+	mkview(&v1, g, "c1,d1", "");
+	is_string("c1:0,d1:0", tnames(g, &v1.outputs), "c1:0 is also read outside");
+	int64_t first[1] = {0};
+	ge_view_remap_outputs(&v1, first, 1, &err);
+	ok(ge_reroute_outputs(&v0, &v1, &err) >= 0, "reroute_outputs");
+	is_string("c0:0", ins(g, "e1"), "an outside consumer now reads the first view");
+	is_string("c1:0", ins(g, "d1"), "a consumer inside a view does not move");
+	is_string("c0:0", ins(g, "d0"), "the first view's consumers stay");
+	ge_view_free(&v0);
+	ge_view_free(&v1);
+	ge_graph_free(g);
+
+	g = parse(FIXTURE);
+	mkview(&v0, g, "c0", "");
+	mkview(&v1, g, "c1", "");
+	ok(ge_swap_outputs(&v0, &v1, &err) >= 0, "swap_outputs");
+	is_string("c1:0", ins(g, "d0"), "d0 reads c1");
+	is_string("c0:0", ins(g, "d1"), "d1 reads c0");
+	is_string("c0:0", tnames(g, &v0.outputs), "views are not remapped");
+	ge_view_free(&v0);
+	ge_view_free(&v1);
+	ge_graph_free(g);
+
+	g = parse(FIXTURE);
+	mkview(&v0, g, "c0", "");
+	mkview(&v1, g, "c1", "");
+	ok(ge_swap_ios(&v0, &v1, &err) >= 0, "swap_ios");
+	ok(strcmp(ins(g, "d0"), "c1:0") == 0 &&
+	   strcmp(ins(g, "c0"), "a1:0,b1:0") == 0, "swaps outputs and inputs");
+	ge_view_free(&v0);
+	ge_view_free(&v1);
+	ge_graph_free(g);
+
+	g = parse(FIXTURE);
+	mkview(&v0, g, "c0", "");
+	mkview(&v1, g, "c1", "");
+	ok(ge_reroute_ios(&v0, &v1, &err) >= 0, "reroute_ios");
+	ok(strcmp(ins(g, "d1"), "c0:0") == 0 && strcmp(ins(g, "e1"), "c0:0") == 0 &&
+	   strcmp(ins(g, "c1"), "a0:0,b0:0") == 0 &&
+	   strcmp(ins(g, "c0"), "a0:0,b0:0") == 0, "reroutes outputs and inputs");
+	ge_view_free(&v0);
+	ge_view_free(&v1);
+
+	/* views of different graphs */
+	ge_graph *g2 = parse(FIXTURE);
+	mkview(&v0, g, "c0", "");
+	mkview(&v1, g2, "c1", "");
+	is_int(GE_EINVAL, ge_swap_inputs(&v0, &v1, &err),
+	       "views of two graphs are refused");
+	ge_view_free(&v0);
+	ge_view_free(&v1);
+
+	/* a stale view is refused */
+	mkview(&v0, g2, "d0", "");
+	mkview(&v1, g2, "d1", "");
+	ge_graph_remove_op(g2, OP(g2, "d0"), 1, &err);
+	is_int(GE_EINVAL, ge_swap_inputs(&v0, &v1, &err),
+	       "a view whose op was removed is refused");
+	ge_view_free(&v0);
+	ge_view_free(&v1);
+	ge_graph_free(g2);
+	ge_graph_free(g);
+}
+
+static void test_control(void)
+{
+	ge_graph *g = parse(FIXTURE);
+	ge_error err = {0};
+	ge_opid c0 = OP(g, "c0");
+	ge_opid cops[3] = {OP(g, "a1"), OP(g, "b1"), OP(g, "a2")};
+	uint64_t v0 = ge_graph_version(g);
+	is_int(GE_OK, ge_add_control_inputs(g, c0, cops, 3, &err),
+	       "add_control_inputs");
+	is_string("a1,b1,a2", cins(g, "c0"), "appended in order");
+	ok(ge_graph_version(g) > v0, "bumps the version");
+	size_t n;
+	const ge_opid *co = ge_op_control_outputs(g, cops[0], &n);
+	ok(n == 1 && co[0] == c0, "control outputs notice");
+	is_int(GE_EINVAL, ge_add_control_inputs(g, c0, cops + 1, 1, &err),
+	       "adding an existing control input fails");
+	ok(strstr(err.msg, "b1") && strstr(err.msg, "already"),
+	   "... saying so: %s", err.msg);
+	ge_opid b0 = OP(g, "b0");
+	ge_opid twice[2] = {b0, b0};
+	is_int(GE_EINVAL, ge_add_control_inputs(g, c0, twice, 2, &err),
+	       "adding one op twice fails");
+	is_string("a1,b1,a2", cins(g, "c0"), "... and adds nothing");
+
+	is_int(GE_OK, ge_remove_control_inputs(g, c0, cops + 1, 1, &err),
+	       "remove_control_inputs");
+	is_string("a1,a2", cins(g, "c0"), "the others keep their order");
+	ge_opid rm[2] = {cops[0], b0};
+	is_int(GE_EINVAL, ge_remove_control_inputs(g, c0, rm, 2, &err),
+	       "removing a non-control-input fails");
+	ok(strstr(err.msg, "b0") && strstr(err.msg, "c0"),
+	   "... naming both: %s", err.msg);
+	is_string("a1,a2", cins(g, "c0"), "... and removes nothing");
+	ge_graph_free(g);
+}
+
+int main(void)
+{
+	test_ts();
+	test_views();
+	test_control();
+	ge_regex_cache_clear();
+	return tap_done();
+}
