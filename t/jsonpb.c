@@ -1,0 +1,860 @@
+/*
+ * t/jsonpb.c: the JSON reader and the proto3 JSON mapping (lib/jsonpb.c):
+ * escapes, numbers, nesting limits and error positions of the reader; every
+ * kind of field of the mapping, on TensorFlow's messages and on the
+ * test-only messages of t/textpb_test.proto; truncated and corrupted input
+ * never crashes.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonpb.h"
+#include "tap.h"
+#include "textpb.h"
+#include "textpb_test.pb-c.h"
+#include "google/protobuf/any.pb-c.h"
+#include "google/protobuf/wrappers.pb-c.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/function.pb-c.h"
+#include "tensorflow/core/framework/graph.pb-c.h"
+#include "tensorflow/core/framework/node_def.pb-c.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
+#include "tensorflow/core/framework/tensor.pb-c.h"
+#include "tensorflow/core/framework/tensor_shape.pb-c.h"
+
+#define NAME "t.json"
+
+/* ---------------------------------------------------------------- reader */
+
+static ge_json_doc *jparse_n(const char *text, size_t n, const char *what)
+{
+	ge_json_doc *d = NULL;
+	ge_error err = {0, ""};
+	int rc = ge_json_parse(text, n, NAME, &d, &err);
+	if (!ok(rc == GE_OK && d && d->root, "json: %s", what))
+		tap_diag("  %s", err.msg);
+	return d;
+}
+
+static ge_json_doc *jparse(const char *text, const char *what)
+{
+	return jparse_n(text, strlen(text), what);
+}
+
+static void jfails_n(const char *text, size_t n, const char *want)
+{
+	ge_json_doc *d = (ge_json_doc *)&d;
+	ge_error err = {0, ""};
+	int rc = ge_json_parse(text, n, NAME, &d, &err);
+	ok(rc == GE_EFORMAT && err.code == GE_EFORMAT && d == NULL,
+	   "json refused: %s", want);
+	is_string(want, err.msg, "  message");
+	if (rc == GE_OK)
+		ge_json_free(d);
+}
+
+static void jfails(const char *text, const char *want)
+{
+	jfails_n(text, strlen(text), want);
+}
+
+static void test_reader_values(void)
+{
+	ge_json_doc *d = jparse("{\"s\": \"x\", \"n\": -1.5e2, \"t\": true, "
+				"\"f\": false, \"z\": null, \"a\": [1, [], {}],"
+				" \"o\": {\"k\": \"v\"}}", "all kinds");
+	if (d) {
+		const ge_json *r = d->root;
+		is_int(GE_JSON_OBJECT, r->type, "root is an object");
+		is_int(7, (long long)r->n, "7 members");
+		is_string("s", r->kids[0].key, "members keep order (first)");
+		is_string("o", r->kids[6].key, "members keep order (last)");
+		const ge_json *v = ge_json_get(r, "s");
+		ok(v && v->type == GE_JSON_STRING && !strcmp(v->str, "x") &&
+		   v->len == 1, "string member");
+		v = ge_json_get(r, "n");
+		ok(v && v->type == GE_JSON_NUMBER && v->num == -150.0 &&
+		   !strcmp(v->str, "-1.5e2"), "number keeps its text and value");
+		v = ge_json_get(r, "t");
+		ok(v && v->type == GE_JSON_BOOL && v->boolean == 1, "true");
+		v = ge_json_get(r, "f");
+		ok(v && v->type == GE_JSON_BOOL && v->boolean == 0, "false");
+		v = ge_json_get(r, "z");
+		ok(v && v->type == GE_JSON_NULL, "null");
+		v = ge_json_get(r, "a");
+		ok(v && v->type == GE_JSON_ARRAY && v->n == 3 &&
+		   v->kids[1].type == GE_JSON_ARRAY && v->kids[1].n == 0 &&
+		   v->kids[2].type == GE_JSON_OBJECT && v->kids[2].n == 0 &&
+		   v->kids[0].key == NULL, "array with empty containers");
+		v = ge_json_get(ge_json_get(r, "o"), "k");
+		ok(v && !strcmp(v->str, "v"), "nested object");
+		ok(ge_json_get(r, "missing") == NULL, "absent member: NULL");
+		ok(ge_json_get(ge_json_get(r, "s"), "x") == NULL,
+		   "ge_json_get on a non-object: NULL");
+		ge_json_free(d);
+	}
+
+	d = jparse("{\n \"a\": [1,\n  2]}", "positions");
+	if (d) {
+		const ge_json *a = ge_json_get(d->root, "a");
+		ok(a && a->line == 2 && a->col == 7, "array at 2:7 (got %u:%u)",
+		   a ? a->line : 0, a ? a->col : 0);
+		ok(a && a->kids[1].line == 3 && a->kids[1].col == 3,
+		   "second element at 3:3");
+		ge_json_free(d);
+	}
+
+	d = jparse("{\"a\":1,\"a\":2}", "duplicate keys");
+	if (d) {
+		is_int(2, (long long)d->root->n, "both members kept");
+		ok(ge_json_get(d->root, "a")->num == 1, "get returns the first");
+		ge_json_free(d);
+	}
+
+	d = jparse("\xef\xbb\xbf {\"a\":1}", "byte order mark skipped");
+	ge_json_free(d);
+	d = jparse(" \t\r\n[ \n1 , \t2 ]\r\n", "all four kinds of white space");
+	ge_json_free(d);
+	d = jparse("\"top\"", "a scalar at the top");
+	if (d)
+		ok(d->root->type == GE_JSON_STRING, "  is a string");
+	ge_json_free(d);
+}
+
+static void is_str(const ge_json_doc *d, const char *want, size_t wlen,
+		   const char *what)
+{
+	const ge_json *v = d ? d->root : NULL;
+	ok(v && v->type == GE_JSON_STRING && v->len == wlen &&
+	   !memcmp(v->str, want, wlen) && v->str[wlen] == 0, "%s", what);
+}
+
+static void test_reader_strings(void)
+{
+	ge_json_doc *d;
+	d = jparse("\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"", "simple escapes");
+	is_str(d, "\"\\/\b\f\n\r\t", 8, "  decoded");
+	ge_json_free(d);
+	d = jparse("\"\\u00e9\\u20AC\\ud83d\\ude00\"", "\\u escapes");
+	is_str(d, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9,
+	       "  UTF-8 of U+00E9 U+20AC and the pair U+1F600");
+	ge_json_free(d);
+	d = jparse("\"a\\u0000b\"", "escaped NUL");
+	is_str(d, "a\0b", 3, "  NUL kept, length 3");
+	ge_json_free(d);
+	d = jparse("\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf\"",
+		   "raw UTF-8 up to U+10FFFF");
+	ge_json_free(d);
+	d = jparse("\"x\\n\xc3\xa9y\"", "raw UTF-8 after an escape");
+	is_str(d, "x\n\xc3\xa9y", 5, "  decoded");
+	ge_json_free(d);
+
+	jfails("\"abc", "t.json:1:5: unterminated string (started at column 1)");
+	jfails("\"a\\", "t.json:1:4: unterminated string (started at column 1)");
+	jfails("\"a\x01z\"", "t.json:1:3: control character 0x01 in a string "
+	       "must be escaped");
+	jfails("\"a\nb\"", "t.json:1:3: control character 0x0a in a string "
+	       "must be escaped");
+	jfails("\"\\x41\"", "t.json:1:2: invalid escape '\\' before 'x'");
+	jfails("\"\\'\"", "t.json:1:2: invalid escape '\\' before '''");
+	jfails("\"\\u12\"", "t.json:1:2: \\u needs four hex digits");
+	jfails("\"\\u12", "t.json:1:2: \\u needs four hex digits");
+	jfails("\"\\ud800\"", "t.json:1:2: high surrogate \\ud800 is not "
+	       "followed by a low one");
+	jfails("\"\\ud800\\u0041\"", "t.json:1:2: high surrogate \\ud800 is "
+	       "not followed by a low one");
+	jfails("\"\\udc00\"", "t.json:1:2: lone low surrogate \\udc00");
+	jfails("\"\xc0\x80\"", "t.json:1:2: invalid UTF-8 byte 0xc0 in a string");
+	jfails("\"\xed\xa0\x80\"", "t.json:1:2: invalid UTF-8 byte 0xed in a "
+	       "string");
+	jfails("\"\xf5\x80\x80\x80\"", "t.json:1:2: invalid UTF-8 byte 0xf5 in "
+	       "a string");
+	jfails("\"\xe2\x82\"", "t.json:1:2: invalid UTF-8 byte 0xe2 in a string");
+	jfails("\"\xe2\x82", "t.json:1:2: invalid UTF-8 byte 0xe2 in a string");
+	jfails("\"\x80\"", "t.json:1:2: invalid UTF-8 byte 0x80 in a string");
+}
+
+static void test_reader_numbers(void)
+{
+	ge_json_doc *d = jparse("[0, -0, 1.5e3, -1E-2, 12345678901234567890, "
+				"1e400, 0.1, 2E+2]", "numbers");
+	if (d) {
+		const ge_json *a = d->root;
+		ok(a->kids[0].num == 0 && a->kids[1].num == 0 &&
+		   signbit(a->kids[1].num), "0 and -0");
+		ok(a->kids[2].num == 1500 && a->kids[3].num == -0.01,
+		   "exponents");
+		is_string("12345678901234567890", a->kids[4].str,
+			  "long integer keeps its text");
+		ok(isinf(a->kids[5].num), "1e400 is infinite as a double");
+		ok(a->kids[6].num == 0.1 && a->kids[7].num == 200,
+		   "0.1 and 2E+2");
+		ge_json_free(d);
+	}
+	jfails("01", "t.json:1:2: leading zeros are not allowed in numbers");
+	jfails("-01", "t.json:1:3: leading zeros are not allowed in numbers");
+	jfails("-", "t.json:1:2: malformed number: expected a digit, got end "
+	       "of input");
+	jfails("-a", "t.json:1:2: malformed number: expected a digit, got 'a'");
+	jfails("1.", "t.json:1:3: malformed number: expected a digit, got end "
+	       "of input");
+	jfails("1.e3", "t.json:1:3: malformed number: expected a digit, got "
+	       "'e'");
+	jfails("1e", "t.json:1:3: malformed number: expected a digit, got end "
+	       "of input");
+	jfails("1e+", "t.json:1:4: malformed number: expected a digit, got end "
+	       "of input");
+	jfails(".5", "t.json:1:1: unexpected '.', expected a value");
+	jfails("+1", "t.json:1:1: unexpected '+', expected a value");
+	jfails("NaN", "t.json:1:1: unexpected 'N', expected a value");
+	jfails("-Infinity", "t.json:1:2: malformed number: expected a digit, "
+	       "got 'I'");
+	jfails("0x10", "t.json:1:2: unexpected 'x' after the JSON value");
+
+	struct {
+		const char *text;
+		int ok;
+		int64_t v;
+	} ints[] = {
+		{"0", 1, 0}, {"-0", 1, 0}, {"42", 1, 42}, {"1e3", 1, 1000},
+		{"2.0", 1, 2}, {"1.50e1", 1, 15}, {"120e-1", 1, 12},
+		{"9223372036854775807", 1, INT64_MAX},
+		{"-9223372036854775808", 1, INT64_MIN},
+		{"9223372036854775808", 0, 0}, {"1.5", 0, 0}, {"1e19", 0, 0},
+		{"0e99999", 1, 0}, {"1e-99999", 0, 0},
+		{"9007199254740993", 1, 9007199254740993LL},
+	};
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+		ge_json_doc *n = NULL;
+		int64_t v = -7;
+		ge_json_parse(ints[i].text, strlen(ints[i].text), NAME, &n, NULL);
+		int rc = n ? ge_json_int64(n->root, &v) : -2;
+		if (ints[i].ok)
+			ok(rc == 0 && v == ints[i].v, "int64 of %s", ints[i].text);
+		else
+			ok(rc == -1, "int64 of %s refused", ints[i].text);
+		ge_json_free(n);
+	}
+	d = jparse("\"5\"", "a string");
+	int64_t v;
+	ok(d && ge_json_int64(d->root, &v) == -1, "int64 of a string refused");
+	ge_json_free(d);
+}
+
+static void test_reader_structure(void)
+{
+	jfails("", "t.json:1:1: unexpected end of input, expected a value");
+	jfails("  \n ", "t.json:2:2: unexpected end of input, expected a value");
+	jfails("{\n  \"a\": 1,\n  \"b\": x\n}",
+	       "t.json:3:8: unexpected 'x', expected a value");
+	jfails("[1,]", "t.json:1:4: unexpected ']', expected a value");
+	jfails("{\"a\":1,}", "t.json:1:8: expected a member name (a string), "
+	       "got '}'");
+	jfails("{a:1}", "t.json:1:2: expected a member name (a string), got 'a'");
+	jfails("{\"a\" 1}", "t.json:1:6: expected ':' after member name, got '1'");
+	jfails("[1 2]", "t.json:1:4: expected ',' or ']', got '2'");
+	jfails("{\"a\":1 \"b\":2}", "t.json:1:8: expected ',' or '}', got '\"'");
+	jfails("[1,", "t.json:1:4: unexpected end of input, expected a value");
+	jfails("[", "t.json:1:2: unexpected end of input, expected a value");
+	jfails("{", "t.json:1:2: expected a member name (a string), got end of "
+	       "input");
+	jfails("1 2", "t.json:1:3: unexpected '2' after the JSON value");
+	jfails("{}}", "t.json:1:3: unexpected '}' after the JSON value");
+	jfails("tru", "t.json:1:1: invalid literal (expected 'true')");
+	jfails("nul", "t.json:1:1: invalid literal (expected 'null')");
+	jfails("True", "t.json:1:1: unexpected 'T', expected a value");
+	jfails("nulll", "t.json:1:5: unexpected 'l' after the JSON value");
+	jfails("// c\n1", "t.json:1:1: unexpected '/', expected a value");
+	jfails("[1,/*c*/2]", "t.json:1:4: unexpected '/', expected a value");
+	jfails("\xff", "t.json:1:1: unexpected byte 0xff, expected a value");
+	jfails("['a']", "t.json:1:2: unexpected ''', expected a value");
+	jfails("\f1", "t.json:1:1: unexpected byte 0x0c, expected a value");
+	jfails_n("[1,\0 2]", 7, "t.json:1:4: unexpected byte 0x00, expected a "
+		 "value");
+	ge_json_doc *d = jparse_n("[1]xyz", 3, "length bounds the input");
+	ge_json_free(d);
+
+	/* nesting: the limit itself passes, one more level is refused */
+	int lim = GE_JSON_MAX_DEPTH;
+	char *deep = malloc((size_t)lim * 2 + 2);
+	memset(deep, '[', (size_t)lim);
+	memset(deep + lim, ']', (size_t)lim);
+	d = jparse_n(deep, (size_t)lim * 2, "nesting at the limit");
+	ge_json_free(d);
+	memset(deep, '[', (size_t)lim + 1);
+	memset(deep + lim + 1, ']', (size_t)lim + 1);
+	char want[128];
+	snprintf(want, sizeof want,
+		 "t.json:1:%d: values nested deeper than %d levels", lim + 1,
+		 lim);
+	jfails_n(deep, (size_t)lim * 2 + 2, want);
+	free(deep);
+	size_t huge = 1000000;
+	deep = malloc(huge);
+	for (size_t i = 0; i < huge; i++)
+		deep[i] = i % 2 ? '[' : '{';
+	d = (ge_json_doc *)&d;
+	ok(ge_json_parse(deep, huge, NAME, &d, NULL) == GE_EFORMAT && !d,
+	   "a million open brackets are refused, no crash");
+	free(deep);
+}
+
+/* A document with every construct, for truncation and corruption. */
+static const char *rich =
+	"{\"name\": \"n\\u00e9\\ud83d\\ude00\", \"op\": \"MatMul\",\n"
+	" \"input\": [\"a\", \"b:1\", \"^c\"], \"device\": \"/cpu:0\",\n"
+	" \"attr\": {\"T\": {\"type\": \"DT_FLOAT\"}, \"i\": {\"i\": \"-3\"},\n"
+	"  \"f\": {\"f\": -1.5e-3}, \"b\": {\"b\": true}, \"s\": {\"s\": \"TkhXQw==\"},\n"
+	"  \"shape\": {\"shape\": {\"dim\": [{\"size\": \"-1\"}, {\"size\": 3}]}},\n"
+	"  \"l\": {\"list\": {\"i\": [\"1\", 2], \"f\": [0.5, \"NaN\"], \"b\": [false],"
+	" \"type\": [\"DT_INT32\", 9], \"s\": [\"YQ\", \"Yg==\"]}},\n"
+	"  \"t\": {\"tensor\": {\"dtype\": \"DT_FLOAT\", \"tensorShape\": {},"
+	" \"floatVal\": [1, 2.5e0], \"tensorContent\": \"AAEC_-8\"}},\n"
+	"  \"fn\": {\"func\": {\"name\": \"g\", \"attr\": {\"x\": {\"i\": 1}}}}},"
+	" \"experimentalType\": null}";
+
+static void test_truncation_and_corruption(void)
+{
+	size_t n = strlen(rich);
+	size_t refused = 0, named = 0;
+	for (size_t k = 0; k < n; k++) {
+		ge_json_doc *d = NULL;
+		ge_error err = {0, ""};
+		if (ge_json_parse(rich, k, NAME, &d, &err) == GE_EFORMAT && !d)
+			refused++;
+		if (!strncmp(err.msg, "t.json:", 7))
+			named++;
+		ge_json_free(d);
+		ProtobufCMessage *m = NULL;
+		if (ge_jsonpb_parse(rich, k, &tensorflow__node_def__descriptor,
+				    NAME, &m, NULL) == GE_OK)
+			protobuf_c_message_free_unpacked(m, NULL);
+	}
+	is_int((long long)n, (long long)refused,
+	       "every strict prefix of a document is refused");
+	is_int((long long)n, (long long)named,
+	       "  each with a positioned message");
+	ProtobufCMessage *m = NULL;
+	ge_error err = {0, ""};
+	int rc = ge_jsonpb_parse(rich, n, &tensorflow__node_def__descriptor,
+				 NAME, &m, &err);
+	if (!ok(rc == GE_OK, "the whole document maps to a NodeDef"))
+		tap_diag("  %s", err.msg);
+	if (m)
+		protobuf_c_message_free_unpacked(m, NULL);
+
+	/* random byte changes: whatever the outcome, no crash or leak */
+	char *buf = malloc(n);
+	uint32_t seed = 12345;
+	size_t parsed = 0;
+	for (int it = 0; it < 3000; it++) {
+		memcpy(buf, rich, n);
+		int changes = 1 + it % 3;
+		for (int c = 0; c < changes; c++) {
+			seed = seed * 1103515245u + 12345u;
+			size_t pos = (seed >> 8) % n;
+			seed = seed * 1103515245u + 12345u;
+			buf[pos] = (char)(seed >> 16);
+		}
+		m = NULL;
+		if (ge_jsonpb_parse(buf, n, &tensorflow__node_def__descriptor,
+				    NAME, &m, NULL) == GE_OK) {
+			parsed++;
+			protobuf_c_message_free_unpacked(m, NULL);
+		}
+	}
+	free(buf);
+	ok(1, "3000 corrupted documents survived (%zu still mapped)", parsed);
+}
+
+/* ---------------------------------------------------------------- mapping */
+
+static ProtobufCMessage *pparse(const char *text,
+				const ProtobufCMessageDescriptor *d,
+				const char *what)
+{
+	ProtobufCMessage *m = NULL;
+	ge_error err = {0, ""};
+	int rc = ge_jsonpb_parse(text, strlen(text), d, NAME, &m, &err);
+	if (!ok(rc == GE_OK && m != NULL, "map: %s", what))
+		tap_diag("  %s", err.msg);
+	return m;
+}
+
+static void pfails(const char *text, const ProtobufCMessageDescriptor *d,
+		   const char *want)
+{
+	ProtobufCMessage *m = (ProtobufCMessage *)&m;
+	ge_error err = {0, ""};
+	int rc = ge_jsonpb_parse(text, strlen(text), d, NAME, &m, &err);
+	ok(rc == GE_EFORMAT && m == NULL, "map refused: %s", want);
+	is_string(want, err.msg, "  message");
+	if (rc == GE_OK && m)
+		protobuf_c_message_free_unpacked(m, NULL);
+}
+
+static const Tensorflow__AttrValue *attr(const Tensorflow__NodeDef *n,
+					 const char *k)
+{
+	for (size_t i = 0; i < n->n_attr; i++)
+		if (!strcmp(n->attr[i]->key, k))
+			return n->attr[i]->value;
+	return NULL;
+}
+
+/* Packed bytes of m, for comparing two messages. */
+static uint8_t *packed(const ProtobufCMessage *m, size_t *n)
+{
+	*n = protobuf_c_message_get_packed_size(m);
+	uint8_t *b = malloc(*n + 1);
+	protobuf_c_message_pack(m, b);
+	return b;
+}
+
+static void test_nodedef(void)
+{
+	Tensorflow__NodeDef *n = (Tensorflow__NodeDef *)pparse(
+		rich, &tensorflow__node_def__descriptor, "NodeDef, every attr kind");
+	if (!n)
+		return;
+	is_string("n\xc3\xa9\xf0\x9f\x98\x80", n->name, "name with escapes");
+	is_string("MatMul", n->op, "op");
+	ok(n->n_input == 3 && !strcmp(n->input[1], "b:1") &&
+	   !strcmp(n->input[2], "^c"), "inputs");
+	is_string("/cpu:0", n->device, "device");
+	is_int(9, (long long)n->n_attr, "9 attrs");
+	ok(n->experimental_type == NULL, "null message: left unset");
+	const Tensorflow__AttrValue *a;
+	a = attr(n, "T");
+	ok(a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE &&
+	   a->type == TENSORFLOW__DATA_TYPE__DT_FLOAT, "type by enum name");
+	a = attr(n, "i");
+	ok(a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_I && a->i == -3,
+	   "int64 from a string");
+	a = attr(n, "f");
+	ok(a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_F &&
+	   a->f == -1.5e-3f, "float");
+	a = attr(n, "b");
+	ok(a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_B && a->b,
+	   "bool");
+	a = attr(n, "s");
+	ok(a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_S &&
+	   a->s.len == 4 && !memcmp(a->s.data, "NHWC", 4), "bytes from base64");
+	a = attr(n, "shape");
+	ok(a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_SHAPE &&
+	   a->shape->n_dim == 2 && a->shape->dim[0]->size == -1 &&
+	   a->shape->dim[1]->size == 3, "shape, sizes as string and number");
+	a = attr(n, "l");
+	ok(a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+	   a->list->n_i == 2 && a->list->i[0] == 1 && a->list->i[1] == 2 &&
+	   a->list->n_f == 2 && a->list->f[0] == 0.5f && isnan(a->list->f[1]) &&
+	   a->list->n_b == 1 && !a->list->b[0] && a->list->n_type == 2 &&
+	   a->list->type[0] == TENSORFLOW__DATA_TYPE__DT_INT32 &&
+	   a->list->type[1] == TENSORFLOW__DATA_TYPE__DT_INT64 &&
+	   a->list->n_s == 2 && a->list->s[0].len == 1 &&
+	   a->list->s[0].data[0] == 'a' && a->list->s[1].data[0] == 'b',
+	   "list of every kind; enum by number; base64 with and without "
+	   "padding");
+	a = attr(n, "t");
+	ok(a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TENSOR &&
+	   a->tensor->dtype == TENSORFLOW__DATA_TYPE__DT_FLOAT &&
+	   a->tensor->tensor_shape && a->tensor->tensor_shape->n_dim == 0 &&
+	   a->tensor->n_float_val == 2 && a->tensor->float_val[1] == 2.5f &&
+	   a->tensor->tensor_content.len == 5 &&
+	   !memcmp(a->tensor->tensor_content.data, "\x00\x01\x02\xff\xef", 5),
+	   "tensor; URL-safe base64 without padding");
+	a = attr(n, "fn");
+	ok(a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC &&
+	   !strcmp(a->func->name, "g") && a->func->n_attr == 1 &&
+	   !strcmp(a->func->attr[0]->key, "x") && a->func->attr[0]->value->i == 1,
+	   "func with a nested attr map");
+
+	/* the same node in the text format packs to the same bytes */
+	const char *text =
+		"name: 'n\\303\\251\\360\\237\\230\\200' op: 'MatMul'\n"
+		"input: 'a' input: 'b:1' input: '^c' device: '/cpu:0'\n"
+		"attr { key: 'T' value { type: DT_FLOAT } }\n"
+		"attr { key: 'i' value { i: -3 } }\n"
+		"attr { key: 'f' value { f: -1.5e-3 } }\n"
+		"attr { key: 'b' value { b: true } }\n"
+		"attr { key: 's' value { s: 'NHWC' } }\n"
+		"attr { key: 'shape' value { shape { dim { size: -1 } dim { size: 3 } } } }\n"
+		"attr { key: 'l' value { list { s: 'a' s: 'b' i: 1 i: 2 f: 0.5 f: nan"
+		" b: false type: DT_INT32 type: DT_INT64 } } }\n"
+		"attr { key: 't' value { tensor { dtype: DT_FLOAT tensor_shape {}"
+		" tensor_content: '\\000\\001\\002\\377\\357' float_val: 1"
+		" float_val: 2.5 } } }\n"
+		"attr { key: 'fn' value { func { name: 'g' attr { key: 'x' value"
+		" { i: 1 } } } } }\n";
+	ProtobufCMessage *t = NULL;
+	ge_error err = {0, ""};
+	if (ge_textpb_parse(text, strlen(text), &tensorflow__node_def__descriptor,
+			    "t.pbtxt", &t, &err))
+		tap_diag("%s", err.msg);
+	size_t la = 0, lb = 0;
+	uint8_t *pa = packed(&n->base, &la);
+	uint8_t *pb = t ? packed(t, &lb) : NULL;
+	ok(t && la == lb && !memcmp(pa, pb, la),
+	   "JSON and text format give the same NodeDef bytes (%zu, %zu)", la,
+	   lb);
+	free(pa);
+	free(pb);
+	if (t)
+		protobuf_c_message_free_unpacked(t, NULL);
+	protobuf_c_message_free_unpacked(&n->base, NULL);
+
+	n = (Tensorflow__NodeDef *)pparse(
+		"{\"name\":null,\"op\":\"X\",\"attr\":{\"v\":{\"tensor\":"
+		"{\"tensor_shape\":{\"dim\":[{\"size\":\"2\"}]},\"float_val\":[1]}}},"
+		"\"experimental_debug_info\":{\"original_node_names\":[\"o\"]}}",
+		&tensorflow__node_def__descriptor,
+		"proto field names; null name");
+	if (n) {
+		is_string("", n->name, "null: the default");
+		a = attr(n, "v");
+		ok(a && a->tensor->tensor_shape->dim[0]->size == 2 &&
+		   a->tensor->n_float_val == 1, "tensor_shape, float_val");
+		ok(n->experimental_debug_info &&
+		   n->experimental_debug_info->n_original_node_names == 1,
+		   "experimental_debug_info");
+		protobuf_c_message_free_unpacked(&n->base, NULL);
+	}
+}
+
+static void test_tensor(void)
+{
+	Tensorflow__TensorProto *t = (Tensorflow__TensorProto *)pparse(
+		"{\"dtype\":\"DT_HALF\",\"tensorShape\":{\"dim\":[{\"size\":\"2\","
+		"\"name\":\"x\"}],\"unknownRank\":false},\"versionNumber\":1,"
+		"\"tensorContent\":\"AAEC/+8=\",\"halfVal\":[15360,\"48384\"],"
+		"\"int64Val\":[\"-9223372036854775808\",\"9223372036854775807\"],"
+		"\"uint64Val\":[\"18446744073709551615\",18446744073709551615],"
+		"\"doubleVal\":[\"Infinity\",\"-Infinity\",\"NaN\",1e308,\"1.5\","
+		"-0.0],\"stringVal\":[\"aGk=\",\"\"],\"boolVal\":[true,false],"
+		"\"scomplexVal\":[1,2],\"uint32Val\":[4294967295],"
+		"\"floatVal\":[1e-45,3.4028234663852886e38,\"-Infinity\"]}",
+		&tensorflow__tensor_proto__descriptor, "TensorProto");
+	if (!t)
+		return;
+	ok(t->dtype == TENSORFLOW__DATA_TYPE__DT_HALF && t->version_number == 1,
+	   "dtype, version");
+	ok(t->tensor_shape && t->tensor_shape->n_dim == 1 &&
+	   !strcmp(t->tensor_shape->dim[0]->name, "x"), "shape with a dim name");
+	ok(t->tensor_content.len == 5 &&
+	   !memcmp(t->tensor_content.data, "\x00\x01\x02\xff\xef", 5),
+	   "standard base64 with padding");
+	ok(t->n_half_val == 2 && t->half_val[0] == 15360 &&
+	   t->half_val[1] == 48384, "half_val as number and string");
+	ok(t->n_int64_val == 2 && t->int64_val[0] == INT64_MIN &&
+	   t->int64_val[1] == INT64_MAX, "int64 extremes");
+	ok(t->n_uint64_val == 2 && t->uint64_val[0] == UINT64_MAX &&
+	   t->uint64_val[1] == UINT64_MAX, "uint64 max as string and number");
+	ok(t->n_double_val == 6 && isinf(t->double_val[0]) &&
+	   t->double_val[0] > 0 && isinf(t->double_val[1]) &&
+	   t->double_val[1] < 0 && isnan(t->double_val[2]) &&
+	   t->double_val[3] == 1e308 && t->double_val[4] == 1.5 &&
+	   signbit(t->double_val[5]), "double specials, numeric string, -0");
+	ok(t->n_string_val == 2 && t->string_val[0].len == 2 &&
+	   !memcmp(t->string_val[0].data, "hi", 2) && t->string_val[1].len == 0,
+	   "string_val (bytes)");
+	ok(t->n_bool_val == 2 && t->bool_val[0] && !t->bool_val[1], "bool_val");
+	ok(t->n_scomplex_val == 2 && t->n_uint32_val == 1 &&
+	   t->uint32_val[0] == UINT32_MAX, "scomplex_val, uint32_val");
+	ok(t->n_float_val == 3 && t->float_val[0] > 0 &&
+	   t->float_val[1] == 3.4028234663852886e38f && isinf(t->float_val[2]),
+	   "float_val: denormal, FLT_MAX, -Infinity");
+	protobuf_c_message_free_unpacked(&t->base, NULL);
+}
+
+static void test_graphdef(void)
+{
+	Tensorflow__GraphDef *g = (Tensorflow__GraphDef *)pparse(
+		"{\"node\":[{\"name\":\"a\",\"op\":\"Const\"},{\"name\":\"b\","
+		"\"op\":\"Identity\",\"input\":[\"a\"]}],\"versions\":{\"producer\":"
+		"716,\"minConsumer\":\"12\",\"badConsumers\":[1,\"2\"]},\"library\":"
+		"{\"function\":[{\"signature\":{\"name\":\"f\",\"inputArg\":[{\"name\":"
+		"\"x\",\"type\":\"DT_FLOAT\"}]},\"nodeDef\":[{\"name\":\"c\",\"op\":"
+		"\"Const\"}],\"ret\":{\"y\":\"x\"},\"attr\":{\"_noinline\":{\"b\":"
+		"true}},\"argAttr\":{\"0\":{\"attr\":{\"_a\":{\"i\":\"1\"}}}},"
+		"\"resourceArgUniqueId\":{\"1\":2,\"4294967295\":\"3\"}}],"
+		"\"gradient\":[{\"functionName\":\"f\",\"gradientFunc\":\"g\"}]}}",
+		&tensorflow__graph_def__descriptor, "GraphDef with a library");
+	if (!g)
+		return;
+	ok(g->n_node == 2 && !strcmp(g->node[1]->input[0], "a"), "nodes");
+	ok(g->versions && g->versions->producer == 716 &&
+	   g->versions->min_consumer == 12 && g->versions->n_bad_consumers == 2 &&
+	   g->versions->bad_consumers[1] == 2, "versions");
+	Tensorflow__FunctionDef *f =
+		g->library && g->library->n_function ? g->library->function[0]
+						     : NULL;
+	ok(f && !strcmp(f->signature->name, "f") &&
+	   f->signature->n_input_arg == 1 &&
+	   f->signature->input_arg[0]->type == TENSORFLOW__DATA_TYPE__DT_FLOAT,
+	   "function signature");
+	ok(f && f->n_node_def == 1 && f->n_ret == 1 &&
+	   !strcmp(f->ret[0]->key, "y") && !strcmp(f->ret[0]->value, "x"),
+	   "map<string,string>");
+	ok(f && f->n_arg_attr == 1 && f->arg_attr[0]->key == 0 &&
+	   f->arg_attr[0]->value->n_attr == 1, "map<uint32,message>");
+	ok(f && f->n_resource_arg_unique_id == 2 &&
+	   f->resource_arg_unique_id[0]->key == 1 &&
+	   f->resource_arg_unique_id[0]->value == 2 &&
+	   f->resource_arg_unique_id[1]->key == UINT32_MAX &&
+	   f->resource_arg_unique_id[1]->value == 3, "map<uint32,uint32>");
+	ok(g->library->n_gradient == 1 &&
+	   !strcmp(g->library->gradient[0]->gradient_func, "g"), "gradient");
+	protobuf_c_message_free_unpacked(&g->base, NULL);
+}
+
+static void test_scalars(void)
+{
+	Getest__Scalars *s = (Getest__Scalars *)pparse(
+		"{\"i32\":-2147483648,\"i64\":\"-9223372036854775808\","
+		"\"u32\":\"4294967295\",\"u64\":18446744073709551615,\"s32\":-5,"
+		"\"s64\":\"5\",\"f32\":7,\"f64\":\"8e0\",\"sf32\":-9,\"sf64\":"
+		"\"-10\",\"fl\":0.1,\"db\":\"1e-300\",\"b\":false,\"s\":"
+		"\"h\\u00e9\",\"by\":\"\",\"c\":\"BLUE\",\"child\":{\"i32\":1},"
+		"\"ri\":[1,\"2\",3e0],\"rs\":[\"a\"],\"rm\":[{\"s\":\"x\"},{}],"
+		"\"oi\":5,\"withDefault\":null,\"counts\":{\"a\":1,\"b\":-2},"
+		"\"rd\":[0.5],\"rb\":[\"AA==\"]}",
+		&getest__scalars__descriptor, "proto2 scalars of every type");
+	if (!s)
+		return;
+	ok(s->has_i32 && s->i32 == INT32_MIN && s->i64 == INT64_MIN &&
+	   s->u32 == UINT32_MAX && s->u64 == UINT64_MAX, "integer extremes");
+	ok(s->s32 == -5 && s->s64 == 5 && s->f32 == 7 && s->f64 == 8 &&
+	   s->sf32 == -9 && s->sf64 == -10, "zigzag and fixed types");
+	ok(s->fl == 0.1f && s->db == 1e-300, "float rounds once, double");
+	ok(s->has_b && !s->b, "false is present in proto2");
+	is_string("h\xc3\xa9", s->s, "string");
+	ok(s->has_by && s->by.len == 0, "empty bytes");
+	ok(s->has_c && s->c == GETEST__COLOR__BLUE, "enum");
+	ok(s->child && s->child->i32 == 1, "nested message");
+	ok(s->n_ri == 3 && s->ri[2] == 3 && s->n_rs == 1 && s->n_rm == 2,
+	   "repeated");
+	ok(s->pick_case == GETEST__SCALARS__PICK_OI && s->oi == 5, "oneof");
+	ok(!s->has_with_default && s->with_default == 7,
+	   "null keeps the proto2 default");
+	ok(s->n_counts == 2 && s->counts[1]->value == -2, "map<string,int32>");
+	ok(s->n_rd == 1 && s->n_rb == 1 && s->rb[0].len == 1, "packed, bytes");
+	protobuf_c_message_free_unpacked(&s->base, NULL);
+
+	ProtobufCMessage *m = pparse("{\"os\":null,\"oi\":3}",
+				     &getest__scalars__descriptor,
+				     "null member of a oneof does not set it");
+	if (m)
+		protobuf_c_message_free_unpacked(m, NULL);
+	pfails("{\"i32\":2147483648}", &getest__scalars__descriptor,
+	       "t.json:1:8: field 'i32': 2147483648 is out of range for 32 bits");
+	pfails("{\"u32\":-1}", &getest__scalars__descriptor,
+	       "t.json:1:8: field 'u32': -1 is out of range for 32 bits");
+	pfails("{\"u64\":\"-1\"}", &getest__scalars__descriptor,
+	       "t.json:1:8: field 'u64': -1 is out of range for 64 bits");
+	pfails("{\"i64\":\"9223372036854775808\"}", &getest__scalars__descriptor,
+	       "t.json:1:8: field 'i64': 9223372036854775808 is out of range "
+	       "for 64 bits");
+	pfails("{\"i64\":\"\"}", &getest__scalars__descriptor,
+	       "t.json:1:8: field 'i64': \"\" is not an integer");
+	pfails("{\"i64\":\" 1\"}", &getest__scalars__descriptor,
+	       "t.json:1:8: field 'i64': \" 1\" is not an integer");
+	pfails("{\"i64\":true}", &getest__scalars__descriptor,
+	       "t.json:1:8: field 'i64': expected an integer, got boolean");
+	pfails("{\"db\":1e999}", &getest__scalars__descriptor,
+	       "t.json:1:7: field 'db': 1e999 is out of range for a double");
+	pfails("{\"db\":\"nan\"}", &getest__scalars__descriptor,
+	       "t.json:1:7: field 'db': \"nan\" is not a number");
+	pfails("{\"c\":\"PURPLE\"}", &getest__scalars__descriptor,
+	       "t.json:1:6: field 'c': unknown value \"PURPLE\" of enum "
+	       "getest.Color");
+	pfails("{\"c\":true}", &getest__scalars__descriptor,
+	       "t.json:1:6: field 'c': expected an enum name or number, got "
+	       "boolean");
+	pfails("{\"counts\":{\"a\":\"x\"}}", &getest__scalars__descriptor,
+	       "t.json:1:16: field 'value': \"x\" is not an integer");
+	pfails("{\"rm\":[{\"i32\":1}, 3]}", &getest__scalars__descriptor,
+	       "t.json:1:19: expected an object for getest.Scalars, got number");
+	pfails("{\"ri\":[1,null]}", &getest__scalars__descriptor,
+	       "t.json:1:10: field 'ri': null is not allowed in a list");
+	pfails("{\"os\":\"a\",\"oi\":1}", &getest__scalars__descriptor,
+	       "t.json:1:16: field 'oi' is in the same oneof as 'os', which is "
+	       "already set");
+	pfails("{\"withDefault\":1,\"with_default\":2}",
+	       &getest__scalars__descriptor,
+	       "t.json:1:33: field 'with_default' of getest.Scalars is given "
+	       "more than once");
+	pfails("[]", &getest__scalars__descriptor,
+	       "t.json:1:1: expected an object for getest.Scalars, got array");
+	pfails("null", &getest__scalars__descriptor,
+	       "t.json:1:1: expected an object for getest.Scalars, got null");
+}
+
+static void test_errors(void)
+{
+	const ProtobufCMessageDescriptor *nd = &tensorflow__node_def__descriptor;
+	const ProtobufCMessageDescriptor *av = &tensorflow__attr_value__descriptor;
+	pfails("{\"name\":\"a\",\"bogus\":1}", nd,
+	       "t.json:1:21: unknown field \"bogus\" in tensorflow.NodeDef");
+	pfails("{\"Name\":\"a\"}", nd,
+	       "t.json:1:9: unknown field \"Name\" in tensorflow.NodeDef");
+	pfails("{\"name\":\"a\\u0000b\"}", nd,
+	       "t.json:1:9: field 'name': a string field cannot hold a NUL "
+	       "character");
+	pfails("{\"name\":5}", nd,
+	       "t.json:1:9: field 'name': expected a string, got number");
+	pfails("{\"input\":\"a\"}", nd,
+	       "t.json:1:10: field 'input' is repeated: expected an array, got "
+	       "string");
+	pfails("{\"attr\":[]}", nd,
+	       "t.json:1:9: field 'attr': a map is written as an object, not as "
+	       "array");
+	pfails("{\"attr\":{\"x\":null}}", nd,
+	       "t.json:1:14: field 'attr': null is not allowed as a map value");
+	pfails("{\"attr\":{\"x\":5}}", nd,
+	       "t.json:1:14: expected an object for tensorflow.AttrValue, got "
+	       "number");
+	pfails("{\"attr\":{\"x\":{\"shape\":{\"dim\":[{\"size\":1.5}]}}}}", nd,
+	       "t.json:1:39: field 'size': 1.5 is not an integer");
+	pfails("{\"i\":\"1\",\"f\":2}", av,
+	       "t.json:1:14: field 'f' is in the same oneof as 'i', which is "
+	       "already set");
+	pfails("{\"i\":1.5}", av, "t.json:1:6: field 'i': 1.5 is not an integer");
+	pfails("{\"i\":\"12a\"}", av,
+	       "t.json:1:6: field 'i': \"12a\" is not an integer");
+	pfails("{\"s\":\"a$==\"}", av,
+	       "t.json:1:6: field 's': invalid base64 at character 2");
+	pfails("{\"s\":\"abcde\"}", av,
+	       "t.json:1:6: field 's': invalid base64 at character 5");
+	pfails("{\"s\":\"ab=\"}", av,
+	       "t.json:1:6: field 's': invalid base64 at character 3");
+	pfails("{\"s\":\"a===\"}", av,
+	       "t.json:1:6: field 's': invalid base64 at character 2");
+	pfails("{\"f\":1e39}", av,
+	       "t.json:1:6: field 'f': 1e39 is out of range for a float");
+	pfails("{\"f\":\"1e39\"}", av,
+	       "t.json:1:6: field 'f': 1e39 is out of range for a float");
+	pfails("{\"b\":\"true\"}", av,
+	       "t.json:1:6: field 'b': expected true or false, got string");
+	pfails("{\"type\":\"DT_NOPE\"}", av,
+	       "t.json:1:9: field 'type': unknown value \"DT_NOPE\" of enum "
+	       "tensorflow.DataType");
+	pfails("{\"type\":2147483648}", av,
+	       "t.json:1:9: field 'type': 2147483648 is out of range for an "
+	       "enum");
+	pfails("{\"tensor\":{\"tensorShape\":{},\"tensor_shape\":{}}}", av,
+	       "t.json:1:44: field 'tensor_shape' of tensorflow.TensorProto is "
+	       "given more than once");
+	pfails("{\"list\":{\"i\":[1,}}", av,
+	       "t.json:1:17: unexpected '}', expected a value");
+
+	/* IGNORE_UNKNOWN drops unknown members and unknown enum names */
+	ge_json_doc *d = jparse("{\"name\":\"a\",\"bogus\":{\"x\":[1]},\"attr\":"
+				"{\"T\":{\"type\":\"DT_NEW\"},\"L\":{\"list\":"
+				"{\"type\":[\"DT_NEW\",\"DT_BOOL\"]}}}}",
+				"document with unknown names");
+	ProtobufCMessage *m = NULL;
+	ge_error err = {0, ""};
+	int rc = d ? ge_jsonpb_from_json(d->root, nd, NAME,
+					  GE_JSONPB_IGNORE_UNKNOWN, &m, &err)
+		   : -1;
+	if (!ok(rc == GE_OK, "ignored with GE_JSONPB_IGNORE_UNKNOWN"))
+		tap_diag("  %s", err.msg);
+	if (m) {
+		Tensorflow__NodeDef *n = (Tensorflow__NodeDef *)m;
+		const Tensorflow__AttrValue *t = attr(n, "T"), *l = attr(n, "L");
+		ok(!strcmp(n->name, "a") && t &&
+		   t->value_case == TENSORFLOW__ATTR_VALUE__VALUE__NOT_SET,
+		   "  unknown enum left unset");
+		ok(l && l->list->n_type == 1 &&
+		   l->list->type[0] == TENSORFLOW__DATA_TYPE__DT_BOOL,
+		   "  unknown enum dropped from a list");
+		protobuf_c_message_free_unpacked(m, NULL);
+	}
+	m = (ProtobufCMessage *)&m;
+	rc = d ? ge_jsonpb_from_json(d->root, nd, NAME, 0, &m, &err) : -1;
+	ok(rc == GE_EFORMAT && m == NULL, "refused without the flag");
+	ge_json_free(d);
+}
+
+static void test_wkt(void)
+{
+	ge_textpb_register(&tensorflow__tensor_shape_proto__descriptor);
+	ge_textpb_register(&google__protobuf__int64_value__descriptor);
+	Google__Protobuf__Any *a = (Google__Protobuf__Any *)pparse(
+		"{\"dim\":[{\"size\":\"3\"}],\"@type\":"
+		"\"type.googleapis.com/tensorflow.TensorShapeProto\"}",
+		&google__protobuf__any__descriptor, "Any, @type last");
+	if (a) {
+		is_string("type.googleapis.com/tensorflow.TensorShapeProto",
+			  a->type_url, "type_url");
+		ok(a->value.len == 4 &&
+		   !memcmp(a->value.data, "\x12\x02\x08\x03", 4),
+		   "value is the packed TensorShapeProto");
+		protobuf_c_message_free_unpacked(&a->base, NULL);
+	}
+	a = (Google__Protobuf__Any *)pparse(
+		"{\"@type\":\"type.googleapis.com/google.protobuf.Int64Value\","
+		"\"value\":\"7\"}",
+		&google__protobuf__any__descriptor, "Any holding a wrapper");
+	if (a) {
+		ok(a->value.len == 2 && !memcmp(a->value.data, "\x08\x07", 2),
+		   "wrapper packed under value");
+		protobuf_c_message_free_unpacked(&a->base, NULL);
+	}
+	a = (Google__Protobuf__Any *)pparse(
+		"{}", &google__protobuf__any__descriptor, "empty Any");
+	if (a)
+		protobuf_c_message_free_unpacked(&a->base, NULL);
+	pfails("{\"dim\":[]}", &google__protobuf__any__descriptor,
+	       "t.json:1:1: google.protobuf.Any without \"@type\"");
+	pfails("{\"@type\":\"x/no.Such\"}", &google__protobuf__any__descriptor,
+	       "t.json:1:10: unknown type \"no.Such\" in google.protobuf.Any");
+	pfails("{\"@type\":\"noslash\"}", &google__protobuf__any__descriptor,
+	       "t.json:1:10: type URL \"noslash\" has no '/'");
+	pfails("{\"@type\":\"t/tensorflow.TensorShapeProto\",\"bad\":1}",
+	       &google__protobuf__any__descriptor,
+	       "t.json:1:48: unknown field \"bad\" in "
+	       "tensorflow.TensorShapeProto");
+
+	Google__Protobuf__BoolValue *b = (Google__Protobuf__BoolValue *)pparse(
+		"true", &google__protobuf__bool_value__descriptor,
+		"BoolValue as a bare value");
+	if (b) {
+		ok(b->value == 1, "  true");
+		protobuf_c_message_free_unpacked(&b->base, NULL);
+	}
+	Google__Protobuf__Int64Value *i = (Google__Protobuf__Int64Value *)pparse(
+		"\"-5\"", &google__protobuf__int64_value__descriptor,
+		"Int64Value from a string");
+	if (i) {
+		ok(i->value == -5, "  -5");
+		protobuf_c_message_free_unpacked(&i->base, NULL);
+	}
+	Google__Protobuf__BytesValue *by = (Google__Protobuf__BytesValue *)pparse(
+		"\"AQ\"", &google__protobuf__bytes_value__descriptor,
+		"BytesValue");
+	if (by) {
+		ok(by->value.len == 1 && by->value.data[0] == 1, "  one byte");
+		protobuf_c_message_free_unpacked(&by->base, NULL);
+	}
+	pfails("{\"value\":1}", &google__protobuf__int32_value__descriptor,
+	       "t.json:1:1: field 'value': expected an integer, got object");
+}
+
+int main(void)
+{
+	test_reader_values();
+	test_reader_strings();
+	test_reader_numbers();
+	test_reader_structure();
+	test_truncation_and_corruption();
+	test_nodedef();
+	test_tensor();
+	test_graphdef();
+	test_scalars();
+	test_errors();
+	test_wkt();
+	return tap_done();
+}
