@@ -507,6 +507,15 @@ void ge_graph_write_graphdef(const ge_graph *g, ge_writer *w)
 
 /* ------------------------------------------------------------ validate */
 
+/* Whether an op's attrs can include `key`: always for split attrs, else a
+ * search of the node's bytes (a false positive only costs a split). */
+static int op_may_have_attr(const ge_op *o, const char *key)
+{
+	if ((o->flags & OPF_SPLIT) || !o->raw)
+		return 1;
+	return memmem(o->raw, o->raw_len, key, strlen(key)) != NULL;
+}
+
 static int is_next_iteration(const char *t)
 {
 	return !strcmp(t, "NextIteration") || !strcmp(t, "RefNextIteration");
@@ -549,9 +558,10 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 					g->ops[t.op].name, g->ops[t.op].type, k,
 					k == 1 ? "" : "s");
 		}
-		/* colocation: _class = ["loc:@X", ...] */
-		size_t alen;
-		if (ge_op_attr_raw(g, (ge_opid)i, "_class", &alen)) {
+		/* colocation: _class = ["loc:@X", ...]; most ops have none,
+		 * so look at the raw bytes before splitting any attrs */
+		if (op_may_have_attr(o, "_class") &&
+		    ge_op_attr_raw(g, (ge_opid)i, "_class", &(size_t){0})) {
 			const struct Tensorflow__AttrValue *v =
 				ge_op_attr(g, (ge_opid)i, "_class", NULL);
 			if (!v) {
