@@ -177,6 +177,11 @@ int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err);
  * The returned string is owned by the graph. */
 const char *ge_graph_unique_name(ge_graph *g, const char *name);
 
+/* Brings src's GraphDef fields other than nodes into dst, as an import
+ * does: `versions` when dst has none, and the functions (and gradients) of
+ * src's function library that dst does not define by name. */
+void ge_graph_merge_fields(ge_graph *dst, const ge_graph *src);
+
 /* Moves ops into a new node order: perm lists every live op id once, in the
  * wanted order.  Ids are renumbered (old handles become invalid), so this is
  * for whole-graph recipes only.  GE_EINVAL if perm is not a permutation. */

@@ -505,6 +505,147 @@ void ge_graph_write_graphdef(const ge_graph *g, ge_writer *w)
 	emit_graphdef(g, sink_writer, w);
 }
 
+/* ------------------------------------------------------------ merging */
+
+/* GraphDef fields besides nodes; FunctionDefLibrary and FunctionDef fields */
+enum { GD_LIBRARY = 2, GD_VERSIONS = 4, FL_FUNCTION = 1, FL_GRADIENT = 2,
+       FD_SIGNATURE = 1, OD_NAME = 1, GR_FUNCTION_NAME = 1 };
+
+/* The payload of the first length-delimited field `f` of a message. */
+static int sub_field(const uint8_t *p, const uint8_t *end, uint32_t f,
+		     const uint8_t **body, size_t *len)
+{
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return -1;
+		if ((tag >> 3) == f && (tag & 7) == 2) {
+			if (ge_read_varint(&p, end, &l) ||
+			    l > (uint64_t)(end - p))
+				return -1;
+			*body = p;
+			*len = (size_t)l;
+			return 0;
+		}
+		if (ge_skip_field(&p, end, (int)(tag & 7)))
+			return -1;
+	}
+	return -1;
+}
+
+/* Calls fn for each entry (field 1 or 2) of every library field of g,
+ * with the name it defines. */
+typedef void (*lib_fn)(void *ud, uint32_t field, const uint8_t *entry,
+		       size_t entry_len, const uint8_t *name, size_t name_len);
+
+static void each_library_entry(const ge_graph *g, lib_fn fn, void *ud)
+{
+	for (size_t i = 0; i < g->n_fields; i++) {
+		const uint8_t *p = g->fields[i].p, *end = p + g->fields[i].len;
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag) || tag != ((GD_LIBRARY << 3) | 2) ||
+		    ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			continue;
+		const uint8_t *q = p, *qe = p + l;
+		while (q < qe) {
+			const uint8_t *es = q;
+			uint64_t t2, l2;
+			if (ge_read_varint(&q, qe, &t2))
+				break;
+			if ((t2 & 7) != 2 || ge_read_varint(&q, qe, &l2) ||
+			    l2 > (uint64_t)(qe - q)) {
+				if ((t2 & 7) == 2 || ge_skip_field(&q, qe, (int)(t2 & 7)))
+					break;
+				continue;
+			}
+			const uint8_t *b = q;
+			q += l2;
+			uint32_t f = (uint32_t)(t2 >> 3);
+			const uint8_t *nm = NULL, *sig;
+			size_t nl = 0, sl;
+			if (f == FL_FUNCTION &&
+			    sub_field(b, b + l2, FD_SIGNATURE, &sig, &sl) == 0)
+				sub_field(sig, sig + sl, OD_NAME, &nm, &nl);
+			else if (f == FL_GRADIENT)
+				sub_field(b, b + l2, GR_FUNCTION_NAME, &nm, &nl);
+			if (f == FL_FUNCTION || f == FL_GRADIENT)
+				fn(ud, f, es, (size_t)(q - es), nm, nm ? nl : 0);
+		}
+	}
+}
+
+struct names {
+	ge_buf list; /* NUL-separated "f<field>:name" */
+};
+
+static void collect_name(void *ud, uint32_t field, const uint8_t *e, size_t el,
+			 const uint8_t *nm, size_t nl)
+{
+	(void)e;
+	(void)el;
+	struct names *n = ud;
+	ge_buf_printf(&n->list, "%u:", field);
+	ge_buf_add(&n->list, nm ? nm : (const uint8_t *)"", nl);
+	ge_buf_addc(&n->list, 0);
+}
+
+struct merge {
+	const struct names *have;
+	ge_buf out; /* FunctionDefLibrary entries to add */
+};
+
+static void add_missing(void *ud, uint32_t field, const uint8_t *e, size_t el,
+			const uint8_t *nm, size_t nl)
+{
+	struct merge *m = ud;
+	char key[300];
+	int k = snprintf(key, sizeof key, "%u:%.*s", field,
+			 (int)(nl > 256 ? 256 : nl), nm ? (const char *)nm : "");
+	const char *p = (const char *)m->have->list.data;
+	const char *end = p ? p + m->have->list.len : NULL;
+	for (; p && p < end; p += strlen(p) + 1)
+		if ((size_t)k == strlen(p) && !memcmp(p, key, (size_t)k))
+			return;
+	ge_buf_add(&m->out, e, el);
+}
+
+static void append_field(ge_graph *g, const uint8_t *p, size_t n)
+{
+	uint8_t *copy = ge_arena_alloc(&g->arena, n ? n : 1);
+	memcpy(copy, p, n);
+	g->fields = ge_xrealloc(g->fields, (g->n_fields + 1) * sizeof *g->fields);
+	g->fields[g->n_fields++] = (ge_rawfield){copy, n, 1};
+}
+
+void ge_graph_merge_fields(ge_graph *dst, const ge_graph *src)
+{
+	int have_versions = 0;
+	for (size_t i = 0; i < dst->n_fields; i++)
+		if (dst->fields[i].len && dst->fields[i].p[0] == ((GD_VERSIONS << 3) | 2))
+			have_versions = 1;
+	for (size_t i = 0; i < src->n_fields && !have_versions; i++)
+		if (src->fields[i].len &&
+		    src->fields[i].p[0] == ((GD_VERSIONS << 3) | 2)) {
+			append_field(dst, src->fields[i].p, src->fields[i].len);
+			break;
+		}
+	struct names have = {GE_BUF_INIT};
+	each_library_entry(dst, collect_name, &have);
+	struct merge m = {&have, GE_BUF_INIT};
+	each_library_entry(src, add_missing, &m);
+	if (m.out.len) {
+		/* a second `library` field: protobuf merges repeated fields of
+		 * a message given twice, so readers see one library */
+		ge_buf f = GE_BUF_INIT;
+		ge_buf_lenfield(&f, GD_LIBRARY, m.out.data, m.out.len);
+		append_field(dst, f.data, f.len);
+		ge_buf_free(&f);
+		dst->version++;
+	}
+	ge_buf_free(&have.list);
+	ge_buf_free(&m.out);
+}
+
 /* ------------------------------------------------------------ validate */
 
 /* Whether an op's attrs can include `key`: always for split attrs, else a

@@ -133,6 +133,8 @@ int ge_import_graph(ge_graph *dst, ge_graph *src, const ge_import_opts *o,
 	}
 	if (!rc)
 		rc = ge_tinfo_merge_collections(I, err);
+	if (!rc)
+		ge_graph_merge_fields(dst, src);
 	if (rc)
 		ge_err_prefix(err, "importing '%s'", ge_graph_name(src));
 	if (!rc && info)
@@ -196,6 +198,7 @@ int ge_graph_export_scoped(ge_graph *g, const char *scope, ge_graph **out,
 		ge_graph_free(dst);
 		return rc;
 	}
+	ge_graph_merge_fields(dst, g);
 	*out = dst;
 	return GE_OK;
 }

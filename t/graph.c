@@ -378,8 +378,32 @@ static void test_batch_inputs(void)
 	ge_graph_free(g);
 }
 
+static void test_merge_fields(void)
+{
+	ge_graph *a = parse("node { name: 'x' op: 'NoOp' }\n"
+			    "library { function { signature { name: 'f' } } }\n");
+	ge_graph *b = parse("node { name: 'y' op: 'NoOp' }\n"
+			    "library { function { signature { name: 'f' } }\n"
+			    "          function { signature { name: 'g' } }\n"
+			    "          gradient { function_name: 'g' gradient_func: 'f' } }\n"
+			    "versions { producer: 42 }\n");
+	ge_graph_merge_fields(a, b);
+	ge_buf out = GE_BUF_INIT;
+	ge_serialize(a, GE_FMT_GRAPHDEF_TEXT, &out, NULL);
+	const char *t = (const char *)out.data;
+	const char *f1 = strstr(t, "name: \"f\"");
+	ok(f1 && !strstr(f1 + 1, "name: \"f\""), "f defined once");
+	ok(strstr(t, "name: \"g\"") != NULL, "g merged in");
+	ok(strstr(t, "gradient_func: \"f\"") != NULL, "g's gradient merged in");
+	ok(strstr(t, "producer: 42") != NULL, "versions taken when missing");
+	ge_buf_free(&out);
+	ge_graph_free(a);
+	ge_graph_free(b);
+}
+
 int main(void)
 {
+	test_merge_fields();
 	test_batch_inputs();
 	test_structure();
 	test_edits();
