@@ -1,0 +1,1242 @@
+/* varpolicy.c: see varpolicy.h. */
+#include "varpolicy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "meta.h"
+#include "select.h"
+#include "subgraph.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/tensor.pb-c.h"
+#include "tensorflow/core/framework/tensor_shape.pb-c.h"
+#include "tensorflow/core/framework/variable.pb-c.h"
+#include "tensorflow/core/protobuf/meta_graph.pb-c.h"
+
+/* As in variables.c: savers put at most a couple of Identity ops between
+ * a variable and what they save or restore. */
+#define MAX_HOPS 8
+
+enum { P_NONE = 0, P_SHARE = GE_VARS_SHARE, P_DUP = GE_VARS_DUPLICATE };
+
+/* ------------------------------------------------------------ plans */
+
+void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 8;
+		p->src = ge_xrealloc(p->src, p->cap * sizeof *p->src);
+		p->dst = ge_xrealloc(p->dst, p->cap * sizeof *p->dst);
+	}
+	p->src[p->n] = ge_xstrdup(src);
+	p->dst[p->n] = ge_xstrdup(dst);
+	p->n++;
+}
+
+void ge_ckpt_plan_free(ge_ckpt_plan *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->src[i]);
+		free(p->dst[i]);
+	}
+	free(p->src);
+	free(p->dst);
+	memset(p, 0, sizeof *p);
+}
+
+/* ------------------------------------------------------------ state */
+
+struct vp;
+struct vp_in {
+	struct vp *p;
+	int hidden;
+};
+
+struct vp {
+	const ge_transformer *inner;
+	ge_graph *g, *g_;
+	int same;
+	size_t first_new;       /* ops of g_ at or above this id are new */
+	ge_varlist vl;
+	uint8_t *pol;           /* per variable */
+	ge_opset shared;        /* ops share_op keeps */
+	ge_opset keep_ops;      /* ops whose tensors are kept as inputs */
+	ge_opset in_view;       /* the user's view */
+	ge_opset added;         /* ops added to the view */
+	ge_tset ext_in;         /* tensors only the added ops read */
+	ge_opset seen;          /* scratch for var_ops, kept empty */
+	struct vp_in ext, hid;
+	ge_transformer tr;      /* the wrapped transformer */
+};
+
+static int is_read_of(const ge_graph *g, ge_opid r, ge_opid var)
+{
+	const char *t = ge_op_type(g, r);
+	return (!strcmp(t, "Identity") || !strcmp(t, "ReadVariableOp")) &&
+	       ge_op_num_inputs(g, r) >= 1 && ge_op_input(g, r, 0).op == var;
+}
+
+static int starts_with(const char *s, const char *prefix, size_t n)
+{
+	return !strncmp(s, prefix, n);
+}
+
+/* The ops that make up variable v: its op, initializer, read snapshot
+ * and the initial value ops under its name scope. */
+static void var_ops(struct vp *p, const ge_variable *v, ge_opvec *out)
+{
+	const ge_graph *g = p->g;
+	ge_opvec_push(out, v->op);
+	if (v->initializer != GE_NOOP)
+		ge_opvec_push(out, v->initializer);
+	if (v->snapshot.op != GE_NOOP && is_read_of(g, v->snapshot.op, v->op))
+		ge_opvec_push(out, v->snapshot.op);
+	if (v->initial_value.op == GE_NOOP)
+		return;
+	size_t nl = strlen(v->name);
+	char *scope = ge_xmalloc(nl + 2);
+	memcpy(scope, v->name, nl);
+	scope[nl] = '/';
+	scope[nl + 1] = 0;
+	/* p->seen is shared by all variables: only what this walk marks is
+	 * cleared after it, so the cost stays in proportion to the walk */
+	ge_opvec stack = GE_VEC_INIT, marked = GE_VEC_INIT;
+	ge_opset *seen = &p->seen;
+	ge_opvec_push(&stack, v->initial_value.op);
+	while (stack.n) {
+		ge_opid op = stack.v[--stack.n];
+		if (op == GE_NOOP || ge_opset_has(seen, op))
+			continue;
+		ge_opset_add(seen, op);
+		ge_opvec_push(&marked, op);
+		if (!starts_with(ge_op_name(g, op), scope, nl + 1) ||
+		    ge_varlist_find_op(&p->vl, op))
+			continue;
+		int is_read = 0;
+		size_t ni = ge_op_num_inputs(g, op);
+		if (ni >= 1 && ge_varlist_find_op(&p->vl, ge_op_input(g, op, 0).op))
+			is_read = is_read_of(g, op, ge_op_input(g, op, 0).op);
+		if (is_read)
+			continue;
+		ge_opvec_push(out, op);
+		for (size_t i = 0; i < ni; i++)
+			ge_opvec_push(&stack, ge_op_input(g, op, i).op);
+		size_t nc = ge_op_num_control_inputs(g, op);
+		for (size_t i = 0; i < nc; i++)
+			ge_opvec_push(&stack, ge_op_control_input(g, op, i));
+	}
+	for (size_t i = 0; i < marked.n; i++)
+		ge_opset_del(seen, marked.v[i]);
+	ge_opvec_free(&marked);
+	ge_opvec_free(&stack);
+	free(scope);
+}
+
+/* The variable op and every op reading it directly. */
+static void var_readers(const struct vp *p, const ge_variable *v,
+			ge_opvec *out)
+{
+	ge_opvec_push(out, v->op);
+	size_t nu;
+	const ge_use *u = ge_op_uses(p->g, v->op, &nu);
+	for (size_t i = 0; i < nu; i++)
+		if (u[i].slot == 0 && is_read_of(p->g, u[i].op, v->op))
+			ge_opvec_push(out, u[i].op);
+}
+
+/* ------------------------------------------------------------ handlers */
+
+static int vp_share_op(ge_tinfo *I, ge_opid op, void *ud)
+{
+	struct vp *p = ud;
+	if (ge_opset_has(&p->shared, op))
+		return 1;
+	if (p->inner->share_op)
+		return p->inner->share_op(I, op, p->inner->share_op_ud);
+	return 0;
+}
+
+static int vp_input(ge_tinfo *I, ge_tref t, ge_tref *t_, void *ud,
+		    ge_error *err)
+{
+	struct vp_in *w = ud;
+	struct vp *p = w->p;
+	if (p->same && (ge_opset_has(&p->keep_ops, t.op) ||
+			ge_tset_has(&p->ext_in, t))) {
+		*t_ = t;
+		return GE_OK;
+	}
+	const ge_transformer *tr = p->inner;
+	if (w->hidden)
+		return tr->transform_external_hidden_input_handler(
+			I, t, t_, tr->transform_external_hidden_input_ud, err);
+	return tr->transform_external_input_handler(
+		I, t, t_, tr->transform_external_input_ud, err);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* The strings of a string Const, n of them (TensorFlow repeats the last
+ * one when fewer are stored); NULL if op is not such a Const. */
+static char **const_strings(const ge_graph *g, ge_opid op, size_t *n)
+{
+	if (op == GE_NOOP || strcmp(ge_op_type(g, op), "Const"))
+		return NULL;
+	const Tensorflow__AttrValue *v = ge_op_attr(g, op, "value", NULL);
+	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR ||
+	    !v->tensor || v->tensor->dtype != TENSORFLOW__DATA_TYPE__DT_STRING)
+		return NULL;
+	const Tensorflow__TensorProto *t = v->tensor;
+	size_t cnt = 1;
+	if (t->tensor_shape)
+		for (size_t i = 0; i < t->tensor_shape->n_dim; i++)
+			cnt *= t->tensor_shape->dim[i]->size > 0
+				       ? (size_t)t->tensor_shape->dim[i]->size
+				       : 0;
+	char **s = ge_xcalloc(cnt + 1, sizeof *s);
+	for (size_t i = 0; i < cnt; i++) {
+		if (!t->n_string_val) {
+			s[i] = ge_xstrdup("");
+			continue;
+		}
+		size_t k = i < t->n_string_val ? i : t->n_string_val - 1;
+		s[i] = t->string_val[k].len
+			       ? ge_xstrndup((const char *)t->string_val[k].data,
+					     t->string_val[k].len)
+			       : ge_xstrdup("");
+	}
+	*n = cnt;
+	return s;
+}
+
+static void free_strings(char **s, size_t n)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(s[i]);
+	free(s);
+}
+
+/* Sets a Const's value to a rank-1 string tensor. */
+static void set_strings(ge_graph *g, ge_opid op, char **s, size_t n)
+{
+	Tensorflow__TensorProto tp = TENSORFLOW__TENSOR_PROTO__INIT;
+	Tensorflow__TensorShapeProto sh = TENSORFLOW__TENSOR_SHAPE_PROTO__INIT;
+	Tensorflow__TensorShapeProto__Dim d =
+		TENSORFLOW__TENSOR_SHAPE_PROTO__DIM__INIT;
+	Tensorflow__TensorShapeProto__Dim *dp = &d;
+	ProtobufCBinaryData *sv = ge_xmalloc((n ? n : 1) * sizeof *sv);
+	for (size_t i = 0; i < n; i++) {
+		sv[i].data = (uint8_t *)s[i];
+		sv[i].len = strlen(s[i]);
+	}
+	d.size = (int64_t)n;
+	sh.n_dim = 1;
+	sh.dim = &dp;
+	tp.dtype = TENSORFLOW__DATA_TYPE__DT_STRING;
+	tp.tensor_shape = &sh;
+	tp.n_string_val = n;
+	tp.string_val = sv;
+	Tensorflow__AttrValue av = TENSORFLOW__ATTR_VALUE__INIT;
+	av.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
+	av.tensor = &tp;
+	ge_op_set_attr(g, op, "value", &av);
+	ge_op_remove_attr(g, op, "_output_shapes");
+	free(sv);
+}
+
+/* Sets attr `name` to a list of types. */
+static void set_types(ge_graph *g, ge_opid op, const char *name,
+		      const int *t, size_t n)
+{
+	Tensorflow__AttrValue av = TENSORFLOW__ATTR_VALUE__INIT;
+	Tensorflow__AttrValue__ListValue l =
+		TENSORFLOW__ATTR_VALUE__LIST_VALUE__INIT;
+	Tensorflow__DataType *ty = ge_xmalloc((n ? n : 1) * sizeof *ty);
+	for (size_t i = 0; i < n; i++)
+		ty[i] = (Tensorflow__DataType)t[i];
+	l.n_type = n;
+	l.type = ty;
+	av.value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
+	av.list = &l;
+	ge_op_set_attr(g, op, name, &av);
+	free(ty);
+}
+
+/* The list of types in attr `name` (n entries written to a malloc'd
+ * array), or NULL. */
+static int *get_types(const ge_graph *g, ge_opid op, const char *name,
+		      size_t *n)
+{
+	const Tensorflow__AttrValue *v = ge_op_attr(g, op, name, NULL);
+	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST ||
+	    !v->list)
+		return NULL;
+	*n = v->list->n_type;
+	int *t = ge_xmalloc((*n + 1) * sizeof *t);
+	for (size_t i = 0; i < *n; i++)
+		t[i] = (int)v->list->type[i];
+	return t;
+}
+
+/* A new op named unique(base) of op's type, device and attrs (all but
+ * `_output_shapes`), with no inputs. */
+static ge_opid clone_op_named(ge_graph *g, ge_opid op, const char *name);
+
+static ge_opid clone_op(ge_graph *g, ge_opid op, const char *base)
+{
+	return clone_op_named(g, op, ge_graph_unique_name(g, base));
+}
+
+/* The same with a name already made unique. */
+static ge_opid clone_op_named(ge_graph *g, ge_opid op, const char *name)
+{
+	ge_opid c = ge_graph_add_op(g, name, ge_op_type(g, op), NULL);
+	if (c == GE_NOOP)
+		return c;
+	ge_op_set_device(g, c, ge_op_device(g, op));
+	size_t na = ge_op_num_attrs(g, op);
+	for (size_t i = 0; i < na; i++) {
+		const char *an = ge_op_attr_name(g, op, i);
+		if (!strcmp(an, "_output_shapes"))
+			continue;
+		size_t len;
+		const uint8_t *raw = ge_op_attr_raw(g, op, an, &len);
+		if (raw) {
+			/* the bytes live in op's storage, which the new op's
+			 * attrs do not share */
+			uint8_t *cp = ge_xmalloc(len ? len : 1);
+			memcpy(cp, raw, len);
+			ge_op_set_attr_raw(g, c, an, cp, len);
+			free(cp);
+		}
+	}
+	return c;
+}
+
+/* A new op like op, named as TensorFlow names the next op of its kind:
+ * op's name without a `_N` suffix, uniquified ("save/Assign_1" gives
+ * "save/Assign_3" when _1 and _2 exist). */
+static const char *next_name(ge_graph *g, ge_opid op)
+{
+	const char *name = ge_op_name(g, op);
+	size_t n = strlen(name), k = n;
+	while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
+		k--;
+	char *base = k < n && k > 1 && name[k - 1] == '_' && name[k - 2] != '/'
+			     ? ge_xstrndup(name, k - 1)
+			     : ge_xstrdup(name);
+	const char *u = ge_graph_unique_name(g, base);
+	free(base);
+	return u;
+}
+
+static ge_opid clone_next(ge_graph *g, ge_opid op)
+{
+	return clone_op_named(g, op, next_name(g, op));
+}
+
+/* `loc:@from` in op's `_class` becomes `loc:@to`. */
+static void recolocate(ge_graph *g, ge_opid op, const char *from,
+		       const char *to)
+{
+	const Tensorflow__AttrValue *v = ge_op_attr(g, op, "_class", NULL);
+	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST ||
+	    !v->list || !v->list->n_s)
+		return;
+	size_t n = v->list->n_s, fl = strlen(from);
+	int changed = 0;
+	char **s = ge_xcalloc(n, sizeof *s);
+	for (size_t i = 0; i < n; i++) {
+		const ProtobufCBinaryData *b = &v->list->s[i];
+		if (b->len == fl + 5 && !memcmp(b->data, "loc:@", 5) &&
+		    !memcmp(b->data + 5, from, fl)) {
+			size_t tl = strlen(to);
+			s[i] = ge_xmalloc(tl + 6);
+			memcpy(s[i], "loc:@", 5);
+			memcpy(s[i] + 5, to, tl + 1);
+			changed = 1;
+		} else {
+			s[i] = b->len ? ge_xstrndup((const char *)b->data,
+						    b->len)
+				      : ge_xstrdup("");
+		}
+	}
+	if (changed) {
+		Tensorflow__AttrValue av = TENSORFLOW__ATTR_VALUE__INIT;
+		Tensorflow__AttrValue__ListValue l =
+			TENSORFLOW__ATTR_VALUE__LIST_VALUE__INIT;
+		ProtobufCBinaryData *bs = ge_xmalloc(n * sizeof *bs);
+		for (size_t i = 0; i < n; i++)
+			bs[i] = (ProtobufCBinaryData){strlen(s[i]),
+						      (uint8_t *)s[i]};
+		l.n_s = n;
+		l.s = bs;
+		av.value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
+		av.list = &l;
+		ge_op_set_attr(g, op, "_class", &av);
+		free(bs);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(s[i]);
+	free(s);
+}
+
+/* The counterpart of a name inside a VariableDef ("op" or "op:k"): the
+ * copy's name, the name itself within one graph, or "" across graphs. */
+static char *map_name(ge_tinfo *I, int same, const char *name)
+{
+	ge_tref t;
+	if (!name || !*name)
+		return ge_xstrdup("");
+	if (!ge_tinfo_transformed_name(I, name, &t))
+		return ge_xstrdup(same ? name : "");
+	ge_graph *g_ = ge_tinfo_dst_graph(I);
+	ge_buf b = GE_BUF_INIT;
+	if (t.index == GE_CONTROL)
+		ge_buf_adds(&b, ge_op_name(g_, t.op));
+	else
+		ge_buf_printf(&b, "%s:%d", ge_op_name(g_, t.op), (int)t.index);
+	size_t len;
+	return (char *)ge_buf_steal(&b, &len);
+}
+
+/* A name re-scoped like an op name: destination scope + (name minus the
+ * source scope), or destination scope + name when it is not under it. */
+static char *rescope(ge_tinfo *I, const char *name)
+{
+	ge_buf b = GE_BUF_INIT;
+	size_t len;
+	if (ge_tinfo_new_name(I, name, &b, NULL) != GE_OK) {
+		b.len = 0;
+		ge_buf_adds(&b, ge_tinfo_dst_scope(I));
+		ge_buf_adds(&b, name);
+	}
+	return (char *)ge_buf_steal(&b, &len);
+}
+
+/* ------------------------------------------------------------ after */
+
+struct dup {
+	const ge_variable *v;
+	ge_opid op_;          /* the duplicate variable op */
+	char *key_;           /* its checkpoint key */
+};
+
+static int add_vardefs(struct vp *p, ge_tinfo *I, struct dup *d, size_t nd,
+		       ge_error *err)
+{
+	ge_graph *g = p->g, *g_ = p->g_;
+	if (!ge_graph_has_meta(g))
+		return GE_OK;
+	size_t nc = ge_collection_count(g);
+	char **names = ge_xcalloc(nc + 1, sizeof *names);
+	for (size_t i = 0; i < nc; i++) {
+		const char *n = ge_collection_name(g, i);
+		names[i] = ge_xstrdup(n ? n : "");
+	}
+	int rc = GE_OK;
+	for (size_t c = 0; c < nc && !rc; c++) {
+		if (!ge_collection_holds_variables(names[c]))
+			continue;
+		Tensorflow__CollectionDef *cd = ge_collection_get(g, names[c]);
+		if (!cd || cd->kind_case !=
+				   TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST)
+			continue;
+		size_t n0 = cd->bytes_list->n_value;
+		for (size_t i = 0; i < n0 && !rc; i++) {
+			/* g_ may be g: adding to the collection moves it */
+			cd = ge_collection_get(g, names[c]);
+			Tensorflow__VariableDef *vd =
+				tensorflow__variable_def__unpack(
+					NULL, cd->bytes_list->value[i].len,
+					cd->bytes_list->value[i].data);
+			if (!vd)
+				continue;
+			ge_tref t;
+			struct dup *x = NULL;
+			if (ge_graph_find_tensor(g, vd->variable_name, &t) ==
+			    GE_OK)
+				for (size_t k = 0; k < nd && !x; k++)
+					if (d[k].v->op == t.op)
+						x = &d[k];
+			if (!x) {
+				tensorflow__variable_def__free_unpacked(vd, NULL);
+				continue;
+			}
+			char *s[5];
+			s[0] = map_name(I, p->same, vd->variable_name);
+			s[1] = map_name(I, p->same, vd->initializer_name);
+			s[2] = map_name(I, p->same, vd->snapshot_name);
+			s[3] = map_name(I, p->same, vd->initial_value_name);
+			s[4] = NULL;
+			char *old[5] = {vd->variable_name, vd->initializer_name,
+					vd->snapshot_name, vd->initial_value_name,
+					NULL};
+			vd->variable_name = s[0];
+			vd->initializer_name = s[1];
+			vd->snapshot_name = s[2];
+			vd->initial_value_name = s[3];
+			char *oldfull = NULL;
+			if (vd->save_slice_info_def &&
+			    vd->save_slice_info_def->full_name &&
+			    *vd->save_slice_info_def->full_name) {
+				oldfull = vd->save_slice_info_def->full_name;
+				s[4] = rescope(I, oldfull);
+				vd->save_slice_info_def->full_name = s[4];
+			}
+			size_t len = tensorflow__variable_def__get_packed_size(vd);
+			uint8_t *buf = ge_xmalloc(len ? len : 1);
+			tensorflow__variable_def__pack(vd, buf);
+			/* give the unpacked message its own strings back */
+			vd->variable_name = old[0];
+			vd->initializer_name = old[1];
+			vd->snapshot_name = old[2];
+			vd->initial_value_name = old[3];
+			if (oldfull)
+				vd->save_slice_info_def->full_name = oldfull;
+			tensorflow__variable_def__free_unpacked(vd, NULL);
+			for (int k = 0; k < 5; k++)
+				free(s[k]);
+			rc = ge_collection_add_bytes(g_, names[c], buf, len, err);
+			free(buf);
+		}
+	}
+	for (size_t i = 0; i < nc; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+static void add_control(ge_graph *g, ge_opid to, ge_opid c)
+{
+	size_t n = ge_op_num_control_inputs(g, to);
+	for (size_t i = 0; i < n; i++)
+		if (ge_op_control_input(g, to, i) == c)
+			return;
+	ge_op_add_control_input(g, to, c, NULL);
+}
+
+/* The destination's init ops by name or collection, for initializers that
+ * no op groups. */
+static void init_ops(struct vp *p, ge_opvec *out)
+{
+	static const char *const colls[] = {"init_op", "saved_model_main_op",
+					    "legacy_init_op"};
+	ge_opid i = ge_graph_find(p->g_, "init");
+	if (i != GE_NOOP && i < p->first_new) {
+		ge_opvec_push(out, i);
+		return;
+	}
+	for (size_t c = 0; c < 3; c++) {
+		Tensorflow__CollectionDef *cd = ge_collection_get(p->g_, colls[c]);
+		if (!cd || cd->kind_case != TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST)
+			continue;
+		for (size_t k = 0; k < cd->node_list->n_value; k++) {
+			ge_tref t;
+			if (ge_graph_find_tensor(p->g_, cd->node_list->value[k],
+						 &t) == GE_OK &&
+			    t.op < p->first_new)
+				ge_opvec_push(out, t.op);
+		}
+		if (out->n)
+			return;
+	}
+}
+
+static void join_init(struct vp *p, ge_tinfo *I, struct dup *d, size_t nd)
+{
+	ge_opvec fallback = GE_VEC_INIT;
+	int have_fallback = 0;
+	for (size_t k = 0; k < nd; k++) {
+		const ge_variable *v = d[k].v;
+		if (v->initializer == GE_NOOP)
+			continue;
+		ge_opid i_ = ge_tinfo_transformed_op(I, v->initializer);
+		if (i_ == GE_NOOP || i_ == v->initializer)
+			continue;
+		size_t added = 0;
+		if (p->same) {
+			size_t n;
+			const ge_opid *co =
+				ge_op_control_outputs(p->g, v->initializer, &n);
+			ge_opvec grp = GE_VEC_INIT;
+			for (size_t j = 0; j < n; j++)
+				if (co[j] < p->first_new &&
+				    ge_op_alive(p->g, co[j]))
+					ge_opvec_push(&grp, co[j]);
+			for (size_t j = 0; j < grp.n; j++)
+				add_control(p->g, grp.v[j], i_);
+			added = grp.n;
+			ge_opvec_free(&grp);
+		}
+		if (added)
+			continue;
+		if (!have_fallback) {
+			init_ops(p, &fallback);
+			have_fallback = 1;
+		}
+		for (size_t j = 0; j < fallback.n; j++)
+			add_control(p->g_, fallback.v[j], i_);
+	}
+	ge_opvec_free(&fallback);
+}
+
+/* The tensor a saver op reads for variable v, made for the duplicate. */
+static ge_tref dup_tensor(struct vp *p, ge_tinfo *I, const struct dup *x,
+			  ge_tref t)
+{
+	ge_tref t_;
+	if (t.op == x->v->op)
+		return (ge_tref){x->op_, t.index};
+	if (ge_tinfo_transformed_t(I, t, &t_) && t_.op != t.op)
+		return t_;
+	if (x->v->kind == GE_VAR_RESOURCE) {
+		/* a read of its own, like the saver's */
+		ge_opid r = clone_op(p->g, t.op, ge_op_name(p->g, t.op));
+		if (r != GE_NOOP) {
+			ge_op_clear_control_inputs(p->g, r);
+			ge_op_add_input(p->g, r, (ge_tref){x->op_, 0}, NULL);
+			recolocate(p->g, r, x->v->name, ge_op_name(p->g, x->op_));
+			return (ge_tref){r, 0};
+		}
+	}
+	return (ge_tref){x->op_, 0};
+}
+
+/* A string Const read by op at input slot, made private to op first if
+ * other ops read it too. */
+static ge_opid own_const(ge_graph *g, ge_opid op, size_t slot)
+{
+	ge_opid c = ge_op_input(g, op, slot).op;
+	size_t nu;
+	ge_op_uses(g, c, &nu);
+	if (nu <= 1)
+		return c;
+	ge_opid n = clone_op(g, c, ge_op_name(g, c));
+	if (n != GE_NOOP)
+		ge_op_set_input(g, op, slot, (ge_tref){n, 0}, NULL);
+	return n;
+}
+
+static char **append_str(char **s, size_t n, const char *x)
+{
+	s = ge_xrealloc(s, (n + 2) * sizeof *s);
+	s[n] = ge_xstrdup(x);
+	s[n + 1] = NULL;
+	return s;
+}
+
+static int *append_int(int *a, size_t n, int x)
+{
+	a = ge_xrealloc(a, (n + 1) * sizeof *a);
+	a[n] = x;
+	return a;
+}
+
+static ge_opid var_behind(const struct vp *p, ge_tref t)
+{
+	for (int hop = 0; hop < MAX_HOPS && t.op != GE_NOOP; hop++) {
+		if (ge_varlist_find_op(&p->vl, t.op))
+			return t.op;
+		const char *type = ge_op_type(p->g, t.op);
+		if ((strcmp(type, "Identity") && strcmp(type, "ReadVariableOp")) ||
+		    ge_op_num_inputs(p->g, t.op) < 1)
+			break;
+		t = ge_op_input(p->g, t.op, 0);
+	}
+	return GE_NOOP;
+}
+
+static struct dup *dup_of(struct dup *d, size_t nd, ge_opid var)
+{
+	for (size_t k = 0; k < nd; k++)
+		if (d[k].v->op == var)
+			return &d[k];
+	return NULL;
+}
+
+/* Savers save the duplicates too. */
+static void extend_savers(struct vp *p, ge_tinfo *I, struct dup *d, size_t nd)
+{
+	ge_graph *g = p->g;
+	for (size_t id = 0; id < p->first_new; id++) {
+		if (!ge_op_alive(g, (ge_opid)id) ||
+		    strcmp(ge_op_type(g, (ge_opid)id), "SaveV2"))
+			continue;
+		ge_opid s = (ge_opid)id;
+		size_t ni = ge_op_num_inputs(g, s), nn, ns, nt = 0;
+		if (ni < 3)
+			continue;
+		char **names = const_strings(g, ge_op_input(g, s, 1).op, &nn);
+		char **slices = const_strings(g, ge_op_input(g, s, 2).op, &ns);
+		int *types = get_types(g, s, "dtypes", &nt);
+		if (!names || !slices || !types || nn != ni - 3 ||
+		    ns != ni - 3 || nt != ni - 3) {
+			free_strings(names, names ? nn : 0);
+			free_strings(slices, slices ? ns : 0);
+			free(types);
+			continue;
+		}
+		size_t n0 = nn;
+		ge_tvec add = GE_VEC_INIT;
+		for (size_t k = 3; k < ni; k++) {
+			ge_tref t = ge_op_input(g, s, k);
+			struct dup *x = dup_of(d, nd, var_behind(p, t));
+			if (!x)
+				continue;
+			ge_tvec_push(&add, dup_tensor(p, I, x, t));
+			names = append_str(names, nn++, x->key_);
+			slices = append_str(slices, ns++, slices[k - 3]);
+			types = append_int(types, nt++, types[k - 3]);
+		}
+		if (nn > n0) {
+			for (size_t k = 0; k < add.n; k++)
+				ge_op_add_input(g, s, add.v[k], NULL);
+			ge_opid cn = own_const(g, s, 1), cs = own_const(g, s, 2);
+			if (cn != GE_NOOP)
+				set_strings(g, cn, names, nn);
+			if (cs != GE_NOOP)
+				set_strings(g, cs, slices, ns);
+			set_types(g, s, "dtypes", types, nt);
+			ge_op_remove_attr(g, s, "_output_shapes");
+		}
+		ge_tvec_free(&add);
+		free_strings(names, nn);
+		free_strings(slices, ns);
+		free(types);
+	}
+}
+
+/* How variable v is restored: the assign op, the RestoreV2 output it
+ * reads and the Identity ops in between (from the restore op on). */
+struct restore {
+	struct dup *x;
+	ge_opid assign;
+	ge_tref src;        /* RestoreV2 output */
+	ge_opvec chain;     /* Identity ops, restore side first */
+};
+
+static int find_restore(struct vp *p, struct dup *x, struct restore *r)
+{
+	ge_graph *g = p->g;
+	const ge_variable *v = x->v;
+	const char *at = v->kind == GE_VAR_RESOURCE ? "AssignVariableOp"
+						    : "Assign";
+	size_t nu;
+	const ge_use *u = ge_op_uses(g, v->op, &nu);
+	for (size_t i = 0; i < nu; i++) {
+		ge_opid c = u[i].op;
+		if (u[i].slot || strcmp(ge_op_type(g, c), at) ||
+		    ge_op_num_inputs(g, c) < 2 || c >= p->first_new)
+			continue;
+		ge_tref t = ge_op_input(g, c, 1);
+		ge_opvec chain = GE_VEC_INIT;
+		for (int hop = 0; hop < MAX_HOPS && t.op != GE_NOOP; hop++) {
+			const char *ty = ge_op_type(g, t.op);
+			if (!strcmp(ty, "RestoreV2")) {
+				r->x = x;
+				r->assign = c;
+				r->src = t;
+				/* restore side first */
+				for (size_t a = 0, b = chain.n; a < b / 2; a++) {
+					ge_opid tmp = chain.v[a];
+					chain.v[a] = chain.v[b - 1 - a];
+					chain.v[b - 1 - a] = tmp;
+				}
+				r->chain = chain;
+				return 1;
+			}
+			if (strcmp(ty, "Identity") || ge_op_num_inputs(g, t.op) < 1)
+				break;
+			ge_opvec_push(&chain, t.op);
+			t = ge_op_input(g, t.op, 0);
+		}
+		ge_opvec_free(&chain);
+	}
+	return 0;
+}
+
+/* The Identity chain and assign of a restored duplicate, reading t. */
+static void restore_dup(struct vp *p, struct restore *r, ge_tref t)
+{
+	ge_graph *g = p->g;
+	for (size_t i = 0; i < r->chain.n; i++) {
+		ge_opid o = r->chain.v[i];
+		ge_opid c = clone_next(g, o);
+		if (c == GE_NOOP)
+			return;
+		ge_op_add_input(g, c, t, NULL);
+		recolocate(g, c, r->x->v->name, ge_op_name(g, r->x->op_));
+		t = (ge_tref){c, 0};
+	}
+	ge_opid a = clone_next(g, r->assign);
+	if (a == GE_NOOP)
+		return;
+	ge_tref t0 = ge_op_input(g, r->assign, 0);
+	ge_op_add_input(g, a, (ge_tref){r->x->op_, t0.index}, NULL);
+	ge_op_add_input(g, a, t, NULL);
+	recolocate(g, a, r->x->v->name, ge_op_name(g, r->x->op_));
+	size_t n;
+	const ge_opid *co = ge_op_control_outputs(g, r->assign, &n);
+	ge_opvec grp = GE_VEC_INIT;
+	for (size_t i = 0; i < n; i++)
+		if (co[i] < p->first_new)
+			ge_opvec_push(&grp, co[i]);
+	for (size_t i = 0; i < grp.n; i++)
+		add_control(g, grp.v[i], a);
+	ge_opvec_free(&grp);
+}
+
+static int cmp_restore(const void *a, const void *b)
+{
+	const struct restore *x = a, *y = b;
+	if (x->src.op != y->src.op)
+		return x->src.op < y->src.op ? -1 : 1;
+	return (x->src.index > y->src.index) - (x->src.index < y->src.index);
+}
+
+static void extend_restores(struct vp *p, struct dup *d, size_t nd)
+{
+	ge_graph *g = p->g;
+	struct restore *rs = ge_xcalloc(nd + 1, sizeof *rs);
+	size_t nr = 0;
+	for (size_t k = 0; k < nd; k++)
+		if (find_restore(p, &d[k], &rs[nr]))
+			nr++;
+	/* in the order the restore op lists the originals, which is the
+	 * order the save op lists them too */
+	if (nr)
+		qsort(rs, nr, sizeof *rs, cmp_restore);
+	int *done = ge_xcalloc(nr + 1, sizeof *done);
+	for (size_t i = 0; i < nr; i++) {
+		if (done[i])
+			continue;
+		ge_opid R = rs[i].src.op;
+		size_t nn, ns, nt = 0;
+		char **names = const_strings(g, ge_op_input(g, R, 1).op, &nn);
+		char **slices = const_strings(g, ge_op_input(g, R, 2).op, &ns);
+		int *types = get_types(g, R, "dtypes", &nt);
+		if (!names || !slices || !types || nn != ns || nn != nt ||
+		    ge_op_num_inputs(g, R) < 3) {
+			free_strings(names, names ? nn : 0);
+			free_strings(slices, slices ? ns : 0);
+			free(types);
+			for (size_t j = i; j < nr; j++)
+				if (rs[j].src.op == R)
+					done[j] = 1;
+			continue;
+		}
+		if (nn == 1) {
+			/* one restore op per variable: each duplicate gets its
+			 * own, like TensorFlow's per-variable savers */
+			for (size_t j = i; j < nr; j++) {
+				if (done[j] || rs[j].src.op != R)
+					continue;
+				done[j] = 1;
+				ge_opid N = ge_op_input(g, R, 1).op,
+					S = ge_op_input(g, R, 2).op;
+				/* consts first, under the new op's name, as
+				 * TensorFlow orders them */
+				char *rn = ge_xstrdup(next_name(g, R));
+				ge_buf nb = GE_BUF_INIT;
+				ge_buf_printf(&nb, "%s/tensor_names", rn);
+				ge_opid N2 = clone_op(g, N, (char *)nb.data);
+				nb.len = 0;
+				ge_buf_printf(&nb, "%s/shape_and_slices", rn);
+				ge_opid S2 = clone_op(g, S, (char *)nb.data);
+				ge_buf_free(&nb);
+				ge_opid R2 = clone_op_named(g, R, rn);
+				free(rn);
+				if (N2 == GE_NOOP || S2 == GE_NOOP ||
+				    R2 == GE_NOOP)
+					continue;
+				char *k1[1] = {rs[j].x->key_};
+				set_strings(g, N2, k1, 1);
+				set_strings(g, S2, slices, 1);
+				ge_op_add_input(g, R2, ge_op_input(g, R, 0), NULL);
+				ge_op_add_input(g, R2, (ge_tref){N2, 0}, NULL);
+				ge_op_add_input(g, R2, (ge_tref){S2, 0}, NULL);
+				size_t nc = ge_op_num_control_inputs(g, R);
+				for (size_t c = 0; c < nc; c++)
+					add_control(g, R2,
+						    ge_op_control_input(g, R, c));
+				restore_dup(p, &rs[j], (ge_tref){R2, 0});
+			}
+		} else {
+			/* one restore op for all: it restores the duplicates
+			 * too, on new outputs */
+			size_t n0 = nn;
+			ge_tvec outs = GE_VEC_INIT;
+			for (size_t j = i; j < nr; j++) {
+				if (done[j] || rs[j].src.op != R)
+					continue;
+				done[j] = 1;
+				int at = rs[j].src.index;
+				names = append_str(names, nn++, rs[j].x->key_);
+				slices = append_str(slices, ns++,
+						    (size_t)at < n0 ? slices[at] : "");
+				types = append_int(types, nt++,
+						   (size_t)at < n0 ? types[at] : 0);
+				ge_tvec_push(&outs, (ge_tref){(ge_opid)j, (int32_t)(nn - 1)});
+			}
+			ge_opid cn = own_const(g, R, 1), cs = own_const(g, R, 2);
+			if (cn != GE_NOOP)
+				set_strings(g, cn, names, nn);
+			if (cs != GE_NOOP)
+				set_strings(g, cs, slices, ns);
+			set_types(g, R, "dtypes", types, nt);
+			ge_op_remove_attr(g, R, "_output_shapes");
+			for (size_t k = 0; k < outs.n; k++)
+				restore_dup(p, &rs[outs.v[k].op],
+					    (ge_tref){R, outs.v[k].index});
+			ge_tvec_free(&outs);
+		}
+		free_strings(names, nn);
+		free_strings(slices, ns);
+		free(types);
+	}
+	for (size_t i = 0; i < nr; i++)
+		ge_opvec_free(&rs[i].chain);
+	free(rs);
+	free(done);
+}
+
+/* ------------------------------------------------------------ transform */
+
+static void vp_free(struct vp *p)
+{
+	ge_varlist_free(&p->vl);
+	free(p->pol);
+	ge_opset_free(&p->shared);
+	ge_opset_free(&p->keep_ops);
+	ge_opset_free(&p->in_view);
+	ge_opset_free(&p->added);
+	ge_tset_free(&p->ext_in);
+	ge_opset_free(&p->seen);
+}
+
+static void map_ts(ge_tinfo *I, const ge_tvec *from, ge_tvec *to)
+{
+	to->n = 0;
+	for (size_t i = 0; i < from->n; i++) {
+		ge_tref t_;
+		if (!ge_tinfo_transformed_t(I, from->v[i], &t_))
+			t_ = from->v[i];
+		ge_tvec_push(to, t_);
+	}
+}
+
+static void rollback(ge_graph *g, size_t first_new)
+{
+	for (size_t id = ge_graph_capacity(g); id-- > first_new;)
+		if (ge_op_alive(g, (ge_opid)id))
+			ge_graph_remove_op(g, (ge_opid)id, 1, NULL);
+}
+
+int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
+		      const ge_transform_opts *o, const ge_var_opts *vo,
+		      ge_view *out, ge_tinfo **info, ge_ckpt_plan *plan,
+		      ge_error *err)
+{
+	static const ge_var_opts auto_opts = {GE_VARS_AUTO, NULL, NULL};
+	if (!vo)
+		vo = &auto_opts;
+	if (info)
+		*info = NULL;
+	if (ge_view_is_empty(sgv))
+		return ge_transform(tr, sgv, o, out, info, err);
+	if (!tr || !tr->transform_external_input_handler ||
+	    !tr->transform_external_hidden_input_handler)
+		return ge_err(err, GE_EINVAL, "the transformer lacks a handler");
+	int rc = ge_view_check(sgv, err);
+	if (rc)
+		return rc;
+	struct vp P;
+	memset(&P, 0, sizeof P);
+	struct vp *p = &P;
+	p->inner = tr;
+	p->g = sgv->graph;
+	p->g_ = o && o->dst_graph ? o->dst_graph : p->g;
+	p->same = p->g == p->g_;
+	p->first_new = ge_graph_capacity(p->g_);
+	ge_opset_init(&p->shared, p->g);
+	ge_opset_init(&p->keep_ops, p->g);
+	ge_opset_init(&p->in_view, p->g);
+	ge_opset_init(&p->added, p->g);
+	ge_tset_init(&p->ext_in, p->g);
+	ge_opset_init(&p->seen, p->g);
+	if ((rc = ge_graph_variables(p->g, &p->vl, err))) {
+		vp_free(p);
+		return rc;
+	}
+	p->pol = ge_xcalloc(p->vl.n + 1, 1);
+	ge_opset_add_list(&p->in_view, sgv->ops.v, sgv->ops.n);
+
+	/* tensors the view reads from outside */
+	ge_tset outside;
+	ge_tset_init(&outside, p->g);
+	for (size_t i = 0; i < sgv->ops.n; i++) {
+		ge_opid op = sgv->ops.v[i];
+		size_t ni = ge_op_num_inputs(p->g, op);
+		for (size_t k = 0; k < ni; k++) {
+			ge_tref t = ge_op_input(p->g, op, k);
+			if (t.op != GE_NOOP && !ge_opset_has(&p->in_view, t.op))
+				ge_tset_insert(&outside, t);
+		}
+	}
+
+	/* decide, and gather what to share or add */
+	ge_opvec ops = GE_VEC_INIT, rd = GE_VEC_INIT, added = GE_VEC_INIT;
+	for (size_t i = 0; i < p->vl.n && !rc; i++) {
+		const ge_variable *v = &p->vl.v[i];
+		ops.n = rd.n = 0;
+		var_ops(p, v, &ops);
+		var_readers(p, v, &rd);
+		int met = 0, read_outside = 0;
+		for (size_t k = 0; k < ops.n && !met; k++)
+			met = ge_opset_has(&p->in_view, ops.v[k]);
+		for (size_t k = 0; k < rd.n; k++) {
+			int no = ge_op_num_outputs(p->g, rd.v[k]);
+			for (int j = 0; j < no; j++)
+				if (ge_tset_has(&outside, (ge_tref){rd.v[k], j}))
+					read_outside = 1;
+		}
+		if (!met && !read_outside)
+			continue;
+		int pol = vo->decide ? vo->decide(p->g, v, vo->decide_ud)
+				     : vo->policy;
+		if (pol < 0) {
+			rc = ge_err(err, GE_EINVAL,
+				    "variables policy failed on '%s'", v->name);
+			break;
+		}
+		if (pol == GE_VARS_AUTO)
+			pol = ge_opset_has(&p->in_view, v->op) ? P_DUP : P_NONE;
+		else if (pol != GE_VARS_SHARE && pol != GE_VARS_DUPLICATE) {
+			rc = ge_err(err, GE_EINVAL,
+				    "variables policy for '%s': %d is neither "
+				    "share nor duplicate", v->name, pol);
+			break;
+		}
+		if (pol == P_SHARE && !p->same) {
+			rc = ge_err(err, GE_EINVAL,
+				    "variable '%s' cannot be shared with "
+				    "another graph (duplicate it)", v->name);
+			break;
+		}
+		p->pol[i] = (uint8_t)pol;
+		if (pol == P_SHARE) {
+			ge_opset_add_list(&p->shared, ops.v, ops.n);
+			ge_opset_add_list(&p->keep_ops, ops.v, ops.n);
+			ge_opset_add_list(&p->keep_ops, rd.v, rd.n);
+		} else if (pol == P_DUP) {
+			for (size_t k = 0; k < ops.n; k++)
+				if (!ge_opset_has(&p->in_view, ops.v[k]) &&
+				    ge_opset_insert(&p->added, ops.v[k]))
+					ge_opvec_push(&added, ops.v[k]);
+			/* reads of it that the view uses from outside */
+			for (size_t k = 0; k < rd.n; k++) {
+				int no = ge_op_num_outputs(p->g, rd.v[k]);
+				for (int j = 0; j < no; j++)
+					if (ge_tset_has(&outside,
+							(ge_tref){rd.v[k], j}) &&
+					    !ge_opset_has(&p->in_view, rd.v[k]) &&
+					    ge_opset_insert(&p->added, rd.v[k]))
+						ge_opvec_push(&added, rd.v[k]);
+			}
+		}
+	}
+	ge_opvec_free(&ops);
+	ge_opvec_free(&rd);
+	if (rc) {
+		ge_tset_free(&outside);
+		ge_opvec_free(&added);
+		vp_free(p);
+		return rc;
+	}
+
+	/* the view to copy: the user's, with the duplicated variables */
+	ge_view ext = GE_VIEW_INIT;
+	ge_view *use = sgv;
+	if (added.n) {
+		ge_opvec all = GE_VEC_INIT;
+		for (size_t i = 0; i < sgv->ops.n; i++)
+			ge_opvec_push(&all, sgv->ops.v[i]);
+		for (size_t i = 0; i < added.n; i++)
+			ge_opvec_push(&all, added.v[i]);
+		rc = ge_view_init(&ext, p->g, all.v, all.n, NULL, 0, err);
+		ge_opvec_free(&all);
+		if (!rc) {
+			/* the user's inputs stay external (minus those now
+			 * inside), outputs and passthroughs are the user's */
+			ext.inputs.n = 0;
+			for (size_t i = 0; i < sgv->inputs.n; i++)
+				if (!ge_opset_has(&p->added, sgv->inputs.v[i].op))
+					ge_tvec_push(&ext.inputs, sgv->inputs.v[i]);
+			ext.outputs.n = 0;
+			for (size_t i = 0; i < sgv->outputs.n; i++)
+				ge_tvec_push(&ext.outputs, sgv->outputs.v[i]);
+			ext.passthroughs.n = 0;
+			for (size_t i = 0; i < sgv->passthroughs.n; i++)
+				ge_tvec_push(&ext.passthroughs,
+					     sgv->passthroughs.v[i]);
+			use = &ext;
+			/* what only the added ops read from outside */
+			for (size_t i = 0; i < added.n; i++) {
+				ge_opid op = added.v[i];
+				size_t ni = ge_op_num_inputs(p->g, op);
+				for (size_t k = 0; k < ni; k++) {
+					ge_tref t = ge_op_input(p->g, op, k);
+					if (t.op != GE_NOOP &&
+					    !ge_opset_has(&p->added, t.op) &&
+					    !ge_opset_has(&p->in_view, t.op) &&
+					    !ge_tset_has(&outside, t))
+						ge_tset_insert(&p->ext_in, t);
+				}
+			}
+		}
+	}
+	ge_tset_free(&outside);
+	ge_opvec_free(&added);
+	if (rc) {
+		ge_view_free(&ext);
+		vp_free(p);
+		return rc;
+	}
+
+	/* the wrapped transformer */
+	p->tr = *tr;
+	p->tr.share_op = vp_share_op;
+	p->tr.share_op_ud = p;
+	p->ext.p = p;
+	p->ext.hidden = 0;
+	p->hid.p = p;
+	p->hid.hidden = 1;
+	p->tr.transform_external_input_handler = vp_input;
+	p->tr.transform_external_input_ud = &p->ext;
+	p->tr.transform_external_hidden_input_handler = vp_input;
+	p->tr.transform_external_hidden_input_ud = &p->hid;
+
+	ge_tinfo *I = NULL;
+	rc = ge_transform(&p->tr, use, o, out, &I, err);
+	if (!rc && out && use != sgv) {
+		/* the counterparts of the user's view, in its order */
+		map_ts(I, &sgv->inputs, &out->inputs);
+		map_ts(I, &sgv->outputs, &out->outputs);
+		map_ts(I, &sgv->passthroughs, &out->passthroughs);
+	}
+	ge_view_free(&ext);
+
+	/* what follows the duplicates */
+	struct dup *d = NULL;
+	size_t nd = 0;
+	if (!rc) {
+		d = ge_xcalloc(p->vl.n + 1, sizeof *d);
+		for (size_t i = 0; i < p->vl.n; i++) {
+			if (p->pol[i] != P_DUP)
+				continue;
+			const ge_variable *v = &p->vl.v[i];
+			ge_opid op_ = ge_tinfo_transformed_op(I, v->op);
+			if (op_ == GE_NOOP || (p->same && op_ == v->op))
+				continue;
+			d[nd].v = v;
+			d[nd].op_ = op_;
+			if (!strcmp(v->key, v->name))
+				d[nd].key_ = ge_xstrdup(ge_op_name(p->g_, op_));
+			else
+				d[nd].key_ = rescope(I, v->key);
+			nd++;
+		}
+		rc = add_vardefs(p, I, d, nd, err);
+	}
+	if (!rc) {
+		join_init(p, I, d, nd);
+		if (p->same) {
+			extend_savers(p, I, d, nd);
+			extend_restores(p, d, nd);
+		}
+		for (size_t k = 0; plan && k < nd; k++)
+			ge_ckpt_plan_add(plan, d[k].v->key, d[k].key_);
+	}
+	for (size_t k = 0; k < nd; k++)
+		free(d[k].key_);
+	free(d);
+	if (rc) {
+		if (I)
+			ge_tinfo_free(I);
+		I = NULL;
+		if (out)
+			ge_view_free(out);
+		rollback(p->g_, p->first_new);
+	}
+	if (info)
+		*info = I;
+	else if (I)
+		ge_tinfo_free(I);
+	vp_free(p);
+	return rc;
+}
+
+int ge_copy_vars(ge_view *sgv, const ge_transform_opts *o,
+		 const ge_var_opts *vo, ge_view *out, ge_tinfo **info,
+		 ge_ckpt_plan *plan, ge_error *err)
+{
+	ge_transformer tr;
+	ge_transformer_init(&tr);
+	return ge_transform_vars(&tr, sgv, o, vo, out, info, plan, err);
+}
+
+/* copy_with_input_replacements' handler, as in transform.c. */
+struct repl_ud {
+	ge_tmap map;
+	const ge_tpair *repl;
+};
+
+static int replacement_handler(ge_tinfo *I, ge_tref t, ge_tref *t_, void *ud,
+			       ge_error *err)
+{
+	struct repl_ud *r = ud;
+	size_t v;
+	if (ge_tmap_get(&r->map, t, &v)) {
+		*t_ = r->repl[v].to;
+		return GE_OK;
+	}
+	return ge_keep_t_if_possible_handler(I, t, t_, NULL, err);
+}
+
+int ge_copy_with_input_replacements_vars(ge_view *sgv, const ge_tpair *repl,
+					 size_t n_repl,
+					 const ge_transform_opts *o,
+					 const ge_var_opts *vo, ge_view *out,
+					 ge_tinfo **info, ge_ckpt_plan *plan,
+					 ge_error *err)
+{
+	struct repl_ud r = {{0}, repl};
+	ge_graph *dst = o && o->dst_graph ? o->dst_graph : sgv->graph;
+	int rc = GE_OK;
+	ge_tmap_init(&r.map, n_repl);
+	for (size_t i = 0; i < n_repl && !rc; i++) {
+		if (repl[i].to.op == GE_NOOP || !dst ||
+		    !ge_op_alive(dst, repl[i].to.op) || repl[i].to.index < 0)
+			rc = ge_err(err, GE_EINVAL,
+				    "replacement %zu is not a tensor of the "
+				    "destination graph", i + 1);
+		else if (!ge_tmap_put(&r.map, repl[i].from, i))
+			rc = ge_err(err, GE_EINVAL,
+				    "a tensor is replaced twice (replacement "
+				    "%zu)", i + 1);
+	}
+	if (!rc) {
+		ge_transformer tr;
+		ge_transformer_init(&tr);
+		tr.transform_external_input_handler = replacement_handler;
+		tr.transform_external_input_ud = &r;
+		rc = ge_transform_vars(&tr, sgv, o, vo, out, info, plan, err);
+	}
+	ge_tmap_free(&r.map);
+	return rc;
+}

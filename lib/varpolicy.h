@@ -1,0 +1,97 @@
+/*
+ * varpolicy.h: what a transform does with the variables it meets.
+ *
+ * graph_editor copies a variable's ops like any others, so the copy of a
+ * variable is missing from `variables` / `trainable_variables`, its
+ * initializer never runs, no saver saves it and no checkpoint holds its
+ * value.  Here the choice is explicit, per variable, and everything that
+ * names a variable follows it.
+ *
+ * A variable v meets a transform of view V when V holds one of its ops
+ * (the variable op, its initializer, its initial value ops under its name
+ * scope, its read snapshot) or V reads one of its tensors from outside
+ * (the variable op's output, or the output of any op that reads it).
+ * Its policy is then:
+ *
+ * - share: v's ops are not copied (share_op keeps them) and tensors of v
+ *   read from outside V are kept, not replaced by placeholders, so the
+ *   copy reads v itself.  Only within one graph.
+ * - duplicate: v's ops are added to the view, so the copy gets its own
+ *   variable under the destination scope, with its initializer, initial
+ *   value and read, and every copied op reads the duplicate.  Then:
+ *   VariableDefs naming the duplicate join every variable collection that
+ *   lists v; the ops that group v's initializer (the `init` op), or else
+ *   the graph's `init` / `init_op` / `saved_model_main_op` /
+ *   `legacy_init_op`, get the duplicate's initializer as a control input;
+ *   a V2 saver (SaveV2 / RestoreV2 with their tensor_names and
+ *   shape_and_slices constants and per-variable restore assigns) that
+ *   saves v saves and restores the duplicate too, under a new checkpoint
+ *   key; and the checkpoint plan lists (v's key -> new key), so a
+ *   checkpoint written for the result holds the duplicate with v's value.
+ * - auto (0): what graph_editor users expect, with its bug fixed: a
+ *   variable whose variable op is in V is duplicated as above; one that V
+ *   only reads from outside is left to the transformer's handlers.
+ *
+ * New checkpoint keys: a key equal to v's name becomes the duplicate's
+ * name; another key is re-scoped like an op name (destination scope +
+ * key minus source scope, or destination scope + key when it is not under
+ * the source scope).
+ *
+ * The result view lists the copies of V's ops and the duplicated variables'
+ * ops; its inputs, outputs and passthroughs are the counterparts of V's,
+ * in V's order (a variable tensor V read from outside has the duplicate's
+ * tensor as counterpart).
+ *
+ * Savers, the init op and checkpoint plans are followed only within one
+ * graph (the destination's own saver is not touched by a copy into
+ * another graph); VariableDefs are added to the destination either way.
+ */
+#ifndef GE_VARPOLICY_H
+#define GE_VARPOLICY_H
+
+#include "transform.h"
+#include "variables.h"
+
+enum { GE_VARS_AUTO = 0, GE_VARS_SHARE = 1, GE_VARS_DUPLICATE = 2 };
+
+/* Decides for one variable of the source graph: GE_VARS_SHARE or
+ * GE_VARS_DUPLICATE, or negative to abort the transform (a binding keeps
+ * its own error in ud).  Called once per variable met, in node order of
+ * the variable ops, before anything is copied. */
+typedef int (*ge_var_decide_fn)(ge_graph *g, const ge_variable *v, void *ud);
+
+typedef struct ge_var_opts {
+	int policy;               /* GE_VARS_* for every variable met */
+	ge_var_decide_fn decide;  /* if set, asked instead of policy */
+	void *decide_ud;
+} ge_var_opts;
+
+/* Which checkpoint tensors the transformed graph needs that the source
+ * checkpoint holds under another key: dst[i] gets src[i]'s value. */
+typedef struct ge_ckpt_plan {
+	char **src, **dst;
+	size_t n, cap;
+} ge_ckpt_plan;
+
+void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst);
+void ge_ckpt_plan_free(ge_ckpt_plan *p);
+
+/* ge_transform with a variables policy (vo NULL: GE_VARS_AUTO).  plan (may
+ * be NULL) is appended to.  On error the ops added to the destination are
+ * removed and nothing else has changed. */
+int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
+		      const ge_transform_opts *o, const ge_var_opts *vo,
+		      ge_view *out, ge_tinfo **info, ge_ckpt_plan *plan,
+		      ge_error *err);
+/* ge_copy and ge_copy_with_input_replacements with a policy. */
+int ge_copy_vars(ge_view *sgv, const ge_transform_opts *o,
+		 const ge_var_opts *vo, ge_view *out, ge_tinfo **info,
+		 ge_ckpt_plan *plan, ge_error *err);
+int ge_copy_with_input_replacements_vars(ge_view *sgv, const ge_tpair *repl,
+					 size_t n_repl,
+					 const ge_transform_opts *o,
+					 const ge_var_opts *vo, ge_view *out,
+					 ge_tinfo **info, ge_ckpt_plan *plan,
+					 ge_error *err);
+
+#endif
