@@ -895,6 +895,12 @@ int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 		if (newid[i] == GE_NOOP) {
 			/* dead op: its storage goes */
 			ge_op *o = &g->ops[i];
+			for (uint32_t k = 0; k < o->n_ents; k++) {
+				free(o->ents[k].owned);
+				if (o->ents[k].val)
+					protobuf_c_message_free_unpacked(
+						&o->ents[k].val->base, NULL);
+			}
 			o->n_ents = 0;
 			free(o->ents);
 			if (o->flags & OPF_IN_OWNED)

@@ -335,6 +335,11 @@ int ge_pat_kind(const ge_pat *p)
 	return p->kind;
 }
 
+const char *ge_pat_types(const ge_pat *p)
+{
+	return p->kind == GE_PAT_OP ? p->types_text : NULL;
+}
+
 const char *ge_pat_capture(const ge_pat *p)
 {
 	return p->capture;
@@ -1133,6 +1138,17 @@ static int attr_equal(const Tensorflow__AttrValue *a,
 	if (ac == TENSORFLOW__ATTR_VALUE__VALUE_F &&
 	    ec == TENSORFLOW__ATTR_VALUE__VALUE_I)
 		return (double)a->f == (double)e->i;
+	if (ac == TENSORFLOW__ATTR_VALUE__VALUE_SHAPE &&
+	    ec == TENSORFLOW__ATTR_VALUE__VALUE_LIST && e->list) {
+		/* a list of ints for a shape: the dims of a known shape */
+		const Tensorflow__TensorShapeProto *sh = a->shape;
+		if (!sh || sh->unknown_rank || sh->n_dim != e->list->n_i)
+			return 0;
+		for (size_t i = 0; i < sh->n_dim; i++)
+			if (sh->dim[i]->size != e->list->i[i])
+				return 0;
+		return 1;
+	}
 	if (ac == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
 	    ec == TENSORFLOW__ATTR_VALUE__VALUE_LIST && a->list && e->list) {
 		const Tensorflow__AttrValue__ListValue *x = a->list, *y = e->list;
@@ -1846,12 +1862,17 @@ void ge_opindex_sync(ge_opindex *ix, const ge_graph *g)
 	if (ix->built && ix->g == g && ix->version == ge_graph_version(g) &&
 	    ix->capacity == cap)
 		return;
-	/* Op types are interned by the graph, so the pointer names the
-	 * type: one hash probe per op, no string compares. */
+	/* Op types are interned by the graph, so a pointer names a type:
+	 * one hash probe per op, no string compares.  A pointer not seen
+	 * before is compared by content with the known types, so two
+	 * copies of one type string still share a bucket. */
 	uint32_t *bucket = ge_xmalloc((cap + 1) * sizeof *bucket);
-	size_t hcap = 256, nt = 0;
-	uint32_t *h = ge_xmalloc(hcap * sizeof *h); /* bucket + 1, 0 empty */
-	memset(h, 0, hcap * sizeof *h);
+	struct pslot {
+		const char *p;
+		uint32_t b;
+	} *h;
+	size_t hcap = 256, hn = 0, nt = 0;
+	h = ge_xcalloc(hcap, sizeof *h);
 	const char **types = NULL;
 	size_t *count = NULL, tcap = 0;
 	const char *last = NULL;
@@ -1867,31 +1888,39 @@ void ge_opindex_sync(ge_opindex *ix, const ge_graph *g)
 			b = lastb;
 		} else {
 			size_t j = ptr_hash(t) & (hcap - 1);
-			while (h[j] && types[h[j] - 1] != t)
+			while (h[j].p && h[j].p != t)
 				j = (j + 1) & (hcap - 1);
-			if (h[j]) {
-				b = h[j] - 1;
+			if (h[j].p) {
+				b = h[j].b;
 			} else {
-				if (nt == tcap) {
-					tcap = tcap ? tcap * 2 : 64;
-					types = ge_xrealloc(types,
-							    tcap * sizeof *types);
-					count = ge_xrealloc(count,
-							    tcap * sizeof *count);
+				size_t k;
+				for (k = 0; k < nt; k++)
+					if (!strcmp(types[k], t))
+						break;
+				if (k == nt) {
+					if (nt == tcap) {
+						tcap = tcap ? tcap * 2 : 64;
+						types = ge_xrealloc(
+							types, tcap * sizeof *types);
+						count = ge_xrealloc(
+							count, tcap * sizeof *count);
+					}
+					types[nt] = t;
+					count[nt++] = 0;
 				}
-				types[nt] = t;
-				count[nt] = 0;
-				b = (uint32_t)nt++;
-				h[j] = b + 1;
-				if (nt * 2 > hcap) {
+				b = (uint32_t)k;
+				h[j].p = t;
+				h[j].b = b;
+				if (++hn * 2 > hcap) {
 					size_t nh = hcap * 2;
-					uint32_t *h2 = ge_xcalloc(nh, sizeof *h2);
-					for (size_t k = 0; k < nt; k++) {
-						size_t q = ptr_hash(types[k]) &
-							   (nh - 1);
-						while (h2[q])
-							q = (q + 1) & (nh - 1);
-						h2[q] = (uint32_t)k + 1;
+					struct pslot *h2 = ge_xcalloc(nh, sizeof *h2);
+					for (size_t q = 0; q < hcap; q++) {
+						if (!h[q].p)
+							continue;
+						size_t r = ptr_hash(h[q].p) & (nh - 1);
+						while (h2[r].p)
+							r = (r + 1) & (nh - 1);
+						h2[r] = h[q];
 					}
 					free(h);
 					h = h2;
@@ -2153,6 +2182,8 @@ void ge_rewrite_replace(ge_rewrite_repl *r, ge_tref from, ge_tref to)
 	ge_tvec_push(&r->to, to);
 }
 
+#define RNAME(r) ((r)->name ? (r)->name : "(unnamed)")
+
 enum {
 	MK_S = 1,        /* in the match */
 	MK_CONST = 2,    /* matched by a const pattern */
@@ -2165,6 +2196,8 @@ typedef struct rw {
 	ge_graph *g;
 	uint8_t *mark;
 	size_t mark_cap;
+	ge_tmap rmap;    /* from -> pair index, for long replacement lists */
+	int use_rmap;
 	ge_opvec work, tmp;
 	ge_tvec slots;   /* (consumer, slot) pairs to reroute */
 } rw;
@@ -2183,8 +2216,12 @@ static void mark_fit(rw *w)
 }
 
 /* Index of the replacement pair whose `from` is t, or -1. */
-static long repl_find(const ge_rewrite_repl *r, ge_tref t)
+static long repl_find(const rw *w, const ge_rewrite_repl *r, ge_tref t)
 {
+	if (w->use_rmap) {
+		size_t v;
+		return ge_tmap_get(&w->rmap, t, &v) ? (long)v : -1;
+	}
 	for (size_t i = 0; i < r->from.n; i++)
 		if (ge_tref_eq(r->from.v[i], t))
 			return (long)i;
@@ -2205,7 +2242,7 @@ static void propagate(rw *w, const ge_rewrite_repl *r, ge_opid cap_before,
 			ge_opid q;
 			if (i < ni) {
 				ge_tref t = ge_op_input(g, s, i);
-				long k = s < cap_before ? repl_find(r, t) : -1;
+				long k = s < cap_before ? repl_find(w, r, t) : -1;
 				q = k >= 0 ? r->to.v[k].op : t.op;
 			} else {
 				q = ge_op_control_input(g, s, i - ni);
@@ -2246,7 +2283,7 @@ static ge_opid outside_reader(rw *w, const ge_rewrite_repl *r, ge_opid s,
 		ge_opid c = u[i].op;
 		if ((w->mark[c] & MK_S) || c >= cap_before)
 			continue;
-		if (repl_find(r, ge_op_input(g, c, u[i].slot)) < 0)
+		if (repl_find(w, r, ge_op_input(g, c, u[i].slot)) < 0)
 			return c;
 	}
 	const ge_opid *co = ge_op_control_outputs(g, s, &n);
@@ -2272,6 +2309,13 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 	const char *root = ge_op_name(g, m->root);
 	mark_fit(w);
 	add_s(w, m);
+	/* a few pairs are scanned; many are hashed, to stay linear */
+	w->use_rmap = r->from.n > 8;
+	if (w->use_rmap) {
+		ge_tmap_init(&w->rmap, r->from.n);
+		for (size_t i = 0; i < r->from.n; i++)
+			ge_tmap_put(&w->rmap, r->from.v[i], i);
+	}
 	for (size_t i = 0; i < r->from.n; i++) {
 		ge_tref f = r->from.v[i], t = r->to.v[i];
 		if (f.op == GE_NOOP || f.op >= w->mark_cap ||
@@ -2280,29 +2324,34 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 				    "rule '%s' at '%s': replacement %zu: the "
 				    "tensor replaced is not an output of the "
 				    "match",
-				    rule->name, root, i + 1);
+				    RNAME(rule), root, i + 1);
 			goto out;
 		}
 		if (!ge_op_alive(g, t.op) || t.index < 0) {
 			rc = ge_err(err, GE_EINVAL,
 				    "rule '%s' at '%s': replacement %zu for "
 				    "'%s:%d' is not a tensor of the graph",
-				    rule->name, root, i + 1,
+				    RNAME(rule), root, i + 1,
 				    ge_op_name(g, f.op), f.index);
 			goto out;
 		}
-		if (repl_find(r, f) != (long)i) {
+		if (repl_find(w, r, f) != (long)i) {
 			rc = ge_err(err, GE_EINVAL,
 				    "rule '%s' at '%s': '%s:%d' is replaced "
 				    "twice",
-				    rule->name, root, ge_op_name(g, f.op),
+				    RNAME(rule), root, ge_op_name(g, f.op),
 				    f.index);
 			goto out;
 		}
 	}
 
 	/* Who will still read each op of the match once the consumers of
-	 * the replaced tensors read the replacements? */
+	 * the replaced tensors read the replacements?  What the replacement
+	 * keeps on purpose (MK_NEW): ops read by the action's new ops, the
+	 * replacements themselves, and the root when readers of its other
+	 * outputs remain (its outputs are the match's outputs: those not
+	 * replaced stay).  Other outside readers (MK_OUT) of an op that
+	 * would otherwise go mean the rewrite forgot an output. */
 	const ge_opid *lists[2] = {m->ops, m->consts};
 	size_t lens[2] = {m->n_ops, m->n_consts};
 	w->work.n = 0;
@@ -2318,7 +2367,7 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 					continue;
 				if (c >= cap_before)
 					news = 1;
-				else if (repl_find(r, ge_op_input(
+				else if (repl_find(w, r, ge_op_input(
 							      g, c, u[k].slot)) < 0)
 					outside = 1;
 			}
@@ -2331,7 +2380,9 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 				else
 					outside = 1;
 			}
-			if (outside)
+			if (outside && s == m->root)
+				news = 1;
+			else if (outside)
 				w->mark[s] |= MK_OUT;
 			if (news && !(w->mark[s] & MK_NEW)) {
 				w->mark[s] |= MK_NEW;
@@ -2376,14 +2427,14 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 					    "rule '%s' at '%s': the replacement "
 					    "would remove '%s' (%s), but '%s' "
 					    "outside the match still reads it",
-					    rule->name, root, ge_op_name(g, bad),
+					    RNAME(rule), root, ge_op_name(g, bad),
 					    ge_op_type(g, bad), ge_op_name(g, c));
 			else
 				rc = ge_err(err, GE_EGRAPH,
 					    "rule '%s' at '%s': the replacement "
 					    "would remove '%s' (%s), but ops "
 					    "outside the match still need it",
-					    rule->name, root, ge_op_name(g, bad),
+					    RNAME(rule), root, ge_op_name(g, bad),
 					    ge_op_type(g, bad));
 			remove_new_ops(g, cap_before);
 			goto out;
@@ -2411,7 +2462,7 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 					     (size_t)w->slots.v[k].index, t, err);
 			if (rc) {
 				ge_err_prefix(err, "rule '%s' at '%s'",
-					      rule->name, root);
+					      RNAME(rule), root);
 				goto out;
 			}
 		}
@@ -2444,7 +2495,7 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 		}
 		rc = ge_graph_remove_op(g, s, 0, err);
 		if (rc) {
-			ge_err_prefix(err, "rule '%s' at '%s'", rule->name,
+			ge_err_prefix(err, "rule '%s' at '%s'", RNAME(rule),
 				      root);
 			goto out;
 		}
@@ -2453,6 +2504,9 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 	}
 out:
 	clear_s(w, m);
+	if (w->use_rmap)
+		ge_tmap_free(&w->rmap);
+	w->use_rmap = 0;
 	return rc;
 }
 
@@ -2468,13 +2522,13 @@ static int run_rule(rw *w, const ge_rule *rule, ge_opindex *ix,
 				   &it, err);
 	*count = 0;
 	if (rc) {
-		ge_err_prefix(err, "rule '%s'", rule->name);
+		ge_err_prefix(err, "rule '%s'", RNAME(rule));
 		return rc;
 	}
 	for (;;) {
 		rc = ge_match_iter_next(it, &m, err);
 		if (rc < 0)
-			ge_err_prefix(err, "rule '%s'", rule->name);
+			ge_err_prefix(err, "rule '%s'", RNAME(rule));
 		if (rc <= 0)
 			break;
 		uint64_t v0 = ge_graph_version(g);
@@ -2490,10 +2544,9 @@ static int run_rule(rw *w, const ge_rule *rule, ge_opindex *ix,
 				ge_err(err, GE_EINVAL, "the action failed");
 			if (err && err->code == GE_OK)
 				err->code = GE_EINVAL;
-			ge_err_prefix(err, "rule '%s' at '%s'", rule->name,
-				      ge_op_alive(g, m.root)
-					      ? ge_op_name(g, m.root)
-					      : "?");
+			/* names outlive removed ops */
+			ge_err_prefix(err, "rule '%s' at '%s'", RNAME(rule),
+				      ge_op_name(g, m.root));
 			rc = err ? err->code : GE_EINVAL;
 			break;
 		}
@@ -2588,7 +2641,7 @@ static int check_pass(ge_graph *g, const lineset *base, int pass,
 		for (size_t i = 0; i < n; i++)
 			if (pc[i])
 				ge_buf_printf(&who, "%s'%s'", who.len ? ", " : "",
-					      rules[i].name);
+					      RNAME(&rules[i]));
 		rc = ge_err(err, GE_EGRAPH,
 			    "%s: pass %d (rules %s) left the graph invalid: "
 			    "%s%s",
@@ -2628,7 +2681,9 @@ int ge_rewrite(ge_graph *g, const ge_rule *rules, size_t n,
 			lines_make(&base, &rep);
 		ge_buf_free(&rep);
 	}
-	rw w = {g, NULL, 0, GE_VEC_INIT, GE_VEC_INIT, GE_VEC_INIT};
+	rw w;
+	memset(&w, 0, sizeof w);
+	w.g = g;
 	ge_opindex *ix = ge_opindex_new();
 	size_t *pc = ge_xcalloc(n + 1, sizeof *pc);
 	for (pass = 1;; pass++) {
@@ -2654,7 +2709,7 @@ int ge_rewrite(ge_graph *g, const ge_rule *rules, size_t n,
 				if (pc[i])
 					ge_buf_printf(&who, "%s'%s' (%zu)",
 						      who.len ? ", " : "",
-						      rules[i].name, pc[i]);
+						      RNAME(&rules[i]), pc[i]);
 			rc = ge_err(err, GE_EINVAL,
 				    "no fixpoint after %d passes: rule%s %s "
 				    "still rewrote in the last pass",

@@ -121,8 +121,8 @@ ge_pat *ge_pat_const(void);
 ge_pat *ge_pat_ref(const char *name);
 ge_pat *ge_pat_commute(const char *types, ge_pat *a, ge_pat *b,
 		       ge_error *err);
-/* p must be an op or const pattern... with exactly one operand, not a
- * rest (GE_EINVAL otherwise). */
+/* p must be an op pattern with exactly one operand, not a rest
+ * (GE_EINVAL otherwise). */
 ge_pat *ge_pat_optional(ge_pat *p, ge_error *err);
 /* p must not itself be a rest. */
 ge_pat *ge_pat_rest(ge_pat *p, ge_error *err);
@@ -134,6 +134,9 @@ ge_pat *ge_pat_incref(ge_pat *p);
 void ge_pat_free(ge_pat *p);
 
 int ge_pat_kind(const ge_pat *p);
+/* The op type list as given ("Conv2D|DepthwiseConv2dNative"), or NULL
+ * for any type (and for kinds other than op). */
+const char *ge_pat_types(const ge_pat *p);
 /* The capture name (the referenced name for ref), or NULL. */
 const char *ge_pat_capture(const ge_pat *p);
 /* One deterministic line describing p, e.g.
@@ -308,13 +311,14 @@ typedef struct ge_rewrite_opts {
  * Replacements: for each pair, every consumer of from that existed before
  * the action is made to read to instead (ops the action created keep their
  * inputs, so an action may insert an op after a matched tensor).  Then the
- * ops of the match that nothing reads any more are removed.  If an op of
- * the match would have been removed but an op outside the match still
- * reads it (or has it as a control input), the rewrite fails: the ops the
- * action created are removed again and nothing is rerouted, unless
- * allow_remove_consumed is set: then such ops are kept for their outside
- * consumers and only the rest is removed.  Constants are always kept
- * silently while something reads them.
+ * ops of the match that nothing reads any more are removed.  The root
+ * stays while outputs of it that were not replaced have readers.  If
+ * another op of the match would have been removed but an op outside the
+ * match still reads it (or has it as a control input), the rewrite fails:
+ * the ops the action created are removed again and nothing is rerouted,
+ * unless allow_remove_consumed is set: then such ops are kept for their
+ * outside consumers and only the rest is removed.  Constants are always
+ * kept silently while something reads them.
  *
  * After each pass that rewrote something the graph is validated
  * (ge_graph_validate) unless no_validate is set: problems that were not

@@ -710,6 +710,16 @@ static lge_value *checkvalue(lua_State *L, int arg)
 	return v;
 }
 
+void lge_pushvaluebytes(lua_State *L, const uint8_t *p, size_t n)
+{
+	value_unpack(L, newvalue(L), p, n);
+}
+
+const Tensorflow__TensorProto *lge_checkvalue(lua_State *L, int arg)
+{
+	return checkvalue(L, arg)->t;
+}
+
 static void push_shape_proto(lua_State *L,
 			     const Tensorflow__TensorShapeProto *s)
 {

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "lge.h"
+#include "opattrs.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
 
 /* Registry key of the metatable shared by the wrapper caches. */
 static const char WEAKV[] = "gerewrite.weakv";
@@ -358,6 +360,186 @@ static int g_clone(lua_State *L)
 	return 1;
 }
 
+/* Wrappers of ops that a reorder dropped (removed before it) point here:
+ * a graph that is closed, so using them fails cleanly. */
+static lge_graph expired = {NULL};
+
+/* [-0, +0, m] After a reorder: moves every cached wrapper of the graph
+ * at gidx to its op's new id (newid[old], GE_NOOP for dropped ops) and
+ * rebuilds both caches under the new keys, so the ops and tensors a
+ * script holds stay the same objects. */
+static void remap_wrappers(lua_State *L, int gidx, const ge_opid *newid,
+			   size_t oldcap)
+{
+	gidx = lua_absindex(L, gidx);
+	/* ops: cache 1, keyed by id */
+	lua_getiuservalue(L, gidx, 1);
+	newcache(L);
+	lua_pushnil(L);
+	while (lua_next(L, -3)) {
+		lge_op *o = lua_touserdata(L, -1);
+		lua_Integer old = lua_tointeger(L, -2);
+		if (o && old >= 0 && (size_t)old < oldcap &&
+		    newid[old] != GE_NOOP) {
+			o->id = newid[old];
+			lua_pushvalue(L, -1);
+			lua_rawseti(L, -4, (lua_Integer)o->id);
+		} else if (o) {
+			o->owner = &expired;
+		}
+		lua_pop(L, 1);
+	}
+	lua_setiuservalue(L, gidx, 1);
+	lua_pop(L, 1);
+	/* tensors: cache 2, keyed by id * 2^24 + index */
+	lua_getiuservalue(L, gidx, 2);
+	newcache(L);
+	lua_pushnil(L);
+	while (lua_next(L, -3)) {
+		lge_tensor *t = lua_touserdata(L, -1);
+		if (t && t->t.op < oldcap && newid[t->t.op] != GE_NOOP) {
+			t->t.op = newid[t->t.op];
+			lua_pushvalue(L, -1);
+			lua_rawseti(L, -4,
+				    (lua_Integer)t->t.op << 24 | t->t.index);
+		} else if (t) {
+			t->owner = &expired;
+		}
+		lua_pop(L, 1);
+	}
+	lua_setiuservalue(L, gidx, 2);
+	lua_pop(L, 1);
+}
+
+/* g:reorder(ops): puts the ops in a new node order.  ops lists every op
+ * of the graph once (ops or names).  The ops and tensors a script holds
+ * stay valid and keep pointing at the same ops; those of ops removed
+ * earlier become unusable. */
+static int g_reorder(lua_State *L)
+{
+	lge_graph *G = lge_checkgraph(L, 1);
+	ge_graph *g = G->g;
+	luaL_checktype(L, 2, LUA_TTABLE);
+	size_t n = lua_rawlen(L, 2);
+	size_t cap = ge_graph_capacity(g);
+	if (n != ge_graph_num_ops(g))
+		return luaL_argerror(
+			L, 2,
+			lua_pushfstring(L, "%d ops given, the graph has %d",
+					(int)n, (int)ge_graph_num_ops(g)));
+	ge_opid *perm = lua_newuserdatauv(L, (n + 1) * sizeof *perm, 0);
+	ge_opid *newid = lua_newuserdatauv(L, (cap + 1) * sizeof *newid, 0);
+	for (size_t i = 0; i < cap; i++)
+		newid[i] = GE_NOOP;
+	for (size_t i = 0; i < n; i++) {
+		lua_rawgeti(L, 2, (lua_Integer)i + 1);
+		ge_opid id;
+		const char *why = lge_toopin(L, -1, G, &id);
+		if (why)
+			return luaL_argerror(
+				L, 2, lua_pushfstring(L, "[%d]: %s", (int)i + 1, why));
+		if (newid[id] != GE_NOOP)
+			return luaL_argerror(
+				L, 2,
+				lua_pushfstring(L, "[%d]: op '%s' listed twice",
+						(int)i + 1, ge_op_name(g, id)));
+		newid[id] = (ge_opid)i;
+		perm[i] = id;
+		lua_pop(L, 1);
+	}
+	ge_error err;
+	if (ge_graph_reorder(g, perm, n, &err) != GE_OK)
+		return lge_raise(L, &err);
+	remap_wrappers(L, 1, newid, cap);
+	return 0;
+}
+
+static void push_argdefs(lua_State *L, Tensorflow__OpDef__ArgDef **a, size_t n)
+{
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_createtable(L, 0, 6);
+		lua_pushstring(L, a[i]->name);
+		lua_setfield(L, -2, "name");
+		if (a[i]->type) {
+			lge_pushdtype(L, (int)a[i]->type);
+			lua_setfield(L, -2, "type");
+		}
+		if (a[i]->type_attr && *a[i]->type_attr) {
+			lua_pushstring(L, a[i]->type_attr);
+			lua_setfield(L, -2, "type_attr");
+		}
+		if (a[i]->number_attr && *a[i]->number_attr) {
+			lua_pushstring(L, a[i]->number_attr);
+			lua_setfield(L, -2, "number_attr");
+		}
+		if (a[i]->type_list_attr && *a[i]->type_list_attr) {
+			lua_pushstring(L, a[i]->type_list_attr);
+			lua_setfield(L, -2, "type_list_attr");
+		}
+		if (a[i]->is_ref) {
+			lua_pushboolean(L, 1);
+			lua_setfield(L, -2, "is_ref");
+		}
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+}
+
+/* g:opdef(type) -> {name=, inputs=, outputs=, attrs=, is_stateful=,
+ * is_commutative=, summary=} | nil: the OpDef the graph uses for an op
+ * type (its own op list first, then the built-in registry).  attrs list
+ * {name=, type=, default=} with the default as op:attr would give it. */
+static int g_opdef(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	const Tensorflow__OpDef *d = ge_graph_opdef(g, luaL_checkstring(L, 2));
+	if (!d)
+		return 0;
+	lua_createtable(L, 0, 8);
+	lua_pushstring(L, d->name);
+	lua_setfield(L, -2, "name");
+	lua_pushstring(L, d->summary ? d->summary : "");
+	lua_setfield(L, -2, "summary");
+	lua_pushboolean(L, d->is_stateful);
+	lua_setfield(L, -2, "is_stateful");
+	lua_pushboolean(L, d->is_commutative);
+	lua_setfield(L, -2, "is_commutative");
+	push_argdefs(L, d->input_arg, d->n_input_arg);
+	lua_setfield(L, -2, "inputs");
+	push_argdefs(L, d->output_arg, d->n_output_arg);
+	lua_setfield(L, -2, "outputs");
+	lua_createtable(L, (int)d->n_attr, 0);
+	for (size_t i = 0; i < d->n_attr; i++) {
+		lua_createtable(L, 0, 3);
+		lua_pushstring(L, d->attr[i]->name);
+		lua_setfield(L, -2, "name");
+		lua_pushstring(L, d->attr[i]->type);
+		lua_setfield(L, -2, "type");
+		if (d->attr[i]->default_value) {
+			lge_pushattr(L, d->attr[i]->default_value);
+			lua_pop(L, 1); /* the kind */
+			lua_setfield(L, -2, "default");
+		}
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	lua_setfield(L, -2, "attrs");
+	return 1;
+}
+
+/* g:fill_default_attrs([op]) -> number of attrs added: the attrs the
+ * OpDef declares with a default that the op (or every op) lacks. */
+static int g_fill_default_attrs(lua_State *L)
+{
+	lge_graph *G = lge_checkgraph(L, 1);
+	if (lua_isnoneornil(L, 2)) {
+		lua_pushinteger(L, (lua_Integer)ge_graph_fill_default_attrs(G->g));
+		return 1;
+	}
+	int n = ge_op_fill_default_attrs(G->g, lge_checkopin(L, 2, G));
+	lua_pushinteger(L, n > 0 ? n : 0);
+	return 1;
+}
+
 /* g:close(): frees the graph now; its ops and tensors become unusable.
  * Also the __close and __gc metamethods. */
 static int g_close(lua_State *L)
@@ -441,6 +623,9 @@ static const luaL_Reg graph_methods[] = {
 	{"serialize", g_serialize},
 	{"clone", g_clone},
 	{"close", g_close},
+	{"reorder", g_reorder},
+	{"opdef", g_opdef},
+	{"fill_default_attrs", g_fill_default_attrs},
 	{NULL, NULL},
 };
 

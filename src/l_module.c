@@ -331,6 +331,10 @@ static const luaL_Reg funcs[] = {
  * must leave the stack as it found it.  Declare them in lge.h. */
 static void (*const openers[])(lua_State *L) = {
 	lge_open_editor,
+	lge_open_transform,
+	lge_open_match,
+	lge_open_variables,
+	lge_open_checkpoint,
 	NULL,
 };
 

@@ -196,9 +196,17 @@ static int op_newindex(lua_State *L)
 		ge_op_set_device(o->owner->g, o->id, luaL_checkstring(L, 3));
 		return 0;
 	}
+	if (key && !strcmp(key, "type")) {
+		/* transform_graph's rename_op: the attrs stay as they are */
+		const char *t = luaL_checkstring(L, 3);
+		if (!*t)
+			return luaL_error(L, "an op type cannot be empty");
+		ge_op_set_type(o->owner->g, o->id, t);
+		return 0;
+	}
 	return luaL_error(L,
-			  "cannot set field '%s' of an op (only name and "
-			  "device)",
+			  "cannot set field '%s' of an op (only name, type "
+			  "and device)",
 			  key ? key : luaL_typename(L, 2));
 }
 

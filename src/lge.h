@@ -27,6 +27,7 @@
 #include "base.h"
 #include "graph.h"
 #include "model.h"
+#include "varpolicy.h"
 
 #define LGE_GRAPH "gerewrite.graph"
 #define LGE_OP "gerewrite.op"
@@ -125,6 +126,12 @@ const char *lge_opdefkind(const ge_graph *g, const char *type,
 			  const char *name);
 /* [-0, +1, m] Pushes a tensor value object holding a copy of t. */
 void lge_pushvalue(lua_State *L, const struct Tensorflow__TensorProto *t);
+/* [-0, +1, e] Pushes a tensor value object decoded from TensorProto bytes
+ * (raises if they do not decode). */
+void lge_pushvaluebytes(lua_State *L, const uint8_t *p, size_t n);
+/* [-0, +0, v] The TensorProto of the tensor value at arg, owned by the
+ * value (valid while the value is reachable). */
+const struct Tensorflow__TensorProto *lge_checkvalue(lua_State *L, int arg);
 /* [-0, +1, m] Pushes a dtype as its name, or as an integer if unnamed. */
 void lge_pushdtype(lua_State *L, int dtype);
 /* [-0, +0, v] A dtype given as a name ("float32", "DT_FLOAT") or number. */
@@ -190,5 +197,46 @@ int luaopen_gerewrite(lua_State *L);
 /* Openers of the binding files beyond the core types (l_module.c runs
  * them with the module table on top of the stack). */
 void lge_open_editor(lua_State *L);   /* l_select.c: graph_editor modules */
+void lge_open_match(lua_State *L);    /* l_match.c: ge.match, ge.rewrite */
+void lge_open_transform(lua_State *L); /* l_transform.c: ge.transform */
+void lge_open_variables(lua_State *L); /* l_variables.c: g:variables() */
+void lge_open_checkpoint(lua_State *L); /* l_checkpoint.c: ge.checkpoint,
+					   ge.freeze, g:checkpoint() */
+
+/* ---- variables (l_variables.c), for the transform bindings ---- */
+
+/* [-0, +1, e] Pushes variable v of the graph at gidx as a table (name,
+ * kind, op, initializer, snapshot, initial_value, trainable, dtype,
+ * shape, collections, key). */
+void lge_pushvariable(lua_State *L, int gidx, const ge_graph *g,
+		      const ge_variable *v);
+
+/* The `variables` option of a transform, ready for ge_transform_vars:
+ *
+ *   lge_varopts vo;
+ *   lge_checkvaropts(L, opts_idx, graph_idx, &vo);  -- raises on misuse
+ *   rc = ge_copy_vars(&view, &o, &vo.vo, &out, &info, &plan, &err);
+ *   lge_varopts_check(L, &vo);     -- re-raises the function's error
+ *   if (rc) ...;
+ *   lge_record_plan(L, dst_graph_idx, &plan);
+ *
+ * lge_checkvaropts pushes one slot (and the function, if one is given),
+ * which stay on the stack while the transform runs. */
+typedef struct lge_varopts {
+	ge_var_opts vo;
+	lua_State *L;
+	int fn, gidx, errslot, failed;
+} lge_varopts;
+/* [-0, +(1|2), v] */
+void lge_checkvaropts(lua_State *L, int opts, int gidx, lge_varopts *o);
+/* [-0, +0, v] */
+void lge_varopts_check(lua_State *L, lge_varopts *o);
+/* [-0, +0, m] Remembers, with the graph userdata at gidx, the checkpoint
+ * copies a transform left to do; g:save of a SavedModel carries them
+ * out, and ge.freeze reads the duplicates' values through them. */
+void lge_record_plan(lua_State *L, int gidx, const ge_ckpt_plan *p);
+/* [-0, +0, m] The plan recorded for the graph at gidx (into *p, to free
+ * with ge_ckpt_plan_free); returns whether there is one. */
+int lge_getplan(lua_State *L, int gidx, ge_ckpt_plan *p);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * main.c: the gerewrite command: runs Lua scripts with the gerewrite module
- * loaded, one-liners (-e), and an interactive prompt (-i).
+ * loaded, one-liners (-e), an interactive prompt (-i, repl.c), and the
+ * subcommands (convert, validate, run, info, diff, dot, batch: cmd_*.c).
  *
  * Shape (after lua.c): main creates the Lua state and calls pmain under
  * lua_pcall, so even a memory error while setting up is reported.  pmain
@@ -24,31 +25,14 @@
 #include <lua.h>
 #include <lualib.h>
 
-#if defined(HAVE_READLINE)
-#include <readline/history.h>
-#include <readline/readline.h>
-#define HAVE_LINE_EDITING 1
-#elif defined(HAVE_LIBEDIT)
-#include <editline/readline.h>
-#define HAVE_LINE_EDITING 1
-#endif
-
+#include "cli.h"
 #include "lge.h"
 #include "model.h"
 
-#define PROG "gerewrite"
-
-enum {
-	EXIT_RUNTIME = 1, /* a script raised an error */
-	EXIT_USAGE = 2,   /* bad option, unreadable script or model */
-	EXIT_SYNTAX = 3,  /* a script did not compile */
-};
-
 static lua_State *globalL; /* for the SIGINT handler */
-static int show_traceback;
+int cli_traceback;
 
-static void errmsg(const char *fmt, ...) GE_PRINTF(1, 2);
-static void errmsg(const char *fmt, ...)
+void cli_errmsg(const char *fmt, ...)
 {
 	va_list ap;
 	fflush(stdout);
@@ -62,12 +46,15 @@ static void errmsg(const char *fmt, ...)
 
 /* ------------------------------------------------------------ help */
 
-static void print_usage(FILE *f);
+static void print_usage(lua_State *L, FILE *f);
 
 static int cmd_help(lua_State *L, int argc, char **argv)
 {
-	(void)L, (void)argc, (void)argv;
-	print_usage(stdout);
+	if (argc > 2)
+		return cli_usage("help", "one topic at a time");
+	if (argc == 2)
+		return cmd_help_topic(L, argv[1]);
+	print_usage(L, stdout);
 	return 0;
 }
 
@@ -88,15 +75,122 @@ struct subcommand {
 	const char *name;
 	int (*run)(lua_State *L, int argc, char **argv); /* argv[0] = name */
 	const char *summary;
+	const char *usage;
 };
 
 static const struct subcommand subcommands[] = {
-	{"help", cmd_help, "show this help"},
-	{"version", cmd_version, "show the version"},
-	{NULL, NULL, NULL},
+	{"run", cmd_run, "run a recipe on a model",
+	 "Usage: " PROG " run RECIPE MODEL -o OUT [--param KEY=VALUE]...\n"
+	 "           [--format F] [--tags T] [--allow-missing-variables]\n"
+	 "\n"
+	 "Runs RECIPE (a name on the recipe path, or a .lua file) on MODEL and\n"
+	 "saves the result to OUT, atomically.  Parameters are checked before\n"
+	 "the model is read.\n"
+	 "\n"
+	 "  -o, --output OUT         where to save (required)\n"
+	 "  -p, --param KEY=VALUE    a recipe parameter; repeat for several\n"
+	 "                           (a list parameter may be repeated)\n"
+	 "  -f, --format F           format of OUT (default: from its name and\n"
+	 "                           the input's format)\n"
+	 "  -t, --tags T             SavedModel tag set to read (default serve)\n"
+	 "  --allow-missing-variables  read a SavedModel whose variables/ is\n"
+	 "                           missing although its graph has variables\n"
+	 "\n"
+	 "Exit status: 0 saved, 1 the recipe failed, 2 usage or I/O error,\n"
+	 "3 the recipe does not load.  " PROG " help RECIPE describes one.\n"},
+	{"batch", cmd_batch, "run a recipe over directories of models",
+	 "Usage: " PROG " batch RECIPE DIR... -o OUTDIR [-j N] [--param K=V]...\n"
+	 "           [--report FILE] [--shard I/N] [--resume] [--format F]\n"
+	 "           [--tags T] [--allow-missing-variables]\n"
+	 "\n"
+	 "Runs RECIPE on every model found under the DIRs (SavedModel\n"
+	 "directories; files named .pb, .pbtxt, .pbtext, .meta; other files\n"
+	 "whose content is a GraphDef or MetaGraphDef), each in its own\n"
+	 "process, and writes the results under OUTDIR with the same layout.\n"
+	 "\n"
+	 "  -o, --output OUTDIR      where the results go (required)\n"
+	 "  -j, --jobs N             worker processes (default 1)\n"
+	 "  -p, --param KEY=VALUE    a recipe parameter, as for run\n"
+	 "  --report FILE            write a JSON report of every model\n"
+	 "  --shard I/N              only the I-th of N shares of the sorted\n"
+	 "                           model list (models I, I+N, I+2N, ...)\n"
+	 "  --resume                 skip models whose output exists\n"
+	 "  -f, --format F           format of the outputs\n"
+	 "  -t, --tags T             SavedModel tag set to read\n"
+	 "  -q, --quiet              no progress line\n"
+	 "\n"
+	 "Exit status: 0 all models done, 1 some failed, 2 usage error,\n"
+	 "3 the recipe does not load.\n"},
+	{"convert", cmd_convert, "convert a model between formats",
+	 "Usage: " PROG " convert IN OUT [--format F] [--tags T]\n"
+	 "           [--allow-missing-variables]\n"
+	 "\n"
+	 "Reads IN (any supported format, found by content) and writes OUT,\n"
+	 "atomically; OUT is not written if anything fails.  Without --format\n"
+	 "the kind of model stays and the encoding follows OUT's name: .pbtxt\n"
+	 "and .txt are text, .pb and .meta binary.  A SavedModel saved to a\n"
+	 "name ending .pb or .pbtxt gives its GraphDef.\n"
+	 "\n"
+	 "  -f, --format F   graphdef, graphdef-text, meta, meta-text,\n"
+	 "                   savedmodel, savedmodel-text\n"
+	 "  -t, --tags T     SavedModel tag set to read (default serve)\n"
+	 "  --allow-missing-variables  convert a SavedModel whose variables/\n"
+	 "                   is missing although its graph has variables\n"
+	 "\n"
+	 "Exit status: 0 written, 2 IN unreadable or OUT not written.\n"},
+	{"validate", cmd_validate, "check a model and list its problems",
+	 "Usage: " PROG " validate MODEL [--format F] [--tags T]\n"
+	 "\n"
+	 "Lists the problems of MODEL on standard output, one per line, each\n"
+	 "starting with MODEL: dangling inputs, bad output indices, duplicate\n"
+	 "names, cycles, colocation with missing ops, attrs that do not match\n"
+	 "their op's definition, a SavedModel without its variables.\n"
+	 "\n"
+	 "Exit status: 0 valid, 1 problems found, 2 MODEL unreadable.\n"},
+	{"info", cmd_info, "describe a model",
+	 "Usage: " PROG " info MODEL [--format F] [--tags T] [--top N]\n"
+	 "\n"
+	 "Prints the format, sizes, ops by type (most frequent first), likely\n"
+	 "inputs and outputs, variables, collections and signatures.\n"
+	 "\n"
+	 "  --top N   list at most N op types (default all)\n"},
+	{"diff", cmd_diff, "compare two models op by op",
+	 "Usage: " PROG " diff A B [--tags T] [-q]\n"
+	 "\n"
+	 "Lists the ops only in A (-), only in B (+), and in both but changed\n"
+	 "(~: type, inputs, control inputs, device, attrs by name), matching\n"
+	 "ops by name.\n"
+	 "\n"
+	 "  -q, --quiet   print nothing, only set the exit status\n"
+	 "\n"
+	 "Exit status: 0 same graph, 1 different, 2 error.\n"},
+	{"dot", cmd_dot, "draw a model with Graphviz",
+	 "Usage: " PROG " dot MODEL [--scope S] [--highlight X] [-o OUT]\n"
+	 "\n"
+	 "Writes the graph in Graphviz's DOT language: to standard output, to\n"
+	 "OUT, or, when OUT ends in .svg, through Graphviz's dot program.\n"
+	 "\n"
+	 "  -s, --scope S       only the ops in name scope S (with the ops\n"
+	 "                      feeding them, drawn as boxes outside)\n"
+	 "  --highlight X       colour ops: X is a model (ops added or changed\n"
+	 "                      since it are coloured, e.g. the model a recipe\n"
+	 "                      started from), a file of op names (one a line)\n"
+	 "                      or a comma-separated list of op names\n"
+	 "  -o, --output OUT    where to write (.dot, .gv or .svg)\n"},
+	{"help", cmd_help, "show this help, a command's or a recipe's", NULL},
+	{"version", cmd_version, "show the version", NULL},
+	{NULL, NULL, NULL, NULL},
 };
 
-static void print_usage(FILE *f)
+const char *cli_command_usage(const char *name)
+{
+	for (const struct subcommand *c = subcommands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c->usage;
+	return NULL;
+}
+
+static void print_usage(lua_State *L, FILE *f)
 {
 	fprintf(f,
 		"Usage: " PROG " [OPTIONS] [SCRIPT [ARGS...]]\n"
@@ -124,9 +218,12 @@ static void print_usage(FILE *f)
 		"  -h, --help   show this help and exit\n"
 		"  --version    show the version and exit\n"
 		"\n"
-		"Commands:\n");
+		"Commands (" PROG " help COMMAND for details):\n");
 	for (const struct subcommand *c = subcommands; c->name; c++)
 		fprintf(f, "  %-12s %s\n", c->name, c->summary);
+	fprintf(f, "\nRecipes (" PROG " help RECIPE for details):\n");
+	if (L)
+		cli_list_recipes(L, f);
 	fprintf(f,
 		"\n"
 		"The module is require \"gerewrite\", also bound to the global "
@@ -140,7 +237,11 @@ static void print_usage(FILE *f)
 		"error, 3 a script did not compile.\n"
 		"\n"
 		"Environment:\n"
+		"  GEREWRITE_PATH         directories searched for recipes "
+		"first (':' between)\n"
 		"  GEREWRITE_TRACEBACK=1  as --traceback\n"
+		"  GEREWRITE_HISTORY      the prompt's history file "
+		"(~/.gerewrite_history)\n"
 		"  GEREWRITE_LUA_DIR      read the built-in Lua files from "
 		"this directory\n"
 		"                         (for development: src/lua)\n");
@@ -183,16 +284,14 @@ static int msghandler(lua_State *L)
 			msg = lua_pushfstring(L, "(error object is a %s value)",
 					      luaL_typename(L, 1));
 	}
-	if (show_traceback)
+	if (cli_traceback)
 		luaL_traceback(L, L, msg, 1);
 	else
 		lua_pushstring(L, msg);
 	return 1;
 }
 
-/* [-(narg+1), +(nres|1), -] Calls the function below narg arguments with
- * the message handler and ^C handling; on error leaves the message. */
-static int docall(lua_State *L, int narg, int nres)
+int cli_docall(lua_State *L, int narg, int nres)
 {
 	int base = lua_gettop(L) - narg;
 	lua_pushcfunction(L, msghandler);
@@ -205,15 +304,14 @@ static int docall(lua_State *L, int narg, int nres)
 	return status;
 }
 
-/* [-1, +0, -] Prints the message at the top and pops it. */
-static void report(lua_State *L)
+void cli_report(lua_State *L)
 {
 	const char *msg = lua_tostring(L, -1);
-	errmsg("%s", msg ? msg : "(error object is not a string)");
+	cli_errmsg("%s", msg ? msg : "(error object is not a string)");
 	lua_pop(L, 1);
 }
 
-/* Reads all of a stream into a malloc'd buffer. */
+/* Reads all of a stream into a buffer. */
 static int read_stream(FILE *f, ge_buf *b)
 {
 	char tmp[8192];
@@ -277,8 +375,8 @@ static int load_script(lua_State *L, const char *path)
 /* Runs a loaded chunk (at the top, with narg arguments above it). */
 static int run_chunk(lua_State *L, int narg)
 {
-	if (docall(L, narg, 0) != LUA_OK) {
-		report(L);
+	if (cli_docall(L, narg, 0) != LUA_OK) {
+		cli_report(L);
 		return EXIT_RUNTIME;
 	}
 	return 0;
@@ -288,7 +386,7 @@ static int run_string(lua_State *L, const char *code)
 {
 	if (luaL_loadbufferx(L, code, strlen(code), "=(command line)", "t") !=
 	    LUA_OK) {
-		report(L);
+		cli_report(L);
 		return EXIT_SYNTAX;
 	}
 	return run_chunk(L, 0);
@@ -301,8 +399,8 @@ static int run_require(lua_State *L, const char *spec)
 	const char *mod = eq ? eq + 1 : spec;
 	lua_getglobal(L, "require");
 	lua_pushstring(L, mod);
-	if (docall(L, 1, 1) != LUA_OK) {
-		report(L);
+	if (cli_docall(L, 1, 1) != LUA_OK) {
+		cli_report(L);
 		return EXIT_RUNTIME;
 	}
 	if (eq)
@@ -315,167 +413,6 @@ static int run_require(lua_State *L, const char *spec)
 	return 0;
 }
 
-/* ------------------------------------------------------------ prompt */
-
-static const char *history_path(void)
-{
-	static char path[4096];
-	const char *home = getenv("HOME");
-	if (!home || !*home)
-		return NULL;
-	snprintf(path, sizeof path, "%s/.gerewrite_history", home);
-	return path;
-}
-
-/* [-0, +(0|1), -] Reads one line without its newline; 0 at end of input.
- * Prompts (and line editing) only when standard input is a terminal. */
-static int read_line(lua_State *L, int first, int tty)
-{
-	const char *prompt = first ? "> " : ">> ";
-#ifdef HAVE_LINE_EDITING
-	if (tty) {
-		char *line = readline(prompt);
-		if (!line)
-			return 0;
-		lua_pushstring(L, line);
-		free(line);
-		return 1;
-	}
-#else
-	if (tty) {
-		fputs(prompt, stdout);
-		fflush(stdout);
-	}
-#endif
-	luaL_Buffer b;
-	char buf[1024];
-	int got = 0;
-	luaL_buffinit(L, &b);
-	while (fgets(buf, sizeof buf, stdin)) {
-		size_t n = strlen(buf);
-		got = 1;
-		if (n && buf[n - 1] == '\n') {
-			luaL_addlstring(&b, buf, n - 1);
-			luaL_pushresult(&b);
-			return 1;
-		}
-		luaL_addlstring(&b, buf, n);
-	}
-	luaL_pushresult(&b);
-	if (!got) {
-		lua_pop(L, 1);
-		return 0;
-	}
-	return 1;
-}
-
-/* Whether a load failed only because the chunk is not finished yet; then
- * the message is popped. */
-static int incomplete(lua_State *L, int status)
-{
-	if (status != LUA_ERRSYNTAX)
-		return 0;
-	size_t n;
-	const char *msg = lua_tolstring(L, -1, &n);
-	static const char eof[] = "<eof>";
-	if (n >= sizeof eof - 1 && !strcmp(msg + n - (sizeof eof - 1), eof)) {
-		lua_pop(L, 1);
-		return 1;
-	}
-	return 0;
-}
-
-/* [-0, +1, -] Reads and compiles one chunk at the prompt: first as
- * "return <line>" so expressions print, else as statements, reading
- * more lines while it is incomplete.  Returns -1 at end of input, else
- * the load status with the chunk (or message) pushed.  The source text
- * stays below it for the history. */
-static int load_chunk(lua_State *L, int tty)
-{
-	if (!read_line(L, 1, tty))
-		return -1;
-	const char *line = lua_tostring(L, -1);
-	const char *ret = lua_pushfstring(L, "return %s", line);
-	int st = luaL_loadbufferx(L, ret, strlen(ret), "=stdin", "t");
-	lua_remove(L, -2);
-	if (st == LUA_OK)
-		return st;
-	lua_pop(L, 1);
-	for (;;) {
-		size_t len;
-		const char *src = lua_tolstring(L, -1, &len);
-		st = luaL_loadbufferx(L, src, len, "=stdin", "t");
-		if (!incomplete(L, st))
-			return st;
-		if (!read_line(L, 0, tty))
-			/* end of input inside a chunk: compile it for
-			 * its error message */
-			return luaL_loadbufferx(L, src, len, "=stdin", "t");
-		lua_pushliteral(L, "\n");
-		lua_insert(L, -2);
-		lua_concat(L, 3);
-	}
-}
-
-/* Prints its arguments with tostring, tab-separated; called protected,
- * since a __tostring may raise. */
-static int print_all(lua_State *L)
-{
-	int n = lua_gettop(L);
-	for (int i = 1; i <= n; i++) {
-		size_t len;
-		const char *s = luaL_tolstring(L, i, &len);
-		if (i > 1)
-			fputc('\t', stdout);
-		fwrite(s, 1, len, stdout);
-		lua_pop(L, 1);
-	}
-	fputc('\n', stdout);
-	fflush(stdout);
-	return 0;
-}
-
-static void repl(lua_State *L)
-{
-	int tty = isatty(STDIN_FILENO);
-	const char *hist = tty ? history_path() : NULL;
-#ifdef HAVE_LINE_EDITING
-	if (hist)
-		read_history(hist);
-#endif
-	if (tty)
-		printf("%s %s (%s); ge is the module, ^D leaves\n", PROG,
-		       PACKAGE_VERSION, LUA_RELEASE);
-	for (;;) {
-		int base = lua_gettop(L);
-		int st = load_chunk(L, tty);
-		if (st == -1)
-			break;
-#ifdef HAVE_LINE_EDITING
-		if (tty && lua_rawlen(L, base + 1) > 0)
-			add_history(lua_tostring(L, base + 1));
-#endif
-		lua_remove(L, base + 1); /* the source */
-		if (st == LUA_OK)
-			st = docall(L, 0, LUA_MULTRET);
-		if (st == LUA_OK && lua_gettop(L) > base) {
-			lua_pushcfunction(L, print_all);
-			lua_insert(L, base + 1);
-			st = docall(L, lua_gettop(L) - base - 1, 0);
-		}
-		if (st != LUA_OK)
-			report(L);
-		lua_settop(L, base);
-	}
-#ifdef HAVE_LINE_EDITING
-	if (hist)
-		write_history(hist);
-#else
-	if (tty)
-		fputc('\n', stdout); /* leave the prompt's line */
-#endif
-}
-
 /* ------------------------------------------------------------ main */
 
 struct options {
@@ -483,6 +420,7 @@ struct options {
 	int script;  /* argv index of SCRIPT or MODEL, or 0 */
 	int model;   /* argv[script] is a model (with -i) */
 	int has_e;   /* -e or -l given */
+	int help;    /* -h or --help */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -492,7 +430,7 @@ static int ends_with(const char *s, const char *suffix)
 }
 
 /* First pass: checks the options and finds SCRIPT.  Returns 0, -1 for
- * --help/--version (handled), or an exit code. */
+ * --version (handled), or an exit code. */
 static int collect(int argc, char **argv, struct options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -510,10 +448,10 @@ static int collect(int argc, char **argv, struct options *o)
 		if (!strcmp(a, "-i")) {
 			o->interactive = 1;
 		} else if (!strcmp(a, "--traceback")) {
-			show_traceback = 1;
+			cli_traceback = 1;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			print_usage(stdout);
-			return -1;
+			o->help = 1;
+			return 0;
 		} else if (!strcmp(a, "--version")) {
 			cmd_version(NULL, 0, NULL);
 			return -1;
@@ -550,26 +488,18 @@ static void create_arg_table(lua_State *L, int argc, char **argv, int script)
 
 static int load_model(lua_State *L, const char *path)
 {
-	lua_getglobal(L, "ge");
-	lua_getfield(L, -1, "load");
-	lua_pushstring(L, path);
-	if (docall(L, 1, 2) != LUA_OK) {
-		report(L);
-		lua_pop(L, 1);
-		return EXIT_USAGE;
-	}
-	if (lua_isnil(L, -2)) {
-		errmsg("%s", lua_tostring(L, -1));
-		lua_pop(L, 3);
-		return EXIT_USAGE;
-	}
-	lua_pop(L, 1);
+	ge_graph *g;
+	int rc = cli_load_model(path, &(struct cli_model_opts){
+						.allow_missing_variables = 1},
+				&g);
+	if (rc)
+		return rc;
+	lge_pushgraph(L, g);
 	if (isatty(STDIN_FILENO)) {
 		printf("g = %s\n", luaL_tolstring(L, -1, NULL));
 		lua_pop(L, 1);
 	}
 	lua_setglobal(L, "g");
-	lua_pop(L, 1);
 	return 0;
 }
 
@@ -581,8 +511,8 @@ static int open_module(lua_State *L)
 	lge_preload(L);
 	lua_getglobal(L, "require");
 	lua_pushliteral(L, "gerewrite");
-	if (docall(L, 1, 1) != LUA_OK) {
-		report(L);
+	if (cli_docall(L, 1, 1) != LUA_OK) {
+		cli_report(L);
 		return EXIT_RUNTIME;
 	}
 	lua_setglobal(L, "ge");
@@ -604,6 +534,10 @@ static int run_main(lua_State *L, int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if ((rc = open_module(L)))
 		return rc;
+	if (o.help) {
+		print_usage(L, stdout);
+		return 0;
+	}
 	create_arg_table(L, argc, argv, o.script);
 	if (o.model && (rc = load_model(L, argv[o.script])))
 		return rc;
@@ -621,7 +555,7 @@ static int run_main(lua_State *L, int argc, char **argv)
 	}
 	if (o.script && !o.model) {
 		if ((rc = load_script(L, argv[o.script]))) {
-			report(L);
+			cli_report(L);
 			return rc;
 		}
 		int n = argc - o.script - 1;
@@ -632,10 +566,10 @@ static int run_main(lua_State *L, int argc, char **argv)
 			return rc;
 	}
 	if (o.interactive || (!o.script && !o.has_e && isatty(STDIN_FILENO))) {
-		repl(L);
+		cli_repl(L);
 	} else if (!o.script && !o.has_e) {
 		if ((rc = load_script(L, "-"))) {
-			report(L);
+			cli_report(L);
 			return rc;
 		}
 		return run_chunk(L, 0);
@@ -649,7 +583,7 @@ static int pmain(lua_State *L)
 	char **argv = lua_touserdata(L, 2);
 	const char *tb = getenv("GEREWRITE_TRACEBACK");
 	if (tb && *tb && strcmp(tb, "0") != 0)
-		show_traceback = 1;
+		cli_traceback = 1;
 	luaL_checkversion(L);
 	lua_gc(L, LUA_GCRESTART);
 	lua_gc(L, LUA_GCGEN, 0, 0);
@@ -661,7 +595,7 @@ int main(int argc, char **argv)
 {
 	lua_State *L = luaL_newstate();
 	if (!L) {
-		errmsg("cannot create the Lua state: not enough memory");
+		cli_errmsg("cannot create the Lua state: not enough memory");
 		return EXIT_RUNTIME;
 	}
 	lua_gc(L, LUA_GCSTOP); /* not while building the state */
@@ -671,14 +605,14 @@ int main(int argc, char **argv)
 	int status = lua_pcall(L, 2, 1, 0);
 	int code;
 	if (status != LUA_OK) {
-		report(L);
+		cli_report(L);
 		code = EXIT_RUNTIME;
 	} else {
 		code = (int)lua_tointeger(L, -1);
 	}
 	lua_close(L);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		errmsg("error writing the output: %s", strerror(errno));
+		cli_errmsg("error writing the output: %s", strerror(errno));
 		if (code == 0)
 			code = EXIT_USAGE;
 	}

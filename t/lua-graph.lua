@@ -78,8 +78,10 @@ g:remove_op(custom)
 
 x.device = "/device:CPU:0"
 is("/device:CPU:0", x.device, "op.device is settable")
-raises("cannot set field 'type'", function() x.type = "Const" end,
-       "op.type is read-only")
+raises("cannot set field 'graph'", function() x.graph = ge.graph() end,
+       "op.graph is read-only")
+raises("an op type cannot be empty", function() x.type = "" end,
+       "op.type cannot be emptied")
 raises("cannot set field 'index'", function() x:output(0).index = 1 end,
        "tensor fields are read-only")
 

@@ -953,6 +953,52 @@ static int bad_repl(ge_graph *g, const ge_match *m, ge_rewrite_repl *r,
 	return 1;
 }
 
+/* Bypasses every Relu read by the AddN: nine replacements. */
+static int bypass_relus(ge_graph *g, const ge_match *m, ge_rewrite_repl *r,
+			void *ud, ge_error *err)
+{
+	(void)ud, (void)err;
+	for (size_t i = 0; i < ge_op_num_inputs(g, m->root); i++) {
+		ge_tref t = ge_op_input(g, m->root, i);
+		ge_rewrite_replace(r, t, ge_op_input(g, t.op, 0));
+	}
+	return 1;
+}
+
+static void test_rewrite_root_kept(void)
+{
+	ge_buf txt = GE_BUF_INIT;
+	char name[16], in[16];
+	ge_buf_adds(&txt, PH("x"));
+	for (int i = 0; i < 9; i++) {
+		snprintf(name, sizeof name, "r%d", i);
+		ge_buf_printf(&txt, "node { name: \"%s\" op: \"Relu\" "
+				    "input: \"x\" " T_F32 "}\n", name);
+	}
+	ge_buf_adds(&txt, "node { name: \"sum\" op: \"AddN\" ");
+	for (int i = 0; i < 9; i++) {
+		snprintf(in, sizeof in, "r%d", i);
+		ge_buf_printf(&txt, "input: \"%s\" ", in);
+	}
+	ge_buf_adds(&txt, T_F32 "attr { key: \"N\" value { i: 9 } } }\n");
+	ge_buf_adds(&txt, OP1("out", "Identity", "sum"));
+	ge_graph *g = parse((char *)txt.data);
+	ge_buf_free(&txt);
+	ge_pat *p = op("AddN", rest(op("Relu", any(NULL), NULL)), NULL);
+	ge_rule rule = {"bypass", p, bypass_relus, NULL};
+	ge_error err = {0};
+	size_t cnt;
+	is_int(GE_OK, ge_rewrite(g, &rule, 1, NULL, &cnt, NULL, &err),
+	       "nine replacements: %s", err.msg);
+	is_int(3, (long long)ge_graph_num_ops(g), "the Relus are gone");
+	ok(ge_graph_find(g, "sum") != GE_NOOP,
+	   "the root stays: its output was not replaced and is read");
+	is_int(OP(g, "x"), ge_op_input(g, OP(g, "sum"), 8).op,
+	       "the AddN reads x directly");
+	ge_graph_free(g);
+	ge_pat_free(p);
+}
+
 static void test_rewrite_edges(void)
 {
 	const char *txt = PH("in") OP1("r", "Relu", "in")
@@ -1022,6 +1068,7 @@ int main(void)
 	test_rewrite_modes();
 	test_rewrite_loop();
 	test_rewrite_replace();
+	test_rewrite_root_kept();
 	test_rewrite_edges();
 	return tap_done();
 }

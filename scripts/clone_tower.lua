@@ -1,0 +1,200 @@
+-- clone_tower: replicate a model (or part of it) once per device, the
+-- classic multi-GPU "tower" layout.
+
+-- Tensors named like "x" or "x:1".
+local function tensors(g, names)
+  local out = {}
+  for _, s in ipairs(names) do
+    out[#out + 1] = g:tensor(s) or error("no tensor '" .. s .. "'")
+  end
+  return out
+end
+
+-- The tensors a variable exposes: its outputs and those of its readers.
+local function variable_tensors(g)
+  local set = {}
+  for _, var in ipairs(g:variables()) do
+    for _, t in ipairs(var.op.outputs) do
+      set[t] = true
+      for _, c in ipairs(t:consumers()) do
+        for _, ct in ipairs(c.outputs) do set[ct] = true end
+      end
+    end
+  end
+  return set
+end
+
+-- What to clone: the scope, or the ops on paths from the inputs to the
+-- outputs (default: every Placeholder, and every op nobody reads).
+local function select_view(g, p)
+  if p.scope ~= "" then
+    local v = ge.sgv_scope(p.scope:gsub("/+$", ""), g)
+    if #v.ops == 0 then error("no op in scope '" .. p.scope .. "'") end
+    return v
+  end
+  local ins = tensors(g, p.inputs)
+  if #ins == 0 then
+    for _, op in ipairs(g:ops()) do
+      if op.type == "Placeholder" then ins[#ins + 1] = op:output(0) end
+    end
+  end
+  local outs = {}
+  for _, t in ipairs(tensors(g, p.outputs)) do outs[#outs + 1] = t.op end
+  if #outs == 0 then
+    for _, op in ipairs(g:ops()) do
+      if #op.outputs > 0 and #op:consumers() == 0 and
+         #op:control_outputs() == 0 and op.type ~= "Const" and
+         op.type ~= "Placeholder" then
+        outs[#outs + 1] = op
+      end
+    end
+  end
+  if #ins == 0 then error("no inputs: give inputs= or a scope=") end
+  local ops = ge.get_walks_intersection_ops(ins, outs)
+  if #ops == 0 then error("no op lies between the inputs and the outputs") end
+  return ge.sgv(ops)
+end
+
+local function const(g, name, dtype, value)
+  return g:add_op{type = "Const", name = g:unique_name(name),
+                  attrs = {dtype = dtype,
+                           value = ge.tensor_value(dtype, {}, {value})}}
+end
+
+return {
+  name = "clone_tower",
+  description = [[
+Replicate a scope or a subgraph once per device ("towers").
+
+The ops of `scope`, or those between `inputs` and `outputs` (by default
+every Placeholder and every op nobody reads), are copied `towers` times
+as tower_0 .. tower_N-1, each placed on its own device.  With
+split=batch each tower reads its share of the batch (a Split along
+dimension 0 of every input that is a Placeholder, or of the given
+inputs); with split=none every tower reads the inputs whole.  Weights
+and other tensors from outside are shared; variables are shared or
+duplicated (each tower its own copy, initialized, saved and restored like
+the original).  The outputs of the towers are combined: concat (along
+dimension 0), mean, or none (the towers' outputs stay separate, and
+readers of an output read tower 0's).  Readers of the original outputs
+read the combined ones, which take the original names; the original ops
+go.]],
+  params = {
+    {name = "towers", type = "int", default = 2, help = "how many copies"},
+    {name = "scope", type = "string", default = "",
+     help = "the name scope to clone (instead of inputs/outputs)"},
+    {name = "inputs", type = "list", default = {},
+     help = "tensors the towers read (default: every Placeholder)"},
+    {name = "outputs", type = "list", default = {},
+     help = "ops or tensors the towers compute (default: ops nobody reads)"},
+    {name = "devices", type = "string", default = "/device:GPU:%d",
+     help = "device of tower i: %d is replaced by i (empty: none)"},
+    {name = "variables", type = "enum", choices = {"share", "duplicate"},
+     default = "share", help = "one set of variables, or one per tower"},
+    {name = "split", type = "enum", choices = {"batch", "none"},
+     default = "batch", help = "split the inputs along dimension 0, or not"},
+    {name = "combine", type = "enum", choices = {"concat", "mean", "none"},
+     default = "concat", help = "how the towers' outputs are combined"},
+  },
+  run = function(g, p)
+    local n = p.towers
+    if n < 1 then error("towers must be at least 1") end
+    local view = select_view(g, p)
+    local originals = view.ops
+    local inputs, outputs = view.inputs, view.outputs
+    local in_view = {}
+    for _, op in ipairs(originals) do in_view[op] = true end
+    -- the inputs to split
+    local split = {}
+    if p.split == "batch" then
+      local chosen = {}
+      for _, t in ipairs(tensors(g, p.inputs)) do chosen[t] = true end
+      for _, t in ipairs(inputs) do
+        if chosen[t] or (#p.inputs == 0 and t.op.type:find("^Placeholder")) then
+          local dtype = t.dtype or error("the dtype of " .. t.name .. " is unknown")
+          local axis = const(g, t.op.name .. "/tower_split/axis", "int32", 0)
+          split[t] = g:add_op{type = "Split", name = g:unique_name(t.op.name .. "/tower_split"),
+                              inputs = {axis:output(0), t},
+                              attrs = {T = dtype, num_split = n}}
+        end
+      end
+    end
+    local varts = variable_tensors(g)
+    -- the towers
+    local tower_outputs = {}
+    for i = 0, n - 1 do
+      local repl = {}
+      for _, t in ipairs(inputs) do
+        if split[t] then
+          repl[t] = split[t]:output(i)
+        elseif not (varts[t] and p.variables == "duplicate") then
+          repl[t] = t
+        end
+      end
+      local copy = ge.copy_with_input_replacements(view, repl,
+        {dst_scope = "tower_" .. i, variables = p.variables})
+      if p.devices ~= "" then
+        local dev = p.devices:find("%d", 1, true) and
+                    string.format(p.devices, i) or p.devices
+        for _, op in ipairs(copy.ops) do op.device = dev end
+      end
+      tower_outputs[i + 1] = copy.outputs
+    end
+    -- combine, and read the combination instead of the originals
+    local renames = {}
+    for k, t in ipairs(outputs) do
+      local parts = {}
+      for i = 1, n do parts[i] = tower_outputs[i][k] end
+      local combined
+      local base = t.op.name .. (t.index > 0 and "_" .. t.index or "")
+      local dtype = t.dtype
+      if p.combine == "none" or n == 1 then
+        combined = parts[1]
+      elseif p.combine == "concat" then
+        local shape = t.shape
+        if shape and #shape == 0 then
+          error(string.format("output %s is a scalar: concat cannot join "
+                              .. "scalars (combine=mean can)", t.name))
+        end
+        local axis = const(g, base .. "/towers/axis", "int32", 0)
+        local values = {}
+        for i = 1, n do values[i] = parts[i] end
+        values[n + 1] = axis:output(0)
+        combined = g:add_op{type = "ConcatV2", name = g:unique_name(base .. "/towers"),
+                            inputs = values,
+                            attrs = {N = n, T = dtype or error("the dtype of " ..
+                                     t.name .. " is unknown"), Tidx = "int32"}}:output(0)
+      else
+        local sum = g:add_op{type = "AddN", name = g:unique_name(base .. "/towers/sum"),
+                             inputs = parts,
+                             attrs = {N = n, T = dtype or error("the dtype of " ..
+                                      t.name .. " is unknown")}}
+        local scale = const(g, base .. "/towers/scale", dtype, 1 / n)
+        combined = g:add_op{type = "Mul", name = g:unique_name(base .. "/towers"),
+                            inputs = {sum:output(0), scale:output(0)},
+                            attrs = {T = dtype}}:output(0)
+      end
+      t:replace_all_uses_with(combined, {cannot_modify = originals})
+      if t.index == 0 and combined.op ~= parts[1].op then
+        renames[#renames + 1] = {op = combined.op, name = t.op.name, orig = t.op}
+      end
+    end
+    -- the originals nobody reads any more go, readers first
+    local gone = {}
+    repeat
+      local changed = false
+      for i = #originals, 1, -1 do
+        local op = originals[i]
+        if not gone[op] and #op:consumers() == 0 and
+           #op:control_outputs() == 0 then
+          g:remove_op(op)
+          gone[op] = true
+          changed = true
+        end
+      end
+    until not changed
+    for _, r in ipairs(renames) do
+      if gone[r.orig] and not g:op(r.name) then r.op.name = r.name end
+    end
+  end,
+}

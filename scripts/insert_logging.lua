@@ -1,0 +1,65 @@
+-- insert_logging: print values as the graph runs (transform_graph's
+-- insert_logging).
+local NOT_PRINTABLE = {resource = true, variant = true}
+
+return {
+  name = "insert_logging",
+  description = [[
+Print values of chosen ops as the graph runs.
+
+After each selected op, inserts a Print op that passes its first output
+through and logs it, and makes every reader of that output read the
+Print instead.  Ops are selected by type (op), name prefix (prefix) and
+names (name); with none of these, every op with a printable output.]],
+  params = {
+    {name = "op", type = "list", default = {},
+     help = "op types to log"},
+    {name = "prefix", type = "string", default = "",
+     help = "log ops whose name starts with this"},
+    {name = "name", type = "list", default = {},
+     help = "op names to log"},
+    {name = "show_name", type = "bool", default = false,
+     help = "start the message with the op's name"},
+    {name = "show_op", type = "bool", default = false,
+     help = "start the message with the op's type"},
+    {name = "message", type = "string", default = "",
+     help = "text printed before the values"},
+    {name = "first_n", type = "int", default = -1,
+     help = "log only the first N runs (-1: always)"},
+    {name = "summarize", type = "int", default = 1024,
+     help = "how many elements of each tensor to print"},
+  },
+  run = function(g, p)
+    local types, names = {}, {}
+    for _, t in ipairs(p.op) do types[t] = true end
+    for _, n in ipairs(p.name) do names[n] = true end
+    local any = #p.op > 0 or #p.name > 0 or p.prefix ~= ""
+    local selected = {}
+    for _, op in ipairs(g:ops()) do
+      local pick = not any or types[op.type] or names[op.name] or
+                   (p.prefix ~= "" and op.name:sub(1, #p.prefix) == p.prefix)
+      local x = pick and op.outputs[1]
+      local dt = x and x.dtype
+      if dt and not dt:match("_ref$") and not NOT_PRINTABLE[dt] then
+        selected[#selected + 1] = op
+      end
+    end
+    for _, op in ipairs(selected) do
+      local x = op:output(0)
+      local words = {}
+      if p.show_op then words[#words + 1] = op.type end
+      if p.show_name then words[#words + 1] = op.name end
+      if p.message ~= "" then words[#words + 1] = p.message end
+      local print_op = g:add_op{
+        type = "Print", name = g:unique_name(op.name .. "__print__"),
+        inputs = {x, x}, device = op.device,
+        attrs = {T = x.dtype, U = {x.dtype},
+                 message = table.concat(words, " "),
+                 first_n = p.first_n, summarize = p.summarize},
+        attr_kinds = {U = "list(type)"},
+      }
+      x:replace_all_uses_with(print_op:output(0),
+                              {cannot_modify = {print_op}})
+    end
+  end,
+}

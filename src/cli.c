@@ -1,0 +1,191 @@
+/*
+ * cli.c: option parsing and model loading shared by the subcommands.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+/* ------------------------------------------------------------ options */
+
+void cli_args_init(struct cli_args *a, const char *cmd, int argc, char **argv)
+{
+	a->cmd = cmd;
+	a->argc = argc;
+	a->argv = argv;
+	a->i = 1;
+	a->pos = ge_xcalloc((size_t)argc + 1, sizeof *a->pos);
+	a->npos = 0;
+	a->dashdash = 0;
+}
+
+void cli_args_free(struct cli_args *a)
+{
+	free(a->pos);
+	a->pos = NULL;
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	fprintf(stderr, PROG " %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" PROG " help %s'.\n", cmd);
+	return EXIT_USAGE;
+}
+
+/* GNU style: options and operands in any order, "--name=value" or
+ * "--name value", "-x value" or "-xvalue", "--" ends the options. */
+int cli_getopt(struct cli_args *a, const struct cli_opt *opts,
+	       const char **val)
+{
+	*val = NULL;
+	while (a->i < a->argc) {
+		char *s = a->argv[a->i++];
+		if (a->dashdash || s[0] != '-' || s[1] == 0) {
+			a->pos[a->npos++] = s;
+			continue;
+		}
+		if (!strcmp(s, "--")) {
+			a->dashdash = 1;
+			continue;
+		}
+		const struct cli_opt *o = NULL;
+		const char *inl = NULL;
+		if (s[1] == '-') {
+			const char *name = s + 2;
+			const char *eq = strchr(name, '=');
+			size_t n = eq ? (size_t)(eq - name) : strlen(name);
+			for (const struct cli_opt *p = opts; p->name; p++)
+				if (strlen(p->name) == n &&
+				    !strncmp(p->name, name, n)) {
+					o = p;
+					break;
+				}
+			if (o && eq)
+				inl = eq + 1;
+		} else {
+			for (const struct cli_opt *p = opts; p->name; p++)
+				if (p->shortc && p->shortc == s[1]) {
+					o = p;
+					break;
+				}
+			if (o && s[2])
+				inl = s + 2;
+		}
+		if (!o)
+			return cli_usage(a->cmd, "unknown option '%s'", s), -1;
+		if (!o->has_arg) {
+			if (inl)
+				return cli_usage(a->cmd,
+						 "option '--%s' takes no value",
+						 o->name),
+				       -1;
+			return o->key;
+		}
+		if (inl) {
+			*val = inl;
+		} else if (a->i < a->argc) {
+			*val = a->argv[a->i++];
+		} else {
+			return cli_usage(a->cmd, "option '%s' needs a value", s),
+			       -1;
+		}
+		return o->key;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ models */
+
+int cli_format(const char *cmd, const char *name, ge_format *out)
+{
+	*out = GE_FMT_AUTO;
+	if (!name || !strcmp(name, "auto"))
+		return 0;
+	if (ge_format_from_name(name, out) != GE_OK)
+		return cli_usage(cmd,
+				 "unknown format '%s' (graphdef, graphdef-text, "
+				 "meta, meta-text, savedmodel, savedmodel-text, "
+				 "auto)",
+				 name);
+	return 0;
+}
+
+static int is_variable_type(const char *t)
+{
+	return !strcmp(t, "VariableV2") || !strcmp(t, "Variable") ||
+	       !strcmp(t, "VarHandleOp") || !strcmp(t, "TemporaryVariable") ||
+	       !strcmp(t, "AutoReloadVariable");
+}
+
+size_t cli_count_variables(const ge_graph *g)
+{
+	size_t n = 0, cap = ge_graph_capacity(g);
+	for (size_t id = 0; id < cap; id++)
+		if (ge_op_alive(g, (ge_opid)id) &&
+		    is_variable_type(ge_op_type(g, (ge_opid)id)))
+			n++;
+	return n;
+}
+
+int cli_variables_missing(const ge_graph *g, char *why, size_t cap)
+{
+	const char *dir = ge_graph_savedmodel_dir(g);
+	if (!dir)
+		return 0;
+	size_t n = cli_count_variables(g);
+	if (!n)
+		return 0;
+	char path[4096];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/variables/variables.index", dir);
+	if (stat(path, &st) == 0)
+		return 0;
+	snprintf(why, cap,
+		 "%s: the graph has %zu variable%s but the directory has no "
+		 "variables/variables.index (their values are lost; "
+		 "--allow-missing-variables goes on without them)",
+		 dir, n, n == 1 ? "" : "s");
+	return 1;
+}
+
+int cli_load_model(const char *path, const struct cli_model_opts *o,
+		   ge_graph **out)
+{
+	ge_load_opts lo;
+	memset(&lo, 0, sizeof lo);
+	*out = NULL;
+	if (o) {
+		lo.tags = o->tags;
+		lo.no_check = o->no_check;
+		if (o->format) {
+			if (ge_format_from_name(o->format, &lo.format) != GE_OK) {
+				cli_errmsg("unknown format '%s'", o->format);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	ge_error err;
+	if (ge_load(path, &lo, out, &err) != GE_OK) {
+		cli_errmsg("%s", err.msg);
+		return EXIT_USAGE;
+	}
+	char why[4200];
+	if (!(o && (o->allow_missing_variables || o->no_check)) &&
+	    cli_variables_missing(*out, why, sizeof why)) {
+		cli_errmsg("%s", why);
+		ge_graph_free(*out);
+		*out = NULL;
+		return EXIT_USAGE;
+	}
+	return 0;
+}

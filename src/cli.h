@@ -1,0 +1,150 @@
+/*
+ * cli.h: what the parts of the gerewrite command share: exit codes, error
+ * messages, calling Lua with the program's message handler, option
+ * parsing for subcommands, loading models and recipes.
+ *
+ * Every message goes to stderr as one line starting "gerewrite: ", then
+ * the file it is about.  Subcommands return their exit code; none calls
+ * exit() itself, so the Lua state is always closed.
+ */
+#ifndef GE_CLI_H
+#define GE_CLI_H
+
+#include <stdio.h>
+
+#include <lua.h>
+
+#include "base.h"
+#include "graph.h"
+#include "model.h"
+
+#define PROG "gerewrite"
+
+enum {
+	EXIT_RUNTIME = 1, /* a script or recipe raised an error; for
+			     validate, diff and batch: problems found */
+	EXIT_USAGE = 2,   /* bad option, unreadable script, model or output */
+	EXIT_SYNTAX = 3,  /* a script or recipe did not compile */
+};
+
+/* ---- messages and calls (main.c) ---- */
+
+/* Prints "gerewrite: " and the formatted message, one line, to stderr. */
+void cli_errmsg(const char *fmt, ...) GE_PRINTF(1, 2);
+/* [-(narg+1), +(nres|1), -] Calls the function below narg arguments with
+ * the message handler and ^C handling; on error leaves the message and
+ * returns the lua_pcall status. */
+int cli_docall(lua_State *L, int narg, int nres);
+/* [-1, +0, -] Prints the message at the top with cli_errmsg and pops it. */
+void cli_report(lua_State *L);
+/* Whether error messages get a stack traceback (--traceback). */
+extern int cli_traceback;
+
+/* ---- option parsing (cli.c) ---- */
+
+/* One option of a subcommand: `name` is the long name without "--",
+ * `shortc` a one-letter alias or 0, `key` what cli_getopt returns. */
+struct cli_opt {
+	const char *name;
+	int shortc;
+	int has_arg;
+	int key;
+};
+
+/* The state of a parse.  Arguments that are not options are collected in
+ * order in pos (npos of them); everything after "--" is positional. */
+struct cli_args {
+	const char *cmd; /* for messages: "convert" */
+	int argc;
+	char **argv;
+	int i;
+	char **pos;
+	int npos;
+	int dashdash;
+};
+
+void cli_args_init(struct cli_args *a, const char *cmd, int argc, char **argv);
+void cli_args_free(struct cli_args *a);
+/* Returns the key of the next option (its argument in *val), 0 when the
+ * arguments are used up, or -1 after printing a usage error. */
+int cli_getopt(struct cli_args *a, const struct cli_opt *opts,
+	       const char **val);
+/* Prints "gerewrite CMD: MESSAGE" and a hint to `gerewrite help CMD`;
+ * returns EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) GE_PRINTF(2, 3);
+
+/* ---- models (cli.c) ---- */
+
+/* How a command reads a model: --format, --tags, and whether a SavedModel
+ * whose graph has variables may lack its variables/ directory. */
+struct cli_model_opts {
+	const char *format;
+	const char *tags;
+	int allow_missing_variables;
+	int no_check; /* load graphs that fail the attr checks (validate) */
+};
+
+/* Loads a model; on failure prints the library's one-line message and
+ * returns EXIT_USAGE. */
+int cli_load_model(const char *path, const struct cli_model_opts *o,
+		   ge_graph **out);
+/* The format named by --format (NULL: GE_FMT_AUTO); EXIT_USAGE after a
+ * message when the name is unknown. */
+int cli_format(const char *cmd, const char *name, ge_format *out);
+/* Whether a graph holds variable ops (VariableV2, VarHandleOp, ...). */
+size_t cli_count_variables(const ge_graph *g);
+/* A SavedModel whose graph has variables but whose directory has no
+ * variables/variables.index: returns 1 and describes it in why. */
+int cli_variables_missing(const ge_graph *g, char *why, size_t cap);
+
+/* ---- recipes (cmd_run.c) ---- */
+
+/* [-0, +1, e] Pushes the gerewrite.recipe module (configured with the
+ * program's search path). */
+void cli_recipe_module(lua_State *L);
+/* [-0, +(1|0), -] Finds and loads a recipe by name or path.  Returns 0 with
+ * the recipe table pushed, or an exit code (2: not found, 3: does not
+ * load) after printing the message. */
+int cli_load_recipe(lua_State *L, const char *name);
+/* [-0, +(1|0), -] Checks the --param assignments (a NULL-terminated list
+ * of "k=v") against the recipe at index rec; 0 with the params table
+ * pushed, or EXIT_USAGE after printing the message. */
+int cli_recipe_params(lua_State *L, int rec, char **assign, int n);
+/* Prints the recipes found on the search path, one line each. */
+void cli_list_recipes(lua_State *L, FILE *f);
+
+/* What happened to one model. */
+struct run_result {
+	int status;                 /* 0, EXIT_RUNTIME (the recipe raised),
+				       EXIT_USAGE (load or save failed) */
+	long ops_before, ops_after; /* -1 when unknown */
+	double seconds;
+	char error[2048];           /* one line, without "gerewrite: " */
+};
+/* [-0, +0, -] Loads MODEL, runs the recipe (table at index rec) with the
+ * params (table at index par) and saves the graph (or the graph run
+ * returned) to OUT in format outfmt.  Returns res->status. */
+int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
+		   const char *out, const struct cli_model_opts *mo,
+		   ge_format outfmt, struct run_result *res);
+
+/* ---- subcommands ---- */
+
+int cmd_convert(lua_State *L, int argc, char **argv);   /* cmd_convert.c */
+int cmd_validate(lua_State *L, int argc, char **argv);  /* cmd_convert.c */
+int cmd_run(lua_State *L, int argc, char **argv);       /* cmd_run.c */
+int cmd_help_topic(lua_State *L, const char *topic);    /* cmd_run.c */
+int cmd_info(lua_State *L, int argc, char **argv);      /* cmd_info.c */
+int cmd_diff(lua_State *L, int argc, char **argv);      /* cmd_diff.c */
+int cmd_dot(lua_State *L, int argc, char **argv);       /* cmd_dot.c */
+int cmd_batch(lua_State *L, int argc, char **argv);     /* cmd_batch.c */
+
+/* The usage text of a subcommand, or NULL (main.c). */
+const char *cli_command_usage(const char *name);
+
+/* ---- the prompt (repl.c) ---- */
+
+/* Runs the interactive loop until end of input. */
+void cli_repl(lua_State *L);
+
+#endif

@@ -1,0 +1,694 @@
+/*
+ * cmd_batch.c: `gerewrite batch RECIPE DIR... -o OUTDIR`: one recipe over
+ * every model found under some directories, in worker processes.
+ *
+ * Finding models.  A directory holding saved_model.pb or
+ * saved_model.pbtxt is a SavedModel and is not entered (its variables/
+ * and assets/ are not models).  A file named *.pb, *.pbtxt, *.pbtext,
+ * *.meta or *.graphdef is a model whatever it holds, so a corrupt one is
+ * reported, not skipped.  Any other file is a model when its content is a
+ * GraphDef or MetaGraphDef (text, or binary up to 64 MiB); other files
+ * are ignored.  Names starting with '.' and OUTDIR itself are skipped.
+ * Directories are read in name order and the list is sorted by path
+ * (bytewise), so every run and every shard sees the same order.
+ *
+ * Layout.  With one DIR, DIR/a/m.pb is written to OUTDIR/a/m.pb; with
+ * several, under OUTDIR/<basename of DIR>/.  A DIR may also be a model.
+ *
+ * Workers.  The recipe is loaded and its parameters checked once, in this
+ * process; then each model runs in a child forked from it (at most -j at
+ * a time), which loads the model, runs the recipe, saves atomically and
+ * sends back one line: status, ops before and after, seconds, error.  A
+ * child that dies (a crash, a signal, an exit without a line) makes that
+ * model fail and nothing else.
+ *
+ * Sharding.  --shard I/N keeps the models at positions I-1, I-1+N, ... of
+ * the sorted list, so N invocations with I = 1..N cover each model once,
+ * on any machines, without talking to each other (a Slurm job array or a
+ * Kubernetes indexed Job gives each task its I).
+ *
+ * Resuming.  Outputs are written atomically (temp name, then rename), so
+ * an output that exists is complete: --resume skips those models and
+ * reports them as "skipped".
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+#include "cli.h"
+
+#define SNIFF_MAX (64u << 20)
+
+struct job {
+	char *in;  /* the model's path as found */
+	char *rel; /* its path below OUTDIR */
+	char *out;
+	/* results */
+	int status; /* 0 ok, 1 failed, 2 skipped */
+	long ops_before, ops_after;
+	double seconds;
+	char *error;
+};
+
+struct jobs {
+	struct job *v;
+	size_t n, cap;
+};
+
+static void add_job(struct jobs *j, const char *in, const char *rel)
+{
+	if (j->n == j->cap) {
+		j->cap = j->cap ? 2 * j->cap : 64;
+		j->v = ge_xrealloc(j->v, j->cap * sizeof *j->v);
+	}
+	struct job *x = &j->v[j->n++];
+	memset(x, 0, sizeof *x);
+	x->in = ge_xstrdup(in);
+	x->rel = ge_xstrdup(rel);
+	x->ops_before = x->ops_after = -1;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && !strcasecmp(s + a - b, suf);
+}
+
+static int is_savedmodel_dir(const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	snprintf(p, sizeof p, "%s/saved_model.pb", path);
+	if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+		return 1;
+	snprintf(p, sizeof p, "%s/saved_model.pbtxt", path);
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int model_name(const char *name)
+{
+	return ends_with(name, ".pb") || ends_with(name, ".pbtxt") ||
+	       ends_with(name, ".pbtext") || ends_with(name, ".meta") ||
+	       ends_with(name, ".graphdef");
+}
+
+/* Whether a file of another name holds a GraphDef or MetaGraphDef. */
+static int sniff_file(const char *path, off_t size)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	uint8_t head[4096];
+	ssize_t n = read(fd, head, sizeof head);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	ge_format f = ge_sniff(head, (size_t)n);
+	if (f == GE_FMT_GRAPHDEF_TEXT || f == GE_FMT_META_TEXT)
+		return 1;
+	/* binary: the first tag must be one a GraphDef or MetaGraphDef
+	 * starts with (fields 1 to 7), and sniffing needs all of it */
+	static const uint8_t first[] = {0x0a, 0x12, 0x18, 0x1a,
+					0x22, 0x2a, 0x32, 0x3a};
+	if (!memchr(first, head[0], sizeof first))
+		return 0;
+	if (size > (off_t)SNIFF_MAX)
+		return 0;
+	uint8_t *data;
+	size_t len;
+	if (ge_file_read(path, &data, &len, NULL) != GE_OK)
+		return 0;
+	f = ge_sniff(data, len);
+	free(data);
+	return f == GE_FMT_GRAPHDEF || f == GE_FMT_META;
+}
+
+static int skip_name(const char *name)
+{
+	return name[0] == '.' || strstr(name, ".tmp-") || strstr(name, ".old-");
+}
+
+struct walk {
+	struct jobs *jobs;
+	const char *outdir_real; /* not entered */
+	int err;
+};
+
+static void walk(struct walk *w, const char *path, const char *rel)
+{
+	struct dirent **ents;
+	int n = scandir(path, &ents, NULL, alphasort);
+	if (n < 0) {
+		cli_errmsg("%s: %s", path, strerror(errno));
+		w->err = 1;
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		if (skip_name(name))
+			continue;
+		char p[PATH_MAX], r[PATH_MAX];
+		snprintf(p, sizeof p, "%s/%s", path, name);
+		if (*rel)
+			snprintf(r, sizeof r, "%s/%s", rel, name);
+		else
+			snprintf(r, sizeof r, "%s", name);
+		struct stat st;
+		if (lstat(p, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			char real[PATH_MAX];
+			if (w->outdir_real && realpath(p, real) &&
+			    !strcmp(real, w->outdir_real))
+				continue;
+			if (is_savedmodel_dir(p))
+				add_job(w->jobs, p, r);
+			else
+				walk(w, p, r);
+		} else if (S_ISREG(st.st_mode)) {
+			if (model_name(name) || sniff_file(p, st.st_size))
+				add_job(w->jobs, p, r);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+}
+
+static const char *base_name(const char *path, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s", path);
+	size_t n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = 0;
+	char *s = strrchr(buf, '/');
+	return s && s[1] ? s + 1 : buf;
+}
+
+static int cmp_job(const void *a, const void *b)
+{
+	return strcmp(((const struct job *)a)->rel, ((const struct job *)b)->rel);
+}
+
+/* ------------------------------------------------------------ running */
+
+static double now(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static int mkdirs(const char *path)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s", path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0777) < 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(p, 0777) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static int parent_dirs(const char *file)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s", file);
+	char *s = strrchr(p, '/');
+	if (!s || s == p)
+		return 0;
+	*s = 0;
+	return mkdirs(p);
+}
+
+/* In the child: runs one model and writes its line to fd, then exits. */
+static void child(lua_State *L, int rec, int par, struct job *j,
+		  const struct cli_model_opts *mo, ge_format fmt, int fd)
+{
+	struct run_result res;
+	if (parent_dirs(j->out) < 0) {
+		memset(&res, 0, sizeof res);
+		res.status = EXIT_USAGE;
+		res.ops_before = res.ops_after = -1;
+		snprintf(res.error, sizeof res.error, "%s: %s", j->out,
+			 strerror(errno));
+	} else {
+		cli_run_recipe(L, rec, par, j->in, j->out, mo, fmt, &res);
+	}
+	for (char *c = res.error; *c; c++)
+		if (*c == '\n' || *c == '\t')
+			*c = ' ';
+	char line[2300];
+	int n = snprintf(line, sizeof line, "%d\t%ld\t%ld\t%.6f\t%s\n",
+			 res.status, res.ops_before, res.ops_after, res.seconds,
+			 res.error);
+	if (n > (int)sizeof line - 1)
+		n = (int)sizeof line - 1;
+	ssize_t off = 0;
+	while (off < n) {
+		ssize_t w = write(fd, line + off, (size_t)(n - off));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += w;
+	}
+	close(fd);
+	/* what the recipe printed; _exit flushes nothing */
+	fflush(NULL);
+	_exit(0);
+}
+
+struct worker {
+	pid_t pid;
+	int fd;
+	size_t job;
+	double start;
+};
+
+static void finish(struct job *j, struct worker *w, int st)
+{
+	char buf[4096];
+	size_t len = 0;
+	ssize_t r;
+	while (len < sizeof buf - 1 &&
+	       ((r = read(w->fd, buf + len, sizeof buf - 1 - len)) > 0 ||
+		(r < 0 && errno == EINTR)))
+		if (r > 0)
+			len += (size_t)r;
+	buf[len] = 0;
+	close(w->fd);
+	j->seconds = now() - w->start;
+	int status;
+	long before, after;
+	double secs;
+	int used = 0;
+	if (len && sscanf(buf, "%d\t%ld\t%ld\t%lf\t%n", &status, &before, &after,
+			  &secs, &used) == 4) {
+		char *msg = buf + used;
+		msg[strcspn(msg, "\n")] = 0;
+		j->status = status ? 1 : 0;
+		j->ops_before = before;
+		j->ops_after = after;
+		j->seconds = secs;
+		if (status)
+			j->error = ge_xstrdup(msg);
+		return;
+	}
+	j->status = 1;
+	char m[256];
+	if (WIFSIGNALED(st))
+		snprintf(m, sizeof m, "%s: the worker died (signal %d: %s)",
+			 j->in, WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		snprintf(m, sizeof m, "%s: the worker stopped without a result "
+				      "(exit status %d)",
+			 j->in, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	j->error = ge_xstrdup(m);
+}
+
+/* ------------------------------------------------------------ report */
+
+static void json_str(ge_buf *b, const char *s)
+{
+	if (!s) {
+		ge_buf_adds(b, "null");
+		return;
+	}
+	ge_buf_addc(b, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			ge_buf_addc(b, '\\');
+			ge_buf_addc(b, (char)c);
+		} else if (c < 0x20) {
+			ge_buf_printf(b, "\\u%04x", c);
+		} else {
+			ge_buf_addc(b, (char)c);
+		}
+	}
+	ge_buf_addc(b, '"');
+}
+
+static void json_int(ge_buf *b, long v)
+{
+	if (v < 0)
+		ge_buf_adds(b, "null");
+	else
+		ge_buf_printf(b, "%ld", v);
+}
+
+static const char *const status_names[] = {"ok", "failed", "skipped"};
+
+static int write_report(const char *path, const char *recipe,
+			const char *recipe_path, char **params, int nparams,
+			const char *shard, const struct jobs *jobs,
+			const size_t *counts)
+{
+	ge_buf b = GE_BUF_INIT;
+	ge_buf_adds(&b, "{\n  \"recipe\": ");
+	json_str(&b, recipe);
+	ge_buf_adds(&b, ",\n  \"recipe_path\": ");
+	json_str(&b, recipe_path);
+	ge_buf_adds(&b, ",\n  \"params\": [");
+	for (int i = 0; i < nparams; i++) {
+		if (i)
+			ge_buf_adds(&b, ", ");
+		json_str(&b, params[i]);
+	}
+	ge_buf_adds(&b, "],\n  \"shard\": ");
+	json_str(&b, shard);
+	ge_buf_adds(&b, ",\n  \"models\": [");
+	for (size_t i = 0; i < jobs->n; i++) {
+		const struct job *j = &jobs->v[i];
+		ge_buf_adds(&b, i ? ",\n    {" : "\n    {");
+		ge_buf_adds(&b, "\"model\": ");
+		json_str(&b, j->in);
+		ge_buf_adds(&b, ", \"output\": ");
+		json_str(&b, j->out);
+		ge_buf_adds(&b, ", \"status\": ");
+		json_str(&b, status_names[j->status]);
+		ge_buf_adds(&b, ", \"ops_before\": ");
+		json_int(&b, j->ops_before);
+		ge_buf_adds(&b, ", \"ops_after\": ");
+		json_int(&b, j->ops_after);
+		ge_buf_printf(&b, ", \"seconds\": %.6f, \"error\": ", j->seconds);
+		json_str(&b, j->error);
+		ge_buf_adds(&b, "}");
+	}
+	ge_buf_printf(&b,
+		      "%s],\n  \"summary\": {\"total\": %zu, \"ok\": %zu, "
+		      "\"failed\": %zu, \"skipped\": %zu}\n}\n",
+		      jobs->n ? "\n  " : "", jobs->n, counts[0], counts[1],
+		      counts[2]);
+	ge_error err;
+	int rc = 0;
+	if (ge_file_write_atomic(path, b.data, b.len, &err) != GE_OK) {
+		cli_errmsg("%s", err.msg);
+		rc = EXIT_USAGE;
+	}
+	ge_buf_free(&b);
+	return rc;
+}
+
+/* ------------------------------------------------------------ progress */
+
+static void progress(int on, size_t done, size_t total, size_t failed,
+		     const char *current)
+{
+	if (!on)
+		return;
+	char line[200];
+	int n = snprintf(line, sizeof line, "[%zu/%zu] %zu failed  %s", done,
+			 total, failed, current ? current : "");
+	if (n > 78)
+		memcpy(line + 75, "...", 4);
+	fprintf(stderr, "\r\033[K%s", line);
+	fflush(stderr);
+}
+
+/* ------------------------------------------------------------ command */
+
+enum {
+	O_OUT = 1, O_JOBS, O_PARAM, O_REPORT, O_SHARD, O_RESUME, O_FORMAT,
+	O_TAGS, O_ALLOW_MISSING, O_QUIET,
+};
+
+static const struct cli_opt batch_opts[] = {
+	{"output", 'o', 1, O_OUT},
+	{"jobs", 'j', 1, O_JOBS},
+	{"param", 'p', 1, O_PARAM},
+	{"report", 0, 1, O_REPORT},
+	{"shard", 0, 1, O_SHARD},
+	{"resume", 0, 0, O_RESUME},
+	{"format", 'f', 1, O_FORMAT},
+	{"tags", 't', 1, O_TAGS},
+	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
+	{"quiet", 'q', 0, O_QUIET},
+	{NULL, 0, 0, 0},
+};
+
+static int parse_uint(const char *s, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > 1000000)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cmd_batch(lua_State *L, int argc, char **argv)
+{
+	struct cli_args a;
+	struct cli_model_opts mo = {0};
+	const char *outdir = NULL, *report = NULL, *shard = NULL,
+		   *format = NULL, *val;
+	long njobs = 1, shard_i = 1, shard_n = 1;
+	int resume = 0, quiet = 0, key, rc = 0;
+	char **params = ge_xcalloc((size_t)argc + 1, sizeof *params);
+	int nparams = 0;
+	struct jobs jobs = {NULL, 0, 0};
+	struct worker *workers = NULL;
+	cli_args_init(&a, "batch", argc, argv);
+	while ((key = cli_getopt(&a, batch_opts, &val)) > 0) {
+		switch (key) {
+		case O_OUT: outdir = val; break;
+		case O_JOBS:
+			if (parse_uint(val, &njobs)) {
+				rc = cli_usage("batch", "-j needs a number of "
+							"workers (got '%s')",
+					       val);
+				goto out;
+			}
+			break;
+		case O_PARAM: params[nparams++] = (char *)val; break;
+		case O_REPORT: report = val; break;
+		case O_SHARD: {
+			const char *sl = strchr(val, '/');
+			char ib[32];
+			if (sl && (size_t)(sl - val) < sizeof ib) {
+				memcpy(ib, val, (size_t)(sl - val));
+				ib[sl - val] = 0;
+			}
+			if (!sl || (size_t)(sl - val) >= sizeof ib ||
+			    parse_uint(ib, &shard_i) ||
+			    parse_uint(sl + 1, &shard_n) || shard_i > shard_n) {
+				rc = cli_usage("batch", "--shard needs I/N with "
+							"1 <= I <= N (got '%s')",
+					       val);
+				goto out;
+			}
+			shard = val;
+			break;
+		}
+		case O_RESUME: resume = 1; break;
+		case O_FORMAT: format = val; break;
+		case O_TAGS: mo.tags = val; break;
+		case O_ALLOW_MISSING: mo.allow_missing_variables = 1; break;
+		case O_QUIET: quiet = 1; break;
+		}
+	}
+	ge_format outfmt = GE_FMT_AUTO;
+	if (key < 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (a.npos < 2) {
+		rc = cli_usage("batch", "RECIPE and at least one DIR are needed");
+		goto out;
+	}
+	if (!outdir) {
+		rc = cli_usage("batch", "the output directory is missing (-o "
+					"OUTDIR)");
+		goto out;
+	}
+	if ((rc = cli_format("batch", format, &outfmt)))
+		goto out;
+
+	/* the recipe and its parameters first: nothing is read if wrong */
+	int top = lua_gettop(L);
+	if ((rc = cli_load_recipe(L, a.pos[0])))
+		goto out;
+	if ((rc = cli_recipe_params(L, -1, params, nparams)))
+		goto out;
+	int rec = top + 1, par = top + 2;
+	lua_getfield(L, rec, "name");
+	lua_getfield(L, rec, "path");
+	const char *rname = lua_tostring(L, -2), *rpath = lua_tostring(L, -1);
+
+	/* find the models */
+	if (mkdirs(outdir) < 0) {
+		cli_errmsg("%s: %s", outdir, strerror(errno));
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	char outreal[PATH_MAX];
+	struct walk w = {&jobs, realpath(outdir, outreal) ? outreal : NULL, 0};
+	int ndirs = a.npos - 1;
+	for (int i = 1; i < a.npos; i++) {
+		const char *d = a.pos[i];
+		struct stat st;
+		char bb[PATH_MAX];
+		const char *base = base_name(d, bb, sizeof bb);
+		if (stat(d, &st) != 0) {
+			cli_errmsg("%s: %s", d, strerror(errno));
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (!S_ISDIR(st.st_mode) || is_savedmodel_dir(d))
+			add_job(&jobs, d, base);
+		else
+			walk(&w, d, ndirs > 1 ? base : "");
+	}
+	if (w.err) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	qsort(jobs.v, jobs.n, sizeof *jobs.v, cmp_job);
+	for (size_t i = 1; i < jobs.n; i++)
+		if (!strcmp(jobs.v[i].rel, jobs.v[i - 1].rel)) {
+			cli_errmsg("%s and %s would both be written to %s/%s",
+				   jobs.v[i - 1].in, jobs.v[i].in, outdir,
+				   jobs.v[i].rel);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	/* keep this shard's share */
+	size_t k = 0;
+	for (size_t i = 0; i < jobs.n; i++) {
+		if ((long)(i % (size_t)shard_n) == shard_i - 1) {
+			jobs.v[k++] = jobs.v[i];
+		} else {
+			free(jobs.v[i].in);
+			free(jobs.v[i].rel);
+		}
+	}
+	jobs.n = k;
+	for (size_t i = 0; i < jobs.n; i++) {
+		size_t n = strlen(outdir) + strlen(jobs.v[i].rel) + 2;
+		jobs.v[i].out = ge_xmalloc(n);
+		snprintf(jobs.v[i].out, n, "%s/%s", outdir, jobs.v[i].rel);
+	}
+
+	/* run */
+	int tty = !quiet && isatty(STDERR_FILENO);
+	size_t counts[3] = {0, 0, 0}, done = 0, next = 0, running = 0;
+	workers = ge_xcalloc((size_t)njobs, sizeof *workers);
+	for (long i = 0; i < njobs; i++)
+		workers[i].pid = 0;
+	while (next < jobs.n || running > 0) {
+		while (running < (size_t)njobs && next < jobs.n) {
+			struct job *j = &jobs.v[next];
+			struct stat st;
+			if (resume && stat(j->out, &st) == 0) {
+				j->status = 2;
+				counts[2]++;
+				done++;
+				next++;
+				continue;
+			}
+			int p[2];
+			if (pipe(p) < 0) {
+				cli_errmsg("pipe: %s", strerror(errno));
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			fflush(NULL);
+			pid_t pid = fork();
+			if (pid < 0) {
+				cli_errmsg("fork: %s", strerror(errno));
+				close(p[0]);
+				close(p[1]);
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			if (pid == 0) {
+				close(p[0]);
+				for (long i = 0; i < njobs; i++)
+					if (workers[i].pid)
+						close(workers[i].fd);
+				child(L, rec, par, j, &mo, outfmt, p[1]);
+			}
+			close(p[1]);
+			long slot = 0;
+			while (workers[slot].pid)
+				slot++;
+			workers[slot] = (struct worker){pid, p[0], next, now()};
+			running++;
+			next++;
+			progress(tty, done, jobs.n, counts[1], j->in);
+		}
+		if (!running)
+			continue;
+		int st;
+		pid_t pid = waitpid(-1, &st, 0);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			cli_errmsg("waitpid: %s", strerror(errno));
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		long slot;
+		for (slot = 0; slot < njobs; slot++)
+			if (workers[slot].pid == pid)
+				break;
+		if (slot == njobs)
+			continue;
+		struct job *j = &jobs.v[workers[slot].job];
+		finish(j, &workers[slot], st);
+		workers[slot].pid = 0;
+		running--;
+		done++;
+		counts[j->status]++;
+		if (j->status == 1) {
+			if (tty)
+				fputs("\r\033[K", stderr);
+			cli_errmsg("%s", j->error);
+		}
+		progress(tty, done, jobs.n, counts[1], NULL);
+	}
+	if (tty)
+		fputs("\r\033[K", stderr);
+	printf("%zu model%s: %zu done, %zu failed, %zu skipped\n", jobs.n,
+	       jobs.n == 1 ? "" : "s", counts[0], counts[1], counts[2]);
+	if (report &&
+	    write_report(report, rname, rpath, params, nparams, shard, &jobs,
+			 counts)) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	rc = counts[1] ? EXIT_RUNTIME : 0;
+out:
+	for (size_t i = 0; i < jobs.n; i++) {
+		free(jobs.v[i].in);
+		free(jobs.v[i].rel);
+		free(jobs.v[i].out);
+		free(jobs.v[i].error);
+	}
+	free(jobs.v);
+	free(workers);
+	free(params);
+	cli_args_free(&a);
+	return rc;
+}

@@ -1,0 +1,133 @@
+/*
+ * cmd_convert.c: `gerewrite convert IN OUT` and `gerewrite validate MODEL`.
+ *
+ * convert is a load and a save: the library sniffs IN's format, and its
+ * save is atomic, refuses to overwrite the file it read, and picks the
+ * encoding from OUT's name when no --format is given.  Whatever fails, OUT
+ * is not written and the one-line error names the file (and the node, or
+ * the line and column of a text file).
+ *
+ * A SavedModel whose graph has variables but whose directory has no
+ * variables/ is refused (exit 2) unless --allow-missing-variables: the
+ * loader itself reads such a directory (TensorFlow's does too, and leaves
+ * the variables uninitialized), but a converted copy would look complete
+ * and is not.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum { O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET };
+
+static const struct cli_opt convert_opts[] = {
+	{"format", 'f', 1, O_FORMAT},
+	{"tags", 't', 1, O_TAGS},
+	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
+	{NULL, 0, 0, 0},
+};
+
+int cmd_convert(lua_State *L, int argc, char **argv)
+{
+	(void)L;
+	struct cli_args a;
+	struct cli_model_opts mo = {0};
+	const char *format = NULL, *val;
+	int key, rc = 0;
+	cli_args_init(&a, "convert", argc, argv);
+	while ((key = cli_getopt(&a, convert_opts, &val)) > 0) {
+		switch (key) {
+		case O_FORMAT: format = val; break;
+		case O_TAGS: mo.tags = val; break;
+		case O_ALLOW_MISSING: mo.allow_missing_variables = 1; break;
+		}
+	}
+	ge_format outfmt = GE_FMT_AUTO;
+	if (key < 0)
+		rc = EXIT_USAGE;
+	else if (a.npos < 2)
+		rc = cli_usage("convert", "IN and OUT are needed");
+	else if (a.npos > 2)
+		rc = cli_usage("convert", "too many arguments ('%s')", a.pos[2]);
+	else
+		rc = cli_format("convert", format, &outfmt);
+	if (rc)
+		goto out;
+	ge_graph *g;
+	if ((rc = cli_load_model(a.pos[0], &mo, &g)))
+		goto out;
+	ge_save_opts so = {outfmt, 0};
+	ge_error err;
+	if (ge_save(g, a.pos[1], &so, &err) != GE_OK) {
+		cli_errmsg("%s", err.msg);
+		rc = EXIT_USAGE;
+	}
+	ge_graph_free(g);
+out:
+	cli_args_free(&a);
+	return rc;
+}
+
+static const struct cli_opt validate_opts[] = {
+	{"format", 'f', 1, O_FORMAT},
+	{"tags", 't', 1, O_TAGS},
+	{"quiet", 'q', 0, O_QUIET},
+	{NULL, 0, 0, 0},
+};
+
+int cmd_validate(lua_State *L, int argc, char **argv)
+{
+	(void)L;
+	struct cli_args a;
+	struct cli_model_opts mo = {0};
+	const char *val;
+	int key, rc = 0, quiet = 0;
+	cli_args_init(&a, "validate", argc, argv);
+	while ((key = cli_getopt(&a, validate_opts, &val)) > 0) {
+		switch (key) {
+		case O_FORMAT: mo.format = val; break;
+		case O_TAGS: mo.tags = val; break;
+		case O_QUIET: quiet = 1; break;
+		}
+	}
+	ge_format f;
+	if (key < 0)
+		rc = EXIT_USAGE;
+	else if (a.npos != 1)
+		rc = cli_usage("validate", "one MODEL is needed");
+	else
+		rc = cli_format("validate", mo.format, &f);
+	if (rc)
+		goto out;
+	/* the attr checks that make a load fail are problems to list here */
+	mo.no_check = 1;
+	const char *path = a.pos[0];
+	ge_graph *g;
+	if ((rc = cli_load_model(path, &mo, &g)))
+		goto out;
+	ge_buf rep = GE_BUF_INIT;
+	size_t n = ge_graph_validate(g, &rep);
+	char why[4200];
+	if (cli_variables_missing(g, why, sizeof why)) {
+		ge_buf_printf(&rep, "%s\n", why);
+		n++;
+	}
+	const char *p = (const char *)rep.data, *end = p + rep.len;
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (len)
+			printf("%s: %.*s\n", path, (int)len, p);
+		p += len + 1;
+	}
+	if (n == 0 && !quiet)
+		printf("%s: valid (%zu ops)\n", path, ge_graph_num_ops(g));
+	ge_buf_free(&rep);
+	ge_graph_free(g);
+	rc = n ? EXIT_RUNTIME : 0;
+out:
+	cli_args_free(&a);
+	return rc;
+}

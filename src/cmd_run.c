@@ -1,0 +1,362 @@
+/*
+ * cmd_run.c: `gerewrite run RECIPE MODEL -o OUT` and `gerewrite help
+ * TOPIC`, and the recipe plumbing shared with batch.
+ *
+ * Recipes are found, loaded and their parameters checked by the Lua
+ * module gerewrite.recipe (src/lua/gerewrite/recipe.lua); this file gives
+ * it the search path and a directory lister, loads the model, runs the
+ * recipe and saves.  The order is the contract: recipe, then parameters,
+ * then the model, so a typo costs nothing on a large model.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+#include "cli.h"
+#include "lge.h"
+
+/* ------------------------------------------------------------ search path */
+
+/* recipe.listdir(dir) -> list of names (empty if it cannot be read) */
+static int l_listdir(lua_State *L)
+{
+	const char *dir = luaL_checkstring(L, 1);
+	lua_newtable(L);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 1;
+	struct dirent *e;
+	lua_Integer k = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		lua_pushstring(L, e->d_name);
+		lua_rawseti(L, -2, ++k);
+	}
+	closedir(d);
+	return 1;
+}
+
+/* Whether this program is the one built in the build tree (then the
+ * source tree's scripts/ is searched, so an uninstalled build finds its
+ * recipes). */
+static int in_build_tree(void)
+{
+#if defined(GE_BUILD_DIR)
+	char self[PATH_MAX], want[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return 0;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return 0;
+	*slash = 0;
+	if (!realpath(GE_BUILD_DIR "/src", want))
+		return 0;
+	return !strcmp(self, want);
+#else
+	return 0;
+#endif
+}
+
+void cli_recipe_module(lua_State *L)
+{
+	lua_getglobal(L, "require");
+	lua_pushliteral(L, "gerewrite.recipe");
+	lua_call(L, 1, 1);
+	if (lua_getfield(L, -1, "configured") == LUA_TNIL) {
+		lua_newtable(L);
+		int k = 0;
+#ifdef GE_SCRIPTS_DIR
+		lua_pushliteral(L, GE_SCRIPTS_DIR);
+		lua_rawseti(L, -2, ++k);
+#endif
+#ifdef GE_SRC_SCRIPTS_DIR
+		if (in_build_tree()) {
+			lua_pushliteral(L, GE_SRC_SCRIPTS_DIR);
+			lua_rawseti(L, -2, ++k);
+		}
+#endif
+		lua_setfield(L, -3, "dirs");
+		lua_pushcfunction(L, l_listdir);
+		lua_setfield(L, -3, "listdir");
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -3, "configured");
+	}
+	lua_pop(L, 1);
+}
+
+/* ------------------------------------------------------------ recipes */
+
+static int call_load(lua_State *L)
+{
+	cli_recipe_module(L);
+	lua_getfield(L, -1, "load");
+	lua_pushvalue(L, 1);
+	lua_call(L, 1, 3);
+	return 3;
+}
+
+int cli_load_recipe(lua_State *L, const char *name)
+{
+	lua_pushcfunction(L, call_load);
+	lua_pushstring(L, name);
+	if (cli_docall(L, 1, 3) != LUA_OK) {
+		cli_report(L);
+		return EXIT_SYNTAX;
+	}
+	if (lua_isnil(L, -3)) {
+		int code = (int)luaL_optinteger(L, -1, EXIT_USAGE);
+		cli_errmsg("%s", lua_tostring(L, -2));
+		lua_pop(L, 3);
+		return code;
+	}
+	lua_pop(L, 2);
+	return 0;
+}
+
+static int call_params(lua_State *L)
+{
+	cli_recipe_module(L);
+	lua_getfield(L, -1, "params");
+	lua_pushvalue(L, 1);
+	lua_pushvalue(L, 2);
+	lua_call(L, 2, 2);
+	return 2;
+}
+
+int cli_recipe_params(lua_State *L, int rec, char **assign, int n)
+{
+	rec = lua_absindex(L, rec);
+	lua_pushcfunction(L, call_params);
+	lua_pushvalue(L, rec);
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lua_pushstring(L, assign[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	if (cli_docall(L, 2, 2) != LUA_OK) {
+		cli_report(L);
+		return EXIT_USAGE;
+	}
+	if (lua_isnil(L, -2)) {
+		cli_errmsg("%s", lua_tostring(L, -1));
+		lua_pop(L, 2);
+		return EXIT_USAGE;
+	}
+	lua_pop(L, 1);
+	return 0;
+}
+
+static int call_list(lua_State *L)
+{
+	cli_recipe_module(L);
+	lua_getfield(L, -1, "list");
+	lua_call(L, 0, 1);
+	return 1;
+}
+
+void cli_list_recipes(lua_State *L, FILE *f)
+{
+	int top = lua_gettop(L);
+	lua_pushcfunction(L, call_list);
+	if (cli_docall(L, 0, 1) != LUA_OK) {
+		cli_report(L);
+		return;
+	}
+	size_t n = lua_rawlen(L, -1);
+	if (n == 0)
+		fprintf(f, "  (none found; GEREWRITE_PATH lists directories "
+			   "to search)\n");
+	for (size_t i = 1; i <= n; i++) {
+		lua_rawgeti(L, -1, (lua_Integer)i);
+		lua_getfield(L, -1, "name");
+		lua_getfield(L, -2, "summary");
+		fprintf(f, "  %-28s %s\n", lua_tostring(L, -2),
+			lua_tostring(L, -1));
+		lua_pop(L, 3);
+	}
+	lua_settop(L, top);
+}
+
+static int call_help(lua_State *L)
+{
+	cli_recipe_module(L);
+	lua_getfield(L, -1, "help");
+	lua_pushvalue(L, 1);
+	lua_call(L, 1, 1);
+	return 1;
+}
+
+int cmd_help_topic(lua_State *L, const char *topic)
+{
+	const char *u = cli_command_usage(topic);
+	if (u) {
+		fputs(u, stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "help") || !strcmp(topic, "version")) {
+		printf("Usage: " PROG " %s%s\n", topic,
+		       topic[0] == 'h' ? " [COMMAND | RECIPE]" : "");
+		return 0;
+	}
+	int rc = cli_load_recipe(L, topic);
+	if (rc)
+		return rc;
+	lua_pushcfunction(L, call_help);
+	lua_insert(L, -2);
+	if (cli_docall(L, 1, 1) != LUA_OK) {
+		cli_report(L);
+		return EXIT_SYNTAX;
+	}
+	printf("%s\n", lua_tostring(L, -1));
+	lua_pop(L, 1);
+	return 0;
+}
+
+/* ------------------------------------------------------------ running */
+
+static double now(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
+		   const char *out, const struct cli_model_opts *mo,
+		   ge_format outfmt, struct run_result *res)
+{
+	double t0 = now();
+	rec = lua_absindex(L, rec);
+	par = lua_absindex(L, par);
+	int top = lua_gettop(L);
+	memset(res, 0, sizeof *res);
+	res->ops_before = res->ops_after = -1;
+
+	ge_load_opts lo;
+	memset(&lo, 0, sizeof lo);
+	lo.tags = mo ? mo->tags : NULL;
+	ge_error err;
+	ge_graph *g = NULL;
+	if (ge_load(model, &lo, &g, &err) != GE_OK) {
+		snprintf(res->error, sizeof res->error, "%s", err.msg);
+		res->status = EXIT_USAGE;
+		goto done;
+	}
+	if (!(mo && mo->allow_missing_variables) &&
+	    cli_variables_missing(g, res->error, sizeof res->error)) {
+		ge_graph_free(g);
+		res->status = EXIT_USAGE;
+		goto done;
+	}
+	res->ops_before = (long)ge_graph_num_ops(g);
+	lge_pushgraph(L, g);
+	int gi = lua_gettop(L);
+	lua_getfield(L, rec, "run");
+	lua_pushvalue(L, gi);
+	lua_pushvalue(L, par);
+	if (cli_docall(L, 2, 1) != LUA_OK) {
+		const char *msg = lua_tostring(L, -1);
+		snprintf(res->error, sizeof res->error, "%s (model %s)",
+			 msg ? msg : "(error object is not a string)", model);
+		res->status = EXIT_RUNTIME;
+		goto done;
+	}
+	/* a recipe may build a new graph and return it */
+	lge_graph *G = luaL_testudata(L, -1, LGE_GRAPH);
+	if (!G)
+		G = lua_touserdata(L, gi);
+	if (!G->g) {
+		snprintf(res->error, sizeof res->error,
+			 "the recipe closed the graph (model %s)", model);
+		res->status = EXIT_RUNTIME;
+		goto done;
+	}
+	res->ops_after = (long)ge_graph_num_ops(G->g);
+	ge_save_opts so = {outfmt, 0};
+	if (ge_save(G->g, out, &so, &err) != GE_OK) {
+		snprintf(res->error, sizeof res->error, "%s", err.msg);
+		res->status = EXIT_USAGE;
+		goto done;
+	}
+done:
+	/* the graphs go now rather than at the next collection */
+	for (int i = top + 1; i <= lua_gettop(L); i++) {
+		lge_graph *H = luaL_testudata(L, i, LGE_GRAPH);
+		if (H && H->g) {
+			ge_graph_free(H->g);
+			H->g = NULL;
+		}
+	}
+	lua_settop(L, top);
+	res->seconds = now() - t0;
+	return res->status;
+}
+
+enum {
+	O_OUT = 1, O_PARAM, O_FORMAT, O_TAGS, O_ALLOW_MISSING,
+};
+
+static const struct cli_opt run_opts[] = {
+	{"output", 'o', 1, O_OUT},
+	{"param", 'p', 1, O_PARAM},
+	{"format", 'f', 1, O_FORMAT},
+	{"tags", 't', 1, O_TAGS},
+	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
+	{NULL, 0, 0, 0},
+};
+
+int cmd_run(lua_State *L, int argc, char **argv)
+{
+	struct cli_args a;
+	struct cli_model_opts mo = {0};
+	const char *out = NULL, *format = NULL, *val;
+	char **params = ge_xcalloc((size_t)argc + 1, sizeof *params);
+	int nparams = 0, key, rc = 0;
+	cli_args_init(&a, "run", argc, argv);
+	while ((key = cli_getopt(&a, run_opts, &val)) > 0) {
+		switch (key) {
+		case O_OUT: out = val; break;
+		case O_PARAM: params[nparams++] = (char *)val; break;
+		case O_FORMAT: format = val; break;
+		case O_TAGS: mo.tags = val; break;
+		case O_ALLOW_MISSING: mo.allow_missing_variables = 1; break;
+		}
+	}
+	ge_format outfmt = GE_FMT_AUTO;
+	if (key < 0) {
+		rc = EXIT_USAGE;
+	} else if (a.npos < 2) {
+		rc = cli_usage("run", "RECIPE and MODEL are needed");
+	} else if (a.npos > 2) {
+		rc = cli_usage("run", "too many arguments ('%s')", a.pos[2]);
+	} else if (!out) {
+		rc = cli_usage("run", "the output is missing (-o OUT)");
+	} else {
+		rc = cli_format("run", format, &outfmt);
+	}
+	if (rc)
+		goto out;
+	if ((rc = cli_load_recipe(L, a.pos[0])))
+		goto out;
+	if ((rc = cli_recipe_params(L, -1, params, nparams)))
+		goto out;
+	struct run_result res;
+	rc = cli_run_recipe(L, -2, -1, a.pos[1], out, &mo, outfmt, &res);
+	if (rc)
+		cli_errmsg("%s", res.error);
+out:
+	free(params);
+	cli_args_free(&a);
+	return rc;
+}

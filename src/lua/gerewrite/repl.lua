@@ -1,0 +1,181 @@
+-- gerewrite/repl.lua: what the interactive prompt prints and completes.
+--
+-- show(n, ...) turns the values of one entry into the text printed;
+-- complete(line, start, stop) lists the words that may replace
+-- line:sub(start + 1, stop) when the user presses TAB.  Both are called
+-- by src/repl.c; neither changes anything in the session.
+local ge = require "gerewrite"
+
+local M = {}
+
+local concat, sort = table.concat, table.sort
+
+-- ---------------------------------------------------------------- show
+
+local LIST_MAX = 20
+
+local function plain(v) return type(v) == "table" and getmetatable(v) == nil end
+
+-- A plain list whose items are all ops, or all tensors: the kind, else nil.
+local function object_list(v)
+  if not plain(v) or #v == 0 then return nil end
+  local kind = ge.type(v[1])
+  if kind ~= "op" and kind ~= "tensor" then return nil end
+  local n = 0
+  for k, x in pairs(v) do
+    if math.type(k) ~= "integer" or ge.type(x) ~= kind then return nil end
+    n = n + 1
+  end
+  if n ~= #v then return nil end
+  return kind
+end
+
+local function one_line(v)
+  if type(v) == "string" then return v end
+  if plain(v) then return ge.describe(v) end
+  return tostring(v)
+end
+
+local function show_list(v, kind)
+  local lines = {string.format("%d %s%s:", #v, kind, #v == 1 and "" or "s")}
+  local width = #tostring(math.min(#v, LIST_MAX))
+  for i = 1, math.min(#v, LIST_MAX) do
+    lines[#lines + 1] = string.format("  %" .. width .. "d  %s", i,
+                                      tostring(v[i]))
+  end
+  if #v > LIST_MAX then
+    lines[#lines + 1] = string.format("  ... %d more", #v - LIST_MAX)
+  end
+  return concat(lines, "\n")
+end
+
+--- show(n, ...) -> text: one value per tab-separated field; a list of ops
+-- or tensors alone becomes a short numbered table.
+function M.show(n, ...)
+  local vals = table.pack(...)
+  if n == 1 then
+    local kind = object_list(vals[1])
+    if kind then return show_list(vals[1], kind) end
+  end
+  local parts = {}
+  for i = 1, n do parts[i] = one_line(vals[i]) end
+  return concat(parts, "\t")
+end
+
+-- ---------------------------------------------------------------- complete
+
+local keywords = {
+  "and", "break", "do", "else", "elseif", "end", "false", "for",
+  "function", "goto", "if", "in", "local", "nil", "not", "or", "repeat",
+  "return", "then", "true", "until", "while",
+}
+
+local object_fields = {
+  graph = {"name"},
+  op = {"name", "type", "device", "graph", "inputs", "outputs",
+        "control_inputs"},
+  tensor = {"op", "index", "name", "dtype", "shape"},
+}
+local method_tables = {graph = "Graph", op = "Op", tensor = "Tensor",
+                       value = "Value"}
+
+-- The value of a chain of names (`a.b.c`, no calls, no side effects
+-- beyond __index), or nil.
+local function resolve(expr)
+  local v = _G
+  for name in expr:gmatch("[^.]+") do
+    if not name:match("^[%a_][%w_]*$") then return nil end
+    local ok, x = pcall(function() return v[name] end)
+    if not ok or x == nil then return nil end
+    v = x
+  end
+  return v
+end
+
+-- Keys of a table and of its __index tables, strings only.
+local function table_keys(t, out, want_fn)
+  local seen = 0
+  while type(t) == "table" and seen < 8 do
+    for k, x in pairs(t) do
+      if type(k) == "string" and (not want_fn or type(x) == "function") then
+        out[#out + 1] = k
+      end
+    end
+    local mt = getmetatable(t)
+    t = type(mt) == "table" and rawget(mt, "__index") or nil
+    seen = seen + 1
+  end
+end
+
+local function names_of(v, sep)
+  local out = {}
+  local kind = ge.type(v)
+  if kind then
+    if sep == ":" then
+      table_keys(ge[method_tables[kind] or ""] or {}, out, true)
+    else
+      for _, f in ipairs(object_fields[kind] or {}) do out[#out + 1] = f end
+    end
+  elseif type(v) == "table" then
+    table_keys(v, out, sep == ":")
+  elseif type(v) == "string" and sep == ":" then
+    table_keys(string, out, true)
+  end
+  return out
+end
+
+local function finish(cands, prefix)
+  local seen, out = {}, {}
+  for _, c in ipairs(cands) do
+    if c:sub(1, #prefix) == prefix and not seen[c] then
+      seen[c] = true
+      out[#out + 1] = c
+    end
+  end
+  sort(out)
+  return out
+end
+
+-- Methods whose first argument is an op or tensor name of the graph.
+local takes_name = {op = true, tensor = true, remove_op = true}
+
+--- complete(line, start, stop) -> list of words: candidates for the word
+-- line:sub(start + 1, stop) (start and stop count bytes from 0, as
+-- readline does).
+function M.complete(line, start, stop)
+  local word = line:sub(start + 1, stop)
+  local before = line:sub(1, start)
+  -- inside g:op(" or g:tensor(' : op names of that graph
+  local obj, method = before:match("([%a_][%w_%.]*)%s*:%s*([%a_][%w_]*)%s*%(%s*[\"']$")
+  if obj and takes_name[method] then
+    local g = resolve(obj)
+    if ge.type(g) ~= "graph" then return {} end
+    local names = {}
+    for _, op in ipairs(g:ops()) do
+      local n = op.name
+      if n:sub(1, #word) == word then names[#names + 1] = n end
+    end
+    return finish(names, word)
+  end
+  if before:match("[\"']$") then return {} end
+  -- a.b.c or a.b:c
+  local base, sep, partial = word:match("^(.-)([.:])([%w_]*)$")
+  if base and base ~= "" then
+    local v = resolve(base)
+    if v == nil then return {} end
+    local out = {}
+    for _, k in ipairs(names_of(v, sep)) do
+      if k:match("^[%a_][%w_]*$") then out[#out + 1] = base .. sep .. k end
+    end
+    return finish(out, base .. sep .. partial)
+  end
+  -- a global name or a keyword
+  local out = {}
+  for k in pairs(_G) do
+    if type(k) == "string" then out[#out + 1] = k end
+  end
+  for _, k in ipairs(keywords) do out[#out + 1] = k end
+  return finish(out, word)
+end
+
+return M
