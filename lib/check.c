@@ -223,35 +223,8 @@ static size_t raw_attrs(const uint8_t *p, const uint8_t *end, struct kv **out,
 			size_t *cap)
 {
 	size_t n = 0;
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if ((tag >> 3) != 5 || (tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				break;
-			continue;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			break;
-		const uint8_t *q = p, *qe = p + l;
-		p += l;
-		struct kv e = {"", 0, (const uint8_t *)"", 0};
-		while (q < qe) {
-			uint64_t t2, l2;
-			if (ge_read_varint(&q, qe, &t2) || (t2 & 7) != 2 ||
-			    ge_read_varint(&q, qe, &l2) ||
-			    l2 > (uint64_t)(qe - q))
-				break;
-			if ((t2 >> 3) == 1) {
-				e.key = (const char *)q;
-				e.klen = (size_t)l2;
-			} else if ((t2 >> 3) == 2) {
-				e.val = q;
-				e.vlen = (size_t)l2;
-			}
-			q += l2;
-		}
+	struct kv e;
+	while (ge_raw_attr_next(&p, end, &e.key, &e.klen, &e.val, &e.vlen)) {
 		if (n == *cap) {
 			*cap = *cap ? *cap * 2 : 16;
 			*out = ge_xrealloc(*out, *cap * sizeof **out);

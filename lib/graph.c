@@ -1094,15 +1094,10 @@ const char *ge_graph_unique_name(ge_graph *g, const char *name)
 /* ------------------------------------------------------------ attrs */
 
 /* Splits the raw attr entries (field 5 of the NodeDef) into ents. */
-static void split_attrs(const ge_graph *g, ge_opid id)
+int ge_raw_attr_next(const uint8_t **pp, const uint8_t *end, const char **key,
+		     size_t *klen, const uint8_t **val, size_t *vlen)
 {
-	ge_op *o = OP(g, id);
-	if (o->flags & OPF_SPLIT)
-		return;
-	o->flags |= OPF_SPLIT;
-	if (!o->raw)
-		return;
-	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+	const uint8_t *p = *pp;
 	while (p < end) {
 		uint64_t tag, len;
 		if (ge_read_varint(&p, end, &tag))
@@ -1115,11 +1110,11 @@ static void split_attrs(const ge_graph *g, ge_opid id)
 		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
 			break;
 		const uint8_t *q = p, *qe = p + len;
-		p = qe;
-		const char *key = "";
-		size_t keylen = 0;
-		const uint8_t *val = (const uint8_t *)"";
-		size_t vallen = 0;
+		*pp = qe;
+		*key = "";
+		*klen = 0;
+		*val = (const uint8_t *)"";
+		*vlen = 0;
 		while (q < qe) {
 			uint64_t t2, l2;
 			if (ge_read_varint(&q, qe, &t2))
@@ -1133,14 +1128,32 @@ static void split_attrs(const ge_graph *g, ge_opid id)
 			    l2 > (uint64_t)(qe - q))
 				break;
 			if ((t2 >> 3) == 1) {
-				key = (const char *)q;
-				keylen = l2;
+				*key = (const char *)q;
+				*klen = l2;
 			} else if ((t2 >> 3) == 2) {
-				val = q;
-				vallen = l2;
+				*val = q;
+				*vlen = l2;
 			}
 			q += l2;
 		}
+		return 1;
+	}
+	*pp = end;
+	return 0;
+}
+
+static void split_attrs(const ge_graph *g, ge_opid id)
+{
+	ge_op *o = OP(g, id);
+	if (o->flags & OPF_SPLIT)
+		return;
+	o->flags |= OPF_SPLIT;
+	if (!o->raw)
+		return;
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *val;
+	const char *key;
+	size_t keylen, vallen;
+	while (ge_raw_attr_next(&p, end, &key, &keylen, &val, &vallen)) {
 		o->ents = make_room(o->ents, o->n_ents, sizeof *o->ents,
 				    &o->flags, OPF_ENTS_OWNED);
 		ge_attr_ent *e = &o->ents[o->n_ents++];

@@ -122,6 +122,12 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 				const char *name, ge_graph **out,
 				ge_error *err);
 
+/* Steps through the attr map entries (field 5) of NodeDef bytes: returns 1
+ * and the next entry's key and AttrValue bytes, or 0 at the end (or at the
+ * first malformed byte).  A missing key or value reads as empty. */
+int ge_raw_attr_next(const uint8_t **p, const uint8_t *end, const char **key,
+		     size_t *klen, const uint8_t **val, size_t *vlen);
+
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);
 /* model.c's container data: freed and cloned with the graph, and told of
