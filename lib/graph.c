@@ -110,6 +110,7 @@ void ge_graph_free(ge_graph *g)
 	for (size_t i = 0; i < g->n_dangling; i++)
 		free(g->dangling[i]);
 	free(g->dangling);
+	ge_coloc_drop(g);
 	if (g->meta)
 		ge_meta_free(g->meta);
 	ge_oplist_index_free(g->oplist_idx);
@@ -406,6 +407,148 @@ static void touch(ge_graph *g, ge_opid id)
 	g->version++;
 }
 
+/* ---- colocation index ---- */
+
+struct ge_coloc {
+	const char *name; /* arena; NULL = empty slot */
+	ge_opvec ops;
+};
+
+static void set_attr_raw(ge_graph *g, ge_opid id, const char *name,
+			 const uint8_t *bytes, size_t len);
+
+void ge_coloc_drop(ge_graph *g)
+{
+	for (size_t i = 0; i < g->coloc_cap; i++)
+		ge_opvec_free(&g->coloc[i].ops);
+	free(g->coloc);
+	g->coloc = NULL;
+	g->coloc_cap = g->coloc_n = 0;
+	g->coloc_built = 0;
+}
+
+static struct ge_coloc *coloc_slot(ge_graph *g, const char *name, size_t n,
+				   int add)
+{
+	if (add && (g->coloc_n + 1) * 2 > g->coloc_cap) {
+		size_t cap = g->coloc_cap ? g->coloc_cap * 2 : 64;
+		struct ge_coloc *t = ge_xcalloc(cap, sizeof *t);
+		for (size_t i = 0; i < g->coloc_cap; i++) {
+			if (!g->coloc[i].name)
+				continue;
+			const char *k = g->coloc[i].name;
+			size_t j = ge_hash(k, strlen(k)) & (cap - 1);
+			while (t[j].name)
+				j = (j + 1) & (cap - 1);
+			t[j] = g->coloc[i];
+		}
+		free(g->coloc);
+		g->coloc = t;
+		g->coloc_cap = cap;
+	}
+	if (!g->coloc_cap)
+		return NULL;
+	size_t j = ge_hash(name, n) & (g->coloc_cap - 1);
+	while (g->coloc[j].name) {
+		if (!strncmp(g->coloc[j].name, name, n) &&
+		    !g->coloc[j].name[n])
+			return &g->coloc[j];
+		j = (j + 1) & (g->coloc_cap - 1);
+	}
+	if (!add)
+		return NULL;
+	g->coloc[j].name = ge_arena_strndup(&g->arena, name, n);
+	g->coloc_n++;
+	return &g->coloc[j];
+}
+
+/* The `_class` list of an op, or NULL. */
+static const Tensorflow__AttrValue__ListValue *class_list(const ge_graph *g,
+							  ge_opid id)
+{
+	const Tensorflow__AttrValue *v = ge_op_attr(g, id, "_class", NULL);
+	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST)
+		return NULL;
+	return v->list;
+}
+
+static void coloc_build(ge_graph *g)
+{
+	g->coloc_built = 1;
+	for (size_t i = 0; i < g->n_ops; i++) {
+		ge_op *o = &g->ops[i];
+		if (o->flags & OPF_DEAD)
+			continue;
+		/* most ops have no _class: look at the bytes before splitting */
+		if (!(o->flags & OPF_SPLIT) && o->raw &&
+		    !memmem(o->raw, o->raw_len, "_class", 6))
+			continue;
+		const Tensorflow__AttrValue__ListValue *l =
+			class_list(g, (ge_opid)i);
+		for (size_t k = 0; l && k < l->n_s; k++)
+			if (l->s[k].len > 5 && !memcmp(l->s[k].data, "loc:@", 5))
+				ge_opvec_push(&coloc_slot(g,
+							  (const char *)l->s[k].data + 5,
+							  l->s[k].len - 5, 1)->ops,
+					      (ge_opid)i);
+	}
+}
+
+/* Ops colocated with `from` follow its rename to `to`. */
+static void coloc_rename(ge_graph *g, const char *from, const char *to)
+{
+	if (!g->coloc_built)
+		coloc_build(g);
+	struct ge_coloc *c = coloc_slot(g, from, strlen(from), 0);
+	if (!c || !c->ops.n)
+		return;
+	ge_opvec ops = c->ops;
+	c->ops = (ge_opvec)GE_VEC_INIT;
+	size_t fl = strlen(from), tl = strlen(to);
+	for (size_t i = 0; i < ops.n; i++) {
+		ge_opid id = ops.v[i];
+		if (!ge_op_alive(g, id))
+			continue;
+		const Tensorflow__AttrValue__ListValue *l = class_list(g, id);
+		if (!l)
+			continue;
+		Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
+		Tensorflow__AttrValue__ListValue nl =
+			TENSORFLOW__ATTR_VALUE__LIST_VALUE__INIT;
+		ProtobufCBinaryData *ss = ge_xmalloc((l->n_s + 1) * sizeof *ss);
+		int changed = 0;
+		for (size_t k = 0; k < l->n_s; k++) {
+			ss[k] = l->s[k];
+			if (l->s[k].len == fl + 5 &&
+			    !memcmp(l->s[k].data, "loc:@", 5) &&
+			    !memcmp(l->s[k].data + 5, from, fl)) {
+				uint8_t *b = ge_xmalloc(tl + 5);
+				memcpy(b, "loc:@", 5);
+				memcpy(b + 5, to, tl);
+				ss[k] = (ProtobufCBinaryData){tl + 5, b};
+				changed = 1;
+			}
+		}
+		nl.n_s = l->n_s;
+		nl.s = ss;
+		v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
+		v.list = &nl;
+		if (changed) {
+			size_t n = tensorflow__attr_value__get_packed_size(&v);
+			uint8_t *b = ge_xmalloc(n ? n : 1);
+			tensorflow__attr_value__pack(&v, b);
+			for (size_t k = 0; k < l->n_s; k++)
+				if (ss[k].data != l->s[k].data)
+					free(ss[k].data);
+			set_attr_raw(g, id, "_class", b, n);
+			free(b);
+		}
+		free(ss);
+		ge_opvec_push(&coloc_slot(g, to, tl, 1)->ops, id);
+	}
+	ge_opvec_free(&ops);
+}
+
 int ge_op_set_name(ge_graph *g, ge_opid id, const char *name, ge_error *err)
 {
 	if (!ge_op_alive(g, id))
@@ -430,6 +573,7 @@ int ge_op_set_name(ge_graph *g, ge_opid id, const char *name, ge_error *err)
 		g->ops[o->uses[i].op].flags |= OPF_DIRTY;
 	for (uint32_t i = 0; i < o->n_couts; i++)
 		g->ops[o->couts[i]].flags |= OPF_DIRTY;
+	coloc_rename(g, old, name);
 	if (g->meta)
 		ge_meta_on_rename(g, old, name);
 	return GE_OK;
@@ -1217,6 +1361,14 @@ const uint8_t *ge_op_attr_raw(const ge_graph *g, ge_opid id, const char *name,
 void ge_op_set_attr_raw(ge_graph *g, ge_opid id, const char *name,
 			const uint8_t *bytes, size_t len)
 {
+	if (!strcmp(name, "_class"))
+		ge_coloc_drop(g);
+	set_attr_raw(g, id, name, bytes, len);
+}
+
+static void set_attr_raw(ge_graph *g, ge_opid id, const char *name,
+			 const uint8_t *bytes, size_t len)
+{
 	ge_attr_ent *e = find_ent(g, id, name);
 	ge_op *o = OP(g, id);
 	if (!e) {
@@ -1252,6 +1404,8 @@ void ge_op_set_attr(ge_graph *g, ge_opid id, const char *name,
 
 int ge_op_remove_attr(ge_graph *g, ge_opid id, const char *name)
 {
+	if (!strcmp(name, "_class"))
+		ge_coloc_drop(g);
 	ge_attr_ent *e = find_ent(g, id, name);
 	if (!e)
 		return GE_ENOTFOUND;

@@ -92,6 +92,13 @@ struct ge_graph {
 
 	ge_arena arena;
 
+	/* colocation index, built on the first rename: for each name X, the
+	 * ops whose `_class` holds "loc:@X".  Dropped when a `_class` attr is
+	 * set from outside (rebuilt lazily). */
+	struct ge_coloc *coloc;
+	size_t coloc_cap, coloc_n;
+	int coloc_built;
+
 	ge_meta *meta;             /* container data, or NULL */
 	int format;                /* ge_format it was loaded from */
 	/* op types of the container's stripped_op_list, or NULL */
@@ -127,6 +134,9 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
  * first malformed byte).  A missing key or value reads as empty. */
 int ge_raw_attr_next(const uint8_t **p, const uint8_t *end, const char **key,
 		     size_t *klen, const uint8_t **val, size_t *vlen);
+
+/* Forgets the colocation index (rebuilt on the next rename). */
+void ge_coloc_drop(ge_graph *g);
 
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);

@@ -957,6 +957,7 @@ int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 	free(g->idx);
 	g->idx = NULL;
 	g->idx_cap = g->idx_used = 0;
+	ge_coloc_drop(g);
 	ge_idx_grow(g, n + 16);
 	for (size_t i = 0; i < n; i++)
 		if (!(g->ops[i].flags & OPF_DUPNAME))

@@ -2,25 +2,6 @@
 -- (transform_graph's obfuscate_names).
 
 -- The k-th name (from 1) in bijective base 26: a .. z, aa .. zz, aaa ...
--- Colocation attrs (_class = {"loc:@name"}) name ops by their old names
--- after a rename: point them at the new ones.  (The library does not
--- follow renames there yet; once it does, nothing matches here.)
-local function follow_colocation(g, renamed)
-  for _, op in ipairs(g:ops()) do
-    local cls, kind = op:attr("_class")
-    if cls and kind == "list(s)" then
-      local changed = false
-      for i, s in ipairs(cls) do
-        local n = s:match("^loc:@(.*)$")
-        if n and renamed[n] and not g:op(n) then
-          cls[i] = "loc:@" .. renamed[n]
-          changed = true
-        end
-      end
-      if changed then op:set_attr("_class", cls, "list(s)") end
-    end
-  end
-end
 
 local function short_name(k)
   local s = ""
@@ -62,21 +43,17 @@ signatures).  Makes graphs smaller and hides their structure's names.]],
       if not keep[op.name] then renamed[#renamed + 1] = op end
     end
     -- first out of the way, then to the final names
-    local old = {}
-    for i, op in ipairs(renamed) do
-      old[i] = op.name
+    for _, op in ipairs(renamed) do
       op.name = g:unique_name("__obfuscate_tmp")
     end
-    local k, map = 0, {}
-    for i, op in ipairs(renamed) do
+    local k = 0
+    for _, op in ipairs(renamed) do
       local n
       repeat
         k = k + 1
         n = short_name(k)
       until not keep_lower[n]
       op.name = n
-      map[old[i]] = n
     end
-    follow_colocation(g, map)
   end,
 }

@@ -1,24 +1,5 @@
 -- rename_scope: move the ops of one name scope to another.
 
--- Colocation attrs (_class = {"loc:@name"}) name ops by their old names
--- after a rename: point them at the new ones.  (The library does not
--- follow renames there yet; once it does, nothing matches here.)
-local function follow_colocation(g, renamed)
-  for _, op in ipairs(g:ops()) do
-    local cls, kind = op:attr("_class")
-    if cls and kind == "list(s)" then
-      local changed = false
-      for i, s in ipairs(cls) do
-        local n = s:match("^loc:@(.*)$")
-        if n and renamed[n] and not g:op(n) then
-          cls[i] = "loc:@" .. renamed[n]
-          changed = true
-        end
-      end
-      if changed then op:set_attr("_class", cls, "list(s)") end
-    end
-  end
-end
 return {
   name = "rename_scope",
   description = [[
@@ -81,11 +62,8 @@ outside the scope.]],
       tmp[i] = g:unique_name("__rename_scope_tmp")
       m.op.name = tmp[i]
     end
-    local renamed = {}
-    for i, m in ipairs(moving) do
+    for _, m in ipairs(moving) do
       m.op.name = m.new
-      renamed[moving[i].old] = m.new
     end
-    follow_colocation(g, renamed)
   end,
 }

@@ -198,13 +198,17 @@ ge_format lge_checkformat(lua_State *L, int idx)
  * ("serve,gpu") or a list of strings, left on the stack at the top. */
 static void loadopts(lua_State *L, int idx, ge_load_opts *o)
 {
+	memset(o, 0, sizeof *o);
 	o->format = GE_FMT_AUTO;
-	o->tags = NULL;
 	if (lua_isnoneornil(L, idx))
 		return;
 	luaL_checktype(L, idx, LUA_TTABLE);
 	lua_getfield(L, idx, "format");
 	o->format = lge_checkformat(L, -1);
+	lua_pop(L, 1);
+	/* check=false loads a graph whose attrs TensorFlow would refuse */
+	if (lua_getfield(L, idx, "check") != LUA_TNIL)
+		o->no_check = !lua_toboolean(L, -1);
 	lua_pop(L, 1);
 	int t = lua_getfield(L, idx, "tags");
 	if (t == LUA_TSTRING) {

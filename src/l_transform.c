@@ -167,13 +167,15 @@ static int map_leaf(lua_State *L, int idx, ltinfo *ti, int forward,
 				  ge_tinfo_original_name(ti->I, name, out);
 	} else if (elem_in(L, idx, from, &x)) {
 		if (x.index == GE_CONTROL) {
-			ge_opid o = forward ? ge_tinfo_transformed_op(ti->I, x.op) :
-					      ge_tinfo_original_op(ti->I, x.op);
+			ge_tinfo *I = ti->I;
+			ge_opid o = forward ? ge_tinfo_transformed_op(I, x.op) :
+					      ge_tinfo_original_op(I, x.op);
 			*out = (ge_tref){o, GE_CONTROL};
 			found = o != GE_NOOP;
 		} else {
-			found = forward ? ge_tinfo_transformed_t(ti->I, x, out) :
-					  ge_tinfo_original_t(ti->I, x, out);
+			found = forward ?
+					ge_tinfo_transformed_t(ti->I, x, out) :
+					ge_tinfo_original_t(ti->I, x, out);
 		}
 	} else {
 		return 0;
@@ -345,7 +347,8 @@ static void push_proxy(lua_State *L, int info, int ops)
 
 static int ti_index(lua_State *L)
 {
-	const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+	const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) :
+							  NULL;
 	int gs, gd;
 	if (!k || lge_pushmethod(L, 1, 2) != LUA_TNIL)
 		return k ? 1 : 0;
@@ -359,8 +362,9 @@ static int ti_index(lua_State *L)
 	if (!strcmp(k, "scope") || !strcmp(k, "scope_") ||
 	    !strcmp(k, "dst_scope")) {
 		ltinfo *ti = checkinfo(L, 1, &gs, &gd);
-		lua_pushstring(L, strcmp(k, "scope") ? ge_tinfo_dst_scope(ti->I) :
-						       ge_tinfo_scope(ti->I));
+		lua_pushstring(L, strcmp(k, "scope") ?
+					  ge_tinfo_dst_scope(ti->I) :
+					  ge_tinfo_scope(ti->I));
 		return 1;
 	}
 	if (!strcmp(k, "sgv") || !strcmp(k, "transformed_ops") ||
@@ -400,8 +404,15 @@ static int ti_tostring(lua_State *L)
 					  "TransformerInfo (transform failed)");
 		return 1;
 	}
-	int gs, gd;
-	checkinfo(L, 1, &gs, &gd);
+	for (int k = 1; k <= 2; k++) {
+		lua_getiuservalue(L, 1, k);
+		lge_graph *G = lua_touserdata(L, -1);
+		if (!G || !G->g) {
+			lua_pushliteral(L, "TransformerInfo (graph closed)");
+			return 1;
+		}
+		lua_pop(L, 1);
+	}
 	ge_buf *b = lge_newbuf(L);
 	ge_tinfo_format(ti->I, b);
 	lua_pushlstring(L, (const char *)b->data, b->len);
@@ -616,7 +627,7 @@ static int tramp_coll(ge_tinfo *I, ge_tref elem, ge_tref elem_, void *ud,
 	return hrun(&c, err);
 }
 
-/* ------------------------------------------------------------ stock handlers */
+/* ------------------------------------------------------------ stock */
 
 /* The nodedef_fn of copy_op_handler: called with a NodeDef-like table
  * {name=, op=, device=, attr={...}} of the new op and the op itself; what
@@ -692,7 +703,8 @@ static int nd_run(lua_State *L)
 		ge_op_set_device(g, id, s ? s : "");
 	int t = lua_getfield(L, nd, "attr"); /* 12 */
 	if (t != LUA_TTABLE && t != LUA_TNIL)
-		return luaL_error(L, "nodedef_fn: field 'attr' must be a table");
+		return luaL_error(L, "nodedef_fn: field 'attr' must be a "
+				     "table");
 	if (t == LUA_TNIL) {
 		lua_pop(L, 1);
 		lua_newtable(L);
@@ -1110,13 +1122,15 @@ static void build_transformer(lua_State *L, int self, ge_transformer *tr,
 				tr->transform_control_input_handler =
 					ge_transform_op_if_inside_handler;
 			} else {
-				tr->transform_control_input_handler = tramp_ctrl;
+				tr->transform_control_input_handler =
+					tramp_ctrl;
 				tr->transform_control_input_ud = r;
 			}
 			break;
 		case H_EXT:
 		case H_HIDDEN: {
-			ge_input_handler h = s == H_EXT ? tramp_ext : tramp_hidden;
+			ge_input_handler h = s == H_EXT ? tramp_ext :
+							  tramp_hidden;
 			if (k == S_REPLACE_T)
 				h = ge_replace_t_with_placeholder_handler;
 			else if (k == S_KEEP_T)
@@ -1145,7 +1159,8 @@ static void build_transformer(lua_State *L, int self, ge_transformer *tr,
 			r->fn[s] = idx;
 	}
 	lua_getfield(L, self, "copy_control_flow_contexts");
-	tr->copy_control_flow_contexts = lua_isnil(L, -1) || lua_toboolean(L, -1);
+	tr->copy_control_flow_contexts =
+		lua_isnil(L, -1) || lua_toboolean(L, -1);
 	lua_pop(L, 1);
 }
 
@@ -1181,9 +1196,9 @@ static int run_transform(lua_State *L, int vidx, int gs, int gd, int opts,
 	ge_tinfo *I = NULL;
 	int rc;
 	if (repl)
-		rc = ge_copy_with_input_replacements_vars(&w->v, repl, n_repl, o,
-							  &vo.vo, &s->out, &I,
-							  &s->plan, &err);
+		rc = ge_copy_with_input_replacements_vars(
+			&w->v, repl, n_repl, o, &vo.vo, &s->out, &I, &s->plan,
+			&err);
 	else
 		rc = ge_transform_vars(tr, &w->v, o, &vo.vo, &s->out, &I,
 				       &s->plan, &err);
@@ -1323,16 +1338,18 @@ static void collect_targets(lua_State *L, int idx, int pos, int seen,
 		lua_rawset(L, seen);
 		lua_pushnil(L);
 		while (lua_next(L, idx)) {
-			collect_targets(L, -1, pos, seen, ts, G, gidx, depth + 1);
+			collect_targets(L, -1, pos, seen, ts, G, gidx,
+					depth + 1);
 			lua_pop(L, 1);
 		}
 		return;
 	}
 	lge_tensor *t = lge_testtensor(L, idx);
 	if (!t)
-		luaL_argerror(L, 1, lua_pushfstring(L, "targets must be tensors "
-						       "(got %s)",
-						    luaL_typename(L, idx)));
+		luaL_argerror(L, 1,
+			      lua_pushfstring(L, "targets must be tensors "
+						 "(got %s)",
+					      luaL_typename(L, idx)));
 	lge_checktensor(L, idx);
 	if (!*G) {
 		*G = t->owner;
@@ -1483,9 +1500,11 @@ static int m_import_graph(lua_State *L)
 						     "and ops of the source "
 						     "graph");
 			else if (k.index == GE_CONTROL)
-				lua_pushfstring(L, "^%s", ge_op_name(S->g, k.op));
+				lua_pushfstring(L, "^%s",
+						ge_op_name(S->g, k.op));
 			else
-				lua_pushfstring(L, "%s:%d", ge_op_name(S->g, k.op),
+				lua_pushfstring(L, "%s:%d",
+						ge_op_name(S->g, k.op),
 						(int)k.index);
 			key = lua_tostring(L, -1);
 			lua_rawseti(L, 5, (lua_Integer)n + 1);

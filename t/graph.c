@@ -310,6 +310,31 @@ static void test_validate(void)
 	ge_graph_free(g);
 }
 
+static void test_colocation_rename(void)
+{
+	ge_graph *g = parse(
+		"node { name: 'v' op: 'NoOp' }\n"
+		"node { name: 'w' op: 'NoOp' }\n"
+		"node { name: 'a' op: 'NoOp' attr { key: '_class' value { list { s: 'loc:@v' s: 'loc:@w' } } } }\n"
+		"node { name: 'b' op: 'NoOp' attr { key: '_class' value { list { s: 'loc:@v' } } } }\n");
+	ok(ge_op_set_name(g, F(g, "v"), "v2", NULL) == 0, "rename v");
+	ge_buf out = GE_BUF_INIT;
+	ge_serialize(g, GE_FMT_GRAPHDEF_TEXT, &out, NULL);
+	const char *t = (const char *)out.data;
+	ok(!strstr(t, "loc:@v\""), "no loc:@v left");
+	const char *first = strstr(t, "loc:@v2");
+	ok(first && strstr(first + 1, "loc:@v2"), "both a and b point at v2");
+	ok(strstr(t, "loc:@w") != NULL, "other entries kept");
+	ok(ge_op_set_name(g, F(g, "v2"), "v3", NULL) == 0, "rename again");
+	out.len = 0;
+	ge_serialize(g, GE_FMT_GRAPHDEF_TEXT, &out, NULL);
+	t = (const char *)out.data;
+	ok(!strstr(t, "loc:@v2") && strstr(t, "loc:@v3"), "the index follows");
+	is_int(0, (long long)ge_graph_validate(g, NULL), "validates");
+	ge_buf_free(&out);
+	ge_graph_free(g);
+}
+
 static void test_clone_reorder(void)
 {
 	ge_graph *g = parse(graphdef);
@@ -410,6 +435,7 @@ int main(void)
 	test_unique_name();
 	test_attrs();
 	test_validate();
+	test_colocation_rename();
 	test_clone_reorder();
 	return tap_done();
 }

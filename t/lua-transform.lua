@@ -423,6 +423,25 @@ do
     t3(v, {dst_scope = "w"})
   end, "copy_op_handler refuses a boolean for new_inputs")
 
+  -- copy_shape keeps _output_shapes when an input changed shape; a
+  -- callable table works as a handler
+  local sg = assert(ge.parse(ph("p", dims(2)) .. ph("q", dims(5)) ..
+    op("m", "Mul", {"p", "p"}, shp(dims(2))), "graphdef-text"))
+  local function shaped(copy_shape, scope)
+    local t = ge.Transformer()
+    t.transform_external_input_handler = setmetatable({}, {__call = function(_, info, x)
+      return info.graph_:tensor("q:0")
+    end})
+    t.transform_op_handler = function(info, o, ni)
+      return ge.transform.copy_op_handler(info, o, ni, {copy_shape = copy_shape})
+    end
+    t(sg:op("m"), {dst_scope = scope})
+    return sg:tensor(scope .. "/m:0").shape
+  end
+  same({2}, shaped(true, "cs"), "copy_shape keeps the source's _output_shapes")
+  ok(not tap.deepeq({2}, shaped(false, "ns")), "without it the stale shape is not kept")
+  is("q:0,q:0", ins(sg, "ns/m"), "a callable table as the input handler")
+
   -- the collections handler switched off
   local tg = assert(ge.parse(TRAIN, "meta-text"))
   local tr4 = ge.Transformer()
