@@ -437,6 +437,16 @@ void ge_tinfo_format(const ge_tinfo *I, ge_buf *out)
 			      ge_op_name(I->g_, I->res_dst.v[i]));
 }
 
+void ge_tinfo_summary(const ge_tinfo *I, ge_buf *out)
+{
+	const char *gn = ge_graph_name(I->g), *gn_ = ge_graph_name(I->g_);
+	ge_buf_printf(out, "transform info: %zu op%s \"%s\" => \"%s\"",
+		      I->res_src.n, I->res_src.n == 1 ? "" : "s", gn, gn_);
+	if (*I->scope || *I->scope_)
+		ge_buf_printf(out, ", scope \"%s\" => \"%s\"", I->scope,
+			      I->scope_);
+}
+
 void ge_tinfo_free(ge_tinfo *I)
 {
 	if (!I)

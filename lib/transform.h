@@ -266,6 +266,9 @@ size_t ge_tinfo_collections_of(ge_tinfo *info, ge_tref elem,
  * the scopes, then "Operations mapping:" and one "  src => dst" line per
  * copied op. */
 void ge_tinfo_format(const ge_tinfo *info, ge_buf *out);
+/* One line: `transform info: 12 ops "a.pb" => "b.pb", scope "f/" => "g/"`
+ * (the scope part only where there is one). */
+void ge_tinfo_summary(const ge_tinfo *info, ge_buf *out);
 
 /* ------------------------------------------------------------ import.c */
 

@@ -394,8 +394,9 @@ static int ti_newindex(lua_State *L)
 	return luaL_error(L, "a TransformerInfo's fields are read-only");
 }
 
-/* tostring(info): the reference's __str__, with graph names for ids. */
-static int ti_tostring(lua_State *L)
+/* tostring(info) is one line, like every object's; info:dump() is the
+ * reference's __str__ (with graph names for ids). */
+static int ti_text(lua_State *L, int full)
 {
 	ltinfo *ti = luaL_checkudata(L, 1, LGE_TINFO);
 	if (ti->state == TI_PENDING || ti->state == TI_FAILED || !ti->I) {
@@ -414,9 +415,22 @@ static int ti_tostring(lua_State *L)
 		lua_pop(L, 1);
 	}
 	ge_buf *b = lge_newbuf(L);
-	ge_tinfo_format(ti->I, b);
+	if (full)
+		ge_tinfo_format(ti->I, b);
+	else
+		ge_tinfo_summary(ti->I, b);
 	lua_pushlstring(L, (const char *)b->data, b->len);
 	return 1;
+}
+
+static int ti_tostring(lua_State *L)
+{
+	return ti_text(L, 0);
+}
+
+static int ti_dump(lua_State *L)
+{
+	return ti_text(L, 1);
 }
 
 /* ------------------------------------------------------------ trampolines */
@@ -1592,6 +1606,7 @@ void lge_open_transform(lua_State *L)
 		{"new_name", ti_new_name},
 		{"in_view", ti_in_view},
 		{"collections_of", ti_collections_of},
+		{"dump", ti_dump},
 		{NULL, NULL},
 	};
 	static const luaL_Reg graph_methods[] = {

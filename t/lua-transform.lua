@@ -507,11 +507,13 @@ do
      "missing_fn applies inside tables")
   is("g/geph__x_0:0", names(v_.inputs), "result inputs in the source view's order")
   is("g/dense_1/Relu:0", names(v_.outputs), "result outputs")
-  local s = tostring(info)
+  is('transform info: 7 ops "<string>" => "<string>", scope "f/" => "g/"', tostring(info),
+     "tostring is one line")
+  local s = info:dump()
   ok(s:find("Transform result info:\n", 1, true) and
      s:find("  f/dense_1/MatMul => g/dense_1/MatMul\n", 1, true) and
      s:find("Relative to source scope: f/", 1, true) and
-     s:find("Within graph[", 1, true), "tostring lists the mapping")
+     s:find("Within graph[", 1, true), "dump lists the mapping")
   ok(not s:find("0x", 1, true), "... without addresses")
   ok(info.graph == g and info.dst_graph == g, "info.graph, info.dst_graph")
   is("f/", info.scope, "info.scope")
