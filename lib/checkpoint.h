@@ -65,15 +65,6 @@ int ge_checkpoint_apply_plan(ge_bundle *src, const char *dst_prefix,
 int ge_savedmodel_apply_plan(const char *dir, const char *src_prefix,
 			     const struct ge_ckpt_plan *plan, ge_error *err);
 
-/* ge_save, and when the result is a SavedModel, its variables/ rewritten
- * with the plan (from the bundle the graph's own SavedModel holds).  The
- * directory is built aside and swapped into place, so path holds the old
- * model or the whole new one.  Without a plan (or an empty one), or for
- * another format, this is ge_save. */
-struct ge_save_opts;
-int ge_save_with_plan(ge_graph *g, const char *path,
-		      const struct ge_save_opts *o,
-		      const struct ge_ckpt_plan *plan, ge_error *err);
 
 /* ------------------------------------------------------------ freeze */
 

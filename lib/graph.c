@@ -111,6 +111,7 @@ void ge_graph_free(ge_graph *g)
 		free(g->dangling[i]);
 	free(g->dangling);
 	ge_coloc_drop(g);
+	ge_ckpt_plan_release(g->ckpt_plan);
 	if (g->meta)
 		ge_meta_free(g->meta);
 	ge_oplist_index_free(g->oplist_idx);

@@ -99,6 +99,9 @@ struct ge_graph {
 	size_t coloc_cap, coloc_n;
 	int coloc_built;
 
+	/* checkpoint keys a save must add (varpolicy.h), or NULL */
+	struct ge_ckpt_plan *ckpt_plan;
+
 	ge_meta *meta;             /* container data, or NULL */
 	int format;                /* ge_format it was loaded from */
 	/* op types of the container's stripped_op_list, or NULL */
@@ -134,6 +137,10 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
  * first malformed byte).  A missing key or value reads as empty. */
 int ge_raw_attr_next(const uint8_t **p, const uint8_t *end, const char **key,
 		     size_t *klen, const uint8_t **val, size_t *vlen);
+
+/* Frees / copies the graph's checkpoint plan (varpolicy.c). */
+void ge_ckpt_plan_release(struct ge_ckpt_plan *p);
+struct ge_ckpt_plan *ge_ckpt_plan_dup(const struct ge_ckpt_plan *p);
 
 /* Forgets the colocation index (rebuilt on the next rename). */
 void ge_coloc_drop(ge_graph *g);

@@ -12,8 +12,10 @@
 #include "graph_impl.h"
 #include "meta.h"
 #include "model.h"
+#include "checkpoint.h"
 #include "opreg.h"
 #include "textpb.h"
+#include "varpolicy.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1143,6 +1145,26 @@ static int save_savedmodel(ge_graph *g, const char *path, ge_format fmt,
 	ge_buf_free(&out);
 	if (rc)
 		goto fail;
+	/* variables that transforms duplicated: the new checkpoint holds
+	 * them too, under their new keys */
+	const ge_ckpt_plan *plan = ge_graph_checkpoint_plan(g);
+	if (plan) {
+		char vars[PATH_MAX];
+		if (!srcdir) {
+			rc = ge_err(err, GE_EINVAL,
+				    "%s: the graph has duplicated variables but "
+				    "no SavedModel variables to copy them from",
+				    path);
+			goto fail;
+		}
+		if (pjoin(vars, sizeof vars, srcdir, "variables/variables")) {
+			rc = ge_err(err, GE_EIO, "%s: path too long", srcdir);
+			goto fail;
+		}
+		rc = ge_savedmodel_apply_plan(tmp, vars, plan, err);
+		if (rc)
+			goto fail;
+	}
 	/* swap the new directory in */
 	if (is_dir(path)) {
 		char old[PATH_MAX];

@@ -1,5 +1,6 @@
 /* varpolicy.c: see varpolicy.h. */
 #include "varpolicy.h"
+#include "graph_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,37 @@ void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst)
 	p->src[p->n] = ge_xstrdup(src);
 	p->dst[p->n] = ge_xstrdup(dst);
 	p->n++;
+}
+
+void ge_ckpt_plan_release(ge_ckpt_plan *p)
+{
+	if (!p)
+		return;
+	ge_ckpt_plan_free(p);
+	free(p);
+}
+
+ge_ckpt_plan *ge_ckpt_plan_dup(const ge_ckpt_plan *p)
+{
+	if (!p || !p->n)
+		return NULL;
+	ge_ckpt_plan *c = ge_xcalloc(1, sizeof *c);
+	for (size_t i = 0; i < p->n; i++)
+		ge_ckpt_plan_add(c, p->src[i], p->dst[i]);
+	return c;
+}
+
+const ge_ckpt_plan *ge_graph_checkpoint_plan(const ge_graph *g)
+{
+	return g->ckpt_plan && g->ckpt_plan->n ? g->ckpt_plan : NULL;
+}
+
+void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
+				  const char *dst)
+{
+	if (!g->ckpt_plan)
+		g->ckpt_plan = ge_xcalloc(1, sizeof *g->ckpt_plan);
+	ge_ckpt_plan_add(g->ckpt_plan, src, dst);
 }
 
 void ge_ckpt_plan_free(ge_ckpt_plan *p)
@@ -1159,8 +1191,12 @@ int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
 			extend_savers(p, I, d, nd);
 			extend_restores(p, d, nd);
 		}
-		for (size_t k = 0; plan && k < nd; k++)
-			ge_ckpt_plan_add(plan, d[k].v->key, d[k].key_);
+		for (size_t k = 0; k < nd; k++) {
+			ge_graph_add_checkpoint_copy(p->g_, d[k].v->key,
+						     d[k].key_);
+			if (plan)
+				ge_ckpt_plan_add(plan, d[k].v->key, d[k].key_);
+		}
 	}
 	for (size_t k = 0; k < nd; k++)
 		free(d[k].key_);

@@ -76,8 +76,18 @@ typedef struct ge_ckpt_plan {
 void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst);
 void ge_ckpt_plan_free(ge_ckpt_plan *p);
 
-/* ge_transform with a variables policy (vo NULL: GE_VARS_AUTO).  plan (may
- * be NULL) is appended to.  On error the ops added to the destination are
+/* The plan a graph carries: what a transform that duplicated variables
+ * left for the checkpoint.  ge_save of a SavedModel applies it, writing
+ * each dst key with its src tensor from the variables of the SavedModel
+ * the graph was loaded from.  NULL when empty. */
+const ge_ckpt_plan *ge_graph_checkpoint_plan(const ge_graph *g);
+/* Adds one entry (for variables a script duplicated by hand). */
+void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
+				  const char *dst);
+
+/* ge_transform with a variables policy (vo NULL: GE_VARS_AUTO).  The keys
+ * of duplicated variables go into the destination graph's plan, and into
+ * plan too when given.  On error the ops added to the destination are
  * removed and nothing else has changed. */
 int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
 		      const ge_transform_opts *o, const ge_var_opts *vo,

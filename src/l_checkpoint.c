@@ -531,60 +531,11 @@ static int m_freeze(lua_State *L)
 		outs[i].index = GE_CONTROL;
 		lua_pop(L, 1);
 	}
-	ge_ckpt_plan plan;
-	lge_getplan(L, 1, &plan);
-	fo.plan = &plan;
+	fo.plan = ge_graph_checkpoint_plan(lge_checkgraph(L, 1)->g);
 	int rc = ge_freeze(h, c->b, outs, n, &fo, &err);
-	ge_ckpt_plan_free(&plan);
 	if (rc != GE_OK)
 		return lge_fail(L, &err);
 	lua_pushvalue(L, hidx);
-	return 1;
-}
-
-/* g:save(path [, {format=, overwrite=}]) for a graph whose transforms
- * duplicated variables: a SavedModel is written with its checkpoint
- * holding the duplicates (ge_save_with_plan); everything else goes to
- * the graph's own save, the upvalue. */
-static int g_save_plan(lua_State *L)
-{
-	ge_graph *g = lge_checkgraph(L, 1)->g;
-	ge_ckpt_plan plan;
-	if (!lge_getplan(L, 1, &plan)) {
-		lua_pushvalue(L, lua_upvalueindex(1));
-		lua_insert(L, 1);
-		lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-		return lua_gettop(L);
-	}
-	/* the plan is freed before anything can raise */
-	ge_save_opts o = {GE_FMT_AUTO, 0};
-	const char *path = lua_tostring(L, 2);
-	int bad = !path || (!lua_isnoneornil(L, 3) && !lua_istable(L, 3));
-	if (!bad && lua_istable(L, 3)) {
-		lua_getfield(L, 3, "format");
-		const char *f = lua_tostring(L, -1);
-		if (f && ge_format_from_name(f, &o.format) != GE_OK)
-			bad = 1;
-		else if (!f && !lua_isnil(L, -1))
-			bad = 1;
-		lua_getfield(L, 3, "overwrite");
-		o.overwrite = lua_toboolean(L, -1);
-		lua_pop(L, 2);
-	}
-	if (bad) {
-		ge_ckpt_plan_free(&plan);
-		/* the graph's own save reports the misuse */
-		lua_pushvalue(L, lua_upvalueindex(1));
-		lua_insert(L, 1);
-		lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-		return lua_gettop(L);
-	}
-	ge_error err;
-	int rc = ge_save_with_plan(g, path, &o, &plan, &err);
-	ge_ckpt_plan_free(&plan);
-	if (rc != GE_OK)
-		return lge_fail(L, &err);
-	lua_pushboolean(L, 1);
 	return 1;
 }
 
@@ -619,12 +570,7 @@ void lge_open_checkpoint(lua_State *L)
 	lge_newtype(L, LGE_CHECKPOINT, meta, methods);
 	lua_pop(L, 1);
 	lge_newtype(L, LGE_GRAPH, NULL, graph_methods);
-	/* wrap the graph's save (the metatable is on the stack) */
-	lua_getfield(L, -1, "__methods");
-	lua_getfield(L, -1, "save");
-	lua_pushcclosure(L, g_save_plan, 1);
-	lua_setfield(L, -2, "save");
-	lua_pop(L, 2);
+	lua_pop(L, 1);
 	luaL_newlib(L, funcs);
 	lua_setfield(L, mod, "checkpoint");
 	lua_pushcfunction(L, m_freeze);

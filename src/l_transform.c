@@ -23,8 +23,8 @@
  * graphs alive as long as the info.
  *
  * Copies go through the variables policy of lib/varpolicy.h (option
- * `variables`, default "auto"), and the checkpoint plan a duplicate leaves
- * is recorded with the destination graph (lge_record_plan).
+ * `variables`, default "auto"); the checkpoint plan a duplicate leaves
+ * stays with the destination graph (lib/varpolicy.h).
  */
 #include "config.h"
 
@@ -923,17 +923,15 @@ static int h_is_predefined(lua_State *L)
 
 /* ------------------------------------------------------------ options */
 
-/* Scratch owned by Lua: the result view and the checkpoint plan. */
+/* Scratch owned by Lua: the result view. */
 typedef struct tscratch {
 	ge_view out;
-	ge_ckpt_plan plan;
 } tscratch;
 
 static int scratch_gc(lua_State *L)
 {
 	tscratch *s = lua_touserdata(L, 1);
 	ge_view_free(&s->out);
-	ge_ckpt_plan_free(&s->plan);
 	return 0;
 }
 
@@ -1211,14 +1209,12 @@ static int run_transform(lua_State *L, int vidx, int gs, int gd, int opts,
 	int rc;
 	if (repl)
 		rc = ge_copy_with_input_replacements_vars(
-			&w->v, repl, n_repl, o, &vo.vo, &s->out, &I, &s->plan,
+			&w->v, repl, n_repl, o, &vo.vo, &s->out, &I, NULL,
 			&err);
 	else
 		rc = ge_transform_vars(tr, &w->v, o, &vo.vo, &s->out, &I,
-				       &s->plan, &err);
+				       NULL, &err);
 	finish(L, r, ti, I, rc, &vo, &err);
-	if (s->plan.n)
-		lge_record_plan(L, gd, &s->plan);
 	lsel_pushview(L, &s->out, gd);
 	lua_pushvalue(L, info);
 	return 2;

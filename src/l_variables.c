@@ -256,100 +256,21 @@ void lge_varopts_check(lua_State *L, lge_varopts *o)
 	}
 }
 
-/* Registry key of the weak-keyed table: graph userdata -> its checkpoint
- * plan {src = {...}, dst = {...}}. */
-static const char PLANS[] = "gerewrite.ckptplans";
-
-static void plans_table(lua_State *L)
-{
-	if (luaL_getsubtable(L, LUA_REGISTRYINDEX, PLANS) == 0) {
-		lua_createtable(L, 0, 1);
-		lua_pushliteral(L, "k");
-		lua_setfield(L, -2, "__mode");
-		lua_setmetatable(L, -2);
-	}
-}
-
-void lge_record_plan(lua_State *L, int gidx, const ge_ckpt_plan *p)
-{
-	if (!p || !p->n)
-		return;
-	gidx = lua_absindex(L, gidx);
-	plans_table(L);
-	lua_pushvalue(L, gidx);
-	if (lua_rawget(L, -2) != LUA_TTABLE) {
-		lua_pop(L, 1);
-		lua_createtable(L, 0, 2);
-		lua_newtable(L);
-		lua_setfield(L, -2, "src");
-		lua_newtable(L);
-		lua_setfield(L, -2, "dst");
-		lua_pushvalue(L, gidx);
-		lua_pushvalue(L, -2);
-		lua_rawset(L, -4);
-	}
-	lua_getfield(L, -1, "src");
-	lua_getfield(L, -2, "dst");
-	lua_Integer n = (lua_Integer)lua_rawlen(L, -2);
-	for (size_t i = 0; i < p->n; i++) {
-		lua_pushstring(L, p->src[i]);
-		lua_rawseti(L, -3, n + (lua_Integer)i + 1);
-		lua_pushstring(L, p->dst[i]);
-		lua_rawseti(L, -2, n + (lua_Integer)i + 1);
-	}
-	lua_pop(L, 4);
-}
-
-int lge_getplan(lua_State *L, int gidx, ge_ckpt_plan *p)
-{
-	memset(p, 0, sizeof *p);
-	gidx = lua_absindex(L, gidx);
-	plans_table(L);
-	lua_pushvalue(L, gidx);
-	if (lua_rawget(L, -2) != LUA_TTABLE) {
-		lua_pop(L, 2);
-		return 0;
-	}
-	lua_getfield(L, -1, "src");
-	lua_getfield(L, -2, "dst");
-	lua_Integer n = (lua_Integer)lua_rawlen(L, -2);
-	for (lua_Integer i = 1; i <= n; i++) {
-		lua_rawgeti(L, -2, i);
-		lua_rawgeti(L, -2, i);
-		if (lua_isstring(L, -2) && lua_isstring(L, -1))
-			ge_ckpt_plan_add(p, lua_tostring(L, -2),
-					 lua_tostring(L, -1));
-		lua_pop(L, 2);
-	}
-	lua_pop(L, 4);
-	return p->n > 0;
-}
-
 /* g:checkpoint_plan() -> {{from = key, to = key}, ...}: the tensors a
  * checkpoint of this graph needs that its source checkpoint holds under
  * other keys (left by transforms that duplicated variables). */
 static int g_checkpoint_plan(lua_State *L)
 {
-	lge_checkgraph(L, 1);
-	lua_newtable(L);
-	plans_table(L);
-	lua_pushvalue(L, 1);
-	if (lua_rawget(L, -2) != LUA_TTABLE) {
-		lua_pop(L, 2);
-		return 1;
-	}
-	lua_getfield(L, -1, "src");
-	lua_getfield(L, -2, "dst");
-	lua_Integer n = (lua_Integer)lua_rawlen(L, -2);
-	for (lua_Integer i = 1; i <= n; i++) {
+	const ge_ckpt_plan *p = ge_graph_checkpoint_plan(lge_checkgraph(L, 1)->g);
+	lua_createtable(L, p ? (int)p->n : 0, 0);
+	for (size_t i = 0; p && i < p->n; i++) {
 		lua_createtable(L, 0, 2);
-		lua_rawgeti(L, -3, i);
+		lua_pushstring(L, p->src[i]);
 		lua_setfield(L, -2, "from");
-		lua_rawgeti(L, -2, i);
+		lua_pushstring(L, p->dst[i]);
 		lua_setfield(L, -2, "to");
-		lua_rawseti(L, -6, i);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
-	lua_pop(L, 4);
 	return 1;
 }
 
@@ -359,16 +280,9 @@ static int g_checkpoint_plan(lua_State *L)
  * variables a script duplicated by hand. */
 static int g_add_checkpoint_copy(lua_State *L)
 {
-	lge_checkgraph(L, 1);
-	ge_ckpt_plan p = {0};
-	const char *from = luaL_checkstring(L, 2);
-	const char *to = luaL_checkstring(L, 3);
-	/* copied into Lua strings before anything can raise */
-	p.n = p.cap = 1;
-	char *src[1] = {(char *)from}, *dst[1] = {(char *)to};
-	p.src = src;
-	p.dst = dst;
-	lge_record_plan(L, 1, &p);
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	ge_graph_add_checkpoint_copy(g, luaL_checkstring(L, 2),
+				     luaL_checkstring(L, 3));
 	return 0;
 }
 

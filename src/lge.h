@@ -215,10 +215,12 @@ void lge_pushvariable(lua_State *L, int gidx, const ge_graph *g,
  *
  *   lge_varopts vo;
  *   lge_checkvaropts(L, opts_idx, graph_idx, &vo);  -- raises on misuse
- *   rc = ge_copy_vars(&view, &o, &vo.vo, &out, &info, &plan, &err);
+ *   rc = ge_copy_vars(&view, &o, &vo.vo, &out, &info, NULL, &err);
  *   lge_varopts_check(L, &vo);     -- re-raises the function's error
  *   if (rc) ...;
- *   lge_record_plan(L, dst_graph_idx, &plan);
+ *
+ * (the checkpoint plan of duplicated variables stays with the destination
+ * graph: ge_graph_checkpoint_plan)
  *
  * lge_checkvaropts pushes one slot (and the function, if one is given),
  * which stay on the stack while the transform runs. */
@@ -231,12 +233,5 @@ typedef struct lge_varopts {
 void lge_checkvaropts(lua_State *L, int opts, int gidx, lge_varopts *o);
 /* [-0, +0, v] */
 void lge_varopts_check(lua_State *L, lge_varopts *o);
-/* [-0, +0, m] Remembers, with the graph userdata at gidx, the checkpoint
- * copies a transform left to do; g:save of a SavedModel carries them
- * out, and ge.freeze reads the duplicates' values through them. */
-void lge_record_plan(lua_State *L, int gidx, const ge_ckpt_plan *p);
-/* [-0, +0, m] The plan recorded for the graph at gidx (into *p, to free
- * with ge_ckpt_plan_free); returns whether there is one. */
-int lge_getplan(lua_State *L, int gidx, ge_ckpt_plan *p);
 
 #endif

@@ -249,13 +249,15 @@ static void ref_duplicate(void)
 	ge_varlist_free(&vl);
 
 	/* saved as a SavedModel, with the checkpoint rewritten */
-	char dir[4096], src[4096];
+	char dir[4096];
 	snprintf(dir, sizeof dir, "%s/dup", tmpdir);
-	snprintf(src, sizeof src, "%s/%s/variables/variables", corpus, HPT);
 	ge_save_opts so = {GE_FMT_SAVEDMODEL, 0};
+	/* the graph carries the plan: ge_save writes the checkpoint with the
+	 * duplicates, no further step */
+	is_int((long long)plan.n, ge_graph_checkpoint_plan(g) ?
+			  (long long)ge_graph_checkpoint_plan(g)->n : 0,
+	       "the graph carries the plan");
 	rc = ge_save(g, dir, &so, &err);
-	if (!rc)
-		rc = ge_savedmodel_apply_plan(dir, src, &plan, &err);
 	is_int(GE_OK, rc, "save the SavedModel and its checkpoint");
 	if (rc)
 		tap_diag("%s", err.msg);
@@ -462,9 +464,12 @@ static void resource_duplicate(void)
 	snprintf(dir, sizeof dir, "%s/res", tmpdir);
 	snprintf(src, sizeof src, "%s/%s/variables/variables", corpus, HPT_RES);
 	ge_save_opts so = {GE_FMT_SAVEDMODEL, 0};
+	/* the graph carries the plan: ge_save writes the checkpoint with the
+	 * duplicates, no further step */
+	is_int((long long)plan.n, ge_graph_checkpoint_plan(g) ?
+			  (long long)ge_graph_checkpoint_plan(g)->n : 0,
+	       "the graph carries the plan");
 	rc = ge_save(g, dir, &so, &err);
-	if (!rc)
-		rc = ge_savedmodel_apply_plan(dir, src, &plan, &err);
 	is_int(GE_OK, rc, "save the SavedModel and its checkpoint");
 	snprintf(prefix, sizeof prefix, "%s/variables/variables", dir);
 	ge_bundle *b = NULL;
