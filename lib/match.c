@@ -764,6 +764,9 @@ static void describe(const ge_pat *p, ge_buf *b, int depth)
 		if (p->cons_min == 1 && p->cons_max == 1)
 			ge_buf_adds(b, ":single_use()");
 		else if (p->cons_max == SIZE_MAX)
+			/* spelled as it is built: no upper bound is nil */
+			ge_buf_printf(b, ":consumers(%zu, nil)", p->cons_min);
+		else if (p->cons_min == p->cons_max)
 			ge_buf_printf(b, ":consumers(%zu)", p->cons_min);
 		else
 			ge_buf_printf(b, ":consumers(%zu, %zu)", p->cons_min,

@@ -120,6 +120,13 @@ is("f i", roots(g2, m.op("Placeholder"):dtype("float32", "int32")), "dtypes")
 is("i", roots(g2, m.op("Placeholder"):shape{4, -1}), "shape")
 is("r", roots(g2, m.op("Relu", m.op("Mul"):single_use())), "single_use")
 is("m2", roots(g2, m.op("Mul"):consumers(2)), "consumers(n)")
+-- tostring spells a count the way it is built
+is('pattern op("Mul"):consumers(2)', tostring(m.op("Mul"):consumers(2)),
+   "tostring: consumers(n) is exactly n")
+is('pattern op("Mul"):consumers(1, nil)', tostring(m.op("Mul"):consumers(1, nil)),
+   "tostring: no upper bound is nil")
+is('pattern op("Mul"):consumers(1, 3)', tostring(m.op("Mul"):consumers(1, 3)),
+   "tostring: a range")
 is("r", roots(g2, m.op("Relu"):control_inputs(true)), "control_inputs(true)")
 is("r2", roots(g2, m.op("Relu"):control_inputs()), "control_inputs(): none")
 is("r", roots(g2, m.op("Relu"):control_inputs(m.const "c")),
