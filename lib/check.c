@@ -251,8 +251,10 @@ static size_t check_node(const Tensorflow__OpDef *d,
 			for (size_t a = 0; a < d->n_attr; a++) {
 				const char *an = d->attr[a]->name;
 				int req = !d->attr[a]->default_value;
-				if (strlen(an) == kv[e].klen &&
-				    !memcmp(an, kv[e].key, kv[e].klen)) {
+				/* first bytes first: most names differ there */
+				if (kv[e].klen && an[0] == kv[e].key[0] &&
+				    !strncmp(an, kv[e].key, kv[e].klen) &&
+				    !an[kv[e].klen]) {
 					ad = d->attr[a];
 					if (req && r < 64)
 						found |= 1ull << r;

@@ -675,6 +675,9 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 		}                                       \
 	} while (0)
 
+	int32_t *nouts = ge_xmalloc((n + 1) * sizeof *nouts);
+	for (size_t i = 0; i < n; i++)
+		nouts[i] = -1;
 	for (size_t i = 0; i < n; i++) {
 		const ge_op *o = &g->ops[i];
 		if (o->flags & OPF_DEAD)
@@ -691,7 +694,11 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 			}
 			if (s >= o->n_in)
 				continue;
-			int k = ge_op_num_outputs(g, t.op);
+			/* an op's output count, once per validation (for unknown
+			 * op types it is worked out from the consumers) */
+			if (nouts[t.op] < 0)
+				nouts[t.op] = ge_op_num_outputs(g, t.op);
+			int k = nouts[t.op];
 			if (t.index >= k)
 				PROBLEM("node '%s': input %u reads '%s:%d' but "
 					"'%s' (%s) has %d output%s",
@@ -733,21 +740,35 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 		}
 	}
 
+	free(nouts);
 	problems += ge_graph_check_attrs(g, (size_t)-1, 0, report);
 
 	/* Cycles: Kahn's algorithm over data and control edges, leaving out
 	 * the back edges of while loops (those out of NextIteration). */
 	uint32_t *indeg = ge_xcalloc(n + 1, sizeof *indeg);
+	uint8_t *back = ge_xcalloc(n + 1, 1); /* NextIteration ops */
+	struct {
+		const char *type;
+		int ni;
+	} memo[64] = {{NULL, 0}};
 	for (size_t i = 0; i < n; i++) {
 		const ge_op *o = &g->ops[i];
-		if (o->flags & OPF_DEAD)
-			continue;
-		for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
-			ge_tref t = o->in[s];
-			if (t.op != GE_NOOP &&
-			    !is_next_iteration(g->ops[t.op].type))
-				indeg[i]++;
+		/* op types are interned: test each distinct pointer once */
+		size_t slot = ((uintptr_t)o->type >> 3) & 63;
+		if (memo[slot].type != o->type) {
+			memo[slot].type = o->type;
+			memo[slot].ni = is_next_iteration(o->type);
 		}
+		back[i] = (uint8_t)memo[slot].ni;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const ge_op *o = &g->ops[i];
+		if ((o->flags & OPF_DEAD) || back[i])
+			continue;
+		for (uint32_t k = 0; k < o->n_uses; k++)
+			indeg[o->uses[k].op]++;
+		for (uint32_t k = 0; k < o->n_couts; k++)
+			indeg[o->couts[k]]++;
 	}
 	ge_opid *queue = ge_xmalloc((n + 1) * sizeof *queue);
 	size_t qh = 0, qt = 0, done = 0;
@@ -758,7 +779,7 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 		ge_opid id = queue[qh++];
 		const ge_op *o = &g->ops[id];
 		done++;
-		if (is_next_iteration(o->type))
+		if (back[id])
 			continue;
 		for (uint32_t k = 0; k < o->n_uses; k++)
 			if (--indeg[o->uses[k].op] == 0)
@@ -779,6 +800,7 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 			}
 	}
 	free(indeg);
+	free(back);
 	free(queue);
 #undef PROBLEM
 	return problems;
