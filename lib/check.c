@@ -45,29 +45,6 @@ static const char *field_name(int f)
 	return f >= 0 && f <= AV_FUNC ? names[f] : "unknown";
 }
 
-/* Finds the first length-delimited field `field` in a message; returns 0
- * and its payload, or -1. */
-static int find_len_field(const uint8_t *p, const uint8_t *end, uint32_t field,
-			  const uint8_t **body, size_t *len)
-{
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return -1;
-		if ((tag >> 3) == field && (tag & 7) == 2) {
-			if (ge_read_varint(&p, end, &l) ||
-			    l > (uint64_t)(end - p))
-				return -1;
-			*body = p;
-			*len = (size_t)l;
-			return 0;
-		}
-		if (ge_skip_field(&p, end, (int)(tag & 7)))
-			return -1;
-	}
-	return -1;
-}
-
 /* Smallest dim size of a TensorShapeProto (dim = 2, Dim.size = 1); 0 for
  * none.  *bad set when the bytes do not parse. */
 static int64_t min_dim(const uint8_t *p, const uint8_t *end, int *bad)
@@ -184,7 +161,7 @@ static int check_value(const Tensorflow__OpDef__AttrDef *d, const uint8_t *v,
 	} else if (kind == AV_TENSOR) {
 		const uint8_t *sh;
 		size_t shl;
-		if (find_len_field(body, body + blen, 2, &sh, &shl) == 0) {
+		if (ge_find_len_field(body, body + blen, 2, &sh, &shl) == 0) {
 			int64_t m = min_dim(sh, sh + shl, &bad);
 			if (bad) {
 				snprintf(msg, cap, "holds a tensor with a "
@@ -299,7 +276,7 @@ static void str_field(const uint8_t *p, const uint8_t *end, uint32_t field,
 	const uint8_t *b;
 	size_t l;
 	out->len = 0;
-	if (find_len_field(p, end, field, &b, &l) == 0)
+	if (ge_find_len_field(p, end, field, &b, &l) == 0)
 		ge_buf_add(out, b, l);
 	else
 		ge_buf_add(out, "", 0);
@@ -333,7 +310,7 @@ static size_t check_library(const ge_graph *g, const uint8_t *p,
 		const uint8_t *sig;
 		size_t sigl;
 		fname.len = 0;
-		if (find_len_field(f, fe, 1, &sig, &sigl) == 0)
+		if (ge_find_len_field(f, fe, 1, &sig, &sigl) == 0)
 			str_field(sig, sig + sigl, 1, &fname);
 		where.len = 0;
 		ge_buf_printf(&where, "function '%s': ",

@@ -670,9 +670,9 @@ size_t ge_tensor_consumers(const ge_graph *g, ge_tref t, ge_opid *out,
  * the next power of two at or above its length (at least 4), so it must
  * grow exactly when its length is such a power.  A pooled array (from the
  * load) is full; its first growth moves it to the heap. */
-static uint32_t pow2_at_least(uint32_t n)
+size_t ge_edge_room(uint32_t n)
 {
-	uint32_t c = 4;
+	size_t c = 4;
 	while (c < n)
 		c *= 2;
 	return c;
@@ -685,9 +685,9 @@ static void *make_room(void *a, uint32_t n, size_t elsz, uint32_t *flags,
 	if (*flags & owned_flag) {
 		if (n < 4 || (n & (n - 1)))
 			return a;
-		return ge_xrealloc(a, (size_t)pow2_at_least(n + 1) * elsz);
+		return ge_xrealloc(a, ge_edge_room(n + 1) * elsz);
 	}
-	void *b = ge_xmalloc((size_t)pow2_at_least(n + 1) * elsz);
+	void *b = ge_xmalloc(ge_edge_room(n + 1) * elsz);
 	if (n)
 		memcpy(b, a, (size_t)n * elsz);
 	*flags |= owned_flag;
@@ -921,7 +921,7 @@ int ge_graph_set_inputs(ge_graph *g, const ge_input_edit *e, size_t n,
 			j++;
 		ge_op *p = OP(g, adds[i].p);
 		uint32_t total = p->n_uses + (uint32_t)(j - i);
-		ge_use *m = ge_xmalloc(pow2_at_least(total) * sizeof *m);
+		ge_use *m = ge_xmalloc(ge_edge_room(total) * sizeof *m);
 		uint32_t a = 0, b = (uint32_t)i, w = 0;
 		while (a < p->n_uses || b < j) {
 			if (b >= j ||

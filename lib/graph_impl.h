@@ -137,6 +137,16 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
  * first malformed byte).  A missing key or value reads as empty. */
 int ge_raw_attr_next(const uint8_t **p, const uint8_t *end, const char **key,
 		     size_t *klen, const uint8_t **val, size_t *vlen);
+/* Finds the first length-delimited field `field` in the message bytes
+ * [p, end): returns 0 and its payload, or -1 (not there, or malformed
+ * before it). */
+int ge_find_len_field(const uint8_t *p, const uint8_t *end, uint32_t field,
+		      const uint8_t **body, size_t *len);
+
+/* The room a heap edge array of n elements has (graph.c's growth rule,
+ * which copies of the arrays must follow): the next power of two at or
+ * above n, at least 4. */
+size_t ge_edge_room(uint32_t n);
 
 /* Frees / copies the graph's checkpoint plan (varpolicy.c). */
 void ge_ckpt_plan_release(struct ge_ckpt_plan *p);

@@ -511,15 +511,14 @@ void ge_graph_write_graphdef(const ge_graph *g, ge_writer *w)
 enum { GD_LIBRARY = 2, GD_VERSIONS = 4, FL_FUNCTION = 1, FL_GRADIENT = 2,
        FD_SIGNATURE = 1, OD_NAME = 1, GR_FUNCTION_NAME = 1 };
 
-/* The payload of the first length-delimited field `f` of a message. */
-static int sub_field(const uint8_t *p, const uint8_t *end, uint32_t f,
-		     const uint8_t **body, size_t *len)
+int ge_find_len_field(const uint8_t *p, const uint8_t *end, uint32_t field,
+		      const uint8_t **body, size_t *len)
 {
 	while (p < end) {
 		uint64_t tag, l;
 		if (ge_read_varint(&p, end, &tag))
 			return -1;
-		if ((tag >> 3) == f && (tag & 7) == 2) {
+		if ((tag >> 3) == field && (tag & 7) == 2) {
 			if (ge_read_varint(&p, end, &l) ||
 			    l > (uint64_t)(end - p))
 				return -1;
@@ -564,10 +563,13 @@ static void each_library_entry(const ge_graph *g, lib_fn fn, void *ud)
 			const uint8_t *nm = NULL, *sig;
 			size_t nl = 0, sl;
 			if (f == FL_FUNCTION &&
-			    sub_field(b, b + l2, FD_SIGNATURE, &sig, &sl) == 0)
-				sub_field(sig, sig + sl, OD_NAME, &nm, &nl);
+			    ge_find_len_field(b, b + l2, FD_SIGNATURE, &sig,
+					      &sl) == 0)
+				ge_find_len_field(sig, sig + sl, OD_NAME, &nm,
+						  &nl);
 			else if (f == FL_GRADIENT)
-				sub_field(b, b + l2, GR_FUNCTION_NAME, &nm, &nl);
+				ge_find_len_field(b, b + l2, GR_FUNCTION_NAME,
+						  &nm, &nl);
 			if (f == FL_FUNCTION || f == FL_GRADIENT)
 				fn(ud, f, es, (size_t)(q - es), nm, nm ? nl : 0);
 		}
@@ -808,14 +810,6 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 
 /* ------------------------------------------------------------ clone */
 
-static size_t pow2_room(uint32_t n)
-{
-	size_t c = 4;
-	while (c < n)
-		c *= 2;
-	return c;
-}
-
 ge_graph *ge_graph_clone(const ge_graph *src)
 {
 	ge_graph *g = ge_graph_new();
@@ -848,17 +842,19 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		o->raw = REBASE(s->raw);
 		/* heap arrays keep room for the next power of two (graph.c) */
 		uint32_t nin = s->n_in + s->n_ctrl;
-		o->in = ge_xmalloc(pow2_room(nin) * sizeof *o->in);
+		o->in = ge_xmalloc(ge_edge_room(nin) * sizeof *o->in);
 		memcpy(o->in, s->in, nin * sizeof *o->in);
-		o->uses = ge_xmalloc(pow2_room(s->n_uses) * sizeof *o->uses);
+		o->uses = ge_xmalloc(ge_edge_room(s->n_uses) * sizeof *o->uses);
 		memcpy(o->uses, s->uses, s->n_uses * sizeof *o->uses);
-		o->couts = ge_xmalloc(pow2_room(s->n_couts) * sizeof *o->couts);
+		o->couts = ge_xmalloc(ge_edge_room(s->n_couts) *
+				      sizeof *o->couts);
 		memcpy(o->couts, s->couts, s->n_couts * sizeof *o->couts);
 		o->flags |= OPF_IN_OWNED | OPF_USES_OWNED | OPF_COUTS_OWNED;
 		o->flags &= ~(uint32_t)OPF_ENTS_OWNED;
 		o->ents = NULL;
 		if (s->n_ents) {
-			o->ents = ge_xmalloc(pow2_room(s->n_ents) * sizeof *o->ents);
+			o->ents = ge_xmalloc(ge_edge_room(s->n_ents) *
+					     sizeof *o->ents);
 			o->flags |= OPF_ENTS_OWNED;
 			for (uint32_t k = 0; k < s->n_ents; k++) {
 				const ge_attr_ent *se = &s->ents[k];

@@ -1,5 +1,6 @@
 /* jsonpb.c: see jsonpb.h. */
 #include "jsonpb.h"
+#include "pbfield.h"
 #include "textpb.h"
 
 #include <float.h>
@@ -75,17 +76,6 @@ static int is_digit(int c)
 	return c >= '0' && c <= '9';
 }
 
-static int hex_val(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
  * forms, no surrogates, nothing above U+10FFFF), or 0. */
 static size_t utf8_seq(const unsigned char *s, const unsigned char *e)
@@ -115,32 +105,6 @@ static size_t utf8_seq(const unsigned char *s, const unsigned char *e)
 	return n;
 }
 
-static void put_utf8(ge_buf *b, uint32_t cp)
-{
-	uint8_t u[4];
-	size_t n;
-	if (cp < 0x80) {
-		u[0] = (uint8_t)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (uint8_t)(0xc0 | (cp >> 6));
-		u[1] = (uint8_t)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (uint8_t)(0xe0 | (cp >> 12));
-		u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-		u[2] = (uint8_t)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (uint8_t)(0xf0 | (cp >> 18));
-		u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-		u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-		u[3] = (uint8_t)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	ge_buf_add(b, u, n);
-}
-
 /* Four hex digits at q, or -1. */
 static long hex4(const char *q, const char *e)
 {
@@ -148,7 +112,7 @@ static long hex4(const char *q, const char *e)
 		return -1;
 	long v = 0;
 	for (int i = 0; i < 4; i++) {
-		int h = hex_val((unsigned char)q[i]);
+		int h = ge_pbf_hex_val((unsigned char)q[i]);
 		if (h < 0)
 			return -1;
 		v = v * 16 + h;
@@ -227,7 +191,7 @@ static int read_string(jreader *r, const char **out, size_t *out_len)
 				     (lo - 0xdc00);
 				q += 6;
 			}
-			put_utf8(&r->sb, (uint32_t)cp);
+			ge_pbf_put_utf8(&r->sb, (uint32_t)cp);
 			break;
 		}
 		default: {
@@ -622,19 +586,6 @@ int ge_json_int64(const ge_json *v, int64_t *out)
 
 /* ================================================================ mapping */
 
-typedef union value {
-	int32_t i32;
-	uint32_t u32;
-	int64_t i64;
-	uint64_t u64;
-	float f;
-	double d;
-	protobuf_c_boolean b;
-	char *s;
-	ProtobufCBinaryData bd;
-	ProtobufCMessage *m;
-} value;
-
 typedef struct mapper {
 	const char *name;
 	ge_error *err;
@@ -644,9 +595,6 @@ typedef struct mapper {
 
 /* parse_value's answer for a value that IGNORE_UNKNOWN drops */
 #define SKIPPED 1
-
-#define MEMBER(msg, off) ((void *)((char *)(msg) + (off)))
-#define CMEMBER(msg, off) ((const void *)((const char *)(msg) + (off)))
 
 static int merr(mapper *m, const ge_json *at, const char *fmt, ...)
 	GE_PRINTF(3, 4);
@@ -661,56 +609,11 @@ static int merr(mapper *m, const ge_json *at, const char *fmt, ...)
 		      at->col, what);
 }
 
-static size_t elt_size(ProtobufCType t)
-{
-	switch (t) {
-	case PROTOBUF_C_TYPE_INT32:
-	case PROTOBUF_C_TYPE_SINT32:
-	case PROTOBUF_C_TYPE_SFIXED32:
-	case PROTOBUF_C_TYPE_UINT32:
-	case PROTOBUF_C_TYPE_FIXED32:
-	case PROTOBUF_C_TYPE_FLOAT:
-	case PROTOBUF_C_TYPE_ENUM:
-		return 4;
-	case PROTOBUF_C_TYPE_INT64:
-	case PROTOBUF_C_TYPE_SINT64:
-	case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return 8;
-	case PROTOBUF_C_TYPE_BOOL:
-		return sizeof(protobuf_c_boolean);
-	case PROTOBUF_C_TYPE_STRING:
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return sizeof(void *);
-	case PROTOBUF_C_TYPE_BYTES:
-		return sizeof(ProtobufCBinaryData);
-	}
-	return 0;
-}
-
-static ProtobufCMessage *new_message(const ProtobufCMessageDescriptor *d)
-{
-	ProtobufCMessage *msg = ge_xmalloc(d->sizeof_message);
-	protobuf_c_message_init(d, msg);
-	return msg;
-}
-
-/* protoc-c gives map entries no mark of their own; this is their shape. */
-static int is_map_entry(const ProtobufCMessageDescriptor *d)
-{
-	size_t n = strlen(d->short_name);
-	return d->n_fields == 2 && n > 5 &&
-	       strcmp(d->short_name + n - 5, "Entry") == 0 &&
-	       d->fields[0].id == 1 && strcmp(d->fields[0].name, "key") == 0 &&
-	       d->fields[1].id == 2 && strcmp(d->fields[1].name, "value") == 0;
-}
-
 static int is_map_field(const ProtobufCFieldDescriptor *f)
 {
 	return f->label == PROTOBUF_C_LABEL_REPEATED &&
-	       f->type == PROTOBUF_C_TYPE_MESSAGE && is_map_entry(f->descriptor);
+	       f->type == PROTOBUF_C_TYPE_MESSAGE &&
+	       ge_pbf_is_map_entry(f->descriptor);
 }
 
 /* google.protobuf.Int64Value and friends: JSON writes their bare value. */
@@ -730,20 +633,6 @@ wrapper_field(const ProtobufCMessageDescriptor *d)
 		if (!strcmp(d->name + 16, names[i]))
 			return &d->fields[0];
 	return NULL;
-}
-
-static int is_any(const ProtobufCMessageDescriptor *d,
-		  const ProtobufCFieldDescriptor **url,
-		  const ProtobufCFieldDescriptor **val)
-{
-	if (strcmp(d->name, "google.protobuf.Any") != 0)
-		return 0;
-	*url = protobuf_c_message_descriptor_get_field_by_name(d, "type_url");
-	*val = protobuf_c_message_descriptor_get_field_by_name(d, "value");
-	return *url && *val && (*url)->type == PROTOBUF_C_TYPE_STRING &&
-	       (*val)->type == PROTOBUF_C_TYPE_BYTES &&
-	       (*url)->label != PROTOBUF_C_LABEL_REPEATED &&
-	       (*val)->label != PROTOBUF_C_LABEL_REPEATED;
 }
 
 /* Whether key is the lowerCamelCase JSON name protoc derives from a field
@@ -812,7 +701,7 @@ static int get_integer(mapper *m, const ProtobufCFieldDescriptor *f,
 }
 
 static int parse_int(mapper *m, const ProtobufCFieldDescriptor *f,
-		     const ge_json *v, ProtobufCType t, value *out)
+		     const ge_json *v, ProtobufCType t, ge_pbf_value *out)
 {
 	int neg, rc;
 	uint64_t mag;
@@ -846,12 +735,12 @@ static int parse_int(mapper *m, const ProtobufCFieldDescriptor *f,
 	if (bad)
 		return merr(m, v, "field '%s': %.40s is out of range for %s",
 			    f->name, v->str, t == PROTOBUF_C_TYPE_ENUM ? "an enum" :
-			    elt_size(t) == 4 ? "32 bits" : "64 bits");
+			    ge_pbf_elt_size(t) == 4 ? "32 bits" : "64 bits");
 	return GE_OK;
 }
 
 static int parse_float(mapper *m, const ProtobufCFieldDescriptor *f,
-		       const ge_json *v, value *out)
+		       const ge_json *v, ge_pbf_value *out)
 {
 	int is_f = f->type == PROTOBUF_C_TYPE_FLOAT;
 	double d;
@@ -961,7 +850,7 @@ static int parse_message(mapper *m, const ge_json *v,
 /* One value of field f (an element, for repeated fields).  Returns GE_OK,
  * SKIPPED (an unknown enum name under IGNORE_UNKNOWN), or an error. */
 static int parse_value(mapper *m, const ProtobufCFieldDescriptor *f,
-		       const ge_json *v, value *out)
+		       const ge_json *v, ge_pbf_value *out)
 {
 	memset(out, 0, sizeof *out);
 	switch (f->type) {
@@ -1023,21 +912,9 @@ static int parse_value(mapper *m, const ProtobufCFieldDescriptor *f,
 	}
 }
 
-static void set_single(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f,
-		       value *v)
-{
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-		*(uint32_t *)MEMBER(msg, f->quantifier_offset) = f->id;
-	else if (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-		 f->type != PROTOBUF_C_TYPE_STRING &&
-		 f->type != PROTOBUF_C_TYPE_MESSAGE)
-		*(protobuf_c_boolean *)MEMBER(msg, f->quantifier_offset) = 1;
-	memcpy(MEMBER(msg, f->offset), v, elt_size(f->type));
-}
-
 /* A map key (always a JSON string) converted to the key field's type. */
 static int parse_key(mapper *m, const ProtobufCFieldDescriptor *kf,
-		     const ge_json *member, value *out)
+		     const ge_json *member, ge_pbf_value *out)
 {
 	ge_json k;
 	memset(&k, 0, sizeof k);
@@ -1066,19 +943,16 @@ static int parse_map(mapper *m, ProtobufCMessage *msg,
 	if (v->type != GE_JSON_OBJECT)
 		return merr(m, v, "field '%s': a map is written as an object, "
 			    "not as %s", f->name, ge_json_type_name(v->type));
-	size_t *n = MEMBER(msg, f->quantifier_offset);
-	ProtobufCMessage ***arr = MEMBER(msg, f->offset);
-	*arr = v->n ? ge_xcalloc(v->n, sizeof **arr) : NULL;
 	for (size_t i = 0; i < v->n; i++) {
 		const ge_json *mv = &v->kids[i];
-		ProtobufCMessage *ent = new_message(ed);
-		value kv, vv;
+		ProtobufCMessage *ent = ge_pbf_new_message(ed);
+		ge_pbf_value kv, vv;
 		int rc = parse_key(m, kf, mv, &kv);
 		if (rc) {
 			protobuf_c_message_free_unpacked(ent, NULL);
 			return rc;
 		}
-		set_single(ent, kf, &kv);
+		ge_pbf_set(ent, kf, &kv);
 		if (mv->type == GE_JSON_NULL)
 			rc = merr(m, mv, "field '%s': null is not allowed as a "
 				  "map value", f->name);
@@ -1092,8 +966,9 @@ static int parse_map(mapper *m, ProtobufCMessage *msg,
 			protobuf_c_message_free_unpacked(ent, NULL);
 			return rc;
 		}
-		set_single(ent, vf, &vv);
-		(*arr)[(*n)++] = ent;
+		ge_pbf_set(ent, vf, &vv);
+		ge_pbf_value entry = {.m = ent};
+		ge_pbf_append(msg, f, &entry);
 	}
 	return GE_OK;
 }
@@ -1104,13 +979,9 @@ static int parse_repeated(mapper *m, ProtobufCMessage *msg,
 	if (v->type != GE_JSON_ARRAY)
 		return merr(m, v, "field '%s' is repeated: expected an array, "
 			    "got %s", f->name, ge_json_type_name(v->type));
-	size_t sz = elt_size(f->type);
-	size_t *n = MEMBER(msg, f->quantifier_offset);
-	void **arr = MEMBER(msg, f->offset);
-	*arr = v->n ? ge_xcalloc(v->n, sz) : NULL;
 	for (size_t i = 0; i < v->n; i++) {
 		const ge_json *ev = &v->kids[i];
-		value val;
+		ge_pbf_value val;
 		if (ev->type == GE_JSON_NULL)
 			return merr(m, ev, "field '%s': null is not allowed in "
 				    "a list", f->name);
@@ -1119,8 +990,7 @@ static int parse_repeated(mapper *m, ProtobufCMessage *msg,
 			continue;
 		if (rc)
 			return rc;
-		memcpy((char *)*arr + *n * sz, &val, sz);
-		(*n)++;
+		ge_pbf_append(msg, f, &val);
 	}
 	return GE_OK;
 }
@@ -1158,32 +1028,25 @@ static int parse_fields(mapper *m, const ge_json *v, ProtobufCMessage *msg,
 		seen[idx] = 1;
 		if (mv->type == GE_JSON_NULL)
 			continue;
-		if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-			uint32_t c = *(const uint32_t *)CMEMBER(
-				msg, f->quantifier_offset);
-			if (c && c != f->id) {
-				const ProtobufCFieldDescriptor *o =
-					protobuf_c_message_descriptor_get_field(
-						d, c);
-				rc = merr(m, mv, "field '%s' is in the same oneof "
-					  "as '%s', which is already set",
-					  f->name, o ? o->name : "?");
-				break;
-			}
+		const char *rival = ge_pbf_oneof_rival(msg, f);
+		if (rival) {
+			rc = merr(m, mv, "field '%s' is in the same oneof as "
+				  "'%s', which is already set", f->name, rival);
+			break;
 		}
 		if (is_map_field(f)) {
 			rc = parse_map(m, msg, f, mv);
 		} else if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			rc = parse_repeated(m, msg, f, mv);
 		} else {
-			value val;
+			ge_pbf_value val;
 			rc = parse_value(m, f, mv, &val);
 			if (rc == SKIPPED) {
 				rc = GE_OK;
 				continue;
 			}
 			if (!rc)
-				set_single(msg, f, &val);
+				ge_pbf_set(msg, f, &val);
 		}
 		if (rc)
 			break;
@@ -1218,7 +1081,7 @@ static int parse_any(mapper *m, const ge_json *v, ProtobufCMessage *msg,
 	ProtobufCMessage *inner;
 	int rc;
 	const ProtobufCFieldDescriptor *u2, *v2;
-	if (wrapper_field(td) || is_any(td, &u2, &v2)) {
+	if (wrapper_field(td) || ge_pbf_any_fields(td, &u2, &v2)) {
 		/* types with a JSON form of their own sit under "value" */
 		const ge_json *val = NULL;
 		for (size_t i = 0; i < v->n; i++) {
@@ -1238,7 +1101,7 @@ static int parse_any(mapper *m, const ge_json *v, ProtobufCMessage *msg,
 				    td->name);
 		rc = parse_message(m, val, td, &inner);
 	} else {
-		inner = new_message(td);
+		inner = ge_pbf_new_message(td);
 		m->depth++;
 		rc = parse_fields(m, v, inner, 1);
 		m->depth--;
@@ -1249,17 +1112,7 @@ static int parse_any(mapper *m, const ge_json *v, ProtobufCMessage *msg,
 	}
 	if (rc)
 		return rc;
-	value val;
-	val.bd.len = protobuf_c_message_get_packed_size(inner);
-	val.bd.data = NULL;
-	if (val.bd.len) {
-		val.bd.data = ge_xmalloc(val.bd.len);
-		protobuf_c_message_pack(inner, val.bd.data);
-	}
-	protobuf_c_message_free_unpacked(inner, NULL);
-	set_single(msg, fv, &val);
-	val.s = ge_xstrndup(t->str, t->len);
-	set_single(msg, fu, &val);
+	ge_pbf_set_any(msg, fu, fv, inner, t->str, t->len);
 	return GE_OK;
 }
 
@@ -1273,16 +1126,16 @@ static int parse_message(mapper *m, const ge_json *v,
 	if (m->depth >= GE_JSON_MAX_DEPTH)
 		return merr(m, v, "messages nested deeper than %d levels",
 			    GE_JSON_MAX_DEPTH);
-	ProtobufCMessage *msg = new_message(d);
+	ProtobufCMessage *msg = ge_pbf_new_message(d);
 	m->depth++;
 	if (wf) {
-		value val;
+		ge_pbf_value val;
 		rc = v->type == GE_JSON_NULL ? GE_OK : parse_value(m, wf, v, &val);
 		if (rc == SKIPPED)
 			rc = GE_OK;
 		else if (!rc && v->type != GE_JSON_NULL)
-			set_single(msg, wf, &val);
-	} else if (is_any(d, &fu, &fv)) {
+			ge_pbf_set(msg, wf, &val);
+	} else if (ge_pbf_any_fields(d, &fu, &fv)) {
 		rc = parse_any(m, v, msg, fu, fv);
 	} else if (v->type != GE_JSON_OBJECT) {
 		rc = merr(m, v, "expected an object for %s, got %s", d->name,

@@ -369,28 +369,34 @@ static int op_check(const ge_graph *g, ge_opid op, ge_error *err)
 	return GE_OK;
 }
 
-static void control_set(const ge_graph *g, ge_opid op, ge_opset *s)
+/* Checks op and the n ops of cops, then fills s (which the caller frees)
+ * with the control inputs op has now; s is left alone on an error. */
+static int control_set(const ge_graph *g, ge_opid op, const ge_opid *cops,
+		       size_t n, ge_opset *s, ge_error *err)
 {
-	size_t n = ge_op_num_control_inputs(g, op);
-	ge_opset_init(s, g);
-	for (size_t i = 0; i < n; i++) {
-		ge_opid c = ge_op_control_input(g, op, i);
-		if (c != GE_NOOP)
-			ge_opset_add(s, c);
-	}
-}
-
-int ge_add_control_inputs(ge_graph *g, ge_opid op, const ge_opid *cops,
-			  size_t n, ge_error *err)
-{
-	ge_opset have;
 	int rc;
 	if ((rc = op_check(g, op, err)))
 		return rc;
 	for (size_t i = 0; i < n; i++)
 		if ((rc = op_check(g, cops[i], err)))
 			return rc;
-	control_set(g, op, &have);
+	size_t k = ge_op_num_control_inputs(g, op);
+	ge_opset_init(s, g);
+	for (size_t i = 0; i < k; i++) {
+		ge_opid c = ge_op_control_input(g, op, i);
+		if (c != GE_NOOP)
+			ge_opset_add(s, c);
+	}
+	return GE_OK;
+}
+
+int ge_add_control_inputs(ge_graph *g, ge_opid op, const ge_opid *cops,
+			  size_t n, ge_error *err)
+{
+	ge_opset have;
+	int rc = control_set(g, op, cops, n, &have, err);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < n && rc == GE_OK; i++)
 		if (!ge_opset_insert(&have, cops[i]))
 			rc = ge_err(err, GE_EINVAL,
@@ -406,13 +412,9 @@ int ge_remove_control_inputs(ge_graph *g, ge_opid op, const ge_opid *cops,
 			     size_t n, ge_error *err)
 {
 	ge_opset have;
-	int rc;
-	if ((rc = op_check(g, op, err)))
+	int rc = control_set(g, op, cops, n, &have, err);
+	if (rc)
 		return rc;
-	for (size_t i = 0; i < n; i++)
-		if ((rc = op_check(g, cops[i], err)))
-			return rc;
-	control_set(g, op, &have);
 	for (size_t i = 0; i < n && rc == GE_OK; i++)
 		if (!ge_opset_has(&have, cops[i]))
 			rc = ge_err(err, GE_EINVAL,

@@ -1,5 +1,6 @@
 /* textpb.c: see textpb.h. */
 #include "textpb.h"
+#include "pbfield.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -34,22 +35,6 @@ const ProtobufCMessageDescriptor *ge_textpb_lookup(const char *name, size_t n)
 	return NULL;
 }
 
-/* Any is recognised by its full name and the shape of its two fields, so
- * this file needs none of the generated code. */
-static int any_fields(const ProtobufCMessageDescriptor *d,
-		      const ProtobufCFieldDescriptor **url,
-		      const ProtobufCFieldDescriptor **val)
-{
-	if (strcmp(d->name, "google.protobuf.Any") != 0)
-		return 0;
-	*url = protobuf_c_message_descriptor_get_field_by_name(d, "type_url");
-	*val = protobuf_c_message_descriptor_get_field_by_name(d, "value");
-	return *url && *val && (*url)->type == PROTOBUF_C_TYPE_STRING &&
-	       (*val)->type == PROTOBUF_C_TYPE_BYTES &&
-	       (*url)->label != PROTOBUF_C_LABEL_REPEATED &&
-	       (*val)->label != PROTOBUF_C_LABEL_REPEATED;
-}
-
 /* Characters allowed in the brackets of an expanded Any. */
 static int is_url_char(int c)
 {
@@ -59,35 +44,6 @@ static int is_url_char(int c)
 }
 
 /* ---------------------------------------------------------------- helpers */
-
-static size_t elt_size(ProtobufCType t)
-{
-	switch (t) {
-	case PROTOBUF_C_TYPE_INT32:
-	case PROTOBUF_C_TYPE_SINT32:
-	case PROTOBUF_C_TYPE_SFIXED32:
-	case PROTOBUF_C_TYPE_UINT32:
-	case PROTOBUF_C_TYPE_FIXED32:
-	case PROTOBUF_C_TYPE_FLOAT:
-	case PROTOBUF_C_TYPE_ENUM:
-		return 4;
-	case PROTOBUF_C_TYPE_INT64:
-	case PROTOBUF_C_TYPE_SINT64:
-	case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return 8;
-	case PROTOBUF_C_TYPE_BOOL:
-		return sizeof(protobuf_c_boolean);
-	case PROTOBUF_C_TYPE_STRING:
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return sizeof(void *);
-	case PROTOBUF_C_TYPE_BYTES:
-		return sizeof(ProtobufCBinaryData);
-	}
-	return 0;
-}
 
 static const char *type_name(ProtobufCType t)
 {
@@ -113,17 +69,8 @@ static const char *type_name(ProtobufCType t)
 	return "?";
 }
 
-#define MEMBER(msg, off) ((void *)((char *)(msg) + (off)))
-#define CMEMBER(msg, off) ((const void *)((const char *)(msg) + (off)))
 /* Element count of a repeated field. */
 #define N_REPEATED(msg, f) (*(const size_t *)CMEMBER((msg), (f)->quantifier_offset))
-
-static ProtobufCMessage *new_message(const ProtobufCMessageDescriptor *d)
-{
-	ProtobufCMessage *m = ge_xmalloc(d->sizeof_message);
-	protobuf_c_message_init(d, m);
-	return m;
-}
 
 /* ---------------------------------------------------------------- lexer */
 
@@ -150,16 +97,6 @@ static int is_digit(int c) { return c >= '0' && c <= '9'; }
 static int is_alpha(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-static int hex_val(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static int perr_at(parser *ps, int line, int col, const char *fmt, ...)
@@ -194,40 +131,14 @@ static int col_of(parser *ps, const char *q)
 	return (int)(q - ps->line_start) + 1;
 }
 
-static void put_utf8(ge_buf *b, uint32_t cp)
-{
-	uint8_t u[4];
-	size_t n;
-	if (cp < 0x80) {
-		u[0] = (uint8_t)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (uint8_t)(0xc0 | (cp >> 6));
-		u[1] = (uint8_t)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (uint8_t)(0xe0 | (cp >> 12));
-		u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-		u[2] = (uint8_t)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (uint8_t)(0xf0 | (cp >> 18));
-		u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-		u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-		u[3] = (uint8_t)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	ge_buf_add(b, u, n);
-}
-
 /* Reads exactly n hex digits at *q; -1 if they are not there. */
 static long hex_n(const char **q, const char *end, int n)
 {
 	long v = 0;
 	for (int i = 0; i < n; i++) {
-		if (*q >= end || hex_val(**q) < 0)
+		if (*q >= end || ge_pbf_hex_val(**q) < 0)
 			return -1;
-		v = v * 16 + hex_val(**q);
+		v = v * 16 + ge_pbf_hex_val(**q);
 		(*q)++;
 	}
 	return v;
@@ -278,8 +189,8 @@ static int lex_string(parser *ps)
 		}
 		case 'x': case 'X': {
 			int v = 0, n = 0;
-			for (; n < 2 && q < e && hex_val(*q) >= 0; n++)
-				v = v * 16 + hex_val(*q++);
+			for (; n < 2 && q < e && ge_pbf_hex_val(*q) >= 0; n++)
+				v = v * 16 + ge_pbf_hex_val(*q++);
 			if (n == 0)
 				return perr_at(ps, ps->line, col_of(ps, bs),
 					       "escape '\\%c' needs hex digits", c);
@@ -308,7 +219,7 @@ static int lex_string(parser *ps)
 				return perr_at(ps, ps->line, col_of(ps, bs),
 					       "escape '%.*s' is not a Unicode "
 					       "code point", (int)(q - bs), bs);
-			put_utf8(&ps->str, (uint32_t)cp);
+			ge_pbf_put_utf8(&ps->str, (uint32_t)cp);
 			break;
 		}
 		default:
@@ -334,7 +245,7 @@ static int lex_number(parser *ps)
 	if (*q == '0' && q + 1 < e && (q[1] == 'x' || q[1] == 'X')) {
 		q += 2;
 		const char *s = q;
-		while (q < e && hex_val(*q) >= 0)
+		while (q < e && ge_pbf_hex_val(*q) >= 0)
 			q++;
 		if (q == s)
 			return perr(ps, "'0x' must be followed by hex digits");
@@ -458,19 +369,6 @@ static int ident_is_ci(parser *ps, const char *s)
 
 /* ---------------------------------------------------------------- values */
 
-typedef union value {
-	int32_t i32;
-	uint32_t u32;
-	int64_t i64;
-	uint64_t u64;
-	float f;
-	double d;
-	protobuf_c_boolean b;
-	char *s;
-	ProtobufCBinaryData bd;
-	ProtobufCMessage *m;
-} value;
-
 /* The magnitude of the integer token text; -1 when it exceeds 64 bits. */
 static int token_u64(parser *ps, uint64_t *out)
 {
@@ -485,7 +383,7 @@ static int token_u64(parser *ps, uint64_t *out)
 	}
 	uint64_t v = 0;
 	for (; s < e; s++) {
-		unsigned d = (unsigned)hex_val(*s);
+		unsigned d = (unsigned)ge_pbf_hex_val(*s);
 		if (v > (UINT64_MAX - d) / base)
 			return -1;
 		v = v * base + d;
@@ -494,7 +392,7 @@ static int token_u64(parser *ps, uint64_t *out)
 	return 0;
 }
 
-static void value_free(const ProtobufCFieldDescriptor *f, value *v)
+static void value_free(const ProtobufCFieldDescriptor *f, ge_pbf_value *v)
 {
 	if (f->type == PROTOBUF_C_TYPE_STRING)
 		free(v->s);
@@ -504,7 +402,8 @@ static void value_free(const ProtobufCFieldDescriptor *f, value *v)
 		protobuf_c_message_free_unpacked(v->m, NULL);
 }
 
-static int parse_int(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
+static int parse_int(parser *ps, const ProtobufCFieldDescriptor *f,
+		     ge_pbf_value *v)
 {
 	char tb[64];
 	int line = ps->tline, col = ps->tcol, neg = 0;
@@ -553,7 +452,8 @@ static int parse_int(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
 	return next(ps);
 }
 
-static int parse_float(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
+static int parse_float(parser *ps, const ProtobufCFieldDescriptor *f,
+		       ge_pbf_value *v)
 {
 	char tb[64];
 	int neg = 0, rc;
@@ -610,7 +510,8 @@ static int parse_float(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
 	return next(ps);
 }
 
-static int parse_bool(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
+static int parse_bool(parser *ps, const ProtobufCFieldDescriptor *f,
+		      ge_pbf_value *v)
 {
 	char tb[64];
 	if (ident_is(ps, "true") || ident_is(ps, "True") || ident_is(ps, "t")) {
@@ -631,7 +532,8 @@ static int parse_bool(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
 	return next(ps);
 }
 
-static int parse_enum(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
+static int parse_enum(parser *ps, const ProtobufCFieldDescriptor *f,
+		      ge_pbf_value *v)
 {
 	const ProtobufCEnumDescriptor *ed = f->descriptor;
 	char tb[64];
@@ -655,7 +557,8 @@ static int parse_enum(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
 		    tokdesc(ps, tb, sizeof tb));
 }
 
-static int parse_bytes(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
+static int parse_bytes(parser *ps, const ProtobufCFieldDescriptor *f,
+		       ge_pbf_value *v)
 {
 	char tb[64];
 	int line = ps->tline, col = ps->tcol, rc;
@@ -698,7 +601,7 @@ static int parse_message(parser *ps, const ProtobufCMessageDescriptor *d,
 			    GE_TEXTPB_MAX_DEPTH);
 	if ((rc = next(ps)))
 		return rc;
-	ProtobufCMessage *m = new_message(d);
+	ProtobufCMessage *m = ge_pbf_new_message(d);
 	ps->depth++;
 	rc = parse_body(ps, m, close);
 	ps->depth--;
@@ -712,7 +615,8 @@ static int parse_message(parser *ps, const ProtobufCMessageDescriptor *d,
 	return GE_OK;
 }
 
-static int parse_value(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
+static int parse_value(parser *ps, const ProtobufCFieldDescriptor *f,
+		       ge_pbf_value *v)
 {
 	char tb[64];
 	switch (f->type) {
@@ -736,44 +640,17 @@ static int parse_value(parser *ps, const ProtobufCFieldDescriptor *f, value *v)
 	}
 }
 
-/*
- * Puts v into msg; the message owns it from here.  Repeated arrays grow to
- * the next power of two whenever the count reaches one, so no capacity has
- * to be stored beside protobuf-c's count.
- */
-static void store(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f,
-		  value *v)
-{
-	size_t sz = elt_size(f->type);
-	if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-		size_t *n = MEMBER(msg, f->quantifier_offset);
-		void **arr = MEMBER(msg, f->offset);
-		if ((*n & (*n - 1)) == 0)
-			*arr = ge_xrealloc(*arr, (*n ? *n * 2 : 1) * sz);
-		memcpy((char *)*arr + *n * sz, v, sz);
-		(*n)++;
-		return;
-	}
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-		*(uint32_t *)MEMBER(msg, f->quantifier_offset) = f->id;
-	else if (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-		 f->type != PROTOBUF_C_TYPE_STRING &&
-		 f->type != PROTOBUF_C_TYPE_MESSAGE)
-		*(protobuf_c_boolean *)MEMBER(msg, f->quantifier_offset) = 1;
-	memcpy(MEMBER(msg, f->offset), v, sz);
-}
-
 static int parse_and_store(parser *ps, ProtobufCMessage *msg,
 			   const ProtobufCFieldDescriptor *f)
 {
-	value v;
+	ge_pbf_value v;
 	memset(&v, 0, sizeof v);
 	int rc = parse_value(ps, f, &v);
 	if (rc) {
 		value_free(f, &v);
 		return rc;
 	}
-	store(msg, f, &v);
+	ge_pbf_store(msg, f, &v);
 	return GE_OK;
 }
 
@@ -822,7 +699,7 @@ static int parse_any(parser *ps, ProtobufCMessage *msg, unsigned char *seen)
 	if (q >= e || *q != ']' || n == 0)
 		return perr_at(ps, ps->line, col_of(ps, q),
 			       "expected a type URL and ']' after '['");
-	if (!any_fields(d, &fu, &fv))
+	if (!ge_pbf_any_fields(d, &fu, &fv))
 		return perr_at(ps, line, col, "extensions are not supported "
 			       "('[%.*s]' in %s)", (int)n, url, d->name);
 	if (seen[fu - d->fields] || seen[fv - d->fields])
@@ -852,17 +729,7 @@ static int parse_any(parser *ps, ProtobufCMessage *msg, unsigned char *seen)
 	ProtobufCMessage *m;
 	if ((rc = parse_message(ps, td, &m)))
 		return rc;
-	value v;
-	v.bd.len = protobuf_c_message_get_packed_size(m);
-	v.bd.data = NULL;
-	if (v.bd.len) {
-		v.bd.data = ge_xmalloc(v.bd.len);
-		protobuf_c_message_pack(m, v.bd.data);
-	}
-	protobuf_c_message_free_unpacked(m, NULL);
-	store(msg, fv, &v);
-	v.s = ge_xstrndup(url, n);
-	store(msg, fu, &v);
+	ge_pbf_set_any(msg, fu, fv, m, url, n);
 	seen[fu - d->fields] = seen[fv - d->fields] = 1;
 	return GE_OK;
 }
@@ -891,16 +758,10 @@ static int parse_field(parser *ps, ProtobufCMessage *msg, unsigned char *seen)
 	int repeated = f->label == PROTOBUF_C_LABEL_REPEATED;
 	if (!repeated && seen[idx])
 		return perr(ps, "field '%s' is given more than once", f->name);
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-		uint32_t c = *(const uint32_t *)CMEMBER(msg, f->quantifier_offset);
-		if (c && c != f->id) {
-			const ProtobufCFieldDescriptor *o =
-				protobuf_c_message_descriptor_get_field(d, c);
-			return perr(ps, "field '%s' is in the same oneof as '%s', "
-				    "which is already set", f->name,
-				    o ? o->name : "?");
-		}
-	}
+	const char *rival = ge_pbf_oneof_rival(msg, f);
+	if (rival)
+		return perr(ps, "field '%s' is in the same oneof as '%s', "
+			    "which is already set", f->name, rival);
 	seen[idx] = 1;
 	if ((rc = next(ps)))
 		return rc;
@@ -971,7 +832,7 @@ int ge_textpb_parse(const char *text, size_t len,
 	ps.err = err;
 	*out = NULL;
 
-	ProtobufCMessage *m = new_message(desc);
+	ProtobufCMessage *m = ge_pbf_new_message(desc);
 	int rc = next(&ps);
 	if (!rc)
 		rc = parse_body(&ps, m, 0);
@@ -1028,7 +889,7 @@ static int is_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor 
 	case PROTOBUF_C_TYPE_MESSAGE:
 		return *(const void *const *)mem != NULL;
 	default:
-		if (elt_size(f->type) == 8)
+		if (ge_pbf_elt_size(f->type) == 8)
 			return *(const uint64_t *)mem != 0;
 		return *(const uint32_t *)mem != 0;
 	}
@@ -1133,7 +994,7 @@ static int has_unknown(const ProtobufCMessage *m)
 static int print_any(ge_buf *b, const ProtobufCMessage *any, int lvl)
 {
 	const ProtobufCFieldDescriptor *fu, *fv;
-	if (!any_fields(any->descriptor, &fu, &fv) || !is_present(any, fu))
+	if (!ge_pbf_any_fields(any->descriptor, &fu, &fv) || !is_present(any, fu))
 		return 0;
 	const char *url = *(char *const *)CMEMBER(any, fu->offset);
 	const ProtobufCBinaryData *bd = CMEMBER(any, fv->offset);
@@ -1241,23 +1102,13 @@ static void print_value(ge_buf *b, const ProtobufCFieldDescriptor *f,
 	ge_buf_addc(b, '\n');
 }
 
-/* protoc-c gives map entries no mark of their own; this is their shape. */
-static int is_map_entry(const ProtobufCMessageDescriptor *d)
-{
-	size_t n = strlen(d->short_name);
-	return d->n_fields == 2 && n > 5 &&
-	       strcmp(d->short_name + n - 5, "Entry") == 0 &&
-	       d->fields[0].id == 1 && strcmp(d->fields[0].name, "key") == 0 &&
-	       d->fields[1].id == 2 && strcmp(d->fields[1].name, "value") == 0;
-}
-
 static void print_body(ge_buf *b, const ProtobufCMessage *m, int lvl)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 	/* TensorFlow writes both halves of a map entry even when one is zero
 	 * (`key: 0`); so do we for proto3 scalars, which read back the same.
 	 * An absent message value stays absent: `value {}` would add bytes. */
-	int entry = is_map_entry(d);
+	int entry = ge_pbf_is_map_entry(d);
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
 		if (!is_present(m, f) &&
@@ -1268,7 +1119,7 @@ static void print_body(ge_buf *b, const ProtobufCMessage *m, int lvl)
 		const void *mem = CMEMBER(m, f->offset);
 		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			size_t n = N_REPEATED(m, f);
-			size_t sz = elt_size(f->type);
+			size_t sz = ge_pbf_elt_size(f->type);
 			const char *arr = *(const char *const *)mem;
 			for (size_t k = 0; k < n; k++)
 				print_value(b, f, arr + k * sz, lvl);

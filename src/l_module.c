@@ -297,23 +297,13 @@ static int m_parse(lua_State *L)
  * nil: what kind of gerewrite object x is. */
 static int m_type(lua_State *L)
 {
-	static const struct {
-		const char *tname, *name;
-	} types[] = {
-		{LGE_GRAPH, "graph"}, {LGE_OP, "op"},       {LGE_TENSOR, "tensor"},
-		{LGE_VALUE, "value"}, {LGE_SHAPE, "shape"}, {LGE_FUNC, "func"},
-	};
+	/* every type of the module is named "gerewrite.<kind>" (luaL's
+	 * __name), so one rule covers graphs, ops, views, patterns, ... */
 	luaL_checkany(L, 1);
-	if (!lua_getmetatable(L, 1)) {
-		luaL_pushfail(L);
-		return 1;
-	}
-	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-		luaL_getmetatable(L, types[i].tname);
-		int same = lua_rawequal(L, -1, -2);
-		lua_pop(L, 1);
-		if (same) {
-			lua_pushstring(L, types[i].name);
+	if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING) {
+		const char *n = lua_tostring(L, -1);
+		if (!strncmp(n, "gerewrite.", 10)) {
+			lua_pushstring(L, n + 10);
 			return 1;
 		}
 	}
@@ -335,6 +325,7 @@ static const luaL_Reg funcs[] = {
  * must leave the stack as it found it.  Declare them in lge.h. */
 static void (*const openers[])(lua_State *L) = {
 	lge_open_editor,
+	lge_open_meta,
 	lge_open_transform,
 	lge_open_match,
 	lge_open_variables,

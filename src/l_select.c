@@ -131,17 +131,9 @@ void lsel_ops(lua_State *L, int idx, lge_graph *G, int ignore_ts, int arg,
 	lge_view *w;
 	ge_opid id;
 	idx = lua_absindex(L, idx);
-	switch (lua_type(L, idx)) {
-	case LUA_TNIL:
+	if (lua_isnil(L, idx))
 		return;
-	case LUA_TSTRING:
-		need_graph(L, G, arg);
-		if (lge_toopin(L, idx, G, &id))
-			luaL_argerror(L, arg, lua_tostring(L, -1));
-		ge_opvec_push(v, id);
-		return;
-	}
-	if (lge_testop(L, idx)) {
+	if (lua_type(L, idx) == LUA_TSTRING || lge_testop(L, idx)) {
 		need_graph(L, G, arg);
 		if (lge_toopin(L, idx, G, &id))
 			luaL_argerror(L, arg, lua_tostring(L, -1));
@@ -185,17 +177,9 @@ void lsel_ts(lua_State *L, int idx, lge_graph *G, int ignore_ops, int arg,
 	lge_graph *H;
 	ge_tref t;
 	idx = lua_absindex(L, idx);
-	switch (lua_type(L, idx)) {
-	case LUA_TNIL:
+	if (lua_isnil(L, idx))
 		return;
-	case LUA_TSTRING:
-		need_graph(L, G, arg);
-		if (lge_totensorin(L, idx, G, 0, &t))
-			luaL_argerror(L, arg, lua_tostring(L, -1));
-		ge_tvec_push(v, t);
-		return;
-	}
-	if (lge_testtensor(L, idx)) {
+	if (lua_type(L, idx) == LUA_TSTRING || lge_testtensor(L, idx)) {
 		need_graph(L, G, arg);
 		if (lge_totensorin(L, idx, G, 0, &t))
 			luaL_argerror(L, arg, lua_tostring(L, -1));
@@ -505,17 +489,25 @@ static int co_tostring(lua_State *L)
 
 /* ------------------------------------------------------------ util */
 
-/* make_list_of_op(ops [, {allow_graph=, ignore_ts=}]) */
-static int u_make_list_of_op(lua_State *L)
+/* The start of make_list_of_op and make_list_of_t: checks the options,
+ * refuses a graph unless allow_graph, and finds (and pushes) the graph of
+ * argument 1; NULL, with nothing pushed, when it has none. */
+static lge_graph *make_list_graph(lua_State *L, const char *const *known)
 {
-	static const char *const known[] = {"allow_graph", "ignore_ts",
-					    "check_graph", NULL};
 	lua_settop(L, 2);
 	lsel_checkopts(L, 2, known);
 	if (!lsel_optbool(L, 2, "allow_graph", 1) &&
 	    luaL_testudata(L, 1, LGE_GRAPH))
 		luaL_argerror(L, 1, "a graph is not allowed here");
-	lge_graph *G = lsel_findgraph(L, 1);
+	return lsel_findgraph(L, 1);
+}
+
+/* make_list_of_op(ops [, {allow_graph=, ignore_ts=}]) */
+static int u_make_list_of_op(lua_State *L)
+{
+	static const char *const known[] = {"allow_graph", "ignore_ts",
+					    "check_graph", NULL};
+	lge_graph *G = make_list_graph(L, known);
 	if (!G)
 		return push_empty(L, 1);
 	int gidx = lua_gettop(L);
@@ -530,12 +522,7 @@ static int u_make_list_of_t(lua_State *L)
 {
 	static const char *const known[] = {"allow_graph", "ignore_ops",
 					    "check_graph", NULL};
-	lua_settop(L, 2);
-	lsel_checkopts(L, 2, known);
-	if (!lsel_optbool(L, 2, "allow_graph", 1) &&
-	    luaL_testudata(L, 1, LGE_GRAPH))
-		luaL_argerror(L, 1, "a graph is not allowed here");
-	lge_graph *G = lsel_findgraph(L, 1);
+	lge_graph *G = make_list_graph(L, known);
 	if (!G)
 		return push_empty(L, 1);
 	int gidx = lua_gettop(L);
@@ -761,6 +748,15 @@ static lge_graph *graph_of(lua_State *L, int idx, int *gidx)
 	return G;
 }
 
+/* The graph of argument 1, else that of argument 2 (see graph_of),
+ * pushed at *gidx; NULL when neither has one. */
+static lge_graph *graph_of_either(lua_State *L, int *gidx)
+{
+	lge_graph *G = lsel_findgraph(L, 1);
+	*gidx = lua_gettop(L);
+	return G ? G : graph_of(L, 2, gidx);
+}
+
 /* filter_ops(ops, filter) */
 static int s_filter_ops(lua_State *L)
 {
@@ -930,13 +926,9 @@ static int s_get_within_boundary_ops(lua_State *L)
 	ge_error err;
 	lsel_checkopts(L, 3, known);
 	cios(L, 3, &ci, &co);
-	lge_graph *G = lsel_findgraph(L, 1);
-	gidx = lua_gettop(L);
-	if (!G) {
-		G = graph_of(L, 2, &gidx);
-		if (!G)
-			return push_empty(L, 1);
-	}
+	lge_graph *G = graph_of_either(L, &gidx);
+	if (!G)
+		return push_empty(L, 1);
 	ge_opvec *ops = lsel_opvec(L), *seeds = lsel_opvec(L);
 	ge_opvec *bnd = lsel_opvec(L), *out = lsel_opvec(L);
 	lsel_ops(L, 1, G, 0, 1, ops);
@@ -1042,13 +1034,9 @@ static int walks(lua_State *L, int intersect)
 	lua_settop(L, 3);
 	lsel_checkopts(L, 3, known);
 	cios(L, 3, &ci, &co);
-	lge_graph *G = lsel_findgraph(L, 1);
-	gidx = lua_gettop(L);
-	if (!G) {
-		G = graph_of(L, 2, &gidx);
-		if (!G)
-			return push_empty(L, 1);
-	}
+	lge_graph *G = graph_of_either(L, &gidx);
+	if (!G)
+		return push_empty(L, 1);
 	ge_opvec *fops = lsel_opvec(L), *bops = lsel_opvec(L);
 	ge_opvec *out = lsel_opvec(L);
 	ge_tvec *fts = lsel_tvec(L), *bts = lsel_tvec(L);

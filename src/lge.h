@@ -197,6 +197,7 @@ int luaopen_gerewrite(lua_State *L);
 /* Openers of the binding files beyond the core types (l_module.c runs
  * them with the module table on top of the stack). */
 void lge_open_editor(lua_State *L);   /* l_select.c: graph_editor modules */
+void lge_open_meta(lua_State *L);     /* l_meta.c: collections, signatures */
 void lge_open_match(lua_State *L);    /* l_match.c: ge.match, ge.rewrite */
 void lge_open_transform(lua_State *L); /* l_transform.c: ge.transform */
 void lge_open_variables(lua_State *L); /* l_variables.c: g:variables() */

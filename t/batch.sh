@@ -7,25 +7,7 @@
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-batch.XXXXXX"` || exit 1
 trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
-
-ok() { # ok STATUS NAME
-	n=`expr $n + 1`
-	if test "$1" -eq 0; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-	fi
-}
-diag() { sed 's/^/# /' "$@"; }
-has() { # has FILE TEXT NAME
-	grep -F -e "$2" "$1" >/dev/null
-	s=$?
-	ok $s "$3"
-	if test $s -ne 0; then echo "# no '$2' in:"; diag "$1"; fi
-}
+. "${GE_TOP_SRCDIR:-.}/t/testlib.sh"
 
 # ---------------------------------------------------------------- the tree
 cat >"$T/mk.lua" <<'EOF'

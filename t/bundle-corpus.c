@@ -19,6 +19,7 @@
 #include "bundle.h"
 #include "json.h"
 #include "tap.h"
+#include "testutil.h"
 
 static char tmpdir[256];
 static int nfail;            /* diagnostics for the current checkpoint */
@@ -42,23 +43,6 @@ static void fail(const char *fmt, ...)
 	va_end(ap);
 	if (nfail++ < 8)
 		tap_diag("  %s", buf);
-}
-
-static void rm_dir(const char *d)
-{
-	DIR *dp = opendir(d);
-	struct dirent *de;
-	char p[1024];
-	if (!dp)
-		return;
-	while ((de = readdir(dp))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(p, sizeof p, "%s/%s", d, de->d_name);
-		unlink(p);
-	}
-	closedir(dp);
-	rmdir(d);
 }
 
 /* Compares the decoded elements of a small tensor with the JSON list. */

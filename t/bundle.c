@@ -20,37 +20,12 @@
 #include "crc32c.h"
 #include "sstable.h"
 #include "tap.h"
+#include "testutil.h"
 
 enum { DT_FLOAT = 1, DT_INT32 = 3, DT_STRING = 7, DT_INT64 = 9, DT_BOOL = 10,
        DT_HALF = 19 };
 
 static char dir[256];
-
-static char *path_in(const char *name)
-{
-	static char buf[8][512];
-	static int k;
-	k = (k + 1) % 8;
-	snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-	return buf[k];
-}
-
-static void rm_dir(const char *d)
-{
-	DIR *dp = opendir(d);
-	struct dirent *de;
-	char p[1024];
-	if (!dp)
-		return;
-	while ((de = readdir(dp))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(p, sizeof p, "%s/%s", d, de->d_name);
-		unlink(p);
-	}
-	closedir(dp);
-	rmdir(d);
-}
 
 /* Files in the test directory whose name contains s. */
 static int count_files(const char *s)
@@ -437,7 +412,7 @@ static void test_copy(const char *src_prefix)
 		ok(0, "reopen for copy: %s", e.msg);
 		return;
 	}
-	int rc = ge_bundle_writer_open(path_in("copy"), &w, &e);
+	int rc = ge_bundle_writer_open(path_in(dir, "copy"), &w, &e);
 	for (size_t i = 0; !rc && i < ge_bundle_count(src); i++) {
 		const ge_bundle_entry *x = ge_bundle_entry_at(src, i);
 		snprintf(nm, sizeof nm, "copy/%s", x->name);
@@ -451,11 +426,11 @@ static void test_copy(const char *src_prefix)
 	rc = ge_bundle_writer_finish(w, &e);
 	if (!is_int(0, rc, "copy finishes"))
 		tap_diag("%s", e.msg);
-	check_fixture(path_in("copy"), "copy/");
+	check_fixture(path_in(dir, "copy"), "copy/");
 
 	/* Same entries, same checksums and bytes. */
 	ge_bundle *c;
-	if (!ge_bundle_open(path_in("copy"), &c, &e)) {
+	if (!ge_bundle_open(path_in(dir, "copy"), &c, &e)) {
 		int same = ge_bundle_count(c) == ge_bundle_count(src);
 		for (size_t i = 0; same && i < ge_bundle_count(c); i++) {
 			const ge_bundle_entry *a = ge_bundle_entry_at(src, i);
@@ -482,7 +457,7 @@ static void test_copy(const char *src_prefix)
 	ok(count_files(".tmp-") == 0, "no temporary files left behind");
 
 	/* abort leaves nothing. */
-	rc = ge_bundle_writer_open(path_in("aborted"), &w, &e);
+	rc = ge_bundle_writer_open(path_in(dir, "aborted"), &w, &e);
 	ge_bundle_writer_add(w, "x", DT_FLOAT, 0, NULL, wv, 4, &e);
 	ge_bundle_writer_abort(w);
 	ok(!rc && count_files("aborted") == 0, "abort leaves no files");
@@ -506,7 +481,7 @@ static void expect_open_error(const char *prefix, int code,
 static void test_corrupt(const char *good)
 {
 	char idx[600];
-	const char *p = path_in("bad");
+	const char *p = path_in(dir, "bad");
 	ge_error e;
 
 	/* A flipped byte inside the data block of the index. */
@@ -660,7 +635,7 @@ int main(void)
 	}
 	test_crc32c();
 	test_sstable();
-	const char *prefix = path_in("variables");
+	const char *prefix = path_in(dir, "variables");
 	if (write_fixture(prefix) == 0) {
 		ok(count_files("variables.index") == 1 &&
 		   count_files("variables.data-00000-of-00001") == 1,

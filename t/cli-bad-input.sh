@@ -15,19 +15,7 @@ if test -z "$C" || test ! -f "$C/MANIFEST.tsv"; then
 fi
 T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-bad.XXXXXX"` || exit 1
 trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
-
-ok() { # ok STATUS NAME
-	n=`expr $n + 1`
-	if test "$1" -eq 0; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-	fi
-}
-diag() { sed 's/^/# /' "$@"; }
+. "${GE_TOP_SRCDIR:-.}/t/testlib.sh"
 
 # A checksum of a file or of every file under a directory.
 sum() {

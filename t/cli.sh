@@ -4,37 +4,14 @@
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-cli.XXXXXX"` || exit 1
 trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
+. "${GE_TOP_SRCDIR:-.}/t/testlib.sh"
 
-ok() { # ok STATUS NAME
-	n=`expr $n + 1`
-	if test "$1" -eq 0; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-	fi
-}
-diag() { sed 's/^/# /' "$@"; }
-
-# run CMD...: stdout in $T/out, stderr in $T/err, status in $rc
-run() {
-	"$@" >"$T/out" 2>"$T/err" </dev/null
-	rc=$?
-}
-# run_in INPUT CMD...: the same with INPUT on standard input
+# run_in INPUT CMD...: as run (testlib.sh), with INPUT on standard input
 run_in() {
 	input=$1
 	shift
 	printf '%s' "$input" | "$@" >"$T/out" 2>"$T/err"
 	rc=$?
-}
-is_rc() { # is_rc WANT NAME
-	test "$rc" -eq "$1"
-	s=$?
-	ok $s "$2 (exit $1)"
-	if test $s -ne 0; then echo "# exit status was $rc"; diag "$T/err"; fi
 }
 is_out() { # is_out WANT NAME
 	printf '%s\n' "$1" >"$T/want"
@@ -51,12 +28,6 @@ is_err() { # is_err WANT NAME: stderr is exactly WANT
 	ok $s "$2"
 	if test $s -ne 0; then echo "# expected:"; diag "$T/want";
 		echo "# got:"; diag "$T/err"; fi
-}
-has() { # has FILE TEXT NAME
-	grep -F -e "$2" "$1" >/dev/null
-	s=$?
-	ok $s "$3"
-	if test $s -ne 0; then echo "# no '$2' in:"; diag "$1"; fi
 }
 
 # ---------------------------------------------------------------- info

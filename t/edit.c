@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #include "edit.h"
 #include "graph.h"
@@ -14,140 +15,13 @@
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"
 
-#define SHAPE(d) \
-	"attr { key: \"_output_shapes\" value { list { shape { " d " } } } } "
-#define DIM2 "dim { size: 2 }"
-#define CONST(n) \
-	"node { name: \"" n "\" op: \"Const\" " \
-	"attr { key: \"dtype\" value { type: DT_FLOAT } } " SHAPE(DIM2) "}\n"
-#define ADD(n, x, y, extra) \
-	"node { name: \"" n "\" op: \"Add\" input: \"" x "\" input: \"" y \
-	"\" " extra " attr { key: \"T\" value { type: DT_FLOAT } } " \
-	SHAPE(DIM2) "}\n"
-
 /* graph_editor's edit test graph, plus x, y, z for connect. */
 #define FIXTURE_TXT \
-	CONST("a") \
-	CONST("foo/b") \
-	ADD("foo/c", "a", "foo/b", "") \
-	CONST("foo/d") \
-	ADD("foo/bar/e", "foo/c", "foo/d", "") \
-	ADD("foo/bar/f", "foo/c", "foo/d", "") \
-	ADD("foo/bar/g", "foo/c", "a", "") \
-	ADD("foo/bar/h", "foo/bar/f", "foo/bar/g", "input: \"^foo/c\"") \
-	CONST("x") \
-	CONST("y") \
-	ADD("z", "x", "y", "")
+	FX_EDITOR_GRAPH \
+	FX_CONST("x") \
+	FX_CONST("y") \
+	FX_ADD("z", "x", "y", "")
 static const char *FIXTURE = FIXTURE_TXT;
-
-static ge_graph *parse(const char *txt)
-{
-	ge_graph *g = NULL;
-	ge_error err = {0};
-	if (ge_parse((const uint8_t *)txt, strlen(txt), GE_FMT_GRAPHDEF_TEXT,
-		     "fixture", NULL, &g, &err) != GE_OK) {
-		printf("Bail out! fixture does not parse: %s\n", err.msg);
-		exit(1);
-	}
-	return g;
-}
-
-static ge_opid OP(const ge_graph *g, const char *name)
-{
-	ge_opid id = ge_graph_find(g, name);
-	if (id == GE_NOOP) {
-		printf("Bail out! no op %s\n", name);
-		exit(1);
-	}
-	return id;
-}
-
-static ge_tref T(const ge_graph *g, const char *name)
-{
-	ge_tref t;
-	if (ge_graph_find_tensor(g, name, &t) != GE_OK) {
-		printf("Bail out! no tensor %s\n", name);
-		exit(1);
-	}
-	return t;
-}
-
-static char ring[8][4096];
-static int ring_i;
-
-static const char *ins(const ge_graph *g, const char *name)
-{
-	char *b = ring[ring_i++ & 7];
-	ge_buf s = GE_BUF_INIT;
-	ge_opid op = OP(g, name);
-	b[0] = 0;
-	for (size_t i = 0; i < ge_op_num_inputs(g, op); i++) {
-		if (i)
-			strcat(b, ",");
-		strcat(b, ge_tensor_fmt(g, ge_op_input(g, op, i), &s));
-	}
-	ge_buf_free(&s);
-	return b;
-}
-
-static const char *cins(const ge_graph *g, const char *name)
-{
-	char *b = ring[ring_i++ & 7];
-	ge_opid op = OP(g, name);
-	b[0] = 0;
-	for (size_t i = 0; i < ge_op_num_control_inputs(g, op); i++) {
-		if (i)
-			strcat(b, ",");
-		strcat(b, ge_op_name(g, ge_op_control_input(g, op, i)));
-	}
-	return b;
-}
-
-static const char *opnames(const ge_graph *g, const ge_opvec *v)
-{
-	char *b = ring[ring_i++ & 7];
-	b[0] = 0;
-	for (size_t i = 0; i < v->n; i++) {
-		if (i)
-			strcat(b, ",");
-		strcat(b, ge_op_name(g, v->v[i]));
-	}
-	return b;
-}
-
-static const char *tnames(const ge_graph *g, const ge_tvec *v)
-{
-	char *b = ring[ring_i++ & 7];
-	ge_buf s = GE_BUF_INIT;
-	b[0] = 0;
-	for (size_t i = 0; i < v->n; i++) {
-		if (i)
-			strcat(b, ",");
-		strcat(b, ge_tensor_fmt(g, v->v[i], &s));
-	}
-	ge_buf_free(&s);
-	return b;
-}
-
-static void mkview(ge_view *v, ge_graph *g, const char *ops, const char *ts)
-{
-	ge_opvec o = GE_VEC_INIT;
-	ge_tvec t = GE_VEC_INIT;
-	char buf[1024], *save, *p;
-	ge_error err = {0};
-	snprintf(buf, sizeof buf, "%s", ops);
-	for (p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
-		ge_opvec_push(&o, OP(g, p));
-	snprintf(buf, sizeof buf, "%s", ts);
-	for (p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
-		ge_tvec_push(&t, T(g, p));
-	if (ge_view_init(v, g, o.v, o.n, t.v, t.n, &err) != GE_OK) {
-		printf("Bail out! view: %s\n", err.msg);
-		exit(1);
-	}
-	ge_opvec_free(&o);
-	ge_tvec_free(&t);
-}
 
 static int shape_rank(const ge_graph *g, ge_opid op, int64_t *d0)
 {
@@ -199,7 +73,7 @@ static void test_control(void)
 
 static void test_detach_inputs(void)
 {
-	ge_graph *g = parse(FIXTURE_TXT CONST("foo/geph__b_0"));
+	ge_graph *g = parse(FIXTURE_TXT FX_CONST("foo/geph__b_0"));
 	ge_error err = {0};
 	ge_view v;
 	ge_opvec phs = GE_VEC_INIT;

@@ -8,19 +8,8 @@
 #include "graph.h"
 #include "model.h"
 #include "tap.h"
+#include "testutil.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
-
-static ge_graph *parse(const char *txt)
-{
-	ge_graph *g = NULL;
-	ge_error err;
-	if (ge_parse((const uint8_t *)txt, strlen(txt), GE_FMT_GRAPHDEF_TEXT,
-		     "fixture", NULL, &g, &err)) {
-		tap_diag("fixture: %s", err.msg);
-		return NULL;
-	}
-	return g;
-}
 
 static ge_opid F(ge_graph *g, const char *name)
 {
@@ -72,7 +61,7 @@ static const char *graphdef =
 
 static void test_structure(void)
 {
-	ge_graph *g = parse(graphdef);
+	ge_graph *g = try_parse(graphdef);
 	ok(g != NULL, "fixture parses");
 	is_int(7, (long long)ge_graph_num_ops(g), "7 ops");
 	is_int(0, F(g, "a"), "ops in node order: a is 0");
@@ -138,7 +127,7 @@ static void test_structure(void)
 
 static void test_edits(void)
 {
-	ge_graph *g = parse(graphdef);
+	ge_graph *g = try_parse(graphdef);
 	ge_error err;
 	uint64_t v0 = ge_graph_version(g);
 
@@ -252,7 +241,7 @@ static void test_unique_name(void)
 
 static void test_attrs(void)
 {
-	ge_graph *g = parse(graphdef);
+	ge_graph *g = try_parse(graphdef);
 	ge_opid c = F(g, "s");
 	is_int(2, (long long)ge_op_num_attrs(g, c), "Split has 2 attrs");
 	is_string("num_split", ge_op_attr_name(g, c, 0), "in file order");
@@ -279,7 +268,7 @@ static void test_validate(void)
 {
 	/* a cycle outside a loop, a bad colocation, a duplicate name */
 #define T_ "attr { key: 'T' value { type: DT_FLOAT } } "
-	ge_graph *g = parse(
+	ge_graph *g = try_parse(
 		"node { name: 'p' op: 'Identity' input: 'q' " T_ "}\n"
 		"node { name: 'q' op: 'Identity' input: 'p' " T_ "}\n"
 		"node { name: 'k' op: 'NoOp' attr { key: '_class' value { list { s: 'loc:@ghost' } } } }\n"
@@ -300,11 +289,11 @@ static void test_validate(void)
 	ge_graph_free(g);
 
 	/* a while loop's back edge through NextIteration is fine */
-	g = parse("node { name: 'enter' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-		  "node { name: 'merge' op: 'Merge' input: 'enter' input: 'next' " T_
-		  "attr { key: 'N' value { i: 2 } } }\n"
-		  "node { name: 'body' op: 'Identity' input: 'merge' " T_ "}\n"
-		  "node { name: 'next' op: 'NextIteration' input: 'body' " T_ "}\n");
+	g = try_parse("node { name: 'enter' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+		      "node { name: 'merge' op: 'Merge' input: 'enter' input: 'next' " T_
+		      "attr { key: 'N' value { i: 2 } } }\n"
+		      "node { name: 'body' op: 'Identity' input: 'merge' " T_ "}\n"
+		      "node { name: 'next' op: 'NextIteration' input: 'body' " T_ "}\n");
 	is_int(0, (long long)ge_graph_validate(g, NULL),
 	       "a loop through NextIteration validates");
 	ge_graph_free(g);
@@ -312,7 +301,7 @@ static void test_validate(void)
 
 static void test_colocation_rename(void)
 {
-	ge_graph *g = parse(
+	ge_graph *g = try_parse(
 		"node { name: 'v' op: 'NoOp' }\n"
 		"node { name: 'w' op: 'NoOp' }\n"
 		"node { name: 'a' op: 'NoOp' attr { key: '_class' value { list { s: 'loc:@v' s: 'loc:@w' } } } }\n"
@@ -337,7 +326,7 @@ static void test_colocation_rename(void)
 
 static void test_clone_reorder(void)
 {
-	ge_graph *g = parse(graphdef);
+	ge_graph *g = try_parse(graphdef);
 	ge_graph *h = ge_graph_clone(g);
 	ge_buf a = GE_BUF_INIT, b = GE_BUF_INIT;
 	ge_serialize(g, GE_FMT_GRAPHDEF, &a, NULL);
@@ -405,13 +394,13 @@ static void test_batch_inputs(void)
 
 static void test_merge_fields(void)
 {
-	ge_graph *a = parse("node { name: 'x' op: 'NoOp' }\n"
-			    "library { function { signature { name: 'f' } } }\n");
-	ge_graph *b = parse("node { name: 'y' op: 'NoOp' }\n"
-			    "library { function { signature { name: 'f' } }\n"
-			    "          function { signature { name: 'g' } }\n"
-			    "          gradient { function_name: 'g' gradient_func: 'f' } }\n"
-			    "versions { producer: 42 }\n");
+	ge_graph *a = try_parse("node { name: 'x' op: 'NoOp' }\n"
+				"library { function { signature { name: 'f' } } }\n");
+	ge_graph *b = try_parse("node { name: 'y' op: 'NoOp' }\n"
+				"library { function { signature { name: 'f' } }\n"
+				"          function { signature { name: 'g' } }\n"
+				"          gradient { function_name: 'g' gradient_func: 'f' } }\n"
+				"versions { producer: 42 }\n");
 	ge_graph_merge_fields(a, b);
 	ge_buf out = GE_BUF_INIT;
 	ge_serialize(a, GE_FMT_GRAPHDEF_TEXT, &out, NULL);

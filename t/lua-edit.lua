@@ -1,36 +1,12 @@
 -- lua-edit.lua: ge.edit from Lua: detach, connect, bypass.
 local tap = require "tap"
 local ok, is, same, raises = tap.ok, tap.is, tap.same, tap.raises
+local lib = require "testlib"
+local const, node, ins, names = lib.const, lib.node, lib.ins, lib.names
 
-local function node(name, op, inputs)
-  local s = string.format('node { name: "%s" op: "%s" ', name, op)
-  for _, i in ipairs(inputs or {}) do s = s .. string.format('input: "%s" ', i) end
-  return s .. ' attr { key: "T" value { type: DT_FLOAT } }' ..
-    ' attr { key: "_output_shapes" value { list { shape { dim { size: 2 } } } } } }\n'
-end
-local function const(name)
-  return string.format('node { name: "%s" op: "Const" ' ..
-    'attr { key: "dtype" value { type: DT_FLOAT } } ' ..
-    'attr { key: "_output_shapes" value { list { shape { dim { size: 2 } } } } } }\n', name)
-end
-local FIXTURE = const("a") .. const("foo/b") .. node("foo/c", "Add", {"a", "foo/b"}) ..
-  const("foo/d") .. node("foo/bar/e", "Add", {"foo/c", "foo/d"}) ..
-  node("foo/bar/f", "Add", {"foo/c", "foo/d"}) ..
-  node("foo/bar/g", "Add", {"foo/c", "a"}) ..
-  node("foo/bar/h", "Add", {"foo/bar/f", "foo/bar/g", "^foo/c"}) ..
-  const("x") .. const("y") .. node("z", "Add", {"x", "y"})
+local FIXTURE = lib.EDITOR_GRAPH .. const("x") .. const("y") .. node("z", "Add", {"x", "y"})
 
 local function fresh() return assert(ge.parse(FIXTURE, "graphdef-text")) end
-local function ins(g, name)
-  local r = {}
-  for k, t in ipairs(g:op(name).inputs) do r[k] = t.name end
-  return table.concat(r, ",")
-end
-local function names(list)
-  local r = {}
-  for i, x in ipairs(list) do r[i] = x.name end
-  return table.concat(r, ",")
-end
 
 -- graph_editor's own test_detach
 local g = fresh()

@@ -1,6 +1,7 @@
 -- lua-reroute.lua: ge.reroute from Lua, and t:replace_all_uses_with.
 local tap = require "tap"
 local ok, is, raises = tap.ok, tap.is, tap.raises
+local ins = require("testlib").ins
 
 local function shape(d)
   return string.format(
@@ -21,11 +22,6 @@ local FIXTURE = const("a0", 2) .. const("b0", 2) .. op("c0", "Add", {"a0", "b0"}
   op("d0", "Identity", {"c0"}, 2) .. op("d1", "Identity", {"c1"}, 2) ..
   op("e1", "Identity", {"c1"}, 2) .. const("i", 2, "DT_INT32")
 
-local function ins(g, name)
-  local r = {}
-  for k, t in ipairs(g:op(name).inputs) do r[k] = t.name end
-  return table.concat(r, ",")
-end
 local function fresh() return assert(ge.parse(FIXTURE, "graphdef-text")) end
 
 local g = fresh()

@@ -2,32 +2,13 @@
 -- tensor seeds, callbacks, regexes, ControlOutputs.
 local tap = require "tap"
 local ok, is, same, raises = tap.ok, tap.is, tap.same, tap.raises
+local lib = require "testlib"
+local names = lib.names
 
-local function node(name, op, inputs, extra)
-  local s = string.format('node { name: "%s" op: "%s" ', name, op)
-  for _, i in ipairs(inputs or {}) do s = s .. string.format('input: "%s" ', i) end
-  return s .. (extra or "") .. ' attr { key: "T" value { type: DT_FLOAT } }' ..
-    ' attr { key: "_output_shapes" value { list { shape { dim { size: 2 } } } } } }\n'
-end
-local function const(name)
-  return string.format('node { name: "%s" op: "Const" ' ..
-    'attr { key: "dtype" value { type: DT_FLOAT } } ' ..
-    'attr { key: "_output_shapes" value { list { shape { dim { size: 2 } } } } } }\n', name)
-end
-
-local FIXTURE = const("a") .. const("foo/b") .. node("foo/c", "Add", {"a", "foo/b"}) ..
-  const("foo/d") .. node("foo/bar/e", "Add", {"foo/c", "foo/d"}) ..
-  node("foo/bar/f", "Add", {"foo/c", "foo/d"}) ..
-  node("foo/bar/g", "Add", {"foo/c", "a"}) ..
-  node("foo/bar/h", "Add", {"foo/bar/f", "foo/bar/g", "^foo/c"}) ..
+local FIXTURE = lib.EDITOR_GRAPH ..
   'node { name: "k" op: "NoOp" input: "^foo/bar/e" }\n'
 
 local g = assert(ge.parse(FIXTURE, "graphdef-text"))
-local function names(list)
-  local r = {}
-  for i, x in ipairs(list) do r[i] = x.name end
-  return table.concat(r, ",")
-end
 local a, c, e, h, k = g:op("a"), g:op("foo/c"), g:op("foo/bar/e"),
   g:op("foo/bar/h"), g:op("k")
 

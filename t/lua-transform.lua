@@ -3,6 +3,7 @@
 -- import_graph and g:export_scoped.
 local tap = require "tap"
 local ok, is, same, raises = tap.ok, tap.is, tap.same, tap.raises
+local names = require("testlib").names
 
 -- ---------------------------------------------------------------- fixtures
 
@@ -64,11 +65,6 @@ end
 local function ctrl(g, name)
   local r = {}
   for i, c in ipairs(g:op(name).control_inputs) do r[i] = c.name end
-  return table.concat(r, ",")
-end
-local function names(list)
-  local r = {}
-  for i, x in ipairs(list) do r[i] = x.name end
   return table.concat(r, ",")
 end
 local function colo(g, name)

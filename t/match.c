@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #include "graph.h"
 #include "match.h"
@@ -41,28 +42,6 @@
 	"\" input: \"" w "\" " T_F32 \
 	"attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } } " \
 	"attr { key: \"padding\" value { s: \"SAME\" } } }\n"
-
-static ge_graph *parse(const char *txt)
-{
-	ge_graph *g = NULL;
-	ge_error err = {0};
-	if (ge_parse((const uint8_t *)txt, strlen(txt), GE_FMT_GRAPHDEF_TEXT,
-		     "fixture", NULL, &g, &err) != GE_OK) {
-		printf("Bail out! fixture does not parse: %s\n", err.msg);
-		exit(1);
-	}
-	return g;
-}
-
-static ge_opid OP(const ge_graph *g, const char *name)
-{
-	ge_opid id = ge_graph_find(g, name);
-	if (id == GE_NOOP) {
-		printf("Bail out! no op %s\n", name);
-		exit(1);
-	}
-	return id;
-}
 
 /* Pattern builders that bail out on errors, to keep the tests short. */
 static ge_pat *must(ge_pat *p, const ge_error *err)

@@ -15,24 +15,14 @@
 #include "meta.h"
 #include "model.h"
 #include "tap.h"
+#include "testutil.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 
 static char tmp[] = "/tmp/ge-model-XXXXXX";
 
 static const char *path(const char *name)
 {
-	static char buf[4][512];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
-	return buf[k];
-}
-
-static void write_file(const char *p, const void *data, size_t n)
-{
-	FILE *f = fopen(p, "wb");
-	fwrite(data, 1, n, f);
-	fclose(f);
+	return path_in(tmp, name);
 }
 
 static int exists(const char *p)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #include "graph.h"
 #include "model.h"
@@ -26,28 +27,6 @@ static const char *FIXTURE =
 	ADD("foo/bar/f", "foo/c", "foo/d", "")
 	ADD("foo/bar/g", "foo/c", "a", "")
 	ADD("foo/bar/h", "foo/bar/f", "foo/bar/g", "input: \"^foo/c\"");
-
-static ge_graph *parse(const char *txt)
-{
-	ge_graph *g = NULL;
-	ge_error err = {0};
-	if (ge_parse((const uint8_t *)txt, strlen(txt), GE_FMT_GRAPHDEF_TEXT,
-		     "fixture", NULL, &g, &err) != GE_OK) {
-		printf("Bail out! fixture does not parse: %s\n", err.msg);
-		exit(1);
-	}
-	return g;
-}
-
-static ge_opid OP(const ge_graph *g, const char *name)
-{
-	ge_opid id = ge_graph_find(g, name);
-	if (id == GE_NOOP) {
-		printf("Bail out! no op %s\n", name);
-		exit(1);
-	}
-	return id;
-}
 
 static ge_opmatcher *rx(const char *pattern)
 {

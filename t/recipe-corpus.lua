@@ -3,12 +3,11 @@
 -- structure the recipe promises.
 local tap = require "tap"
 local ok, is, same = tap.ok, tap.is, tap.same
-local recipe = require "gerewrite.recipe"
+local lib = require "testlib"
 
 local corpus = tap.corpus()
 if not corpus then tap.skip_all("corpus not found") end
 
-local scripts = tap.srcdir() .. "/scripts"
 local dir = tap.tmpdir()
 
 local MNIST = "dotnet__machinelearning-testdata/Microsoft.ML.TensorFlow.TestModels/mnist_conv_model"
@@ -29,9 +28,7 @@ local saved = 0
 -- the same number of ops.
 local function run(name, rel, assign)
   local g = load(rel)
-  local r = assert(recipe.load(scripts .. "/" .. name .. ".lua"))
-  local p = assert(recipe.params(r, assign or {}))
-  r.run(g, p)
+  lib.run_recipe(name, g, assign)
   local good, problems = g:validate()
   ok(good, name .. " on " .. rel .. ": the result validates")
   if not good then
@@ -179,9 +176,9 @@ do
   ok(#g < before, "merge_duplicate_nodes: some ops merged (" .. before ..
      " -> " .. #g .. ")")
   local again = load(CHARCNN)
-  local r = assert(recipe.load(scripts .. "/merge_duplicate_nodes.lua"))
-  r.run(again, assert(recipe.params(r, {})))
-  r.run(again, assert(recipe.params(r, {})))
+  local r = lib.recipe("merge_duplicate_nodes")
+  lib.run_recipe(r, again)
+  lib.run_recipe(r, again)
   is(#g, #again, "merge_duplicate_nodes: a second run changes nothing")
   g = run("obfuscate_names", KMEANS, {"inputs=Placeholder,Placeholder_1"})
   is(0, count(g, function(op)

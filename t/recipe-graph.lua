@@ -2,15 +2,7 @@
 -- result validates and has the structure the recipe promises.
 local tap = require "tap"
 local ok, is, same, raises = tap.ok, tap.is, tap.same, tap.raises
-local recipe = require "gerewrite.recipe"
-
-local scripts = tap.srcdir() .. "/scripts"
-
-local function run(name, g, assign)
-  local r = assert(recipe.load(scripts .. "/" .. name .. ".lua"))
-  local p = assert(recipe.params(r, assign or {}))
-  return r.run(g, p)
-end
+local run = require("testlib").run_recipe
 
 local function valid(g, name)
   local good, problems = g:validate()

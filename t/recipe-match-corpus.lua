@@ -10,17 +10,11 @@ local m = ge.match
 
 local C = tap.corpus()
 if not C then tap.skip_all("corpus not found") end
-local scripts = tap.srcdir() .. "/scripts"
+local lib = require "testlib"
+local load, run = lib.recipe, lib.run_recipe
 
-local function load(name)
-  return assert(recipe.load(scripts .. "/" .. name .. ".lua"))
-end
 local FOLD, IDS, FUSE = load("fold_constant_mul"),
   load("remove_identity_chains"), load("fuse_conv_bias_relu")
-
-local function run(r, g, assign)
-  return r.run(g, assert(recipe.params(r, assign or {})))
-end
 
 local function count(g, pat)
   local n = 0

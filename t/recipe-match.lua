@@ -4,19 +4,10 @@
 local tap = require "tap"
 local ok, is, same, raises = tap.ok, tap.is, tap.same, tap.raises
 local recipe = require "gerewrite.recipe"
+local lib = require "testlib"
+local load, run = lib.recipe, lib.run_recipe
 
-local scripts = tap.srcdir() .. "/scripts"
 local F32 = "float32"
-
-local function load(name)
-  return assert(recipe.load(scripts .. "/" .. name .. ".lua"))
-end
-
-local function run(name, g, assign)
-  local r = load(name)
-  local p = assert(recipe.params(r, assign or {}))
-  return r.run(g, p)
-end
 
 local function valid(g, name)
   local good, problems = g:validate()

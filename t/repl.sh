@@ -14,18 +14,7 @@ T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-repl.XXXXXX"` || exit 1
 SOCK=gerewrite-test-$$
 tmx() { tmux -L "$SOCK" -f /dev/null "$@"; }
 trap 'tmx kill-server >/dev/null 2>&1; rm -rf "$T"' EXIT
-n=0
-failed=0
-
-ok() { # ok STATUS NAME
-	n=`expr $n + 1`
-	if test "$1" -eq 0; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-	fi
-}
+. "${GE_TOP_SRCDIR:-.}/t/testlib.sh"
 screen() { tmx capture-pane -p -t t 2>/dev/null >"$T/screen"; }
 # wait_for TEXT: until the screen shows TEXT (a fixed string), 15 s at most
 wait_for() {

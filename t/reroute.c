@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #include "graph.h"
 #include "model.h"
@@ -11,136 +12,35 @@
 #include "select.h"
 #include "subgraph.h"
 
-#define SHAPE(d) \
-	"attr { key: \"_output_shapes\" value { list { shape { " d " } } } } "
-#define DIM2 "dim { size: 2 }"
 #define DIM3 "dim { size: 3 }"
 #define CONSTS(n, dt, d) \
 	"node { name: \"" n "\" op: \"Const\" " \
-	"attr { key: \"dtype\" value { type: " dt " } } " SHAPE(d) "}\n"
+	"attr { key: \"dtype\" value { type: " dt " } } " FX_SHAPE(d) "}\n"
 #define ADDS(n, x, y, d) \
 	"node { name: \"" n "\" op: \"Add\" input: \"" x "\" input: \"" y \
-	"\" attr { key: \"T\" value { type: DT_FLOAT } } " SHAPE(d) "}\n"
+	"\" attr { key: \"T\" value { type: DT_FLOAT } } " FX_SHAPE(d) "}\n"
 #define ID(n, x) \
 	"node { name: \"" n "\" op: \"Identity\" input: \"" x "\" " \
-	"attr { key: \"T\" value { type: DT_FLOAT } } " SHAPE(DIM2) "}\n"
+	"attr { key: \"T\" value { type: DT_FLOAT } } " FX_SHAPE(FX_DIM2) "}\n"
 
 /* graph_editor's reroute test graph, plus a few extra consumers. */
 static const char *FIXTURE =
-	CONSTS("a0", "DT_FLOAT", DIM2)
-	CONSTS("b0", "DT_FLOAT", DIM2)
-	ADDS("c0", "a0", "b0", DIM2)
-	CONSTS("a1", "DT_FLOAT", DIM2)
-	CONSTS("b1", "DT_FLOAT", DIM2)
-	ADDS("c1", "a1", "b1", DIM2)
+	CONSTS("a0", "DT_FLOAT", FX_DIM2)
+	CONSTS("b0", "DT_FLOAT", FX_DIM2)
+	ADDS("c0", "a0", "b0", FX_DIM2)
+	CONSTS("a1", "DT_FLOAT", FX_DIM2)
+	CONSTS("b1", "DT_FLOAT", FX_DIM2)
+	ADDS("c1", "a1", "b1", FX_DIM2)
 	CONSTS("a2", "DT_FLOAT", DIM3)
 	CONSTS("b2", "DT_FLOAT", DIM3)
 	ADDS("c2", "a2", "b2", DIM3)
-	ADDS("m", "a0", "a1", DIM2)          /* reads both a0 and a1 */
+	ADDS("m", "a0", "a1", FX_DIM2)       /* reads both a0 and a1 */
 	ID("d0", "c0")
 	ID("d1", "c1")
 	ID("e1", "c1")
-	CONSTS("i", "DT_INT32", DIM2)
+	CONSTS("i", "DT_INT32", FX_DIM2)
 	"node { name: \"u\" op: \"Const\" "
 	"attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"; /* no shape */
-
-static ge_graph *parse(const char *txt)
-{
-	ge_graph *g = NULL;
-	ge_error err = {0};
-	if (ge_parse((const uint8_t *)txt, strlen(txt), GE_FMT_GRAPHDEF_TEXT,
-		     "fixture", NULL, &g, &err) != GE_OK) {
-		printf("Bail out! fixture does not parse: %s\n", err.msg);
-		exit(1);
-	}
-	return g;
-}
-
-static ge_opid OP(const ge_graph *g, const char *name)
-{
-	ge_opid id = ge_graph_find(g, name);
-	if (id == GE_NOOP) {
-		printf("Bail out! no op %s\n", name);
-		exit(1);
-	}
-	return id;
-}
-
-static ge_tref T(const ge_graph *g, const char *name)
-{
-	ge_tref t;
-	if (ge_graph_find_tensor(g, name, &t) != GE_OK) {
-		printf("Bail out! no tensor %s\n", name);
-		exit(1);
-	}
-	return t;
-}
-
-static char ring[8][4096];
-static int ring_i;
-
-/* "x:0,y:0": the data inputs of an op. */
-static const char *ins(const ge_graph *g, const char *name)
-{
-	char *b = ring[ring_i++ & 7];
-	ge_buf s = GE_BUF_INIT;
-	ge_opid op = OP(g, name);
-	b[0] = 0;
-	for (size_t i = 0; i < ge_op_num_inputs(g, op); i++) {
-		if (i)
-			strcat(b, ",");
-		strcat(b, ge_tensor_fmt(g, ge_op_input(g, op, i), &s));
-	}
-	ge_buf_free(&s);
-	return b;
-}
-
-static const char *cins(const ge_graph *g, const char *name)
-{
-	char *b = ring[ring_i++ & 7];
-	ge_opid op = OP(g, name);
-	b[0] = 0;
-	for (size_t i = 0; i < ge_op_num_control_inputs(g, op); i++) {
-		if (i)
-			strcat(b, ",");
-		strcat(b, ge_op_name(g, ge_op_control_input(g, op, i)));
-	}
-	return b;
-}
-
-static const char *tnames(const ge_graph *g, const ge_tvec *v)
-{
-	char *b = ring[ring_i++ & 7];
-	ge_buf s = GE_BUF_INIT;
-	b[0] = 0;
-	for (size_t i = 0; i < v->n; i++) {
-		if (i)
-			strcat(b, ",");
-		strcat(b, ge_tensor_fmt(g, v->v[i], &s));
-	}
-	ge_buf_free(&s);
-	return b;
-}
-
-static void mkview(ge_view *v, ge_graph *g, const char *ops, const char *ts)
-{
-	ge_opvec o = GE_VEC_INIT;
-	ge_tvec t = GE_VEC_INIT;
-	char buf[1024], *save, *p;
-	ge_error err = {0};
-	snprintf(buf, sizeof buf, "%s", ops);
-	for (p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
-		ge_opvec_push(&o, OP(g, p));
-	snprintf(buf, sizeof buf, "%s", ts);
-	for (p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
-		ge_tvec_push(&t, T(g, p));
-	if (ge_view_init(v, g, o.v, o.n, t.v, t.n, &err) != GE_OK) {
-		printf("Bail out! view: %s\n", err.msg);
-		exit(1);
-	}
-	ge_opvec_free(&o);
-	ge_tvec_free(&t);
-}
 
 static void test_ts(void)
 {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #include "graph.h"
 #include "model.h"
@@ -14,91 +15,11 @@
 
 /* ---------------------------------------------------------------- fixture */
 
-#define SHAPE(d) \
-	"attr { key: \"_output_shapes\" value { list { shape { " d " } } } } "
-#define DIM2 "dim { size: 2 }"
-#define CONST(n) \
-	"node { name: \"" n "\" op: \"Const\" " \
-	"attr { key: \"dtype\" value { type: DT_FLOAT } } " SHAPE(DIM2) "}\n"
-#define ADD(n, x, y, extra) \
-	"node { name: \"" n "\" op: \"Add\" input: \"" x "\" input: \"" y \
-	"\" " extra " attr { key: \"T\" value { type: DT_FLOAT } } " \
-	SHAPE(DIM2) "}\n"
-
 /* The graph of graph_editor's own tests, plus k, a NoOp that depends on e
  * by a control edge only. */
 static const char *FIXTURE =
-	CONST("a")
-	CONST("foo/b")
-	ADD("foo/c", "a", "foo/b", "")
-	CONST("foo/d")
-	ADD("foo/bar/e", "foo/c", "foo/d", "")
-	ADD("foo/bar/f", "foo/c", "foo/d", "")
-	ADD("foo/bar/g", "foo/c", "a", "")
-	ADD("foo/bar/h", "foo/bar/f", "foo/bar/g", "input: \"^foo/c\"")
+	FX_EDITOR_GRAPH
 	"node { name: \"k\" op: \"NoOp\" input: \"^foo/bar/e\" }\n";
-
-static ge_graph *parse(const char *txt)
-{
-	ge_graph *g = NULL;
-	ge_error err = {0};
-	if (ge_parse((const uint8_t *)txt, strlen(txt), GE_FMT_GRAPHDEF_TEXT,
-		     "fixture", NULL, &g, &err) != GE_OK) {
-		printf("Bail out! fixture does not parse: %s\n", err.msg);
-		exit(1);
-	}
-	return g;
-}
-
-static ge_opid OP(const ge_graph *g, const char *name)
-{
-	ge_opid id = ge_graph_find(g, name);
-	if (id == GE_NOOP) {
-		printf("Bail out! no op %s\n", name);
-		exit(1);
-	}
-	return id;
-}
-
-static ge_tref T(const ge_graph *g, const char *name)
-{
-	ge_tref t;
-	if (ge_graph_find_tensor(g, name, &t) != GE_OK) {
-		printf("Bail out! no tensor %s\n", name);
-		exit(1);
-	}
-	return t;
-}
-
-/* Comma-joined names; a ring of buffers so two calls fit one statement. */
-static char ring[8][4096];
-static int ring_i;
-
-static const char *opnames(const ge_graph *g, const ge_opvec *v)
-{
-	char *b = ring[ring_i++ & 7];
-	b[0] = 0;
-	for (size_t i = 0; i < v->n; i++) {
-		if (i)
-			strcat(b, ",");
-		strcat(b, ge_op_name(g, v->v[i]));
-	}
-	return b;
-}
-
-static const char *tnames(const ge_graph *g, const ge_tvec *v)
-{
-	char *b = ring[ring_i++ & 7];
-	ge_buf s = GE_BUF_INIT;
-	b[0] = 0;
-	for (size_t i = 0; i < v->n; i++) {
-		if (i)
-			strcat(b, ",");
-		strcat(b, ge_tensor_fmt(g, v->v[i], &s));
-	}
-	ge_buf_free(&s);
-	return b;
-}
 
 static void reset_ops(ge_opvec *v)
 {
@@ -162,7 +83,7 @@ static void test_placeholder_names(ge_graph *g)
 	free(s);
 
 	/* A basename that already carries the prefix is not nested. */
-	ge_graph *h = parse(CONST("foo/geph__c_0"));
+	ge_graph *h = parse(FX_CONST("foo/geph__c_0"));
 	ge_tref p = T(h, "foo/geph__c_0:0");
 	s = ge_placeholder_name(h, &p, NULL, NULL);
 	is_string("foo/geph__c_0", s, "placeholder_name does not nest geph__");
@@ -387,8 +308,8 @@ static void test_filters(ge_graph *g)
 	is_string("", opnames(g, &v), "the scope is literal, not a regex");
 	reset_ops(&v);
 
-	ge_graph *h = parse(CONST("a+b/x") CONST("a+b") CONST("a+bc")
-			    CONST("aab/y"));
+	ge_graph *h = parse(FX_CONST("a+b/x") FX_CONST("a+b") FX_CONST("a+bc")
+			    FX_CONST("aab/y"));
 	ge_get_name_scope_ops(h, GE_ALL_OPS, 0, "a+b", &v);
 	is_string("a+b/x,a+b", opnames(h, &v),
 		  "regex characters in a scope are literal (decision 2)");
@@ -636,7 +557,7 @@ static void test_walks(ge_graph *g)
 	reset_ops(&v);
 
 	/* decision 1 on a graph whose names do not follow node order */
-	ge_graph *z = parse(CONST("src")
+	ge_graph *z = parse(FX_CONST("src")
 			    "node { name: \"zz\" op: \"Neg\" input: \"src\" }\n"
 			    "node { name: \"aa\" op: \"Neg\" input: \"src\" }\n"
 			    "node { name: \"mm\" op: \"Add\" input: \"aa\" "

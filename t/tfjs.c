@@ -19,6 +19,7 @@
 #include "meta.h"
 #include "model.h"
 #include "tap.h"
+#include "testutil.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"
@@ -27,19 +28,7 @@ static char tmp[] = "/tmp/ge-tfjs-XXXXXX";
 
 static const char *path(const char *name)
 {
-	static char buf[4][512];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
-	return buf[k];
-}
-
-static void write_file(const char *p, const void *data, size_t n)
-{
-	FILE *f = fopen(p, "wb");
-	if (!f || fwrite(data, 1, n, f) != n)
-		abort();
-	fclose(f);
+	return path_in(tmp, name);
 }
 
 /* The model: slots for extra nodes, the paths of the first group, the

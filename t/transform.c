@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #include "graph.h"
 #include "meta.h"
@@ -44,47 +45,13 @@
 	"attr { key: \"_class\" value { list { s: \"loc:@" n "\" } } } " \
 	SHP(dims) "}\n"
 
-static ge_graph *parse(const char *txt, ge_format fmt)
+/* The data inputs of an op as "a:0,b:1".  Unlike ins() of testutil.h this
+ * and ctrl_ins do not bail out: a copy that lost an op reads "(no op)",
+ * a dangling input "?:1". */
+static const char *inputs_of(const ge_graph *g, const char *name)
 {
-	ge_graph *g = NULL;
-	ge_error err = {0};
-	if (ge_parse((const uint8_t *)txt, strlen(txt), fmt, "fixture", NULL,
-		     &g, &err) != GE_OK) {
-		printf("Bail out! fixture does not parse: %s\n", err.msg);
-		exit(1);
-	}
-	return g;
-}
-
-static ge_opid OP(const ge_graph *g, const char *name)
-{
+	char *b = tu_ring();
 	ge_opid id = ge_graph_find(g, name);
-	if (id == GE_NOOP) {
-		printf("Bail out! no op %s\n", name);
-		exit(1);
-	}
-	return id;
-}
-
-static ge_tref T(const ge_graph *g, const char *name)
-{
-	ge_tref t;
-	if (ge_graph_find_tensor(g, name, &t) != GE_OK) {
-		printf("Bail out! no tensor %s\n", name);
-		exit(1);
-	}
-	return t;
-}
-
-static char ring[8][4096];
-static int ring_i;
-
-/* The data inputs of an op as "a:0,b:1". */
-static const char *ins(const ge_graph *g, const char *name)
-{
-	char *b = ring[ring_i++ & 7];
-	ge_opid id = ge_graph_find(g, name);
-	b[0] = 0;
 	if (id == GE_NOOP)
 		return "(no op)";
 	for (size_t i = 0; i < ge_op_num_inputs(g, id); i++) {
@@ -99,9 +66,8 @@ static const char *ins(const ge_graph *g, const char *name)
 
 static const char *ctrl_ins(const ge_graph *g, const char *name)
 {
-	char *b = ring[ring_i++ & 7];
+	char *b = tu_ring();
 	ge_opid id = ge_graph_find(g, name);
-	b[0] = 0;
 	if (id == GE_NOOP)
 		return "(no op)";
 	for (size_t i = 0; i < ge_op_num_control_inputs(g, id); i++) {
@@ -113,25 +79,10 @@ static const char *ctrl_ins(const ge_graph *g, const char *name)
 	return b;
 }
 
-static const char *tnames(const ge_graph *g, const ge_tvec *v)
-{
-	char *b = ring[ring_i++ & 7];
-	ge_buf s = GE_BUF_INIT;
-	b[0] = 0;
-	for (size_t i = 0; i < v->n; i++) {
-		if (i)
-			strcat(b, ",");
-		strcat(b, ge_tensor_fmt(g, v->v[i], &s));
-	}
-	ge_buf_free(&s);
-	return b;
-}
-
 /* `_class` of an op as "loc:@a,loc:@b", "" if absent. */
 static const char *colo(const ge_graph *g, const char *name)
 {
-	char *b = ring[ring_i++ & 7];
-	b[0] = 0;
+	char *b = tu_ring();
 	ge_opid id = ge_graph_find(g, name);
 	if (id == GE_NOOP)
 		return "(no op)";
@@ -148,21 +99,20 @@ static const char *colo(const ge_graph *g, const char *name)
 
 static const char *sattr(const ge_graph *g, const char *op, const char *name)
 {
-	char *b = ring[ring_i++ & 7];
+	char *b = tu_ring();
 	const char *s;
 	size_t len;
 	ge_opid id = ge_graph_find(g, op);
 	if (id == GE_NOOP || ge_op_attr_string(g, id, name, &s, &len))
 		return "(none)";
-	snprintf(b, 4096, "%.*s", (int)len, s);
+	snprintf(b, TU_RING_LEN, "%.*s", (int)len, s);
 	return b;
 }
 
 /* A node_list collection as "a,b:0". */
 static const char *coll(ge_graph *g, const char *name)
 {
-	char *b = ring[ring_i++ & 7];
-	b[0] = 0;
+	char *b = tu_ring();
 	Tensorflow__CollectionDef *c = ge_collection_get(g, name);
 	if (!c)
 		return "(none)";
@@ -176,7 +126,7 @@ static const char *coll(ge_graph *g, const char *name)
 	return b;
 }
 
-static void mkview(ge_view *v, ge_graph *g, const ge_opid *ops, size_t n)
+static void mkview_ids(ge_view *v, ge_graph *g, const ge_opid *ops, size_t n)
 {
 	ge_error err = {0};
 	if (ge_view_init(v, g, ops, n, NULL, 0, &err) != GE_OK) {
@@ -236,7 +186,7 @@ static const char *DENSE =
 
 static void test_graph_replace_dense(void)
 {
-	ge_graph *g = parse(DENSE, GE_FMT_GRAPHDEF_TEXT);
+	ge_graph *g = parse_as(DENSE, GE_FMT_GRAPHDEF_TEXT);
 	ge_error err = {0};
 	size_t before = ge_graph_num_ops(g);
 	ge_tref y = T(g, "f/dense_2/BiasAdd:0"), y_;
@@ -253,14 +203,16 @@ static void test_graph_replace_dense(void)
 	is_int(before + 5, ge_graph_num_ops(g),
 	       "the five ops between x and y are copied");
 	is_string("new_x:0,f/dense_1/kernel/read:0",
-		  ins(g, "new_f/dense_1/MatMul"),
+		  inputs_of(g, "new_f/dense_1/MatMul"),
 		  "new_f/dense_1/MatMul reads new_x and f's weights");
 	is_string("new_f/dense_1/MatMul:0,f/dense_1/bias/read:0",
-		  ins(g, "new_f/dense_1/BiasAdd"), "BiasAdd shares the bias");
+		  inputs_of(g, "new_f/dense_1/BiasAdd"),
+		  "BiasAdd shares the bias");
 	is_string("new_f/dense_1/Relu:0,f/dense_2/kernel/read:0",
-		  ins(g, "new_f/dense_2/MatMul"), "second layer chained");
+		  inputs_of(g, "new_f/dense_2/MatMul"), "second layer chained");
 	is_string("new_f/dense_2/MatMul:0,f/dense_2/bias/read:0",
-		  ins(g, "new_f/dense_2/BiasAdd"), "... and its bias shared");
+		  inputs_of(g, "new_f/dense_2/BiasAdd"),
+		  "... and its bias shared");
 	ok(ge_graph_find(g, "new_f/dense_1/kernel") == GE_NOOP,
 	   "the weights are not copied");
 	is_int(0, problems(g), "the graph validates");
@@ -290,7 +242,7 @@ static void test_graph_replace_dense(void)
 
 static void test_copy_with_replacements(void)
 {
-	ge_graph *g = parse(DENSE, GE_FMT_GRAPHDEF_TEXT);
+	ge_graph *g = parse_as(DENSE, GE_FMT_GRAPHDEF_TEXT);
 	ge_error err = {0};
 	ge_view all, v, out = GE_VIEW_INIT;
 	scope_view(&all, g, "f");
@@ -298,7 +250,7 @@ static void test_copy_with_replacements(void)
 	for (size_t i = 0; i < all.ops.n; i++)
 		if (strcmp(ge_op_name(g, all.ops.v[i]), "f/x"))
 			ge_opvec_push(&ops, all.ops.v[i]);
-	mkview(&v, g, ops.v, ops.n);
+	mkview_ids(&v, g, ops.v, ops.n);
 	is_string("f/x:0", tnames(g, &v.inputs), "the view reads f/x");
 	int64_t xd[2] = {-1, 4};
 	ge_opid in = ge_make_placeholder(g, 1, xd, 2, "copy_in", NULL, &err);
@@ -362,7 +314,7 @@ static void test_copy_with_replacements(void)
 /* Shapes after a replacement that changes them (decision 10). */
 static void test_output_shapes(void)
 {
-	ge_graph *g = parse(PH("x", D(2) D(3)) PH("y", D(5) D(3))
+	ge_graph *g = parse_as(PH("x", D(2) D(3)) PH("y", D(5) D(3))
 			    CONST("w", D(3) D(3))
 			    OP1("a", "Identity", "x", SHP(D(2) D(3)))
 			    OP2("m", "MatMul", "a", "w", SHP(D(2) D(3)))
@@ -375,7 +327,7 @@ static void test_output_shapes(void)
 	ge_opid ops[6] = {OP(g, "a"), OP(g, "m"), OP(g, "r"), OP(g, "n"),
 			  OP(g, "q"), OP(g, "u")};
 	ge_view v;
-	mkview(&v, g, ops, 6);
+	mkview_ids(&v, g, ops, 6);
 	ge_tpair r = {T(g, "x:0"), T(g, "y:0")};
 	ge_transform_opts o = {0};
 	o.dst_scope = "c";
@@ -399,7 +351,7 @@ static void test_output_shapes(void)
 	   "recomputed");
 	/* the same copy with an input of the same shape keeps everything */
 	ge_view_free(&v);
-	mkview(&v, g, ops, 6);
+	mkview_ids(&v, g, ops, 6);
 	ge_tpair same = {T(g, "x:0"), T(g, "x:0")};
 	o.dst_scope = "s";
 	rc = ge_copy_with_input_replacements(&v, &same, 1, &o, NULL, NULL,
@@ -415,7 +367,7 @@ static void test_output_shapes(void)
 	tr.transform_op_handler = ge_copy_op_handler;
 	tr.transform_op_ud = &co;
 	ge_view_free(&v);
-	mkview(&v, g, ops, 6);
+	mkview_ids(&v, g, ops, 6);
 	o.dst_scope = "k";
 	rc = ge_transform(&tr, &v, &o, NULL, NULL, &err);
 	is_int(GE_OK, rc, "a transform with copy_shape");
@@ -466,13 +418,13 @@ static const char *TRAIN =
 
 static void test_training_copy(void)
 {
-	ge_graph *g = parse(TRAIN, GE_FMT_META_TEXT);
+	ge_graph *g = parse_as(TRAIN, GE_FMT_META_TEXT);
 	ge_graph *d = ge_graph_new();
 	ge_error err = {0};
 	ge_view v, out = GE_VIEW_INIT;
 	ge_opvec all = GE_VEC_INIT;
 	ge_graph_all_ops(g, &all);
-	mkview(&v, g, all.v, all.n);
+	mkview_ids(&v, g, all.v, all.n);
 	is_int(0, problems(g), "the training graph validates");
 	ge_transform_opts o = {0};
 	o.dst_graph = d;
@@ -485,7 +437,7 @@ static void test_training_copy(void)
 	       "every op copied");
 	is_string("CopiedOps/", ge_tinfo_dst_scope(info), "destination scope");
 	is_string("CopiedOps/x:0,CopiedOps/w/read:0",
-		  ins(d, "CopiedOps/pred"), "data inputs follow");
+		  inputs_of(d, "CopiedOps/pred"), "data inputs follow");
 	is_string("CopiedOps/GradientDescent/update_w",
 		  ctrl_ins(d, "CopiedOps/GradientDescent"),
 		  "control inputs follow");
@@ -523,7 +475,7 @@ static void test_training_copy(void)
 	ge_view_free(&v);
 	ge_view_free(&out);
 	ge_tinfo_free(info);
-	mkview(&v, g, all.v, all.n);
+	mkview_ids(&v, g, all.v, all.n);
 	rc = ge_copy(&v, NULL, NULL, NULL, &err);
 	is_int(GE_OK, rc, "copy in place %s", err.msg);
 	is_string("loss:0,pred:0,init,pred_1:0,loss_1:0,init_1",
@@ -582,13 +534,13 @@ static int noisy_handler(ge_tinfo *info, ge_opid op, const ge_tref *in,
 
 static void test_custom_handler(void)
 {
-	ge_graph *g = parse(CHAIN, GE_FMT_GRAPHDEF_TEXT);
+	ge_graph *g = parse_as(CHAIN, GE_FMT_GRAPHDEF_TEXT);
 	ge_graph *d = ge_graph_new();
 	ge_error err = {0};
 	ge_opvec all = GE_VEC_INIT;
 	ge_graph_all_ops(g, &all);
 	ge_view v;
-	mkview(&v, g, all.v, all.n);
+	mkview_ids(&v, g, all.v, all.n);
 	ge_transformer tr;
 	ge_transformer_init(&tr);
 	int calls = 0;
@@ -600,17 +552,18 @@ static void test_custom_handler(void)
 	int rc = ge_transform(&tr, &v, &o, NULL, &info, &err);
 	is_int(GE_OK, rc, "a transform with a custom op handler %s", err.msg);
 	is_int(7, calls, "the handler ran once per op");
-	is_string("Noise_2:0,Add_2:0", ins(d, "AddNoise_2"),
+	is_string("Noise_2:0,Add_2:0", inputs_of(d, "AddNoise_2"),
 		  "AddNoise_2 = Add(Noise_2, Add_2)");
-	is_string("Const_2:0,AddNoise_1:0", ins(d, "Add_2"),
+	is_string("Const_2:0,AddNoise_1:0", inputs_of(d, "Add_2"),
 		  "Add_2 reads the noisy Add_1");
-	is_string("Noise_1:0,Add_1:0", ins(d, "AddNoise_1"),
+	is_string("Noise_1:0,Add_1:0", inputs_of(d, "AddNoise_1"),
 		  "AddNoise_1 = Add(Noise_1, Add_1)");
-	is_string("Const_1:0,AddNoise:0", ins(d, "Add_1"),
+	is_string("Const_1:0,AddNoise:0", inputs_of(d, "Add_1"),
 		  "Add_1 reads the noisy Add");
-	is_string("Noise:0,Add:0", ins(d, "AddNoise"),
+	is_string("Noise:0,Add:0", inputs_of(d, "AddNoise"),
 		  "AddNoise = Add(Noise, Add)");
-	is_string("Const:0,Input:0", ins(d, "Add"), "Add reads Const, Input");
+	is_string("Const:0,Input:0", inputs_of(d, "Add"),
+		  "Add reads Const, Input");
 	ge_tref t;
 	ok(ge_tinfo_transformed_t(info, T(g, "Add_1:0"), &t) &&
 		   !strcmp(ge_op_name(d, t.op), "AddNoise_1"),
@@ -624,7 +577,7 @@ static void test_custom_handler(void)
 
 	/* a handler that returns the op itself is refused, and whatever the
 	 * transform added is removed again */
-	mkview(&v, g, all.v, all.n);
+	mkview_ids(&v, g, all.v, all.n);
 	size_t n0 = ge_graph_num_ops(g);
 	tr.transform_op_handler = ge_copy_op_handler;
 	tr.transform_op_ud = NULL;
@@ -647,7 +600,7 @@ static void test_custom_handler(void)
 
 static void test_info(void)
 {
-	ge_graph *g = parse(DENSE, GE_FMT_GRAPHDEF_TEXT);
+	ge_graph *g = parse_as(DENSE, GE_FMT_GRAPHDEF_TEXT);
 	ge_error err = {0};
 	ge_view v, out = GE_VIEW_INIT;
 	scope_view(&v, g, "f/dense_1");
@@ -726,14 +679,14 @@ static void test_info(void)
 /* One placeholder per external tensor, however many slots read it. */
 static void test_memo(void)
 {
-	ge_graph *g = parse(CONST("a", D(2))
+	ge_graph *g = parse_as(CONST("a", D(2))
 			    OP2("b", "Add", "a", "a", "")
 			    OP2("c", "Mul", "a", "b", ""),
 			    GE_FMT_GRAPHDEF_TEXT);
 	ge_error err = {0};
 	ge_opid ops[2] = {OP(g, "b"), OP(g, "c")};
 	ge_view v, out = GE_VIEW_INIT;
-	mkview(&v, g, ops, 2);
+	mkview_ids(&v, g, ops, 2);
 	size_t n0 = ge_graph_num_ops(g);
 	ge_transform_opts o = {0};
 	o.dst_scope = "k";
@@ -741,9 +694,9 @@ static void test_memo(void)
 	is_int(GE_OK, rc, "copy b and c");
 	is_int((long long)n0 + 3, (long long)ge_graph_num_ops(g),
 	       "two copies and one placeholder");
-	is_string("k/geph__a_0:0,k/geph__a_0:0", ins(g, "k/b"),
+	is_string("k/geph__a_0:0,k/geph__a_0:0", inputs_of(g, "k/b"),
 		  "both slots of b read the one placeholder");
-	is_string("k/geph__a_0:0,k/b:0", ins(g, "k/c"), "c reads it too");
+	is_string("k/geph__a_0:0,k/b:0", inputs_of(g, "k/c"), "c reads it too");
 	is_string("k/geph__a_0:0", tnames(g, &out.inputs),
 		  "the result has one input");
 	ge_view_free(&v);
@@ -774,19 +727,19 @@ static void test_colocation(void)
 		OP1("c", "Identity", "b",
 		    "attr { key: \"_class\" value { list { s: \"loc:@a\" "
 		    "s: \"loc:@z\" } } }");
-	ge_graph *g = parse(txt, GE_FMT_GRAPHDEF_TEXT);
+	ge_graph *g = parse_as(txt, GE_FMT_GRAPHDEF_TEXT);
 	ge_error err = {0};
 	ge_view v;
 	ge_transform_opts o = {0};
 	ge_opid ab[2] = {OP(g, "a"), OP(g, "b")};
-	mkview(&v, g, ab, 2);
+	mkview_ids(&v, g, ab, 2);
 	o.dst_scope = "one";
 	is_int(GE_OK, ge_copy(&v, &o, NULL, NULL, &err), "copy a and b");
 	is_string("loc:@one/a", colo(g, "one/b"),
 		  "colocated with the copy of a copied op");
 	ge_view_free(&v);
 
-	mkview(&v, g, &ab[1], 1);
+	mkview_ids(&v, g, &ab[1], 1);
 	o.dst_scope = "two";
 	is_int(GE_OK, ge_copy(&v, &o, NULL, NULL, &err), "copy b alone");
 	is_string("loc:@a", colo(g, "two/b"),
@@ -794,7 +747,7 @@ static void test_colocation(void)
 	ge_view_free(&v);
 
 	ge_graph *d = ge_graph_new();
-	mkview(&v, g, &ab[1], 1);
+	mkview_ids(&v, g, &ab[1], 1);
 	o.dst_graph = d;
 	o.dst_scope = "";
 	is_int(GE_OK, ge_copy(&v, &o, NULL, NULL, &err),
@@ -805,7 +758,7 @@ static void test_colocation(void)
 	ge_view_free(&v);
 
 	ge_opid abc[3] = {OP(g, "a"), OP(g, "b"), OP(g, "c")};
-	mkview(&v, g, abc, 3);
+	mkview_ids(&v, g, abc, 3);
 	o.dst_scope = "x";
 	is_int(GE_OK, ge_copy(&v, &o, NULL, NULL, &err),
 	       "copy a, b, c into the other graph");
@@ -822,7 +775,7 @@ static void test_colocation(void)
 
 static void test_scopes(void)
 {
-	ge_graph *g = parse(CONST("a", D(2)) OP1("b", "Identity", "a", ""),
+	ge_graph *g = parse_as(CONST("a", D(2)) OP1("b", "Identity", "a", ""),
 			    GE_FMT_GRAPHDEF_TEXT);
 	ge_error err = {0};
 	ge_opid b = OP(g, "b");
@@ -830,13 +783,13 @@ static void test_scopes(void)
 	ge_tinfo *info = NULL;
 	ge_transform_opts o = {0};
 	o.dst_scope = "imported";
-	mkview(&v, g, &b, 1);
+	mkview_ids(&v, g, &b, 1);
 	is_int(GE_OK, ge_copy(&v, &o, NULL, &info, &err), "first copy");
 	is_string("imported/", ge_tinfo_dst_scope(info), "scope imported/");
 	ok(ge_graph_find(g, "imported/b") != GE_NOOP, "imported/b exists");
 	ge_tinfo_free(info);
 	ge_view_free(&v);
-	mkview(&v, g, &b, 1);
+	mkview_ids(&v, g, &b, 1);
 	is_int(GE_OK, ge_copy(&v, &o, NULL, &info, &err), "second copy");
 	is_string("imported_1/", ge_tinfo_dst_scope(info),
 		  "the scope is uniquified once: imported_1/");
@@ -844,7 +797,7 @@ static void test_scopes(void)
 	ge_tinfo_free(info);
 	ge_view_free(&v);
 	o.reuse_dst_scope = 1;
-	mkview(&v, g, &b, 1);
+	mkview_ids(&v, g, &b, 1);
 	is_int(GE_OK, ge_copy(&v, &o, NULL, &info, &err),
 	       "third copy, reusing the scope");
 	is_string("imported/", ge_tinfo_dst_scope(info), "scope imported/");
@@ -857,7 +810,7 @@ static void test_scopes(void)
 	ge_opid cap = ge_graph_add_op(g, "Imported_2", "NoOp", NULL);
 	(void)cap;
 	o.reuse_dst_scope = 0;
-	mkview(&v, g, &b, 1);
+	mkview_ids(&v, g, &b, 1);
 	is_int(GE_OK, ge_copy(&v, &o, NULL, &info, &err), "fourth copy");
 	is_string("imported_3/", ge_tinfo_dst_scope(info),
 		  "Imported_2 takes imported_2 (case-insensitive)");
@@ -895,7 +848,7 @@ static const char *LOOP =
 
 static void test_loops(void)
 {
-	ge_graph *g = parse(LOOP, GE_FMT_GRAPHDEF_TEXT);
+	ge_graph *g = parse_as(LOOP, GE_FMT_GRAPHDEF_TEXT);
 	ge_error err = {0};
 	is_int(0, problems(g), "the loop fixture validates");
 	ge_view v;
@@ -905,7 +858,8 @@ static void test_loops(void)
 	int rc = ge_copy(&v, &o, NULL, NULL, &err);
 	is_int(GE_OK, rc, "copy the loop in the same graph %s", err.msg);
 	is_string("copy/while/Enter:0,copy/while/NextIteration:0",
-		  ins(g, "copy/while/Merge"), "Merge input order is kept");
+		  inputs_of(g, "copy/while/Merge"),
+		  "Merge input order is kept");
 	ok(!has_op_named_like(g, "geph_tmp"), "no geph_tmp op is left");
 	is_string("copy/while/while_context",
 		  sattr(g, "copy/while/Enter", "frame_name"),
@@ -937,12 +891,12 @@ static void test_loops(void)
 	rc = ge_graph_replace(g, &target, 1, &r, 1, &o, &nt, &info, &err);
 	is_int(GE_OK, rc, "graph_replace(out, {i0 = other}) %s", err.msg);
 	is_string("gr/out", ge_op_name(g, nt.op), "the target is mapped");
-	is_string("other:0", ins(g, "gr/while/Enter"),
+	is_string("other:0", inputs_of(g, "gr/while/Enter"),
 		  "the copied loop reads the replacement");
 	is_int((long long)n0 + 12, (long long)ge_graph_num_ops(g),
 	       "the whole loop (11 ops) and out are copied");
 	is_string("gr/while/Enter:0,gr/while/NextIteration:0",
-		  ins(g, "gr/while/Merge"), "Merge order kept again");
+		  inputs_of(g, "gr/while/Merge"), "Merge order kept again");
 	is_string("gr/while/while_context",
 		  sattr(g, "gr/while/Enter", "frame_name"), "fresh frame");
 	is_int(0, problems(g), "the graph validates");
@@ -966,7 +920,7 @@ static void test_loops(void)
 
 static void test_import(void)
 {
-	ge_graph *src = parse(PH("x", D(2))
+	ge_graph *src = parse_as(PH("x", D(2))
 			      OP1("y", "Identity", "x",
 				  "attr { key: \"_class\" value { list { "
 				  "s: \"loc:@x\" } } } ")
@@ -974,7 +928,7 @@ static void test_import(void)
 			      "node { name: \"z\" op: \"Add\" input: \"y\" "
 			      "input: \"c\" input: \"^c\" " F32 "}\n",
 			      GE_FMT_GRAPHDEF_TEXT);
-	ge_graph *dst = parse(CONST("in", D(2)) "node { name: \"gate\" op: "
+	ge_graph *dst = parse_as(CONST("in", D(2)) "node { name: \"gate\" op: "
 			      "\"NoOp\" }\n" CONST("y", D(2)),
 			      GE_FMT_GRAPHDEF_TEXT);
 	ge_error err = {0};
@@ -988,11 +942,12 @@ static void test_import(void)
 	ge_tinfo *info = NULL;
 	int rc = ge_import_graph(dst, src, &io, &info, &err);
 	is_int(GE_OK, rc, "import with prefix and input_map %s", err.msg);
-	is_string("in:0", ins(dst, "imp/y"), "input_map: x:0 reads in:0");
+	is_string("in:0", inputs_of(dst, "imp/y"), "input_map: x:0 reads in:0");
 	ok(ge_graph_find(dst, "imp/x") != GE_NOOP,
 	   "the mapped op itself is still imported");
 	is_string("loc:@imp/x", colo(dst, "imp/y"), "loc:@ is prefixed");
-	is_string("imp/y:0,imp/c:0", ins(dst, "imp/z"), "inputs remapped");
+	is_string("imp/y:0,imp/c:0", inputs_of(dst, "imp/z"),
+		  "inputs remapped");
 	is_string("gate", ctrl_ins(dst, "imp/z"),
 		  "a control input mapped with ^c");
 	ge_tref t;
@@ -1012,7 +967,7 @@ static void test_import(void)
 	ok(ge_graph_find(dst, "y_1") != GE_NOOP &&
 		   ge_graph_find(dst, "x") != GE_NOOP,
 	   "names are uniquified where taken (y -> y_1)");
-	is_string("y_1:0,c:0", ins(dst, "z"), "... and inputs follow");
+	is_string("y_1:0,c:0", inputs_of(dst, "z"), "... and inputs follow");
 	is_int(0, problems(dst), "the destination validates");
 
 	const char *bad = "nope:0";
@@ -1028,14 +983,15 @@ static void test_import(void)
 	ge_graph_free(src);
 
 	/* a dangling input of the source is bound by input_map */
-	src = parse(OP1("a", "Identity", "unbound:0", ""),
+	src = parse_as(OP1("a", "Identity", "unbound:0", ""),
 		    GE_FMT_GRAPHDEF_TEXT);
 	const char *ub = "unbound";
 	io.map_from = &ub;
 	io.prefix = "b";
 	rc = ge_import_graph(dst, src, &io, NULL, &err);
 	is_int(GE_OK, rc, "input_map binds a dangling input %s", err.msg);
-	is_string("in:0", ins(dst, "b/a"), "... which reads the given tensor");
+	is_string("in:0", inputs_of(dst, "b/a"),
+		  "... which reads the given tensor");
 	io.n_map = 0;
 	rc = ge_import_graph(dst, src, &io, NULL, &err);
 	is_int(GE_EGRAPH, rc, "an unbound dangling input is refused");
@@ -1047,7 +1003,7 @@ static void test_import(void)
 /* Import of a MetaGraphDef: collections merged with names mapped. */
 static void test_import_meta(void)
 {
-	ge_graph *src = parse(TRAIN, GE_FMT_META_TEXT);
+	ge_graph *src = parse_as(TRAIN, GE_FMT_META_TEXT);
 	ge_graph *dst = ge_graph_new();
 	ge_error err = {0};
 	ge_import_opts io = {0};
@@ -1067,7 +1023,7 @@ static void test_import_meta(void)
 
 static void test_export(void)
 {
-	ge_graph *g = parse("meta_info_def { }\ngraph_def {\n"
+	ge_graph *g = parse_as("meta_info_def { }\ngraph_def {\n"
 			    CONST("outside", D(2))
 			    "node { name: \"gate\" op: \"NoOp\" }\n"
 			    OP1("s/a", "Identity", "outside",
@@ -1091,9 +1047,9 @@ static void test_export(void)
 	}
 	is_int(3, (long long)ge_graph_num_ops(e),
 	       "two ops and one placeholder");
-	is_string("geph__outside_0:0", ins(e, "a"),
+	is_string("geph__outside_0:0", inputs_of(e, "a"),
 		  "an outside input becomes a placeholder, scope stripped");
-	is_string("a:0,geph__outside_0:0", ins(e, "b"),
+	is_string("a:0,geph__outside_0:0", inputs_of(e, "b"),
 		  "one placeholder per outside tensor");
 	is_string("", ctrl_ins(e, "a"), "outside control inputs are dropped");
 	is_string("loc:@a", colo(e, "b"), "loc:@ inside the scope is stripped");
@@ -1112,7 +1068,8 @@ static void test_export(void)
 	io.n_map = 1;
 	rc = ge_import_graph(g, e, &io, NULL, &err);
 	is_int(GE_OK, rc, "import the export under s2 %s", err.msg);
-	is_string("outside:0", ins(g, "s2/a"), "rebound to the original input");
+	is_string("outside:0", inputs_of(g, "s2/a"),
+		  "rebound to the original input");
 	is_int(0, problems(g), "the graph validates");
 	ge_graph_free(e);
 	ge_graph_free(g);

@@ -1,0 +1,212 @@
+/*
+ * l_meta.c: a MetaGraphDef's collections and signatures on graphs
+ * (lib/meta.h).
+ *
+ *   g:collection_names()          -> {name, ...} in file order
+ *   g:collection(name)            -> list of values, or nil
+ *   g:add_to_collection(name, x)  x an op, tensor, string, number, or a
+ *                                 list of those
+ *   g:signature_names()           -> {name, ...}
+ *   g:signature(name)             -> {method_name=, inputs={k=t}, outputs={k=t}}
+ *
+ * Node-list entries that name an op or tensor of the graph come back as
+ * that op or tensor, others as their string; bytes lists as strings,
+ * int64 and float lists as numbers, Any lists as {type_url=, value=}.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "lge.h"
+#include "meta.h"
+#include "google/protobuf/any.pb-c.h"
+#include "tensorflow/core/protobuf/meta_graph.pb-c.h"
+
+/* [-0, +1, m] An op or tensor named by s, or s itself. */
+static void push_ref(lua_State *L, int gidx, ge_graph *g, const char *s)
+{
+	ge_tref t;
+	if (*s != '^' && ge_graph_find_tensor(g, s, &t) == GE_OK) {
+		if (strchr(s, ':'))
+			lge_pushtensor(L, gidx, t);
+		else
+			lge_pushop(L, gidx, t.op);
+		return;
+	}
+	lua_pushstring(L, s);
+}
+
+static int g_collection_names(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	size_t n = ge_collection_count(g);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_pushstring(L, ge_collection_name(g, i));
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+static int g_collection(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	const Tensorflow__CollectionDef *c =
+		ge_collection_get(g, luaL_checkstring(L, 2));
+	if (!c) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_newtable(L);
+	switch (c->kind_case) {
+	case TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST:
+		for (size_t i = 0; i < c->node_list->n_value; i++) {
+			push_ref(L, 1, g, c->node_list->value[i]);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		break;
+	case TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST:
+		for (size_t i = 0; i < c->bytes_list->n_value; i++) {
+			lua_pushlstring(L, (const char *)c->bytes_list->value[i].data,
+					c->bytes_list->value[i].len);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		break;
+	case TENSORFLOW__COLLECTION_DEF__KIND_INT64_LIST:
+		for (size_t i = 0; i < c->int64_list->n_value; i++) {
+			lua_pushinteger(L, (lua_Integer)c->int64_list->value[i]);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		break;
+	case TENSORFLOW__COLLECTION_DEF__KIND_FLOAT_LIST:
+		for (size_t i = 0; i < c->float_list->n_value; i++) {
+			lua_pushnumber(L, c->float_list->value[i]);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		break;
+	case TENSORFLOW__COLLECTION_DEF__KIND_ANY_LIST:
+		for (size_t i = 0; i < c->any_list->n_value; i++) {
+			const Google__Protobuf__Any *a = c->any_list->value[i];
+			lua_createtable(L, 0, 2);
+			lua_pushstring(L, a->type_url);
+			lua_setfield(L, -2, "type_url");
+			lua_pushlstring(L, (const char *)a->value.data,
+					a->value.len);
+			lua_setfield(L, -2, "value");
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+/* Adds one value: an op or a tensor of G (by name in a node_list), or a
+ * string (bytes_list).  Raises on misuse, returns the graph's refusal. */
+static int add_one(lua_State *L, lge_graph *G, const char *name, int idx,
+		   ge_error *err)
+{
+	ge_buf b = GE_BUF_INIT;
+	int rc;
+	if (lge_testop(L, idx)) {
+		ge_opid id = lge_checkopin(L, idx, G);
+		ge_buf_adds(&b, ge_op_name(G->g, id));
+	} else if (lge_testtensor(L, idx)) {
+		ge_tref t = lge_checktensorin(L, idx, G, 0);
+		ge_buf_printf(&b, "%s:%d", ge_op_name(G->g, t.op), t.index);
+	} else if (lua_type(L, idx) == LUA_TSTRING) {
+		size_t n;
+		const char *s = lua_tolstring(L, idx, &n);
+		return ge_collection_add_bytes(G->g, name, s, n, err);
+	} else {
+		return luaL_typeerror(L, idx,
+				      "op, tensor, string or list of them");
+	}
+	rc = ge_collection_add_node(G->g, name, (const char *)b.data, err);
+	ge_buf_free(&b);
+	return rc;
+}
+
+static int g_add_to_collection(lua_State *L)
+{
+	lge_graph *G = lge_checkgraph(L, 1);
+	const char *name = luaL_checkstring(L, 2);
+	luaL_checkany(L, 3);
+	ge_error err;
+	int rc = GE_OK;
+	if (lua_type(L, 3) == LUA_TTABLE && !lua_getmetatable(L, 3)) {
+		lua_Integer n = luaL_len(L, 3);
+		for (lua_Integer i = 1; i <= n && rc == GE_OK; i++) {
+			lua_geti(L, 3, i);
+			rc = add_one(L, G, name, lua_gettop(L), &err);
+			lua_pop(L, 1);
+		}
+	} else {
+		rc = add_one(L, G, name, 3, &err);
+	}
+	if (rc != GE_OK)
+		return luaL_error(L, "%s", err.msg);
+	return 0;
+}
+
+static int g_signature_names(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	size_t n = ge_signature_count(g);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_pushstring(L, ge_signature_name(g, i));
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+static void push_infos(lua_State *L, ge_graph *g, size_t n,
+		       Tensorflow__SignatureDef__InputsEntry **in,
+		       Tensorflow__SignatureDef__OutputsEntry **out)
+{
+	lua_createtable(L, 0, (int)n);
+	for (size_t i = 0; i < n; i++) {
+		const char *key = in ? in[i]->key : out[i]->key;
+		const Tensorflow__TensorInfo *t = in ? in[i]->value : out[i]->value;
+		if (t && t->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_NAME)
+			push_ref(L, 1, g, t->name);
+		else
+			lua_pushboolean(L, 1); /* sparse or composite */
+		lua_setfield(L, -2, key);
+	}
+}
+
+static int g_signature(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	const Tensorflow__SignatureDef *s =
+		ge_signature_get(g, luaL_checkstring(L, 2));
+	if (!s) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_createtable(L, 0, 3);
+	lua_pushstring(L, s->method_name);
+	lua_setfield(L, -2, "method_name");
+	push_infos(L, g, s->n_inputs, s->inputs, NULL);
+	lua_setfield(L, -2, "inputs");
+	push_infos(L, g, s->n_outputs, NULL, s->outputs);
+	lua_setfield(L, -2, "outputs");
+	return 1;
+}
+
+void lge_open_meta(lua_State *L)
+{
+	static const luaL_Reg graph_methods[] = {
+		{"collection_names", g_collection_names},
+		{"collection", g_collection},
+		{"add_to_collection", g_add_to_collection},
+		{"signature_names", g_signature_names},
+		{"signature", g_signature},
+		{NULL, NULL},
+	};
+	lge_newtype(L, LGE_GRAPH, NULL, graph_methods);
+	lua_pop(L, 1);
+}
