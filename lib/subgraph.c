@@ -420,8 +420,10 @@ void ge_view_format(const ge_view *v, ge_buf *out)
 		ge_buf_adds(out, "SubGraphView: empty");
 		return;
 	}
-	ge_buf_printf(out, "SubGraphView (graphid=%lu):\n",
-		      (unsigned long)(uintptr_t)v->graph);
+	/* graph_editor prints id(graph); the graph's name is as useful and
+	 * the same from run to run */
+	ge_buf_printf(out, "SubGraphView (graph=\"%s\"):\n",
+		      ge_graph_name(v->graph));
 	if (!v->ops.n) {
 		ge_buf_adds(out, "** ops: empty\n");
 	} else {

@@ -230,6 +230,11 @@ static int64_t *remap_list(lua_State *L, int idx, lge_view *w,
 		lua_geti(L, idx, i);
 		lua_Integer k = lua_tointegerx(L, -1, &isnum);
 		if (isnum) {
+			/* positions are 1-based here: say so in the error */
+			if (k < 1 || (size_t)k > list->n)
+				luaL_argerror(L, idx, lua_pushfstring(L,
+					"position %I out of the range [1, %I]",
+					k, (lua_Integer)list->n));
 			r[i - 1] = k - 1;
 		} else {
 			ge_tref t;

@@ -30,7 +30,8 @@ local w = v:remap_inputs({3, 1})
 is("foo/d:0,a:0", names(w.inputs), "remap_inputs returns a new view")
 is("a:0,foo/b:0,foo/d:0", names(v.inputs), "and leaves the original")
 raises("repeated", function() v:remap_inputs({1, 1}) end, "remap_inputs refuses repeats")
-raises("out of the range", function() v:remap_inputs({4}) end, "and bad indices")
+raises("position 4 out of the range [1, ", function() v:remap_inputs({4}) end,
+       "and bad positions, counted from 1")
 is("foo/bar/e:0,foo/bar/e:0,foo/c:0", names(v:remap_outputs({2, 2, 1}).outputs),
    "remap_outputs allows repeats")
 is("foo/d:0", names(v:remap_inputs({"foo/d:0"}).inputs), "remap by tensor")
@@ -54,7 +55,7 @@ ok(p:is_passthrough("a:0") and not p:is_passthrough("foo/c:0"), "is_passthrough"
 is("foo/c:0,foo/d:0", names(p.connected_inputs), "connected_inputs")
 is("foo/bar/e:0", names(p.connected_outputs), "connected_outputs")
 local dump = p:dump()
-ok(dump:find("^SubGraphView %(graphid=") ~= nil, "dump: the reference's header")
+ok(dump:find('^SubGraphView %(graph="') ~= nil, "dump: the reference's header, with the graph's name")
 ok(dump:find("\n** inputs[3]:\n  foo/c:0\n  foo/d:0\n  a:0 *\n", 1, true) ~= nil,
    "dump marks passthroughs")
 

@@ -53,7 +53,7 @@ static void test_init(ge_graph *g)
 	ge_buf b = GE_BUF_INIT;
 	ge_view_format(&v, &b);
 	const char *nl = strchr((char *)b.data, '\n');
-	ok(strncmp((char *)b.data, "SubGraphView (graphid=", 22) == 0,
+	ok(strncmp((char *)b.data, "SubGraphView (graph=\"", 21) == 0,
 	   "format starts with the graph id");
 	is_string("** ops[1]:\n  foo/bar/e\n"
 		  "** inputs[3]:\n  foo/c:0\n  foo/d:0\n  a:0 *\n"
