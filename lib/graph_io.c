@@ -843,12 +843,16 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		/* heap arrays keep room for the next power of two (graph.c) */
 		uint32_t nin = s->n_in + s->n_ctrl;
 		o->in = ge_xmalloc(ge_edge_room(nin) * sizeof *o->in);
-		memcpy(o->in, s->in, nin * sizeof *o->in);
+		if (nin) /* a new op's arrays may be NULL */
+			memcpy(o->in, s->in, nin * sizeof *o->in);
 		o->uses = ge_xmalloc(ge_edge_room(s->n_uses) * sizeof *o->uses);
-		memcpy(o->uses, s->uses, s->n_uses * sizeof *o->uses);
+		if (s->n_uses)
+			memcpy(o->uses, s->uses, s->n_uses * sizeof *o->uses);
 		o->couts = ge_xmalloc(ge_edge_room(s->n_couts) *
 				      sizeof *o->couts);
-		memcpy(o->couts, s->couts, s->n_couts * sizeof *o->couts);
+		if (s->n_couts)
+			memcpy(o->couts, s->couts,
+			       s->n_couts * sizeof *o->couts);
 		o->flags |= OPF_IN_OWNED | OPF_USES_OWNED | OPF_COUTS_OWNED;
 		o->flags &= ~(uint32_t)OPF_ENTS_OWNED;
 		o->ents = NULL;
