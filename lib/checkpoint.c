@@ -560,12 +560,28 @@ int ge_bundle_writer_add_tensorproto(ge_bundle_writer *w, const char *name,
 
 /* ------------------------------------------------------------ plans */
 
+/* A tensor a rename entry moves elsewhere, unless an entry writes it. */
+static int renamed_away(const ge_ckpt_plan *plan, const char *name)
+{
+	int moved = 0;
+	for (size_t i = 0; plan && i < plan->n; i++) {
+		if (!strcmp(plan->dst[i], name))
+			return 0;
+		if (plan->rename && plan->rename[i] &&
+		    !strcmp(plan->src[i], name))
+			moved = 1;
+	}
+	return moved;
+}
+
 int ge_checkpoint_apply_plan(ge_bundle *src, const char *dst_prefix,
 			     const ge_ckpt_plan *plan, ge_error *err)
 {
 	const char *ipath = ge_bundle_index_path(src);
+	/* a rename of a tensor the checkpoint lacks renames nothing */
 	for (size_t i = 0; plan && i < plan->n; i++)
-		if (!ge_bundle_find(src, plan->src[i]))
+		if (!ge_bundle_find(src, plan->src[i]) &&
+		    !(plan->rename && plan->rename[i]))
 			return ge_err(err, GE_ENOTFOUND,
 				      "%s: no tensor '%s' to copy to '%s'",
 				      ipath, plan->src[i], plan->dst[i]);
@@ -574,13 +590,18 @@ int ge_checkpoint_apply_plan(ge_bundle *src, const char *dst_prefix,
 	if (rc)
 		return rc;
 	size_t n = ge_bundle_count(src);
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = ge_bundle_writer_copy(w, src, ge_bundle_entry_at(src, i),
-					   NULL, err);
-	for (size_t i = 0; plan && i < plan->n && !rc; i++)
-		rc = ge_bundle_writer_copy(w, src,
-					   ge_bundle_find(src, plan->src[i]),
-					   plan->dst[i], err);
+	for (size_t i = 0; i < n && !rc; i++) {
+		const ge_bundle_entry *e = ge_bundle_entry_at(src, i);
+		if (renamed_away(plan, e->name))
+			continue;
+		rc = ge_bundle_writer_copy(w, src, e, NULL, err);
+	}
+	for (size_t i = 0; plan && i < plan->n && !rc; i++) {
+		const ge_bundle_entry *e = ge_bundle_find(src, plan->src[i]);
+		if (e)
+			rc = ge_bundle_writer_copy(w, src, e, plan->dst[i],
+						   err);
+	}
 	if (rc) {
 		ge_bundle_writer_abort(w);
 		return rc;

@@ -22,16 +22,30 @@ enum { P_NONE = 0, P_SHARE = GE_VARS_SHARE, P_DUP = GE_VARS_DUPLICATE };
 
 /* ------------------------------------------------------------ plans */
 
-void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst)
+static void plan_add(ge_ckpt_plan *p, const char *src, const char *dst,
+		     int rename)
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 8;
 		p->src = ge_xrealloc(p->src, p->cap * sizeof *p->src);
 		p->dst = ge_xrealloc(p->dst, p->cap * sizeof *p->dst);
+		p->rename = ge_xrealloc(p->rename, p->cap);
 	}
 	p->src[p->n] = ge_xstrdup(src);
 	p->dst[p->n] = ge_xstrdup(dst);
+	p->rename[p->n] = (unsigned char)(rename != 0);
 	p->n++;
+}
+
+void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst)
+{
+	plan_add(p, src, dst, 0);
+}
+
+void ge_ckpt_plan_add_rename(ge_ckpt_plan *p, const char *src,
+			     const char *dst)
+{
+	plan_add(p, src, dst, 1);
 }
 
 void ge_ckpt_plan_release(ge_ckpt_plan *p)
@@ -48,7 +62,7 @@ ge_ckpt_plan *ge_ckpt_plan_dup(const ge_ckpt_plan *p)
 		return NULL;
 	ge_ckpt_plan *c = ge_xcalloc(1, sizeof *c);
 	for (size_t i = 0; i < p->n; i++)
-		ge_ckpt_plan_add(c, p->src[i], p->dst[i]);
+		plan_add(c, p->src[i], p->dst[i], p->rename[i]);
 	return c;
 }
 
@@ -62,7 +76,14 @@ void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
 {
 	if (!g->ckpt_plan)
 		g->ckpt_plan = ge_xcalloc(1, sizeof *g->ckpt_plan);
-	ge_ckpt_plan_add(g->ckpt_plan, src, dst);
+	ge_ckpt_plan *p = g->ckpt_plan;
+	/* the source checkpoint does not hold what the plan itself makes */
+	for (size_t i = p->n; i-- > 0;)
+		if (!strcmp(p->dst[i], src)) {
+			src = p->src[i];
+			break;
+		}
+	ge_ckpt_plan_add(p, src, dst);
 }
 
 void ge_ckpt_plan_free(ge_ckpt_plan *p)
@@ -75,6 +96,7 @@ void ge_ckpt_plan_free(ge_ckpt_plan *p)
 	}
 	free(p->src);
 	free(p->dst);
+	free(p->rename);
 	memset(p, 0, sizeof *p);
 }
 
@@ -1274,5 +1296,439 @@ int ge_copy_with_input_replacements_vars(ge_view *sgv, const ge_tpair *repl,
 		rc = ge_transform_vars(&tr, sgv, o, vo, out, info, plan, err);
 	}
 	ge_tmap_free(&r.map);
+	return rc;
+}
+
+/* ------------------------------------------------------------ editing */
+
+static int find_var(ge_graph *g, const char *name, ge_varlist *vl,
+		    const ge_variable **v, ge_error *err)
+{
+	int rc = ge_graph_variables(g, vl, err);
+	if (rc)
+		return rc;
+	*v = name ? ge_varlist_find(vl, g, name) : NULL;
+	if (!*v) {
+		ge_varlist_free(vl);
+		return ge_err(err, GE_ENOTFOUND, "%s: no variable '%s'",
+			      ge_graph_name(g), name ? name : "(null)");
+	}
+	return GE_OK;
+}
+
+static int is_saver_type(const char *t)
+{
+	return !strcmp(t, "SaveV2") || !strcmp(t, "RestoreV2");
+}
+
+/* name with its leading `from` scope replaced by `to`, or NULL when name
+ * is neither from nor under from/. */
+static char *swap_scope(const char *name, const char *from, const char *to)
+{
+	size_t fl = strlen(from);
+	if (strncmp(name, from, fl) || (name[fl] && name[fl] != '/'))
+		return NULL;
+	size_t tl = strlen(to), rl = strlen(name + fl);
+	char *s = ge_xmalloc(tl + rl + 1);
+	memcpy(s, to, tl);
+	memcpy(s + tl, name + fl, rl + 1);
+	return s;
+}
+
+/* The distinct tensor_names Consts of the graph's V2 savers. */
+static void saver_name_consts(ge_graph *g, ge_opvec *out)
+{
+	size_t cap = ge_graph_capacity(g);
+	for (size_t id = 0; id < cap; id++) {
+		if (!ge_op_alive(g, (ge_opid)id) ||
+		    !is_saver_type(ge_op_type(g, (ge_opid)id)) ||
+		    ge_op_num_inputs(g, (ge_opid)id) < 3)
+			continue;
+		ge_opid c = ge_op_input(g, (ge_opid)id, 1).op;
+		int seen = 0;
+		for (size_t k = 0; k < out->n && !seen; k++)
+			seen = out->v[k] == c;
+		if (!seen && c != GE_NOOP)
+			ge_opvec_push(out, c);
+	}
+}
+
+static void plan_rename(ge_graph *g, const char *from, const char *to)
+{
+	ge_ckpt_plan *p = g->ckpt_plan;
+	for (size_t i = 0; p && i < p->n; i++) {
+		if (strcmp(p->dst[i], from))
+			continue;
+		/* the plan made `from`: it makes `to` instead */
+		free(p->dst[i]);
+		p->dst[i] = ge_xstrdup(to);
+		if (!strcmp(p->src[i], to)) {
+			/* renamed back: nothing left to do */
+			free(p->src[i]);
+			free(p->dst[i]);
+			p->n--;
+			memmove(p->src + i, p->src + i + 1,
+				(p->n - i) * sizeof *p->src);
+			memmove(p->dst + i, p->dst + i + 1,
+				(p->n - i) * sizeof *p->dst);
+			memmove(p->rename + i, p->rename + i + 1, p->n - i);
+		}
+		return;
+	}
+	if (!g->ckpt_plan)
+		g->ckpt_plan = ge_xcalloc(1, sizeof *g->ckpt_plan);
+	ge_ckpt_plan_add_rename(g->ckpt_plan, from, to);
+}
+
+int ge_variable_rename(ge_graph *g, const char *name, const char *new_name,
+		       ge_error *err)
+{
+	ge_varlist vl = {0};
+	const ge_variable *v;
+	int rc = find_var(g, name, &vl, &v, err);
+	if (rc)
+		return rc;
+	if (!new_name || !*new_name) {
+		ge_varlist_free(&vl);
+		return ge_err(err, GE_EINVAL, "%s: variable '%s': empty new name",
+			      ge_graph_name(g), name);
+	}
+	if (!strcmp(name, new_name)) {
+		ge_varlist_free(&vl);
+		return GE_OK;
+	}
+	/* the ops to rename: the variable's own, those named under it */
+	struct vp P;
+	memset(&P, 0, sizeof P);
+	P.g = g;
+	ge_opset_init(&P.seen, g);
+	ge_opvec ops = GE_VEC_INIT, rd = GE_VEC_INIT;
+	var_ops(&P, v, &ops);
+	var_readers(&P, v, &rd);
+	for (size_t i = 0; i < rd.n; i++)
+		ge_opvec_push(&ops, rd.v[i]);
+	ge_opvec_free(&rd);
+	ge_opset_free(&P.seen);
+	ge_opvec ren = GE_VEC_INIT;
+	char **to = ge_xcalloc(ops.n + 1, sizeof *to);
+	size_t nto = 0;
+	for (size_t i = 0; i < ops.n && !rc; i++) {
+		int dup = 0;
+		for (size_t k = 0; k < ren.n && !dup; k++)
+			dup = ren.v[k] == ops.v[i];
+		char *nn = dup ? NULL
+			       : swap_scope(ge_op_name(g, ops.v[i]), name,
+					    new_name);
+		if (!nn)
+			continue;
+		if (ge_graph_find(g, nn) != GE_NOOP)
+			rc = ge_err(err, GE_EINVAL,
+				    "%s: renaming variable '%s' to '%s': an "
+				    "op is named '%s'", ge_graph_name(g),
+				    name, new_name, nn);
+		ge_opvec_push(&ren, ops.v[i]);
+		to[nto++] = nn;
+	}
+	ge_opvec_free(&ops);
+	/* the key */
+	char *key = ge_xstrdup(v->key);
+	char *key_ = swap_scope(key, name, new_name);
+	ge_opvec consts = GE_VEC_INIT;
+	saver_name_consts(g, &consts);
+	for (size_t i = 0; i < consts.n && !rc && key_; i++) {
+		size_t n;
+		char **s = const_strings(g, consts.v[i], &n);
+		for (size_t k = 0; s && k < n && !rc; k++)
+			if (!strcmp(s[k], key_))
+				rc = ge_err(err, GE_EINVAL,
+					    "%s: renaming variable '%s': the "
+					    "saver ('%s') already holds key "
+					    "'%s'", ge_graph_name(g), name,
+					    ge_op_name(g, consts.v[i]), key_);
+		free_strings(s, s ? n : 0);
+	}
+	ge_varlist_free(&vl);   /* v is gone from here on */
+	v = NULL;
+	for (size_t i = 0; i < ren.n && !rc; i++)
+		rc = ge_op_set_name(g, ren.v[i], to[i], err);
+	if (!rc && key_) {
+		int used = 0;
+		for (size_t i = 0; i < consts.n; i++) {
+			size_t n;
+			char **s = const_strings(g, consts.v[i], &n);
+			int hit = 0;
+			for (size_t k = 0; s && k < n; k++)
+				if (!strcmp(s[k], key)) {
+					free(s[k]);
+					s[k] = ge_xstrdup(key_);
+					hit = 1;
+				}
+			if (hit)
+				set_strings(g, consts.v[i], s, n);
+			used |= hit;
+			free_strings(s, s ? n : 0);
+		}
+		/* a graph without a saver still has its values under the old
+		 * key in the checkpoint it came with */
+		(void)used;
+		plan_rename(g, key, key_);
+	}
+	ge_opvec_free(&consts);
+	for (size_t i = 0; i < nto; i++)
+		free(to[i]);
+	free(to);
+	ge_opvec_free(&ren);
+	free(key);
+	free(key_);
+	return rc;
+}
+
+/* A saver entry of the variable being removed. */
+struct rm_entry {
+	ge_opid op;      /* SaveV2 or RestoreV2 */
+	size_t at;       /* element of tensor_names (SaveV2 input at + 3) */
+};
+
+/* Drops element at of a Const's strings (made private to op first). */
+static void drop_string(ge_graph *g, ge_opid op, size_t slot, size_t at)
+{
+	size_t n;
+	char **s = const_strings(g, ge_op_input(g, op, slot).op, &n);
+	if (!s || at >= n) {
+		free_strings(s, s ? n : 0);
+		return;
+	}
+	free(s[at]);
+	memmove(s + at, s + at + 1, (n - at - 1) * sizeof *s);
+	n--;
+	ge_opid c = own_const(g, op, slot);
+	if (c != GE_NOOP)
+		set_strings(g, c, s, n);
+	free_strings(s, n);
+}
+
+static void drop_type(ge_graph *g, ge_opid op, size_t at)
+{
+	size_t n = 0;
+	int *t = get_types(g, op, "dtypes", &n);
+	if (t && at < n) {
+		memmove(t + at, t + at + 1, (n - at - 1) * sizeof *t);
+		set_types(g, op, "dtypes", t, n - 1);
+		ge_op_remove_attr(g, op, "_output_shapes");
+	}
+	free(t);
+}
+
+/* Whether a saver op's names, slices and dtypes agree, n of them. */
+static int saver_consistent(ge_graph *g, ge_opid op, size_t *n)
+{
+	size_t nn = 0, ns = 0, nt = 0;
+	char **a = const_strings(g, ge_op_input(g, op, 1).op, &nn);
+	char **b = const_strings(g, ge_op_input(g, op, 2).op, &ns);
+	int *t = get_types(g, op, "dtypes", &nt);
+	int ok = a && b && t && nn == ns && nn == nt;
+	free_strings(a, a ? nn : 0);
+	free_strings(b, b ? ns : 0);
+	free(t);
+	*n = nn;
+	return ok;
+}
+
+static int only_used_by(const ge_graph *g, ge_opid c, ge_opid user)
+{
+	size_t nu, nc;
+	const ge_use *u = ge_op_uses(g, c, &nu);
+	ge_op_control_outputs(g, c, &nc);
+	for (size_t i = 0; i < nu; i++)
+		if (u[i].op != user)
+			return 0;
+	return nc == 0;
+}
+
+int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
+{
+	ge_varlist vl = {0};
+	const ge_variable *v;
+	int rc = find_var(g, name, &vl, &v, err);
+	if (rc)
+		return rc;
+	const char *gn = ge_graph_name(g);
+	struct vp P;
+	memset(&P, 0, sizeof P);
+	P.g = g;
+	ge_opset_init(&P.seen, g);
+	ge_opvec ops = GE_VEC_INIT;
+	var_ops(&P, v, &ops);
+	var_readers(&P, v, &ops);
+	ge_opset_free(&P.seen);
+	ge_opset rm;
+	ge_opset_init(&rm, g);
+	ge_opset_add_list(&rm, ops.v, ops.n);
+	ge_opvec_free(&ops);
+	ge_opvec all = GE_VEC_INIT;    /* rm, in insertion order */
+	struct rm_entry *ent = NULL;
+	size_t nent = 0;
+
+	/* restore assigns: the variable's value from a RestoreV2 output */
+	size_t nu;
+	const ge_use *u = ge_op_uses(g, v->op, &nu);
+	for (size_t i = 0; i < nu; i++) {
+		ge_opid a = u[i].op;
+		const char *ty = ge_op_type(g, a);
+		if (u[i].slot || ge_opset_has(&rm, a) ||
+		    (strcmp(ty, "Assign") && strcmp(ty, "AssignVariableOp")) ||
+		    ge_op_num_inputs(g, a) < 2)
+			continue;
+		ge_opvec chain = GE_VEC_INIT;
+		ge_tref t = ge_op_input(g, a, 1);
+		for (int hop = 0; hop < MAX_HOPS && t.op != GE_NOOP; hop++) {
+			const char *tt = ge_op_type(g, t.op);
+			if (!strcmp(tt, "RestoreV2")) {
+				ge_opset_add(&rm, a);
+				ge_opset_add_list(&rm, chain.v, chain.n);
+				ent = ge_xrealloc(ent, (nent + 1) * sizeof *ent);
+				ent[nent++] = (struct rm_entry){t.op,
+								(size_t)t.index};
+				break;
+			}
+			if (strcmp(tt, "Identity") ||
+			    ge_op_num_inputs(g, t.op) < 1)
+				break;
+			ge_opvec_push(&chain, t.op);
+			t = ge_op_input(g, t.op, 0);
+		}
+		ge_opvec_free(&chain);
+	}
+	/* what the savers save of it */
+	size_t cap = ge_graph_capacity(g);
+	for (size_t id = 0; id < cap; id++) {
+		ge_opid s = (ge_opid)id;
+		if (!ge_op_alive(g, s) || strcmp(ge_op_type(g, s), "SaveV2"))
+			continue;
+		size_t ni = ge_op_num_inputs(g, s);
+		for (size_t k = 3; k < ni; k++)
+			if (ge_opset_has(&rm, ge_op_input(g, s, k).op)) {
+				ent = ge_xrealloc(ent, (nent + 1) * sizeof *ent);
+				ent[nent++] = (struct rm_entry){s, k - 3};
+			}
+	}
+	/* every saver touched must be consistent; a RestoreV2 restoring only
+	 * this variable goes with its own constants */
+	for (size_t i = 0; i < nent && !rc; i++) {
+		size_t n;
+		if (!saver_consistent(g, ent[i].op, &n) || ent[i].at >= n) {
+			rc = ge_err(err, GE_EFORMAT,
+				    "%s: cannot remove variable '%s' from "
+				    "saver op '%s': its tensor_names, "
+				    "shape_and_slices and dtypes disagree", gn,
+				    name, ge_op_name(g, ent[i].op));
+			break;
+		}
+		ge_opid R = ent[i].op;
+		if (n == 1 && !strcmp(ge_op_type(g, R), "RestoreV2")) {
+			ge_opset_add(&rm, R);
+			for (size_t slot = 1; slot <= 2; slot++) {
+				ge_opid c = ge_op_input(g, R, slot).op;
+				if (c != GE_NOOP && only_used_by(g, c, R))
+					ge_opset_add(&rm, c);
+			}
+			ent[i].op = GE_NOOP;
+		}
+	}
+	for (size_t id = 0; id < cap; id++)
+		if (ge_op_alive(g, (ge_opid)id) && ge_opset_has(&rm, (ge_opid)id))
+			ge_opvec_push(&all, (ge_opid)id);
+	/* nothing else may read what goes */
+	for (size_t i = 0; i < all.n && !rc; i++) {
+		ge_opid op = all.v[i];
+		const ge_use *uu = ge_op_uses(g, op, &nu);
+		for (size_t k = 0; k < nu && !rc; k++) {
+			ge_opid c = uu[k].op;
+			if (ge_opset_has(&rm, c))
+				continue;
+			int saver = 0;
+			for (size_t e = 0; e < nent && !saver; e++)
+				saver = ent[e].op == c &&
+					(strcmp(ge_op_type(g, c), "SaveV2") ||
+					 ent[e].at + 3 == uu[k].slot);
+			if (!saver || !strcmp(ge_op_type(g, c), "RestoreV2"))
+				rc = ge_err(err, GE_EGRAPH,
+					    "%s: cannot remove variable '%s': "
+					    "op '%s' reads '%s' (reroute it "
+					    "first)", gn, name, ge_op_name(g, c),
+					    ge_op_name(g, op));
+		}
+		size_t nc;
+		const ge_opid *co = ge_op_control_outputs(g, op, &nc);
+		for (size_t k = 0; k < nc && !rc; k++)
+			if (!ge_opset_has(&rm, co[k]) &&
+			    strcmp(ge_op_type(g, co[k]), "NoOp"))
+				rc = ge_err(err, GE_EGRAPH,
+					    "%s: cannot remove variable '%s': "
+					    "op '%s' has a control input on "
+					    "'%s'", gn, name,
+					    ge_op_name(g, co[k]),
+					    ge_op_name(g, op));
+	}
+	ge_varlist_free(&vl);
+	v = NULL;
+	if (rc)
+		goto out;
+
+	/* savers: SaveV2 inputs and elements, RestoreV2 outputs */
+	for (size_t i = 0; i < nent; i++) {
+		ge_opid s = ent[i].op;
+		if (s == GE_NOOP)
+			continue;
+		size_t at = ent[i].at;
+		if (!strcmp(ge_op_type(g, s), "SaveV2")) {
+			ge_op_remove_input(g, s, at + 3, NULL);
+		} else {
+			/* later outputs move down by one */
+			ge_input_edit *ed = NULL;
+			size_t ned = 0;
+			const ge_use *uu = ge_op_uses(g, s, &nu);
+			for (size_t k = 0; k < nu; k++) {
+				ge_opid c = uu[k].op;
+				ge_tref t = ge_op_input(g, c, uu[k].slot);
+				if (ge_opset_has(&rm, c) || t.index <= (int)at)
+					continue;
+				ed = ge_xrealloc(ed, (ned + 1) * sizeof *ed);
+				ed[ned++] = (ge_input_edit){
+					c, uu[k].slot, {s, t.index - 1}};
+			}
+			/* the removed chain reads output at: drop it first so
+			 * no two readers disagree */
+			if (ned)
+				ge_graph_set_inputs(g, ed, ned, NULL);
+			free(ed);
+		}
+		drop_string(g, s, 1, at);
+		drop_string(g, s, 2, at);
+		drop_type(g, s, at);
+		/* entries of the same op after this one moved down too */
+		for (size_t j = i + 1; j < nent; j++)
+			if (ent[j].op == s && ent[j].at > at)
+				ent[j].at--;
+	}
+	/* control edges of NoOps (init, restore_all) on what goes */
+	for (size_t i = 0; i < all.n; i++) {
+		size_t nc;
+		ge_opvec drop = GE_VEC_INIT;
+		const ge_opid *co = ge_op_control_outputs(g, all.v[i], &nc);
+		for (size_t k = 0; k < nc; k++)
+			if (!ge_opset_has(&rm, co[k]))
+				ge_opvec_push(&drop, co[k]);
+		for (size_t k = 0; k < drop.n; k++)
+			ge_op_remove_control_input(g, drop.v[k], all.v[i], NULL);
+		ge_opvec_free(&drop);
+	}
+	/* consumers first; what is left reads only ops that go too */
+	for (size_t i = all.n; i-- > 0;)
+		ge_graph_remove_op(g, all.v[i], 1, NULL);
+out:
+	free(ent);
+	ge_opvec_free(&all);
+	ge_opset_free(&rm);
 	return rc;
 }

@@ -67,13 +67,19 @@ typedef struct ge_var_opts {
 } ge_var_opts;
 
 /* Which checkpoint tensors the transformed graph needs that the source
- * checkpoint holds under another key: dst[i] gets src[i]'s value. */
+ * checkpoint holds under another key: dst[i] gets src[i]'s value.  A
+ * rename entry (rename[i] set, by ge_variable_rename) also says nothing
+ * needs src[i] any more: a checkpoint written from the plan leaves it
+ * out. */
 typedef struct ge_ckpt_plan {
 	char **src, **dst;
+	unsigned char *rename;
 	size_t n, cap;
 } ge_ckpt_plan;
 
 void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst);
+void ge_ckpt_plan_add_rename(ge_ckpt_plan *p, const char *src,
+			     const char *dst);
 void ge_ckpt_plan_free(ge_ckpt_plan *p);
 
 /* The plan a graph carries: what a transform that duplicated variables
@@ -81,9 +87,38 @@ void ge_ckpt_plan_free(ge_ckpt_plan *p);
  * each dst key with its src tensor from the variables of the SavedModel
  * the graph was loaded from.  NULL when empty. */
 const ge_ckpt_plan *ge_graph_checkpoint_plan(const ge_graph *g);
-/* Adds one entry (for variables a script duplicated by hand). */
+/* Adds one entry (for variables a script duplicated by hand).  A src
+ * that an earlier entry produces (dst of it) is read where that entry
+ * reads, so a variable renamed, then duplicated, copies the source
+ * checkpoint's tensor. */
 void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
 				  const char *dst);
+
+/* ---------------------------------------------------------- editing */
+
+/* Renames variable `name` (a variable op, see ge_graph_variables) to
+ * new_name: the variable op, and the ops of the variable named under its
+ * scope (`name/Assign`, `name/read`, `name/initial_value`, ...), whose
+ * names become new_name/...; collections follow (ge_op_set_name).  When
+ * its checkpoint key is its name, the key becomes new_name (a key under
+ * `name/` is re-scoped; another key stays): every SaveV2 / RestoreV2
+ * tensor_names entry holding the old key then holds the new one, and the
+ * graph's plan gets a rename entry (old key -> new key), so a SavedModel
+ * saved from the graph has the value under the new key only.  GE_ENOTFOUND
+ * when name is not a variable; GE_EINVAL (nothing changed) when a new
+ * name is taken or the saver already holds the new key. */
+int ge_variable_rename(ge_graph *g, const char *name, const char *new_name,
+		       ge_error *err);
+
+/* Removes variable `name`: its ops (variable op, initializer, initial
+ * value ops under its scope, reads), its VariableDefs, its saver entries
+ * (SaveV2 input, tensor_names / shape_and_slices elements and dtypes; the
+ * RestoreV2 output or the whole per-variable RestoreV2 with its
+ * constants, and the restore assign), and the control edges NoOps (init,
+ * restore_all) have on them.  GE_EGRAPH (nothing changed) naming the
+ * consumer when another op reads one of its ops or tensors (reroute it
+ * first).  A checkpoint written for the graph still holds the tensor. */
+int ge_variable_remove(ge_graph *g, const char *name, ge_error *err);
 
 /* ge_transform with a variables policy (vo NULL: GE_VARS_AUTO).  The keys
  * of duplicated variables go into the destination graph's plan, and into

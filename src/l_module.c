@@ -330,6 +330,7 @@ static void (*const openers[])(lua_State *L) = {
 	lge_open_match,
 	lge_open_variables,
 	lge_open_checkpoint,
+	lge_open_opmatcher,
 	NULL,
 };
 

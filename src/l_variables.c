@@ -269,6 +269,10 @@ static int g_checkpoint_plan(lua_State *L)
 		lua_setfield(L, -2, "from");
 		lua_pushstring(L, p->dst[i]);
 		lua_setfield(L, -2, "to");
+		if (p->rename && p->rename[i]) {
+			lua_pushboolean(L, 1);
+			lua_setfield(L, -2, "rename");
+		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	return 1;
@@ -286,6 +290,29 @@ static int g_add_checkpoint_copy(lua_State *L)
 	return 0;
 }
 
+/* g:rename_variable(name, new_name): ge_variable_rename; raises on error
+ * (not a variable, a name taken, a key the saver already holds). */
+static int g_rename_variable(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	ge_error err = {0};
+	if (ge_variable_rename(g, luaL_checkstring(L, 2),
+			       luaL_checkstring(L, 3), &err))
+		return luaL_error(L, "%s", err.msg);
+	return 0;
+}
+
+/* g:remove_variable(name): ge_variable_remove; raises on error (not a
+ * variable, or something else still reads it). */
+static int g_remove_variable(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	ge_error err = {0};
+	if (ge_variable_remove(g, luaL_checkstring(L, 2), &err))
+		return luaL_error(L, "%s", err.msg);
+	return 0;
+}
+
 void lge_open_variables(lua_State *L)
 {
 	static const luaL_Reg graph_methods[] = {
@@ -293,6 +320,8 @@ void lge_open_variables(lua_State *L)
 		{"variable", g_variable},
 		{"checkpoint_plan", g_checkpoint_plan},
 		{"add_checkpoint_copy", g_add_checkpoint_copy},
+		{"rename_variable", g_rename_variable},
+		{"remove_variable", g_remove_variable},
 		{NULL, NULL},
 	};
 	lge_newtype(L, LGE_GRAPH, NULL, graph_methods);

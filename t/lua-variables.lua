@@ -198,5 +198,36 @@ local okp, perr = h:save(sm, {})
 ok(not okp and perr:find("refusing", 1, true), "refuses to overwrite its source")
 ok(h:save(dir .. "/plain.pb"), "other formats save as before")
 
+-- ---------------------------------------------------------------- editing
+local e = build()
+e:rename_variable("w", "weights")
+ok(e:op("weights") and e:op("weights/read") and e:op("weights/Assign") and
+   not e:op("w"), "rename_variable renames the variable's ops")
+is("model/w", e:variable("weights").key, "a key that is not the name stays")
+same({}, e:checkpoint_plan(), "so the plan is empty")
+e:rename_variable("step", "counter")
+is("counter", e:variable("counter").key, "a key that is the name follows")
+same({{from = "step", to = "counter", rename = true}}, e:checkpoint_plan(),
+     "the plan renames step")
+raises("no variable 'mul'", function() e:rename_variable("mul", "m") end,
+       "renaming an op that is no variable raises")
+raises("an op is named 'v'", function() e:rename_variable("weights", "v") end,
+       "renaming onto a taken name raises")
+raises("op 'mul' reads 'weights/read'", function() e:remove_variable("weights") end,
+       "removing a variable something reads raises, naming the reader")
+raises("op 'inc' reads 'counter'", function() e:remove_variable("counter") end,
+       "an AssignAdd counts as a reader")
+e:remove_op("inc")
+e:remove_variable("counter")
+ok(e:variable("counter") == nil and not e:op("counter"), "remove_variable")
+e:op("mul"):set_input(1, "x:0")
+e:remove_variable("weights")
+is(1, #e:op("save/SaveV2").inputs - 3, "the saver saves one tensor")
+same({"model/v"}, e:op("save/SaveV2/tensor_names"):attr("value"):totable(),
+     "and names it")
+same({F}, e:op("save/SaveV2"):attr("dtypes"), "with one dtype")
+is(1, #e:op("init").control_inputs, "init groups one initializer")
+is(1, #e:variables(), "one variable left")
+
 os.execute("rm -rf '" .. dir .. "'")
 tap.done()
