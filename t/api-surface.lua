@@ -94,6 +94,7 @@ local objects = {
   {iterud, {}},
   {reader, {"prefix", "index", "shards"}},
   {g:variables()[1]},
+  {ge.OpMatcher(true), {}},
 }
 
 for _, o in ipairs(objects) do
