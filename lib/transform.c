@@ -1920,16 +1920,12 @@ int ge_copy(ge_view *sgv, const ge_transform_opts *o, ge_view *out,
 	return ge_transform(&tr, sgv, o, out, info, err);
 }
 
-/* copy_with_input_replacements' external input handler. */
-struct repl_ud {
-	ge_tmap map;
-	const ge_tpair *repl;
-};
-
+/* copy_with_input_replacements' external input handler: a replaced
+ * tensor gets its replacement, any other is kept if possible. */
 static int replacement_handler(ge_tinfo *I, ge_tref t, ge_tref *t_, void *ud,
 			       ge_error *err)
 {
-	struct repl_ud *r = ud;
+	struct ge_repl_handler *r = ud;
 	size_t v;
 	if (ge_tmap_get(&r->map, t, &v)) {
 		*t_ = r->repl[v].to;
@@ -1938,37 +1934,50 @@ static int replacement_handler(ge_tinfo *I, ge_tref t, ge_tref *t_, void *ud,
 	return ge_keep_t_if_possible_handler(I, t, t_, NULL, err);
 }
 
+int ge_repl_handler_init(struct ge_repl_handler *r, ge_transformer *tr,
+			 const ge_view *sgv, const ge_tpair *repl,
+			 size_t n_repl, const ge_transform_opts *o,
+			 ge_error *err)
+{
+	ge_graph *dst = o && o->dst_graph ? o->dst_graph : sgv->graph;
+	r->repl = repl;
+	ge_tmap_init(&r->map, n_repl);
+	for (size_t i = 0; i < n_repl; i++) {
+		if (repl[i].to.op == GE_NOOP || !dst ||
+		    !ge_op_alive(dst, repl[i].to.op) || repl[i].to.index < 0)
+			return ge_err(err, GE_EINVAL,
+				      "replacement %zu is not a tensor of the "
+				      "destination graph", i + 1);
+		if (!ge_tmap_put(&r->map, repl[i].from, i))
+			return ge_err(err, GE_EINVAL,
+				      "tensor '%s:%d' is replaced twice",
+				      sgv->graph ? ge_op_name(sgv->graph,
+							      repl[i].from.op)
+						 : "?",
+				      repl[i].from.index);
+	}
+	tr->transform_external_input_handler = replacement_handler;
+	tr->transform_external_input_ud = r;
+	return GE_OK;
+}
+
+void ge_repl_handler_free(struct ge_repl_handler *r)
+{
+	ge_tmap_free(&r->map);
+}
+
 int ge_copy_with_input_replacements(ge_view *sgv, const ge_tpair *repl,
 				    size_t n_repl, const ge_transform_opts *o,
 				    ge_view *out, ge_tinfo **info,
 				    ge_error *err)
 {
-	struct repl_ud r = {{0}, repl};
-	ge_graph *dst = o && o->dst_graph ? o->dst_graph : sgv->graph;
-	int rc = GE_OK;
-	ge_tmap_init(&r.map, n_repl);
-	for (size_t i = 0; i < n_repl && !rc; i++) {
-		if (repl[i].to.op == GE_NOOP || !dst ||
-		    !ge_op_alive(dst, repl[i].to.op) || repl[i].to.index < 0)
-			rc = ge_err(err, GE_EINVAL,
-				    "replacement %zu is not a tensor of the "
-				    "destination graph", i + 1);
-		else if (!ge_tmap_put(&r.map, repl[i].from, i))
-			rc = ge_err(err, GE_EINVAL,
-				    "tensor '%s:%d' is replaced twice",
-				    sgv->graph ? ge_op_name(sgv->graph,
-							    repl[i].from.op)
-					       : "?",
-				    repl[i].from.index);
-	}
-	if (!rc) {
-		ge_transformer tr;
-		ge_transformer_init(&tr);
-		tr.transform_external_input_handler = replacement_handler;
-		tr.transform_external_input_ud = &r;
+	struct ge_repl_handler r;
+	ge_transformer tr;
+	ge_transformer_init(&tr);
+	int rc = ge_repl_handler_init(&r, &tr, sgv, repl, n_repl, o, err);
+	if (!rc)
 		rc = ge_transform(&tr, sgv, o, out, info, err);
-	}
-	ge_tmap_free(&r.map);
+	ge_repl_handler_free(&r);
 	return rc;
 }
 

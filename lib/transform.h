@@ -47,6 +47,7 @@
 
 #include "base.h"
 #include "graph.h"
+#include "select.h"
 #include "subgraph.h"
 
 /* The state of one transform, and its result (TransformerInfo). */
@@ -317,6 +318,20 @@ int ge_transform_bind(const ge_transformer *tr, ge_view *sgv,
 		      const ge_transform_opts *o, const char *const *bind,
 		      const ge_tref *bind_to, size_t n_bind, ge_view *out,
 		      ge_tinfo **info, ge_error *err);
+
+/* copy_with_input_replacements' external input handler, shared with the
+ * variables-aware copy (varpolicy.c): checks the replacements (each maps a
+ * tensor of the view to a tensor of the destination; none given twice)
+ * and installs the handler on tr.  Free with ge_repl_handler_free. */
+struct ge_repl_handler {
+	ge_tmap map;
+	const ge_tpair *repl;
+};
+int ge_repl_handler_init(struct ge_repl_handler *r, ge_transformer *tr,
+			 const ge_view *sgv, const ge_tpair *repl,
+			 size_t n_repl, const ge_transform_opts *o,
+			 ge_error *err);
+void ge_repl_handler_free(struct ge_repl_handler *r);
 
 /* Merges the source's collections into the destination's, keeping the
  * collection names: node_list entries and VariableDefs (variable

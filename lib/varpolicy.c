@@ -1248,24 +1248,6 @@ int ge_copy_vars(ge_view *sgv, const ge_transform_opts *o,
 	return ge_transform_vars(&tr, sgv, o, vo, out, info, plan, err);
 }
 
-/* copy_with_input_replacements' handler, as in transform.c. */
-struct repl_ud {
-	ge_tmap map;
-	const ge_tpair *repl;
-};
-
-static int replacement_handler(ge_tinfo *I, ge_tref t, ge_tref *t_, void *ud,
-			       ge_error *err)
-{
-	struct repl_ud *r = ud;
-	size_t v;
-	if (ge_tmap_get(&r->map, t, &v)) {
-		*t_ = r->repl[v].to;
-		return GE_OK;
-	}
-	return ge_keep_t_if_possible_handler(I, t, t_, NULL, err);
-}
-
 int ge_copy_with_input_replacements_vars(ge_view *sgv, const ge_tpair *repl,
 					 size_t n_repl,
 					 const ge_transform_opts *o,
@@ -1273,29 +1255,13 @@ int ge_copy_with_input_replacements_vars(ge_view *sgv, const ge_tpair *repl,
 					 ge_tinfo **info, ge_ckpt_plan *plan,
 					 ge_error *err)
 {
-	struct repl_ud r = {{0}, repl};
-	ge_graph *dst = o && o->dst_graph ? o->dst_graph : sgv->graph;
-	int rc = GE_OK;
-	ge_tmap_init(&r.map, n_repl);
-	for (size_t i = 0; i < n_repl && !rc; i++) {
-		if (repl[i].to.op == GE_NOOP || !dst ||
-		    !ge_op_alive(dst, repl[i].to.op) || repl[i].to.index < 0)
-			rc = ge_err(err, GE_EINVAL,
-				    "replacement %zu is not a tensor of the "
-				    "destination graph", i + 1);
-		else if (!ge_tmap_put(&r.map, repl[i].from, i))
-			rc = ge_err(err, GE_EINVAL,
-				    "a tensor is replaced twice (replacement "
-				    "%zu)", i + 1);
-	}
-	if (!rc) {
-		ge_transformer tr;
-		ge_transformer_init(&tr);
-		tr.transform_external_input_handler = replacement_handler;
-		tr.transform_external_input_ud = &r;
+	struct ge_repl_handler r;
+	ge_transformer tr;
+	ge_transformer_init(&tr);
+	int rc = ge_repl_handler_init(&r, &tr, sgv, repl, n_repl, o, err);
+	if (!rc)
 		rc = ge_transform_vars(&tr, sgv, o, vo, out, info, plan, err);
-	}
-	ge_tmap_free(&r.map);
+	ge_repl_handler_free(&r);
 	return rc;
 }
 
