@@ -24,6 +24,7 @@
 #include "model.h"
 #include "select.h"
 #include "subgraph.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
 
 #define TU_UNUSED __attribute__((unused))
 
@@ -193,6 +194,47 @@ TU_UNUSED static const char *tnames(const ge_graph *g, const ge_tvec *v)
 	}
 	ge_buf_free(&s);
 	return b;
+}
+
+/* "a,b": the strings of the Const the named op reads at slot (a saver's
+ * tensor_names), "(none)" when there is no such Const. */
+TU_UNUSED static const char *names_of(const ge_graph *g, const char *name,
+				      size_t slot)
+{
+	char *b = tu_ring();
+	ge_opid o = ge_graph_find(g, name);
+	if (o == GE_NOOP || ge_op_num_inputs(g, o) <= slot)
+		return "(none)";
+	const Tensorflow__AttrValue *v =
+		ge_op_attr(g, ge_op_input(g, o, slot).op, "value", NULL);
+	if (!v || !v->tensor)
+		return "(none)";
+	for (size_t i = 0; i < v->tensor->n_string_val; i++) {
+		size_t l = strlen(b);
+		snprintf(b + l, TU_RING_LEN - l, "%s%.*s", i ? "," : "",
+			 (int)v->tensor->string_val[i].len,
+			 (const char *)v->tensor->string_val[i].data);
+	}
+	return b;
+}
+
+/* Length of the named op's `dtypes` list attr (SaveV2, RestoreV2), or -1. */
+TU_UNUSED static long long n_dtypes(const ge_graph *g, const char *name)
+{
+	const Tensorflow__AttrValue *v =
+		ge_op_attr(g, ge_graph_find(g, name), "dtypes", NULL);
+	return v && v->list ? (long long)v->list->n_type : -1;
+}
+
+/* ge_graph_validate's count, its report in diag lines. */
+TU_UNUSED static size_t issues(const ge_graph *g)
+{
+	ge_buf b = GE_BUF_INIT;
+	size_t n = ge_graph_validate(g, &b);
+	if (n)
+		tap_diag("%.*s", (int)b.len, (const char *)b.data);
+	ge_buf_free(&b);
+	return n;
 }
 
 /* ------------------------------------------------------------ files */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #include "bundle.h"
 #include "checkpoint.h"
@@ -40,44 +41,6 @@ static ge_graph *load(const char *path)
 static ge_opid op(const ge_graph *g, const char *name)
 {
 	return ge_graph_find(g, name);
-}
-
-/* The strings of the Const op `name` reads at slot, joined by ','. */
-static const char *names_of(const ge_graph *g, const char *name, size_t slot)
-{
-	static char buf[512];
-	buf[0] = 0;
-	ge_opid o = op(g, name);
-	if (o == GE_NOOP || ge_op_num_inputs(g, o) <= slot)
-		return "(none)";
-	const Tensorflow__AttrValue *v =
-		ge_op_attr(g, ge_op_input(g, o, slot).op, "value", NULL);
-	if (!v || !v->tensor)
-		return "(none)";
-	for (size_t i = 0; i < v->tensor->n_string_val; i++) {
-		size_t l = strlen(buf);
-		snprintf(buf + l, sizeof buf - l, "%s%.*s", i ? "," : "",
-			 (int)v->tensor->string_val[i].len,
-			 (const char *)v->tensor->string_val[i].data);
-	}
-	return buf;
-}
-
-static long long n_dtypes(const ge_graph *g, const char *name)
-{
-	const Tensorflow__AttrValue *v =
-		ge_op_attr(g, op(g, name), "dtypes", NULL);
-	return v && v->list ? (long long)v->list->n_type : -1;
-}
-
-static size_t issues(const ge_graph *g)
-{
-	ge_buf b = GE_BUF_INIT;
-	size_t n = ge_graph_validate(g, &b);
-	if (n)
-		tap_diag("%.*s", (int)b.len, (const char *)b.data);
-	ge_buf_free(&b);
-	return n;
 }
 
 static size_t vardef_count(ge_graph *g, const char *coll)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #include "bundle.h"
 #include "checkpoint.h"
@@ -93,7 +94,7 @@ static const char META[] =
 	"collection_def { key: \"trainable_variables\" value { bytes_list {"
 	" value: \"\\n\\003w:0\\022\\010w/Assign\\032\\010w/read:0\" } } }\n";
 
-static ge_graph *parse(void)
+static ge_graph *fixture(void)
 {
 	ge_graph *g = NULL;
 	ge_error err = {0};
@@ -108,34 +109,6 @@ static ge_graph *parse(void)
 static ge_opid op(const ge_graph *g, const char *name)
 {
 	return ge_graph_find(g, name);
-}
-
-/* The strings of the Const op `name` reads at slot, joined by ','. */
-static const char *names_of(const ge_graph *g, const char *name, size_t slot)
-{
-	static char buf[512];
-	buf[0] = 0;
-	ge_opid o = op(g, name);
-	if (o == GE_NOOP || ge_op_num_inputs(g, o) <= slot)
-		return "(none)";
-	const Tensorflow__AttrValue *v =
-		ge_op_attr(g, ge_op_input(g, o, slot).op, "value", NULL);
-	if (!v || !v->tensor)
-		return "(none)";
-	for (size_t i = 0; i < v->tensor->n_string_val; i++) {
-		size_t l = strlen(buf);
-		snprintf(buf + l, sizeof buf - l, "%s%.*s", i ? "," : "",
-			 (int)v->tensor->string_val[i].len,
-			 (const char *)v->tensor->string_val[i].data);
-	}
-	return buf;
-}
-
-static long long n_dtypes(const ge_graph *g, const char *name)
-{
-	const Tensorflow__AttrValue *v =
-		ge_op_attr(g, op(g, name), "dtypes", NULL);
-	return v && v->list ? (long long)v->list->n_type : -1;
 }
 
 static const char *input_name(const ge_graph *g, const char *o, size_t i)
@@ -171,16 +144,6 @@ static char *vardefs(ge_graph *g, const char *coll)
 	return buf;
 }
 
-static size_t issues(const ge_graph *g)
-{
-	ge_buf b = GE_BUF_INIT;
-	size_t n = ge_graph_validate(g, &b);
-	if (n)
-		tap_diag("%.*s", (int)b.len, (const char *)b.data);
-	ge_buf_free(&b);
-	return n;
-}
-
 static const char *key_of(ge_graph *g, const char *var)
 {
 	static char buf[256];
@@ -196,7 +159,7 @@ static const char *key_of(ge_graph *g, const char *var)
 
 static void rename_var(void)
 {
-	ge_graph *g = parse();
+	ge_graph *g = fixture();
 	ge_error err = {0};
 	int rc = ge_variable_rename(g, "w", "beta", &err);
 	is_int(GE_OK, rc, "rename w to beta");
@@ -297,7 +260,7 @@ static void rename_var(void)
 
 static void remove_var(void)
 {
-	ge_graph *g = parse();
+	ge_graph *g = fixture();
 	ge_error err = {0};
 	size_t n0 = ge_graph_num_ops(g);
 	int rc = ge_variable_remove(g, "w", &err);
