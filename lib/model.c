@@ -1338,6 +1338,38 @@ static Tensorflow__MetaGraphDef__SignatureDefEntry *sig_entry(seg *s)
 		s, &tensorflow__meta_graph_def__signature_def_entry__descriptor);
 }
 
+/* The key of a collection_def or signature_def map-entry segment: both
+ * entry messages hold it as field 1, found through the descriptor. */
+static const char *entry_key(seg *s)
+{
+	const ProtobufCMessageDescriptor *d =
+		s->field == MG_COLLECTION
+			? &tensorflow__meta_graph_def__collection_def_entry__descriptor
+			: &tensorflow__meta_graph_def__signature_def_entry__descriptor;
+	ProtobufCMessage *m = seg_msg(s, d);
+	if (!m)
+		return NULL;
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field(d, 1);
+	return *(char **)((char *)m + f->offset);
+}
+
+/* The map-entry segment of that field whose key is name, or NULL: one
+ * pass over the segments. */
+static seg *find_entry(ge_graph *g, uint32_t field, const char *name)
+{
+	if (!g->meta)
+		return NULL;
+	for (size_t k = 0; k < g->meta->n_mg; k++) {
+		seg *s = &g->meta->mg[k];
+		const char *key;
+		if (s->field == field && (key = entry_key(s)) &&
+		    !strcmp(key, name))
+			return s;
+	}
+	return NULL;
+}
+
 size_t ge_collection_count(const ge_graph *g)
 {
 	return count_segs(g, MG_COLLECTION);
@@ -1346,20 +1378,12 @@ size_t ge_collection_count(const ge_graph *g)
 const char *ge_collection_name(const ge_graph *g, size_t i)
 {
 	seg *s = nth_seg(g, MG_COLLECTION, i);
-	Tensorflow__MetaGraphDef__CollectionDefEntry *e = s ? coll_entry(s) : NULL;
-	return e ? e->key : NULL;
+	return s ? entry_key(s) : NULL;
 }
 
 static seg *find_coll(ge_graph *g, const char *name)
 {
-	for (size_t i = 0;; i++) {
-		seg *s = nth_seg(g, MG_COLLECTION, i);
-		if (!s)
-			return NULL;
-		Tensorflow__MetaGraphDef__CollectionDefEntry *e = coll_entry(s);
-		if (e && !strcmp(e->key, name))
-			return s;
-	}
+	return find_entry(g, MG_COLLECTION, name);
 }
 
 Tensorflow__CollectionDef *ge_collection_get(ge_graph *g, const char *name)
@@ -1483,20 +1507,12 @@ size_t ge_signature_count(const ge_graph *g)
 const char *ge_signature_name(const ge_graph *g, size_t i)
 {
 	seg *s = nth_seg(g, MG_SIGNATURE, i);
-	Tensorflow__MetaGraphDef__SignatureDefEntry *e = s ? sig_entry(s) : NULL;
-	return e ? e->key : NULL;
+	return s ? entry_key(s) : NULL;
 }
 
 static seg *find_sig(ge_graph *g, const char *name)
 {
-	for (size_t i = 0;; i++) {
-		seg *s = nth_seg(g, MG_SIGNATURE, i);
-		if (!s)
-			return NULL;
-		Tensorflow__MetaGraphDef__SignatureDefEntry *e = sig_entry(s);
-		if (e && !strcmp(e->key, name))
-			return s;
-	}
+	return find_entry(g, MG_SIGNATURE, name);
 }
 
 Tensorflow__SignatureDef *ge_signature_get(ge_graph *g, const char *name)
