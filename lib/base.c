@@ -1,5 +1,7 @@
 /* base.c: see base.h. */
 #include "base.h"
+#include "bounds.h"
+#include "fsutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -328,7 +330,8 @@ uint32_t ge_hash_ci(const void *p, size_t n)
 
 int ge_file_read(const char *path, uint8_t **data, size_t *len, ge_error *err)
 {
-	int fd = open(path, O_RDONLY);
+	/* O_NONBLOCK: opening a FIFO nobody writes to must not hang */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
 	struct stat st;
@@ -341,11 +344,23 @@ int ge_file_read(const char *path, uint8_t **data, size_t *len, ge_error *err)
 		close(fd);
 		return ge_err(err, GE_EIO, "%s: is a directory", path);
 	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	/* a pipe or a device (/dev/zero) may never end: the memory budget
+	 * bounds what is read */
+	uint64_t max = ge_max_memory();
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size * 2 + 4096 > max)
+		max = (uint64_t)st.st_size * 2 + 4096;
 	size_t cap = st.st_size > 0 ? (size_t)st.st_size : 4096, n = 0;
 	uint8_t *buf = ge_xmalloc(cap + 1);
 	for (;;) {
 		if (n == cap) {
-			cap *= 2;
+			if (cap >= max) {
+				free(buf);
+				close(fd);
+				return ge_budget_check(UINT64_MAX, path,
+						       "reading the file", err);
+			}
+			cap = cap * 2 < max ? cap * 2 : (size_t)max;
 			buf = ge_xrealloc(buf, cap + 1);
 		}
 		ssize_t r = read(fd, buf + n, cap - n);
@@ -373,9 +388,10 @@ int ge_writer_open(ge_writer *w, const char *path, ge_error *err)
 	memset(w, 0, sizeof *w);
 	size_t n = strlen(path);
 	w->path = ge_xstrdup(path);
-	w->tmp = ge_xmalloc(n + 32);
-	snprintf(w->tmp, n + 32, "%s.tmp-XXXXXX", path);
-	w->fd = mkstemp(w->tmp);
+	w->tmp = ge_xmalloc(n + 64);
+	/* what killed saves to this path left behind goes first */
+	ge_tmp_clean(path);
+	w->fd = ge_tmp_create(path, 0, w->tmp, n + 64);
 	if (w->fd < 0) {
 		int e = errno;
 		free(w->path);
@@ -434,6 +450,8 @@ void ge_writer_put(ge_writer *w, const void *p, size_t n)
 
 static void writer_release(ge_writer *w)
 {
+	if (w->tmp)
+		ge_tmp_forget(w->tmp);
 	ge_buf_free(&w->buf);
 	free(w->path);
 	free(w->tmp);

@@ -1,5 +1,6 @@
 /* bundle.c: see bundle.h and doc/checkpoints.md. */
 #include "bundle.h"
+#include "bounds.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,7 +115,8 @@ static int check_header(ge_bundle *b, const ge_sstable_kv *kv, ge_error *err)
 			      "%s: no bundle header (no entry under the empty "
 			      "key): not a tensor bundle", path);
 	Tensorflow__BundleHeaderProto *h =
-		tensorflow__bundle_header_proto__unpack(NULL, kv->vlen,
+		(Tensorflow__BundleHeaderProto *)ge_pb_unpack(
+		&tensorflow__bundle_header_proto__descriptor, kv->vlen,
 							kv->val);
 	if (!h)
 		return ge_err(err, GE_EFORMAT, "%s: corrupt bundle header",
@@ -181,7 +183,8 @@ static int load_entry(ge_bundle *b, const ge_sstable_kv *kv,
 	const char *path = b->index_path;
 	const char *name = (const char *)kv->key;
 	Tensorflow__BundleEntryProto *m =
-		tensorflow__bundle_entry_proto__unpack(NULL, kv->vlen, kv->val);
+		(Tensorflow__BundleEntryProto *)ge_pb_unpack(
+		&tensorflow__bundle_entry_proto__descriptor, kv->vlen, kv->val);
 	if (!m)
 		return ge_err(err, GE_EFORMAT,
 			      "%s: tensor '%s': corrupt index entry", path,
@@ -787,7 +790,8 @@ int ge_bundle_writer_copy(ge_bundle_writer *w, ge_bundle *src,
 			      "keyed by its name, so it cannot be renamed",
 			      ge_bundle_index_path(src), e->name);
 	Tensorflow__BundleEntryProto *m =
-		tensorflow__bundle_entry_proto__unpack(NULL, e->proto_len,
+		(Tensorflow__BundleEntryProto *)ge_pb_unpack(
+		&tensorflow__bundle_entry_proto__descriptor, e->proto_len,
 						       e->proto);
 	if (!m)   /* ge_bundle_open unpacked it once already */
 		return ge_err(err, GE_EFORMAT,

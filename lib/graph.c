@@ -9,6 +9,7 @@
  * the heap.  That keeps a million-node load to a handful of allocations.
  */
 #include "graph_impl.h"
+#include "bounds.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1339,7 +1340,8 @@ const Tensorflow__AttrValue *ge_op_attr(const ge_graph *g, ge_opid id,
 	if (!e)
 		return NULL;
 	if (!e->val) {
-		e->val = tensorflow__attr_value__unpack(NULL, e->len, e->raw);
+		e->val = (Tensorflow__AttrValue *)ge_pb_unpack(
+		&tensorflow__attr_value__descriptor, e->len, e->raw);
 		if (!e->val)
 			ge_err(err, GE_EFORMAT,
 			       "%s: node '%s': attr '%s' does not decode as an "

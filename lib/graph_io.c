@@ -8,12 +8,14 @@
  * back byte for byte and an edit changes only the nodes it touched.
  */
 #include "graph_impl.h"
+#include "bounds.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/node_def.pb-c.h"
 
 /* GraphDef and NodeDef field numbers */
 enum { GD_NODE = 1, ND_NAME = 1, ND_OP = 2, ND_INPUT = 3, ND_DEVICE = 4,
@@ -62,6 +64,9 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 	const uint8_t *name = NULL, *type = NULL, *dev = NULL;
 	size_t name_len = 0, type_len = 0, dev_len = 0, nin = 0;
 	const uint8_t *start = p;
+	const uint8_t *bad_attr = NULL;
+	size_t bad_len = 0, n_attr = 0, bad_idx = 0;
+	const char *why = NULL;
 	char lab[300];
 	while (p < end) {
 		uint64_t tag, len;
@@ -78,6 +83,19 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 			case ND_OP: type = p; type_len = len; break;
 			case ND_INPUT: nin++; break;
 			case ND_DEVICE: dev = p; dev_len = len; break;
+			case ND_ATTR:
+				/* attrs are decoded lazily, by protobuf-c,
+				 * which recurses: their nesting and wire
+				 * types are checked now */
+				if (!bad_attr &&
+				    ge_pb_check(&tensorflow__node_def__attr_entry__descriptor,
+						p, len, GE_MAX_DEPTH - 2, &why)) {
+					bad_attr = p;
+					bad_len = len;
+					bad_idx = n_attr;
+				}
+				n_attr++;
+				break;
 			}
 			p += len;
 		} else if (f == 0 || ge_skip_field(&p, end, wt)) {
@@ -96,6 +114,14 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 	if (!type || !type_len)
 		return ge_err(err, GE_EFORMAT, "%s: node '%s' has no op type",
 			      g->name, o->name);
+	if (bad_attr) {
+		char key[128];
+		peek_name(bad_attr, bad_attr + bad_len, key, sizeof key);
+		return ge_err(err, GE_EFORMAT,
+			      "%s: node '%s': attr %s%s%s#%zu is corrupt (%s)",
+			      g->name, o->name, *key ? "'" : "", key,
+			      *key ? "' " : "", bad_idx, why);
+	}
 	o->raw = start;
 	o->raw_len = (uint32_t)(end - start);
 	o->nout = -1;

@@ -1,5 +1,6 @@
 /* match.c: see match.h. */
 #include "match.h"
+#include "bounds.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -222,7 +223,8 @@ ge_pat *ge_pat_rest(ge_pat *q, ge_error *err)
 
 static Tensorflow__AttrValue *decode_attr(const uint8_t *raw, size_t len)
 {
-	return tensorflow__attr_value__unpack(NULL, len, raw);
+	return (Tensorflow__AttrValue *)ge_pb_unpack(
+		&tensorflow__attr_value__descriptor, len, raw);
 }
 
 ge_pat *ge_pat_copy(const ge_pat *q)

@@ -10,8 +10,11 @@
  * byte identical across a load and save.
  */
 #include "graph_impl.h"
+#include "bounds.h"
+#include "fsutil.h"
 #include "meta.h"
 #include "model.h"
+#include "bundle.h"
 #include "checkpoint.h"
 #include "opreg.h"
 #include "textpb.h"
@@ -318,7 +321,8 @@ ge_format ge_sniff(const uint8_t *data, size_t len)
 		for (int f = 3; f < 16; f++)
 			if (s.count[f])
 				only = 0;
-		if (only && looks_like_meta(s.first_body[2], s.first_len[2]))
+		if (only && s.first_body[2] &&
+		    looks_like_meta(s.first_body[2], s.first_len[2]))
 			return GE_FMT_SAVEDMODEL;
 	}
 	/* GraphDef: nodes (1), library (2), version (3, varint), versions
@@ -334,12 +338,14 @@ ge_format ge_sniff(const uint8_t *data, size_t len)
 	if (s.count[2] > 1 || s.count[4] > 1 || s.count[5] > 1)
 		gd = 0;
 	if (gd && s.count[1] &&
-	    !looks_like_node(s.first_body[1], s.first_len[1]))
+	    (!s.first_body[1] ||
+	     !looks_like_node(s.first_body[1], s.first_len[1])))
 		gd = 0;
 	if (gd && !s.count[1] && s.count[4]) {
 		/* no nodes: versions is a VersionDef of varints */
 		struct shape v;
-		if (wire_shape(s.first_body[4], s.first_body[4] + s.first_len[4],
+		if (!s.first_body[4] ||
+		    wire_shape(s.first_body[4], s.first_body[4] + s.first_len[4],
 			       &v) ||
 		    (v.count[1] && v.wt[1] != 0))
 			gd = 0;
@@ -423,8 +429,8 @@ static seg *segs_clone(const seg *v, size_t n, const uint8_t *ob, uint8_t *nb)
 			size_t sz = protobuf_c_message_get_packed_size(v[i].msg);
 			uint8_t *b = ge_xmalloc(sz ? sz : 1);
 			protobuf_c_message_pack(v[i].msg, b);
-			c[i].msg = protobuf_c_message_unpack(
-				v[i].msg->descriptor, NULL, sz, b);
+			c[i].msg = ge_pb_unpack(
+				v[i].msg->descriptor, sz, b);
 			free(b);
 			c[i].dirty = v[i].dirty;
 		}
@@ -449,9 +455,8 @@ ge_meta *ge_meta_clone(const ge_meta *m)
 		uint8_t *b = ge_xmalloc(sz ? sz : 1);
 		protobuf_c_message_pack(&m->info->base, b);
 		c->info = (Tensorflow__MetaGraphDef__MetaInfoDef *)
-			protobuf_c_message_unpack(
-				&tensorflow__meta_graph_def__meta_info_def__descriptor,
-				NULL, sz, b);
+			ge_pb_unpack(
+				&tensorflow__meta_graph_def__meta_info_def__descriptor, sz, b);
 		free(b);
 	}
 	c->dir = m->dir ? ge_xstrdup(m->dir) : NULL;
@@ -540,6 +545,8 @@ static int tagset_eq(const char *want, const char *have)
 	return tags_within(want, have) && tags_within(have, want);
 }
 
+static int check_entries(ge_meta *m, const char *name, ge_error *err);
+
 static int load_meta_bytes(ge_meta *m, const uint8_t *p, size_t len,
 			   const char *name, ge_graph **out, ge_error *err)
 {
@@ -557,9 +564,8 @@ static int load_meta_bytes(ge_meta *m, const uint8_t *p, size_t len,
 			have_graph = 1;
 		} else if (s->field == MG_INFO && s->body && !m->info) {
 			m->info = (Tensorflow__MetaGraphDef__MetaInfoDef *)
-				protobuf_c_message_unpack(
-					&tensorflow__meta_graph_def__meta_info_def__descriptor,
-					NULL, s->body_len, s->body);
+				ge_pb_unpack(
+					&tensorflow__meta_graph_def__meta_info_def__descriptor, s->body_len, s->body);
 			if (!m->info)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: meta_info_def does not decode",
@@ -567,9 +573,12 @@ static int load_meta_bytes(ge_meta *m, const uint8_t *p, size_t len,
 		}
 	}
 	(void)have_graph;
+	int rc = check_entries(m, name, err);
+	if (rc)
+		return rc;
 	ge_graph *g;
 	/* the graph borrows its bytes from the container it belongs to */
-	int rc = ge_graph_parse_graphdef_buf((uint8_t *)gp, glen, 0, name, &g,
+	rc = ge_graph_parse_graphdef_buf((uint8_t *)gp, glen, 0, name, &g,
 					     err);
 	if (rc)
 		return rc;
@@ -578,6 +587,9 @@ static int load_meta_bytes(ge_meta *m, const uint8_t *p, size_t len,
 	*out = g;
 	return GE_OK;
 }
+
+static int diagnose_binary(const uint8_t *data, size_t len, ge_format fmt,
+			   const char *name, ge_error *err);
 
 /* Parses binary bytes it takes ownership of (freed on failure too). */
 static int parse_binary(uint8_t *data, size_t len, ge_format fmt,
@@ -658,6 +670,12 @@ static int parse_binary(uint8_t *data, size_t len, ge_format fmt,
 	*out = g;
 	return GE_OK;
 fail:
+	if (rc == GE_EFORMAT) {
+		/* say where the bytes stop, if they do */
+		ge_error e2;
+		if (diagnose_binary(m->buf, len, fmt, name, &e2) && err)
+			*err = e2;
+	}
 	ge_meta_free(m);
 	return rc;
 }
@@ -681,6 +699,49 @@ static void register_any_types(void)
 	ge_meta_register_types();
 }
 
+/* Where binary bytes that do not load stop making sense, as one error
+ * naming the format and the field path ("node[8] 'w'"): the format that
+ * was sniffed, or (fmt GE_FMT_AUTO) the one the bytes fit best.  Returns
+ * 0 when the bytes are well formed for every candidate. */
+static int diagnose_binary(const uint8_t *data, size_t len, ge_format fmt,
+			   const char *name, ge_error *err)
+{
+	static const ge_format cands[] = {GE_FMT_GRAPHDEF, GE_FMT_META,
+					  GE_FMT_SAVEDMODEL};
+	char best[512] = "", path[512];
+	long best_at = -1;
+	unsigned best_mm = UINT32_MAX;
+	ge_format best_f = GE_FMT_AUTO;
+	for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
+		if (fmt != GE_FMT_AUTO && to_binary(fmt) != cands[i])
+			continue;
+		unsigned mm;
+		long at = ge_pb_diagnose(desc_for(cands[i]), data, len, path,
+					 sizeof path, &mm);
+		/* sniffing failed: claim a format only for bytes that fit it
+		 * up to where they stop */
+		if (at <= 0 || (fmt == GE_FMT_AUTO && mm))
+			continue;
+		if (mm < best_mm || (mm == best_mm && at > best_at)) {
+			best_mm = mm;
+			best_at = at;
+			best_f = cands[i];
+			snprintf(best, sizeof best, "%s", path);
+		}
+	}
+	if (best_at < 0)
+		return 0;
+	return ge_err(err, GE_EFORMAT,
+		      "%s: truncated or corrupt %s: %s%sbytes stop making sense "
+		      "at byte %ld",
+		      name,
+		      best_f == GE_FMT_GRAPHDEF ? "GraphDef"
+		      : best_f == GE_FMT_META   ? "MetaGraphDef"
+						: "SavedModel",
+		      best, *best ? ": " : "",
+		      best_at);
+}
+
 /* ge_parse on a malloc'd block it takes ownership of. */
 static int parse_owned(uint8_t *data, size_t len, ge_format fmt,
 		       const char *name, const ge_load_opts *opts,
@@ -695,6 +756,12 @@ static int parse_owned(uint8_t *data, size_t len, ge_format fmt,
 				      "%s: empty file, not a model", name);
 		}
 		fmt = ge_sniff(data, len);
+		if (fmt == GE_FMT_AUTO && !looks_like_text(data, len) &&
+		    data[0] != '{' &&
+		    diagnose_binary(data, len, GE_FMT_AUTO, name, err)) {
+			free(data);
+			return GE_EFORMAT;
+		}
 		if (fmt == GE_FMT_AUTO) {
 			free(data);
 			return ge_err(err, GE_EFORMAT,
@@ -796,9 +863,13 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 	if (dir && fmt == GE_FMT_AUTO) {
 		fmt = ge_sniff(data, len);
 		if (fmt != GE_FMT_SAVEDMODEL && fmt != GE_FMT_SAVEDMODEL_TEXT) {
+			if (!len || looks_like_text(data, len) ||
+			    !diagnose_binary(data, len, GE_FMT_SAVEDMODEL, file,
+					     err))
+				ge_err(err, GE_EFORMAT,
+				       "%s: not a SavedModel message", file);
 			free(data);
-			return ge_err(err, GE_EFORMAT,
-				      "%s: not a SavedModel message", file);
+			return GE_EFORMAT;
 		}
 	}
 	ge_graph *g;
@@ -954,7 +1025,7 @@ int ge_serialize(const ge_graph *g, ge_format fmt, ge_buf *out, ge_error *err)
 	ge_buf b = GE_BUF_INIT;
 	encode_binary(g, to_binary(fmt), &b);
 	const ProtobufCMessageDescriptor *d = desc_for(fmt);
-	ProtobufCMessage *msg = protobuf_c_message_unpack(d, NULL, b.len, b.data);
+	ProtobufCMessage *msg = ge_pb_unpack(d, b.len, b.data);
 	ge_buf_free(&b);
 	if (!msg)
 		return ge_err(err, GE_EFORMAT,
@@ -986,101 +1057,47 @@ static int same_file(const char *a, const char *b)
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-static int copy_file(const char *from, const char *to, ge_error *err)
+/* A SavedModel's checkpoint: when variables/ holds an index or data
+ * shards, the index must read (table structure, block checksums, header)
+ * and every entry must lie inside its data shard. */
+int ge_savedmodel_verify(const char *dir, ge_error *err)
 {
-	int in = open(from, O_RDONLY);
-	if (in < 0)
-		return ge_err(err, GE_EIO, "%s: %s", from, strerror(errno));
-	int outfd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	if (outfd < 0) {
-		int e = errno;
-		close(in);
-		return ge_err(err, GE_EIO, "%s: %s", to, strerror(e));
+	char vdir[PATH_MAX], index[PATH_MAX];
+	if (pjoin(vdir, sizeof vdir, dir, "variables") ||
+	    pjoin(index, sizeof index, vdir, "variables.index"))
+		return ge_err(err, GE_EIO, "%s: path too long", dir);
+	struct stat st;
+	int have_index = lstat(index, &st) == 0;
+	int have_data = 0;
+	DIR *d = opendir(vdir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d)))
+			if (!strncmp(e->d_name, "variables.data-", 15))
+				have_data = 1;
+		closedir(d);
 	}
-	char buf[1 << 16];
-	ssize_t r;
-	int rc = GE_OK;
-	while ((r = read(in, buf, sizeof buf)) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = ge_err(err, GE_EIO, "%s: %s", from, strerror(errno));
-			break;
-		}
-		char *p = buf;
-		while (r > 0) {
-			ssize_t w = write(outfd, p, (size_t)r);
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				rc = ge_err(err, GE_EIO, "%s: %s", to,
-					    strerror(errno));
-				r = 0;
-				break;
-			}
-			p += w;
-			r -= w;
-		}
-		if (rc)
-			break;
-	}
-	if (!rc && fsync(outfd) < 0)
-		rc = ge_err(err, GE_EIO, "%s: %s", to, strerror(errno));
-	close(in);
-	if (close(outfd) < 0 && !rc)
-		rc = ge_err(err, GE_EIO, "%s: %s", to, strerror(errno));
-	return rc;
-}
-
-/* Copies a directory tree (regular files and directories). */
-static int copy_tree(const char *from, const char *to, ge_error *err)
-{
-	if (mkdir(to, 0777) < 0 && errno != EEXIST)
-		return ge_err(err, GE_EIO, "%s: %s", to, strerror(errno));
-	DIR *d = opendir(from);
-	if (!d)
-		return ge_err(err, GE_EIO, "%s: %s", from, strerror(errno));
-	struct dirent *e;
-	int rc = GE_OK;
-	while (!rc && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char a[PATH_MAX], b[PATH_MAX];
-		if (pjoin(a, sizeof a, from, e->d_name) ||
-		    pjoin(b, sizeof b, to, e->d_name)) {
-			rc = ge_err(err, GE_EIO, "%s/%s: path too long", from,
-				    e->d_name);
-			break;
-		}
-		if (is_dir(a))
-			rc = copy_tree(a, b, err);
-		else
-			rc = copy_file(a, b, err);
-	}
-	closedir(d);
-	return rc;
-}
-
-int ge_remove_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	if (!d)
-		return unlink(path);
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char a[PATH_MAX];
-		if (pjoin(a, sizeof a, path, e->d_name))
-			continue;
-		struct stat st;
-		if (lstat(a, &st) == 0 && S_ISDIR(st.st_mode))
-			ge_remove_tree(a);
-		else
-			unlink(a);
-	}
-	closedir(d);
-	return rmdir(path);
+	if (!have_index && !have_data)
+		return GE_OK;
+	if (!have_index)
+		return ge_err(err, GE_EFORMAT,
+			      "%s: data shards without variables.index", vdir);
+	if (!S_ISREG(st.st_mode))
+		return ge_err(err, GE_EFORMAT, "%s: not a regular file", index);
+	char real[PATH_MAX], rdir[PATH_MAX];
+	if (!realpath(index, real) || !realpath(dir, rdir) ||
+	    strncmp(real, rdir, strlen(rdir)) || real[strlen(rdir)] != '/')
+		return ge_err(err, GE_EFORMAT,
+			      "%s: leads out of the SavedModel's directory",
+			      index);
+	ge_bundle *b;
+	char prefix[PATH_MAX];
+	pjoin(prefix, sizeof prefix, vdir, "variables");
+	int rc = ge_bundle_open(prefix, &b, err);
+	if (rc)
+		return rc;
+	ge_bundle_close(b);
+	return GE_OK;
 }
 
 static int save_savedmodel(ge_graph *g, const char *path, ge_format fmt,
@@ -1092,11 +1109,14 @@ static int save_savedmodel(ge_graph *g, const char *path, ge_format fmt,
 			      "%s: refusing to overwrite the SavedModel the "
 			      "graph was loaded from (use overwrite)",
 			      path);
+	if (srcdir && ge_verify()) {
+		int vr = ge_savedmodel_verify(srcdir, err);
+		if (vr)
+			return vr;
+	}
 	char tmp[PATH_MAX];
-	if (strlen(path) + 16 > sizeof tmp)
-		return ge_err(err, GE_EIO, "%s: path too long", path);
-	snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
-	if (!mkdtemp(tmp))
+	ge_tmp_clean(path);
+	if (ge_tmp_create(path, 1, tmp, sizeof tmp) < 0)
 		return ge_err(err, GE_EIO, "%s: cannot create: %s", path,
 			      strerror(errno));
 	chmod(tmp, 0777 & ~(mode_t)0022);
@@ -1125,8 +1145,16 @@ static int save_savedmodel(ge_graph *g, const char *path, ge_format fmt,
 					    srcdir, n);
 				break;
 			}
-			rc = is_dir(a) ? copy_tree(a, b, err)
-				       : copy_file(a, b, err);
+			struct stat st;
+			if (lstat(a, &st) == 0 && S_ISDIR(st.st_mode))
+				rc = ge_copy_tree(a, b, err);
+			else if (lstat(a, &st) == 0 && S_ISLNK(st.st_mode))
+				rc = ge_err(err, GE_EIO,
+					    "%s: a symlink at the top of a "
+					    "SavedModel: refusing to copy it",
+					    a);
+			else
+				rc = ge_copy_file(a, b, err);
 		}
 		closedir(d);
 		if (rc)
@@ -1165,32 +1193,15 @@ static int save_savedmodel(ge_graph *g, const char *path, ge_format fmt,
 		if (rc)
 			goto fail;
 	}
-	/* swap the new directory in */
-	if (is_dir(path)) {
-		char old[PATH_MAX];
-		snprintf(old, sizeof old, "%s.old-XXXXXX", path);
-		if (!mkdtemp(old)) {
-			rc = ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
-			goto fail;
-		}
-		rmdir(old);
-		if (rename(path, old) < 0) {
-			rc = ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
-			goto fail;
-		}
-		if (rename(tmp, path) < 0) {
-			rc = ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
-			rename(old, path);
-			goto fail;
-		}
-		ge_remove_tree(old);
-	} else if (rename(tmp, path) < 0) {
-		rc = ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
+	/* swap the new directory in: the destination holds the old or the
+	 * new one at every instant */
+	rc = ge_dir_swap(tmp, path, err);
+	if (rc)
 		goto fail;
-	}
 	return GE_OK;
 fail:
 	ge_remove_tree(tmp);
+	ge_tmp_forget(tmp);
 	return rc;
 }
 
@@ -1291,7 +1302,7 @@ static ge_meta *meta_of(ge_graph *g)
 static ProtobufCMessage *seg_msg(seg *s, const ProtobufCMessageDescriptor *d)
 {
 	if (!s->msg && s->body)
-		s->msg = protobuf_c_message_unpack(d, NULL, s->body_len, s->body);
+		s->msg = ge_pb_unpack(d, s->body_len, s->body);
 	return s->msg;
 }
 
@@ -1352,6 +1363,32 @@ static const char *entry_key(seg *s)
 	const ProtobufCFieldDescriptor *f =
 		protobuf_c_message_descriptor_get_field(d, 1);
 	return *(char **)((char *)m + f->offset);
+}
+
+/* Every collection_def and signature_def entry decodes, so that a name
+ * looked up later is never missing: checked once at load, the entry
+ * named by its position and the key before it. */
+static int check_entries(ge_meta *m, const char *name, ge_error *err)
+{
+	const char *prev = NULL;
+	size_t nth[2] = {0, 0};
+	for (size_t i = 0; i < m->n_mg; i++) {
+		seg *s = &m->mg[i];
+		if (s->field != MG_COLLECTION && s->field != MG_SIGNATURE)
+			continue;
+		int sig = s->field == MG_SIGNATURE;
+		size_t k = nth[sig]++;
+		const char *key = s->body ? entry_key(s) : NULL;
+		if (!key)
+			return ge_err(err, GE_EFORMAT,
+				      "%s: %s entry #%zu%s%s%s is truncated or "
+				      "corrupt",
+				      name, sig ? "signature_def" : "collection_def",
+				      k, prev ? " (after '" : "",
+				      prev ? prev : "", prev ? "')" : "");
+		prev = key;
+	}
+	return GE_OK;
 }
 
 /* The map-entry segment of that field whose key is name, or NULL: one
@@ -1582,7 +1619,8 @@ static int rename_vardef(ProtobufCBinaryData *v, const char *from,
 			 const char *to)
 {
 	Tensorflow__VariableDef *d =
-		tensorflow__variable_def__unpack(NULL, v->len, v->data);
+		(Tensorflow__VariableDef *)ge_pb_unpack(
+		&tensorflow__variable_def__descriptor, v->len, v->data);
 	if (!d)
 		return 0;
 	int ch = rename_str(&d->variable_name, from, to) |
@@ -1715,8 +1753,8 @@ void ge_meta_on_remove(ge_graph *g, const char *name)
 			size_t w = 0;
 			for (size_t i = 0; i < l->n_value; i++) {
 				Tensorflow__VariableDef *d =
-					tensorflow__variable_def__unpack(
-						NULL, l->value[i].len,
+					(Tensorflow__VariableDef *)ge_pb_unpack(
+		&tensorflow__variable_def__descriptor, l->value[i].len,
 						l->value[i].data);
 				char *t = d ? rename_ref(d->variable_name, name,
 							 name)

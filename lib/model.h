@@ -60,6 +60,11 @@ int ge_parse(const uint8_t *data, size_t len, ge_format fmt, const char *name,
 	     const ge_load_opts *opts, ge_graph **out, ge_error *err);
 int ge_save(ge_graph *g, const char *path, const ge_save_opts *opts,
 	    ge_error *err);
+/* Checks a SavedModel directory's checkpoint, if it has one: the index
+ * reads (table structure, block checksums) and every entry lies inside
+ * its data shard; errors name the entry.  Saves of a SavedModel run it
+ * unless ge_set_verify(0). */
+int ge_savedmodel_verify(const char *dir, ge_error *err);
 /* Encodes the whole message (GraphDef, MetaGraphDef or SavedModel) into
  * out.  fmt GE_FMT_AUTO: the loaded format. */
 int ge_serialize(const ge_graph *g, ge_format fmt, ge_buf *out, ge_error *err);

@@ -1,5 +1,6 @@
 /* sstable.c: see sstable.h. */
 #include "sstable.h"
+#include "bounds.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ typedef struct reader {
 	ge_sstable *t;
 	size_t cap;
 	ge_error *err;
+	uint64_t key_bytes;     /* keys rebuilt so far, all entries */
 } reader;
 
 static int read_handle(const uint8_t **p, const uint8_t *end, uint64_t *off,
@@ -140,6 +142,16 @@ static int walk_block(reader *r, const char *what, uint64_t off,
 		if (shared > key.len || nonshared > (uint64_t)(end - p) ||
 		    vlen > (uint64_t)(end - p) - nonshared)
 			goto bad;
+		if (shared + nonshared > GE_MAX_KEY_LEN) {
+			rc = ge_err(r->err, GE_EFORMAT,
+				    "%s: %s block at offset %llu: key '%.*s...' "
+				    "is longer than %d bytes",
+				    r->path, what, (unsigned long long)off,
+				    (int)(shared < 64 ? shared : 64),
+				    key.data ? (char *)key.data : "",
+				    GE_MAX_KEY_LEN);
+			goto out;
+		}
 		if (ri < nres && get32(res + 4 * ri) < at)
 			goto bad;
 		if (ri < nres && get32(res + 4 * ri) == at) {
@@ -176,6 +188,19 @@ static int add_data_entry(reader *r, const uint8_t *k, size_t kl,
 {
 	ge_sstable *t = r->t;
 	(void)ctx;
+	/* Keys that each repeat the whole previous one grow as the square
+	 * of the entries: what a table of this size may hold is bounded. */
+	r->key_bytes += kl + vl;
+	if (r->key_bytes > 64 * (uint64_t)r->len + (1u << 20))
+		return ge_err(r->err, GE_EFORMAT,
+			      "%s: entry %zu ('%.*s'): keys and values expand "
+			      "to over 64 times the file's size: not a real "
+			      "index",
+			      r->path, t->n, (int)(kl < 64 ? kl : 64),
+			      (const char *)k);
+	if (ge_budget_check(r->key_bytes, r->path, "the index entries",
+			    r->err))
+		return GE_EFORMAT;
 	if (t->n && bytes_cmp(t->kv[t->n - 1].key, t->kv[t->n - 1].klen,
 			      k, kl) >= 0)
 		return ge_err(r->err, GE_EFORMAT,
@@ -266,7 +291,7 @@ int ge_sstable_parse(const char *path, const uint8_t *data, size_t len,
 	    read_handle(&p, hend, &ioff, &isize))
 		return ge_err(err, GE_EFORMAT, "%s: corrupt footer", path);
 
-	reader r = {path, data, len - FOOTER_LEN, t, 0, err};
+	reader r = {path, data, len - FOOTER_LEN, t, 0, err, 0};
 	const uint8_t *blk;
 	size_t blen;
 	uint8_t *owned;

@@ -1,5 +1,6 @@
 /* textpb.c: see textpb.h. */
 #include "textpb.h"
+#include "bounds.h"
 #include "pbfield.h"
 
 #include <inttypes.h>
@@ -1008,7 +1009,7 @@ static int print_any(ge_buf *b, const ProtobufCMessage *any, int lvl)
 		ge_textpb_lookup(slash + 1, strlen(slash + 1));
 	if (!td)
 		return 0;
-	ProtobufCMessage *sub = protobuf_c_message_unpack(td, NULL, bd->len,
+	ProtobufCMessage *sub = ge_pb_unpack(td, bd->len,
 							  bd->data);
 	if (!sub)
 		return 0;

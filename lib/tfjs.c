@@ -22,6 +22,8 @@
  * (signature, userDefinedMetadata, modelInitializer) are not read.
  */
 #include "graph_impl.h"
+#include "bounds.h"
+#include "fsutil.h"
 #include "jsonpb.h"
 #include "meta.h"
 #include "model.h"
@@ -438,10 +440,15 @@ static char *model_dir(const char *name)
 		     : ge_xstrdup("");
 }
 
+/* Reads a group's shards, each resolved inside the model's directory (no
+ * "..", no absolute path, no symlink out, no FIFO or device), their sum
+ * held to the memory budget. */
 static int read_group(loader *L, group *g, const char *dir)
 {
 	const ge_json *paths = g->paths;
 	ge_buf all = GE_BUF_INIT;
+	const char *base = *dir ? dir : ".";
+	uint64_t max = ge_max_memory();
 	for (size_t i = 0; i < paths->n; i++) {
 		const ge_json *p = &paths->kids[i];
 		ge_error e;
@@ -461,10 +468,17 @@ static int read_group(loader *L, group *g, const char *dir)
 		memcpy(g->last_path + strlen(dir), p->str, p->len + 1);
 		uint8_t *d;
 		size_t n;
-		if (ge_file_read(g->last_path, &d, &n, &e)) {
+		uint64_t left = max > L->info.weight_bytes
+					? max - L->info.weight_bytes
+					: 0;
+		if (ge_read_inside(base, p->str, L->name, "weights path", left,
+				   &d, &n, &e)) {
 			ge_buf_free(&all);
-			return ge_err(L->err, e.code, "%s: weights file %s",
-				      L->name, e.msg);
+			if (e.code == GE_EFORMAT && strstr(e.msg, "larger"))
+				return ge_budget_check(
+					UINT64_MAX, L->name,
+					"reading the weights files", L->err);
+			return ge_err(L->err, e.code, "%s", e.msg);
 		}
 		L->info.weight_bytes += n;
 		if (paths->n == 1) {
@@ -479,6 +493,38 @@ static int read_group(loader *L, group *g, const char *dir)
 	if (!g->data)
 		g->data = ge_xmalloc(1);
 	return GE_OK;
+}
+
+/* Shard paths: at most GE_MAX_TFJS_FILES, none listed twice. */
+static int check_paths(loader *L, const ge_json *man)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < man->n; i++) {
+		const ge_json *ps = ge_json_get(&man->kids[i], "paths");
+		n += ps->n;
+		if (n > GE_MAX_TFJS_FILES)
+			return merr(L, ps, "weightsManifest lists more than %d "
+				    "weights files", GE_MAX_TFJS_FILES);
+	}
+	const ge_json **all = ge_xmalloc((n ? n : 1) * sizeof *all);
+	size_t k = 0;
+	for (size_t i = 0; i < man->n; i++) {
+		const ge_json *ps = ge_json_get(&man->kids[i], "paths");
+		for (size_t j = 0; j < ps->n; j++)
+			if (ps->kids[j].type == GE_JSON_STRING)
+				all[k++] = &ps->kids[j];
+	}
+	int rc = GE_OK;
+	for (size_t i = 0; i < k && !rc; i++)
+		for (size_t j = 0; j < i; j++)
+			if (all[i]->len == all[j]->len &&
+			    !memcmp(all[i]->str, all[j]->str, all[i]->len)) {
+				rc = merr(L, all[i], "weights path \"%.200s\" is "
+					  "listed twice", all[i]->str);
+				break;
+			}
+	free(all);
+	return rc;
 }
 
 static int read_manifest(loader *L, const ge_json *man, ge_arena *a)
@@ -502,6 +548,8 @@ static int read_manifest(loader *L, const ge_json *man, ge_arena *a)
 				    "has no \"paths\" array", i);
 		total += ws->n;
 	}
+	if ((rc = check_paths(L, man)))
+		return rc;
 	L->g = ge_xcalloc(man->n ? man->n : 1, sizeof *L->g);
 	L->ng = man->n;
 	L->w = ge_xcalloc(total ? total : 1, sizeof *L->w);

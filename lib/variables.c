@@ -1,5 +1,6 @@
 /* variables.c: see variables.h. */
 #include "variables.h"
+#include "bounds.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -113,8 +114,8 @@ static int read_defs(struct build *b, int *any_coll, ge_error *err)
 		Tensorflow__CollectionDef__BytesList *l = cd->bytes_list;
 		for (size_t i = 0; i < l->n_value; i++) {
 			Tensorflow__VariableDef *d =
-				tensorflow__variable_def__unpack(
-					NULL, l->value[i].len, l->value[i].data);
+				(Tensorflow__VariableDef *)ge_pb_unpack(
+		&tensorflow__variable_def__descriptor, l->value[i].len, l->value[i].data);
 			if (!d)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: collection '%s': VariableDef "

@@ -1,5 +1,6 @@
 /* varpolicy.c: see varpolicy.h. */
 #include "varpolicy.h"
+#include "bounds.h"
 #include "graph_impl.h"
 
 #include <stdlib.h>
@@ -505,8 +506,8 @@ static int add_vardefs(struct vp *p, ge_tinfo *I, struct dup *d, size_t nd,
 			/* g_ may be g: adding to the collection moves it */
 			cd = ge_collection_get(g, names[c]);
 			Tensorflow__VariableDef *vd =
-				tensorflow__variable_def__unpack(
-					NULL, cd->bytes_list->value[i].len,
+				(Tensorflow__VariableDef *)ge_pb_unpack(
+		&tensorflow__variable_def__descriptor, cd->bytes_list->value[i].len,
 					cd->bytes_list->value[i].data);
 			if (!vd)
 				continue;

@@ -12,20 +12,25 @@
  * loader itself reads such a directory (TensorFlow's does too, and leaves
  * the variables uninitialized), but a converted copy would look complete
  * and is not.
+ *
+ * Both check a SavedModel's checkpoint (the index's structure and
+ * checksums, every entry inside its data shard) unless --no-verify.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "cli.h"
 
-enum { O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET };
+enum { O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET, O_NO_VERIFY };
 
 static const struct cli_opt convert_opts[] = {
 	{"format", 'f', 1, O_FORMAT},
 	{"tags", 't', 1, O_TAGS},
 	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
+	{"no-verify", 0, 0, O_NO_VERIFY},
 	{NULL, 0, 0, 0},
 };
 
@@ -35,13 +40,14 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 	struct cli_args a;
 	struct cli_model_opts mo = {0};
 	const char *format = NULL, *val;
-	int key, rc = 0;
+	int key, rc = 0, no_verify = 0;
 	cli_args_init(&a, "convert", argc, argv);
 	while ((key = cli_getopt(&a, convert_opts, &val)) > 0) {
 		switch (key) {
 		case O_FORMAT: format = val; break;
 		case O_TAGS: mo.tags = val; break;
 		case O_ALLOW_MISSING: mo.allow_missing_variables = 1; break;
+		case O_NO_VERIFY: no_verify = 1; break;
 		}
 	}
 	ge_format outfmt = GE_FMT_AUTO;
@@ -58,6 +64,7 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 	ge_graph *g;
 	if ((rc = cli_load_model(a.pos[0], &mo, &g)))
 		goto out;
+	ge_set_verify(!no_verify);
 	ge_save_opts so = {outfmt, 0};
 	ge_error err;
 	if (ge_save(g, a.pos[1], &so, &err) != GE_OK) {
@@ -74,6 +81,7 @@ static const struct cli_opt validate_opts[] = {
 	{"format", 'f', 1, O_FORMAT},
 	{"tags", 't', 1, O_TAGS},
 	{"quiet", 'q', 0, O_QUIET},
+	{"no-verify", 0, 0, O_NO_VERIFY},
 	{NULL, 0, 0, 0},
 };
 
@@ -83,13 +91,14 @@ int cmd_validate(lua_State *L, int argc, char **argv)
 	struct cli_args a;
 	struct cli_model_opts mo = {0};
 	const char *val;
-	int key, rc = 0, quiet = 0;
+	int key, rc = 0, quiet = 0, no_verify = 0;
 	cli_args_init(&a, "validate", argc, argv);
 	while ((key = cli_getopt(&a, validate_opts, &val)) > 0) {
 		switch (key) {
 		case O_FORMAT: mo.format = val; break;
 		case O_TAGS: mo.tags = val; break;
 		case O_QUIET: quiet = 1; break;
+		case O_NO_VERIFY: no_verify = 1; break;
 		}
 	}
 	ge_format f;
@@ -112,6 +121,12 @@ int cmd_validate(lua_State *L, int argc, char **argv)
 	char why[4200];
 	if (cli_variables_missing(g, why, sizeof why)) {
 		ge_buf_printf(&rep, "%s\n", why);
+		n++;
+	}
+	ge_error verr;
+	const char *smdir = ge_graph_savedmodel_dir(g);
+	if (smdir && !no_verify && ge_savedmodel_verify(smdir, &verr)) {
+		ge_buf_printf(&rep, "checkpoint: %s\n", verr.msg);
 		n++;
 	}
 	const char *p = (const char *)rep.data, *end = p + rep.len;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "lge.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
@@ -611,7 +612,10 @@ static void add_bytes_quoted(luaL_Buffer *b, const uint8_t *s, size_t n,
 typedef struct lge_value {
 	Tensorflow__TensorProto *t; /* owned, protobuf-c's allocator */
 	int64_t n;                  /* number of elements */
+	char origin[80];            /* the node it was read from, or "" */
 } lge_value;
+
+const char *lge_value_origin;
 
 static int64_t stored_count(const Tensorflow__TensorProto *t)
 {
@@ -676,6 +680,8 @@ static lge_value *newvalue(lua_State *L)
 	lge_value *v = lua_newuserdatauv(L, sizeof *v, 0);
 	v->t = NULL;
 	v->n = 0;
+	snprintf(v->origin, sizeof v->origin, "%s",
+		 lge_value_origin ? lge_value_origin : "");
 	luaL_setmetatable(L, LGE_VALUE);
 	return v;
 }
@@ -684,7 +690,8 @@ static lge_value *newvalue(lua_State *L)
 static void value_unpack(lua_State *L, lge_value *v, const uint8_t *p,
 			 size_t n)
 {
-	v->t = tensorflow__tensor_proto__unpack(NULL, n, p);
+	v->t = (Tensorflow__TensorProto *)ge_pb_unpack(
+		&tensorflow__tensor_proto__descriptor, n, p);
 	if (!v->t)
 		luaL_error(L, "tensor value does not decode");
 	v->n = value_count(v->t);
@@ -747,10 +754,28 @@ static void push_shape_proto(lua_State *L,
 	luaL_setmetatable(L, LGE_SHAPE);
 }
 
+/* Raises unless expanding v into n Lua values of about per bytes each
+ * fits the memory budget: a tensor of a few bytes may declare a shape of
+ * billions of elements. */
+static void check_expand(lua_State *L, const lge_value *v, uint64_t per)
+{
+	char what[200];
+	ge_error err;
+	uint64_t n = v->n > 0 ? (uint64_t)v->n : 0;
+	uint64_t bytes = n > UINT64_MAX / per ? UINT64_MAX : n * per;
+	snprintf(what, sizeof what, "%s%s%sexpanding a tensor of %llu elements",
+		 *v->origin ? "node '" : "", v->origin,
+		 *v->origin ? "': " : "", (unsigned long long)n);
+	if (ge_budget_check(bytes, NULL, what, &err))
+		luaL_error(L, "%s", err.msg);
+}
+
 static int v_totable(lua_State *L)
 {
 	lge_value *v = checkvalue(L, 1);
 	struct elem e;
+	/* a Lua array slot is 16 bytes */
+	check_expand(L, v, 16);
 	if (v->n > INT32_MAX)
 		return luaL_error(L, "tensor value too large for a table");
 	lua_createtable(L, (int)v->n, 0);

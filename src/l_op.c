@@ -301,7 +301,9 @@ static int op_attr(lua_State *L)
 			return lge_raise(L, &err);
 		return 0;
 	}
+	lge_value_origin = ge_op_name(o->owner->g, o->id);
 	lge_pushattr(L, v);
+	lge_value_origin = NULL;
 	return 2;
 }
 

@@ -124,6 +124,9 @@ const char *lge_attrkind(const struct Tensorflow__AttrValue *v);
  * or NULL when the op type or the attr is unknown. */
 const char *lge_opdefkind(const ge_graph *g, const char *type,
 			  const char *name);
+/* The node whose attr is being pushed (NULL: none): tensor values made
+ * meanwhile remember it, to name it when one is too large to expand. */
+extern const char *lge_value_origin;
 /* [-0, +1, m] Pushes a tensor value object holding a copy of t. */
 void lge_pushvalue(lua_State *L, const struct Tensorflow__TensorProto *t);
 /* [-0, +1, e] Pushes a tensor value object decoded from TensorProto bytes

@@ -25,6 +25,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "bounds.h"
 #include "cli.h"
 #include "lge.h"
 #include "model.h"
@@ -591,9 +592,79 @@ static int pmain(lua_State *L)
 	return 1;
 }
 
+/* The Lua heap is held to the memory budget: a script that builds tables
+ * from a hostile model gets "not enough memory", an ordinary error. */
+static size_t lua_used, lua_limit;
+
+static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	(void)ud;
+	size_t old = ptr ? osize : 0;
+	if (nsize == 0) {
+		free(ptr);
+		lua_used -= old;
+		return NULL;
+	}
+	if (nsize > old && lua_used + (nsize - old) > lua_limit)
+		return NULL;
+	void *p = realloc(ptr, nsize);
+	if (p)
+		lua_used = lua_used - old + nsize;
+	return p;
+}
+
+static int warnf_on;
+static void warnf(void *ud, const char *msg, int tocont)
+{
+	(void)ud;
+	/* "@on" / "@off" control messages, as in lua.c */
+	if (!tocont && *msg == '@') {
+		if (!strcmp(msg, "@off"))
+			warnf_on = 0;
+		else if (!strcmp(msg, "@on"))
+			warnf_on = 1;
+		return;
+	}
+	if (warnf_on)
+		fprintf(stderr, "%s%s", msg, tocont ? "" : "\n");
+}
+
+/* `gerewrite --max-memory SIZE ...`: the budget for everything the run
+ * expands (see lib/bounds.h); removed from argv.  -1 on a bad size. */
+static int global_options(int *argc, char **argv)
+{
+	while (*argc > 1 && !strncmp(argv[1], "--max-memory", 12)) {
+		const char *v = NULL;
+		int used = 1;
+		if (argv[1][12] == '=')
+			v = argv[1] + 13;
+		else if (!argv[1][12] && *argc > 2)
+			v = argv[2], used = 2;
+		else if (argv[1][12])
+			break;
+		uint64_t n;
+		if (!v || ge_parse_size(v, &n) || !n) {
+			cli_errmsg("--max-memory: bad size '%s' (a number of "
+				   "bytes, with K, M or G)", v ? v : "");
+			return -1;
+		}
+		ge_set_max_memory(n);
+		memmove(argv + 1, argv + 1 + used,
+			(size_t)(*argc - used) * sizeof *argv);
+		*argc -= used;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	lua_State *L = luaL_newstate();
+	if (global_options(&argc, argv))
+		return EXIT_USAGE;
+	lua_limit = ge_max_memory() > SIZE_MAX ? SIZE_MAX
+					       : (size_t)ge_max_memory();
+	lua_State *L = lua_newstate(budget_alloc, NULL);
+	if (L)
+		lua_setwarnf(L, warnf, NULL);
 	if (!L) {
 		cli_errmsg("cannot create the Lua state: not enough memory");
 		return EXIT_RUNTIME;
