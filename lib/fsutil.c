@@ -253,11 +253,16 @@ int ge_remove_tree(const char *path)
 static char tmps[MAX_TMPS][PATH_MAX];
 static volatile sig_atomic_t n_tmps;
 
-static void on_signal(int sig)
+void ge_tmp_remove_all(void)
 {
 	for (int i = 0; i < MAX_TMPS; i++)
 		if (tmps[i][0])
 			remove_at(AT_FDCWD, tmps[i], 0);
+}
+
+static void on_signal(int sig)
+{
+	ge_tmp_remove_all();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

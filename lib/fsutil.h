@@ -54,6 +54,9 @@ void ge_tmp_clean(const char *path);
 int ge_tmp_create(const char *path, int dir, char *out, size_t cap);
 /* Forgets a temp name (it was renamed or removed). */
 void ge_tmp_forget(const char *tmp);
+/* Removes every registered temp; async-signal-safe, for a handler that
+ * ends the process (a batch worker's timeout). */
+void ge_tmp_remove_all(void);
 
 /* Puts the directory tmp at path so that at every instant path holds the
  * old directory or the new one: renameat2(RENAME_EXCHANGE), then the old

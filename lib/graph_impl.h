@@ -53,7 +53,8 @@ typedef struct ge_op {
 typedef struct ge_rawfield {
 	const uint8_t *p;
 	size_t len;
-	int after_nodes;  /* written after the nodes (else before) */
+	int after_nodes;  /* 0: before the nodes, -1: after them, k: after
+			     the k-th node of the input */
 } ge_rawfield;
 
 typedef struct ge_meta ge_meta;  /* model.c: MetaGraphDef / SavedModel */

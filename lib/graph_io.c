@@ -217,9 +217,15 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 		g->fields = ge_xrealloc(g->fields,
 					(n_fields + 1) * sizeof *g->fields);
 		g->fields[n_fields++] = (ge_rawfield){fs, (size_t)(p - fs),
-						      seen_node};
+						      (int)n_nodes};
 	}
 	g->n_fields = n_fields;
+	/* after the last node: -1, after any nodes a save has */
+	for (size_t i = 0; i < n_fields; i++)
+		if (g->fields[i].after_nodes && (size_t)g->fields[i].after_nodes ==
+						       n_nodes)
+			g->fields[i].after_nodes = -1;
+	(void)seen_node;
 	if (n_nodes >= 0xfffffff0u) {
 		rc = ge_err(err, GE_EFORMAT, "%s: too many nodes", g->name);
 		goto fail;
@@ -469,8 +475,23 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 	/* Untouched nodes that were neighbours in the input are one run of
 	 * bytes there, header included: copy runs, not nodes. */
 	const uint8_t *run = NULL, *run_end = NULL;
+	size_t fj = 0;
+	while (fj < g->n_fields && g->fields[fj].after_nodes == 0)
+		fj++;
 	for (size_t i = 0; i < g->n_ops; i++) {
 		const ge_op *o = &g->ops[i];
+		/* a field that stood between nodes goes back there */
+		if (fj < g->n_fields && g->fields[fj].after_nodes > 0 &&
+		    (size_t)g->fields[fj].after_nodes <= i) {
+			if (run)
+				put(ctx, run, (size_t)(run_end - run));
+			run = NULL;
+			while (fj < g->n_fields && g->fields[fj].after_nodes > 0 &&
+			       (size_t)g->fields[fj].after_nodes <= i) {
+				put(ctx, g->fields[fj].p, g->fields[fj].len);
+				fj++;
+			}
+		}
 		if (o->flags & OPF_DEAD)
 			continue;
 		if (o->raw && !(o->flags & OPF_DIRTY)) {
@@ -514,9 +535,9 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 	}
 	if (run)
 		put(ctx, run, (size_t)(run_end - run));
-	for (size_t i = 0; i < g->n_fields; i++)
-		if (g->fields[i].after_nodes)
-			put(ctx, g->fields[i].p, g->fields[i].len);
+	for (; fj < g->n_fields; fj++)
+		if (g->fields[fj].after_nodes)
+			put(ctx, g->fields[fj].p, g->fields[fj].len);
 	ge_buf_free(&hdr);
 	ge_buf_free(&node);
 }
@@ -642,7 +663,7 @@ static void append_field(ge_graph *g, const uint8_t *p, size_t n)
 	uint8_t *copy = ge_arena_alloc(&g->arena, n ? n : 1);
 	memcpy(copy, p, n);
 	g->fields = ge_xrealloc(g->fields, (g->n_fields + 1) * sizeof *g->fields);
-	g->fields[g->n_fields++] = (ge_rawfield){copy, n, 1};
+	g->fields[g->n_fields++] = (ge_rawfield){copy, n, -1};
 }
 
 void ge_graph_merge_fields(ge_graph *dst, const ge_graph *src)

@@ -124,6 +124,8 @@ struct run_result {
 /* [-0, +0, -] Loads MODEL, runs the recipe (table at index rec) with the
  * params (table at index par) and saves the graph (or the graph run
  * returned) to OUT in format outfmt.  Returns res->status. */
+/* Sets the memory budget (lib/bounds.h) and the Lua heap's limit. */
+void cli_set_max_memory(uint64_t bytes);
 int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		   const char *out, const struct cli_model_opts *mo,
 		   ge_format outfmt, struct run_result *res);

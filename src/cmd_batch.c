@@ -22,6 +22,13 @@
  * child that dies (a crash, a signal, an exit without a line) makes that
  * model fail and nothing else.
  *
+ * Limits.  --timeout SECONDS and --max-memory SIZE hold each worker: the
+ * worker sets the memory budget (lib/bounds.h) and RLIMIT_AS, and a timer
+ * that, when it fires, removes the worker's temp files, reports the
+ * timeout and exits; the parent kills a worker still there a few seconds
+ * later.  Either way the model is reported failed with the reason, the
+ * other models go on and the report is written.
+ *
  * Sharding.  --shard I/N keeps the models at positions I-1, I-1+N, ... of
  * the sorted list, so N invocations with I = 1..N cover each model once,
  * on any machines, without talking to each other (a Slurm job array or a
@@ -40,6 +47,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -47,7 +55,9 @@
 
 #include <lauxlib.h>
 
+#include "bounds.h"
 #include "cli.h"
+#include "fsutil.h"
 
 #define SNIFF_MAX (64u << 20)
 
@@ -239,11 +249,73 @@ static int parent_dirs(const char *file)
 	return mkdirs(p);
 }
 
+struct limits {
+	double timeout;      /* seconds, 0: none */
+	uint64_t max_memory; /* bytes, 0: the default budget, no rlimit */
+};
+
+#if defined(__SANITIZE_ADDRESS__)
+#define GE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GE_ASAN 1
+#endif
+#endif
+
+/* The worker's timer: the line to send, prepared before the run, since a
+ * handler may only write it. */
+static int alarm_fd = -1;
+static char alarm_line[600];
+static size_t alarm_len;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	ge_tmp_remove_all();
+	if (write(alarm_fd, alarm_line, alarm_len) < 0)
+		_exit(3);
+	_exit(0);
+}
+
+static void set_limits(const struct limits *lim, const struct job *j, int fd)
+{
+	if (lim->max_memory) {
+		cli_set_max_memory(lim->max_memory);
+#ifndef GE_ASAN
+		/* what the budget does not see (the model's own bytes, the
+		 * program): bounded too, with room for the program itself */
+		rlim_t as = (rlim_t)(lim->max_memory + ((uint64_t)256 << 20));
+		struct rlimit rl = {as, as};
+		setrlimit(RLIMIT_AS, &rl);
+#endif
+	}
+	if (lim->timeout > 0) {
+		int n = snprintf(alarm_line, sizeof alarm_line,
+				 "1\t-1\t-1\t%.6f\t%s: timed out after %g s "
+				 "(--timeout)\n",
+				 lim->timeout, j->in, lim->timeout);
+		alarm_len = n < (int)sizeof alarm_line ? (size_t)n
+						       : sizeof alarm_line - 1;
+		alarm_fd = fd;
+		signal(SIGALRM, on_alarm);
+		struct itimerval it = {{0, 0}, {0, 0}};
+		it.it_value.tv_sec = (time_t)lim->timeout;
+		it.it_value.tv_usec =
+			(suseconds_t)((lim->timeout - (double)(time_t)lim->timeout) *
+				      1e6);
+		if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+			it.it_value.tv_usec = 1;
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
+}
+
 /* In the child: runs one model and writes its line to fd, then exits. */
 static void child(lua_State *L, int rec, int par, struct job *j,
-		  const struct cli_model_opts *mo, ge_format fmt, int fd)
+		  const struct cli_model_opts *mo, ge_format fmt, int fd,
+		  const struct limits *lim)
 {
 	struct run_result res;
+	set_limits(lim, j, fd);
 	if (parent_dirs(j->out) < 0) {
 		memset(&res, 0, sizeof res);
 		res.status = EXIT_USAGE;
@@ -252,6 +324,16 @@ static void child(lua_State *L, int rec, int par, struct job *j,
 			 strerror(errno));
 	} else {
 		cli_run_recipe(L, rec, par, j->in, j->out, mo, fmt, &res);
+	}
+	/* one result line: the timer must not send a second */
+	signal(SIGALRM, SIG_IGN);
+	if (lim->max_memory && strstr(res.error, "not enough memory")) {
+		char sz[32], tail[80];
+		snprintf(tail, sizeof tail, " (over --max-memory %s)",
+			 ge_format_size(lim->max_memory, sz, sizeof sz));
+		size_t n = strlen(res.error);
+		if (n + strlen(tail) < sizeof res.error)
+			memcpy(res.error + n, tail, strlen(tail) + 1);
 	}
 	for (char *c = res.error; *c; c++)
 		if (*c == '\n' || *c == '\t')
@@ -282,9 +364,11 @@ struct worker {
 	int fd;
 	size_t job;
 	double start;
+	int killed; /* by the parent's watchdog */
 };
 
-static void finish(struct job *j, struct worker *w, int st)
+static void finish(struct job *j, struct worker *w, int st,
+		   const struct limits *lim)
 {
 	char buf[4096];
 	size_t len = 0;
@@ -314,8 +398,18 @@ static void finish(struct job *j, struct worker *w, int st)
 		return;
 	}
 	j->status = 1;
-	char m[256];
-	if (WIFSIGNALED(st))
+	char m[512];
+	char sz[32];
+	if (w->killed)
+		snprintf(m, sizeof m, "%s: timed out after %g s (--timeout): "
+				      "the worker was killed",
+			 j->in, lim->timeout);
+	else if (WIFSIGNALED(st) && lim->max_memory)
+		snprintf(m, sizeof m, "%s: the worker died (signal %d: %s), "
+				      "likely over --max-memory %s",
+			 j->in, WTERMSIG(st), strsignal(WTERMSIG(st)),
+			 ge_format_size(lim->max_memory, sz, sizeof sz));
+	else if (WIFSIGNALED(st))
 		snprintf(m, sizeof m, "%s: the worker died (signal %d: %s)",
 			 j->in, WTERMSIG(st), strsignal(WTERMSIG(st)));
 	else
@@ -429,7 +523,7 @@ static void progress(int on, size_t done, size_t total, size_t failed,
 
 enum {
 	O_OUT = 1, O_JOBS, O_PARAM, O_REPORT, O_SHARD, O_RESUME, O_FORMAT,
-	O_TAGS, O_ALLOW_MISSING, O_QUIET,
+	O_TAGS, O_ALLOW_MISSING, O_QUIET, O_TIMEOUT, O_MAX_MEMORY,
 };
 
 static const struct cli_opt batch_opts[] = {
@@ -443,6 +537,8 @@ static const struct cli_opt batch_opts[] = {
 	{"tags", 't', 1, O_TAGS},
 	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
 	{"quiet", 'q', 0, O_QUIET},
+	{"timeout", 0, 1, O_TIMEOUT},
+	{"max-memory", 0, 1, O_MAX_MEMORY},
 	{NULL, 0, 0, 0},
 };
 
@@ -469,6 +565,7 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 	int nparams = 0;
 	struct jobs jobs = {NULL, 0, 0};
 	struct worker *workers = NULL;
+	struct limits lim = {0, 0};
 	cli_args_init(&a, "batch", argc, argv);
 	while ((key = cli_getopt(&a, batch_opts, &val)) > 0) {
 		switch (key) {
@@ -506,6 +603,27 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 		case O_TAGS: mo.tags = val; break;
 		case O_ALLOW_MISSING: mo.allow_missing_variables = 1; break;
 		case O_QUIET: quiet = 1; break;
+		case O_TIMEOUT: {
+			char *end;
+			lim.timeout = strtod(val, &end);
+			if (end == val || *end || !(lim.timeout > 0) ||
+			    lim.timeout > 1e7) {
+				rc = cli_usage("batch", "--timeout needs a number "
+							"of seconds (got '%s')",
+					       val);
+				goto out;
+			}
+			break;
+		}
+		case O_MAX_MEMORY:
+			if (ge_parse_size(val, &lim.max_memory) ||
+			    !lim.max_memory) {
+				rc = cli_usage("batch", "--max-memory needs a size "
+							"(512M, 2G; got '%s')",
+					       val);
+				goto out;
+			}
+			break;
 		}
 	}
 	ge_format outfmt = GE_FMT_AUTO;
@@ -627,13 +745,14 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 				for (long i = 0; i < njobs; i++)
 					if (workers[i].pid)
 						close(workers[i].fd);
-				child(L, rec, par, j, &mo, outfmt, p[1]);
+				child(L, rec, par, j, &mo, outfmt, p[1], &lim);
 			}
 			close(p[1]);
 			long slot = 0;
 			while (workers[slot].pid)
 				slot++;
-			workers[slot] = (struct worker){pid, p[0], next, now()};
+			workers[slot] =
+				(struct worker){pid, p[0], next, now(), 0};
 			running++;
 			next++;
 			progress(tty, done, jobs.n, counts[1], j->in);
@@ -641,7 +760,20 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 		if (!running)
 			continue;
 		int st;
-		pid_t pid = waitpid(-1, &st, 0);
+		pid_t pid = waitpid(-1, &st, lim.timeout > 0 ? WNOHANG : 0);
+		if (pid == 0) {
+			/* the watchdog: a worker whose own timer did not end
+			 * it (blocked in the kernel, signals masked) */
+			double t = now();
+			for (long i = 0; i < njobs; i++)
+				if (workers[i].pid && !workers[i].killed &&
+				    t - workers[i].start > lim.timeout + 5) {
+					kill(workers[i].pid, SIGKILL);
+					workers[i].killed = 1;
+				}
+			usleep(20000);
+			continue;
+		}
 		if (pid < 0) {
 			if (errno == EINTR)
 				continue;
@@ -656,7 +788,7 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 		if (slot == njobs)
 			continue;
 		struct job *j = &jobs.v[workers[slot].job];
-		finish(j, &workers[slot], st);
+		finish(j, &workers[slot], st, &lim);
 		workers[slot].pid = 0;
 		running--;
 		done++;

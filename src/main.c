@@ -281,9 +281,21 @@ static int msghandler(lua_State *L)
 		if (luaL_callmeta(L, 1, "__tostring") &&
 		    lua_type(L, -1) == LUA_TSTRING)
 			msg = lua_tostring(L, -1);
-		else
-			msg = lua_pushfstring(L, "(error object is a %s value)",
-					      luaL_typename(L, 1));
+		else {
+			/* say where: the first Lua function up the stack */
+			lua_Debug ar;
+			const char *where = "";
+			for (int lv = 1; lua_getstack(L, lv, &ar); lv++) {
+				lua_getinfo(L, "Sl", &ar);
+				if (ar.currentline > 0) {
+					luaL_where(L, lv);
+					where = lua_tostring(L, -1);
+					break;
+				}
+			}
+			msg = lua_pushfstring(L, "%s(error object is a %s value)",
+					      where, luaL_typename(L, 1));
+		}
 	}
 	if (cli_traceback)
 		luaL_traceback(L, L, msg, 1);
@@ -627,6 +639,12 @@ static void warnf(void *ud, const char *msg, int tocont)
 	}
 	if (warnf_on)
 		fprintf(stderr, "%s%s", msg, tocont ? "" : "\n");
+}
+
+void cli_set_max_memory(uint64_t bytes)
+{
+	ge_set_max_memory(bytes);
+	lua_limit = bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes;
 }
 
 /* `gerewrite --max-memory SIZE ...`: the budget for everything the run

@@ -149,3 +149,11 @@ write("tfjs_many/group1-shard1of1.bin", string.pack("<ff", 1, 2))
 -- a symlink that leads out of the model
 tfjs("tfjs_link", {"shard.bin"}, 2)
 os.execute("ln -s /etc/passwd '" .. dir .. "/tfjs_link/shard.bin'")
+
+-- case 10: a GraphDef field (versions) between nodes, alone and in a
+-- MetaGraphDef
+local n1 = ld(1, node("a", "NoOp"))
+local n2 = ld(1, node("b", "NoOp"))
+local mid = n1 .. ld(4, vi(1, 7)) .. n2
+write("between.pb", mid)
+write("between.meta", meta_info .. ld(2, mid))
