@@ -125,7 +125,8 @@ is_err "gerewrite: custom" "error objects with __tostring"
 printf 'error({})\n' >"$T/tbl.lua"
 run "$BIN" "$T/tbl.lua"
 is_rc 1 "a table error object"
-is_err "gerewrite: (error object is a table value)" "is described"
+is_err "gerewrite: $T/tbl.lua:1: (error object is a table value)" \
+	"is described, with the script and line"
 
 printf '\033Lua binary\n' >"$T/bin.lua"
 run "$BIN" "$T/bin.lua"
