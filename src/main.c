@@ -119,12 +119,14 @@ static const struct subcommand subcommands[] = {
 	 "  -f, --format F           format of the outputs\n"
 	 "  -t, --tags T             SavedModel tag set to read\n"
 	 "  -q, --quiet              no progress line\n"
+	 "  --timeout SECONDS        give each model at most this long\n"
+	 "  --max-memory SIZE        hold each worker to this much memory\n"
 	 "\n"
 	 "Exit status: 0 all models done, 1 some failed, 2 usage error,\n"
 	 "3 the recipe does not load.\n"},
 	{"convert", cmd_convert, "convert a model between formats",
 	 "Usage: " PROG " convert IN OUT [--format F] [--tags T]\n"
-	 "           [--allow-missing-variables]\n"
+	 "           [--allow-missing-variables] [--no-verify]\n"
 	 "\n"
 	 "Reads IN (any supported format, found by content) and writes OUT,\n"
 	 "atomically; OUT is not written if anything fails.  Without --format\n"
@@ -137,15 +139,17 @@ static const struct subcommand subcommands[] = {
 	 "  -t, --tags T     SavedModel tag set to read (default serve)\n"
 	 "  --allow-missing-variables  convert a SavedModel whose variables/\n"
 	 "                   is missing although its graph has variables\n"
+	 "  --no-verify      do not check the SavedModel's checkpoint\n"
 	 "\n"
 	 "Exit status: 0 written, 2 IN unreadable or OUT not written.\n"},
 	{"validate", cmd_validate, "check a model and list its problems",
-	 "Usage: " PROG " validate MODEL [--format F] [--tags T]\n"
+	 "Usage: " PROG " validate MODEL [--format F] [--tags T] [--no-verify]\n"
 	 "\n"
 	 "Lists the problems of MODEL on standard output, one per line, each\n"
 	 "starting with MODEL: dangling inputs, bad output indices, duplicate\n"
 	 "names, cycles, colocation with missing ops, attrs that do not match\n"
-	 "their op's definition, a SavedModel without its variables.\n"
+	 "their op's definition, a SavedModel without its variables, a\n"
+	 "corrupt checkpoint (unless --no-verify).\n"
 	 "\n"
 	 "Exit status: 0 valid, 1 problems found, 2 MODEL unreadable.\n"},
 	{"info", cmd_info, "describe a model",
@@ -215,6 +219,9 @@ static void print_usage(lua_State *L, FILE *f)
 		"               is a MODEL, loaded as the global `g` before -e "
 		"runs\n"
 		"  --traceback  add a stack traceback to error messages\n"
+		"  --max-memory SIZE  (first) the memory budget of what a model "
+		"makes\n"
+		"               the program expand (default 512M)\n"
 		"  --           stop handling options\n"
 		"  -h, --help   show this help and exit\n"
 		"  --version    show the version and exit\n"
@@ -241,6 +248,7 @@ static void print_usage(lua_State *L, FILE *f)
 		"  GEREWRITE_PATH         directories searched for recipes "
 		"first (':' between)\n"
 		"  GEREWRITE_TRACEBACK=1  as --traceback\n"
+		"  GEREWRITE_MAX_MEMORY   as --max-memory\n"
 		"  GEREWRITE_HISTORY      the prompt's history file "
 		"(~/.gerewrite_history)\n"
 		"  GEREWRITE_LUA_DIR      read the built-in Lua files from "
