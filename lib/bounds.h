@@ -21,7 +21,7 @@
 /* A checkpoint index key (a variable name plus slice spec). */
 #define GE_MAX_KEY_LEN 65536
 /* Data shards of one tensor bundle. */
-#define GE_MAX_SHARDS 4096
+#define GE_MAX_SHARDS 100000
 /* Weight groups and files of one TensorFlow.js model. */
 #define GE_MAX_TFJS_FILES 4096
 

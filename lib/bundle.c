@@ -19,7 +19,7 @@
 /* The bundle format version we write and the newest we read. */
 #define BUNDLE_VERSION 1
 /* More shards than this is not a checkpoint but a corrupt header. */
-#define MAX_SHARDS 100000
+
 
 struct ge_bundle {
 	char *index_path;
@@ -122,7 +122,7 @@ static int check_header(ge_bundle *b, const ge_sstable_kv *kv, ge_error *err)
 		return ge_err(err, GE_EFORMAT, "%s: corrupt bundle header",
 			      path);
 	int rc = GE_OK;
-	if (h->num_shards < 1 || h->num_shards > MAX_SHARDS) {
+	if (h->num_shards < 1 || h->num_shards > GE_MAX_SHARDS) {
 		rc = ge_err(err, GE_EFORMAT, "%s: bad shard count %d", path,
 			    (int)h->num_shards);
 	} else if (h->endianness != TENSORFLOW__BUNDLE_HEADER_PROTO__ENDIANNESS__LITTLE) {
