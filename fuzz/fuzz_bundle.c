@@ -30,10 +30,13 @@ FUZZ_TARGET(bundle)
 {
 	fuzz_limits();
 	if (!prefix[0]) {
-		char d[] = "/tmp/ge-fuzz-bundle-XXXXXX";
-		if (!mkdtemp(d))
+		/* in memory where there is a tmpfs */
+		char d[] = "/dev/shm/ge-fuzz-bundle-XXXXXX";
+		char t[] = "/tmp/ge-fuzz-bundle-XXXXXX";
+		const char *dd = mkdtemp(d) ? d : mkdtemp(t);
+		if (!dd)
 			abort();
-		snprintf(prefix, sizeof prefix, "%s/variables", d);
+		snprintf(prefix, sizeof prefix, "%s/variables", dd);
 	}
 	ge_sstable t;
 	ge_error err;

@@ -15,9 +15,12 @@ for t in "$@"; do
 	corpus=$B/fuzz/corpus/$t crashes=$B/fuzz/crashes/$t
 	mkdir -p "$corpus" "$crashes"
 	log=$B/fuzz/$t.log
+	# git keeps no empty folder: a target may have no regress inputs
+	regress=$S/fuzz/regress/$t
+	test -d "$regress" || regress=
 	"$B/fuzz/fuzz_$t" -max_total_time="$SECS" -timeout=20 \
 		-rss_limit_mb=2048 -print_final_stats=1 \
-		-artifact_prefix="$crashes/" "$corpus" "$seeds/$t" "$S/fuzz/regress/$t" \
+		-artifact_prefix="$crashes/" "$corpus" "$seeds/$t" $regress \
 		>"$log" 2>&1
 	rc=$?
 	runs=`sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1`
