@@ -167,6 +167,10 @@ int ge_checkpoint_prefix(const char *path, char **prefix, ge_error *err)
 		t = cat(path, "/variables/variables.index");
 		if (is_file(t)) {
 			free(t);
+			/* a SavedModel's checkpoint stays inside it */
+			int rc = ge_savedmodel_verify(path, err);
+			if (rc)
+				return rc;
 			*prefix = cat(path, "/variables/variables");
 			return GE_OK;
 		}

@@ -1068,32 +1068,34 @@ int ge_savedmodel_verify(const char *dir, ge_error *err)
 		return ge_err(err, GE_EIO, "%s: path too long", dir);
 	struct stat st;
 	int have_index = lstat(index, &st) == 0;
-	int have_data = 0;
+	int have_data = 0, rc = GE_OK;
 	DIR *d = opendir(vdir);
 	if (d) {
 		struct dirent *e;
-		while ((e = readdir(d)))
+		while (!rc && (e = readdir(d))) {
+			if (strncmp(e->d_name, "variables.", 10))
+				continue;
 			if (!strncmp(e->d_name, "variables.data-", 15))
 				have_data = 1;
+			/* the checkpoint's files stay inside the model */
+			char rel[PATH_MAX], out[PATH_MAX];
+			snprintf(rel, sizeof rel, "variables/%s", e->d_name);
+			rc = ge_path_inside(dir, rel, dir, "checkpoint", out,
+					    sizeof out, err);
+		}
 		closedir(d);
 	}
+	if (rc)
+		return rc;
 	if (!have_index && !have_data)
 		return GE_OK;
 	if (!have_index)
 		return ge_err(err, GE_EFORMAT,
 			      "%s: data shards without variables.index", vdir);
-	if (!S_ISREG(st.st_mode))
-		return ge_err(err, GE_EFORMAT, "%s: not a regular file", index);
-	char real[PATH_MAX], rdir[PATH_MAX];
-	if (!realpath(index, real) || !realpath(dir, rdir) ||
-	    strncmp(real, rdir, strlen(rdir)) || real[strlen(rdir)] != '/')
-		return ge_err(err, GE_EFORMAT,
-			      "%s: leads out of the SavedModel's directory",
-			      index);
 	ge_bundle *b;
 	char prefix[PATH_MAX];
 	pjoin(prefix, sizeof prefix, vdir, "variables");
-	int rc = ge_bundle_open(prefix, &b, err);
+	rc = ge_bundle_open(prefix, &b, err);
 	if (rc)
 		return rc;
 	ge_bundle_close(b);

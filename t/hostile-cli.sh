@@ -163,6 +163,14 @@ is_rc 1 "8. a truncated data shard is reported"
 has out "tensor 'big'" "8. naming the entry"
 refused "8. and convert refuses it" "tensor 'big'" "$BIN" convert bad o/sm
 
+rm -rf bad && cp -R sm8 bad && d=`ls bad/variables/variables.data-*` &&
+	rm "$d" && ln -s /etc/passwd "$d"
+refused "3/8. a data shard linked out of the SavedModel is never read" \
+	"leads out of the model's directory" "$BIN" convert bad o/sm
+run "$BIN" -e "assert(assert(ge.load('bad')):checkpoint())"
+is_rc 1 "3/8. nor by g:checkpoint()"
+has err "leads out" "3/8. which says why"
+
 # 9. truncations name the node where the bytes stop, whatever the format
 refused "9. truncated GraphDef" "node[12] 'w'" "$BIN" info $F/trunc_graph.pb
 refused "9. truncated MetaGraphDef" "graph_def.node[12] 'w'" \
