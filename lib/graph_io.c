@@ -17,6 +17,8 @@
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/node_def.pb-c.h"
 
+#define ATTR_ENTRY (&tensorflow__node_def__attr_entry__descriptor)
+
 /* GraphDef and NodeDef field numbers */
 enum { GD_NODE = 1, ND_NAME = 1, ND_OP = 2, ND_INPUT = 3, ND_DEVICE = 4,
        ND_ATTR = 5 };
@@ -88,8 +90,8 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 				 * which recurses: their nesting and wire
 				 * types are checked now */
 				if (!bad_attr &&
-				    ge_pb_check(&tensorflow__node_def__attr_entry__descriptor,
-						p, len, GE_MAX_DEPTH - 2, &why)) {
+				    ge_pb_check(ATTR_ENTRY, p, len,
+						GE_MAX_DEPTH - 2, &why)) {
 					bad_attr = p;
 					bad_len = len;
 					bad_idx = n_attr;

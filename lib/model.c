@@ -456,7 +456,8 @@ ge_meta *ge_meta_clone(const ge_meta *m)
 		protobuf_c_message_pack(&m->info->base, b);
 		c->info = (Tensorflow__MetaGraphDef__MetaInfoDef *)
 			ge_pb_unpack(
-				&tensorflow__meta_graph_def__meta_info_def__descriptor, sz, b);
+				&tensorflow__meta_graph_def__meta_info_def__descriptor,
+				sz, b);
 		free(b);
 	}
 	c->dir = m->dir ? ge_xstrdup(m->dir) : NULL;
@@ -564,8 +565,8 @@ static int load_meta_bytes(ge_meta *m, const uint8_t *p, size_t len,
 			have_graph = 1;
 		} else if (s->field == MG_INFO && s->body && !m->info) {
 			m->info = (Tensorflow__MetaGraphDef__MetaInfoDef *)
-				ge_pb_unpack(
-					&tensorflow__meta_graph_def__meta_info_def__descriptor, s->body_len, s->body);
+				ge_pb_unpack(&tensorflow__meta_graph_def__meta_info_def__descriptor,
+					     s->body_len, s->body);
 			if (!m->info)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: meta_info_def does not decode",

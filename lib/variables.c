@@ -115,7 +115,8 @@ static int read_defs(struct build *b, int *any_coll, ge_error *err)
 		for (size_t i = 0; i < l->n_value; i++) {
 			Tensorflow__VariableDef *d =
 				(Tensorflow__VariableDef *)ge_pb_unpack(
-		&tensorflow__variable_def__descriptor, l->value[i].len, l->value[i].data);
+		&tensorflow__variable_def__descriptor, l->value[i].len,
+		l->value[i].data);
 			if (!d)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: collection '%s': VariableDef "

@@ -118,7 +118,7 @@ write("badwire.pb", graphdef{
   node("bw", "Identity", {"x"}, ld(5, ld(1, "T") .. tag(2, 3) .. "\x00")),
 })
 -- the sniffer on a 4-byte input
-write("four.bin", "\x22\x00\x08\x01")
+write("four.bin", "\x20\x01\x18\x01")
 
 -- case 3: TensorFlow.js weights outside the model
 local function tfjs(name, paths, nweights)
