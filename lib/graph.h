@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "base.h"
+#include "tensor.h" /* dtypes */
 
 struct Tensorflow__AttrValue;
 struct Tensorflow__OpDef;
@@ -246,12 +247,5 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report);
  * ge_graph_validate reports all of them. */
 size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 			    ge_buf *report);
-
-/* DataType names as TensorFlow's Python API spells them ("float32"), and
- * back.  Unknown values give NULL / -1. */
-const char *ge_dtype_name(int dtype);
-int ge_dtype_from_name(const char *name);
-/* Element size in bytes for fixed-size dtypes, 0 otherwise. */
-size_t ge_dtype_size(int dtype);
 
 #endif
