@@ -9,9 +9,9 @@
  * scalars, oneof members written even when zero, as TensorFlow writes
  * them), so that setting back what was read reproduces the same bytes.
  *
- * Tensor values hold an unpacked TensorProto copy (read and built through
- * lib/tensor.h).  They are immutable, so
- * packing the copy again gives the bytes it was made from.
+ * Tensor values hold an unpacked TensorProto copy, read and built through
+ * lib/tensor.h.  They are immutable, so packing the copy again gives the
+ * bytes it was made from.  Attr kinds are lib/opattrs.h's.
  */
 #include "config.h"
 
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "lge.h"
+#include "opattrs.h"
 #include "tensor.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
@@ -37,139 +38,16 @@ static const char FUNCORDER[] = "gerewrite.funcorder";
 
 /* ------------------------------------------------------------ kinds */
 
-enum {
-	K_NONE,
-	K_S,
-	K_I,
-	K_F,
-	K_B,
-	K_TYPE,
-	K_SHAPE,
-	K_TENSOR,
-	K_FUNC,
-	K_PLACEHOLDER,
-	K_NBASE,
-	K_LIST = 0x10 /* | element kind; K_LIST alone: elements inferred */
-};
-
-static const char *const base_names[K_NBASE] = {
-	"none", "s", "i", "f", "b", "type", "shape", "tensor", "func",
-	"placeholder",
-};
-static const char *const list_names[K_NBASE] = {
-	"list",        "list(s)",      "list(i)",      "list(f)",
-	"list(b)",     "list(type)",   "list(shape)",  "list(tensor)",
-	"list(func)",  NULL,
-};
-
-static const char *kind_name(int k)
-{
-	if (k & K_LIST)
-		return list_names[k & 0xf];
-	return base_names[k];
-}
-
-/* Base kind from a name, accepting OpDef spellings too; -1 if unknown. */
-static int base_kind(const char *s, size_t n)
-{
-	static const struct {
-		const char *name;
-		int kind;
-	} alias[] = {
-		{"string", K_S}, {"int", K_I}, {"float", K_F}, {"bool", K_B},
-	};
-	for (int k = 0; k < K_NBASE; k++)
-		if (strlen(base_names[k]) == n && !memcmp(base_names[k], s, n))
-			return k;
-	for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-		if (strlen(alias[i].name) == n && !memcmp(alias[i].name, s, n))
-			return alias[i].kind;
-	return -1;
-}
-
-static int parse_kind(const char *s)
-{
-	size_t n = strlen(s);
-	if (!strcmp(s, "list"))
-		return K_LIST;
-	if (n > 6 && !memcmp(s, "list(", 5) && s[n - 1] == ')') {
-		int k = base_kind(s + 5, n - 6);
-		if (k <= K_NONE || k == K_PLACEHOLDER)
-			return -1;
-		return K_LIST | k;
-	}
-	return base_kind(s, n);
-}
-
-static int list_kind(const Tensorflow__AttrValue__ListValue *l)
-{
-	if (!l)
-		return K_LIST;
-	if (l->n_s)
-		return K_LIST | K_S;
-	if (l->n_i)
-		return K_LIST | K_I;
-	if (l->n_f)
-		return K_LIST | K_F;
-	if (l->n_b)
-		return K_LIST | K_B;
-	if (l->n_type)
-		return K_LIST | K_TYPE;
-	if (l->n_shape)
-		return K_LIST | K_SHAPE;
-	if (l->n_tensor)
-		return K_LIST | K_TENSOR;
-	if (l->n_func)
-		return K_LIST | K_FUNC;
-	return K_LIST;
-}
-
-static int attr_kind(const Tensorflow__AttrValue *v)
-{
-	switch (v->value_case) {
-	case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
-		return list_kind(v->list);
-	case TENSORFLOW__ATTR_VALUE__VALUE_S:
-		return K_S;
-	case TENSORFLOW__ATTR_VALUE__VALUE_I:
-		return K_I;
-	case TENSORFLOW__ATTR_VALUE__VALUE_F:
-		return K_F;
-	case TENSORFLOW__ATTR_VALUE__VALUE_B:
-		return K_B;
-	case TENSORFLOW__ATTR_VALUE__VALUE_TYPE:
-		return K_TYPE;
-	case TENSORFLOW__ATTR_VALUE__VALUE_SHAPE:
-		return K_SHAPE;
-	case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR:
-		return K_TENSOR;
-	case TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER:
-		return K_PLACEHOLDER;
-	case TENSORFLOW__ATTR_VALUE__VALUE_FUNC:
-		return K_FUNC;
-	default:
-		return K_NONE;
-	}
-}
-
 const char *lge_attrkind(const Tensorflow__AttrValue *v)
 {
-	return kind_name(attr_kind(v));
+	return ge_attrkind_name(ge_attrkind_of(v));
 }
 
 const char *lge_opdefkind(const ge_graph *g, const char *type,
 			  const char *name)
 {
-	const Tensorflow__OpDef *d = ge_graph_opdef(g, type);
-	if (!d)
-		return NULL;
-	for (size_t i = 0; i < d->n_attr; i++) {
-		if (strcmp(d->attr[i]->name, name) != 0)
-			continue;
-		int k = parse_kind(d->attr[i]->type);
-		return k < 0 ? NULL : kind_name(k);
-	}
-	return NULL;
+	int k = ge_opdef_attrkind(g, type, name);
+	return k < 0 ? NULL : ge_attrkind_name(k);
 }
 
 /* ------------------------------------------------------------ dtypes */
@@ -644,29 +522,29 @@ static int infer_kind(lua_State *L, int idx)
 {
 	switch (lua_type(L, idx)) {
 	case LUA_TNUMBER:
-		return lua_isinteger(L, idx) ? K_I : K_F;
+		return lua_isinteger(L, idx) ? GE_AK_I : GE_AK_F;
 	case LUA_TBOOLEAN:
-		return K_B;
+		return GE_AK_B;
 	case LUA_TSTRING:
-		return K_S;
+		return GE_AK_S;
 	case LUA_TUSERDATA:
-		return is_type(L, idx, LGE_VALUE) ? K_TENSOR : -1;
+		return is_type(L, idx, LGE_VALUE) ? GE_AK_TENSOR : -1;
 	case LUA_TTABLE:
 		if (has_meta(L, idx, LGE_SHAPE))
-			return K_SHAPE;
+			return GE_AK_SHAPE;
 		if (has_meta(L, idx, LGE_FUNC))
-			return K_FUNC;
+			return GE_AK_FUNC;
 		if (lua_rawlen(L, idx) == 0) {
 			int t = lua_getfield(L, idx, "name");
 			lua_pop(L, 1);
 			if (t == LUA_TSTRING)
-				return K_FUNC;
+				return GE_AK_FUNC;
 			t = lua_getfield(L, idx, "unknown_rank");
 			lua_pop(L, 1);
 			if (t != LUA_TNIL)
-				return K_SHAPE;
+				return GE_AK_SHAPE;
 		}
-		return K_LIST;
+		return GE_AK_LIST;
 	default:
 		return -1;
 	}
@@ -739,7 +617,7 @@ static void enc_func_entry(struct enc *e, int attr, int kinds, const char *key,
 	lua_getfield(L, attr, key);
 	int k = -1;
 	if (kinds && lua_getfield(L, kinds, key) == LUA_TSTRING) {
-		k = parse_kind(lua_tostring(L, -1));
+		k = ge_attrkind_parse(lua_tostring(L, -1));
 		if (k < 0)
 			enc_error(e, "func attr '%s': unknown kind '%s'", key,
 				  lua_tostring(L, -1));
@@ -855,17 +733,17 @@ static void enc_list(struct enc *e, int idx, int elem, int depth)
 		enc_error(e, "expected a list (a table), got %s", tname(L, idx));
 	lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
 	size_t start = e->b->len;
-	if (elem == K_NONE && n > 0) {
+	if (elem == GE_AK_NONE && n > 0) {
 		lua_rawgeti(L, idx, 1);
 		elem = infer_kind(L, -1);
-		if (elem < 0 || elem == K_LIST || elem == K_NONE)
+		if (elem < 0 || elem == GE_AK_LIST || elem == GE_AK_NONE)
 			enc_error(e, "a list cannot hold %s", tname(L, -1));
 		lua_pop(L, 1);
 	}
 	size_t packed = 0;
-	if (n > 0 && (elem == K_I || elem == K_B || elem == K_TYPE))
+	if (n > 0 && (elem == GE_AK_I || elem == GE_AK_B || elem == GE_AK_TYPE))
 		packed = e->b->len;
-	if (n > 0 && elem == K_F) {
+	if (n > 0 && elem == GE_AK_F) {
 		ge_buf_tag(e->b, 4, 2);
 		ge_buf_varint(e->b, (uint64_t)n * 4);
 	}
@@ -877,48 +755,49 @@ static void enc_list(struct enc *e, int idx, int elem, int depth)
 		size_t len, s;
 		const char *str;
 		switch (elem) {
-		case K_S:
+		case GE_AK_S:
 			str = get_str(e, top, &len, what);
 			ge_buf_lenfield(e->b, 2, str, len);
 			break;
-		case K_I:
+		case GE_AK_I:
 			ge_buf_varint(e->b, (uint64_t)get_int(e, top, what));
 			break;
-		case K_F:
+		case GE_AK_F:
 			put_f32(e->b, get_num(e, top, what));
 			break;
-		case K_B:
+		case GE_AK_B:
 			ge_buf_varint(e->b, (uint64_t)get_bool(e, top, what));
 			break;
-		case K_TYPE:
+		case GE_AK_TYPE:
 			ge_buf_varint(e->b, (uint64_t)get_dtype(e, top, what));
 			break;
-		case K_SHAPE:
+		case GE_AK_SHAPE:
 			s = e->b->len;
 			enc_shape(e, top);
 			ge_buf_wrap(e->b, s, 7);
 			break;
-		case K_TENSOR:
+		case GE_AK_TENSOR:
 			s = e->b->len;
 			enc_tensor(e, top);
 			ge_buf_wrap(e->b, s, 8);
 			break;
-		case K_FUNC:
+		case GE_AK_FUNC:
 			s = e->b->len;
 			enc_func(e, top, depth);
 			ge_buf_wrap(e->b, s, 9);
 			break;
 		default:
-			enc_error(e, "a list cannot hold %s", kind_name(elem));
+			enc_error(e, "a list cannot hold %s", ge_attrkind_name(elem));
 		}
 		lua_settop(L, top - 1);
 	}
-	if (n > 0 && (elem == K_I || elem == K_B || elem == K_TYPE))
-		ge_buf_wrap(e->b, packed, elem == K_I ? 3 : elem == K_B ? 5 : 6);
+	if (n > 0 && (elem == GE_AK_I || elem == GE_AK_B || elem == GE_AK_TYPE))
+		ge_buf_wrap(e->b, packed, elem == GE_AK_I ? 3 : elem == GE_AK_B ? 5 : 6);
 	ge_buf_wrap(e->b, start, 1);
 }
 
-/* The fields of an AttrValue: exactly one oneof member (none for K_NONE). */
+/* The fields of an AttrValue: exactly one oneof member (none for
+ * GE_AK_NONE). */
 static void enc_body(struct enc *e, int idx, int kind, int depth)
 {
 	lua_State *L = e->L;
@@ -927,50 +806,50 @@ static void enc_body(struct enc *e, int idx, int kind, int depth)
 	if (depth > MAX_DEPTH)
 		enc_error(e, "value nested too deeply");
 	luaL_checkstack(L, 8, "attr value nested too deeply");
-	if (kind != K_NONE && lua_isnil(L, idx))
+	if (kind != GE_AK_NONE && lua_isnil(L, idx))
 		enc_error(e, "a value is needed (op:remove_attr deletes an attr)");
-	if (kind & K_LIST) {
+	if (kind & GE_AK_LIST) {
 		enc_list(e, idx, kind & 0xf, depth);
 		return;
 	}
 	switch (kind) {
-	case K_NONE:
+	case GE_AK_NONE:
 		if (!lua_isnil(L, idx))
 			enc_error(e, "kind 'none' takes nil, got %s",
 				  tname(L, idx));
 		break;
-	case K_S:
+	case GE_AK_S:
 		str = get_str(e, idx, &len, "value");
 		ge_buf_lenfield(e->b, 2, str, len);
 		break;
-	case K_I:
+	case GE_AK_I:
 		put_varint_field(e->b, 3, (uint64_t)get_int(e, idx, "value"));
 		break;
-	case K_F:
+	case GE_AK_F:
 		ge_buf_tag(e->b, 4, 5);
 		put_f32(e->b, get_num(e, idx, "value"));
 		break;
-	case K_B:
+	case GE_AK_B:
 		put_varint_field(e->b, 5, (uint64_t)get_bool(e, idx, "value"));
 		break;
-	case K_TYPE:
+	case GE_AK_TYPE:
 		put_varint_field(e->b, 6, (uint64_t)get_dtype(e, idx, "value"));
 		break;
-	case K_SHAPE:
+	case GE_AK_SHAPE:
 		s = e->b->len;
 		enc_shape(e, idx);
 		ge_buf_wrap(e->b, s, 7);
 		break;
-	case K_TENSOR:
+	case GE_AK_TENSOR:
 		s = e->b->len;
 		enc_tensor(e, idx);
 		ge_buf_wrap(e->b, s, 8);
 		break;
-	case K_PLACEHOLDER:
+	case GE_AK_PLACEHOLDER:
 		str = get_str(e, idx, &len, "value");
 		ge_buf_lenfield(e->b, 9, str, len);
 		break;
-	case K_FUNC:
+	case GE_AK_FUNC:
 		s = e->b->len;
 		enc_func(e, idx, depth);
 		ge_buf_wrap(e->b, s, 10);
@@ -985,12 +864,12 @@ void lge_encodeattr(lua_State *L, int idx, const char *name,
 	int k = -1;
 	idx = lua_absindex(L, idx);
 	if (kind) {
-		k = parse_kind(kind);
+		k = ge_attrkind_parse(kind);
 		if (k < 0)
 			enc_error(&e, "unknown kind '%s'", kind);
 	} else if (hint) {
-		k = parse_kind(hint);
-		if (k == K_LIST || k == K_NONE)
+		k = ge_attrkind_parse(hint);
+		if (k == GE_AK_LIST || k == GE_AK_NONE)
 			k = -1; /* says nothing about the new value */
 	}
 	if (k < 0) {
@@ -1022,13 +901,13 @@ static void push_func(lua_State *L, const Tensorflow__NameAttrList *f,
 	for (size_t i = 0; i < f->n_attr; i++) {
 		const Tensorflow__NameAttrList__AttrEntry *en = f->attr[i];
 		const char *key = en->key ? en->key : "";
-		int k = K_NONE;
+		int k = GE_AK_NONE;
 		if (en->value)
 			k = push_attr(L, en->value, depth + 1);
 		else
 			lua_pushnil(L);
 		lua_setfield(L, tbl + 1, key);
-		lua_pushstring(L, kind_name(k));
+		lua_pushstring(L, ge_attrkind_name(k));
 		lua_setfield(L, tbl + 2, key);
 		lua_pushstring(L, key);
 		lua_rawseti(L, tbl + 3, (lua_Integer)i + 1);
@@ -1046,60 +925,60 @@ static void push_func(lua_State *L, const Tensorflow__NameAttrList *f,
 static int push_list(lua_State *L, const Tensorflow__AttrValue__ListValue *l,
 		     int depth)
 {
-	int k = list_kind(l);
+	int k = ge_attrkind_of_list(l);
 	size_t n = 0;
 	switch (k & 0xf) {
-	case K_S:
+	case GE_AK_S:
 		n = l->n_s;
 		break;
-	case K_I:
+	case GE_AK_I:
 		n = l->n_i;
 		break;
-	case K_F:
+	case GE_AK_F:
 		n = l->n_f;
 		break;
-	case K_B:
+	case GE_AK_B:
 		n = l->n_b;
 		break;
-	case K_TYPE:
+	case GE_AK_TYPE:
 		n = l->n_type;
 		break;
-	case K_SHAPE:
+	case GE_AK_SHAPE:
 		n = l->n_shape;
 		break;
-	case K_TENSOR:
+	case GE_AK_TENSOR:
 		n = l->n_tensor;
 		break;
-	case K_FUNC:
+	case GE_AK_FUNC:
 		n = l->n_func;
 		break;
 	}
 	lua_createtable(L, (int)n, 0);
 	for (size_t i = 0; i < n; i++) {
 		switch (k & 0xf) {
-		case K_S:
+		case GE_AK_S:
 			lua_pushlstring(L, (const char *)l->s[i].data,
 					l->s[i].len);
 			break;
-		case K_I:
+		case GE_AK_I:
 			lua_pushinteger(L, l->i[i]);
 			break;
-		case K_F:
+		case GE_AK_F:
 			lua_pushnumber(L, l->f[i]);
 			break;
-		case K_B:
+		case GE_AK_B:
 			lua_pushboolean(L, l->b[i]);
 			break;
-		case K_TYPE:
+		case GE_AK_TYPE:
 			lge_pushdtype(L, l->type[i]);
 			break;
-		case K_SHAPE:
+		case GE_AK_SHAPE:
 			push_shape_proto(L, l->shape[i]);
 			break;
-		case K_TENSOR:
+		case GE_AK_TENSOR:
 			lge_pushvalue(L, l->tensor[i]);
 			break;
-		case K_FUNC:
+		case GE_AK_FUNC:
 			push_func(L, l->func[i], depth);
 			break;
 		}
@@ -1114,7 +993,7 @@ static int push_attr(lua_State *L, const Tensorflow__AttrValue *v, int depth)
 	if (depth > MAX_DEPTH)
 		luaL_error(L, "attr value nested too deeply");
 	luaL_checkstack(L, 8, "attr value nested too deeply");
-	int k = attr_kind(v);
+	int k = ge_attrkind_of(v);
 	switch (v->value_case) {
 	case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
 		return push_list(L, v->list, depth);
@@ -1154,7 +1033,7 @@ static int push_attr(lua_State *L, const Tensorflow__AttrValue *v, int depth)
 void lge_pushattr(lua_State *L, const Tensorflow__AttrValue *v)
 {
 	int k = push_attr(L, v, 0);
-	lua_pushstring(L, kind_name(k));
+	lua_pushstring(L, ge_attrkind_name(k));
 }
 
 /* ------------------------------------------------------------ shapes */
