@@ -385,6 +385,82 @@ int ge_graph_find_tensor(const ge_graph *g, const char *text, ge_tref *out)
 	return GE_OK;
 }
 
+/* Names are formatted by hand: select_ts formats every tensor of the
+ * graph and a save every input, and printf would dominate their cost. */
+void ge_tensor_put(const ge_graph *g, ge_tref t, int input_form, ge_buf *out)
+{
+	char num[16];
+	size_t k = 0;
+	if (t.op == GE_NOOP) {
+		ge_buf_adds(out, "?");
+		return;
+	}
+	if (t.index == GE_CONTROL)
+		ge_buf_addc(out, '^');
+	ge_buf_adds(out, ge_op_name(g, t.op));
+	if (t.index == GE_CONTROL || (input_form && t.index <= 0))
+		return;
+	uint32_t x = t.index < 0 ? 0 : (uint32_t)t.index;
+	num[k++] = ':';
+	do {
+		num[k++] = (char)('0' + x % 10);
+		x /= 10;
+	} while (x);
+	ge_buf_reserve(out, k);
+	for (size_t i = 1; i < k; i++)
+		out->data[out->len + i] = num[k - i];
+	out->data[out->len] = ':';
+	out->len += k;
+	out->data[out->len] = 0;
+}
+
+const char *ge_tensor_fmt(const ge_graph *g, ge_tref t, ge_buf *scratch)
+{
+	scratch->len = 0;
+	ge_tensor_put(g, t, 0, scratch);
+	return (const char *)scratch->data;
+}
+
+int ge_op_has_output(const ge_graph *g, ge_opid id, int index)
+{
+	if (index < 0)
+		return 0;
+	if (index < ge_op_num_outputs(g, id))
+		return 1;
+	return ge_graph_opdef(g, ge_op_type(g, id)) == NULL;
+}
+
+int ge_graph_check_tensor(const ge_graph *g, ge_tref t, ge_error *err)
+{
+	if (t.op == GE_NOOP || t.op >= g->n_ops)
+		return ge_err(err, GE_EINVAL, "no op with id %u", t.op);
+	const char *name = g->ops[t.op].name;
+	if (g->ops[t.op].flags & OPF_DEAD)
+		return ge_err(err, GE_EINVAL,
+			      "op '%s' was removed from the graph", name);
+	if (t.index == GE_CONTROL)
+		return ge_err(err, GE_EINVAL,
+			      "'^%s' names a control input, not a tensor", name);
+	if (!ge_op_has_output(g, t.op, t.index))
+		return ge_err(err, GE_ENOTFOUND,
+			      "no tensor '%s:%d' (op '%s' has %d outputs)", name,
+			      (int)t.index, name, ge_op_num_outputs(g, t.op));
+	return GE_OK;
+}
+
+int ge_graph_resolve_tensor(const ge_graph *g, const char *text,
+			    int allow_control, ge_tref *out, ge_error *err)
+{
+	int rc = ge_graph_find_tensor(g, text, out);
+	if (rc == GE_ENOTFOUND)
+		return ge_err(err, rc, "no tensor '%s' (no such op)", text);
+	if (rc != GE_OK)
+		return ge_err(err, rc, "malformed tensor name '%s'", text);
+	if (out->index == GE_CONTROL && allow_control)
+		return GE_OK;
+	return ge_graph_check_tensor(g, *out, err);
+}
+
 /* ------------------------------------------------------------ properties */
 
 const char *ge_op_name(const ge_graph *g, ge_opid id)
@@ -797,6 +873,10 @@ static int check_live(const ge_graph *g, ge_opid id, ge_error *err)
 	return GE_OK;
 }
 
+/* The edit primitives accept any output index of a live op: ops are
+ * wired before their attrs make their output count known (stand-ins of a
+ * copy, ops built attr by attr).  ge_graph_check_tensor is the rule for
+ * what an edit of the editor layer reads. */
 static int check_tensor(const ge_graph *g, ge_tref t, ge_error *err)
 {
 	int rc = check_live(g, t.op, err);

@@ -120,8 +120,6 @@ void ge_idx_build(ge_graph *g);
  * indexed: then returns that op and leaves the index alone. */
 ge_opid ge_idx_insert(ge_graph *g, ge_opid id);
 ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n, int ci);
-int ge_parse_input(const char *s, size_t n, size_t *name_off,
-		   size_t *name_len, int32_t *index);
 size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
 
 

@@ -371,10 +371,8 @@ static void put_input_text(const ge_graph *g, const ge_op *o, uint32_t s,
 		return;
 	}
 	if (s >= o->n_in)
-		ge_buf_addc(b, '^');
-	ge_buf_adds(b, g->ops[t.op].name);
-	if (s < o->n_in && t.index > 0)
-		ge_buf_printf(b, ":%d", t.index);
+		t.index = GE_CONTROL;
+	ge_tensor_put(g, t, 1, b);
 }
 
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out)

@@ -277,33 +277,6 @@ void ge_tuses_free(ge_tuses *u)
 
 /* ------------------------------------------------------------ util */
 
-/* Names are formatted by hand: select_ts formats every tensor of the
- * graph, and printf would dominate its cost. */
-const char *ge_tensor_fmt(const ge_graph *g, ge_tref t, ge_buf *scratch)
-{
-	char num[16];
-	size_t k = 0;
-	scratch->len = 0;
-	if (t.op == GE_NOOP) {
-		ge_buf_adds(scratch, "?");
-		return (const char *)scratch->data;
-	}
-	if (t.index == GE_CONTROL)
-		ge_buf_addc(scratch, '^');
-	ge_buf_adds(scratch, ge_op_name(g, t.op));
-	if (t.index != GE_CONTROL) {
-		uint32_t x = t.index < 0 ? 0 : (uint32_t)t.index;
-		ge_buf_addc(scratch, ':');
-		do {
-			num[k++] = (char)('0' + x % 10);
-			x /= 10;
-		} while (x);
-		while (k)
-			ge_buf_addc(scratch, num[--k]);
-	}
-	return (const char *)scratch->data;
-}
-
 void ge_opvec_unique(const ge_graph *g, ge_opvec *v)
 {
 	ge_opset s;

@@ -107,9 +107,6 @@ void ge_tuses_free(ge_tuses *u);
 
 /* ------------------------------------------------------------ util */
 
-/* Writes "name:index" into *scratch (reset first) and returns its data. */
-const char *ge_tensor_fmt(const ge_graph *g, ge_tref t, ge_buf *scratch);
-
 /* Removes repeated entries in place, keeping first occurrences in order
  * (graph_editor's concatenate_unique onto an empty list). */
 void ge_opvec_unique(const ge_graph *g, ge_opvec *v);
