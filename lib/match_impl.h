@@ -8,7 +8,7 @@
 #define GE_MATCH_IMPL_H
 
 #include "match.h"
-#include "select.h"
+#include "sets.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
 /* Deeper than any pattern a person writes; a bound keeps a huge variadic

@@ -11,6 +11,7 @@
  * byte identical across a load and save.
  */
 #include "graph_impl.h"
+#include "jsonpb.h"
 #include "meta.h"
 #include "model.h"
 #include "checkpoint.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "select.h"
+#include "sets.h"
 
 /* ------------------------------------------------------------ rewriting */
 

@@ -1,7 +1,9 @@
 /*
  * transform_impl.h: the transform state shared by the files of the
  * transform (tinfo.c, transform.c, transform_coll.c): the ge_tinfo behind
- * transform.h and the helpers they share.  Only those files include this.
+ * transform.h and the helpers they share; and, at the end, what the other
+ * transforms of lib/ (import.c, varpolicy.c) use beyond transform.h.  Only
+ * those files include this.
  */
 #ifndef GE_TRANSFORM_IMPL_H
 #define GE_TRANSFORM_IMPL_H
@@ -144,5 +146,33 @@ void ge_tx_tref_name(const ge_graph *g, ge_tref t, ge_buf *out);
 void ge_tx_snapshot_collections(ge_tinfo *I);
 int ge_tx_assign_collections(ge_tinfo *I, ge_error *err);
 int ge_tx_copy_contexts(ge_tinfo *I, ge_error *err);
+
+/* ---- for the other transforms of lib/ (import.c, varpolicy.c) ---- */
+
+/* ge_transform, where source ops may have dangling inputs: an input whose
+ * text is bind[i] ("x" and "x:0" match) reads bind_to[i]. */
+int ge_transform_bind(const ge_transformer *tr, ge_view *sgv,
+		      const ge_transform_opts *o, const char *const *bind,
+		      const ge_tref *bind_to, size_t n_bind, ge_view *out,
+		      ge_tinfo **info, ge_error *err);
+
+/* copy_with_input_replacements' external input handler, shared with the
+ * variables-aware copy (varpolicy.c): checks the replacements (each maps a
+ * tensor of the view to a tensor of the destination; none given twice)
+ * and installs the handler on tr.  Free with ge_repl_handler_free. */
+struct ge_repl_handler {
+	ge_tmap map;
+	const ge_tpair *repl;
+};
+int ge_repl_handler_init(struct ge_repl_handler *r, ge_transformer *tr,
+			 const ge_view *sgv, const ge_tpair *repl,
+			 size_t n_repl, const ge_transform_opts *o,
+			 ge_error *err);
+void ge_repl_handler_free(struct ge_repl_handler *r);
+
+/* Merges the source's collections into the destination's, keeping the
+ * collection names: node_list entries and VariableDefs (variable
+ * collections) of copied ops, with their names mapped. */
+int ge_tinfo_merge_collections(ge_tinfo *info, ge_error *err);
 
 #endif

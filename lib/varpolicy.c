@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "meta.h"
-#include "select.h"
+#include "sets.h"
+#include "transform_impl.h"
 #include "subgraph.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
