@@ -111,13 +111,25 @@ void ge_graph_free(ge_graph *g)
 		free(g->dangling[i]);
 	free(g->dangling);
 	ge_coloc_drop(g);
-	ge_ckpt_plan_release(g->ckpt_plan);
-	if (g->meta)
-		ge_meta_free(g->meta);
+	for (size_t i = 0; i < g->n_hooks; i++)
+		if (g->hooks[i]->free)
+			g->hooks[i]->free(g);
 	ge_oplist_index_free(g->oplist_idx);
 	ge_arena_free(&g->arena);
 	free(g->name);
 	free(g);
+}
+
+void ge_graph_add_hooks(ge_graph *g, const ge_graph_hooks *h)
+{
+	for (size_t i = 0; i < g->n_hooks; i++)
+		if (g->hooks[i] == h)
+			return;
+	if (g->n_hooks == GE_GRAPH_MAX_HOOKS) {
+		fprintf(stderr, "gerewrite: too many graph hooks\n");
+		abort();
+	}
+	g->hooks[g->n_hooks++] = h;
 }
 
 const char *ge_graph_name(const ge_graph *g)
@@ -651,8 +663,9 @@ int ge_op_set_name(ge_graph *g, ge_opid id, const char *name, ge_error *err)
 	for (uint32_t i = 0; i < o->n_couts; i++)
 		g->ops[o->couts[i]].flags |= OPF_DIRTY;
 	coloc_rename(g, old, name);
-	if (g->meta)
-		ge_meta_on_rename(g, old, name);
+	for (size_t i = 0; i < g->n_hooks; i++)
+		if (g->hooks[i]->on_rename)
+			g->hooks[i]->on_rename(g, old, name);
 	return GE_OK;
 }
 
@@ -1227,8 +1240,9 @@ int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err)
 	o->flags |= OPF_DEAD;
 	g->n_live--;
 	g->version++;
-	if (g->meta)
-		ge_meta_on_remove(g, o->name);
+	for (size_t i = 0; i < g->n_hooks; i++)
+		if (g->hooks[i]->on_remove)
+			g->hooks[i]->on_remove(g, o->name);
 	return GE_OK;
 }
 

@@ -882,11 +882,11 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 			ge_idx_add(g, (ge_opid)i);
 	for (size_t i = 0; i < src->n_dangling; i++)
 		ge_add_dangling(g, src->dangling[i], strlen(src->dangling[i]));
-	g->ckpt_plan = ge_ckpt_plan_dup(src->ckpt_plan);
-	if (src->meta)
-		g->meta = ge_meta_clone(src->meta);
-	if (g->meta)
-		ge_meta_attach(g);
+	for (size_t i = 0; i < src->n_hooks; i++) {
+		ge_graph_add_hooks(g, src->hooks[i]);
+		if (src->hooks[i]->clone)
+			src->hooks[i]->clone(g, src);
+	}
 	return g;
 }
 

@@ -51,6 +51,7 @@ static ge_meta *meta_of(ge_graph *g)
 	if (!g->meta) {
 		g->meta = ge_xcalloc(1, sizeof *g->meta);
 		g->meta->buf = ge_xmalloc(1);
+		ge_graph_add_hooks(g, &ge_meta_hooks);
 	}
 	return g->meta;
 }

@@ -45,4 +45,15 @@ struct ge_meta {
 	char *dir;           /* SavedModel directory */
 };
 
+/* The container's part of a graph (model.c): freed and cloned with the
+ * graph, told of renames and removals (meta.c) so that collections and
+ * signatures stay consistent.  Installed on every graph that has one. */
+extern const ge_graph_hooks ge_meta_hooks;
+ge_meta *ge_meta_clone(const ge_meta *m);
+void ge_meta_free(ge_meta *m);
+void ge_meta_on_rename(ge_graph *g, const char *from, const char *to);
+void ge_meta_on_remove(ge_graph *g, const char *name);
+/* Points g->oplist / oplist_idx at the container's stripped_op_list. */
+void ge_meta_attach(ge_graph *g);
+
 #endif

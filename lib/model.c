@@ -431,6 +431,24 @@ ge_meta *ge_meta_clone(const ge_meta *m)
 	return c;
 }
 
+static void meta_clone_hook(ge_graph *dst, const ge_graph *src)
+{
+	if (!src->meta)
+		return;
+	dst->meta = ge_meta_clone(src->meta);
+	ge_meta_attach(dst);
+}
+
+static void meta_free_hook(ge_graph *g)
+{
+	ge_meta_free(g->meta);
+	g->meta = NULL;
+}
+
+const ge_graph_hooks ge_meta_hooks = {
+	ge_meta_on_rename, ge_meta_on_remove, meta_clone_hook, meta_free_hook,
+};
+
 void ge_meta_attach(ge_graph *g)
 {
 	ge_oplist_index_free(g->oplist_idx);
@@ -547,6 +565,7 @@ static int load_meta_bytes(ge_meta *m, const uint8_t *p, size_t len,
 	if (rc)
 		return rc;
 	g->meta = m;
+	ge_graph_add_hooks(g, &ge_meta_hooks);
 	ge_meta_attach(g);
 	*out = g;
 	return GE_OK;

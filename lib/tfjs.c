@@ -23,7 +23,6 @@
  */
 #include "graph_impl.h"
 #include "jsonpb.h"
-#include "meta.h"
 #include "model.h"
 #include "tensor.h"
 
