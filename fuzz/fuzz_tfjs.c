@@ -2,7 +2,7 @@
  * mapping; without weight files, as for bytes with no file behind them). */
 #include "fuzz.h"
 #include "graph.h"
-#include "meta.h"
+#include "jsonpb.h"
 #include "model.h"
 
 FUZZ_TARGET(tfjs)
