@@ -127,6 +127,29 @@ is_rc 1 "6. batch over the FIFO model goes on"
 has rep6.json '"status": "failed"' "6. the report is written, the FIFO model failed"
 has rep6.json '"ok": 1' "6. the other model done"
 
+# batch limits: a hung worker and a hungry one are reported with the
+# reason, the others done, the report written
+mkdir -p bl && cp $F/small.pb bl/a.pb && cp $F/expand.pb bl/b.pb &&
+	cp $F/small.pb bl/c.pb
+cat >hang.lua <<'LUA'
+return {name = "hang", description = "loops on the model of 5 ops",
+  run = function(g) if #g:ops() == 5 then while true do end end end}
+LUA
+cat >hog.lua <<'LUA'
+return {name = "hog", description = "fills memory on the model of 5 ops",
+  run = function(g)
+    if #g:ops() == 5 then local t = {} for i = 1, 1e9 do t[i] = i end end
+  end}
+LUA
+run "$BIN" batch hang.lua bl -o blo1 --timeout 1 --report bl1.json
+is_rc 1 "batch --timeout: the hung model fails"
+has bl1.json "timed out after 1 s" "batch --timeout: the reason is in the report"
+has bl1.json '"ok": 2' "batch --timeout: the others are done"
+run "$BIN" batch hog.lua bl -o blo2 --max-memory 64M --report bl2.json
+is_rc 1 "batch --max-memory: the hungry model fails"
+has bl2.json "memory" "batch --max-memory: the reason is in the report"
+has bl2.json '"ok": 2' "batch --max-memory: the others are done"
+
 # 8. checkpoints checked: corrupt, empty, missing index, truncated shard
 "$BIN" convert $F/small.pb sm8 --format savedmodel >/dev/null 2>&1 &&
 	mkdir -p sm8/variables && "$BIN" -e "
