@@ -9,10 +9,16 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "fsutil.h"
 #include "fuzz.h"
 #include "sstable.h"
 
-static char prefix[PATH_MAX];
+static char prefix[PATH_MAX], scratch[PATH_MAX];
+
+static void cleanup(void)
+{
+	ge_remove_tree(scratch);
+}
 
 static void put(const char *suffix, const uint8_t *p, size_t n)
 {
@@ -37,6 +43,8 @@ FUZZ_TARGET(bundle)
 		if (!dd)
 			abort();
 		snprintf(prefix, sizeof prefix, "%s/variables", dd);
+		snprintf(scratch, sizeof scratch, "%s", dd);
+		atexit(cleanup);
 	}
 	ge_sstable t;
 	ge_error err;
