@@ -41,12 +41,17 @@ ms() { date +%s%N | cut -c1-13; }
 t0=`ms`
 for i in 1 2 3; do "$BIN" convert B D; "$BIN" convert A D; done
 t1=`ms`
-# a save's length in ms (at least 20), and random delays from 0.2 to 1.1
-# of it (the program's start is no save)
+for i in 1 2 3 4 5 6; do "$BIN" -e "" ; done
+t2=`ms`
+# a save's length and the program's start alone, in ms; random delays
+# from the start to 1.1 times a save (a kill before the save begins
+# proves nothing)
 span=`expr \( $t1 - $t0 \) / 6`
+start=`expr \( $t2 - $t1 \) / 6`
 test "$span" -ge 20 || span=20
-awk -v s=$span 'BEGIN { srand(12); for (i = 0; i < 400; i++)
-	printf "%.3f\n", (0.2 + rand() * 0.9) * s / 1000 }' >delays
+test "$start" -lt "$span" || start=`expr $span / 2`
+awk -v s=$span -v b=$start 'BEGIN { srand(12); for (i = 0; i < 1000; i++)
+	printf "%.3f\n", (b + rand() * (s * 1.1 - b)) / 1000 }' >delays
 
 mid=0 kills=0 bad=0 prev=RA
 while read d; do
@@ -82,7 +87,7 @@ while read d; do
 	test $st -eq 0 && prev=$ref
 	test $mid -ge 50 && break
 done <delays
-echo "# $kills kills, $mid mid-save, save span ${span} ms"
+echo "# $kills kills, $mid mid-save, save span ${span} ms, start ${start} ms"
 test $mid -ge 50
 ok $? "at least 50 kills landed mid-save ($mid of $kills)"
 test $bad -eq 0
