@@ -162,15 +162,21 @@ int ge_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 	return rc;
 }
 
-ProtobufCMessage *ge_pb_unpack(const ProtobufCMessageDescriptor *d,
-			       size_t len, const uint8_t *p)
+ProtobufCMessage *ge_pb_unpack_depth(const ProtobufCMessageDescriptor *d,
+				     size_t len, const uint8_t *p, int depth)
 {
 	static const uint8_t empty[1];
 	if (!p)
 		p = empty;
-	if (ge_pb_check(d, p, len, GE_MAX_DEPTH, NULL))
+	if (ge_pb_check(d, p, len, depth, NULL))
 		return NULL;
 	return protobuf_c_message_unpack(d, NULL, len, p);
+}
+
+ProtobufCMessage *ge_pb_unpack(const ProtobufCMessageDescriptor *d,
+			       size_t len, const uint8_t *p)
+{
+	return ge_pb_unpack_depth(d, len, p, GE_MAX_DEPTH);
 }
 
 /* ---- where bytes stop ---- */

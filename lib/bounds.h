@@ -64,6 +64,10 @@ int ge_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *p,
  * that came from a file goes through here. */
 ProtobufCMessage *ge_pb_unpack(const ProtobufCMessageDescriptor *d,
 			       size_t len, const uint8_t *p);
+/* The same with another nesting limit: a whole SavedModel re-encoded from
+ * parts each checked at load nests a few levels deeper than its parts. */
+ProtobufCMessage *ge_pb_unpack_depth(const ProtobufCMessageDescriptor *d,
+				     size_t len, const uint8_t *p, int depth);
 
 /* Walks bytes of message type d and finds where they stop making sense:
  * returns the byte offset of the first field that is truncated, has a bad

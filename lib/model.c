@@ -1016,7 +1016,8 @@ int ge_serialize(const ge_graph *g, ge_format fmt, ge_buf *out, ge_error *err)
 	ge_buf b = GE_BUF_INIT;
 	encode_binary(g, to_binary(fmt), &b);
 	const ProtobufCMessageDescriptor *d = desc_for(fmt);
-	ProtobufCMessage *msg = ge_pb_unpack(d, b.len, b.data);
+	ProtobufCMessage *msg =
+		ge_pb_unpack_depth(d, b.len, b.data, GE_MAX_DEPTH + 16);
 	ge_buf_free(&b);
 	if (!msg)
 		return ge_err(err, GE_EFORMAT,
