@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "opreg.h"
+#include "tfjs.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/graph.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
@@ -114,6 +115,7 @@ void ge_graph_free(ge_graph *g)
 	ge_ckpt_plan_release(g->ckpt_plan);
 	if (g->meta)
 		ge_meta_free(g->meta);
+	ge_tfjs_meta_release(g->tfjs);
 	ge_oplist_index_free(g->oplist_idx);
 	ge_arena_free(&g->arena);
 	free(g->name);

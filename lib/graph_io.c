@@ -8,6 +8,7 @@
  * back byte for byte and an edit changes only the nodes it touched.
  */
 #include "graph_impl.h"
+#include "tfjs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -885,6 +886,7 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 	for (size_t i = 0; i < src->n_dangling; i++)
 		ge_add_dangling(g, src->dangling[i], strlen(src->dangling[i]));
 	g->ckpt_plan = ge_ckpt_plan_dup(src->ckpt_plan);
+	g->tfjs = ge_tfjs_meta_ref(src->tfjs);
 	if (src->meta)
 		g->meta = ge_meta_clone(src->meta);
 	if (g->meta)

@@ -15,6 +15,7 @@
 #include "checkpoint.h"
 #include "opreg.h"
 #include "textpb.h"
+#include "tfjs.h"
 #include "varpolicy.h"
 
 #include <dirent.h>
@@ -1206,7 +1207,9 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	ge_format fmt = o ? o->format : GE_FMT_AUTO;
 	if (fmt == GE_FMT_AUTO) {
 		fmt = resolve_format(g, GE_FMT_AUTO);
-		if (ends_with(path, ".pbtxt") || ends_with(path, ".txt"))
+		if (ends_with(path, ".json"))
+			fmt = GE_FMT_TFJS;
+		else if (ends_with(path, ".pbtxt") || ends_with(path, ".txt"))
 			fmt = to_text(fmt);
 		else if (ends_with(path, ".pb") || ends_with(path, ".meta"))
 			fmt = to_binary(fmt);
@@ -1226,6 +1229,8 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 			      path);
 	if (is_dir(path))
 		return ge_err(err, GE_EIO, "%s: is a directory", path);
+	if (fmt == GE_FMT_TFJS)
+		return ge_tfjs_save(g, path, o, NULL, err);
 	if (fmt == GE_FMT_GRAPHDEF) {
 		/* stream: no second copy of a large graph in memory */
 		ge_writer w;

@@ -58,7 +58,7 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 	ge_graph *g;
 	if ((rc = cli_load_model(a.pos[0], &mo, &g)))
 		goto out;
-	ge_save_opts so = {outfmt, 0};
+	ge_save_opts so = {.format = outfmt};
 	ge_error err;
 	if (ge_save(g, a.pos[1], &so, &err) != GE_OK) {
 		cli_errmsg("%s", err.msg);
