@@ -47,7 +47,7 @@ static int dump_cb(const char *buf, size_t size, void *data)
 
 void ge_json_dump(const json_t *v, ge_buf *out)
 {
-	json_dump_callback(v, dump_cb, out, JSON_INDENT(1) |
+	json_dump_callback(v, dump_cb, out, JSON_INDENT(2) |
 			   JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
 	ge_buf_add(out, "\n", 1);
 }

@@ -28,7 +28,7 @@
  * name (NULL: "<json>") prefixes error messages. */
 int ge_json_load(const char *text, size_t len, const char *name,
 		 json_t **out, ge_error *err);
-/* Appends v as text: indented by one space, ASCII only, with a final
+/* Appends v as text: indented by two spaces, ASCII only, with a final
  * newline; the compact form has neither. */
 void ge_json_dump(const json_t *v, ge_buf *out);
 void ge_json_dump_compact(const json_t *v, ge_buf *out);

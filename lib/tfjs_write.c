@@ -583,10 +583,11 @@ static int topology(writer *W, ge_graph *g, json_t **out)
 			      g->name);
 	const char *node, *op;
 	if (holds_variables(gd, &node, &op)) {
+		rc = ge_err(W->err, GE_EINVAL, "%s: node '%s' is a %s: a "
+			    "TensorFlow.js model holds constants only; freeze "
+			    "first", W->path, node, op);
 		protobuf_c_message_free_unpacked(&gd->base, NULL);
-		return ge_err(W->err, GE_EINVAL, "%s: node '%s' is a %s: a "
-			      "TensorFlow.js model holds constants only; freeze "
-			      "first", W->path, node, op);
+		return rc;
 	}
 	take_nodes(W, gd->node, gd->n_node);
 	if (gd->library)
