@@ -18,6 +18,7 @@
 #include "graph_impl.h"
 #include "meta.h"
 #include "model.h"
+#include "tensor.h"
 #include "tfjs.h"
 
 #include <dirent.h>
@@ -67,21 +68,6 @@ static void wr32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-static uint64_t rd_le(const uint8_t *p, size_t n)
-{
-	uint64_t v = 0;
-	for (size_t k = n; k-- > 0;)
-		v = v << 8 | p[k];
-	return v;
-}
-
-static float f32_of_bits(uint32_t b)
-{
-	float f;
-	memcpy(&f, &b, 4);
-	return f;
-}
-
 static uint32_t bits_of_f32(float f)
 {
 	uint32_t b;
@@ -89,103 +75,12 @@ static uint32_t bits_of_f32(float f)
 	return b;
 }
 
-static float half_to_float(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h >> 15) << 31;
-	uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
-	if (e == 0) {
-		float f = ldexpf((float)m, -24);
-		return sign ? -f : f;
-	}
-	if (e == 31)
-		return f32_of_bits(sign | 0x7f800000u | m << 13);
-	return f32_of_bits(sign | (e + 112) << 23 | m << 13);
-}
-
-static uint16_t float_to_half(float f)
-{
-	uint32_t x = bits_of_f32(f);
-	uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-	uint32_t ax = x & 0x7fffffffu;
-	if (ax >= 0x7f800000u)
-		return (uint16_t)(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0));
-	if (ax >= 0x477ff000u)
-		return (uint16_t)(sign | 0x7c00);
-	if (ax < 0x38800000u) {
-		float a = f32_of_bits(ax) * 16777216.0f;
-		return (uint16_t)(sign | (uint16_t)nearbyintf(a));
-	}
-	uint32_t h = ((ax >> 23) - 112) << 10 | (ax & 0x7fffff) >> 13;
-	uint32_t rem = ax & 0x1fff;
-	if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-		h++;
-	return (uint16_t)(sign | h);
-}
-
 /* ---------------------------------------------------------------- values */
 
-#define PICK(k, n) ((k) < (n) ? (k) : (n) - 1)
-
-/* Element k of a float tensor, whatever its float dtype and encoding. */
-static float float_elem(const Tensorflow__TensorProto *t, size_t k)
+/* Element k of t (tensor.h reads every encoding), or -1. */
+static int elem(const Tensorflow__TensorProto *t, size_t k, ge_elem *e)
 {
-	const uint8_t *c = t->tensor_content.data;
-	int has_c = t->tensor_content.len != 0;
-	switch ((int)t->dtype) {
-	case DT_FLOAT:
-		if (has_c)
-			return f32_of_bits((uint32_t)rd_le(c + 4 * k, 4));
-		return t->n_float_val ? t->float_val[PICK(k, t->n_float_val)] : 0;
-	case DT_DOUBLE: {
-		double d = 0;
-		if (has_c) {
-			uint64_t u = rd_le(c + 8 * k, 8);
-			memcpy(&d, &u, 8);
-		} else if (t->n_double_val) {
-			d = t->double_val[PICK(k, t->n_double_val)];
-		}
-		return (float)d;
-	}
-	default: {
-		uint16_t h = 0;
-		if (has_c)
-			h = (uint16_t)rd_le(c + 2 * k, 2);
-		else if (t->n_half_val)
-			h = (uint16_t)t->half_val[PICK(k, t->n_half_val)];
-		if ((int)t->dtype == DT_BFLOAT16)
-			return f32_of_bits((uint32_t)h << 16);
-		return half_to_float(h);
-	}
-	}
-}
-
-/* Element k of an integer or bool tensor. */
-static int64_t int_elem(const Tensorflow__TensorProto *t, size_t k)
-{
-	const uint8_t *c = t->tensor_content.data;
-	size_t es = (int)t->dtype == DT_BOOL ? 1 : ge_dtype_size((int)t->dtype);
-	if (t->tensor_content.len) {
-		uint64_t u = rd_le(c + es * k, es);
-		switch ((int)t->dtype) {
-		case DT_INT8: return (int8_t)u;
-		case DT_INT16: return (int16_t)u;
-		case DT_INT32: return (int32_t)u;
-		case DT_BOOL: return u != 0;
-		default: return (int64_t)u;
-		}
-	}
-	switch ((int)t->dtype) {
-	case DT_INT64:
-		return t->n_int64_val ? t->int64_val[PICK(k, t->n_int64_val)] : 0;
-	case DT_UINT32:
-		return t->n_uint32_val ? t->uint32_val[PICK(k, t->n_uint32_val)]
-				       : 0;
-	case DT_BOOL:
-		return t->n_bool_val ? t->bool_val[PICK(k, t->n_bool_val)] != 0
-				     : 0;
-	default:
-		return t->n_int_val ? t->int_val[PICK(k, t->n_int_val)] : 0;
-	}
+	return ge_tensor_elem(t, (int64_t)k, e) ? -1 : 0;
 }
 
 /* Number of elements, or -1 for an unknown or negative shape. */
@@ -315,7 +210,7 @@ static void put_floats(writer *W, const char *name, const float *v, size_t n,
 	if (q == GE_TFJS_Q_FLOAT16) {
 		uint8_t *o = ge_xmalloc(2 * n + 1);
 		for (size_t i = 0; i < n; i++) {
-			uint16_t h = float_to_half(v[i]);
+			uint16_t h = ge_half_from_double(v[i]);
 			o[2 * i] = (uint8_t)h;
 			o[2 * i + 1] = (uint8_t)(h >> 8);
 		}
@@ -369,8 +264,8 @@ static const char *weight_dtype(const Tensorflow__TensorProto *t, size_t n)
 		return "int32";
 	case DT_INT64: case DT_UINT32:
 		for (size_t i = 0; i < n; i++) {
-			int64_t v = int_elem(t, i);
-			if (v < INT32_MIN || v > INT32_MAX)
+			ge_elem e;
+			if (!elem(t, i, &e) && (e.i < INT32_MIN || e.i > INT32_MAX))
 				return "int64";
 		}
 		return "int32";
@@ -385,18 +280,38 @@ static const char *weight_dtype(const Tensorflow__TensorProto *t, size_t n)
 	}
 }
 
-/* Whether the tensor holds what its shape says, so its values can be
- * read element by element. */
-static int content_fits(const Tensorflow__TensorProto *t, size_t n)
+/* Whether every element can be read. */
+static int readable(const Tensorflow__TensorProto *t, size_t n)
 {
-	size_t es = (int)t->dtype == DT_BOOL ? 1 : ge_dtype_size((int)t->dtype);
-	if ((int)t->dtype == DT_STRING)
-		return t->n_string_val == n || (n && t->n_string_val == 1) ||
-		       (!n && !t->n_string_val);
-	if (t->tensor_content.len)
-		return es && t->tensor_content.len / es == n &&
-		       t->tensor_content.len % es == 0;
-	return 1;
+	ge_elem e;
+	return !n || (!elem(t, 0, &e) && !elem(t, n - 1, &e));
+}
+
+/* The bytes of a weight that is not float32, as TensorFlow.js lays them
+ * out: strings each after its 32-bit length, complex64 as float pairs,
+ * integers and bools little-endian. */
+static void put_elems(writer *W, const Tensorflow__TensorProto *t, size_t n,
+		      const char *dn)
+{
+	size_t es = !strcmp(dn, "bool") ? 1 : !strcmp(dn, "int32") ? 4 : 8;
+	uint8_t b[8];
+	for (size_t i = 0; i < n; i++) {
+		ge_elem e;
+		elem(t, i, &e);
+		if (!strcmp(dn, "string")) {
+			wr32(b, (uint32_t)e.len);
+			ge_buf_add(&W->data, b, 4);
+			ge_buf_add(&W->data, e.s, e.len);
+		} else if (!strcmp(dn, "complex64")) {
+			wr32(b, bits_of_f32((float)e.d));
+			wr32(b + 4, bits_of_f32((float)e.im));
+			ge_buf_add(&W->data, b, 8);
+		} else {
+			for (size_t k = 0; k < es; k++)
+				b[k] = (uint8_t)((uint64_t)e.i >> (8 * k));
+			ge_buf_add(&W->data, b, es);
+		}
+	}
 }
 
 /* Takes the value of one Const into the weights; returns 1 when it did. */
@@ -408,7 +323,7 @@ static int take_value(writer *W, const char *name,
 		return 0;
 	size_t n = (size_t)ne;
 	const char *dn = weight_dtype(t, n);
-	if (!dn || !content_fits(t, n))
+	if (!dn || !readable(t, n))
 		return 0;
 	json_t *spec = json_object();
 	json_t *shape = json_array();
@@ -420,47 +335,15 @@ static int take_value(writer *W, const char *name,
 	json_object_set_new(spec, "dtype", json_string(dn));
 	if (!strcmp(dn, "float32")) {
 		float *v = ge_xmalloc((n ? n : 1) * sizeof *v);
-		for (size_t i = 0; i < n; i++)
-			v[i] = float_elem(t, i);
+		for (size_t i = 0; i < n; i++) {
+			ge_elem e;
+			elem(t, i, &e);
+			v[i] = (float)e.d;
+		}
 		put_floats(W, name, v, n, spec);
 		free(v);
-	} else if (!strcmp(dn, "string")) {
-		for (size_t i = 0; i < n; i++) {
-			const ProtobufCBinaryData *b =
-				&t->string_val[PICK(i, t->n_string_val)];
-			uint8_t l[4];
-			wr32(l, (uint32_t)b->len);
-			ge_buf_add(&W->data, l, 4);
-			ge_buf_add(&W->data, b->data, b->len);
-		}
-	} else if (!strcmp(dn, "complex64")) {
-		if (t->tensor_content.len) {
-			ge_buf_add(&W->data, t->tensor_content.data, 8 * n);
-		} else {
-			for (size_t i = 0; i < n; i++) {
-				uint8_t b[8];
-				size_t j = t->n_scomplex_val >= 2
-						   ? PICK(i, t->n_scomplex_val / 2)
-						   : 0;
-				for (int k = 0; k < 2; k++)
-					wr32(b + 4 * k,
-					     t->n_scomplex_val >= 2
-						     ? bits_of_f32(t->scomplex_val
-								   [2 * j + (size_t)k])
-						     : 0);
-				ge_buf_add(&W->data, b, 8);
-			}
-		}
 	} else {
-		size_t es = !strcmp(dn, "bool") ? 1 : !strcmp(dn, "int64") ? 8 : 4;
-		uint8_t *o = ge_xmalloc(es * n + 1);
-		for (size_t i = 0; i < n; i++) {
-			uint64_t v = (uint64_t)int_elem(t, i);
-			for (size_t k = 0; k < es; k++)
-				o[es * i + k] = (uint8_t)(v >> (8 * k));
-		}
-		ge_buf_add(&W->data, o, es * n);
-		free(o);
+		put_elems(W, t, n, dn);
 	}
 	json_array_append_new(W->specs, spec);
 	W->info.n_weights++;
