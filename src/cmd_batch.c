@@ -255,6 +255,30 @@ static char *out_path(const char *outdir, const char *rel, ge_format outfmt)
 	return (char *)ge_buf_steal(&b, NULL);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Two models whose outputs fall on one path (a/m.pb and a/m.json both
+ * written as a/m/model.json): a usage error before anything runs. */
+static int same_outputs(const struct jobs *jobs)
+{
+	int rc = 0;
+	char **outs = ge_xmalloc((jobs->n ? jobs->n : 1) * sizeof *outs);
+	for (size_t i = 0; i < jobs->n; i++)
+		outs[i] = jobs->v[i].out;
+	qsort(outs, jobs->n, sizeof *outs, cmp_str);
+	for (size_t i = 1; i < jobs->n && !rc; i++)
+		if (!strcmp(outs[i], outs[i - 1])) {
+			cli_errmsg("two models would both be written to %s",
+				   outs[i]);
+			rc = EXIT_USAGE;
+		}
+	free(outs);
+	return rc;
+}
+
 static int cmp_job(const void *a, const void *b)
 {
 	return strcmp(((const struct job *)a)->rel, ((const struct job *)b)->rel);
@@ -624,6 +648,8 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 	jobs.n = k;
 	for (size_t i = 0; i < jobs.n; i++)
 		jobs.v[i].out = out_path(outdir, jobs.v[i].rel, outfmt);
+	if ((rc = same_outputs(&jobs)))
+		goto out;
 
 	/* run */
 	int tty = !quiet && isatty(STDERR_FILENO);

@@ -121,5 +121,10 @@ is_rc 0 "batch --format tfjs"
 test -f "$T/bt/a/model.json" && test -f "$T/bt/a/group1-shard1of1.bin"
 ok $? "  a.pbtxt written as a/model.json with its shard"
 
+cp "$T/g.pbtxt" "$T/in/two/m.pbtxt"
+run "$BIN" batch remove_device "$T/in" -o "$T/bc" -q --format tfjs
+is_rc 2 "two models written to one tfjs directory are refused"
+has "$T/err" "two/m/model.json" "  naming the path"
+
 echo "1..$n"
 exit $failed
