@@ -326,6 +326,10 @@ static int merr(mapper *m, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
+	/* a deep path keeps its end, where the fault is */
+	if (m->plen > 160)
+		return ge_err(m->err, GE_EFORMAT, "%s: ...%s: %s", m->name,
+			      m->path + m->plen - 157, what);
 	if (m->plen)
 		return ge_err(m->err, GE_EFORMAT, "%s: %s: %s", m->name,
 			      m->path, what);

@@ -81,6 +81,31 @@ static void test_reader(void)
 	jfails("NaN", "t.json:1:");
 	jfails("", "t.json:");
 
+	/* nesting: Jansson stops at its depth limit, the mapping at its own */
+	size_t n = 1000000;
+	char *deep = malloc(n + 1);
+	memset(deep, '[', n);
+	deep[n] = 0;
+	json_t *d = (json_t *)&d;
+	ok(ge_json_load(deep, n, NAME, &d, NULL) == GE_EFORMAT && !d,
+	   "a million open brackets are refused, no crash");
+	free(deep);
+	ge_buf nest = GE_BUF_INIT;
+	for (int i = 0; i < 300; i++)
+		ge_buf_adds(&nest, "{\"attr\":{\"a\":{\"func\":");
+	ge_buf_adds(&nest, "{}");
+	for (int i = 0; i < 300; i++)
+		ge_buf_adds(&nest, "}}}");
+	ProtobufCMessage *m = NULL;
+	ge_error err = {0, ""};
+	ok(ge_jsonpb_parse((const char *)nest.data, nest.len,
+			   &tensorflow__name_attr_list__descriptor, NAME, &m,
+			   &err) == GE_EFORMAT && !m &&
+	   strstr(err.msg, "nested deeper than"),
+	   "messages nested 900 deep are refused, the path cut short: %.60s",
+	   err.msg);
+	ge_buf_free(&nest);
+
 	/* the writer: text that reads back as the same values */
 	v = jload("{\"k\": [1, 2.5, \"x\\u00e9\", true, null, {}]}",
 		  "document to dump");
