@@ -839,9 +839,11 @@ static int fill_const(loader *L, Tensorflow__NodeDef *nd)
 			? val->tensor : NULL;
 	weight *w = (weight *)find_weight(L, node);
 	char fb[512];
+	/* a value in the topology is the Const's own (a function's Const
+	 * may share its name with a weight of the graph's) */
+	if (old && tensor_has_data(old))
+		return GE_OK;
 	if (!w || !w->data) {
-		if (old && tensor_has_data(old))
-			return GE_OK;
 		if (w)
 			return ge_err(L->err, GE_ENOTFOUND,
 				      "%s: Const '%s' has no value: its weight "

@@ -55,6 +55,7 @@ typedef struct writer {
 	ge_tfjs_meta *meta;        /* of the graph, or NULL */
 	ge_buf data;               /* all weights, end to end */
 	json_t *specs;             /* their manifest entries */
+	json_t *names;             /* the weight names taken (a set) */
 	ge_tfjs_save_info info;
 } writer;
 
@@ -375,8 +376,16 @@ static void take_nodes(writer *W, Tensorflow__NodeDef **nodes, size_t n)
 			    v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR ||
 			    !v->tensor)
 				continue;
-			if (take_value(W, nd->name, v->tensor))
+			/* a name already given (a function's Const named as
+			 * one of the graph): its value stays inline, since a
+			 * manifest lists each name once */
+			if (json_object_get(W->names, nd->name))
+				continue;
+			if (take_value(W, nd->name, v->tensor)) {
 				strip_value(&v->tensor);
+				json_object_set_new(W->names, nd->name,
+						    json_true());
+			}
 		}
 	}
 }
@@ -472,6 +481,11 @@ static int topology(writer *W, ge_graph *g, json_t **out)
 		protobuf_c_message_free_unpacked(&gd->base, NULL);
 		return rc;
 	}
+	for (size_t i = 0; W->meta && i < json_array_size(W->meta->extra_specs);
+	     i++)
+		json_object_set_new(W->names, json_string_value(json_object_get(
+			json_array_get(W->meta->extra_specs, i), "name")),
+				    json_true());
 	take_nodes(W, gd->node, gd->n_node);
 	if (gd->library)
 		for (size_t i = 0; i < gd->library->n_function; i++)
@@ -516,20 +530,13 @@ static int is_shard_name(const char *n)
 	       n[end] == 0;
 }
 
-/* Whether an existing file of the destination goes over to the new
- * directory: not the model.json being replaced, not its old weight files,
- * not a shard name of ours. */
-static int carried(const char *name, const char *json_name,
-		   const json_t *old_paths)
+static int listed(const char *name, const json_t *paths)
 {
-	if (!strcmp(name, json_name) || is_shard_name(name))
-		return 0;
-	for (size_t i = 0; i < json_array_size(old_paths); i++)
-		if (json_is_string(json_array_get(old_paths, i)) &&
-		    !strcmp(name, json_string_value(json_array_get(old_paths,
-								   i))))
-			return 0;
-	return 1;
+	for (size_t i = 0; i < json_array_size(paths); i++)
+		if (json_is_string(json_array_get(paths, i)) &&
+		    !strcmp(name, json_string_value(json_array_get(paths, i))))
+			return 1;
+	return 0;
 }
 
 /* The weight files the model.json at path lists, as one array. */
@@ -550,7 +557,8 @@ static json_t *old_weight_paths(const char *path)
 	return all;
 }
 
-/* Links (or copies) the files of dir that stay into tmp. */
+/* Links (or copies) into tmp the files of dir that stay: all but the
+ * model.json being replaced and the weight files it lists. */
 static int carry_over(const char *dir, const char *tmp, const char *path,
 		      ge_error *err)
 {
@@ -564,8 +572,15 @@ static int carry_over(const char *dir, const char *tmp, const char *path,
 		char a[2 * PATH_MAX], b[2 * PATH_MAX];
 		struct stat st;
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    !carried(e->d_name, base_of(path), old))
+		    !strcmp(e->d_name, base_of(path)) || listed(e->d_name, old))
 			continue;
+		if (is_shard_name(e->d_name)) {
+			/* another model's shard: ours would replace it */
+			rc = ge_err(err, GE_EIO, "%s: %s/%s belongs to another "
+				    "model: save into a directory of its own",
+				    path, dir, e->d_name);
+			break;
+		}
 		snprintf(a, sizeof a, "%s/%s", dir, e->d_name);
 		snprintf(b, sizeof b, "%s/%s", tmp, e->d_name);
 		if (lstat(a, &st) < 0)
@@ -664,31 +679,13 @@ static int write_files(writer *W, const char *tmp, json_t *root,
 	return rc;
 }
 
-int ge_tfjs_save(ge_graph *g, const char *path, const ge_save_opts *o,
-		 ge_tfjs_save_info *info, ge_error *err)
+/* The model's directory written whole beside the destination and swapped
+ * in. */
+static int write_dir(writer *W, json_t *root, size_t shard, size_t nshards)
 {
-	writer W;
-	json_t *topo = NULL;
-	memset(&W, 0, sizeof W);
-	W.path = path;
-	W.err = err;
-	W.o = o;
-	W.meta = g->tfjs;
-	W.specs = json_array();
-	if (!*base_of(path) || strlen(path) + 32 > PATH_MAX) {
-		json_decref(W.specs);
-		return ge_err(err, GE_EINVAL, "%s: not a file name for a "
-			      "model.json", path);
-	}
-	int rc = topology(&W, g, &topo);
-	if (rc) {
-		json_decref(W.specs);
-		ge_buf_free(&W.data);
-		return rc;
-	}
-	size_t shard = o && o->shard_size ? o->shard_size : GE_TFJS_SHARD_SIZE;
-	size_t nshards = (W.data.len + shard - 1) / shard;
-	json_t *root = model_json(&W, g, topo, nshards);
+	const char *path = W->path;
+	ge_error *err = W->err;
+	int rc;
 	char *dir = dir_of(path);
 	/* the working directory (or /) cannot be swapped: then the new
 	 * files are made inside it and moved into place one by one */
@@ -712,19 +709,52 @@ int ge_tfjs_save(ge_graph *g, const char *path, const ge_save_opts *o,
 					       : 0777 & ~um);
 		rc = in_place ? GE_OK : carry_over(dir, tmp, path, err);
 		if (!rc)
-			rc = write_files(&W, tmp, root, shard, nshards);
+			rc = write_files(W, tmp, root, shard, nshards);
 		if (!rc)
 			rc = swap_in(tmp, dir, path, in_place, err);
 		else
 			ge_remove_tree(tmp);
 	}
+	free(dir);
+	return rc;
+}
+
+int ge_tfjs_save(ge_graph *g, const char *path, const ge_save_opts *o,
+		 ge_tfjs_save_info *info, ge_error *err)
+{
+	writer W;
+	json_t *topo = NULL;
+	memset(&W, 0, sizeof W);
+	W.path = path;
+	W.err = err;
+	W.o = o;
+	W.meta = g->tfjs;
+	W.specs = json_array();
+	W.names = json_object();
+	if (!*base_of(path) || strlen(path) + 32 > PATH_MAX) {
+		json_decref(W.specs);
+		json_decref(W.names);
+		return ge_err(err, GE_EINVAL, "%s: not a file name for a "
+			      "model.json", path);
+	}
+	int rc = topology(&W, g, &topo);
+	if (rc) {
+		json_decref(W.specs);
+		json_decref(W.names);
+		ge_buf_free(&W.data);
+		return rc;
+	}
+	size_t shard = o && o->shard_size ? o->shard_size : GE_TFJS_SHARD_SIZE;
+	size_t nshards = (W.data.len + shard - 1) / shard;
+	json_t *root = model_json(&W, g, topo, nshards);
+	rc = write_dir(&W, root, shard, nshards);
 	W.info.n_shards = nshards;
 	W.info.weight_bytes = W.data.len;
 	if (info && !rc)
 		*info = W.info;
-	free(dir);
 	json_decref(root);
 	json_decref(W.specs);
+	json_decref(W.names);
 	ge_buf_free(&W.data);
 	return rc;
 }

@@ -120,7 +120,12 @@ static const char *graph_txt =
 	"DT_FLOAT } } attr { key: 'value' value { tensor { dtype: DT_FLOAT "
 	"tensor_shape { dim { size: 64 } } float_val: 0.5 } } } }\n"
 	"node { name: 'y' op: 'Mul' input: 'x' input: 'f' attr { key: 'T' "
-	"value { type: DT_FLOAT } } }\n";
+	"value { type: DT_FLOAT } } }\n"
+	"library { function { signature { name: 'fn' output_arg { name: 'o' "
+	"type: DT_FLOAT } } node_def { name: 'f' op: 'Const' attr { key: "
+	"'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { tensor "
+	"{ dtype: DT_FLOAT tensor_shape {} float_val: 9 } } } } ret { key: 'o' "
+	"value: 'f:output:0' } } }\n";
 
 static size_t count_shards(const char *dir)
 {
@@ -185,6 +190,17 @@ static void test_dtypes(void)
 			all = 0;
 		}
 	ok(all, "loads back with every value, in the node's dtype");
+	m = read_json(path("m/model.json"));
+	const json_t *fnode = json_array_get(json_object_get(json_array_get(
+		json_object_get(json_object_get(json_object_get(m,
+			"modelTopology"), "library"), "function"), 0),
+		"nodeDef"), 0);
+	const json_t *fval = json_object_get(json_object_get(json_object_get(
+		json_object_get(fnode, "attr"), "value"), "tensor"), "floatVal");
+	ok(json_real_value(json_array_get(fval, 0)) == 9,
+	   "a function's Const named as one of the graph's keeps its value "
+	   "inline");
+	json_decref(m);
 	const Tensorflow__TensorProto *t =
 		h ? value_of(h, ge_graph_find(h, "s")) : NULL;
 	ok(t && t->n_string_val == 2 && t->string_val[0].len == 2 &&
@@ -412,6 +428,10 @@ static void test_refusals(void)
 	ge_graph *k = load(path("keep/model.json"));
 	ok(k && same_values(h, k, "big"), "  and it loads");
 	ge_graph_free(k);
+	rc = save(h, path("keep/other.json"), &o, &err);
+	ok(rc != GE_OK && strstr(err.msg, "belongs to another model"),
+	   "a second model in that directory is refused: %s", err.msg);
+	ok(!exists(path("keep/other.json")), "  nothing written");
 	ge_graph_free(h);
 }
 
