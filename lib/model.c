@@ -936,8 +936,9 @@ int ge_serialize(const ge_graph *g, ge_format fmt, ge_buf *out, ge_error *err)
 	fmt = resolve_format(g, fmt);
 	if (fmt == GE_FMT_TFJS)
 		return ge_err(err, GE_EINVAL,
-			      "%s: writing TensorFlow.js models is not "
-			      "supported; save as a GraphDef",
+			      "%s: a TensorFlow.js model is a model.json and "
+			      "its shards, not one message: save it to a path "
+			      "ending in .json",
 			      g->name);
 	if (!ge_format_is_text(fmt)) {
 		encode_binary(g, fmt, out);
