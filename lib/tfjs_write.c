@@ -145,7 +145,7 @@ static int affine_put(const float *v, size_t n, double qmax, double scale,
 	int exact = 1;
 	for (size_t i = 0; i < n; i++) {
 		double q = nearbyint(((double)v[i] - min) / scale);
-		if (q < 0)
+		if (!(q >= 0))
 			q = 0;
 		if (q > qmax)
 			q = qmax;
@@ -223,13 +223,19 @@ static void put_floats(writer *W, const char *name, const float *v, size_t n,
 		size_t es = q == GE_TFJS_Q_UINT8 ? 1 : 2;
 		uint8_t *o = ge_xmalloc(es * n + 1);
 		if (!have || !affine_put(v, n, qmax, scale, min, o)) {
-			float lo = n ? v[0] : 0, hi = lo;
-			for (size_t i = 1; i < n; i++) {
+			/* the range of the finite values: NaN and infinities
+			 * end up clipped */
+			float lo = INFINITY, hi = -INFINITY;
+			for (size_t i = 0; i < n; i++) {
+				if (!isfinite(v[i]))
+					continue;
 				if (v[i] < lo)
 					lo = v[i];
 				if (v[i] > hi)
 					hi = v[i];
 			}
+			if (lo > hi)
+				lo = hi = 0;
 			if (lo == hi) {
 				/* one value: every level 0, min the value */
 				scale = 1;
