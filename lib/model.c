@@ -1194,6 +1194,21 @@ static int ends_with(const char *s, const char *suf)
 	return a >= b && !strcmp(s + a - b, suf);
 }
 
+/* A tfjs model saved to a path that names no .json: the directory of its
+ * model.json, as the converter's output directory. */
+static int save_tfjs_dir(ge_graph *g, const char *dir,
+			 const ge_save_opts *o, ge_error *err)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n + sizeof "/model.json" > sizeof p)
+		return ge_err(err, GE_EIO, "%s: path too long", dir);
+	snprintf(p, sizeof p, "%.*s/model.json", (int)n, dir);
+	return ge_save(g, p, o, err);
+}
+
 int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	    ge_error *err)
 {
@@ -1215,6 +1230,8 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	}
 	if (fmt == GE_FMT_SAVEDMODEL || fmt == GE_FMT_SAVEDMODEL_TEXT)
 		return save_savedmodel(g, path, fmt, o, err);
+	if (fmt == GE_FMT_TFJS && !ends_with(path, ".json"))
+		return save_tfjs_dir(g, path, o, err);
 	if (!(o && o->overwrite) && same_file(g->name, path))
 		return ge_err(err, GE_EIO,
 			      "%s: refusing to overwrite the file the graph "
