@@ -693,6 +693,19 @@ static int write_dir(writer *W, json_t *root, size_t shard, size_t nshards)
 	ge_error *err = W->err;
 	int rc;
 	char *dir = dir_of(path);
+	struct stat ds;
+	char real[PATH_MAX];
+	/* a symlink to the directory stays one: the real directory is the
+	 * one swapped */
+	if (lstat(dir, &ds) == 0 && S_ISLNK(ds.st_mode) && realpath(dir, real)) {
+		free(dir);
+		dir = ge_xstrdup(real);
+	}
+	if (stat(dir, &ds) == 0 && !S_ISDIR(ds.st_mode)) {
+		rc = ge_err(err, GE_EIO, "%s: %s is not a directory", path, dir);
+		free(dir);
+		return rc;
+	}
 	/* the working directory (or /) cannot be swapped: then the new
 	 * files are made inside it and moved into place one by one */
 	int in_place = !strcmp(dir, ".") || !strcmp(dir, "/");

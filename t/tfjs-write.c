@@ -411,6 +411,26 @@ static void test_refusals(void)
 	ok(!left, "  no temporary directory left");
 	ge_graph_free(g);
 
+	/* a destination whose directory is a file: refused, the file kept */
+	g = parse(graph_txt);
+	write_file(path("afile"), "data\n", 5);
+	rc = save(g, path("afile/model.json"), NULL, &err);
+	uint8_t *fd = NULL;
+	size_t n = 0;
+	ge_file_read(path("afile"), &fd, &n, NULL);
+	ok(rc != GE_OK && strstr(err.msg, "is not a directory") && fd &&
+	   n == 5 && !memcmp(fd, "data\n", 5),
+	   "a file where the directory goes: refused, the file untouched");
+	free(fd);
+	d = opendir(tmp);
+	left = 0;
+	while (d && (e = readdir(d)))
+		left |= strstr(e->d_name, ".tmp-") != NULL;
+	if (d)
+		closedir(d);
+	ok(!left, "  no temporary directory left");
+	ge_graph_free(g);
+
 	/* a destination with other files, then fewer shards */
 	ge_graph *h = parse(graph_txt);
 	if (mkdir(path("keep"), 0777))
@@ -428,6 +448,14 @@ static void test_refusals(void)
 	ge_graph *k = load(path("keep/model.json"));
 	ok(k && same_values(h, k, "big"), "  and it loads");
 	ge_graph_free(k);
+	char target[4096];
+	snprintf(target, sizeof target, "%s", path("keep"));
+	rc = symlink(target, path("link"));
+	rc |= save(h, path("link/model.json"), &o, &err);
+	struct stat ls;
+	ok(rc == GE_OK && lstat(path("link"), &ls) == 0 && S_ISLNK(ls.st_mode) &&
+	   exists(path("keep/README")) && exists(path("keep/model.json")),
+	   "saving through a symlink to the directory keeps the link");
 	rc = save(h, path("keep/other.json"), &o, &err);
 	ok(rc != GE_OK && strstr(err.msg, "belongs to another model"),
 	   "a second model in that directory is refused: %s", err.msg);
