@@ -290,14 +290,19 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 			ge_tvec_push(&w->slots,
 				     (ge_tref){u[k].op, (int32_t)u[k].slot});
 		}
-		for (size_t k = 0; k < w->slots.n; k++) {
-			rc = ge_op_set_input(g, w->slots.v[k].op,
-					     (size_t)w->slots.v[k].index, t, err);
-			if (rc) {
-				ge_err_prefix(err, "rule '%s' at '%s'",
-					      RNAME(rule), root);
-				goto out;
-			}
+		/* one batched edit: N single edits would each search the
+		 * producer's use list */
+		ge_input_edit *ed =
+			ge_xmalloc((w->slots.n + 1) * sizeof *ed);
+		for (size_t k = 0; k < w->slots.n; k++)
+			ed[k] = (ge_input_edit){w->slots.v[k].op,
+						(uint32_t)w->slots.v[k].index, t};
+		rc = ge_graph_set_inputs(g, ed, w->slots.n, err);
+		free(ed);
+		if (rc) {
+			ge_err_prefix(err, "rule '%s' at '%s'", RNAME(rule),
+				      root);
+			goto out;
 		}
 	}
 
