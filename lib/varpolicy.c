@@ -1015,6 +1015,229 @@ static void rollback(ge_graph *g, size_t first_new)
 			ge_graph_remove_op(g, (ge_opid)id, 1, NULL);
 }
 
+/* The state of a variables-aware transform: the view's graph and the
+ * destination, the sets, the variables of the graph. */
+static int vp_setup(struct vp *p, const ge_transformer *tr, ge_view *sgv,
+		    const ge_transform_opts *o, ge_error *err)
+{
+	memset(p, 0, sizeof *p);
+	p->inner = tr;
+	p->g = sgv->graph;
+	p->g_ = o && o->dst_graph ? o->dst_graph : p->g;
+	p->same = p->g == p->g_;
+	p->first_new = ge_graph_capacity(p->g_);
+	ge_opset_init(&p->shared, p->g);
+	ge_opset_init(&p->keep_ops, p->g);
+	ge_opset_init(&p->in_view, p->g);
+	ge_opset_init(&p->added, p->g);
+	ge_tset_init(&p->ext_in, p->g);
+	ge_opset_init(&p->seen, p->g);
+	int rc = ge_graph_variables(p->g, &p->vl, err);
+	if (rc)
+		return rc;
+	p->pol = ge_xcalloc(p->vl.n + 1, 1);
+	ge_opset_add_list(&p->in_view, sgv->ops.v, sgv->ops.n);
+	return GE_OK;
+}
+
+/* The tensors the view reads from outside. */
+static void outside_reads(struct vp *p, const ge_view *sgv, ge_tset *outside)
+{
+	ge_tset_init(outside, p->g);
+	for (size_t i = 0; i < sgv->ops.n; i++) {
+		ge_opid op = sgv->ops.v[i];
+		size_t ni = ge_op_num_inputs(p->g, op);
+		for (size_t k = 0; k < ni; k++) {
+			ge_tref t = ge_op_input(p->g, op, k);
+			if (t.op != GE_NOOP && !ge_opset_has(&p->in_view, t.op))
+				ge_tset_insert(outside, t);
+		}
+	}
+}
+
+/* The policy of variable i, the view meeting it (met) or reading it from
+ * outside; P_NONE when it is left alone, -1 after an error. */
+static int var_policy(struct vp *p, const ge_var_opts *vo, size_t i,
+		      ge_error *err)
+{
+	const ge_variable *v = &p->vl.v[i];
+	int pol = vo->decide ? vo->decide(p->g, v, vo->decide_ud) : vo->policy;
+	if (pol < 0) {
+		ge_err(err, GE_EINVAL, "variables policy failed on '%s'",
+		       v->name);
+		return -1;
+	}
+	if (pol == GE_VARS_AUTO)
+		return ge_opset_has(&p->in_view, v->op) ? P_DUP : P_NONE;
+	if (pol != GE_VARS_SHARE && pol != GE_VARS_DUPLICATE) {
+		ge_err(err, GE_EINVAL,
+		       "variables policy for '%s': %d is neither share nor "
+		       "duplicate", v->name, pol);
+		return -1;
+	}
+	if (pol == P_SHARE && !p->same) {
+		ge_err(err, GE_EINVAL,
+		       "variable '%s' cannot be shared with another graph "
+		       "(duplicate it)", v->name);
+		return -1;
+	}
+	return pol;
+}
+
+/* Decides each variable the view meets, and gathers what to share (in
+ * p's sets) or to add to the view (added). */
+static int decide_vars(struct vp *p, const ge_var_opts *vo,
+		       const ge_tset *outside, ge_opvec *added, ge_error *err)
+{
+	int rc = GE_OK;
+	ge_opvec ops = GE_VEC_INIT, rd = GE_VEC_INIT;
+	for (size_t i = 0; i < p->vl.n && !rc; i++) {
+		const ge_variable *v = &p->vl.v[i];
+		ops.n = rd.n = 0;
+		var_ops(p, v, &ops);
+		var_readers(p, v, &rd);
+		int met = 0, read_outside = 0;
+		for (size_t k = 0; k < ops.n && !met; k++)
+			met = ge_opset_has(&p->in_view, ops.v[k]);
+		for (size_t k = 0; k < rd.n; k++) {
+			int no = ge_op_num_outputs(p->g, rd.v[k]);
+			for (int j = 0; j < no; j++)
+				if (ge_tset_has(outside, (ge_tref){rd.v[k], j}))
+					read_outside = 1;
+		}
+		if (!met && !read_outside)
+			continue;
+		int pol = var_policy(p, vo, i, err);
+		if (pol < 0) {
+			rc = GE_EINVAL;
+			break;
+		}
+		p->pol[i] = (uint8_t)pol;
+		if (pol == P_SHARE) {
+			ge_opset_add_list(&p->shared, ops.v, ops.n);
+			ge_opset_add_list(&p->keep_ops, ops.v, ops.n);
+			ge_opset_add_list(&p->keep_ops, rd.v, rd.n);
+		} else if (pol == P_DUP) {
+			for (size_t k = 0; k < ops.n; k++)
+				if (!ge_opset_has(&p->in_view, ops.v[k]) &&
+				    ge_opset_insert(&p->added, ops.v[k]))
+					ge_opvec_push(added, ops.v[k]);
+			/* reads of it that the view uses from outside */
+			for (size_t k = 0; k < rd.n; k++) {
+				int no = ge_op_num_outputs(p->g, rd.v[k]);
+				for (int j = 0; j < no; j++)
+					if (ge_tset_has(outside,
+							(ge_tref){rd.v[k], j}) &&
+					    !ge_opset_has(&p->in_view, rd.v[k]) &&
+					    ge_opset_insert(&p->added, rd.v[k]))
+						ge_opvec_push(added, rd.v[k]);
+			}
+		}
+	}
+	ge_opvec_free(&ops);
+	ge_opvec_free(&rd);
+	return rc;
+}
+
+/* The view to copy: the user's, with the duplicated variables (ext), and
+ * in p->ext_in what only the added ops read from outside. */
+static int extend_view(struct vp *p, const ge_view *sgv,
+		       const ge_tset *outside, const ge_opvec *added,
+		       ge_view *ext, ge_error *err)
+{
+	ge_opvec all = GE_VEC_INIT;
+	for (size_t i = 0; i < sgv->ops.n; i++)
+		ge_opvec_push(&all, sgv->ops.v[i]);
+	for (size_t i = 0; i < added->n; i++)
+		ge_opvec_push(&all, added->v[i]);
+	int rc = ge_view_init(ext, p->g, all.v, all.n, NULL, 0, err);
+	ge_opvec_free(&all);
+	if (rc)
+		return rc;
+	/* the user's inputs stay external (minus those now inside), outputs
+	 * and passthroughs are the user's */
+	ext->inputs.n = 0;
+	for (size_t i = 0; i < sgv->inputs.n; i++)
+		if (!ge_opset_has(&p->added, sgv->inputs.v[i].op))
+			ge_tvec_push(&ext->inputs, sgv->inputs.v[i]);
+	ext->outputs.n = 0;
+	for (size_t i = 0; i < sgv->outputs.n; i++)
+		ge_tvec_push(&ext->outputs, sgv->outputs.v[i]);
+	ext->passthroughs.n = 0;
+	for (size_t i = 0; i < sgv->passthroughs.n; i++)
+		ge_tvec_push(&ext->passthroughs, sgv->passthroughs.v[i]);
+	for (size_t i = 0; i < added->n; i++) {
+		ge_opid op = added->v[i];
+		size_t ni = ge_op_num_inputs(p->g, op);
+		for (size_t k = 0; k < ni; k++) {
+			ge_tref t = ge_op_input(p->g, op, k);
+			if (t.op != GE_NOOP && !ge_opset_has(&p->added, t.op) &&
+			    !ge_opset_has(&p->in_view, t.op) &&
+			    !ge_tset_has(outside, t))
+				ge_tset_insert(&p->ext_in, t);
+		}
+	}
+	return GE_OK;
+}
+
+/* The user's transformer, with the sharing and input handlers of p. */
+static void wrap_transformer(struct vp *p, const ge_transformer *tr)
+{
+	p->tr = *tr;
+	p->tr.share_op = vp_share_op;
+	p->tr.share_op_ud = p;
+	p->ext.p = p;
+	p->ext.hidden = 0;
+	p->hid.p = p;
+	p->hid.hidden = 1;
+	p->tr.transform_external_input_handler = vp_input;
+	p->tr.transform_external_input_ud = &p->ext;
+	p->tr.transform_external_hidden_input_handler = vp_input;
+	p->tr.transform_external_hidden_input_ud = &p->hid;
+}
+
+/* What follows the duplicates: their VariableDefs, the joined
+ * initializers, savers and restores, and the checkpoint keys. */
+static int follow_dups(struct vp *p, ge_tinfo *I, ge_ckpt_plan *plan,
+		       ge_error *err)
+{
+	struct dup *d = ge_xcalloc(p->vl.n + 1, sizeof *d);
+	size_t nd = 0;
+	for (size_t i = 0; i < p->vl.n; i++) {
+		if (p->pol[i] != P_DUP)
+			continue;
+		const ge_variable *v = &p->vl.v[i];
+		ge_opid op_ = ge_tinfo_transformed_op(I, v->op);
+		if (op_ == GE_NOOP || (p->same && op_ == v->op))
+			continue;
+		d[nd].v = v;
+		d[nd].op_ = op_;
+		if (!strcmp(v->key, v->name))
+			d[nd].key_ = ge_xstrdup(ge_op_name(p->g_, op_));
+		else
+			d[nd].key_ = rescope(I, v->key);
+		nd++;
+	}
+	int rc = add_vardefs(p, I, d, nd, err);
+	if (!rc) {
+		join_init(p, I, d, nd);
+		if (p->same) {
+			extend_savers(p, I, d, nd);
+			extend_restores(p, d, nd);
+		}
+		for (size_t k = 0; k < nd; k++) {
+			ge_graph_add_checkpoint_copy(p->g_, d[k].v->key,
+						     d[k].key_);
+			if (plan)
+				ge_ckpt_plan_add(plan, d[k].v->key, d[k].key_);
+		}
+	}
+	for (size_t k = 0; k < nd; k++)
+		free(d[k].key_);
+	free(d);
+	return rc;
+}
+
 int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
 		      const ge_transform_opts *o, const ge_var_opts *vo,
 		      ge_view *out, ge_tinfo **info, ge_ckpt_plan *plan,
@@ -1034,150 +1257,20 @@ int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
 	if (rc)
 		return rc;
 	struct vp P;
-	memset(&P, 0, sizeof P);
 	struct vp *p = &P;
-	p->inner = tr;
-	p->g = sgv->graph;
-	p->g_ = o && o->dst_graph ? o->dst_graph : p->g;
-	p->same = p->g == p->g_;
-	p->first_new = ge_graph_capacity(p->g_);
-	ge_opset_init(&p->shared, p->g);
-	ge_opset_init(&p->keep_ops, p->g);
-	ge_opset_init(&p->in_view, p->g);
-	ge_opset_init(&p->added, p->g);
-	ge_tset_init(&p->ext_in, p->g);
-	ge_opset_init(&p->seen, p->g);
-	if ((rc = ge_graph_variables(p->g, &p->vl, err))) {
+	if ((rc = vp_setup(p, tr, sgv, o, err))) {
 		vp_free(p);
 		return rc;
 	}
-	p->pol = ge_xcalloc(p->vl.n + 1, 1);
-	ge_opset_add_list(&p->in_view, sgv->ops.v, sgv->ops.n);
-
-	/* tensors the view reads from outside */
 	ge_tset outside;
-	ge_tset_init(&outside, p->g);
-	for (size_t i = 0; i < sgv->ops.n; i++) {
-		ge_opid op = sgv->ops.v[i];
-		size_t ni = ge_op_num_inputs(p->g, op);
-		for (size_t k = 0; k < ni; k++) {
-			ge_tref t = ge_op_input(p->g, op, k);
-			if (t.op != GE_NOOP && !ge_opset_has(&p->in_view, t.op))
-				ge_tset_insert(&outside, t);
-		}
-	}
-
-	/* decide, and gather what to share or add */
-	ge_opvec ops = GE_VEC_INIT, rd = GE_VEC_INIT, added = GE_VEC_INIT;
-	for (size_t i = 0; i < p->vl.n && !rc; i++) {
-		const ge_variable *v = &p->vl.v[i];
-		ops.n = rd.n = 0;
-		var_ops(p, v, &ops);
-		var_readers(p, v, &rd);
-		int met = 0, read_outside = 0;
-		for (size_t k = 0; k < ops.n && !met; k++)
-			met = ge_opset_has(&p->in_view, ops.v[k]);
-		for (size_t k = 0; k < rd.n; k++) {
-			int no = ge_op_num_outputs(p->g, rd.v[k]);
-			for (int j = 0; j < no; j++)
-				if (ge_tset_has(&outside, (ge_tref){rd.v[k], j}))
-					read_outside = 1;
-		}
-		if (!met && !read_outside)
-			continue;
-		int pol = vo->decide ? vo->decide(p->g, v, vo->decide_ud)
-				     : vo->policy;
-		if (pol < 0) {
-			rc = ge_err(err, GE_EINVAL,
-				    "variables policy failed on '%s'", v->name);
-			break;
-		}
-		if (pol == GE_VARS_AUTO)
-			pol = ge_opset_has(&p->in_view, v->op) ? P_DUP : P_NONE;
-		else if (pol != GE_VARS_SHARE && pol != GE_VARS_DUPLICATE) {
-			rc = ge_err(err, GE_EINVAL,
-				    "variables policy for '%s': %d is neither "
-				    "share nor duplicate", v->name, pol);
-			break;
-		}
-		if (pol == P_SHARE && !p->same) {
-			rc = ge_err(err, GE_EINVAL,
-				    "variable '%s' cannot be shared with "
-				    "another graph (duplicate it)", v->name);
-			break;
-		}
-		p->pol[i] = (uint8_t)pol;
-		if (pol == P_SHARE) {
-			ge_opset_add_list(&p->shared, ops.v, ops.n);
-			ge_opset_add_list(&p->keep_ops, ops.v, ops.n);
-			ge_opset_add_list(&p->keep_ops, rd.v, rd.n);
-		} else if (pol == P_DUP) {
-			for (size_t k = 0; k < ops.n; k++)
-				if (!ge_opset_has(&p->in_view, ops.v[k]) &&
-				    ge_opset_insert(&p->added, ops.v[k]))
-					ge_opvec_push(&added, ops.v[k]);
-			/* reads of it that the view uses from outside */
-			for (size_t k = 0; k < rd.n; k++) {
-				int no = ge_op_num_outputs(p->g, rd.v[k]);
-				for (int j = 0; j < no; j++)
-					if (ge_tset_has(&outside,
-							(ge_tref){rd.v[k], j}) &&
-					    !ge_opset_has(&p->in_view, rd.v[k]) &&
-					    ge_opset_insert(&p->added, rd.v[k]))
-						ge_opvec_push(&added, rd.v[k]);
-			}
-		}
-	}
-	ge_opvec_free(&ops);
-	ge_opvec_free(&rd);
-	if (rc) {
-		ge_tset_free(&outside);
-		ge_opvec_free(&added);
-		vp_free(p);
-		return rc;
-	}
-
-	/* the view to copy: the user's, with the duplicated variables */
+	ge_opvec added = GE_VEC_INIT;
 	ge_view ext = GE_VIEW_INIT;
 	ge_view *use = sgv;
-	if (added.n) {
-		ge_opvec all = GE_VEC_INIT;
-		for (size_t i = 0; i < sgv->ops.n; i++)
-			ge_opvec_push(&all, sgv->ops.v[i]);
-		for (size_t i = 0; i < added.n; i++)
-			ge_opvec_push(&all, added.v[i]);
-		rc = ge_view_init(&ext, p->g, all.v, all.n, NULL, 0, err);
-		ge_opvec_free(&all);
-		if (!rc) {
-			/* the user's inputs stay external (minus those now
-			 * inside), outputs and passthroughs are the user's */
-			ext.inputs.n = 0;
-			for (size_t i = 0; i < sgv->inputs.n; i++)
-				if (!ge_opset_has(&p->added, sgv->inputs.v[i].op))
-					ge_tvec_push(&ext.inputs, sgv->inputs.v[i]);
-			ext.outputs.n = 0;
-			for (size_t i = 0; i < sgv->outputs.n; i++)
-				ge_tvec_push(&ext.outputs, sgv->outputs.v[i]);
-			ext.passthroughs.n = 0;
-			for (size_t i = 0; i < sgv->passthroughs.n; i++)
-				ge_tvec_push(&ext.passthroughs,
-					     sgv->passthroughs.v[i]);
-			use = &ext;
-			/* what only the added ops read from outside */
-			for (size_t i = 0; i < added.n; i++) {
-				ge_opid op = added.v[i];
-				size_t ni = ge_op_num_inputs(p->g, op);
-				for (size_t k = 0; k < ni; k++) {
-					ge_tref t = ge_op_input(p->g, op, k);
-					if (t.op != GE_NOOP &&
-					    !ge_opset_has(&p->added, t.op) &&
-					    !ge_opset_has(&p->in_view, t.op) &&
-					    !ge_tset_has(&outside, t))
-						ge_tset_insert(&p->ext_in, t);
-				}
-			}
-		}
-	}
+	outside_reads(p, sgv, &outside);
+	rc = decide_vars(p, vo, &outside, &added, err);
+	if (!rc && added.n && !(rc = extend_view(p, sgv, &outside, &added,
+						 &ext, err)))
+		use = &ext;
 	ge_tset_free(&outside);
 	ge_opvec_free(&added);
 	if (rc) {
@@ -1186,19 +1279,7 @@ int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
 		return rc;
 	}
 
-	/* the wrapped transformer */
-	p->tr = *tr;
-	p->tr.share_op = vp_share_op;
-	p->tr.share_op_ud = p;
-	p->ext.p = p;
-	p->ext.hidden = 0;
-	p->hid.p = p;
-	p->hid.hidden = 1;
-	p->tr.transform_external_input_handler = vp_input;
-	p->tr.transform_external_input_ud = &p->ext;
-	p->tr.transform_external_hidden_input_handler = vp_input;
-	p->tr.transform_external_hidden_input_ud = &p->hid;
-
+	wrap_transformer(p, tr);
 	ge_tinfo *I = NULL;
 	rc = ge_transform(&p->tr, use, o, out, &I, err);
 	if (!rc && out && use != sgv) {
@@ -1208,45 +1289,8 @@ int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
 		map_ts(I, &sgv->passthroughs, &out->passthroughs);
 	}
 	ge_view_free(&ext);
-
-	/* what follows the duplicates */
-	struct dup *d = NULL;
-	size_t nd = 0;
-	if (!rc) {
-		d = ge_xcalloc(p->vl.n + 1, sizeof *d);
-		for (size_t i = 0; i < p->vl.n; i++) {
-			if (p->pol[i] != P_DUP)
-				continue;
-			const ge_variable *v = &p->vl.v[i];
-			ge_opid op_ = ge_tinfo_transformed_op(I, v->op);
-			if (op_ == GE_NOOP || (p->same && op_ == v->op))
-				continue;
-			d[nd].v = v;
-			d[nd].op_ = op_;
-			if (!strcmp(v->key, v->name))
-				d[nd].key_ = ge_xstrdup(ge_op_name(p->g_, op_));
-			else
-				d[nd].key_ = rescope(I, v->key);
-			nd++;
-		}
-		rc = add_vardefs(p, I, d, nd, err);
-	}
-	if (!rc) {
-		join_init(p, I, d, nd);
-		if (p->same) {
-			extend_savers(p, I, d, nd);
-			extend_restores(p, d, nd);
-		}
-		for (size_t k = 0; k < nd; k++) {
-			ge_graph_add_checkpoint_copy(p->g_, d[k].v->key,
-						     d[k].key_);
-			if (plan)
-				ge_ckpt_plan_add(plan, d[k].v->key, d[k].key_);
-		}
-	}
-	for (size_t k = 0; k < nd; k++)
-		free(d[k].key_);
-	free(d);
+	if (!rc)
+		rc = follow_dups(p, I, plan, err);
 	if (rc) {
 		if (I)
 			ge_tinfo_free(I);
