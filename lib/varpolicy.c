@@ -1577,37 +1577,34 @@ static int only_used_by(const ge_graph *g, ge_opid c, ge_opid user)
 	return nc == 0;
 }
 
-int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
-{
-	ge_varlist vl = {0};
-	const ge_variable *v;
-	int rc = find_var(g, name, &vl, &v, err);
-	if (rc)
-		return rc;
-	const char *gn = ge_graph_name(g);
-	struct vp P;
-	memset(&P, 0, sizeof P);
-	P.g = g;
-	ge_opset_init(&P.seen, g);
-	ge_opvec ops = GE_VEC_INIT;
-	var_ops(&P, v, &ops);
-	var_readers(&P, v, &ops);
-	ge_opset_free(&P.seen);
+/* What removing one variable takes: the ops that go (rm, and in all in
+ * node order) and the saver entries to drop. */
+struct vrm {
+	ge_graph *g;
+	const char *gn, *name;
 	ge_opset rm;
-	ge_opset_init(&rm, g);
-	ge_opset_add_list(&rm, ops.v, ops.n);
-	ge_opvec_free(&ops);
-	ge_opvec all = GE_VEC_INIT;    /* rm, in insertion order */
-	struct rm_entry *ent = NULL;
-	size_t nent = 0;
+	ge_opvec all;
+	struct rm_entry *ent;
+	size_t nent;
+};
 
-	/* restore assigns: the variable's value from a RestoreV2 output */
+static void vrm_entry(struct vrm *x, ge_opid op, size_t at)
+{
+	x->ent = ge_xrealloc(x->ent, (x->nent + 1) * sizeof *x->ent);
+	x->ent[x->nent++] = (struct rm_entry){op, at};
+}
+
+/* Restore assigns: the variable's value from a RestoreV2 output, through
+ * Identity chains. */
+static void vrm_restores(struct vrm *x, ge_opid var)
+{
+	ge_graph *g = x->g;
 	size_t nu;
-	const ge_use *u = ge_op_uses(g, v->op, &nu);
+	const ge_use *u = ge_op_uses(g, var, &nu);
 	for (size_t i = 0; i < nu; i++) {
 		ge_opid a = u[i].op;
 		const char *ty = ge_op_type(g, a);
-		if (u[i].slot || ge_opset_has(&rm, a) ||
+		if (u[i].slot || ge_opset_has(&x->rm, a) ||
 		    (strcmp(ty, "Assign") && strcmp(ty, "AssignVariableOp")) ||
 		    ge_op_num_inputs(g, a) < 2)
 			continue;
@@ -1616,11 +1613,9 @@ int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
 		for (int hop = 0; hop < MAX_HOPS && t.op != GE_NOOP; hop++) {
 			const char *tt = ge_op_type(g, t.op);
 			if (!strcmp(tt, "RestoreV2")) {
-				ge_opset_add(&rm, a);
-				ge_opset_add_list(&rm, chain.v, chain.n);
-				ent = ge_xrealloc(ent, (nent + 1) * sizeof *ent);
-				ent[nent++] = (struct rm_entry){t.op,
-								(size_t)t.index};
+				ge_opset_add(&x->rm, a);
+				ge_opset_add_list(&x->rm, chain.v, chain.n);
+				vrm_entry(x, t.op, (size_t)t.index);
 				break;
 			}
 			if (strcmp(tt, "Identity") ||
@@ -1631,7 +1626,12 @@ int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
 		}
 		ge_opvec_free(&chain);
 	}
-	/* what the savers save of it */
+}
+
+/* What the savers save of it. */
+static void vrm_saves(struct vrm *x)
+{
+	ge_graph *g = x->g;
 	size_t cap = ge_graph_capacity(g);
 	for (size_t id = 0; id < cap; id++) {
 		ge_opid s = (ge_opid)id;
@@ -1639,91 +1639,99 @@ int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
 			continue;
 		size_t ni = ge_op_num_inputs(g, s);
 		for (size_t k = 3; k < ni; k++)
-			if (ge_opset_has(&rm, ge_op_input(g, s, k).op)) {
-				ent = ge_xrealloc(ent, (nent + 1) * sizeof *ent);
-				ent[nent++] = (struct rm_entry){s, k - 3};
-			}
+			if (ge_opset_has(&x->rm, ge_op_input(g, s, k).op))
+				vrm_entry(x, s, k - 3);
 	}
-	/* every saver touched must be consistent; a RestoreV2 restoring only
-	 * this variable goes with its own constants */
-	for (size_t i = 0; i < nent && !rc; i++) {
+}
+
+/* Every saver touched must be consistent; a RestoreV2 restoring only this
+ * variable goes with its own constants. */
+static int vrm_check_savers(struct vrm *x, ge_error *err)
+{
+	ge_graph *g = x->g;
+	for (size_t i = 0; i < x->nent; i++) {
 		size_t n;
-		if (!saver_consistent(g, ent[i].op, &n) || ent[i].at >= n) {
-			rc = ge_err(err, GE_EFORMAT,
-				    "%s: cannot remove variable '%s' from "
-				    "saver op '%s': its tensor_names, "
-				    "shape_and_slices and dtypes disagree", gn,
-				    name, ge_op_name(g, ent[i].op));
-			break;
-		}
-		ge_opid R = ent[i].op;
+		struct rm_entry *e = &x->ent[i];
+		if (!saver_consistent(g, e->op, &n) || e->at >= n)
+			return ge_err(err, GE_EFORMAT,
+				      "%s: cannot remove variable '%s' from "
+				      "saver op '%s': its tensor_names, "
+				      "shape_and_slices and dtypes disagree",
+				      x->gn, x->name, ge_op_name(g, e->op));
+		ge_opid R = e->op;
 		if (n == 1 && !strcmp(ge_op_type(g, R), "RestoreV2")) {
-			ge_opset_add(&rm, R);
+			ge_opset_add(&x->rm, R);
 			for (size_t slot = 1; slot <= 2; slot++) {
 				ge_opid c = ge_op_input(g, R, slot).op;
 				if (c != GE_NOOP && only_used_by(g, c, R))
-					ge_opset_add(&rm, c);
+					ge_opset_add(&x->rm, c);
 			}
-			ent[i].op = GE_NOOP;
+			e->op = GE_NOOP;
 		}
 	}
-	for (size_t id = 0; id < cap; id++)
-		if (ge_op_alive(g, (ge_opid)id) && ge_opset_has(&rm, (ge_opid)id))
-			ge_opvec_push(&all, (ge_opid)id);
-	/* nothing else may read what goes */
-	for (size_t i = 0; i < all.n && !rc; i++) {
-		ge_opid op = all.v[i];
+	return GE_OK;
+}
+
+/* Nothing else may read what goes. */
+static int vrm_check_readers(struct vrm *x, ge_error *err)
+{
+	ge_graph *g = x->g;
+	int rc = GE_OK;
+	for (size_t i = 0; i < x->all.n && !rc; i++) {
+		ge_opid op = x->all.v[i];
+		size_t nu;
 		const ge_use *uu = ge_op_uses(g, op, &nu);
 		for (size_t k = 0; k < nu && !rc; k++) {
 			ge_opid c = uu[k].op;
-			if (ge_opset_has(&rm, c))
+			if (ge_opset_has(&x->rm, c))
 				continue;
 			int saver = 0;
-			for (size_t e = 0; e < nent && !saver; e++)
-				saver = ent[e].op == c &&
+			for (size_t e = 0; e < x->nent && !saver; e++)
+				saver = x->ent[e].op == c &&
 					(strcmp(ge_op_type(g, c), "SaveV2") ||
-					 ent[e].at + 3 == uu[k].slot);
+					 x->ent[e].at + 3 == uu[k].slot);
 			if (!saver || !strcmp(ge_op_type(g, c), "RestoreV2"))
 				rc = ge_err(err, GE_EGRAPH,
 					    "%s: cannot remove variable '%s': "
 					    "op '%s' reads '%s' (reroute it "
-					    "first)", gn, name, ge_op_name(g, c),
-					    ge_op_name(g, op));
+					    "first)", x->gn, x->name,
+					    ge_op_name(g, c), ge_op_name(g, op));
 		}
 		size_t nc;
 		const ge_opid *co = ge_op_control_outputs(g, op, &nc);
 		for (size_t k = 0; k < nc && !rc; k++)
-			if (!ge_opset_has(&rm, co[k]) &&
+			if (!ge_opset_has(&x->rm, co[k]) &&
 			    strcmp(ge_op_type(g, co[k]), "NoOp"))
 				rc = ge_err(err, GE_EGRAPH,
 					    "%s: cannot remove variable '%s': "
 					    "op '%s' has a control input on "
-					    "'%s'", gn, name,
+					    "'%s'", x->gn, x->name,
 					    ge_op_name(g, co[k]),
 					    ge_op_name(g, op));
 	}
-	ge_varlist_free(&vl);
-	v = NULL;
-	if (rc)
-		goto out;
+	return rc;
+}
 
-	/* savers: SaveV2 inputs and elements, RestoreV2 outputs */
-	for (size_t i = 0; i < nent; i++) {
-		ge_opid s = ent[i].op;
+/* Savers: SaveV2 inputs and elements, RestoreV2 outputs. */
+static void vrm_fix_savers(struct vrm *x)
+{
+	ge_graph *g = x->g;
+	for (size_t i = 0; i < x->nent; i++) {
+		ge_opid s = x->ent[i].op;
 		if (s == GE_NOOP)
 			continue;
-		size_t at = ent[i].at;
+		size_t at = x->ent[i].at;
 		if (!strcmp(ge_op_type(g, s), "SaveV2")) {
 			ge_op_remove_input(g, s, at + 3, NULL);
 		} else {
 			/* later outputs move down by one */
 			ge_input_edit *ed = NULL;
-			size_t ned = 0;
+			size_t ned = 0, nu;
 			const ge_use *uu = ge_op_uses(g, s, &nu);
 			for (size_t k = 0; k < nu; k++) {
 				ge_opid c = uu[k].op;
 				ge_tref t = ge_op_input(g, c, uu[k].slot);
-				if (ge_opset_has(&rm, c) || t.index <= (int)at)
+				if (ge_opset_has(&x->rm, c) || t.index <= (int)at)
 					continue;
 				ed = ge_xrealloc(ed, (ned + 1) * sizeof *ed);
 				ed[ned++] = (ge_input_edit){
@@ -1739,28 +1747,70 @@ int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
 		drop_string(g, s, 2, at);
 		drop_type(g, s, at);
 		/* entries of the same op after this one moved down too */
-		for (size_t j = i + 1; j < nent; j++)
-			if (ent[j].op == s && ent[j].at > at)
-				ent[j].at--;
+		for (size_t j = i + 1; j < x->nent; j++)
+			if (x->ent[j].op == s && x->ent[j].at > at)
+				x->ent[j].at--;
 	}
-	/* control edges of NoOps (init, restore_all) on what goes */
-	for (size_t i = 0; i < all.n; i++) {
+}
+
+/* Control edges of NoOps (init, restore_all) on what goes, then the ops,
+ * consumers first: what is left reads only ops that go too. */
+static void vrm_remove(struct vrm *x)
+{
+	ge_graph *g = x->g;
+	for (size_t i = 0; i < x->all.n; i++) {
 		size_t nc;
 		ge_opvec drop = GE_VEC_INIT;
-		const ge_opid *co = ge_op_control_outputs(g, all.v[i], &nc);
+		const ge_opid *co = ge_op_control_outputs(g, x->all.v[i], &nc);
 		for (size_t k = 0; k < nc; k++)
-			if (!ge_opset_has(&rm, co[k]))
+			if (!ge_opset_has(&x->rm, co[k]))
 				ge_opvec_push(&drop, co[k]);
 		for (size_t k = 0; k < drop.n; k++)
-			ge_op_remove_control_input(g, drop.v[k], all.v[i], NULL);
+			ge_op_remove_control_input(g, drop.v[k], x->all.v[i],
+						   NULL);
 		ge_opvec_free(&drop);
 	}
-	/* consumers first; what is left reads only ops that go too */
-	for (size_t i = all.n; i-- > 0;)
-		ge_graph_remove_op(g, all.v[i], 1, NULL);
-out:
-	free(ent);
-	ge_opvec_free(&all);
-	ge_opset_free(&rm);
+	for (size_t i = x->all.n; i-- > 0;)
+		ge_graph_remove_op(g, x->all.v[i], 1, NULL);
+}
+
+int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
+{
+	ge_varlist vl = {0};
+	const ge_variable *v;
+	int rc = find_var(g, name, &vl, &v, err);
+	if (rc)
+		return rc;
+	struct vrm X = {g, ge_graph_name(g), name, {0}, GE_VEC_INIT, NULL, 0};
+	struct vp P;
+	memset(&P, 0, sizeof P);
+	P.g = g;
+	ge_opset_init(&P.seen, g);
+	ge_opvec ops = GE_VEC_INIT;
+	var_ops(&P, v, &ops);
+	var_readers(&P, v, &ops);
+	ge_opset_free(&P.seen);
+	ge_opset_init(&X.rm, g);
+	ge_opset_add_list(&X.rm, ops.v, ops.n);
+	ge_opvec_free(&ops);
+
+	vrm_restores(&X, v->op);
+	vrm_saves(&X);
+	rc = vrm_check_savers(&X, err);
+	size_t cap = ge_graph_capacity(g);
+	for (size_t id = 0; id < cap && !rc; id++)
+		if (ge_op_alive(g, (ge_opid)id) &&
+		    ge_opset_has(&X.rm, (ge_opid)id))
+			ge_opvec_push(&X.all, (ge_opid)id);
+	if (!rc)
+		rc = vrm_check_readers(&X, err);
+	ge_varlist_free(&vl);
+	if (!rc) {
+		vrm_fix_savers(&X);
+		vrm_remove(&X);
+	}
+	free(X.ent);
+	ge_opvec_free(&X.all);
+	ge_opset_free(&X.rm);
 	return rc;
 }
