@@ -204,6 +204,97 @@ int ge_checkpoint_prefix(const char *path, char **prefix, ge_error *err)
 
 /* ------------------------------------------------------------ reading */
 
+/* The typed fields of a one-element tensor point into one. */
+union scalar {
+	float f[2];
+	double d[2];
+	int32_t i;
+	int64_t l;
+	uint32_t u;
+	uint64_t ul;
+	protobuf_c_boolean b;
+};
+
+/* A one-element value of dtype (es bytes in data, which float8_val points
+ * into) in its typed field f, as TensorFlow writes scalars. */
+static void set_scalar(Tensorflow__TensorProto *tp, int f, int dtype,
+		       uint8_t *data, size_t es, union scalar *one)
+{
+	switch (f) {
+	case F_FLOAT: {
+		uint32_t u = (uint32_t)rd_le(data, 4);
+		memcpy(&one->f[0], &u, 4);
+		tp->n_float_val = 1;
+		tp->float_val = one->f;
+		break;
+	}
+	case F_DOUBLE: {
+		uint64_t u = rd_le(data, 8);
+		memcpy(&one->d[0], &u, 8);
+		tp->n_double_val = 1;
+		tp->double_val = one->d;
+		break;
+	}
+	case F_INT: {
+		uint64_t v = rd_le(data, es);
+		if (is_signed_int(dtype) && es < 8 &&
+		    (v >> (8 * es - 1)) & 1)
+			v |= ~(uint64_t)0 << (8 * es);
+		one->i = (int32_t)(int64_t)v;
+		tp->n_int_val = 1;
+		tp->int_val = &one->i;
+		break;
+	}
+	case F_INT64:
+		one->l = (int64_t)rd_le(data, 8);
+		tp->n_int64_val = 1;
+		tp->int64_val = &one->l;
+		break;
+	case F_BOOL:
+		one->b = data[0] != 0;
+		tp->n_bool_val = 1;
+		tp->bool_val = &one->b;
+		break;
+	case F_SCOMPLEX: {
+		uint32_t re = (uint32_t)rd_le(data, 4),
+			 im = (uint32_t)rd_le(data + 4, 4);
+		memcpy(&one->f[0], &re, 4);
+		memcpy(&one->f[1], &im, 4);
+		tp->n_scomplex_val = 2;
+		tp->scomplex_val = one->f;
+		break;
+	}
+	case F_DCOMPLEX: {
+		uint64_t re = rd_le(data, 8),
+			 im = rd_le(data + 8, 8);
+		memcpy(&one->d[0], &re, 8);
+		memcpy(&one->d[1], &im, 8);
+		tp->n_dcomplex_val = 2;
+		tp->dcomplex_val = one->d;
+		break;
+	}
+	case F_HALF:
+		one->i = (int32_t)rd_le(data, 2);
+		tp->n_half_val = 1;
+		tp->half_val = &one->i;
+		break;
+	case F_UINT32:
+		one->u = (uint32_t)rd_le(data, 4);
+		tp->n_uint32_val = 1;
+		tp->uint32_val = &one->u;
+		break;
+	case F_UINT64:
+		one->ul = rd_le(data, 8);
+		tp->n_uint64_val = 1;
+		tp->uint64_val = &one->ul;
+		break;
+	case F_FLOAT8:
+		tp->float8_val.data = data;
+		tp->float8_val.len = 1;
+		break;
+	}
+}
+
 int ge_bundle_read_tensorproto(ge_bundle *b, const ge_bundle_entry *e,
 			       ge_buf *out, ge_error *err)
 {
@@ -250,16 +341,7 @@ int ge_bundle_read_tensorproto(ge_bundle *b, const ge_bundle_entry *e,
 	ge_bundle_string *strs = NULL;
 	ProtobufCBinaryData *sv = NULL;
 	size_t ns = 0;
-	/* one-element storage for the typed fields */
-	union {
-		float f[2];
-		double d[2];
-		int32_t i;
-		int64_t l;
-		uint32_t u;
-		uint64_t ul;
-		protobuf_c_boolean b;
-	} one;
+	union scalar one;
 	int rc;
 	if (e->dtype == DT_STRING) {
 		rc = ge_bundle_read_strings(b, e, &strs, &ns, err);
@@ -281,79 +363,7 @@ int ge_bundle_read_tensorproto(ge_bundle *b, const ge_bundle_entry *e,
 			tp.tensor_content.data = data;
 			tp.tensor_content.len = len;
 		} else {
-			switch (f) {
-			case F_FLOAT: {
-				uint32_t u = (uint32_t)rd_le(data, 4);
-				memcpy(&one.f[0], &u, 4);
-				tp.n_float_val = 1;
-				tp.float_val = one.f;
-				break;
-			}
-			case F_DOUBLE: {
-				uint64_t u = rd_le(data, 8);
-				memcpy(&one.d[0], &u, 8);
-				tp.n_double_val = 1;
-				tp.double_val = one.d;
-				break;
-			}
-			case F_INT: {
-				uint64_t v = rd_le(data, es);
-				if (is_signed_int(e->dtype) && es < 8 &&
-				    (v >> (8 * es - 1)) & 1)
-					v |= ~(uint64_t)0 << (8 * es);
-				one.i = (int32_t)(int64_t)v;
-				tp.n_int_val = 1;
-				tp.int_val = &one.i;
-				break;
-			}
-			case F_INT64:
-				one.l = (int64_t)rd_le(data, 8);
-				tp.n_int64_val = 1;
-				tp.int64_val = &one.l;
-				break;
-			case F_BOOL:
-				one.b = data[0] != 0;
-				tp.n_bool_val = 1;
-				tp.bool_val = &one.b;
-				break;
-			case F_SCOMPLEX: {
-				uint32_t re = (uint32_t)rd_le(data, 4),
-					 im = (uint32_t)rd_le(data + 4, 4);
-				memcpy(&one.f[0], &re, 4);
-				memcpy(&one.f[1], &im, 4);
-				tp.n_scomplex_val = 2;
-				tp.scomplex_val = one.f;
-				break;
-			}
-			case F_DCOMPLEX: {
-				uint64_t re = rd_le(data, 8),
-					 im = rd_le(data + 8, 8);
-				memcpy(&one.d[0], &re, 8);
-				memcpy(&one.d[1], &im, 8);
-				tp.n_dcomplex_val = 2;
-				tp.dcomplex_val = one.d;
-				break;
-			}
-			case F_HALF:
-				one.i = (int32_t)rd_le(data, 2);
-				tp.n_half_val = 1;
-				tp.half_val = &one.i;
-				break;
-			case F_UINT32:
-				one.u = (uint32_t)rd_le(data, 4);
-				tp.n_uint32_val = 1;
-				tp.uint32_val = &one.u;
-				break;
-			case F_UINT64:
-				one.ul = rd_le(data, 8);
-				tp.n_uint64_val = 1;
-				tp.uint64_val = &one.ul;
-				break;
-			case F_FLOAT8:
-				tp.float8_val.data = data;
-				tp.float8_val.len = 1;
-				break;
-			}
+			set_scalar(&tp, f, e->dtype, data, es, &one);
 		}
 	}
 	size_t n = tensorflow__tensor_proto__get_packed_size(&tp);
