@@ -996,8 +996,10 @@ static void tfjs_free(ge_graph *g)
 }
 
 /* The meta goes with the graph: shared by its clones, freed with it. */
-static const ge_graph_hooks tfjs_hooks = {NULL, NULL, tfjs_clone,
-					  tfjs_free};
+static const ge_graph_hooks tfjs_hooks = {
+	.clone = tfjs_clone,
+	.free = tfjs_free,
+};
 
 void ge_tfjs_meta_release(ge_tfjs_meta *m)
 {
@@ -1008,6 +1010,11 @@ void ge_tfjs_meta_release(ge_tfjs_meta *m)
 	json_decref(m->extra_specs);
 	ge_buf_free(&m->extra_data);
 	free(m);
+}
+
+ge_tfjs_meta *ge_graph_tfjs(const ge_graph *g)
+{
+	return g->tfjs;
 }
 
 ge_tfjs_meta *ge_tfjs_meta_ref(ge_tfjs_meta *m)

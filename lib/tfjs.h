@@ -28,6 +28,8 @@ typedef struct ge_tfjs_meta {
 	ge_buf extra_data;    /* their bytes, one after the other */
 } ge_tfjs_meta;
 
+/* What the model.json g was loaded from held, or NULL. */
+ge_tfjs_meta *ge_graph_tfjs(const struct ge_graph *g);
 ge_tfjs_meta *ge_tfjs_meta_ref(ge_tfjs_meta *m);
 void ge_tfjs_meta_release(ge_tfjs_meta *m);
 

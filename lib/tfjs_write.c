@@ -15,7 +15,7 @@
  * exactly, so an unedited weight comes back byte for byte.
  */
 #include "config.h"
-#include "graph_impl.h"
+#include "graph.h"
 #include "meta.h"
 #include "model.h"
 #include "tensor.h"
@@ -478,7 +478,7 @@ static int topology(writer *W, ge_graph *g, json_t **out)
 	if (!gd)
 		return ge_err(W->err, GE_EFORMAT, "%s: the graph does not encode "
 			      "as a valid GraphDef (a raw attr may be corrupt)",
-			      g->name);
+			      ge_graph_name(g));
 	const char *node, *op;
 	if (holds_variables(gd, &node, &op)) {
 		rc = ge_err(W->err, GE_EINVAL, "%s: node '%s' is a %s: a "
@@ -747,7 +747,7 @@ int ge_tfjs_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	W.path = path;
 	W.err = err;
 	W.o = o;
-	W.meta = g->tfjs;
+	W.meta = ge_graph_tfjs(g);
 	W.specs = json_array();
 	W.names = json_object();
 	if (!*base_of(path) || strlen(path) + 32 > PATH_MAX) {
