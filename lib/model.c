@@ -17,10 +17,9 @@
 #include "meta.h"
 #include "model.h"
 #include "bundle.h"
-#include "checkpoint.h"
 #include "opreg.h"
 #include "textpb.h"
-#include "varpolicy.h"
+#include "tfjs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -453,6 +452,7 @@ static void meta_free_hook(ge_graph *g)
 
 const ge_graph_hooks ge_meta_hooks = {
 	ge_meta_on_rename, ge_meta_on_remove, meta_clone_hook, meta_free_hook,
+	NULL,
 };
 
 void ge_meta_attach(ge_graph *g)
@@ -1005,8 +1005,9 @@ int ge_serialize(const ge_graph *g, ge_format fmt, ge_buf *out, ge_error *err)
 	fmt = resolve_format(g, fmt);
 	if (fmt == GE_FMT_TFJS)
 		return ge_err(err, GE_EINVAL,
-			      "%s: writing TensorFlow.js models is not "
-			      "supported; save as a GraphDef",
+			      "%s: a TensorFlow.js model is a model.json and "
+			      "its shards, not one message: save it to a path "
+			      "ending in .json",
 			      g->name);
 	if (!ge_format_is_text(fmt)) {
 		encode_binary(g, fmt, out);
@@ -1167,26 +1168,13 @@ static int save_savedmodel(ge_graph *g, const char *path, ge_format fmt,
 	ge_buf_free(&out);
 	if (rc)
 		goto fail;
-	/* variables that transforms duplicated: the new checkpoint holds
-	 * them too, under their new keys */
-	const ge_ckpt_plan *plan = ge_graph_checkpoint_plan(g);
-	if (plan) {
-		char vars[PATH_MAX];
-		if (!srcdir) {
-			rc = ge_err(err, GE_EINVAL,
-				    "%s: the graph has duplicated variables but "
-				    "no SavedModel variables to copy them from",
-				    path);
-			goto fail;
-		}
-		if (pjoin(vars, sizeof vars, srcdir, "variables/variables")) {
-			rc = ge_err(err, GE_EIO, "%s: path too long", srcdir);
-			goto fail;
-		}
-		rc = ge_savedmodel_apply_plan(tmp, vars, plan, err);
-		if (rc)
-			goto fail;
-	}
+	/* what the layers above keep with the graph (the variables that
+	 * transforms duplicated) goes into the new directory too */
+	for (size_t i = 0; i < g->n_hooks && !rc; i++)
+		if (g->hooks[i]->save_dir)
+			rc = g->hooks[i]->save_dir(g, srcdir, tmp, path, err);
+	if (rc)
+		goto fail;
 	/* swap the new directory in: the destination holds the old or the
 	 * new one at every instant */
 	rc = ge_dir_swap(tmp, path, err);
@@ -1205,13 +1193,30 @@ static int ends_with(const char *s, const char *suf)
 	return a >= b && !strcmp(s + a - b, suf);
 }
 
+/* A tfjs model saved to a path that names no .json: the directory of its
+ * model.json, as the converter's output directory. */
+static int save_tfjs_dir(ge_graph *g, const char *dir,
+			 const ge_save_opts *o, ge_error *err)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n + sizeof "/model.json" > sizeof p)
+		return ge_err(err, GE_EIO, "%s: path too long", dir);
+	snprintf(p, sizeof p, "%.*s/model.json", (int)n, dir);
+	return ge_save(g, p, o, err);
+}
+
 int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	    ge_error *err)
 {
 	ge_format fmt = o ? o->format : GE_FMT_AUTO;
 	if (fmt == GE_FMT_AUTO) {
 		fmt = resolve_format(g, GE_FMT_AUTO);
-		if (ends_with(path, ".pbtxt") || ends_with(path, ".txt"))
+		if (ends_with(path, ".json"))
+			fmt = GE_FMT_TFJS;
+		else if (ends_with(path, ".pbtxt") || ends_with(path, ".txt"))
 			fmt = to_text(fmt);
 		else if (ends_with(path, ".pb") || ends_with(path, ".meta"))
 			fmt = to_binary(fmt);
@@ -1224,6 +1229,8 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	}
 	if (fmt == GE_FMT_SAVEDMODEL || fmt == GE_FMT_SAVEDMODEL_TEXT)
 		return save_savedmodel(g, path, fmt, o, err);
+	if (fmt == GE_FMT_TFJS && !ends_with(path, ".json"))
+		return save_tfjs_dir(g, path, o, err);
 	if (!(o && o->overwrite) && same_file(g->name, path))
 		return ge_err(err, GE_EIO,
 			      "%s: refusing to overwrite the file the graph "
@@ -1231,6 +1238,8 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 			      path);
 	if (is_dir(path))
 		return ge_err(err, GE_EIO, "%s: is a directory", path);
+	if (fmt == GE_FMT_TFJS)
+		return ge_tfjs_save(g, path, o, NULL, err);
 	if (fmt == GE_FMT_GRAPHDEF) {
 		/* stream: no second copy of a large graph in memory */
 		ge_writer w;
