@@ -107,6 +107,8 @@ struct ge_graph {
 	/* op types of the container's stripped_op_list, or NULL */
 	const struct Tensorflow__OpList *oplist;
 	struct ge_oplist_index *oplist_idx;
+	/* control-flow frames (frames.c), recomputed when version moves */
+	struct ge_frames *frames;
 };
 
 #define IDX_TOMB 0xffffffffull
@@ -151,6 +153,9 @@ size_t ge_edge_room(uint32_t n);
 /* Frees / copies the graph's checkpoint plan (varpolicy.c). */
 void ge_ckpt_plan_release(struct ge_ckpt_plan *p);
 struct ge_ckpt_plan *ge_ckpt_plan_dup(const struct ge_ckpt_plan *p);
+
+/* Frees the cached frames (frames.c). */
+void ge_frames_release(struct ge_frames *F);
 
 /* Forgets the colocation index (rebuilt on the next rename). */
 void ge_coloc_drop(ge_graph *g);
