@@ -1204,11 +1204,21 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	    ge_error *err)
 {
 	ge_format fmt = o ? o->format : GE_FMT_AUTO;
+	if (fmt == GE_FMT_AUTO && ends_with(path, ".json"))
+		/* the name promises a TensorFlow.js model.json: never write
+		 * GraphDef bytes under it */
+		return ge_err(err, GE_EINVAL,
+			      "%s: cannot write TensorFlow.js model.json files "
+			      "(name the output .pb, .pbtxt or .meta, or give a "
+			      "format)",
+			      path);
 	if (fmt == GE_FMT_AUTO) {
 		fmt = resolve_format(g, GE_FMT_AUTO);
 		if (ends_with(path, ".pbtxt") || ends_with(path, ".txt"))
 			fmt = to_text(fmt);
-		else if (ends_with(path, ".pb") || ends_with(path, ".meta"))
+		else if (ends_with(path, ".meta"))
+			fmt = GE_FMT_META; /* what TensorFlow names .meta */
+		else if (ends_with(path, ".pb"))
 			fmt = to_binary(fmt);
 		if ((fmt == GE_FMT_SAVEDMODEL || fmt == GE_FMT_SAVEDMODEL_TEXT) &&
 		    (ends_with(path, ".pb") || ends_with(path, ".pbtxt"))) {

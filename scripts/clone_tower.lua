@@ -52,7 +52,8 @@ local function select_view(g, p)
   if #ins == 0 then error("no inputs: give inputs= or a scope=") end
   local ops = ge.get_walks_intersection_ops(ins, outs)
   if #ops == 0 then error("no op lies between the inputs and the outputs") end
-  return ge.sgv(ops)
+  -- a tower holds whole while loops, never a part of one
+  return ge.sgv(ge.whole_loops(ops))
 end
 
 local function const(g, name, dtype, value)
@@ -71,7 +72,12 @@ every Placeholder and every op nobody reads), are copied `towers` times
 as tower_0 .. tower_N-1, each placed on its own device.  With
 split=batch each tower reads its share of the batch (a Split along
 dimension 0 of every input that is a Placeholder, or of the given
-inputs); with split=none every tower reads the inputs whole.  Weights
+inputs) when the input has a batch dimension (a known rank of 1 or
+more); the others (scalars such as keep_prob, inputs of unknown rank)
+are fed whole to every tower, and the recipe says which on stderr.
+With split=none every tower reads the inputs whole.  The ops between
+inputs and outputs are taken with the whole TF1 while loops they are
+in; a scope that holds part of a loop is refused, naming the loop.  Weights
 and other tensors from outside are shared; variables are shared or
 duplicated (each tower its own copy, initialized, saved and restored like
 the original).  The outputs of the towers are combined: concat (along
@@ -105,12 +111,17 @@ go.]],
     local in_view = {}
     for _, op in ipairs(originals) do in_view[op] = true end
     -- the inputs to split
-    local split = {}
+    local split, whole = {}, {}
     if p.split == "batch" then
       local chosen = {}
       for _, t in ipairs(tensors(g, p.inputs)) do chosen[t] = true end
       for _, t in ipairs(inputs) do
-        if chosen[t] or (#p.inputs == 0 and t.op.type:find("^Placeholder")) then
+        local wanted = chosen[t] or
+                       (#p.inputs == 0 and t.op.type:find("^Placeholder"))
+        -- only a tensor with a batch dimension can be split along it
+        if wanted and not (t.shape and #t.shape >= 1) then
+          whole[#whole + 1] = t.name
+        elseif wanted then
           local dtype = t.dtype or error("the dtype of " .. t.name .. " is unknown")
           local axis = const(g, t.op.name .. "/tower_split/axis", "int32", 0)
           split[t] = g:add_op{type = "Split", name = g:unique_name(t.op.name .. "/tower_split"),
@@ -118,6 +129,10 @@ go.]],
                               attrs = {T = dtype, num_split = n}}
         end
       end
+    end
+    if #whole > 0 then
+      io.stderr:write("clone_tower: fed whole to every tower (no batch "
+                      .. "dimension): " .. table.concat(whole, ", ") .. "\n")
     end
     local varts = variable_tensors(g)
     -- the towers
@@ -196,5 +211,6 @@ go.]],
     for _, r in ipairs(renames) do
       if gone[r.orig] and not g:op(r.name) then r.op.name = r.name end
     end
+    return {towers = n, fed_whole = whole}
   end,
 }

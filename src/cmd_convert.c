@@ -17,6 +17,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 
@@ -28,6 +29,23 @@ static const struct cli_opt convert_opts[] = {
 	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
 	{NULL, 0, 0, 0},
 };
+
+/* Output names whose extension promises a format gerewrite does not
+ * write: refused before anything is read, so that no file of the wrong
+ * format appears under such a name. */
+static const char *unwritable(const char *out)
+{
+	static const char *const exts[] = {
+		".json", ".onnx", ".tflite", ".h5", ".hdf5", ".keras", ".pt",
+		".pth", ".mlmodel", ".zip", NULL};
+	size_t n = strlen(out);
+	for (size_t i = 0; exts[i]; i++) {
+		size_t e = strlen(exts[i]);
+		if (n > e && !strcasecmp(out + n - e, exts[i]))
+			return exts[i];
+	}
+	return NULL;
+}
 
 int cmd_convert(lua_State *L, int argc, char **argv)
 {
@@ -53,6 +71,17 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 		rc = cli_usage("convert", "too many arguments ('%s')", a.pos[2]);
 	else
 		rc = cli_format("convert", format, &outfmt);
+	if (!rc && !format && unwritable(a.pos[1])) {
+		cli_errmsg("%s: cannot write %s files (%s); name the output "
+			   ".pb (binary GraphDef or MetaGraphDef as read), "
+			   ".pbtxt, .meta, or a directory (SavedModel), or "
+			   "give --format",
+			   a.pos[1], unwritable(a.pos[1]),
+			   !strcasecmp(unwritable(a.pos[1]), ".json")
+				   ? "TensorFlow.js model.json"
+				   : "not a TensorFlow graph format");
+		rc = EXIT_USAGE;
+	}
 	if (rc)
 		goto out;
 	ge_graph *g;

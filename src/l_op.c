@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "frames.h"
 #include "lge.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
@@ -148,7 +149,7 @@ static int op_index(lua_State *L)
 		if (!strcmp(key, "name") || !strcmp(key, "type") ||
 		    !strcmp(key, "device") || !strcmp(key, "graph") ||
 		    !strcmp(key, "inputs") || !strcmp(key, "outputs") ||
-		    !strcmp(key, "control_inputs")) {
+		    !strcmp(key, "control_inputs") || !strcmp(key, "frame")) {
 			lge_op *o = lge_checkop(L, 1);
 			ge_graph *g = o->owner->g;
 			int gidx = owner_index(L);
@@ -165,6 +166,17 @@ static int op_index(lua_State *L)
 			case 'g':
 				lua_pushvalue(L, gidx);
 				break;
+			case 'f': {
+				/* "" in the root frame, nil when no walk from
+				 * the graph's sources reaches the op */
+				const ge_frames *F = ge_graph_frames(g);
+				int32_t f = ge_frames_op(F, o->id);
+				if (f < 0)
+					lua_pushnil(L);
+				else
+					lua_pushstring(L, ge_frames_name(F, f));
+				break;
+			}
 			case 'i':
 				push_inputs(L, o, gidx);
 				break;
