@@ -623,9 +623,17 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 		ge_buf_free(&nb);
 		return rc;
 	}
-	const char *un = ge_graph_unique_name(g_, (char *)nb.data);
-	ge_buf_free(&nb);
+	/* the op named like the destination scope (a variable `W` beside
+	 * `W/read`) takes that name, which the scope itself reserved */
+	size_t sl = strlen(I->scope_);
+	const char *un =
+		sl > 1 && nb.len == sl - 1 &&
+				!strncmp((char *)nb.data, I->scope_, sl - 1) &&
+				ge_graph_find(g_, (char *)nb.data) == GE_NOOP
+			? (const char *)nb.data
+			: ge_graph_unique_name(g_, (char *)nb.data);
 	ge_opid id = ge_graph_add_op(g_, un, ge_op_type(g, op), err);
+	ge_buf_free(&nb);
 	if (id == GE_NOOP)
 		return GE_EINVAL;
 	const char *dev = ge_op_device(g, op);

@@ -134,6 +134,11 @@ go.]],
       io.stderr:write("clone_tower: fed whole to every tower (no batch "
                       .. "dimension): " .. table.concat(whole, ", ") .. "\n")
     end
+    -- frames before any edit (each edit would have them recomputed)
+    local inside = {}
+    for k, t in ipairs(outputs) do
+      inside[k] = t.op.frame ~= "" and not t.op.type:match("Exit$")
+    end
     local varts = variable_tensors(g)
     -- the towers
     local tower_outputs = {}
@@ -158,6 +163,12 @@ go.]],
     -- combine, and read the combination instead of the originals
     local renames = {}
     for k, t in ipairs(outputs) do
+      -- a tensor inside a while loop (a loop variable nobody reads out of
+      -- the loop) cannot be combined outside its frame: the towers keep
+      -- theirs
+      if inside[k] then
+        goto next_output
+      end
       local parts = {}
       for i = 1, n do parts[i] = tower_outputs[i][k] end
       local combined
@@ -193,6 +204,7 @@ go.]],
       if t.index == 0 and combined.op ~= parts[1].op then
         renames[#renames + 1] = {op = combined.op, name = t.op.name, orig = t.op}
       end
+      ::next_output::
     end
     -- the originals nobody reads any more go, readers first
     local gone = {}
