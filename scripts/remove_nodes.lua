@@ -1,5 +1,21 @@
 -- remove_nodes: bypass and delete ops of some types (transform_graph's
 -- remove_nodes), typically Identity and CheckNumerics in inference graphs.
+-- The ops that other ops are colocated with (their _class attr lists
+-- "loc:@name"): removing one would leave a dangling colocation.
+local function colocation_targets(g)
+  local set = {}
+  for _, op in ipairs(g:ops()) do
+    local c = op:attr("_class")
+    if type(c) == "table" then
+      for _, s in ipairs(c) do
+        local n = type(s) == "string" and s:match("^loc:@(.+)$")
+        if n then set[n] = true end
+      end
+    end
+  end
+  return set
+end
+
 return {
   name = "remove_nodes",
   description = [[
@@ -8,7 +24,8 @@ Bypass and delete ops of some types (e.g. Identity).
 Removes the ops of the given types that have exactly one data input and
 no control input, connecting their consumers to that input (control
 edges from them now start at the input's op).  Ops listed in inputs or
-outputs stay, and so do ops whose other outputs are used.
+outputs stay, and so do ops whose other outputs are used and ops other
+ops are colocated with (loc:@name in their _class attr).
 
 Inside a TF1 while loop an op that other ops wait on (control edges)
 stays: it is the loop's pivot (the Identity of a Switch's output that
@@ -26,6 +43,7 @@ it cannot re-home.  The ops kept so are counted on stderr.]],
   },
   run = function(g, p)
     local types, protected, pivots, removed = {}, {}, 0, 0
+    for n in pairs(colocation_targets(g)) do protected[n] = true end
     for _, t in ipairs(p.op) do types[t] = true end
     for _, list in ipairs{p.inputs, p.outputs} do
       for _, s in ipairs(list) do

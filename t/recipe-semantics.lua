@@ -96,7 +96,7 @@ end
 -- rebuilt and validate names the frame and the op.
 do
   local g = cflow.graph("nested_loops")
-  local res = lib.run_recipe("remove_nodes", g, {"op=Identity"})
+  local res = lib.run_recipe("remove_nodes", g, {"op=Identity"}) or {}
   ok(problems_of(g), "1: remove_nodes on nested loops validates")
   ok(g:op("while/Identity") and g:op("while/while/Identity"),
      "1: the pivots stay")
@@ -143,18 +143,20 @@ do
   for _, fx in ipairs{"single_loop", "nested_loops", "cond_in_loop",
                       "loop_control_deps"} do
     local g = cflow.graph(fx)
-    lib.run_recipe("copy_subgraph", g, {"dst_scope=copy", "inputs=x",
-                                        "outputs=out"})
+    pcall(lib.run_recipe, "copy_subgraph", g, {"dst_scope=copy", "inputs=x",
+                                               "outputs=out"})
     ok(problems_of(g), "2: copy_subgraph inputs/outputs on " .. fx ..
        " validates")
     is(reads_original_loop(g, "copy/"), nil,
        "2: no copied op reads the original loop (" .. fx .. ")")
-    is(g:op("copy/while/Merge").frame, "copy/while/while_context",
+    is("copy/while/while_context",
+       g:op("copy/while/Merge") and g:op("copy/while/Merge").frame,
        "2: the copied loop has its own frame (" .. fx .. ")")
     g = cflow.graph(fx)
-    lib.run_recipe("clone_tower", g, {"inputs=x", "outputs=out"})
+    pcall(lib.run_recipe, "clone_tower", g, {"inputs=x", "outputs=out"})
     ok(problems_of(g), "2: clone_tower inputs/outputs on " .. fx ..
        " validates")
+    ok(g:op("tower_1/while/Merge"), "2: the tower has the loop (" .. fx .. ")")
     is(reads_original_loop(g, "tower_1/"), nil,
        "2: no tower op reads another loop (" .. fx .. ")")
   end
@@ -172,16 +174,19 @@ end
 -- ---------------------------------------------------------------- 3
 do
   local g = cflow.graph("loop_and_scalars")
-  local res = lib.run_recipe("clone_tower", g, {"inputs=x,keep_prob",
-                                                "outputs=out"})
+  local ran, res = pcall(lib.run_recipe, "clone_tower", g,
+                         {"inputs=x,keep_prob", "outputs=out"})
+  ok(ran, "3: clone_tower runs: " .. tostring(not ran and res or ""))
+  res = ran and res or {}
   ok(problems_of(g), "3: clone_tower with a scalar input validates")
-  is(table.concat(res.fed_whole, ","), "keep_prob:0",
+  is(table.concat(res.fed_whole or {}, ","), "keep_prob:0",
      "3: the scalar is fed whole, and said")
   ok(g:op("x/tower_split") and not g:op("keep_prob/tower_split"),
      "3: only the batched input is split")
   local reads = {}
   for _, i in ipairs{0, 1} do
-    reads[#reads + 1] = g:op("tower_" .. i .. "/scaled").inputs[2].name
+    local op = g:op("tower_" .. i .. "/scaled")
+    reads[#reads + 1] = op and op.inputs[2].name or "-"
   end
   is(table.concat(reads, ","), "keep_prob:0,keep_prob:0",
      "3: every tower reads keep_prob whole")
@@ -195,9 +200,10 @@ node { name: "W" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
 node { name: "W/read" op: "Identity" input: "W" attr { key: "T" value { type: DT_FLOAT } } }
 node { name: "Wx" op: "Identity" input: "W/read" attr { key: "T" value { type: DT_FLOAT } } }
 ]], "graphdef-text"))
-  lib.run_recipe("copy_subgraph", g, {"scope=W", "dst_scope=W2"})
+  pcall(lib.run_recipe, "copy_subgraph", g, {"scope=W", "dst_scope=W2"})
   ok(g:op("W2") and g:op("W2/read"), "4: scope W copies W and W/read")
-  is("W2:0", g:op("W2/read").inputs[1].name, "4: the copy reads the copy")
+  is("W2:0", g:op("W2/read") and g:op("W2/read").inputs[1].name,
+     "4: the copy reads the copy")
   ok(not g:op("W2x") and not g:op("W2/x"), "4: Wx is not in scope W")
   ok(problems_of(g), "4: validates")
 end
@@ -206,6 +212,7 @@ end
 do
   local g = cflow.graph("loop_and_scalars")
   local done, err = pcall(lib.run_recipe, "insert_noise", g, {"types=AddV2"})
+  err = tostring(err)
   ok(not done and err:find("n2:0 (AddV2) is int32", 1, true) and
      err:find("integers=cast", 1, true),
      "5: an int32 site is refused clearly: " .. tostring(err))
@@ -214,16 +221,19 @@ do
   g = assert(ge.parse(cflow.text("loop_and_scalars") ..
     'node { name: "n3" op: "Identity" input: "n2" attr { key: "T" value { type: DT_INT32 } } }',
     "graphdef-text"))
-  local res = lib.run_recipe("insert_noise", g, {"types=AddV2",
-                                                 "integers=cast"})
+  local cast_ok, res = pcall(lib.run_recipe, "insert_noise", g,
+                              {"types=AddV2", "integers=cast"})
+  res = cast_ok and res or {}
   is(res.sites, 1, "5: integers=cast adds the noise")
-  is(g:op("n3").inputs[1].op.type, "Cast", "5: ... cast back to int32")
+  is("Cast", g:op("n3").inputs[1].op.type, "5: ... cast back to int32")
   ok(problems_of(g), "5: validates")
   g = cflow.graph("single_loop")
-  res = lib.run_recipe("insert_noise", g, {"types=Identity,Add"})
-  is(table.concat(res.unread, ","), "out", "5: the unread site is reported")
+  res = lib.run_recipe("insert_noise", g, {"types=Identity,Add"}) or {}
+  is(table.concat(res.unread or {}, ","), "out",
+     "5: the unread site is reported")
   ok(not g:op("out/noise/add"), "5: and gets no noise")
-  ok(g:op("while/add/noise/stddev").frame == "while/while_context",
+  ok(g:op("while/add/noise/stddev") and
+     g:op("while/add/noise/stddev").frame == "while/while_context",
      "5: noise in a loop runs in its frame")
   ok(problems_of(g), "5: noise in a loop validates")
   local help = lib.recipe("insert_noise").description
@@ -234,8 +244,8 @@ end
 -- ---------------------------------------------------------------- 6
 do
   local g = cflow.graph("single_loop")
-  lib.run_recipe("remove_identity_chains", g, {"remove_outputs=true",
-                                               "outputs=out"})
+  pcall(lib.run_recipe, "remove_identity_chains", g, {"remove_outputs=true",
+                                                      "outputs=out"})
   ok(g:op("out"), "6: an output named in outputs stays")
   local meta = assert(ge.parse([[
 graph_def {
@@ -251,7 +261,7 @@ signature_def { key: "serving_default" value {
   ok(problems_of(meta), "6: validates")
   local dir = tap.tmpdir()
   local saved, err = g:save(dir .. "/out.json")
-  ok(not saved and err:find("cannot write TensorFlow.js", 1, true),
+  ok(not saved and tostring(err):find("cannot write TensorFlow.js", 1, true),
      "6: saving to .json is refused: " .. tostring(err))
   local f = io.open(dir .. "/out.json")
   ok(not f, "6: and writes nothing")
