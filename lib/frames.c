@@ -440,7 +440,7 @@ static void check_next(struct vstate *V, ge_opid i)
 	const ge_frames *F = V->F;
 	int32_t f = F->fr[i];
 	if (f == 0) {
-		PROBLEM(V, "node '%s' (%s) in frame (root): NextIteration "
+		PROBLEM(V, "node '%s' (%s) in frame '(root)': NextIteration "
 			"outside any while loop", o->name, o->type);
 		return;
 	}
@@ -608,7 +608,7 @@ size_t ge_frames_validate(const ge_graph *g, ge_buf *report)
 		}
 		case K_EXIT:
 			if (f == 0)
-				PROBLEM(&V, "node '%s' (%s) in frame (root): "
+				PROBLEM(&V, "node '%s' (%s) in frame '(root)': "
 					"Exit outside any while loop",
 					o->name, o->type);
 			break;
@@ -620,7 +620,7 @@ size_t ge_frames_validate(const ge_graph *g, ge_buf *report)
 			break;
 		case K_LOOPCOND:
 			if (f == 0)
-				PROBLEM(&V, "node '%s' (%s) in frame (root): "
+				PROBLEM(&V, "node '%s' (%s) in frame '(root)': "
 					"LoopCond outside any while loop",
 					o->name, o->type);
 			else if (c1[f] == GE_NOOP)

@@ -2,6 +2,7 @@
  * checks of validate, on loops built as tf.while_loop builds them. */
 #include "frames.h"
 #include "testutil.h"
+#include "transform.h"
 
 #define TY(t) "attr { key: \"T\" value { type: " t " } } "
 #define FL TY("DT_FLOAT")
@@ -182,7 +183,7 @@ static void test_rules(void)
 {
 	ge_graph *g;
 	g = parse(CST("x", "") NODE("e", "Exit", IN("x"), FL));
-	ok(problems(g, "node 'e' (Exit) in frame (root): Exit outside"),
+	ok(problems(g, "node 'e' (Exit) in frame '(root)': Exit outside"),
 	   "Exit outside a loop");
 	ge_graph_free(g);
 	g = parse(CST("x", "") ENTER("e", "x", ""));
@@ -220,9 +221,49 @@ static void test_rules(void)
 	ge_graph_free(g);
 }
 
+/* ge_copy refuses a view cutting a loop; a whole loop is copied into a
+ * frame of its own that reads nothing of the original loop. */
+static void test_copy(void)
+{
+	ge_graph *g = parse(SINGLE);
+	ge_error err;
+	ge_opvec v = GE_VEC_INIT;
+	ge_opvec_push(&v, OP(g, "while/Merge"));
+	ge_opvec_push(&v, OP(g, "while/Switch"));
+	ge_view w = GE_VIEW_INIT;
+	ok(!ge_view_init(&w, g, v.v, v.n, NULL, 0, &err), "a view of 2 ops");
+	ge_transform_opts o = {0};
+	o.dst_scope = "copy";
+	size_t before = ge_graph_num_ops(g);
+	ok(ge_copy(&w, &o, NULL, NULL, &err) == GE_EINVAL &&
+		   strstr(err.msg, "cut while loop 'while/while_context'"),
+	   "ge_copy refuses part of a loop: %s", err.msg);
+	is_int((long long)before, (long long)ge_graph_num_ops(g),
+	       "nothing was added");
+	ge_view_free(&w);
+	ge_frames_whole_loops(g, &v);
+	ok(!ge_view_init(&w, g, v.v, v.n, NULL, 0, &err), "the whole loop");
+	ok(!ge_copy(&w, &o, NULL, NULL, &err), "is copied");
+	is_string("copy/while/while_context", frame(g, "copy/while/add"),
+		  "in a frame of its own");
+	const ge_frames *F = ge_graph_frames(g);
+	int foreign = 0;
+	for (size_t id = before; id < ge_graph_capacity(g); id++)
+		for (size_t i = 0; i < ge_op_num_inputs(g, (ge_opid)id); i++) {
+			ge_tref t = ge_op_input(g, (ge_opid)id, i);
+			if (t.op < before && ge_frames_op(F, t.op) > 0)
+				foreign++;
+		}
+	is_int(0, foreign, "no copied op reads the original loop");
+	ge_view_free(&w);
+	ge_opvec_free(&v);
+	ge_graph_free(g);
+}
+
 int main(void)
 {
-	tap_plan(27);
+	tap_plan(34);
+	test_copy();
 	test_single();
 	test_nested();
 	test_broken_remove_nodes();
