@@ -169,6 +169,12 @@ do
                                       1, true),
      "2: a copy of part of a loop is refused, naming it: " .. tostring(err))
   is(#ge.whole_loops(ops), 12, "2: ge.whole_loops adds the rest of it")
+  is(#ge.sgv(ops, {loops = "whole"}).ops, 12, "2: so does sgv loops=whole")
+  local made, serr = pcall(ge.sgv, ops, {loops = "refuse"})
+  ok(not made and tostring(serr):find("cut while loop 'while/while_context'",
+                                       1, true),
+     "2: sgv loops=refuse names the loop: " .. tostring(serr))
+  is(#ge.sgv(ops).ops, #ops, "2: a plain view may cut it (reroutes)")
 end
 
 -- ---------------------------------------------------------------- 3
