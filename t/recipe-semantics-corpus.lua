@@ -19,6 +19,9 @@ local MODELS = {
   "SciSharp__TensorFlow.NET/graph/cond_test.meta",
   "SciSharp__TensorFlow.NET/graph/kmeans.meta",
   "SciSharp__TensorFlow.NET/graph/lstm_crf_ner.meta",
+  -- TensorFlow.js graph models with while loops
+  "tfjs/npm__@vladmandic__human-models-3.0.4/models/faceboxes.json",
+  "tfjs/npm__@vladmandic__human-3.3.6/models/handtrack.json",
 }
 do
   -- the frozen graphs, as the manifest lists them
@@ -162,7 +165,8 @@ local function reads_original_loop(g, prefix)
   return n, first
 end
 
-for _, rel in ipairs{TF .. "nested_loop.pbtxt", "large/handtrack.frozen.pb"} do
+for _, rel in ipairs{TF .. "nested_loop.pbtxt", "large/handtrack.frozen.pb",
+                     "tfjs/npm__@vladmandic__human-models-3.0.4/models/faceboxes.json"} do
   local g = ge.load(corpus .. "/" .. rel)
   if g then
     old_remove_identities(g)
@@ -181,8 +185,8 @@ for _, rel in ipairs{TF .. "nested_loop.pbtxt", "large/handtrack.frozen.pb"} do
   end
 end
 
-do
-  local rel = "large/handtrack.frozen.pb"
+for _, rel in ipairs{"large/handtrack.frozen.pb",
+                     "tfjs/npm__@vladmandic__human-models-3.0.4/models/faceboxes.json"} do
   local g = ge.load(corpus .. "/" .. rel)
   if g then
     local ins, outs = ends(g)
