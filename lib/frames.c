@@ -209,7 +209,12 @@ static int reach(const ge_graph *g, ge_frames *F, ge_opid cur, int32_t of,
 		if (F->fr[c] < 0) {
 			const char *s = "";
 			size_t len = 0;
-			ge_op_attr_string(g, c, "frame_name", &s, &len);
+			/* an empty string may come back as NULL */
+			if (ge_op_attr_string(g, c, "frame_name", &s, &len) ||
+			    !s) {
+				s = "";
+				len = 0;
+			}
 			F->fr[c] = frame_for(F, s, len, of, c);
 			F->via[c] = cur;
 			return 1;
