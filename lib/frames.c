@@ -339,10 +339,43 @@ int32_t ge_frames_out(const ge_graph *g, const ge_frames *F, ge_opid id)
 
 /* ------------------------------------------------------------ views */
 
+/* Whether any live op is an Enter: a graph without one has no loop, and
+ * every copy asks, so this costs one pointer compare per op (types are
+ * interned) instead of the frames' walk. */
+static int has_enter(const ge_graph *g)
+{
+	const char *seen[8] = {NULL};
+	for (size_t i = 0; i < g->n_ops; i++) {
+		const char *t = g->ops[i].type;
+		size_t slot = ((uintptr_t)t >> 3) & 7;
+		if (seen[slot] == t)
+			continue;
+		seen[slot] = t;
+		if (kind_of(t) == K_ENTER && !(g->ops[i].flags & OPF_DEAD))
+			return 1;
+		if (kind_of(t) == K_ENTER)
+			seen[slot] = NULL; /* a dead Enter: look at the next */
+	}
+	return 0;
+}
+
+
+/* Whether the frames must be looked at: they are cached, or an Enter
+ * exists. */
+static int may_have_loops(const ge_graph *g)
+{
+	const ge_frames *c = g->frames;
+	if (c && c->valid && c->version == g->version && c->n_ops == g->n_ops)
+		return c->n > 1;
+	return has_enter(g);
+}
+
 void ge_frames_whole_loops(const ge_graph *g, ge_opvec *ops)
 {
+	if (!ops->n || !may_have_loops(g))
+		return;
 	const ge_frames *F = ge_graph_frames(g);
-	if (F->n < 2 || !ops->n)
+	if (F->n < 2)
 		return;
 	uint8_t *want = ge_xcalloc(F->n, 1);
 	int any = 0;
@@ -369,6 +402,8 @@ void ge_frames_whole_loops(const ge_graph *g, ge_opvec *ops)
 int ge_frames_check_view(const ge_graph *g, const ge_opid *ops, size_t n,
 			 ge_error *err)
 {
+	if (!n || !may_have_loops(g))
+		return GE_OK;
 	const ge_frames *F = ge_graph_frames(g);
 	if (F->n < 2 || !n)
 		return GE_OK;
