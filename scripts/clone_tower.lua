@@ -191,6 +191,12 @@ go.]],
                             attrs = {N = n, T = dtype or error("the dtype of " ..
                                      t.name .. " is unknown"), Tidx = "int32"}}:output(0)
       else
+        if not (dtype == "float16" or dtype == "bfloat16" or
+                dtype == "float32" or dtype == "float64") then
+          error(string.format("output %s is %s: combine=mean averages "
+                              .. "floating-point outputs only (combine=concat "
+                              .. "or none can)", t.name, tostring(dtype)))
+        end
         local sum = g:add_op{type = "AddN", name = g:unique_name(base .. "/towers/sum"),
                              inputs = parts,
                              attrs = {N = n, T = dtype or error("the dtype of " ..
