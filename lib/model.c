@@ -1736,3 +1736,16 @@ void ge_meta_on_remove(ge_graph *g, const char *name)
 		}
 	}
 }
+
+/* ------------------------------------------------------------ object graph */
+
+enum { MG_OBJECT_GRAPH = 7 };
+
+struct Tensorflow__SavedObjectGraph *ge_saved_object_graph(ge_graph *g)
+{
+	seg *s = nth_seg(g, MG_OBJECT_GRAPH, 0);
+	if (!s)
+		return NULL;
+	return (Tensorflow__SavedObjectGraph *)seg_msg(
+		s, &tensorflow__saved_object_graph__descriptor);
+}

@@ -1,0 +1,125 @@
+/*
+ * t/tf2-corpus.c: the object graphs of TF2 SavedModels of the corpus: the
+ * captured inputs of each signature's call resolve to the variables and
+ * checkpoint keys TensorFlow saved them under.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "meta.h"
+#include "model.h"
+#include "tap.h"
+#include "testutil.h"
+#include "tf2.h"
+#include "tensorflow/core/protobuf/trackable_object_graph.pb-c.h"
+
+#define TFJS "tensorflow__tfjs/tfjs-node/test_objects/saved_model/"
+#define HPT2 "tensorflow__serving/tensorflow_serving/servables/tensorflow/" \
+	"testdata/saved_model_half_plus_two_tf2_cpu/00000123"
+#define BERT "tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/bert1"
+
+static const char *corpus;
+
+static ge_graph *load(const char *rel, ge_bundle **b)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", corpus, rel);
+	ge_graph *g = NULL;
+	ge_error err;
+	if (ge_load(path, NULL, &g, &err) != GE_OK) {
+		printf("Bail out! %s\n", err.msg);
+		exit(1);
+	}
+	*b = NULL;
+	char *prefix = NULL;
+	if (ge_checkpoint_prefix(path, &prefix, &err) == GE_OK) {
+		if (ge_bundle_open(prefix, b, &err) != GE_OK)
+			*b = NULL;
+		free(prefix);
+	}
+	return g;
+}
+
+/* The captures of the call named `call`, as "slot:op=kind:name@key;...". */
+static const char *captures(ge_graph *g, ge_bundle *b, const char *call)
+{
+	static char buf[4096];
+	ge_tf2_objects *o = NULL;
+	ge_error err;
+	buf[0] = 0;
+	if (ge_tf2_objects_open(g, b, &o, &err) != GE_OK) {
+		snprintf(buf, sizeof buf, "error: %s", err.msg);
+		return buf;
+	}
+	ge_tf2_capture *c = NULL;
+	size_t n = 0;
+	if (ge_tf2_call_captures(o, g, ge_graph_find(g, call), &c, &n,
+				 &err) != GE_OK) {
+		snprintf(buf, sizeof buf, "error: %s", err.msg);
+	} else {
+		size_t len = 0;
+		for (size_t i = 0; i < n; i++)
+			len += (size_t)snprintf(
+				buf + len, sizeof buf - len, "%s%zu:%s=%d:%s@%s",
+				i ? ";" : "", c[i].slot,
+				ge_op_name(g, c[i].t.op), c[i].kind,
+				c[i].name, c[i].key ? c[i].key : "-");
+	}
+	free(c);
+	ge_tf2_objects_free(o);
+	return buf;
+}
+
+int main(void)
+{
+	corpus = tap_corpus();
+	if (!corpus)
+		tap_skip_all("corpus not found");
+	tap_plan(10);
+	ge_bundle *b;
+	ge_graph *g = load(TFJS "times_three_float", &b);
+	ok(ge_is_tf2_savedmodel(g), "times_three_float is a TF2 SavedModel");
+	struct Tensorflow__TrackableObjectGraph *tog = NULL;
+	ge_error err;
+	is_int(GE_OK, ge_checkpoint_object_graph(b, &tog, &err),
+	       "its checkpoint has an object graph");
+	ok(tog && tog->n_nodes >= 2, "with its nodes");
+	if (tog)
+		tensorflow__trackable_object_graph__free_unpacked(tog, NULL);
+	is_string("1:Variable=1:Variable@v/.ATTRIBUTES/VARIABLE_VALUE",
+		  captures(g, b, "StatefulPartitionedCall"),
+		  "the serving call captures v, saved as "
+		  "v/.ATTRIBUTES/VARIABLE_VALUE");
+	is_string("", captures(g, b, "serving_default_x"),
+		  "a Placeholder captures nothing");
+	ge_bundle_close(b);
+	ge_graph_free(g);
+
+	g = load(TFJS "model_multi_output", &b);
+	is_string("2:Variable_1=1:Variable@two/.ATTRIBUTES/VARIABLE_VALUE",
+		  captures(g, b, "StatefulPartitionedCall"),
+		  "model_multi_output: the third input is the capture, object two");
+	ge_bundle_close(b);
+	ge_graph_free(g);
+
+	g = load(HPT2, &b);
+	is_string("1:a=1:a@a/.ATTRIBUTES/VARIABLE_VALUE;"
+		  "2:b=1:b@b/.ATTRIBUTES/VARIABLE_VALUE",
+		  captures(g, b, "StatefulPartitionedCall_5"),
+		  "half_plus_two tf2: predict captures a and b");
+	ge_bundle_close(b);
+	ge_graph_free(g);
+
+	g = load(BERT, &b);
+	ok(b == NULL, "bert1 has no checkpoint");
+	const char *s = captures(g, b, "StatefulPartitionedCall");
+	ok(!strncmp(s, "7:", 2) && !strstr(s, "error"),
+	   "bert1: captures follow the seven inputs");
+	ok(strstr(s, "@-") && !strstr(s, "ATTRIBUTES"),
+	   "and have no keys without a checkpoint");
+	tap_diag("%.200s", s);
+	ge_graph_free(g);
+	return tap_failed != 0;
+}
