@@ -107,6 +107,13 @@ struct ge_graph {
 	/* op types of the container's stripped_op_list, or NULL */
 	const struct Tensorflow__OpList *oplist;
 	struct ge_oplist_index *oplist_idx;
+
+	/* function library model (func.c), made on first use, or NULL */
+	struct ge_flib *flib;
+	/* for a function body: the graph owning the library, and the
+	 * function's id there; NULL / GE_NOFUNC-like for a top-level graph */
+	ge_graph *parent;
+	uint32_t func_id;
 };
 
 #define IDX_TOMB 0xffffffffull
@@ -157,6 +164,24 @@ void ge_coloc_drop(ge_graph *g);
 
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);
+/* The same with the text of each input written by `text` (function
+ * bodies spell inputs `node:out_arg:k`). */
+typedef void (*ge_input_text_fn)(const ge_graph *g, ge_opid id, uint32_t slot,
+				 ge_buf *b);
+void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
+		     ge_input_text_fn text);
+
+/* func.c's side of the graph: freed with it; whether the library must be
+ * re-encoded; the library's payload as it is now (FunctionDefLibrary
+ * bytes); the signature of a function called as an op type. */
+struct ge_flib;
+void ge_flib_free(struct ge_flib *l);
+int ge_flib_changed(const ge_graph *g);
+void ge_flib_encode_payload(const ge_graph *g, ge_buf *out);
+const struct Tensorflow__OpDef *ge_flib_opdef(const ge_graph *g,
+					      const char *type);
+/* Tells a scanned library of a library field appended to g->fields. */
+void ge_flib_add_field(ge_graph *g, const uint8_t *p, size_t len);
 /* model.c's container data: freed and cloned with the graph, and told of
  * renames and removals so collections and signatures stay consistent. */
 void ge_meta_free(ge_meta *m);

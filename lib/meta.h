@@ -18,7 +18,6 @@
 struct Tensorflow__CollectionDef;
 struct Tensorflow__SignatureDef;
 struct Tensorflow__SaverDef;
-struct Tensorflow__SavedObjectGraph;
 
 /* Collections, in file order. */
 size_t ge_collection_count(const ge_graph *g);
@@ -50,10 +49,10 @@ void ge_signature_touch(ge_graph *g, const char *name);
 struct Tensorflow__SaverDef *ge_saver_def(ge_graph *g);
 void ge_saver_def_touch(ge_graph *g);
 
-/* The SavedObjectGraph of a TF2 SavedModel (MetaGraphDef.object_graph_def),
- * decoded on first use and owned by the graph, or NULL when there is none
- * or it does not decode.  Read-only. */
-struct Tensorflow__SavedObjectGraph *ge_saved_object_graph(ge_graph *g);
+/* The SavedObjectGraph of a SavedModel's meta graph, or NULL. */
+struct Tensorflow__SavedObjectGraph;
+struct Tensorflow__SavedObjectGraph *ge_object_graph(ge_graph *g);
+void ge_object_graph_touch(ge_graph *g);
 
 /* Whether the graph carries a MetaGraphDef container. */
 int ge_graph_has_meta(const ge_graph *g);

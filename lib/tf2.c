@@ -23,7 +23,7 @@ struct ge_tf2_objects {
 
 int ge_is_tf2_savedmodel(ge_graph *g)
 {
-	const Tensorflow__SavedObjectGraph *s = ge_saved_object_graph(g);
+	const Tensorflow__SavedObjectGraph *s = ge_object_graph(g);
 	return s && s->n_nodes > 0;
 }
 
@@ -143,7 +143,7 @@ int ge_tf2_objects_open(ge_graph *g, ge_bundle *b, ge_tf2_objects **out,
 {
 	*out = NULL;
 	const char *gname = *ge_graph_name(g) ? ge_graph_name(g) : "graph";
-	Tensorflow__SavedObjectGraph *sog = ge_saved_object_graph(g);
+	Tensorflow__SavedObjectGraph *sog = ge_object_graph(g);
 	if (!sog || !sog->n_nodes)
 		return ge_err(err, GE_EINVAL,
 			      "%s: not a TF2 SavedModel (no object graph)",
