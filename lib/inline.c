@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "func.h"
 #include "select.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
@@ -54,6 +55,13 @@ static int scan_body(struct site *s, ge_error *err)
 	size_t nrets = 0;
 	s->nbody = ge_graph_capacity(b);
 	s->arg_of = ge_xmalloc((s->nbody ? s->nbody : 1) * sizeof *s->arg_of);
+	size_t nargs = 0;
+	for (size_t id = 0; id < s->nbody; id++)
+		nargs += ge_op_alive(b, (ge_opid)id) &&
+			 !strcmp(ge_op_type(b, (ge_opid)id), "_Arg");
+	if (nargs != ni)
+		return bad(s, err, "the call gives %zu inputs, the function "
+			   "takes %zu", ni, nargs);
 	for (size_t id = 0; id < s->nbody; id++) {
 		s->arg_of[id] = -1;
 		if (!ge_op_alive(b, (ge_opid)id))
@@ -78,9 +86,9 @@ static int scan_body(struct site *s, ge_error *err)
 			nrets = (size_t)k + 1 > nrets ? (size_t)k + 1 : nrets;
 		}
 	}
-	if (s->nargs != ni)
-		return bad(s, err, "the call gives %zu inputs, the function "
-			   "takes %zu", ni, s->nargs);
+	if (s->nargs != ni) /* two _Args of one index */
+		return bad(s, err, "the function's %zu arguments do not have "
+			   "the indices 0..%zu", s->nargs, s->nargs - 1);
 	if (nout >= 0 && nrets != (size_t)nout)
 		return bad(s, err, "the call has %d outputs, the function "
 			   "returns %zu", nout, nrets);
@@ -271,6 +279,17 @@ static int reads_body(const struct site *s, ge_opid id)
 	return 0;
 }
 
+/* Whether op w has a data input from op p (then a control input from p
+ * would say nothing more). */
+static int reads_data(const ge_graph *g, ge_opid w, ge_opid p)
+{
+	size_t n = ge_op_num_inputs(g, w);
+	for (size_t i = 0; i < n; i++)
+		if (ge_op_input(g, w, i).op == p)
+			return 1;
+	return 0;
+}
+
 /* Moves the call's consumers to the body's copies and removes the call. */
 static int reroute_out(struct site *s, const ge_opid *cret, size_t ncret,
 		       ge_error *err)
@@ -303,9 +322,11 @@ static int reroute_out(struct site *s, const ge_opid *cret, size_t ncret,
 			ge_opvec_push(&done, o.op);
 	}
 	for (size_t i = 0; i < waiters.n; i++) {
-		ge_op_remove_control_input(g, waiters.v[i], s->call, NULL);
+		ge_opid w = waiters.v[i];
+		ge_op_remove_control_input(g, w, s->call, NULL);
 		for (size_t k = 0; k < done.n; k++)
-			add_control(g, waiters.v[i], done.v[k]);
+			if (!reads_data(g, w, done.v[k]))
+				add_control(g, w, done.v[k]);
 	}
 	ge_opvec_free(&waiters);
 	ge_opvec_free(&done);
@@ -355,5 +376,263 @@ out:
 	free(s.arg_of);
 	free(s.ret);
 	free(s.map);
+	return rc;
+}
+
+
+/* ------------------------------------------------------------ by name */
+
+/* The function op id of g calls, or NULL when it is no call. */
+static const char *callee(ge_graph *g, ge_opid id)
+{
+	const char *t = ge_op_type(g, id);
+	if (ge_is_call_op_type(t)) {
+		const Tensorflow__AttrValue *f = ge_op_attr(g, id, "f", NULL);
+		if (f && f->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC &&
+		    f->func)
+			return f->func->name;
+		return "";
+	}
+	if (ge_func_find(ge_graph_root(g), t) != GE_NOFUNC)
+		return t;
+	return NULL;
+}
+
+static const char *gname_of(const ge_graph *g)
+{
+	return *ge_graph_name(g) ? ge_graph_name(g) : "graph";
+}
+
+/* Where a message says an op is: "op 'x'" or "op 'x' of function 'f'". */
+static void where(ge_buf *b, ge_graph *g, ge_opid id)
+{
+	ge_funcid f = ge_graph_func(g);
+	ge_buf_printf(b, "op '%s'", ge_op_name(g, id));
+	if (f != GE_NOFUNC)
+		ge_buf_printf(b, " of function '%s'",
+			      ge_func_name(ge_graph_root(g), f));
+}
+
+enum { WHITE = 0, GREY, BLACK };
+
+struct check {
+	ge_graph *root;
+	unsigned char *color;    /* by function id */
+	const char **chain;      /* functions being checked, outermost first */
+	size_t depth, cap;
+};
+
+static int check_fn(struct check *c, ge_funcid f, ge_error *err);
+
+/* Checks the call at op id of g (a graph or a body). */
+static int check_call(struct check *c, ge_graph *g, ge_opid id,
+		      ge_error *err)
+{
+	const char *name = callee(g, id);
+	if (!name)
+		return GE_OK;
+	ge_funcid f = *name ? ge_func_find(c->root, name) : GE_NOFUNC;
+	if (f == GE_NOFUNC) {
+		ge_buf b = GE_BUF_INIT;
+		where(&b, g, id);
+		int rc = ge_err(err, GE_EGRAPH, "%s: %s calls '%s', which is "
+				"not in the function library", gname_of(c->root),
+				(const char *)b.data, name);
+		ge_buf_free(&b);
+		return rc;
+	}
+	if (c->color[f] == GREY) {
+		ge_buf b = GE_BUF_INIT;
+		size_t k = 0;
+		while (k < c->depth && strcmp(c->chain[k], name))
+			k++;
+		for (; k < c->depth; k++)
+			ge_buf_printf(&b, "%s -> ", c->chain[k]);
+		ge_buf_adds(&b, name);
+		ge_buf w = GE_BUF_INIT;
+		where(&w, g, id);
+		int rc = ge_err(err, GE_EGRAPH, "%s: function '%s' calls "
+				"itself (%s), at %s", gname_of(c->root), name,
+				(const char *)b.data, (const char *)w.data);
+		ge_buf_free(&b);
+		ge_buf_free(&w);
+		return rc;
+	}
+	if (c->color[f] == BLACK)
+		return GE_OK;
+	return check_fn(c, f, err);
+}
+
+static int check_fn(struct check *c, ge_funcid f, ge_error *err)
+{
+	if (c->depth >= 1000)
+		return ge_err(err, GE_EGRAPH, "%s: calls nested deeper than "
+			      "1000 functions, at '%s'", gname_of(c->root),
+			      ge_func_name(c->root, f));
+	ge_graph *body = ge_func_body(c->root, f, err);
+	if (!body)
+		return err ? err->code : GE_EFORMAT;
+	c->color[f] = GREY;
+	if (c->depth == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		c->chain = ge_xrealloc(c->chain, c->cap * sizeof *c->chain);
+	}
+	c->chain[c->depth++] = ge_func_name(c->root, f);
+	size_t cap = ge_graph_capacity(body);
+	int rc = GE_OK;
+	for (size_t id = 0; id < cap && !rc; id++)
+		if (ge_op_alive(body, (ge_opid)id))
+			rc = check_call(c, body, (ge_opid)id, err);
+	c->depth--;
+	if (!rc)
+		c->color[f] = BLACK;
+	return rc;
+}
+
+/* Checks the calls ops[0..n) of g and, with recursive, every call they
+ * lead to. */
+static int check_calls(ge_graph *g, const ge_opid *ops, size_t n,
+		       int recursive, ge_error *err)
+{
+	struct check c;
+	memset(&c, 0, sizeof c);
+	c.root = ge_graph_root(g);
+	int rc = ge_flib_load(c.root, err);
+	if (rc)
+		return rc;
+	size_t nf = ge_func_capacity(c.root);
+	c.color = ge_xcalloc(nf ? nf : 1, 1);
+	ge_funcid self = ge_graph_func(g);
+	if (self != GE_NOFUNC) {
+		c.color[self] = GREY;
+		c.cap = 16;
+		c.chain = ge_xmalloc(c.cap * sizeof *c.chain);
+		c.chain[c.depth++] = ge_func_name(c.root, self);
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		const char *name = callee(g, ops[i]);
+		if (!name)
+			continue;
+		if (!recursive) {
+			ge_funcid f = *name ? ge_func_find(c.root, name)
+					    : GE_NOFUNC;
+			if (f == GE_NOFUNC || f == self)
+				rc = check_call(&c, g, ops[i], err);
+			continue;
+		}
+		rc = check_call(&c, g, ops[i], err);
+	}
+	free(c.color);
+	free(c.chain);
+	return rc;
+}
+
+/* The control_ret ops of function f, by the names its FunctionDef maps
+ * them to (a map<string, string>, field 6: entries key 1, value 2). */
+static void control_rets(ge_graph *root, ge_funcid f, const ge_graph *body,
+			 ge_opvec *out)
+{
+	ge_buf fd = GE_BUF_INIT;
+	ge_func_encode(root, f, &fd);
+	const uint8_t *p = fd.data, *end = fd.data + fd.len;
+	while (p < end) {
+		uint64_t tag, len;
+		if (ge_read_varint(&p, end, &tag))
+			break;
+		if ((tag >> 3) != 6 || (tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				break;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
+			break;
+		const uint8_t *e = p, *eend = p + len;
+		p = eend;
+		while (e < eend) {
+			uint64_t t2, l2;
+			if (ge_read_varint(&e, eend, &t2))
+				break;
+			if ((t2 & 7) != 2) {
+				if (ge_skip_field(&e, eend, (int)(t2 & 7)))
+					break;
+				continue;
+			}
+			if (ge_read_varint(&e, eend, &l2) ||
+			    l2 > (uint64_t)(eend - e))
+				break;
+			if ((t2 >> 3) == 2) {
+				char *name = ge_xstrndup((const char *)e,
+							 (size_t)l2);
+				ge_opid id = ge_graph_find(body, name);
+				if (id != GE_NOOP)
+					ge_opvec_push(out, id);
+				free(name);
+			}
+			e += l2;
+		}
+	}
+	ge_buf_free(&fd);
+}
+
+static int inline_rec(ge_graph *g, ge_opid call, int recursive,
+		      ge_opvec *added, size_t *count, ge_error *err)
+{
+	ge_graph *root = ge_graph_root(g);
+	const char *name = callee(g, call);
+	ge_funcid f = name && *name ? ge_func_find(root, name) : GE_NOFUNC;
+	if (f == GE_NOFUNC)
+		return ge_err(err, GE_EINVAL, "%s: op '%s' is not a call of "
+			      "a function of the library", gname_of(g),
+			      ge_op_name(g, call));
+	ge_graph *body = ge_func_body(root, f, err);
+	if (!body)
+		return err ? err->code : GE_EFORMAT;
+	ge_opvec cret = GE_VEC_INIT, mine = GE_VEC_INIT;
+	control_rets(root, f, body, &cret);
+	int rc = ge_inline_body(g, call, body, ge_func_name(root, f), cret.v,
+				cret.n, &mine, err);
+	ge_opvec_free(&cret);
+	if (!rc && count)
+		(*count)++;
+	for (size_t i = 0; i < mine.n && !rc; i++) {
+		ge_opid id = mine.v[i];
+		if (recursive && ge_op_alive(g, id) && callee(g, id))
+			rc = inline_rec(g, id, 1, added, count, err);
+		else if (added)
+			ge_opvec_push(added, id);
+	}
+	ge_opvec_free(&mine);
+	return rc;
+}
+
+int ge_inline(ge_graph *g, ge_opid call, int recursive, ge_opvec *added,
+	      ge_error *err)
+{
+	if (call == GE_NOOP || !ge_op_alive(g, call))
+		return ge_err(err, GE_EINVAL, "%s: inline: not an op of the "
+			      "graph", gname_of(g));
+	int rc = check_calls(g, &call, 1, recursive, err);
+	if (rc)
+		return rc;
+	return inline_rec(g, call, recursive, added, NULL, err);
+}
+
+int ge_inline_all(ge_graph *g, size_t *n, ge_error *err)
+{
+	if (n)
+		*n = 0;
+	int rc = ge_flib_load(ge_graph_root(g), err);
+	if (rc)
+		return rc;
+	ge_opvec calls = GE_VEC_INIT;
+	size_t cap = ge_graph_capacity(g);
+	for (size_t id = 0; id < cap; id++)
+		if (ge_op_alive(g, (ge_opid)id) && callee(g, (ge_opid)id))
+			ge_opvec_push(&calls, (ge_opid)id);
+	rc = check_calls(g, calls.v, calls.n, 1, err);
+	for (size_t i = 0; i < calls.n && !rc; i++)
+		if (ge_op_alive(g, calls.v[i]))
+			rc = inline_rec(g, calls.v[i], 1, NULL, n, err);
+	ge_opvec_free(&calls);
 	return rc;
 }

@@ -93,9 +93,6 @@ char *ge_tf2_variable_key(const char *path);
 typedef struct ge_tf2_freeze_opts {
 	const char *signature;  /* NULL: "serving_default" */
 	int clear_devices;      /* empty every op's device */
-	int keep_names;         /* keep the signature's tensor names rather
-				   than naming inputs and outputs by their
-				   keys */
 } ge_tf2_freeze_opts;
 
 /* Freezes one signature of a TF2 SavedModel into a new plain GraphDef
@@ -105,10 +102,11 @@ typedef struct ge_tf2_freeze_opts {
  *   graphs to its checkpoint key in b, and its handle becomes a Const of
  *   its value (its ReadVariableOps Identities of it);
  * - what the outputs do not need goes, and so does the function library;
- * - inputs are Placeholders named by the signature's input keys, outputs
- *   Identity ops named by its output keys (keep_names: the Placeholders
- *   keep their names and an IdentityN keeps the call's name, so the
- *   signature's tensor names still name them).
+ * - inputs are the signature's Placeholders renamed to its input keys,
+ *   outputs Identity ops named by its output keys (`x:0` and `output_0:0`
+ *   where the signature said `serving_default_x:0` and
+ *   `StatefulPartitionedCall:0`); an op that had such a name is renamed
+ *   to name_N.
  * b may be NULL (a SavedModel without variables): then a signature that
  * needs variables fails with a message listing them.  Fails too, naming
  * the op, when a needed resource is not a variable, or an op other than a

@@ -253,7 +253,12 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		res->status = EXIT_USAGE;
 		goto done;
 	}
-	if (!(mo && mo->allow_missing_variables) &&
+	/* a recipe that reads the values itself (freeze) says which are
+	 * missing better than this check can */
+	lua_getfield(L, rec, "checks_variables");
+	int own_check = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	if (!own_check && !(mo && mo->allow_missing_variables) &&
 	    cli_variables_missing(g, res->error, sizeof res->error)) {
 		ge_graph_free(g);
 		res->status = EXIT_USAGE;

@@ -205,6 +205,8 @@ void lge_open_checkpoint(lua_State *L); /* l_checkpoint.c: ge.checkpoint,
 					   ge.freeze, g:checkpoint() */
 void lge_open_opmatcher(lua_State *L); /* l_opmatcher.c: ge.OpMatcher,
 					   ge.op_type */
+void lge_open_inline(lua_State *L);    /* l_inline.c: ge.inline,
+					   ge.inline_all */
 
 /* ---- variables (l_variables.c), for the transform bindings ---- */
 

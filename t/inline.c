@@ -150,8 +150,11 @@ static void errors(void)
 		const char *body, *want, *what;
 	} cases[] = {
 		{ARG("x", 0) ARG("z", 1) RET("y", "x", 0),
-		 "the body reads argument 1 ('z') but the call has 1 inputs",
+		 "the call gives 1 inputs, the function takes 2",
 		 "an argument the call does not give"},
+		{ARG("x", 1) RET("y", "x", 0),
+		 "the body reads argument 1 ('x') but the call has 1 inputs",
+		 "an argument index out of range"},
 		{FCONST("c", "") RET("y", "c", 0),
 		 "the call gives 1 inputs, the function takes 0",
 		 "wrong arity"},
@@ -185,7 +188,7 @@ static void errors(void)
 
 int main(void)
 {
-	tap_plan(20);
+	tap_plan(21);
 	basic();
 	passthrough_and_names();
 	errors();

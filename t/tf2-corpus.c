@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "func.h"
+#include "inline.h"
 #include "meta.h"
 #include "model.h"
 #include "tap.h"
@@ -72,12 +74,79 @@ static const char *captures(ge_graph *g, ge_bundle *b, const char *call)
 	return buf;
 }
 
+/* The ops g will have once every call is inlined: each call counts as
+ * its body's ops (nested calls expanded), _Arg and _Retval not counted. */
+static size_t expanded(ge_graph *root, ge_graph *g, size_t *memo)
+{
+	size_t n = 0, cap = ge_graph_capacity(g);
+	for (size_t id = 0; id < cap; id++) {
+		if (!ge_op_alive(g, (ge_opid)id))
+			continue;
+		const char *t = ge_op_type(g, (ge_opid)id);
+		if (g != root && (!strcmp(t, "_Arg") || !strcmp(t, "_Retval")))
+			continue;
+		const Tensorflow__AttrValue *f =
+			ge_is_call_op_type(t) ? ge_op_attr(g, (ge_opid)id, "f",
+							   NULL)
+					      : NULL;
+		ge_funcid fid = f && f->func ? ge_func_find(root, f->func->name)
+					     : GE_NOFUNC;
+		if (fid == GE_NOFUNC) {
+			n++;
+			continue;
+		}
+		if (!memo[fid])
+			memo[fid] = 1 + expanded(root,
+						 ge_func_body(root, fid, NULL),
+						 memo);
+		n += memo[fid] - 1;
+	}
+	return n;
+}
+
+/* bert1: every call inlined, nested ones too. */
+static void inline_bert(void)
+{
+	ge_bundle *b;
+	ge_graph *g = load(BERT, &b);
+	ge_error err;
+	if (ge_flib_load(g, &err) != GE_OK) {
+		printf("Bail out! %s\n", err.msg);
+		exit(1);
+	}
+	size_t *memo = ge_xcalloc(ge_func_capacity(g) + 1, sizeof *memo);
+	size_t want = expanded(g, g, memo);
+	free(memo);
+	size_t n = 0;
+	int rc = ge_inline_all(g, &n, &err);
+	is_int(GE_OK, rc, "bert1: every call inlined");
+	if (rc)
+		tap_diag("%s", err.msg);
+	tap_diag("bert1: %zu calls inlined, %zu ops", n,
+		 ge_graph_num_ops(g));
+	size_t calls = 0, cap = ge_graph_capacity(g);
+	for (size_t id = 0; id < cap; id++)
+		calls += ge_op_alive(g, (ge_opid)id) &&
+			 ge_is_call_op_type(ge_op_type(g, (ge_opid)id));
+	is_int(0, (long long)calls, "no PartitionedCall is left");
+	is_int((long long)want, (long long)ge_graph_num_ops(g),
+	       "ops: the bodies' minus _Arg/_Retval, plus the outer ones");
+	ge_buf rep = GE_BUF_INIT;
+	size_t np = ge_graph_validate(g, &rep);
+	np += ge_flib_validate(g, 1, &rep);
+	is_int(0, (long long)np, "the graph validates");
+	if (np)
+		tap_diag("%.600s", (const char *)rep.data);
+	ge_buf_free(&rep);
+	ge_graph_free(g);
+}
+
 int main(void)
 {
 	corpus = tap_corpus();
 	if (!corpus)
 		tap_skip_all("corpus not found");
-	tap_plan(10);
+	tap_plan(14);
 	ge_bundle *b;
 	ge_graph *g = load(TFJS "times_three_float", &b);
 	ok(ge_is_tf2_savedmodel(g), "times_three_float is a TF2 SavedModel");
@@ -121,5 +190,6 @@ int main(void)
 	   "and have no keys without a checkpoint");
 	tap_diag("%.200s", s);
 	ge_graph_free(g);
+	inline_bert();
 	return tap_failed != 0;
 }

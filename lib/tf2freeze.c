@@ -1,0 +1,359 @@
+/* tf2freeze.c: one signature of a TF2 SavedModel as a frozen GraphDef
+ * (see tf2.h). */
+#include "tf2.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "func.h"
+#include "inline.h"
+#include "meta.h"
+#include "select.h"
+#include "variables.h"
+#include "varpolicy.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/protobuf/meta_graph.pb-c.h"
+
+enum { DT_RESOURCE = 20 };
+
+/* A captured variable of the signature's calls, by the name of the op
+ * that feeds it (an op of the top-level graph, so of the copy too). */
+struct capvar {
+	char *op;
+	char *key;     /* checkpoint key, or NULL */
+};
+
+struct job {
+	ge_graph *g, *h;
+	ge_bundle *b;
+	const char *gname, *sig;
+	const Tensorflow__SignatureDef *sd;
+	struct capvar *cv;
+	size_t ncv;
+	ge_tvec outs;              /* output Identity ops, then inputs */
+};
+
+static const char *tensor_of(const Tensorflow__TensorInfo *ti)
+{
+	if (!ti || ti->encoding_case != TENSORFLOW__TENSOR_INFO__ENCODING_NAME)
+		return NULL;
+	return ti->name;
+}
+
+/* The ops the given ops need, through data and control inputs. */
+static void needed(ge_graph *h, const ge_tref *from, size_t n, ge_opset *keep)
+{
+	ge_opvec stack = GE_VEC_INIT;
+	ge_opset_init(keep, h);
+	for (size_t i = 0; i < n; i++)
+		if (ge_opset_insert(keep, from[i].op))
+			ge_opvec_push(&stack, from[i].op);
+	while (stack.n) {
+		ge_opid op = stack.v[--stack.n];
+		size_t ni = ge_op_num_inputs(h, op), nc = ge_op_num_control_inputs(h, op);
+		for (size_t i = 0; i < ni + nc; i++) {
+			ge_opid p = i < ni ? ge_op_input(h, op, i).op
+					   : ge_op_control_input(h, op, i - ni);
+			if (p != GE_NOOP && ge_opset_insert(keep, p))
+				ge_opvec_push(&stack, p);
+		}
+	}
+	ge_opvec_free(&stack);
+}
+
+/* Moves an op named `name` out of the way (to name_N). */
+static int free_name(ge_graph *h, const char *name, ge_opid except,
+		     ge_error *err)
+{
+	ge_opid q = ge_graph_find(h, name);
+	if (q == GE_NOOP || q == except)
+		return GE_OK;
+	char *nn = ge_xstrdup(ge_graph_unique_name(h, name));
+	int rc = ge_op_set_name(h, q, nn, err);
+	free(nn);
+	return rc;
+}
+
+/* Inputs: the Placeholders take their keys' names.  Outputs: an Identity
+ * named by each key reads the signature's tensor. */
+static int name_ios(struct job *j, ge_error *err)
+{
+	ge_graph *h = j->h;
+	const Tensorflow__SignatureDef *sd = j->sd;
+	int rc = GE_OK;
+	for (size_t i = 0; i < sd->n_inputs && !rc; i++) {
+		const char *key = sd->inputs[i]->key;
+		const char *tn = tensor_of(sd->inputs[i]->value);
+		ge_tref t;
+		if (!tn || ge_graph_find_tensor(h, tn, &t) != GE_OK ||
+		    t.index != 0)
+			return ge_err(err, GE_EGRAPH,
+				      "%s: signature '%s': input '%s' is not "
+				      "the first output of an op of the graph "
+				      "(%s)", j->gname, j->sig, key,
+				      tn ? tn : "?");
+		if (strcmp(ge_op_name(h, t.op), key)) {
+			rc = free_name(h, key, t.op, err);
+			if (!rc)
+				rc = ge_op_set_name(h, t.op, key, err);
+		}
+		t.index = GE_CONTROL;
+		ge_tvec_push(&j->outs, t);
+	}
+	size_t nin = j->outs.n;
+	for (size_t i = 0; i < sd->n_outputs && !rc; i++) {
+		const char *key = sd->outputs[i]->key;
+		const char *tn = tensor_of(sd->outputs[i]->value);
+		ge_tref t;
+		if (!tn || ge_graph_find_tensor(h, tn, &t) != GE_OK ||
+		    t.index < 0)
+			return ge_err(err, GE_EGRAPH,
+				      "%s: signature '%s': output '%s' is not "
+				      "a tensor of the graph (%s)", j->gname,
+				      j->sig, key, tn ? tn : "?");
+		for (size_t k = 0; k < nin; k++)
+			if (!strcmp(ge_op_name(h, j->outs.v[k].op), key))
+				return ge_err(err, GE_EGRAPH,
+					      "%s: signature '%s': '%s' names "
+					      "an input and an output",
+					      j->gname, j->sig, key);
+		rc = free_name(h, key, GE_NOOP, err);
+		if (rc)
+			break;
+		int dt = ge_op_output_dtype(h, t.op, t.index);
+		if (!dt)
+			dt = (int)sd->outputs[i]->value->dtype;
+		ge_opid id = ge_graph_add_op(h, key, "Identity", err);
+		if (id == GE_NOOP)
+			return err ? err->code : GE_EINVAL;
+		ge_graph_unique_name(h, key);
+		ge_buf a = GE_BUF_INIT;
+		ge_buf_tag(&a, 6, 0); /* AttrValue.type */
+		ge_buf_varint(&a, (uint64_t)dt);
+		ge_op_set_attr_raw(h, id, "T", a.data, a.len);
+		ge_buf_free(&a);
+		rc = ge_op_add_input(h, id, t, err);
+		ge_tref k = {id, GE_CONTROL};
+		ge_tvec_push(&j->outs, k);
+	}
+	return rc;
+}
+
+/* Records the captured variables of the needed calls, with their keys. */
+static int find_captures(struct job *j, const ge_opset *keep, ge_error *err)
+{
+	ge_tf2_objects *ob = NULL;
+	int rc = ge_tf2_objects_open(j->g, j->b, &ob, err);
+	if (rc)
+		return rc;
+	size_t cap = ge_graph_capacity(j->h);
+	for (size_t id = 0; id < cap && !rc; id++) {
+		if (!ge_opset_has(keep, (ge_opid)id) ||
+		    !ge_is_call_op_type(ge_op_type(j->h, (ge_opid)id)))
+			continue;
+		ge_opid call = ge_graph_find(j->g, ge_op_name(j->h, (ge_opid)id));
+		if (call == GE_NOOP)
+			continue;
+		ge_tf2_capture *c = NULL;
+		size_t n = 0;
+		rc = ge_tf2_call_captures(ob, j->g, call, &c, &n, err);
+		for (size_t i = 0; i < n; i++) {
+			if (c[i].kind != GE_TF2_VARIABLE ||
+			    c[i].t.op == GE_NOOP)
+				continue;
+			j->cv = ge_xrealloc(j->cv, (j->ncv + 1) * sizeof *j->cv);
+			struct capvar *v = &j->cv[j->ncv++];
+			v->op = ge_xstrdup(ge_op_name(j->g, c[i].t.op));
+			v->key = c[i].key ? ge_xstrdup(c[i].key) : NULL;
+		}
+		free(c);
+	}
+	ge_tf2_objects_free(ob);
+	return rc;
+}
+
+static const struct capvar *capvar_of(const struct job *j, const char *op)
+{
+	for (size_t i = 0; i < j->ncv; i++)
+		if (!strcmp(j->cv[i].op, op))
+			return &j->cv[i];
+	return NULL;
+}
+
+/* Builds the key plan of the needed variables; fails listing those that
+ * have no value. */
+static int plan_values(struct job *j, ge_ckpt_plan *plan, ge_error *err)
+{
+	ge_opset keep;
+	needed(j->h, j->outs.v, j->outs.n, &keep);
+	size_t cap = ge_graph_capacity(j->h), nmiss = 0, nshown = 0;
+	ge_buf miss = GE_BUF_INIT;
+	for (size_t id = 0; id < cap; id++) {
+		if (!ge_opset_has(&keep, (ge_opid)id) ||
+		    !ge_is_variable_op_type(ge_op_type(j->h, (ge_opid)id)))
+			continue;
+		const char *name = ge_op_name(j->h, (ge_opid)id);
+		const struct capvar *v = capvar_of(j, name);
+		if (v && v->key && j->b) {
+			ge_ckpt_plan_add(plan, v->key, name);
+			continue;
+		}
+		if (!v && j->b)
+			continue; /* not captured: ge_freeze looks it up */
+		/* as many as one line of a message holds */
+		if (miss.len < 600) {
+			ge_buf_printf(&miss, "%s'%s'", nmiss ? ", " : "", name);
+			nshown++;
+		}
+		nmiss++;
+	}
+	ge_opset_free(&keep);
+	int rc = GE_OK;
+	if (nmiss) {
+		if (nmiss > nshown)
+			ge_buf_printf(&miss, " and %zu more", nmiss - nshown);
+		rc = ge_err(err, GE_ENOTFOUND,
+			    "%s: signature '%s': %zu variable%s %s no value "
+			    "%s: %s", j->gname, j->sig, nmiss,
+			    nmiss == 1 ? "" : "s", nmiss == 1 ? "has" : "have",
+			    j->b ? "in the checkpoint"
+				 : "(the SavedModel has no variables)",
+			    (const char *)miss.data);
+	}
+	ge_buf_free(&miss);
+	return rc;
+}
+
+/* What a graph executor without functions or resources cannot run. */
+static int check_plain(struct job *j, ge_error *err)
+{
+	ge_graph *h = j->h;
+	size_t cap = ge_graph_capacity(h);
+	for (size_t id = 0; id < cap; id++) {
+		if (!ge_op_alive(h, (ge_opid)id))
+			continue;
+		const char *t = ge_op_type(h, (ge_opid)id);
+		int bad = ge_is_call_op_type(t) || ge_is_variable_op_type(t);
+		int n = bad ? 0 : ge_op_num_outputs(h, (ge_opid)id);
+		for (int k = 0; k < n && !bad; k++)
+			bad = ge_op_output_dtype(h, (ge_opid)id, k) == DT_RESOURCE;
+		if (bad)
+			return ge_err(err, GE_EGRAPH,
+				      "%s: signature '%s': op '%s' (%s) would "
+				      "stay in the frozen graph, which cannot "
+				      "hold calls or resources", j->gname,
+				      j->sig, ge_op_name(h, (ge_opid)id), t);
+	}
+	return GE_OK;
+}
+
+static int drop_library(ge_graph *h, ge_error *err)
+{
+	int rc = ge_flib_load(h, err);
+	size_t nf = ge_func_capacity(h);
+	for (size_t f = 0; f < nf && !rc; f++)
+		if (ge_func_alive(h, (ge_funcid)f))
+			rc = ge_func_remove(h, (ge_funcid)f, 1, err);
+	return rc;
+}
+
+static int run(struct job *j, const ge_tf2_freeze_opts *o, ge_error *err)
+{
+	int rc = name_ios(j, err);
+	if (rc)
+		return rc;
+	ge_opset keep;
+	needed(j->h, j->outs.v, j->outs.n, &keep);
+	rc = find_captures(j, &keep, err);
+	ge_opvec calls = GE_VEC_INIT;
+	size_t cap = ge_graph_capacity(j->h);
+	for (size_t id = 0; id < cap; id++)
+		if (ge_opset_has(&keep, (ge_opid)id) &&
+		    ge_is_call_op_type(ge_op_type(j->h, (ge_opid)id)))
+			ge_opvec_push(&calls, (ge_opid)id);
+	ge_opset_free(&keep);
+	for (size_t i = 0; i < calls.n && !rc; i++)
+		rc = ge_inline(j->h, calls.v[i], 1, NULL, err);
+	ge_opvec_free(&calls);
+	if (rc)
+		return rc;
+	ge_ckpt_plan plan;
+	memset(&plan, 0, sizeof plan);
+	rc = plan_values(j, &plan, err);
+	if (!rc && j->b) {
+		ge_freeze_opts fo = {o->clear_devices, &plan};
+		rc = ge_freeze(j->h, j->b, j->outs.v, j->outs.n, &fo, err);
+	} else if (!rc) {
+		/* nothing to read: keep what the outputs need */
+		ge_opset k2;
+		needed(j->h, j->outs.v, j->outs.n, &k2);
+		cap = ge_graph_capacity(j->h);
+		for (size_t id = cap; id-- > 0 && !rc;)
+			if (ge_op_alive(j->h, (ge_opid)id) &&
+			    !ge_opset_has(&k2, (ge_opid)id))
+				rc = ge_graph_remove_op(j->h, (ge_opid)id, 1,
+							err);
+		for (size_t id = 0; id < cap && o->clear_devices; id++)
+			if (ge_op_alive(j->h, (ge_opid)id))
+				ge_op_set_device(j->h, (ge_opid)id, "");
+		ge_opset_free(&k2);
+	}
+	ge_ckpt_plan_free(&plan);
+	if (!rc)
+		rc = drop_library(j->h, err);
+	if (!rc)
+		rc = check_plain(j, err);
+	return rc;
+}
+
+int ge_tf2_freeze(ge_graph *g, ge_bundle *b, const ge_tf2_freeze_opts *o,
+		  ge_graph **out, ge_error *err)
+{
+	static const ge_tf2_freeze_opts dflt = {NULL, 1};
+	if (!o)
+		o = &dflt;
+	*out = NULL;
+	struct job j;
+	memset(&j, 0, sizeof j);
+	j.g = g;
+	j.b = b;
+	j.gname = *ge_graph_name(g) ? ge_graph_name(g) : "graph";
+	j.sig = o->signature ? o->signature : "serving_default";
+	j.sd = ge_signature_get(g, j.sig);
+	if (!j.sd) {
+		ge_buf names = GE_BUF_INIT;
+		size_t ns = ge_signature_count(g);
+		for (size_t i = 0; i < ns; i++)
+			ge_buf_printf(&names, "%s%s", i ? ", " : "",
+				      ge_signature_name(g, i));
+		int rc = ge_err(err, GE_ENOTFOUND,
+				"%s: no signature '%s' (it has: %s)", j.gname,
+				j.sig, ns ? (const char *)names.data : "none");
+		ge_buf_free(&names);
+		return rc;
+	}
+	if (!ge_is_tf2_savedmodel(g))
+		return ge_err(err, GE_EINVAL, "%s: not a TF2 SavedModel (no "
+			      "object graph)", j.gname);
+	ge_buf bytes = GE_BUF_INIT;
+	ge_graph_encode_graphdef(g, &bytes);
+	int rc = ge_graph_parse_graphdef(bytes.data, bytes.len, ge_graph_name(g),
+					 &j.h, err);
+	ge_buf_free(&bytes);
+	if (!rc)
+		rc = run(&j, o, err);
+	for (size_t i = 0; i < j.ncv; i++) {
+		free(j.cv[i].op);
+		free(j.cv[i].key);
+	}
+	free(j.cv);
+	ge_tvec_free(&j.outs);
+	if (rc) {
+		ge_graph_free(j.h);
+		return rc;
+	}
+	*out = j.h;
+	return GE_OK;
+}

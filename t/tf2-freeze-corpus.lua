@@ -1,0 +1,155 @@
+-- tf2-freeze-corpus.lua: `gerewrite run freeze` on TF2 SavedModels of the
+-- corpus gives GraphDefs of plain ops whose Consts hold the checkpoint's
+-- values, fed and fetched by the signature's keys; bert1 (no variables/)
+-- fails naming its variables; a TF1 SavedModel freezes as before.
+local tap = require "tap"
+local ok, is, same = tap.ok, tap.is, tap.same
+
+local C = tap.corpus()
+if not C then tap.skip_all("corpus not found") end
+local BIN = (os.getenv("GE_TOP_BUILDDIR") or ".") .. "/src/gerewrite"
+local TFJS = C .. "/tensorflow__tfjs/tfjs-node/test_objects/saved_model/"
+local HPT2 = C .. "/tensorflow__serving/tensorflow_serving/servables/tensorflow/"
+  .. "testdata/saved_model_half_plus_two_tf2_cpu/00000123"
+local HPT1 = C .. "/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/half_plus_two/00000123"
+local BERT = C .. "/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/bert1"
+local dir = tap.tmpdir()
+
+-- runs the program; returns the exit code and stderr
+local function gerewrite(args)
+  local cmd = string.format("'%s' %s 2>'%s/err'", BIN, args, dir)
+  local _, _, code = os.execute(cmd)
+  local f = io.open(dir .. "/err")
+  local err = f and f:read("a") or ""
+  if f then f:close() end
+  return code, err
+end
+
+local function exists(p)
+  local f = io.open(p)
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- what a graph executor without functions or resources could not run
+local NOT_PLAIN = {PartitionedCall = true, StatefulPartitionedCall = true,
+  VarHandleOp = true, ReadVariableOp = true, VariableV2 = true,
+  AssignVariableOp = true, While = true, StatelessWhile = true, If = true,
+  StatelessIf = true}
+local function plain(g)
+  for _, op in ipairs(g:ops()) do
+    if NOT_PLAIN[op.type] then return false, op.name .. " " .. op.type end
+    for _, t in ipairs(op.outputs) do
+      if t.dtype == "resource" then return false, op.name .. " resource" end
+    end
+  end
+  return true
+end
+
+-- the values of the graph's Consts, sorted by their text
+local function consts(g)
+  local vals = {}
+  for _, op in ipairs(g:ops()) do
+    if op.type == "Const" then
+      local v = op:attr("value")
+      if #v.shape == 0 and type(v[1]) == "number" then
+        vals[#vals + 1] = tostring(v[1])
+      end
+    end
+  end
+  table.sort(vals)
+  return table.concat(vals, " ")
+end
+
+local function freeze(name, model, extra)
+  local out = dir .. "/" .. name .. ".pb"
+  local code, err = gerewrite(string.format("run freeze '%s' -o '%s' %s",
+                                            model, out, extra or ""))
+  is(0, code, name .. ": run freeze exits 0")
+  if code ~= 0 then tap.diag(err) return nil end
+  local g = assert(ge.load(out))
+  is(nil, g:signature_names()[1], name .. ": a plain GraphDef")
+  local p, why = plain(g)
+  ok(p, name .. ": only plain ops" .. (why and (" (" .. why .. ")") or ""))
+  return g
+end
+
+-- the op a tensor comes from, past Identity ops
+local function source(t)
+  while t.op.type == "Identity" do t = t.op:input(0) end
+  return t.op
+end
+
+local function io_of(g, name)
+  local op = g:op(name)
+  return op and op.type or "none"
+end
+
+-- ---------------------------------------------------------------- tfjs models
+local g = freeze("times_three_float", TFJS .. "times_three_float")
+if g then
+  is("3.0", consts(g), "times_three_float: the Const holds v = 3.0")
+  is("Placeholder", io_of(g, "x"), "input x is a Placeholder named x")
+  is("Identity", io_of(g, "output_0"), "output output_0 is an op named output_0")
+  is("float32", g:tensor("output_0:0").dtype, "output_0 is float32")
+  is("Mul", source(g:op("output_0"):input(0)).type, "it reads the Mul")
+  is("x", source(g:op("output_0"):input(0)):input(0).op.name, "of x")
+  ok(not g.functions or #g:functions() == 0, "no function library")
+  is(true, (g:validate()), "it validates")
+end
+
+g = freeze("times_two_int", TFJS .. "times_two_int")
+if g then
+  is("2", consts(g), "times_two_int: the Const holds v = 2 (int32)")
+  is("int32", source(g:op("output_0"):input(0)):input(1).dtype, "by an int32")
+  is("Placeholder", io_of(g, "x"), "input x")
+  is("Identity", io_of(g, "output_0"), "output output_0")
+end
+
+g = freeze("model_multi_output", TFJS .. "model_multi_output")
+if g then
+  ok(consts(g):find("2", 1, true), "model_multi_output: the Const holds two = 2")
+  is("Placeholder", io_of(g, "x"), "input x")
+  is("Placeholder", io_of(g, "y"), "input y")
+  is("Identity", io_of(g, "output_0"), "output output_0")
+  is("Identity", io_of(g, "output_1"), "output output_1")
+  is(true, (g:validate()), "it validates")
+end
+
+g = freeze("half_plus_two_tf2", HPT2)
+if g then
+  is("0.5 2.0", consts(g), "half_plus_two tf2: a = 0.5, b = 2.0")
+  is("PlaceholderWithDefault", io_of(g, "x"), "serving_default input x")
+  is("Identity", io_of(g, "y"), "serving_default output y")
+end
+g = freeze("half_plus_two_tf2_x2y3", HPT2, "--param signature=regress_x2_to_y3")
+if g then
+  is("0.5 3.0", consts(g), "regress_x2_to_y3: a = 0.5, c = 3.0")
+  is("Placeholder", io_of(g, "inputs"), "its input")
+  is("Identity", io_of(g, "outputs"), "its output")
+end
+
+-- ---------------------------------------------------------------- failures
+local out = dir .. "/bert1.pb"
+local code, err = gerewrite(string.format("run freeze '%s' -o '%s'", BERT, out))
+is(1, code, "bert1: the freeze fails (exit 1)")
+ok(err:find("variables have no value (the SavedModel has no variables)", 1, true),
+   "it says the variables have no value")
+ok(err:find("'cls/predictions/transform/dense/kernel'", 1, true), "and names them")
+ok(not exists(out), "nothing written")
+tap.diag(err)
+code, err = gerewrite(string.format("run freeze '%s' -o '%s' --param signature=nope",
+                                    HPT2, dir .. "/nope.pb"))
+is(1, code, "an unknown signature fails")
+ok(err:find("no signature 'nope' (it has: ", 1, true), "naming those there are")
+
+-- ---------------------------------------------------------------- TF1
+g = freeze("half_plus_two_tf1", HPT1)
+if g then
+  ok(g:op("a") and g:op("a").type == "Const", "TF1 half_plus_two: a became a Const")
+  is("0.5 2.0 3.0", consts(g),
+     "TF1 freeze as before: a, b, c")
+end
+
+os.execute("rm -rf '" .. dir .. "'")
+tap.done()
