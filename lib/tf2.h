@@ -101,7 +101,9 @@ typedef struct ge_tf2_freeze_opts {
  * - every captured variable they read is resolved through the object
  *   graphs to its checkpoint key in b, and its handle becomes a Const of
  *   its value (its ReadVariableOps Identities of it);
- * - what the outputs do not need goes, and so does the function library;
+ * - what the outputs do not need goes, and so does the function library
+ *   but for the functions that ops left in the graph still call (While
+ *   and If bodies: functional control flow is not lowered);
  * - inputs are the signature's Placeholders renamed to its input keys,
  *   outputs Identity ops named by its output keys (`x:0` and `output_0:0`
  *   where the signature said `serving_default_x:0` and

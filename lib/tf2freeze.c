@@ -249,13 +249,58 @@ static int check_plain(struct job *j, ge_error *err)
 	return GE_OK;
 }
 
-static int drop_library(ge_graph *h, ge_error *err)
+/* The function library of the frozen graph: only the functions that ops
+ * left in it still call (the bodies of functional control flow, While
+ * and If, which inlining does not remove), and when there are none no
+ * library at all, not even an empty one, so tools that know nothing of
+ * functions read the graph. */
+static int drop_library(struct job *j, ge_error *err)
 {
-	int rc = ge_flib_load(h, err);
-	size_t nf = ge_func_capacity(h);
-	for (size_t f = 0; f < nf && !rc; f++)
-		if (ge_func_alive(h, (ge_funcid)f))
-			rc = ge_func_remove(h, (ge_funcid)f, 1, err);
+	int rc = ge_flib_load(j->h, err);
+	if (rc)
+		return rc;
+	ge_funcid *keep = NULL;
+	size_t nkeep = 0;
+	ge_flib_reachable(j->h, &keep, &nkeep);
+	if (nkeep) {
+		size_t nf = ge_func_capacity(j->h), k = 0;
+		for (size_t f = 0; f < nf && !rc; f++) {
+			if (k < nkeep && keep[k] == (ge_funcid)f) {
+				k++;
+				continue;
+			}
+			if (ge_func_alive(j->h, (ge_funcid)f))
+				rc = ge_func_remove(j->h, (ge_funcid)f, 1, err);
+		}
+		free(keep);
+		return rc;
+	}
+	free(keep);
+	ge_buf in = GE_BUF_INIT, out = GE_BUF_INIT;
+	ge_graph_encode_graphdef(j->h, &in);
+	const uint8_t *p = in.data, *end = in.data + in.len;
+	while (p < end) {
+		const uint8_t *start = p;
+		uint64_t tag;
+		if (ge_read_varint(&p, end, &tag) ||
+		    ge_skip_field(&p, end, (int)(tag & 7))) {
+			rc = ge_err(err, GE_EFORMAT, "%s: the frozen graph does "
+				    "not encode", j->gname);
+			break;
+		}
+		if ((tag >> 3) != 2)
+			ge_buf_add(&out, start, (size_t)(p - start));
+	}
+	ge_buf_free(&in);
+	ge_graph *h2 = NULL;
+	if (!rc)
+		rc = ge_graph_parse_graphdef(out.data, out.len,
+					     ge_graph_name(j->h), &h2, err);
+	ge_buf_free(&out);
+	if (!rc) {
+		ge_graph_free(j->h);
+		j->h = h2;
+	}
 	return rc;
 }
 
@@ -302,7 +347,7 @@ static int run(struct job *j, const ge_tf2_freeze_opts *o, ge_error *err)
 	}
 	ge_ckpt_plan_free(&plan);
 	if (!rc)
-		rc = drop_library(j->h, err);
+		rc = drop_library(j, err);
 	if (!rc)
 		rc = check_plain(j, err);
 	return rc;

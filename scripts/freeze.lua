@@ -8,7 +8,8 @@ A TF2 SavedModel (computation in functions, variables captured by the
 signatures' calls): the chosen signature's call is inlined, recursively,
 every variable it reads becomes a Const holding its value in the
 checkpoint (found through the checkpoint's object graph), what the
-outputs do not need goes, and so does the function library.  Inputs are
+outputs do not need goes, and so does the function library (but for the
+bodies of While and If ops, which stay as they are).  Inputs are
 the signature's Placeholders renamed to its input keys, outputs Identity
 ops named by its output keys: a signature {x} -> {output_0} gives a
 graph fed at x:0 and fetched at output_0:0.  A variable without a value

@@ -34,8 +34,7 @@ end
 -- what a graph executor without functions or resources could not run
 local NOT_PLAIN = {PartitionedCall = true, StatefulPartitionedCall = true,
   VarHandleOp = true, ReadVariableOp = true, VariableV2 = true,
-  AssignVariableOp = true, While = true, StatelessWhile = true, If = true,
-  StatelessIf = true}
+  AssignVariableOp = true}
 local function plain(g)
   for _, op in ipairs(g:ops()) do
     if NOT_PLAIN[op.type] then return false, op.name .. " " .. op.type end
@@ -94,7 +93,8 @@ if g then
   is("float32", g:tensor("output_0:0").dtype, "output_0 is float32")
   is("Mul", source(g:op("output_0"):input(0)).type, "it reads the Mul")
   is("x", source(g:op("output_0"):input(0)):input(0).op.name, "of x")
-  ok(not g.functions or #g:functions() == 0, "no function library")
+  ok(not g:serialize("graphdef-text"):find("library", 1, true),
+     "no function library, not even an empty one")
   is(true, (g:validate()), "it validates")
 end
 
@@ -127,6 +127,20 @@ if g then
   is("0.5 3.0", consts(g), "regress_x2_to_y3: a = 0.5, c = 3.0")
   is("Placeholder", io_of(g, "inputs"), "its input")
   is("Identity", io_of(g, "outputs"), "its output")
+end
+
+-- functional control flow stays, with the functions it calls
+g = freeze("SimpleWhileLoop", C .. "/tensorflow__tensorflow/tensorflow/c/experimental/"
+           .. "saved_model/internal/testdata/SimpleWhileLoop")
+if g then
+  local w
+  for _, op in ipairs(g:ops()) do if op.type == "StatelessWhile" then w = op end end
+  ok(w ~= nil, "SimpleWhileLoop: the StatelessWhile stays")
+  local text = g:serialize("graphdef-text")
+  local nfn = select(2, text:gsub("\n  function {", ""))
+  is(2, nfn, "with its cond and body, the only functions left")
+  ok(text:find('name: "' .. w:attr("body").name .. '"', 1, true), "its body is there")
+  is(true, (g:validate()), "it validates")
 end
 
 -- ---------------------------------------------------------------- failures
