@@ -6,8 +6,11 @@
 #include <string.h>
 
 #include "func.h"
+#include "meta.h"
 #include "select.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/protobuf/meta_graph.pb-c.h"
+#include "tensorflow/core/protobuf/saver.pb-c.h"
 
 int ge_is_call_op_type(const char *type)
 {
@@ -290,6 +293,63 @@ static int reads_data(const ge_graph *g, ge_opid w, ge_opid p)
 	return 0;
 }
 
+/* A reference to the call in the graph's container ("call:k", or "call"
+ * for the op) names what replaces it: the tensor the body returns as
+ * output k, or for the op the producer of output 0.  Returns 1 if it
+ * changed *slot. */
+static int retarget(struct site *s, char **slot)
+{
+	ge_tref t;
+	if (!*slot || ge_graph_find_tensor(s->g, *slot, &t) != GE_OK ||
+	    t.op != s->call)
+		return 0;
+	int k = t.index == GE_CONTROL ? 0 : t.index;
+	if (k < 0 || (size_t)k >= s->nrets)
+		return 0;
+	ge_tref o = outer(s, s->ret[k]);
+	if (o.op == GE_NOOP)
+		return 0;
+	ge_buf b = GE_BUF_INIT;
+	if (strchr(*slot, ':'))
+		ge_buf_printf(&b, "%s:%d", ge_op_name(s->g, o.op), o.index);
+	else
+		ge_buf_adds(&b, ge_op_name(s->g, o.op));
+	free(*slot);
+	size_t len;
+	*slot = (char *)ge_buf_steal(&b, &len);
+	return 1;
+}
+
+/* Signatures and the saver keep naming tensors that exist. */
+static void retarget_meta(struct site *s)
+{
+	ge_graph *g = s->g;
+	if (!ge_graph_has_meta(g))
+		return;
+	size_t ns = ge_signature_count(g);
+	for (size_t i = 0; i < ns; i++) {
+		const char *name = ge_signature_name(g, i);
+		Tensorflow__SignatureDef *sd = ge_signature_get(g, name);
+		int changed = 0;
+		for (size_t k = 0; sd && k < sd->n_inputs + sd->n_outputs; k++) {
+			Tensorflow__TensorInfo *ti =
+				k < sd->n_inputs
+					? sd->inputs[k]->value
+					: sd->outputs[k - sd->n_inputs]->value;
+			if (ti && ti->encoding_case ==
+					  TENSORFLOW__TENSOR_INFO__ENCODING_NAME)
+				changed |= retarget(s, &ti->name);
+		}
+		if (changed)
+			ge_signature_touch(g, name);
+	}
+	Tensorflow__SaverDef *sv = ge_saver_def(g);
+	if (sv && (retarget(s, &sv->save_tensor_name) |
+		   retarget(s, &sv->restore_op_name) |
+		   retarget(s, &sv->filename_tensor_name)))
+		ge_saver_def_touch(g);
+}
+
 /* Moves the call's consumers to the body's copies and removes the call. */
 static int reroute_out(struct site *s, const ge_opid *cret, size_t ncret,
 		       ge_error *err)
@@ -330,6 +390,7 @@ static int reroute_out(struct site *s, const ge_opid *cret, size_t ncret,
 	}
 	ge_opvec_free(&waiters);
 	ge_opvec_free(&done);
+	retarget_meta(s);
 	return ge_graph_remove_op(g, s->call, 0, err);
 }
 

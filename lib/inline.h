@@ -11,6 +11,9 @@
  *   one of those), so nothing of the body starts before them;
  * - an op that waited for the call (control input) waits for the body's
  *   `control_ret` ops and for the ops its `_Retval`s read;
+ * - signatures and the saver that named an output of the call name what
+ *   replaces it (and one naming the call as an op, such as a TF2 saver's
+ *   restore_op_name, the op that makes output 0);
  * - the call goes.
  * Unlike TensorFlow's inliner, no Identity per input and no NoOp for the
  * control edges is added: the op count after inlining is the body's ops

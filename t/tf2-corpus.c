@@ -15,6 +15,8 @@
 #include "tap.h"
 #include "testutil.h"
 #include "tf2.h"
+#include "tensorflow/core/protobuf/meta_graph.pb-c.h"
+#include "tensorflow/core/protobuf/saver.pb-c.h"
 #include "tensorflow/core/protobuf/trackable_object_graph.pb-c.h"
 
 #define TFJS "tensorflow__tfjs/tfjs-node/test_objects/saved_model/"
@@ -141,12 +143,58 @@ static void inline_bert(void)
 	ge_graph_free(g);
 }
 
+/* times_three_float inlined in place: its signature and saver name what
+ * replaced the calls, and the SavedModel saves and loads again. */
+static void inline_savedmodel(void)
+{
+	ge_bundle *b;
+	ge_graph *g = load(TFJS "times_three_float", &b);
+	ge_bundle_close(b);
+	ge_error err;
+	size_t n = 0;
+	int rc = ge_inline_all(g, &n, &err);
+	is_int(GE_OK, rc, "times_three_float: its calls inlined");
+	if (rc)
+		tap_diag("%s", err.msg);
+	struct Tensorflow__SignatureDef *sd =
+		ge_signature_get(g, "serving_default");
+	is_string("StatefulPartitionedCall/Identity:0",
+		  sd && sd->n_outputs ? sd->outputs[0]->value->name : NULL,
+		  "the signature's output names what the body returns");
+	struct Tensorflow__SaverDef *sv = ge_saver_def(g);
+	ge_tref t;
+	ok(sv && ge_graph_find_tensor(g, sv->save_tensor_name, &t) == GE_OK &&
+	   ge_graph_find(g, sv->restore_op_name) != GE_NOOP,
+	   "the saver names ops that exist (%s, %s)",
+	   sv ? sv->save_tensor_name : "-", sv ? sv->restore_op_name : "-");
+	char dir[] = "/tmp/gerewrite-tf2-XXXXXX";
+	if (!mkdtemp(dir)) {
+		printf("Bail out! mkdtemp\n");
+		exit(1);
+	}
+	char out[600];
+	snprintf(out, sizeof out, "%s/sm", dir);
+	rc = ge_save(g, out, NULL, &err);
+	is_int(GE_OK, rc, "the inlined SavedModel saves");
+	ge_graph *h = NULL;
+	rc = rc ? rc : ge_load(out, NULL, &h, &err);
+	ok(h && ge_graph_validate(h, NULL) == 0, "and loads again, valid");
+	if (rc)
+		tap_diag("%s", err.msg);
+	ge_graph_free(h);
+	ge_graph_free(g);
+	char cmd[700];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		tap_diag("could not remove %s", dir);
+}
+
 int main(void)
 {
 	corpus = tap_corpus();
 	if (!corpus)
 		tap_skip_all("corpus not found");
-	tap_plan(14);
+	tap_plan(19);
 	ge_bundle *b;
 	ge_graph *g = load(TFJS "times_three_float", &b);
 	ok(ge_is_tf2_savedmodel(g), "times_three_float is a TF2 SavedModel");
@@ -191,5 +239,6 @@ int main(void)
 	tap_diag("%.200s", s);
 	ge_graph_free(g);
 	inline_bert();
+	inline_savedmodel();
 	return tap_failed != 0;
 }
