@@ -292,11 +292,8 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 done:
 	/* the graphs go now rather than at the next collection */
 	for (int i = top + 1; i <= lua_gettop(L); i++) {
-		lge_graph *H = luaL_testudata(L, i, LGE_GRAPH);
-		if (H && H->g) {
-			ge_graph_free(H->g);
-			H->g = NULL;
-		}
+		if (luaL_testudata(L, i, LGE_GRAPH))
+			lge_closegraph(L, i);
 	}
 	lua_settop(L, top);
 	res->seconds = now() - t0;
