@@ -2555,6 +2555,17 @@ void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n)
 	uint8_t *seen = ge_xcalloc(l->n_fn + 1, 1);
 	ge_funcid *queue = ge_xmalloc((l->n_fn + 1) * sizeof *queue);
 	size_t qh = 0, qt = 0;
+	/* TF2 loads a SavedModel's concrete functions (the object graph's
+	 * methods and signatures) as entry points of their own */
+	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
+	for (size_t i = 0; og && i < og->n_concrete_functions; i++) {
+		const char *k = og->concrete_functions[i]->key;
+		ge_funcid f = idx_find(l, k, strlen(k));
+		if (f != GE_NOFUNC && !seen[f]) {
+			seen[f] = 1;
+			queue[qt++] = f;
+		}
+	}
 	ge_graph *in = root;
 	for (;;) {
 		for (size_t i = 0; i < in->n_ops; i++) {

@@ -149,8 +149,9 @@ size_t ge_func_validate_graph(ge_graph *g, ge_buf *report);
  * line naming the file, the function and the node. */
 int ge_flib_check(ge_graph *g, ge_error *err);
 
-/* Functions reachable from the top-level graph through calls, in library
- * order (appended to out). */
+/* Functions reachable through calls from the top-level graph and from a
+ * SavedModel's concrete functions (the entry points TF2 loads), in
+ * library order (*out is malloc'd; the caller frees it). */
 void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n);
 
 /* The total number of ops in all bodies (_Arg/_Retval included), parsing
