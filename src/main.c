@@ -172,7 +172,8 @@ static const struct subcommand subcommands[] = {
 	 "\n"
 	 "Exit status: 0 same graph, 1 different, 2 error.\n"},
 	{"dot", cmd_dot, "draw a model with Graphviz",
-	 "Usage: " PROG " dot MODEL [--scope S] [--highlight X] [-o OUT]\n"
+	 "Usage: " PROG " dot MODEL [--scope S] [--highlight X] [--func F]\n"
+	 "           [-o OUT]\n"
 	 "\n"
 	 "Writes the graph in Graphviz's DOT language: to standard output, to\n"
 	 "OUT, or, when OUT ends in .svg, through Graphviz's dot program.\n"
@@ -183,6 +184,7 @@ static const struct subcommand subcommands[] = {
 	 "                      since it are coloured, e.g. the model a recipe\n"
 	 "                      started from), a file of op names (one a line)\n"
 	 "                      or a comma-separated list of op names\n"
+	 "  --func F            draw the body of function F of the library\n"
 	 "  -o, --output OUT    where to write (.dot, .gv or .svg)\n"},
 	{"help", cmd_help, "show this help, a command's or a recipe's", NULL},
 	{"version", cmd_version, "show the version", NULL},

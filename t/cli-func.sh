@@ -4,6 +4,8 @@
 # are (--param types=MatMul): one noise block per op, inside the bodies,
 # and the result validates; --functions none leaves the bodies alone; a
 # recipe that says `functions = false` runs on the top-level graph only.
+# info lists the functions and counts the ops of bodies, dot draws a body
+# (--func), diff compares bodies.
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 C=$GE_CORPUS
 if test -z "$C" || test ! -f "$C/MANIFEST.tsv"; then
@@ -90,6 +92,34 @@ for _, f in ipairs(g:functions()) do
 end
 print(n)' >"$T/n"
 has "$T/n" "1" "runs on the top-level graph only"
+
+BERT=$C/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/bert1
+run "$BIN" info "$BERT"
+is_rc 0 "info on bert1"
+has "$T/out" "functions (92, 5363 ops in their bodies):" \
+	"info counts bert1's 92 functions and the 5,363 ops of their bodies"
+has "$T/out" "  __inference_add_layer_call_and_return_conditional_losses_2459  3 ops, 5 callers" \
+	"each function with its ops and callers"
+has "$T/out" "ops by type in function bodies:" "body ops by type"
+
+F=__inference__wrapped_model_5601
+run "$BIN" dot "$T/mm" --func $F --highlight "$MM"
+is_rc 0 "dot --func"
+has "$T/out" "digraph" "dot --func writes DOT"
+has "$T/out" 'model/dense/MatMul/noise/add\nAddV2", fillcolor="#b7e4a7"' \
+	"the body's new ops are highlighted against the original's body"
+has "$T/out" '\n_Arg"' "with the _Arg ops"
+run "$BIN" dot "$MM" --func nope
+is_rc 2 "dot --func with an unknown function"
+has "$T/err" "no function named 'nope'" "says so"
+
+run "$BIN" diff "$MM" "$T/mm"
+is_rc 1 "diff of bodies"
+has "$T/out" "function '$F': + model/dense/MatMul/noise/add (AddV2)" \
+	"diff names the body's added ops"
+has "$T/out" "functions: 0 removed, 0 added, 7 changed" "and counts functions"
+run "$BIN" diff "$MM" "$MM"
+is_rc 0 "diff of a model with itself"
 
 echo "1..$n"
 exit $failed
