@@ -1248,8 +1248,51 @@ static const Tensorflow__OpDef *cur_sig(ge_fn *f)
 	return raw_sig(f);
 }
 
+/* TensorFlow registers _Arg and _Retval outside its public op list: their
+ * OpDefs (T, index) are made here once and kept for the process. */
+static Tensorflow__OpDef *instantiation_opdef(int ret)
+{
+	static Tensorflow__OpDef *defs[2];
+	static Tensorflow__OpDef__ArgDef args[2];
+	static Tensorflow__OpDef__ArgDef *argp[2];
+	static Tensorflow__OpDef__AttrDef attrs[2][2];
+	static Tensorflow__OpDef__AttrDef *attrp[2][2];
+	static Tensorflow__OpDef od[2];
+	if (defs[ret])
+		return defs[ret];
+	Tensorflow__OpDef *d = &od[ret];
+	tensorflow__op_def__init(d);
+	d->name = (char *)(ret ? RET_OP : ARG_OP);
+	tensorflow__op_def__arg_def__init(&args[ret]);
+	args[ret].name = (char *)(ret ? "input" : "output");
+	args[ret].type_attr = (char *)"T";
+	argp[ret] = &args[ret];
+	if (ret) {
+		d->input_arg = argp + 1;
+		d->n_input_arg = 1;
+	} else {
+		d->output_arg = argp;
+		d->n_output_arg = 1;
+	}
+	for (int k = 0; k < 2; k++) {
+		tensorflow__op_def__attr_def__init(&attrs[ret][k]);
+		attrs[ret][k].name = (char *)(k ? "index" : "T");
+		attrs[ret][k].type = (char *)(k ? "int" : "type");
+		attrp[ret][k] = &attrs[ret][k];
+	}
+	d->attr = attrp[ret];
+	d->n_attr = 2;
+	d->is_stateful = ret;
+	defs[ret] = d;
+	return d;
+}
+
 const Tensorflow__OpDef *ge_flib_opdef(const ge_graph *g, const char *type)
 {
+	if (type[0] == '_' && !strcmp(type, ARG_OP))
+		return instantiation_opdef(0);
+	if (type[0] == '_' && !strcmp(type, RET_OP))
+		return instantiation_opdef(1);
 	struct ge_flib *l = lib(g);
 	ge_funcid id = idx_find(l, type, strlen(type));
 	return id == GE_NOFUNC ? NULL : cur_sig(&l->fn[id]);
@@ -2504,7 +2547,6 @@ size_t ge_flib_validate(ge_graph *g, int functions, ge_buf *report)
 	ge_buf_free(&pre);
 	return n_problems;
 }
-#undef PROBLEM
 
 void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n)
 {
@@ -2513,6 +2555,17 @@ void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n)
 	uint8_t *seen = ge_xcalloc(l->n_fn + 1, 1);
 	ge_funcid *queue = ge_xmalloc((l->n_fn + 1) * sizeof *queue);
 	size_t qh = 0, qt = 0;
+	/* TF2 loads a SavedModel's concrete functions (the object graph's
+	 * methods and signatures) as entry points of their own */
+	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
+	for (size_t i = 0; og && i < og->n_concrete_functions; i++) {
+		const char *k = og->concrete_functions[i]->key;
+		ge_funcid f = idx_find(l, k, strlen(k));
+		if (f != GE_NOFUNC && !seen[f]) {
+			seen[f] = 1;
+			queue[qt++] = f;
+		}
+	}
 	ge_graph *in = root;
 	for (;;) {
 		for (size_t i = 0; i < in->n_ops; i++) {
@@ -2556,3 +2609,78 @@ size_t ge_flib_body_ops(ge_graph *g)
 	}
 	return n;
 }
+
+size_t ge_func_validate_graph(ge_graph *g, ge_buf *report)
+{
+	size_t n_problems = 0, *problems = &n_problems;
+	if (g->parent) {
+		check_indices(g, ARG_OP, "", problems, report);
+		check_indices(g, RET_OP, "", problems, report);
+		check_calls(root_of(g), g, "", NULL, NULL, problems, report);
+		return n_problems;
+	}
+	return ge_flib_validate(g, 1, report);
+}
+
+/* The first line of a report, as an error naming the file. */
+static int first_problem(ge_graph *root, const ge_buf *rep, ge_error *err)
+{
+	const char *s = (const char *)rep->data;
+	const char *e = strchr(s, '\n');
+	return ge_err(err, GE_EGRAPH, "%s: %.*s", label(root),
+		      (int)(e ? e - s : (long)strlen(s)), s);
+}
+
+int ge_flib_check(ge_graph *g, ge_error *err)
+{
+	ge_graph *root = root_of(g);
+	int rc = ge_flib_load(root, err);
+	if (rc)
+		return rc;
+	struct ge_flib *l = root->flib;
+	ge_buf rep = GE_BUF_INIT, pre = GE_BUF_INIT;
+	size_t n_problems = 0, *problems = &n_problems;
+	ge_buf *report = &rep;
+	check_calls(root, root, "", NULL, NULL, problems, report);
+	size_t nf = l->n_fn;
+	struct edge **adj = ge_xcalloc(nf + 1, sizeof *adj);
+	size_t *n_adj = ge_xcalloc(nf + 1, sizeof *n_adj);
+	for (size_t i = 0; i < nf && !n_problems; i++) {
+		if (l->fn[i].dead)
+			continue;
+		ge_graph *b = ge_func_body(root, (ge_funcid)i, err);
+		if (!b) {
+			rc = GE_EFORMAT;
+			break;
+		}
+		pre.len = 0;
+		ge_buf_printf(&pre, "function '%s': ", l->fn[i].name);
+		for (size_t k = 0; k < b->n_ops && !n_problems; k++) {
+			const ge_op *o = &b->ops[k];
+			if (o->flags & OPF_DEAD)
+				continue;
+			for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++)
+				if (o->in[s].op == GE_NOOP) {
+					PROBLEM("%snode '%s': input '%s' names no "
+						"node or arg of the function",
+						(char *)pre.data,
+						o->name, b->dangling[o->in[s].index]);
+					break;
+				}
+		}
+		check_calls(root, b, (char *)pre.data, &adj[i], &n_adj[i],
+			    problems, report);
+	}
+	if (!rc && !n_problems)
+		check_recursion(l, adj, n_adj, problems, report);
+	if (!rc && n_problems)
+		rc = first_problem(root, &rep, err);
+	for (size_t i = 0; i < nf; i++)
+		free(adj[i]);
+	free(adj);
+	free(n_adj);
+	ge_buf_free(&rep);
+	ge_buf_free(&pre);
+	return rc;
+}
+#undef PROBLEM

@@ -138,8 +138,20 @@ size_t ge_op_func_calls(ge_graph *in, ge_opid id, ge_func_call **out);
  * Returns the number of problems. */
 size_t ge_flib_validate(ge_graph *g, int functions, ge_buf *report);
 
-/* Functions reachable from the top-level graph through calls, in library
- * order (appended to out). */
+/* What g:validate() adds to ge_graph_validate: for a top-level graph,
+ * ge_flib_validate(g, 1, report) when it has a library; for a body, the
+ * checks of its own calls and _Arg/_Retval indices. */
+size_t ge_func_validate_graph(ge_graph *g, ge_buf *report);
+
+/* The first problem of the library that makes a model unusable: a call
+ * to a function that does not exist, a call of the wrong arity, a body
+ * input naming no node or arg, recursion.  GE_OK or GE_EGRAPH with one
+ * line naming the file, the function and the node. */
+int ge_flib_check(ge_graph *g, ge_error *err);
+
+/* Functions reachable through calls from the top-level graph and from a
+ * SavedModel's concrete functions (the entry points TF2 loads), in
+ * library order (*out is malloc'd; the caller frees it). */
 void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n);
 
 /* The total number of ops in all bodies (_Arg/_Retval included), parsing

@@ -978,6 +978,11 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 
 int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 {
+	/* a body's ids are held by its function's signature tables */
+	if (g->parent)
+		return ge_err(err, GE_EINVAL,
+			      "reorder: %s is a function body, whose node order "
+			      "is not kept", g->name);
 	if (n != g->n_live)
 		return ge_err(err, GE_EINVAL,
 			      "reorder: %zu ids given for %zu ops", n, g->n_live);

@@ -1,6 +1,8 @@
 -- freeze: a frozen GraphDef (variables become constants), TF1 or TF2.
 return {
   name = "freeze",
+  -- whole-graph: a signature of the top-level graph; bodies are inlined
+  functions = false,
   description = [[
 Make a frozen GraphDef: variables become constants of their checkpoint values.
 

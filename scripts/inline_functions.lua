@@ -1,6 +1,9 @@
 -- inline_functions: every function call replaced by the function's body.
 return {
   name = "inline_functions",
+  -- whole-graph: the calls of the top-level graph, bodies followed
+  -- through them
+  functions = false,
   description = [[
 Replace function calls (PartitionedCall, StatefulPartitionedCall) by
 copies of the functions' bodies, as TensorFlow's function inliner does.

@@ -35,6 +35,10 @@ library {
     node_def { name: "m" op: "Mul" input: "p" input: "q" ]] .. FT .. [[ }
     ret { key: "z" value: "m:z:0" }
   }
+}
+]]
+-- a function that calls itself, only in the graphs of the error tests
+local LOOP = [[
   function {
     signature { name: "loop" input_arg { name: "a" type: DT_FLOAT }
                 output_arg { name: "o" type: DT_FLOAT } }
@@ -44,11 +48,12 @@ library {
 }
 ]]
 
-local function graph(calls)
+local function graph(calls, loop)
+  local lib = loop and LIB:gsub("}\n$", "") .. LOOP or LIB
   local s = 'node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }\n'
     .. 'node { name: "k" op: "NoOp" }\n' .. calls
     .. 'node { name: "y" op: "Identity" input: "call" ' .. FT .. '}\n'
-    .. 'node { name: "after" op: "NoOp" input: "^call" }\n' .. LIB
+    .. 'node { name: "after" op: "NoOp" input: "^call" }\n' .. lib
   return assert(ge.parse(s, "graphdef-text"))
 end
 local CALL = call("call", "times3", {"x", "^k"}, 1)
@@ -68,7 +73,9 @@ is(6, #g, "x, k, call/c, call/inner, y, after: the call is replaced")
 added = assert(ge.inline(g:op("call/inner")))
 is("call/inner/m", T.names(added), "a nested call inlined by hand")
 is("Mul", g:op("y"):input(0).op.type, "y reads the Mul")
-is(true, (g:validate()), "the graph validates")
+local valid, problems = g:validate()
+is(true, valid, "the graph validates")
+if not valid then tap.diag(table.concat(problems, "\n")) end
 
 -- ---------------------------------------------------------------- recursive
 g = graph(CALL)
@@ -93,7 +100,7 @@ ok(g:op("call/inner") and g:op("call/inner").type == "PartitionedCall",
    "recursive=false keeps the nested call")
 
 -- ---------------------------------------------------------------- errors
-g = graph(call("call", "loop", {"x"}, 1))
+g = graph(call("call", "loop", {"x"}, 1), true)
 local n = #g
 local r, err = ge.inline(g:op("call"), {recursive = true})
 is(nil, r, "a function calling itself")
