@@ -90,6 +90,21 @@ for _, op in ipairs(g:ops()) do
   ok(op.type ~= "PartitionedCall", op.name .. " is no call")
 end
 
+-- ---------------------------------------------------------------- in a body
+g = graph(CALL)
+local body = g:func("times3"):graph()
+added = assert(ge.inline(body:op("inner")))
+is("inner/m", T.names(added), "a call inside a body, inlined into the body")
+is("Mul", body:op("inner/m").type, "the Mul is in the body")
+local valid, problems = g:validate()
+is(true, valid, "graph and bodies validate")
+if not valid then tap.diag(table.concat(problems, "\n")) end
+local h = assert(ge.parse(g:serialize("graphdef"), "graphdef"))
+local hb = h:func("times3"):graph()
+ok(hb:op("inner/m") and hb:op("inner") == nil, "saved and parsed again, the body holds the Mul")
+is("a", hb:op("inner/m"):input(0).op.name, "reading the argument")
+is(true, (h:validate()), "and validates")
+
 -- ---------------------------------------------------------------- recipe
 g = graph(CALL)
 T.run_recipe("inline_functions", g)

@@ -95,6 +95,7 @@ if g then
   is("x", source(g:op("output_0"):input(0)):input(0).op.name, "of x")
   ok(not g:serialize("graphdef-text"):find("library", 1, true),
      "no function library, not even an empty one")
+  is(0, #g:functions(), "no functions")
   is(true, (g:validate()), "it validates")
 end
 
@@ -139,6 +140,7 @@ if g then
   local text = g:serialize("graphdef-text")
   local nfn = select(2, text:gsub("\n  function {", ""))
   is(2, nfn, "with its cond and body, the only functions left")
+  is(2, #g:functions(), "two functions")
   ok(text:find('name: "' .. w:attr("body").name .. '"', 1, true), "its body is there")
   is(true, (g:validate()), "it validates")
 end
