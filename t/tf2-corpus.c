@@ -46,34 +46,34 @@ static ge_graph *load(const char *rel, ge_bundle **b)
 	return g;
 }
 
-/* The captures of the call named `call`, as "slot:op=kind:name@key;...". */
+/* The captures of the call named `call`, as "slot:op=kind:name@key;...",
+ * in a buffer that the next call replaces. */
 static const char *captures(ge_graph *g, ge_bundle *b, const char *call)
 {
-	static char buf[4096];
+	static ge_buf buf = GE_BUF_INIT;
 	ge_tf2_objects *o = NULL;
 	ge_error err;
-	buf[0] = 0;
+	buf.len = 0;
+	ge_buf_adds(&buf, "");
 	if (ge_tf2_objects_open(g, b, &o, &err) != GE_OK) {
-		snprintf(buf, sizeof buf, "error: %s", err.msg);
-		return buf;
+		ge_buf_printf(&buf, "error: %s", err.msg);
+		return (const char *)buf.data;
 	}
 	ge_tf2_capture *c = NULL;
 	size_t n = 0;
 	if (ge_tf2_call_captures(o, g, ge_graph_find(g, call), &c, &n,
 				 &err) != GE_OK) {
-		snprintf(buf, sizeof buf, "error: %s", err.msg);
+		ge_buf_printf(&buf, "error: %s", err.msg);
 	} else {
-		size_t len = 0;
 		for (size_t i = 0; i < n; i++)
-			len += (size_t)snprintf(
-				buf + len, sizeof buf - len, "%s%zu:%s=%d:%s@%s",
-				i ? ";" : "", c[i].slot,
-				ge_op_name(g, c[i].t.op), c[i].kind,
-				c[i].name, c[i].key ? c[i].key : "-");
+			ge_buf_printf(&buf, "%s%zu:%s=%d:%s@%s", i ? ";" : "",
+				      c[i].slot, ge_op_name(g, c[i].t.op),
+				      c[i].kind, c[i].name,
+				      c[i].key ? c[i].key : "-");
 	}
 	free(c);
 	ge_tf2_objects_free(o);
-	return buf;
+	return (const char *)buf.data;
 }
 
 /* The ops g will have once every call is inlined: each call counts as
