@@ -90,6 +90,18 @@ char *ge_tf2_variable_key(const char *path);
 
 /* ------------------------------------------------------------ freeze */
 
+/* Rewrites the reads of variables that a freeze cannot turn into values
+ * as they are, among the ops the outputs need, the way TensorFlow's
+ * convert_variables_to_constants_v2 does: a ResourceGather of a variable
+ * op becomes a GatherV2 (axis: its batch_dims) of a new ReadVariableOp
+ * of it, a ResourceGatherNd a GatherNd, a VariableShape a Shape, so that
+ * every remaining use of the variable is a ReadVariableOp (which
+ * ge_freeze turns into an Identity of the value).  Adds the reads and
+ * axis constants under the op's name (`x/ReadVariableOp`, `x/axis`).
+ * *n (when given) counts the ops rewritten. */
+int ge_resource_reads_as_values(ge_graph *g, const ge_tref *outputs,
+				size_t n_outputs, size_t *n, ge_error *err);
+
 typedef struct ge_tf2_freeze_opts {
 	const char *signature;  /* NULL: "serving_default" */
 	int clear_devices;      /* empty every op's device */
@@ -100,7 +112,8 @@ typedef struct ge_tf2_freeze_opts {
  * - the calls the signature's outputs need are inlined, recursively;
  * - every captured variable they read is resolved through the object
  *   graphs to its checkpoint key in b, and its handle becomes a Const of
- *   its value (its ReadVariableOps Identities of it);
+ *   its value (its ReadVariableOps Identities of it, its gathers and
+ *   shapes as ge_resource_reads_as_values says);
  * - what the outputs do not need goes, and so does the function library
  *   but for the functions that ops left in the graph still call (While
  *   and If bodies: functional control flow is not lowered);

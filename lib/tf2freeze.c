@@ -226,6 +226,112 @@ static int plan_values(struct job *j, ge_ckpt_plan *plan, ge_error *err)
 	return rc;
 }
 
+static void set_type(ge_graph *g, ge_opid op, const char *name, int dt)
+{
+	ge_buf b = GE_BUF_INIT;
+	ge_buf_tag(&b, 6, 0); /* AttrValue.type */
+	ge_buf_varint(&b, (uint64_t)dt);
+	ge_op_set_attr_raw(g, op, name, b.data, b.len);
+	ge_buf_free(&b);
+}
+
+enum { DT_INT32 = 3 };
+
+/* A Const int32 scalar named after op (name/axis). */
+static ge_opid axis_const(ge_graph *g, ge_opid op, int64_t v)
+{
+	ge_buf nm = GE_BUF_INIT, t = GE_BUF_INIT, a = GE_BUF_INIT, pk = GE_BUF_INIT;
+	ge_buf_printf(&nm, "%s/axis", ge_op_name(g, op));
+	ge_opid c = ge_graph_add_op(g, ge_graph_unique_name(g, (char *)nm.data),
+				    "Const", NULL);
+	ge_op_set_device(g, c, ge_op_device(g, op));
+	set_type(g, c, "dtype", DT_INT32);
+	ge_buf_tag(&t, 1, 0); /* TensorProto.dtype */
+	ge_buf_varint(&t, DT_INT32);
+	ge_buf_lenfield(&t, 2, "", 0); /* a scalar's shape */
+	ge_buf_varint(&pk, (uint64_t)v);
+	ge_buf_lenfield(&t, 7, pk.data, pk.len); /* int_val, packed */
+	ge_buf_lenfield(&a, 8, t.data, t.len); /* AttrValue.tensor */
+	ge_op_set_attr_raw(g, c, "value", a.data, a.len);
+	ge_buf_free(&nm);
+	ge_buf_free(&t);
+	ge_buf_free(&a);
+	ge_buf_free(&pk);
+	return c;
+}
+
+/* One read: op reads variable op v through a new ReadVariableOp. */
+static int read_through(ge_graph *g, ge_opid op, ge_opid v, int dt,
+			ge_error *err)
+{
+	ge_buf nm = GE_BUF_INIT;
+	ge_buf_printf(&nm, "%s/ReadVariableOp", ge_op_name(g, op));
+	ge_opid r = ge_graph_add_op(g, ge_graph_unique_name(g, (char *)nm.data),
+				    "ReadVariableOp", err);
+	ge_buf_free(&nm);
+	if (r == GE_NOOP)
+		return err ? err->code : GE_EINVAL;
+	ge_op_set_device(g, r, ge_op_device(g, op));
+	set_type(g, r, "dtype", dt);
+	ge_tref h = {v, 0}, rt = {r, 0};
+	int rc = ge_op_add_input(g, r, h, err);
+	return rc ? rc : ge_op_set_input(g, op, 0, rt, err);
+}
+
+int ge_resource_reads_as_values(ge_graph *g, const ge_tref *outputs,
+				size_t n_outputs, size_t *n, ge_error *err)
+{
+	if (n)
+		*n = 0;
+	ge_opset keep;
+	needed(g, outputs, n_outputs, &keep);
+	size_t cap = ge_graph_capacity(g);
+	int rc = GE_OK;
+	for (size_t id = 0; id < cap && !rc; id++) {
+		ge_opid op = (ge_opid)id;
+		if (!ge_opset_has(&keep, op))
+			continue;
+		const char *t = ge_op_type(g, op);
+		int gather = !strcmp(t, "ResourceGather"),
+		    gathernd = !strcmp(t, "ResourceGatherNd"),
+		    shape = !strcmp(t, "VariableShape");
+		if ((!gather && !gathernd && !shape) ||
+		    ge_op_num_inputs(g, op) < 1)
+			continue;
+		ge_opid v = ge_op_input(g, op, 0).op;
+		if (v == GE_NOOP || !ge_is_variable_op_type(ge_op_type(g, v)))
+			continue;
+		int dt = 0;
+		if (ge_op_attr_type(g, shape ? v : op, "dtype", &dt) || !dt)
+			continue;
+		rc = read_through(g, op, v, dt, err);
+		if (rc)
+			break;
+		if (gather) {
+			int64_t bd = 0;
+			ge_op_attr_int(g, op, "batch_dims", &bd);
+			ge_tref ax = {axis_const(g, op, bd), 0};
+			rc = ge_op_add_input(g, op, ax, err);
+			ge_op_set_type(g, op, "GatherV2");
+			set_type(g, op, "Tparams", dt);
+			set_type(g, op, "Taxis", DT_INT32);
+			ge_op_remove_attr(g, op, "dtype");
+			ge_op_remove_attr(g, op, "validate_indices");
+		} else if (gathernd) {
+			ge_op_set_type(g, op, "GatherNd");
+			set_type(g, op, "Tparams", dt);
+			ge_op_remove_attr(g, op, "dtype");
+		} else {
+			ge_op_set_type(g, op, "Shape");
+			set_type(g, op, "T", dt);
+		}
+		if (n)
+			(*n)++;
+	}
+	ge_opset_free(&keep);
+	return rc;
+}
+
 /* What a graph executor without functions or resources cannot run. */
 static int check_plain(struct job *j, ge_error *err)
 {
@@ -322,6 +428,9 @@ static int run(struct job *j, const ge_tf2_freeze_opts *o, ge_error *err)
 	for (size_t i = 0; i < calls.n && !rc; i++)
 		rc = ge_inline(j->h, calls.v[i], 1, NULL, err);
 	ge_opvec_free(&calls);
+	if (rc)
+		return rc;
+	rc = ge_resource_reads_as_values(j->h, j->outs.v, j->outs.n, NULL, err);
 	if (rc)
 		return rc;
 	ge_ckpt_plan plan;
