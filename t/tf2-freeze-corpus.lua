@@ -159,6 +159,52 @@ code, err = gerewrite(string.format("run freeze '%s' -o '%s' --param signature=n
 is(1, code, "an unknown signature fails")
 ok(err:find("no signature 'nope' (it has: ", 1, true), "naming those there are")
 
+-- ---------------------------------------------------------------- inline_functions
+-- bert1's calls inlined from the command line: the count of ops is what
+-- the bodies hold (less their _Arg and _Retval ops), nested calls
+-- expanded, plus the outer ops
+local bert = assert(ge.load(BERT))
+local memo = {}
+local function expanded(graph, top)
+  local n = 0
+  for _, op in ipairs(graph:ops()) do
+    if not top and (op.type == "_Arg" or op.type == "_Retval") then
+      -- not copied
+    elseif op.type == "PartitionedCall" or op.type == "StatefulPartitionedCall" then
+      local f = op:attr("f").name
+      memo[f] = memo[f] or expanded(bert:func(f):graph(), false)
+      n = n + memo[f]
+    else
+      n = n + 1
+    end
+  end
+  return n
+end
+local want = expanded(bert, true)
+out = dir .. "/bert1_inlined"
+code, err = gerewrite(string.format("run inline_functions '%s' -o '%s' --allow-missing-variables",
+                                    BERT, out))
+is(0, code, "bert1: run inline_functions exits 0")
+if code ~= 0 then tap.diag(err) end
+local inl = ge.load(out)
+ok(inl ~= nil, "the result loads")
+if inl then
+  local calls = 0
+  for _, op in ipairs(inl:ops()) do
+    if op.type == "PartitionedCall" or op.type == "StatefulPartitionedCall" then
+      calls = calls + 1
+    end
+  end
+  is(0, calls, "no PartitionedCall is left")
+  is(want, #inl, "ops: the bodies' less _Arg/_Retval, plus the outer ones (" .. want .. ")")
+  local valid, problems = inl:validate()
+  is(true, valid, "it validates")
+  if not valid then tap.diag(table.concat(problems, "\n"):sub(1, 800)) end
+  is("StatefulPartitionedCall/Identity:0",
+     inl:signature("serving_default").outputs.bert_pretrain_loss_and_metric_layer.name,
+     "the signature names what replaced the call")
+end
+
 -- ---------------------------------------------------------------- TF1
 g = freeze("half_plus_two_tf1", HPT1)
 if g then
