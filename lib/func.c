@@ -2188,14 +2188,55 @@ static void object_graph_follow(ge_graph *root, const char *from,
 			   o->captured_tensor) {
 			slot = &o->captured_tensor->concrete_function;
 		}
-		if (slot && *slot && !strcmp(*slot, from) && to) {
+		if (!slot || !*slot || strcmp(*slot, from))
+			continue;
+		changed = 1;
+		if (to) {
 			free(*slot);
 			*slot = ge_xstrdup(to);
-			changed = 1;
+			continue;
 		}
+		/* the object stood for the function alone: it becomes a
+		 * generic trackable object, as TF2 saves one without state */
+		if (o->kind_case ==
+		    TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION)
+			protobuf_c_message_free_unpacked(
+				&o->bare_concrete_function->base, NULL);
+		else
+			protobuf_c_message_free_unpacked(
+				&o->captured_tensor->base, NULL);
+		Tensorflow__SavedUserObject *u = ge_xmalloc(sizeof *u);
+		tensorflow__saved_user_object__init(u);
+		u->identifier = ge_xstrdup("_generic_user_object");
+		o->kind_case = TENSORFLOW__SAVED_OBJECT__KIND_USER_OBJECT;
+		o->user_object = u;
 	}
 	if (changed)
 		ge_object_graph_touch(root);
+}
+
+/* Whether an object of the SavedObjectGraph is the function `name` (a
+ * bare concrete function or a captured tensor of it); its index. */
+static int object_graph_names(ge_graph *root, const char *name, size_t *obj)
+{
+	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
+	for (size_t i = 0; og && i < og->n_nodes; i++) {
+		const Tensorflow__SavedObject *o = og->nodes[i];
+		const char *n = NULL;
+		if (o->kind_case ==
+			    TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION &&
+		    o->bare_concrete_function)
+			n = o->bare_concrete_function->concrete_function_name;
+		else if (o->kind_case ==
+				 TENSORFLOW__SAVED_OBJECT__KIND_CAPTURED_TENSOR &&
+			 o->captured_tensor)
+			n = o->captured_tensor->concrete_function;
+		if (n && !strcmp(n, name)) {
+			*obj = i;
+			return 1;
+		}
+	}
+	return 0;
 }
 
 int ge_func_rename(ge_graph *g, ge_funcid f, const char *new_name,
@@ -2263,6 +2304,13 @@ int ge_func_remove(ge_graph *g, ge_funcid f, int force, ge_error *err)
 			return GE_EINVAL;
 		}
 		free(refs);
+		size_t obj;
+		if (object_graph_names(root, l->fn[f].name, &obj))
+			return ge_err(err, GE_EINVAL,
+				      "cannot remove function '%s': object %zu "
+				      "of the SavedObjectGraph stands for it "
+				      "(force makes it a plain object)",
+				      l->fn[f].name, obj);
 	}
 	gradients_follow(l, l->fn[f].name, NULL);
 	object_graph_follow(root, l->fn[f].name, NULL);
