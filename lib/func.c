@@ -56,6 +56,8 @@ typedef struct unkout {
 typedef struct ge_fn {
 	unkout *unk;
 	size_t n_unk;
+	uint32_t *argof;           /* _Arg op id -> index in in0 (parse) */
+	size_t n_argops;
 	char *name;
 	const uint8_t *raw;        /* FunctionDef payload */
 	size_t raw_len;
@@ -513,11 +515,21 @@ static int all_digits(const char *s, size_t n)
 	return 1;
 }
 
-/* The input arg (of the parse-time table) named name, or NULL. */
-static fnarg *arg_named(ge_fn *f, const char *name, size_t n)
+/* The input arg (of the parse-time table) named name, or NULL.  A plain
+ * arg's op has its name and comes first in the body (ids below the
+ * number of _Arg ops); only list args, whose ops are name_0.., are
+ * searched. */
+static fnarg *arg_named(ge_graph *b, ge_fn *f, const char *name, size_t n)
 {
+	ge_opid p = ge_idx_find_n(b, name, n, 0);
+	if (p != GE_NOOP && p < f->n_argops) {
+		fnarg *a = &f->in0[f->argof[p]];
+		if (!strncmp(a->name, name, n) && !a->name[n])
+			return a;
+	}
 	for (size_t i = 0; i < f->n_in0; i++)
-		if (!strncmp(f->in0[i].name, name, n) && !f->in0[i].name[n])
+		if (f->in0[i].count != 1 && !strncmp(f->in0[i].name, name, n) &&
+		    !f->in0[i].name[n])
 			return &f->in0[i];
 	return NULL;
 }
@@ -528,7 +540,7 @@ static int resolve_input(ge_graph *b, ge_fn *f, const char *s, size_t n,
 			 ge_tvec *out)
 {
 	if (n && s[0] == '^') {
-		fnarg *a = arg_named(f, s + 1, n - 1);
+		fnarg *a = arg_named(b, f, s + 1, n - 1);
 		ge_opid p = a && a->count ? a->ops[0]
 					  : ge_idx_find_n(b, s + 1, n - 1, 0);
 		if (p == GE_NOOP)
@@ -539,7 +551,7 @@ static int resolve_input(ge_graph *b, ge_fn *f, const char *s, size_t n,
 	const char *c1 = memchr(s, ':', n);
 	size_t nl = c1 ? (size_t)(c1 - s) : n;
 	if (!c1) {
-		fnarg *a = arg_named(f, s, n);
+		fnarg *a = arg_named(b, f, s, n);
 		if (!a)
 			return -1;
 		for (int j = 0; j < a->count; j++)
@@ -551,7 +563,7 @@ static int resolve_input(ge_graph *b, ge_fn *f, const char *s, size_t n,
 	const char *c2 = memchr(r, ':', rl);
 	if (!c2 && all_digits(r, rl)) {
 		int k = atoi(r);
-		fnarg *a = arg_named(f, s, nl);
+		fnarg *a = arg_named(b, f, s, nl);
 		if (a) {
 			if (k >= a->count)
 				return -1;
@@ -690,6 +702,12 @@ static int add_arg_ops(ge_graph *b, ge_fn *f, const Tensorflow__OpDef *d,
 				set_attr_int(b, id, "T", dt, 1);
 			set_attr_int(b, id, "index", (*index)++, 0);
 			t->ops[j] = id;
+			if (!output) {
+				f->argof = ge_xrealloc(f->argof, (id + 1) *
+								 sizeof *f->argof);
+				f->argof[id] = (uint32_t)i;
+				f->n_argops = id + 1;
+			}
 		}
 	}
 	return GE_OK;
@@ -947,6 +965,9 @@ static int parse_body(ge_graph *root, ge_funcid fid, ge_error *err)
 	if ((rc = parse_inputs(b, f, ins, err)))
 		goto fail;
 	wire(b, ins);
+	free(f->argof);
+	f->argof = NULL;
+	f->n_argops = 0;
 	for (size_t i = 0; i < b->n_ops; i++) {
 		ge_tvec_free(&ins[i]);
 		if (b->ops[i].raw)
@@ -957,6 +978,9 @@ static int parse_body(ge_graph *root, ge_funcid fid, ge_error *err)
 	f->base_ver = b->version;
 	return GE_OK;
 fail:
+	free(f->argof);
+	f->argof = NULL;
+	f->n_argops = 0;
 	if (ins)
 		for (size_t i = 0; i < b->n_ops; i++)
 			ge_tvec_free(&ins[i]);
