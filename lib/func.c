@@ -56,6 +56,8 @@ typedef struct unkout {
 typedef struct ge_fn {
 	unkout *unk;
 	size_t n_unk;
+	uint32_t *argof;           /* _Arg op id -> index in in0 (parse) */
+	size_t n_argops;
 	char *name;
 	const uint8_t *raw;        /* FunctionDef payload */
 	size_t raw_len;
@@ -513,11 +515,21 @@ static int all_digits(const char *s, size_t n)
 	return 1;
 }
 
-/* The input arg (of the parse-time table) named name, or NULL. */
-static fnarg *arg_named(ge_fn *f, const char *name, size_t n)
+/* The input arg (of the parse-time table) named name, or NULL.  A plain
+ * arg's op has its name and comes first in the body (ids below the
+ * number of _Arg ops); only list args, whose ops are name_0.., are
+ * searched. */
+static fnarg *arg_named(ge_graph *b, ge_fn *f, const char *name, size_t n)
 {
+	ge_opid p = ge_idx_find_n(b, name, n, 0);
+	if (p != GE_NOOP && p < f->n_argops) {
+		fnarg *a = &f->in0[f->argof[p]];
+		if (!strncmp(a->name, name, n) && !a->name[n])
+			return a;
+	}
 	for (size_t i = 0; i < f->n_in0; i++)
-		if (!strncmp(f->in0[i].name, name, n) && !f->in0[i].name[n])
+		if (f->in0[i].count != 1 && !strncmp(f->in0[i].name, name, n) &&
+		    !f->in0[i].name[n])
 			return &f->in0[i];
 	return NULL;
 }
@@ -528,7 +540,7 @@ static int resolve_input(ge_graph *b, ge_fn *f, const char *s, size_t n,
 			 ge_tvec *out)
 {
 	if (n && s[0] == '^') {
-		fnarg *a = arg_named(f, s + 1, n - 1);
+		fnarg *a = arg_named(b, f, s + 1, n - 1);
 		ge_opid p = a && a->count ? a->ops[0]
 					  : ge_idx_find_n(b, s + 1, n - 1, 0);
 		if (p == GE_NOOP)
@@ -539,7 +551,7 @@ static int resolve_input(ge_graph *b, ge_fn *f, const char *s, size_t n,
 	const char *c1 = memchr(s, ':', n);
 	size_t nl = c1 ? (size_t)(c1 - s) : n;
 	if (!c1) {
-		fnarg *a = arg_named(f, s, n);
+		fnarg *a = arg_named(b, f, s, n);
 		if (!a)
 			return -1;
 		for (int j = 0; j < a->count; j++)
@@ -551,7 +563,7 @@ static int resolve_input(ge_graph *b, ge_fn *f, const char *s, size_t n,
 	const char *c2 = memchr(r, ':', rl);
 	if (!c2 && all_digits(r, rl)) {
 		int k = atoi(r);
-		fnarg *a = arg_named(f, s, nl);
+		fnarg *a = arg_named(b, f, s, nl);
 		if (a) {
 			if (k >= a->count)
 				return -1;
@@ -690,6 +702,12 @@ static int add_arg_ops(ge_graph *b, ge_fn *f, const Tensorflow__OpDef *d,
 				set_attr_int(b, id, "T", dt, 1);
 			set_attr_int(b, id, "index", (*index)++, 0);
 			t->ops[j] = id;
+			if (!output) {
+				f->argof = ge_xrealloc(f->argof, (id + 1) *
+								 sizeof *f->argof);
+				f->argof[id] = (uint32_t)i;
+				f->n_argops = id + 1;
+			}
 		}
 	}
 	return GE_OK;
@@ -947,6 +965,9 @@ static int parse_body(ge_graph *root, ge_funcid fid, ge_error *err)
 	if ((rc = parse_inputs(b, f, ins, err)))
 		goto fail;
 	wire(b, ins);
+	free(f->argof);
+	f->argof = NULL;
+	f->n_argops = 0;
 	for (size_t i = 0; i < b->n_ops; i++) {
 		ge_tvec_free(&ins[i]);
 		if (b->ops[i].raw)
@@ -957,6 +978,9 @@ static int parse_body(ge_graph *root, ge_funcid fid, ge_error *err)
 	f->base_ver = b->version;
 	return GE_OK;
 fail:
+	free(f->argof);
+	f->argof = NULL;
+	f->n_argops = 0;
 	if (ins)
 		for (size_t i = 0; i < b->n_ops; i++)
 			ge_tvec_free(&ins[i]);
@@ -2188,14 +2212,55 @@ static void object_graph_follow(ge_graph *root, const char *from,
 			   o->captured_tensor) {
 			slot = &o->captured_tensor->concrete_function;
 		}
-		if (slot && *slot && !strcmp(*slot, from) && to) {
+		if (!slot || !*slot || strcmp(*slot, from))
+			continue;
+		changed = 1;
+		if (to) {
 			free(*slot);
 			*slot = ge_xstrdup(to);
-			changed = 1;
+			continue;
 		}
+		/* the object stood for the function alone: it becomes a
+		 * generic trackable object, as TF2 saves one without state */
+		if (o->kind_case ==
+		    TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION)
+			protobuf_c_message_free_unpacked(
+				&o->bare_concrete_function->base, NULL);
+		else
+			protobuf_c_message_free_unpacked(
+				&o->captured_tensor->base, NULL);
+		Tensorflow__SavedUserObject *u = ge_xmalloc(sizeof *u);
+		tensorflow__saved_user_object__init(u);
+		u->identifier = ge_xstrdup("_generic_user_object");
+		o->kind_case = TENSORFLOW__SAVED_OBJECT__KIND_USER_OBJECT;
+		o->user_object = u;
 	}
 	if (changed)
 		ge_object_graph_touch(root);
+}
+
+/* Whether an object of the SavedObjectGraph is the function `name` (a
+ * bare concrete function or a captured tensor of it); its index. */
+static int object_graph_names(ge_graph *root, const char *name, size_t *obj)
+{
+	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
+	for (size_t i = 0; og && i < og->n_nodes; i++) {
+		const Tensorflow__SavedObject *o = og->nodes[i];
+		const char *n = NULL;
+		if (o->kind_case ==
+			    TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION &&
+		    o->bare_concrete_function)
+			n = o->bare_concrete_function->concrete_function_name;
+		else if (o->kind_case ==
+				 TENSORFLOW__SAVED_OBJECT__KIND_CAPTURED_TENSOR &&
+			 o->captured_tensor)
+			n = o->captured_tensor->concrete_function;
+		if (n && !strcmp(n, name)) {
+			*obj = i;
+			return 1;
+		}
+	}
+	return 0;
 }
 
 int ge_func_rename(ge_graph *g, ge_funcid f, const char *new_name,
@@ -2263,6 +2328,13 @@ int ge_func_remove(ge_graph *g, ge_funcid f, int force, ge_error *err)
 			return GE_EINVAL;
 		}
 		free(refs);
+		size_t obj;
+		if (object_graph_names(root, l->fn[f].name, &obj))
+			return ge_err(err, GE_EINVAL,
+				      "cannot remove function '%s': object %zu "
+				      "of the SavedObjectGraph stands for it "
+				      "(force makes it a plain object)",
+				      l->fn[f].name, obj);
 	}
 	gradients_follow(l, l->fn[f].name, NULL);
 	object_graph_follow(root, l->fn[f].name, NULL);

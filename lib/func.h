@@ -102,8 +102,11 @@ ge_funcid ge_func_copy(ge_graph *g, ge_funcid f, const char *new_name,
 /* Renames f and every reference to it (see above). */
 int ge_func_rename(ge_graph *g, ge_funcid f, const char *new_name,
 		   ge_error *err);
-/* Removes f.  Refuses (naming a call site) while an op calls it, unless
- * force.  Drops GradientDefs and SavedObjectGraph entries naming it. */
+/* Removes f.  Refuses (naming a call site) while an op calls it or an
+ * object of the SavedObjectGraph stands for it (a bare concrete
+ * function), unless force.  Drops the GradientDefs and the object graph's
+ * concrete function entries naming it; with force, an object that stood
+ * for it becomes a plain (generic) object. */
 int ge_func_remove(ge_graph *g, ge_funcid f, int force, ge_error *err);
 
 /* ---- references ---- */
