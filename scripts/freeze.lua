@@ -42,6 +42,10 @@ the outputs of every signature) need.  Write the result with -o out.pb.]],
     else
       opts.signature = p.signature
     end
-    return assert(ge.freeze(g, opts))
+    local frozen, err = ge.freeze(g, opts)
+    -- the message names the model and the op; a script position would
+    -- only be noise
+    if not frozen then error(err, 0) end
+    return frozen
   end,
 }

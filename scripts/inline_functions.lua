@@ -20,9 +20,13 @@ remove what is left unused.]],
      help = "inline the calls inside the inlined bodies too"},
   },
   run = function(g, p)
+    -- the messages name the model, the op and the function
+    local function check(ok, err)
+      if not ok then error(err, 0) end
+    end
     if #p.ops == 0 then
       if p.recursive then
-        assert(ge.inline_all(g))
+        check(ge.inline_all(g))
         return
       end
       for _, op in ipairs(g:ops()) do
@@ -34,7 +38,7 @@ remove what is left unused.]],
     end
     for _, name in ipairs(p.ops) do
       local op = g:op(name) or error("no op named '" .. name .. "'")
-      assert(ge.inline(op, {recursive = p.recursive}))
+      check(ge.inline(op, {recursive = p.recursive}))
     end
   end,
 }

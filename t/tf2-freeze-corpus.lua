@@ -70,6 +70,9 @@ local function freeze(name, model, extra)
   is(nil, g:signature_names()[1], name .. ": a plain GraphDef")
   local p, why = plain(g)
   ok(p, name .. ": only plain ops" .. (why and (" (" .. why .. ")") or ""))
+  local valid, problems = g:validate()
+  is(true, valid, name .. ": it validates")
+  if not valid then tap.diag(table.concat(problems, "\n")) end
   return g
 end
 
@@ -96,7 +99,6 @@ if g then
   ok(not g:serialize("graphdef-text"):find("library", 1, true),
      "no function library, not even an empty one")
   is(0, #g:functions(), "no functions")
-  is(true, (g:validate()), "it validates")
 end
 
 g = freeze("times_two_int", TFJS .. "times_two_int")
@@ -114,7 +116,6 @@ if g then
   is("Placeholder", io_of(g, "y"), "input y")
   is("Identity", io_of(g, "output_0"), "output output_0")
   is("Identity", io_of(g, "output_1"), "output output_1")
-  is(true, (g:validate()), "it validates")
 end
 
 g = freeze("half_plus_two_tf2", HPT2)
@@ -142,7 +143,6 @@ if g then
   is(2, nfn, "with its cond and body, the only functions left")
   is(2, #g:functions(), "two functions")
   ok(text:find('name: "' .. w:attr("body").name .. '"', 1, true), "its body is there")
-  is(true, (g:validate()), "it validates")
 end
 
 -- ---------------------------------------------------------------- failures
