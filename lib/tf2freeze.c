@@ -63,6 +63,15 @@ static void needed(ge_graph *h, const ge_tref *from, size_t n, ge_opset *keep)
 	ge_opvec_free(&stack);
 }
 
+static void set_type(ge_graph *g, ge_opid op, const char *name, int dt)
+{
+	ge_buf b = GE_BUF_INIT;
+	ge_buf_tag(&b, 6, 0); /* AttrValue.type */
+	ge_buf_varint(&b, (uint64_t)dt);
+	ge_op_set_attr_raw(g, op, name, b.data, b.len);
+	ge_buf_free(&b);
+}
+
 /* Moves an op named `name` out of the way (to name_N). */
 static int free_name(ge_graph *h, const char *name, ge_opid except,
 		     ge_error *err)
@@ -129,11 +138,7 @@ static int name_ios(struct job *j, ge_error *err)
 		if (id == GE_NOOP)
 			return err ? err->code : GE_EINVAL;
 		ge_graph_unique_name(h, key);
-		ge_buf a = GE_BUF_INIT;
-		ge_buf_tag(&a, 6, 0); /* AttrValue.type */
-		ge_buf_varint(&a, (uint64_t)dt);
-		ge_op_set_attr_raw(h, id, "T", a.data, a.len);
-		ge_buf_free(&a);
+		set_type(h, id, "T", dt);
 		rc = ge_op_add_input(h, id, t, err);
 		ge_tref k = {id, GE_CONTROL};
 		ge_tvec_push(&j->outs, k);
@@ -224,15 +229,6 @@ static int plan_values(struct job *j, ge_ckpt_plan *plan, ge_error *err)
 	}
 	ge_buf_free(&miss);
 	return rc;
-}
-
-static void set_type(ge_graph *g, ge_opid op, const char *name, int dt)
-{
-	ge_buf b = GE_BUF_INIT;
-	ge_buf_tag(&b, 6, 0); /* AttrValue.type */
-	ge_buf_varint(&b, (uint64_t)dt);
-	ge_op_set_attr_raw(g, op, name, b.data, b.len);
-	ge_buf_free(&b);
 }
 
 enum { DT_INT32 = 3 };
