@@ -819,7 +819,7 @@ int ge_freeze(ge_graph *g, ge_bundle *b, const ge_tref *outputs, size_t n,
 	/* read every value before changing anything */
 	struct frozen *fz = ge_xcalloc(vl.n ? vl.n : 1, sizeof *fz);
 	size_t nfz = 0;
-	const char *ipath = ge_bundle_index_path(b);
+	const char *ipath = b ? ge_bundle_index_path(b) : "(no checkpoint)";
 	for (size_t i = 0; i < vl.n && !rc; i++) {
 		const ge_variable *v = &vl.v[i];
 		if (!ge_opset_has(&keep, v->op))
@@ -844,11 +844,12 @@ int ge_freeze(ge_graph *g, ge_bundle *b, const ge_tref *outputs, size_t n,
 		}
 		if (rc)
 			break;
-		const ge_bundle_entry *e = ge_bundle_find(b, v->key);
-		for (size_t k = 0; !e && o && o->plan && k < o->plan->n; k++)
+		const ge_bundle_entry *e = b ? ge_bundle_find(b, v->key) : NULL;
+		for (size_t k = 0; !e && b && o && o->plan && k < o->plan->n;
+		     k++)
 			if (!strcmp(o->plan->dst[k], v->key))
 				e = ge_bundle_find(b, o->plan->src[k]);
-		if (!e && strcmp(v->key, v->name))
+		if (!e && b && strcmp(v->key, v->name))
 			e = ge_bundle_find(b, v->name);
 		if (!e) {
 			rc = ge_err(err, GE_ENOTFOUND,

@@ -459,6 +459,12 @@ static const char *callee(ge_graph *g, ge_opid id)
 	return NULL;
 }
 
+int ge_op_is_call(ge_graph *g, ge_opid id)
+{
+	const char *name = callee(g, id);
+	return name && *name;
+}
+
 static const char *gname_of(const ge_graph *g)
 {
 	return *ge_graph_name(g) ? ge_graph_name(g) : "graph";

@@ -63,6 +63,11 @@ int ge_is_call_op_type(const char *type);
 int ge_inline(ge_graph *g, ge_opid call, int recursive, ge_opvec *added,
 	      ge_error *err);
 
+/* Whether op id of g is a call ge_inline takes: a PartitionedCall or
+ * StatefulPartitionedCall naming a function (of the library or not), or
+ * an op whose type is a function of the library. */
+int ge_op_is_call(ge_graph *g, ge_opid id);
+
 /* Inlines every call op of g (as ge_inline finds them), recursively:
  * afterwards no PartitionedCall or StatefulPartitionedCall remains.
  * *n (when given) counts the calls inlined, nested ones included. */

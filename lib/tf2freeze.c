@@ -337,7 +337,8 @@ static int check_plain(struct job *j, ge_error *err)
 		if (!ge_op_alive(h, (ge_opid)id))
 			continue;
 		const char *t = ge_op_type(h, (ge_opid)id);
-		int bad = ge_is_call_op_type(t) || ge_is_variable_op_type(t);
+		int bad = ge_is_call_op_type(t) || ge_is_variable_op_type(t) ||
+			  ge_op_is_call(h, (ge_opid)id);
 		int n = bad ? 0 : ge_op_num_outputs(h, (ge_opid)id);
 		for (int k = 0; k < n && !bad; k++)
 			bad = ge_op_output_dtype(h, (ge_opid)id, k) == DT_RESOURCE;
@@ -418,7 +419,8 @@ static int run(struct job *j, const ge_tf2_freeze_opts *o, ge_error *err)
 	size_t cap = ge_graph_capacity(j->h);
 	for (size_t id = 0; id < cap; id++)
 		if (ge_opset_has(&keep, (ge_opid)id) &&
-		    ge_is_call_op_type(ge_op_type(j->h, (ge_opid)id)))
+		    (ge_is_call_op_type(ge_op_type(j->h, (ge_opid)id)) ||
+		     ge_op_is_call(j->h, (ge_opid)id)))
 			ge_opvec_push(&calls, (ge_opid)id);
 	ge_opset_free(&keep);
 	for (size_t i = 0; i < calls.n && !rc; i++)
@@ -432,23 +434,9 @@ static int run(struct job *j, const ge_tf2_freeze_opts *o, ge_error *err)
 	ge_ckpt_plan plan;
 	memset(&plan, 0, sizeof plan);
 	rc = plan_values(j, &plan, err);
-	if (!rc && j->b) {
+	if (!rc) {
 		ge_freeze_opts fo = {o->clear_devices, &plan};
 		rc = ge_freeze(j->h, j->b, j->outs.v, j->outs.n, &fo, err);
-	} else if (!rc) {
-		/* nothing to read: keep what the outputs need */
-		ge_opset k2;
-		needed(j->h, j->outs.v, j->outs.n, &k2);
-		cap = ge_graph_capacity(j->h);
-		for (size_t id = cap; id-- > 0 && !rc;)
-			if (ge_op_alive(j->h, (ge_opid)id) &&
-			    !ge_opset_has(&k2, (ge_opid)id))
-				rc = ge_graph_remove_op(j->h, (ge_opid)id, 1,
-							err);
-		for (size_t id = 0; id < cap && o->clear_devices; id++)
-			if (ge_op_alive(j->h, (ge_opid)id))
-				ge_op_set_device(j->h, (ge_opid)id, "");
-		ge_opset_free(&k2);
 	}
 	ge_ckpt_plan_free(&plan);
 	if (!rc)
