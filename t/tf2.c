@@ -15,24 +15,24 @@
 
 #define ATTR_T(k, t) "attr { key: \"" k "\" value { type: " t " } } "
 
-static const char *GRAPH =
-	"node { name: \"emb\" op: \"VarHandleOp\" " ATTR_T("dtype", "DT_FLOAT")
-	"attr { key: \"shape\" value { shape { dim { size: 3 } dim { size: 2 } } } } "
-	"attr { key: \"shared_name\" value { s: \"emb\" } } }\n"
-	"node { name: \"ids\" op: \"Placeholder\" " ATTR_T("dtype", "DT_INT32") "}\n"
-	"node { name: \"look\" op: \"ResourceGather\" input: \"emb\" input: \"ids\" "
-	ATTR_T("dtype", "DT_FLOAT") ATTR_T("Tindices", "DT_INT32")
-	"attr { key: \"validate_indices\" value { b: true } } }\n"
-	"node { name: \"nd\" op: \"ResourceGatherNd\" input: \"emb\" input: \"ids\" "
+#define GRAPH \
+	"node { name: \"emb\" op: \"VarHandleOp\" " ATTR_T("dtype", "DT_FLOAT") \
+	"attr { key: \"shape\" value { shape { dim { size: 3 } dim { size: 2 } } } } " \
+	"attr { key: \"shared_name\" value { s: \"emb\" } } }\n" \
+	"node { name: \"ids\" op: \"Placeholder\" " ATTR_T("dtype", "DT_INT32") "}\n" \
+	"node { name: \"look\" op: \"ResourceGather\" input: \"emb\" input: \"ids\" " \
+	ATTR_T("dtype", "DT_FLOAT") ATTR_T("Tindices", "DT_INT32") \
+	"attr { key: \"validate_indices\" value { b: true } } }\n" \
+	"node { name: \"nd\" op: \"ResourceGatherNd\" input: \"emb\" input: \"ids\" " \
+	ATTR_T("dtype", "DT_FLOAT") ATTR_T("Tindices", "DT_INT32") "}\n" \
+	"node { name: \"sh\" op: \"VariableShape\" input: \"emb\" " \
+	ATTR_T("out_type", "DT_INT32") "}\n" \
+	"node { name: \"other\" op: \"ResourceGather\" input: \"emb\" input: \"ids\" " \
 	ATTR_T("dtype", "DT_FLOAT") ATTR_T("Tindices", "DT_INT32") "}\n"
-	"node { name: \"sh\" op: \"VariableShape\" input: \"emb\" "
-	ATTR_T("out_type", "DT_INT32") "}\n"
-	"node { name: \"other\" op: \"ResourceGather\" input: \"emb\" input: \"ids\" "
-	ATTR_T("dtype", "DT_FLOAT") ATTR_T("Tindices", "DT_INT32") "}\n";
 
 int main(void)
 {
-	tap_plan(13);
+	tap_plan(16);
 	ge_graph *g = parse(GRAPH);
 	ge_tref outs[3] = {T(g, "look"), T(g, "nd"), T(g, "sh")};
 	ge_error err;
@@ -88,6 +88,22 @@ int main(void)
 		  "the new read an Identity of it");
 	ok(ge_graph_find(g, "other") == GE_NOOP, "the unneeded gather went");
 	ge_bundle_close(b);
+	ge_graph_free(g);
+
+	/* no checkpoint: fine while no variable is needed */
+	g = parse(GRAPH "node { name: \"y\" op: \"Identity\" input: \"ids\" "
+		  ATTR_T("T", "DT_INT32") "}\n");
+	ge_tref y = T(g, "y"), look;
+	is_int(GE_OK, ge_freeze(g, NULL, &y, 1, NULL, &err),
+	       "freeze without a checkpoint when no variable is needed");
+	is_int(2, (long long)ge_graph_num_ops(g), "ids and y are left");
+	ge_graph_free(g);
+	g = parse(GRAPH "node { name: \"r\" op: \"ReadVariableOp\" input: \"emb\" "
+		  ATTR_T("dtype", "DT_FLOAT") "}\n");
+	look = T(g, "r");
+	rc = ge_freeze(g, NULL, &look, 1, NULL, &err);
+	ok(rc == GE_ENOTFOUND && strstr(err.msg, "(no checkpoint): no tensor 'emb'"),
+	   "else the variable is named: %s", err.msg);
 	ge_graph_free(g);
 	unlink(path_in(dir, "ckpt.index"));
 	unlink(path_in(dir, "ckpt.data-00000-of-00001"));
