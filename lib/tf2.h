@@ -105,6 +105,8 @@ int ge_resource_reads_as_values(ge_graph *g, const ge_tref *outputs,
 typedef struct ge_tf2_freeze_opts {
 	const char *signature;  /* NULL: "serving_default" */
 	int clear_devices;      /* empty every op's device */
+	int tensor_names;       /* keep the signature's tensor names rather
+				   than its keys (below) */
 } ge_tf2_freeze_opts;
 
 /* Freezes one signature of a TF2 SavedModel into a new plain GraphDef
@@ -121,7 +123,10 @@ typedef struct ge_tf2_freeze_opts {
  *   outputs Identity ops named by its output keys (`x:0` and `output_0:0`
  *   where the signature said `serving_default_x:0` and
  *   `StatefulPartitionedCall:0`); an op that had such a name is renamed
- *   to name_N.
+ *   to name_N.  With tensor_names, the signature's own tensor names stay
+ *   valid instead: inputs keep their names, and a call the outputs read
+ *   is replaced by an IdentityN of the call's name passing on what the
+ *   body returns (`StatefulPartitionedCall:1` is still output 1).
  * b may be NULL (a SavedModel without variables): then a signature that
  * needs variables fails with a message listing them.  Fails too, naming
  * the op, when a needed resource is not a variable, or an op other than a

@@ -32,7 +32,12 @@ struct job {
 	const Tensorflow__SignatureDef *sd;
 	struct capvar *cv;
 	size_t ncv;
-	ge_tvec outs;              /* output Identity ops, then inputs */
+	ge_tvec outs;              /* inputs, then output ops */
+	int tensor_names;
+	/* tensor_names: IdentityN ops standing for calls, and the names of
+	 * the calls, which they take once the calls are inlined */
+	ge_opvec stand_in;
+	char **stand_for;
 };
 
 static const char *tensor_of(const Tensorflow__TensorInfo *ti)
@@ -85,6 +90,83 @@ static int free_name(ge_graph *h, const char *name, ge_opid except,
 	return rc;
 }
 
+/* An IdentityN passing on every output of call (which is inlined later
+ * and leaves its name to it). */
+static int stand_in(struct job *j, ge_opid call, ge_error *err)
+{
+	ge_graph *h = j->h;
+	for (size_t i = 0; i < j->stand_in.n; i++)
+		if (!strcmp(j->stand_for[i], ge_op_name(h, call)))
+			return GE_OK;
+	ge_buf nm = GE_BUF_INIT, types = GE_BUF_INIT, lst = GE_BUF_INIT,
+	       a = GE_BUF_INIT;
+	ge_buf_printf(&nm, "%s/outputs", ge_op_name(h, call));
+	ge_opid id = ge_graph_add_op(h, ge_graph_unique_name(h, (char *)nm.data),
+				     "IdentityN", err);
+	ge_buf_free(&nm);
+	if (id == GE_NOOP)
+		return err ? err->code : GE_EINVAL;
+	int n = ge_op_num_outputs(h, call), rc = GE_OK;
+	for (int k = 0; k < n && !rc; k++) {
+		ge_tref t = {call, k};
+		int dt = ge_op_output_dtype(h, call, k);
+		ge_buf_varint(&types, (uint64_t)dt);
+		rc = ge_op_add_input(h, id, t, err);
+	}
+	ge_buf_lenfield(&lst, 6, types.data, types.len); /* ListValue.type */
+	ge_buf_lenfield(&a, 1, lst.data, lst.len);       /* AttrValue.list */
+	ge_op_set_attr_raw(h, id, "T", a.data, a.len);
+	ge_buf_free(&types);
+	ge_buf_free(&lst);
+	ge_buf_free(&a);
+	j->stand_for = ge_xrealloc(j->stand_for,
+				   (j->stand_in.n + 1) * sizeof *j->stand_for);
+	j->stand_for[j->stand_in.n] = ge_xstrdup(ge_op_name(h, call));
+	ge_opvec_push(&j->stand_in, id);
+	ge_tref k = {id, GE_CONTROL};
+	ge_tvec_push(&j->outs, k);
+	return rc;
+}
+
+/* The stand-ins take the names of the calls, gone now. */
+static int name_stand_ins(struct job *j, ge_error *err)
+{
+	int rc = GE_OK;
+	for (size_t i = 0; i < j->stand_in.n && !rc; i++) {
+		rc = free_name(j->h, j->stand_for[i], j->stand_in.v[i], err);
+		if (!rc)
+			rc = ge_op_set_name(j->h, j->stand_in.v[i],
+					    j->stand_for[i], err);
+	}
+	return rc;
+}
+
+/* The signature's outputs kept under their own names: a call's by a
+ * stand-in, any other op's by itself. */
+static int keep_tensor_names(struct job *j, ge_error *err)
+{
+	const Tensorflow__SignatureDef *sd = j->sd;
+	int rc = GE_OK;
+	for (size_t i = 0; i < sd->n_outputs && !rc; i++) {
+		ge_tref t;
+		const char *tn = tensor_of(sd->outputs[i]->value);
+		if (!tn || ge_graph_find_tensor(j->h, tn, &t) != GE_OK)
+			return ge_err(err, GE_EGRAPH,
+				      "%s: signature '%s': output '%s' is not "
+				      "a tensor of the graph (%s)", j->gname,
+				      j->sig, sd->outputs[i]->key,
+				      tn ? tn : "?");
+		if (ge_is_call_op_type(ge_op_type(j->h, t.op)) ||
+		    ge_op_is_call(j->h, t.op)) {
+			rc = stand_in(j, t.op, err);
+		} else {
+			t.index = GE_CONTROL;
+			ge_tvec_push(&j->outs, t);
+		}
+	}
+	return rc;
+}
+
 /* Inputs: the Placeholders take their keys' names.  Outputs: an Identity
  * named by each key reads the signature's tensor. */
 static int name_ios(struct job *j, ge_error *err)
@@ -103,7 +185,7 @@ static int name_ios(struct job *j, ge_error *err)
 				      "the first output of an op of the graph "
 				      "(%s)", j->gname, j->sig, key,
 				      tn ? tn : "?");
-		if (strcmp(ge_op_name(h, t.op), key)) {
+		if (!j->tensor_names && strcmp(ge_op_name(h, t.op), key)) {
 			rc = free_name(h, key, t.op, err);
 			if (!rc)
 				rc = ge_op_set_name(h, t.op, key, err);
@@ -111,6 +193,8 @@ static int name_ios(struct job *j, ge_error *err)
 		t.index = GE_CONTROL;
 		ge_tvec_push(&j->outs, t);
 	}
+	if (j->tensor_names)
+		return rc ? rc : keep_tensor_names(j, err);
 	size_t nin = j->outs.n;
 	for (size_t i = 0; i < sd->n_outputs && !rc; i++) {
 		const char *key = sd->outputs[i]->key;
@@ -440,6 +524,8 @@ static int run(struct job *j, const ge_tf2_freeze_opts *o, ge_error *err)
 	}
 	ge_ckpt_plan_free(&plan);
 	if (!rc)
+		rc = name_stand_ins(j, err);
+	if (!rc)
 		rc = drop_library(j, err);
 	if (!rc)
 		rc = check_plain(j, err);
@@ -449,7 +535,7 @@ static int run(struct job *j, const ge_tf2_freeze_opts *o, ge_error *err)
 int ge_tf2_freeze(ge_graph *g, ge_bundle *b, const ge_tf2_freeze_opts *o,
 		  ge_graph **out, ge_error *err)
 {
-	static const ge_tf2_freeze_opts dflt = {NULL, 1};
+	static const ge_tf2_freeze_opts dflt = {NULL, 1, 0};
 	if (!o)
 		o = &dflt;
 	*out = NULL;
@@ -459,6 +545,7 @@ int ge_tf2_freeze(ge_graph *g, ge_bundle *b, const ge_tf2_freeze_opts *o,
 	j.b = b;
 	j.gname = *ge_graph_name(g) ? ge_graph_name(g) : "graph";
 	j.sig = o->signature ? o->signature : "serving_default";
+	j.tensor_names = o->tensor_names;
 	j.sd = ge_signature_get(g, j.sig);
 	if (!j.sd) {
 		ge_buf names = GE_BUF_INIT;
@@ -488,6 +575,10 @@ int ge_tf2_freeze(ge_graph *g, ge_bundle *b, const ge_tf2_freeze_opts *o,
 	}
 	free(j.cv);
 	ge_tvec_free(&j.outs);
+	for (size_t i = 0; i < j.stand_in.n; i++)
+		free(j.stand_for[i]);
+	free(j.stand_for);
+	ge_opvec_free(&j.stand_in);
 	if (rc) {
 		ge_graph_free(j.h);
 		return rc;

@@ -14,7 +14,9 @@ outputs do not need goes, and so does the function library (but for the
 bodies of While and If ops, which stay as they are).  Inputs are
 the signature's Placeholders renamed to its input keys, outputs Identity
 ops named by its output keys: a signature {x} -> {output_0} gives a
-graph fed at x:0 and fetched at output_0:0.  A variable without a value
+graph fed at x:0 and fetched at output_0:0 (with names=tensors the
+signature's tensor names stay valid instead: an IdentityN takes the name
+of the call it replaces).  A variable without a value
 (a SavedModel without variables/) fails, naming the variables.
 
 Any other graph (a TF1 SavedModel, a MetaGraphDef with a checkpoint) is
@@ -25,6 +27,11 @@ the outputs of every signature) need.  Write the result with -o out.pb.]],
   params = {
     {name = "signature", type = "string", default = "serving_default",
      help = "TF2 SavedModels: the signature to freeze"},
+    {name = "names", type = "enum", choices = {"keys", "tensors"},
+     default = "keys",
+     help = "TF2 SavedModels: name inputs and outputs by the signature's "
+            .. "keys (x:0, output_0:0), or keep its tensor names "
+            .. "(serving_default_x:0, StatefulPartitionedCall:0)"},
     {name = "outputs", type = "list", default = {},
      help = "other graphs: the ops (or tensors) to keep (default: the "
             .. "outputs of the signatures)"},
@@ -41,6 +48,7 @@ the outputs of every signature) need.  Write the result with -o out.pb.]],
       opts.outputs = p.outputs
     else
       opts.signature = p.signature
+      opts.tensor_names = p.names == "tensors"
     end
     local frozen, err = ge.freeze(g, opts)
     -- the message names the model and the op; a script position would

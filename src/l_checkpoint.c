@@ -463,13 +463,17 @@ static void signature_outputs(lua_State *L, int list, ge_graph *g)
 }
 
 /* The TF2 path of ge.freeze: signature `signature` (default
- * serving_default) inlined and frozen (lib/tf2.h).  A SavedModel without
+ * serving_default) inlined and frozen (lib/tf2.h), named by the
+ * signature's keys or, with tensor_names, by its tensor names.  A SavedModel without
  * variables gives no reader: the freeze then says which variables the
  * signature needs. */
 static int freeze_tf2(lua_State *L, ge_graph *g, int clear_devices)
 {
 	ge_tf2_freeze_opts to = {lge_optfield(L, 2, "signature"),
-				 clear_devices};
+				 clear_devices, 0};
+	lua_getfield(L, 2, "tensor_names");
+	to.tensor_names = lua_toboolean(L, -1);
+	lua_pop(L, 1);
 	int t = lua_getfield(L, 2, "checkpoint"); /* 3 */
 	if (t == LUA_TSTRING) {
 		const char *path = lua_tostring(L, -1);

@@ -118,6 +118,18 @@ if g then
   is("Identity", io_of(g, "output_1"), "output output_1")
 end
 
+-- the signature's own tensor names kept
+g = freeze("model_multi_output_tensors", TFJS .. "model_multi_output", "--param names=tensors")
+if g then
+  is("Placeholder", io_of(g, "serving_default_x"), "names=tensors: serving_default_x:0 feeds x")
+  is("Placeholder", io_of(g, "serving_default_y"), "serving_default_y:0 feeds y")
+  is("IdentityN", io_of(g, "StatefulPartitionedCall"), "an IdentityN has the call's name")
+  is("int32", g:tensor("StatefulPartitionedCall:1").dtype,
+     "StatefulPartitionedCall:1 is output 1 again")
+  is("Mul", source(g:tensor("StatefulPartitionedCall:1")).type, "what the body returns")
+  is(nil, g:op("output_0"), "no op named by the keys")
+end
+
 g = freeze("half_plus_two_tf2", HPT2)
 if g then
   is("0.5 2.0", consts(g), "half_plus_two tf2: a = 0.5, b = 2.0")
