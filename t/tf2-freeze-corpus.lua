@@ -78,7 +78,9 @@ end
 
 -- the op a tensor comes from, past Identity ops
 local function source(t)
-  while t.op.type == "Identity" do t = t.op:input(0) end
+  while t.op.type == "Identity" or t.op.type == "IdentityN" do
+    t = t.op:input(t.op.type == "Identity" and 0 or t.index)
+  end
   return t.op
 end
 
@@ -126,7 +128,9 @@ if g then
   is("IdentityN", io_of(g, "StatefulPartitionedCall"), "an IdentityN has the call's name")
   is("int32", g:tensor("StatefulPartitionedCall:1").dtype,
      "StatefulPartitionedCall:1 is output 1 again")
-  is("Mul", source(g:tensor("StatefulPartitionedCall:1")).type, "what the body returns")
+  is("Mul", source(g:tensor("StatefulPartitionedCall:0")).type, "output 0: the Mul")
+  is("serving_default_y", source(g:tensor("StatefulPartitionedCall:1")).name,
+     "output 1: y passed on")
   is(nil, g:op("output_0"), "no op named by the keys")
 end
 
