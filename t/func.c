@@ -58,6 +58,10 @@ static const char LIB[] =
 	"  node_def { name: 'use' op: 'AddV2' input: 'm:foo:0' "
 	"   input: 'm:bar:1' attr { key: 'T' value { type: DT_FLOAT } } }\n"
 	"  node_def { name: 'twice' op: 'sum' input: 'x' input: 'ts:0' }\n"
+	/* the bytes after an input's text are the next field's: here the
+	 * tag of experimental_debug_info, the digit '2' */
+	"  node_def { name: 'dbg' op: 'DebugProbe' input: 'dim:output:0' "
+	"   experimental_debug_info { original_node_names: 'dbg' } }\n"
 	"  ret { key: 'a' value: 'idn:output:1' }\n"
 	"  ret { key: 'b' value: 'sp:output:2' }\n"
 	"  ret { key: 'c' value: 'use:z:0' }\n"
@@ -175,6 +179,8 @@ static void list_args(void)
 	is_string("twice:0", in_name(b, "d_RetVal", 0, buf),
 		  "a direct call's outputs come from the callee's signature");
 	is_string("ts_0:0", in_name(b, "twice", 1, buf), "ts:0 is ts_0");
+	is_string("dim:0", in_name(b, "dbg", 0, buf),
+		  "an input's index is read within its text, not past it");
 	ge_buf rep = GE_BUF_INIT;
 	size_t np = ge_flib_validate(g, 1, &rep);
 	if (!is_int(0, (long long)np, "the library validates"))
