@@ -427,18 +427,20 @@ bad:
 static void note_unknown(ge_graph *b, ge_fn *f, const char *s, size_t n)
 {
 	const char *c1 = memchr(s, ':', n), *c2;
-	if (!c1 || !(c2 = memchr(c1 + 1, ':', n - (size_t)(c1 - s) - 1)))
+	if (!c1 || (n && s[0] == '^'))
 		return;
-	const char *r = c2 + 1;
+	c2 = memchr(c1 + 1, ':', n - (size_t)(c1 - s) - 1);
+	const char *r = c2 ? c2 + 1 : s + n;
 	size_t rl = n - (size_t)(r - s);
-	if (!all_digits(r, rl))
+	/* "op:arg:k", or "op:arg" (the whole arg, taken as one tensor) */
+	if (c2 ? !all_digits(r, rl) : all_digits(c1 + 1, n - (size_t)(c1 - s) - 1))
 		return;
 	ge_opid p = ge_idx_find_n(b, s, (size_t)(c1 - s), 0);
 	if (p == GE_NOOP || ge_graph_opdef(b, ge_op_type(b, p)))
 		return;
 	const char *arg = c1 + 1;
-	size_t al = (size_t)(c2 - arg);
-	int k = num(r, rl);
+	size_t al = (size_t)((c2 ? c2 : s + n) - arg);
+	int k = c2 ? num(r, rl) : 0;
 	for (size_t i = 0; i < f->n_unk; i++)
 		if (f->unk[i].op == p && !strncmp(f->unk[i].arg, arg, al) &&
 		    !f->unk[i].arg[al]) {

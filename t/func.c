@@ -57,6 +57,7 @@ static const char LIB[] =
 	"  node_def { name: 'm' op: 'MyCustomOp' input: 'sp:output:2' }\n"
 	"  node_def { name: 'use' op: 'AddV2' input: 'm:foo:0' "
 	"   input: 'm:bar:1' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+	"  node_def { name: 'whole' op: 'Probe' input: 'm:baz' }\n"
 	"  node_def { name: 'twice' op: 'sum' input: 'x' input: 'ts:0' }\n"
 	/* the bytes after an input's text are the next field's: here the
 	 * tag of experimental_debug_info, the digit '2' */
@@ -176,6 +177,9 @@ static void list_args(void)
 		  "an op without an OpDef: its first arg from 0");
 	is_string("m:2", in_name(b, "use", 1, buf),
 		  "its second arg after the first one's tensors");
+	is_string("m:3", in_name(b, "whole", 0, buf),
+		  "a whole arg of an op without an OpDef: one tensor, after "
+		  "the others");
 	is_string("twice:0", in_name(b, "d_RetVal", 0, buf),
 		  "a direct call's outputs come from the callee's signature");
 	is_string("ts_0:0", in_name(b, "twice", 1, buf), "ts:0 is ts_0");
