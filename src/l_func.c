@@ -76,13 +76,17 @@ void lge_pushbody(lua_State *L, int gidx, uint32_t f)
 	int root = lua_gettop(L);
 	lge_graph *R = lge_checkgraph(L, root);
 	push_auxtable(L, root, "bodies", 0);
+	ge_error err;
 	if (lua_rawgeti(L, -1, (lua_Integer)f) == LUA_TUSERDATA) {
+		/* closed by a script (detached): the body is still there */
+		lge_graph *B = lua_touserdata(L, -1);
+		if (!B->g)
+			B->g = ge_func_body(R->g, f, &err);
 		lua_replace(L, root);
 		lua_settop(L, root);
 		return;
 	}
 	lua_pop(L, 1);
-	ge_error err;
 	ge_graph *b = ge_func_body(R->g, f, &err);
 	if (!b)
 		lge_raise(L, &err);

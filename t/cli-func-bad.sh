@@ -4,7 +4,8 @@
 # in the library, a body reading an arg that does not exist, a function
 # calling itself, a call with the wrong number of inputs.  Each gives exit
 # status 2 and one line on stderr naming the file, the function and the
-# node, and writes nothing.  The same model, repaired, runs.
+# node, and writes nothing.  The same model, repaired, runs.  validate
+# lists the problems of bodies.
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-fbad.XXXXXX"` || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -74,6 +75,13 @@ refused "a function calling itself" "$T/self.pbtxt" \
 model "$T/arity.pbtxt" f 'input: "in" input: "in"' x ''
 refused "a call with the wrong arity" "$T/arity.pbtxt" \
 	"arity.pbtxt: node 'call' \(PartitionedCall\) calls function 'f' with 2 inputs, but it takes 1"
+
+run "$BIN" validate "$T/noarg.pbtxt"
+is_rc 1 "validate lists the problems of bodies"
+has "$T/out" "function 'f': node 'id': input 'z' names no op in the graph" \
+	"naming the function and the node"
+run "$BIN" validate "$T/good.pbtxt"
+is_rc 0 "validate of a sound library"
 
 run "$BIN" run insert_noise "$T/good.pbtxt" -o "$T/x.pbtxt" --functions some
 is_rc 2 "--functions takes reachable, all or none"

@@ -57,7 +57,12 @@ static const char LIB[] =
 	"  node_def { name: 'm' op: 'MyCustomOp' input: 'sp:output:2' }\n"
 	"  node_def { name: 'use' op: 'AddV2' input: 'm:foo:0' "
 	"   input: 'm:bar:1' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+	"  node_def { name: 'whole' op: 'Probe' input: 'm:baz' }\n"
 	"  node_def { name: 'twice' op: 'sum' input: 'x' input: 'ts:0' }\n"
+	/* the bytes after an input's text are the next field's: here the
+	 * tag of experimental_debug_info, the digit '2' */
+	"  node_def { name: 'dbg' op: 'DebugProbe' input: 'dim:output:0' "
+	"   experimental_debug_info { original_node_names: 'dbg' } }\n"
 	"  ret { key: 'a' value: 'idn:output:1' }\n"
 	"  ret { key: 'b' value: 'sp:output:2' }\n"
 	"  ret { key: 'c' value: 'use:z:0' }\n"
@@ -172,9 +177,14 @@ static void list_args(void)
 		  "an op without an OpDef: its first arg from 0");
 	is_string("m:2", in_name(b, "use", 1, buf),
 		  "its second arg after the first one's tensors");
+	is_string("m:3", in_name(b, "whole", 0, buf),
+		  "a whole arg of an op without an OpDef: one tensor, after "
+		  "the others");
 	is_string("twice:0", in_name(b, "d_RetVal", 0, buf),
 		  "a direct call's outputs come from the callee's signature");
 	is_string("ts_0:0", in_name(b, "twice", 1, buf), "ts:0 is ts_0");
+	is_string("dim:0", in_name(b, "dbg", 0, buf),
+		  "an input's index is read within its text, not past it");
 	ge_buf rep = GE_BUF_INIT;
 	size_t np = ge_flib_validate(g, 1, &rep);
 	if (!is_int(0, (long long)np, "the library validates"))
@@ -262,6 +272,62 @@ static void recursion(void)
 	ge_graph_free(g);
 }
 
+/* control_ret follows renames and removals; arg_attr and
+ * resource_arg_unique_id follow the args they are keyed by. */
+static void rets_and_arg_maps(void)
+{
+	ge_graph *g = parse(
+		"library { function {\n"
+		" signature { name: 'h' input_arg { name: 'a' type: DT_FLOAT }\n"
+		"  input_arg { name: 'r' type: DT_RESOURCE }\n"
+		"  output_arg { name: 'o' type: DT_FLOAT } control_output: 'done' }\n"
+		" node_def { name: 'side' op: 'NoOp' }\n"
+		" node_def { name: 'id' op: 'Identity' input: 'a' "
+		"  attr { key: 'T' value { type: DT_FLOAT } } }\n"
+		" ret { key: 'o' value: 'id:output:0' }\n"
+		" control_ret { key: 'done' value: 'side' }\n"
+		" arg_attr { key: 1 value { attr { key: '_r' value { i: 1 } } } }\n"
+		" resource_arg_unique_id { key: 1 value: 5 }\n"
+		"} }\n");
+	ge_funcid h = ge_func_find(g, "h");
+	ge_graph *b = ge_func_body(g, h, NULL);
+	ge_error err;
+	ge_op_set_name(b, ge_graph_find(b, "side"), "side2", &err);
+	ge_buf e = GE_BUF_INIT;
+	ge_func_encode(g, h, &e);
+	ok(contains(&e, "side2") && contains(&e, "done"),
+	   "control_ret follows a rename");
+	/* the first arg goes: the resource arg becomes arg 0 */
+	ge_opid a = ge_graph_find(b, "a");
+	ge_opid id = ge_graph_find(b, "id");
+	ge_graph_remove_op(b, id, 1, &err);
+	ge_graph_remove_op(b, ge_graph_find(b, "o_RetVal"), 1, &err);
+	ge_graph_remove_op(b, a, 1, &err);
+	Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
+	v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
+	v.i = 0;
+	ge_op_set_attr(b, ge_graph_find(b, "r"), "index", &v);
+	ge_graph_remove_op(b, ge_graph_find(b, "side2"), 1, &err);
+	ge_graph *h2 = reparse(g);
+	ge_funcid f2 = ge_func_find(h2, "h");
+	is_int(1, (long long)ge_func_num_inputs(h2, f2), "one input left");
+	is_string("r", ge_func_input(h2, f2, 0).name, "the resource arg");
+	is_int(0, (long long)ge_func_num_outputs(h2, f2), "no output left");
+	e.len = 0;
+	ge_func_encode(h2, f2, &e);
+	/* arg_attr { key: 0 ... }: entry bytes 08 00 12 ... */
+	ok(contains(&e, "_r") && memmem(e.data, e.len, "\x08\x00\x12", 3),
+	   "arg_attr is keyed by the arg's new index");
+	ok(memmem(e.data, e.len, "\x08\x00\x10\x05", 4) != NULL,
+	   "resource_arg_unique_id too");
+	ok(!contains(&e, "done"),
+	   "the removed op's control_ret and control_output are gone");
+	is_int(0, (long long)ge_flib_validate(h2, 1, NULL), "it validates");
+	ge_buf_free(&e);
+	ge_graph_free(h2);
+	ge_graph_free(g);
+}
+
 /* Functions added and built with the graph API. */
 static void build(void)
 {
@@ -286,6 +352,7 @@ int main(void)
 {
 	list_args();
 	recursion();
+	rets_and_arg_maps();
 	build();
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;

@@ -132,6 +132,20 @@ ok(table.concat(probs, "\n"):find("node 'short' (PartitionedCall) calls " ..
    "function 'two' with 1 input, but it takes 2", 1, true),
    "a wrong arity is reported")
 
+-- a body can be cloned into a graph of its own, and closed and fetched
+local k = ge.load(dir .. "/edited.pb")
+local kb = k:func("times_c"):graph()
+local copy = kb:clone()
+is(#kb, #copy, "a body's clone has its ops")
+is("three", copy:op("three").name, "and their names")
+ok(copy:op("mul"):attr("T") == "float32", "and attrs")
+kb:close()
+is(#copy, #k:func("times_c"):graph(), "a closed body is fetched again")
+-- g:clone() of a graph whose library was edited carries the edit
+k:func("times_c"):graph():add_op{type = "NoOp", name = "extra"}
+local kc = k:clone()
+ok(kc:func("times_c"):graph():op("extra"), "the clone has the edited body")
+
 -- closing the root closes the bodies
 local body = h:func("two"):graph()
 h:close()
