@@ -13,10 +13,11 @@
 /* ge.inline(call [, {recursive=}]) -> list of the ops copied | nil, err */
 static int m_inline(lua_State *L)
 {
+	static const char *const known[] = {"recursive", NULL};
 	lge_op *o = lge_checkop(L, 1);
 	int recursive = 0;
-	if (!lua_isnoneornil(L, 2)) {
-		luaL_checktype(L, 2, LUA_TTABLE);
+	lge_checkopts(L, 2, known);
+	if (lua_istable(L, 2)) {
 		lua_getfield(L, 2, "recursive");
 		recursive = lua_toboolean(L, -1);
 		lua_pop(L, 1);

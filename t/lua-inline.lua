@@ -130,6 +130,8 @@ r, err = ge.inline(g:op("call"))
 is(nil, r, "a wrong arity")
 ok(err:find("op 'call' (function 'mul2'): the call gives 1 inputs, the function takes 2", 1, true), err)
 tap.raises("gerewrite.op expected", function() ge.inline(g) end, "ge.inline wants an op")
+tap.raises("unknown option 'recursve'", function() ge.inline(g:op("call"), {recursve = true}) end,
+           "a misspelt option raises")
 r, err = ge.inline(g:op("x"))
 ok(r == nil and err:find("not a call", 1, true), "a Placeholder is no call")
 
