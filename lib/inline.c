@@ -126,6 +126,25 @@ static int scan_body(struct site *s, ge_error *err)
 				   "function returns %zu",
 				   ge_op_name(s->g, u[i].op), t.index, nrets);
 	}
+	/* a generic function (attrs that name the function's own attrs, as
+	 * `placeholder: "T"`) must be instantiated first */
+	for (size_t id = 0; id < s->nbody; id++) {
+		if (!ge_op_alive(b, (ge_opid)id))
+			continue;
+		size_t na = ge_op_num_attrs(b, (ge_opid)id);
+		for (size_t a = 0; a < na; a++) {
+			const char *an = ge_op_attr_name(b, (ge_opid)id, a);
+			size_t len;
+			const uint8_t *raw = ge_op_attr_raw(b, (ge_opid)id, an,
+							    &len);
+			if (raw && len && raw[0] == ((9 << 3) | 2))
+				return bad(s, err, "attr '%s' of op '%s' is a "
+					   "placeholder of the function's attrs "
+					   "(a generic function cannot be "
+					   "inlined)", an,
+					   ge_op_name(b, (ge_opid)id));
+		}
+	}
 	/* every edge of the body must lead somewhere */
 	for (size_t id = 0; id < s->nbody; id++) {
 		if (!ge_op_alive(b, (ge_opid)id))
@@ -215,6 +234,26 @@ static void add_control(ge_graph *g, ge_opid to, ge_opid c)
 	ge_op_add_control_input(g, to, c, NULL);
 }
 
+/* The v1 control-flow frames of a body are named per call, as
+ * TensorFlow's inliner does, so that two inlined copies of one loop are
+ * two frames: frame_name F of an Enter becomes `<call>/F`. */
+static void uniquify_frame(struct site *s, ge_opid copy)
+{
+	const char *t = ge_op_type(s->g, copy);
+	const char *f;
+	size_t n;
+	if ((strcmp(t, "Enter") && strcmp(t, "RefEnter")) ||
+	    ge_op_attr_string(s->g, copy, "frame_name", &f, &n))
+		return;
+	ge_buf name = GE_BUF_INIT, a = GE_BUF_INIT;
+	ge_buf_printf(&name, "%s/", ge_op_name(s->g, s->call));
+	ge_buf_add(&name, f, n);
+	ge_buf_lenfield(&a, 2, name.data, name.len); /* AttrValue.s */
+	ge_op_set_attr_raw(s->g, copy, "frame_name", a.data, a.len);
+	ge_buf_free(&name);
+	ge_buf_free(&a);
+}
+
 /* Copies the body's ops and their edges. */
 static void copy_ops(struct site *s)
 {
@@ -265,6 +304,7 @@ static void copy_ops(struct site *s)
 				add_control(g, c, o.op);
 		}
 		fix_colocation(s, c);
+		uniquify_frame(s, c);
 	}
 }
 

@@ -14,6 +14,8 @@
  * - signatures and the saver that named an output of the call name what
  *   replaces it (and one naming the call as an op, such as a TF2 saver's
  *   restore_op_name, the op that makes output 0);
+ * - a v1 loop's frame (frame_name of Enter ops) is renamed `<call>/F`,
+ *   so that two inlined copies of a loop are two frames;
  * - the call goes.
  * Unlike TensorFlow's inliner, no Identity per input and no NoOp for the
  * control edges is added: the op count after inlining is the body's ops
@@ -22,7 +24,8 @@
  * Errors (GE_EGRAPH, naming the graph, the call and the function; nothing
  * changed): a body whose `_Arg`s do not match the call's inputs or whose
  * `_Retval`s do not match its outputs, a body reading a missing op, an
- * `_Arg` or `_Retval` without a valid `index`.
+ * `_Arg` or `_Retval` without a valid `index`, an attr that is a
+ * placeholder of the function's attrs (a generic function).
  */
 #ifndef GE_INLINE_H
 #define GE_INLINE_H

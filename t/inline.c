@@ -168,6 +168,12 @@ static void errors(void)
 		 "attr { key: \"T\" value { type: DT_FLOAT } } }\n"
 		 RET("y", "x", 0),
 		 "_Arg 'x' has no valid index", "an _Arg without index"},
+		{ARG("x", 0)
+		 "node { name: \"i\" op: \"Identity\" input: \"x\" "
+		 "attr { key: \"T\" value { placeholder: \"T\" } } }\n"
+		 RET("y", "i", 0),
+		 "attr 'T' of op 'i' is a placeholder of the function's attrs",
+		 "a generic function"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		ge_graph *g = parse(OUTER), *body = parse(cases[i].body);
@@ -186,11 +192,43 @@ static void errors(void)
 	}
 }
 
+/* A body with a v1 loop frame, inlined twice: two frames. */
+static void frames(void)
+{
+	ge_graph *g = parse(PH("a")
+			    CALL("c1", "input: \"a\" ", "type: DT_FLOAT",
+				 "type: DT_FLOAT")
+			    CALL("c2", "input: \"a\" ", "type: DT_FLOAT",
+				 "type: DT_FLOAT"));
+	ge_graph *body = parse(ARG("x", 0)
+		"node { name: \"e\" op: \"Enter\" input: \"x\" "
+		"attr { key: \"T\" value { type: DT_FLOAT } } "
+		"attr { key: \"frame_name\" value { s: \"loop\" } } }\n"
+		"node { name: \"x2\" op: \"Exit\" input: \"e\" "
+		"attr { key: \"T\" value { type: DT_FLOAT } } }\n"
+		RET("y", "x2", 0));
+	ge_error err;
+	int rc = ge_inline_body(g, ge_graph_find(g, "c1"), body, "fn", NULL, 0,
+				NULL, &err);
+	rc = rc ? rc : ge_inline_body(g, ge_graph_find(g, "c2"), body, "fn",
+				      NULL, 0, NULL, &err);
+	is_int(GE_OK, rc, "a body with a loop inlined twice");
+	const char *f1 = "", *f2 = "";
+	size_t n1 = 0, n2 = 0;
+	ge_op_attr_string(g, ge_graph_find(g, "c1/e"), "frame_name", &f1, &n1);
+	ge_op_attr_string(g, ge_graph_find(g, "c2/e"), "frame_name", &f2, &n2);
+	ok(n1 == 7 && !memcmp(f1, "c1/loop", 7) && n2 == 7 &&
+	   !memcmp(f2, "c2/loop", 7), "each copy has a frame of its own");
+	ge_graph_free(g);
+	ge_graph_free(body);
+}
+
 int main(void)
 {
-	tap_plan(21);
+	tap_plan(24);
 	basic();
 	passthrough_and_names();
 	errors();
+	frames();
 	return tap_failed != 0;
 }
