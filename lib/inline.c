@@ -173,6 +173,19 @@ static int scan_body(struct site *s, ge_error *err)
 	return GE_OK;
 }
 
+/* Everything ge_inline_body checks before it changes anything. */
+static int check_site(struct site *s, ge_error *err)
+{
+	if (s->body == s->g)
+		return bad(s, err, "a function cannot be inlined into itself");
+	size_t ni = ge_op_num_inputs(s->g, s->call);
+	for (size_t i = 0; i < ni; i++)
+		if (ge_op_input(s->g, s->call, i).op == GE_NOOP)
+			return bad(s, err, "input %zu ('%s') does not exist",
+				   i, ge_op_dangling_input(s->g, s->call, i));
+	return scan_body(s, err);
+}
+
 /* Rewrites `loc:@X` entries naming ops of the body to their copies. */
 static void fix_colocation(struct site *s, ge_opid copy)
 {
@@ -448,15 +461,7 @@ int ge_inline_body(ge_graph *g, ge_opid call, const ge_graph *body,
 	if (call == GE_NOOP || !ge_op_alive(g, call))
 		return ge_err(err, GE_EINVAL, "%s: inline: not an op of the "
 			      "graph", s.gname);
-	if (body == g)
-		return bad(&s, err, "a function cannot be inlined into "
-			   "itself");
-	size_t ni = ge_op_num_inputs(g, call);
-	for (size_t i = 0; i < ni; i++)
-		if (ge_op_input(g, call, i).op == GE_NOOP)
-			return bad(&s, err, "input %zu ('%s') does not exist",
-				   i, ge_op_dangling_input(g, call, i));
-	int rc = scan_body(&s, err);
+	int rc = check_site(&s, err);
 	if (rc)
 		goto out;
 	s.map = ge_xmalloc((s.nbody ? s.nbody : 1) * sizeof *s.map);
@@ -524,6 +529,7 @@ enum { WHITE = 0, GREY, BLACK };
 
 struct check {
 	ge_graph *root;
+	int recursive;
 	unsigned char *color;    /* by function id */
 	const char **chain;      /* functions being checked, outermost first */
 	size_t depth, cap;
@@ -565,8 +571,22 @@ static int check_call(struct check *c, ge_graph *g, ge_opid id,
 		ge_buf_free(&w);
 		return rc;
 	}
-	if (c->color[f] == BLACK)
-		return GE_OK;
+	/* the call against its body, as inlining it will check it */
+	ge_graph *body = ge_func_body(c->root, f, err);
+	if (!body)
+		return err ? err->code : GE_EFORMAT;
+	struct site st;
+	memset(&st, 0, sizeof st);
+	st.g = g;
+	st.call = id;
+	st.body = body;
+	st.fname = ge_func_name(c->root, f);
+	st.gname = gname_of(g);
+	int rc = check_site(&st, err);
+	free(st.arg_of);
+	free(st.ret);
+	if (rc || c->color[f] == BLACK || !c->recursive)
+		return rc;
 	return check_fn(c, f, err);
 }
 
@@ -616,19 +636,9 @@ static int check_calls(ge_graph *g, const ge_opid *ops, size_t n,
 		c.chain = ge_xmalloc(c.cap * sizeof *c.chain);
 		c.chain[c.depth++] = ge_func_name(c.root, self);
 	}
-	for (size_t i = 0; i < n && !rc; i++) {
-		const char *name = callee(g, ops[i]);
-		if (!name)
-			continue;
-		if (!recursive) {
-			ge_funcid f = *name ? ge_func_find(c.root, name)
-					    : GE_NOFUNC;
-			if (f == GE_NOFUNC || f == self)
-				rc = check_call(&c, g, ops[i], err);
-			continue;
-		}
+	c.recursive = recursive;
+	for (size_t i = 0; i < n && !rc; i++)
 		rc = check_call(&c, g, ops[i], err);
-	}
 	free(c.color);
 	free(c.chain);
 	return rc;

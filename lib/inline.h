@@ -55,14 +55,13 @@ int ge_is_call_op_type(const char *type);
  * PartitionedCall or StatefulPartitionedCall (function in attr `f`), or
  * an op whose type is a function of the library.  The function is looked
  * up in the library of g's root graph.  With recursive, calls among the
- * copied ops are inlined too, depth first.  Before anything changes, the
- * calls that will be inlined are checked: a missing function or a
- * function that calls itself (directly or not) is GE_EGRAPH naming the
- * chain of functions, and g is unchanged.  A body that does not match its
- * call (inline.h above) fails the same way; with recursive, the inlining
- * done before that point stays.  When added is given, the ops copied into
- * g that remain (nested calls inlined away are not among them) are
- * appended to it. */
+ * copied ops are inlined too, depth first.  Before anything changes,
+ * every call that will be inlined is checked: a missing function, a
+ * function that calls itself (directly or not; the message names the
+ * chain of functions) or a body that does not match its call (see
+ * ge_inline_body) is GE_EGRAPH, and g is unchanged.  When added is
+ * given, the ops copied into g that remain (nested calls inlined away are
+ * not among them) are appended to it. */
 int ge_inline(ge_graph *g, ge_opid call, int recursive, ge_opvec *added,
 	      ge_error *err);
 

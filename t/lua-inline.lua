@@ -48,8 +48,19 @@ local LOOP = [[
 }
 ]]
 
-local function graph(calls, loop)
-  local lib = loop and LIB:gsub("}\n$", "") .. LOOP or LIB
+-- a function whose call of mul2 gives one input of two
+local BADNEST = [[
+  function {
+    signature { name: "badnest" input_arg { name: "a" type: DT_FLOAT }
+                output_arg { name: "o" type: DT_FLOAT } }
+    ]] .. fcall("inner", "mul2", {"a"}, 1) .. [[
+    ret { key: "o" value: "inner:output:0" }
+  }
+}
+]]
+
+local function graph(calls, extra)
+  local lib = extra and LIB:gsub("}\n$", "") .. extra or LIB
   local s = 'node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }\n'
     .. 'node { name: "k" op: "NoOp" }\n' .. calls
     .. 'node { name: "y" op: "Identity" input: "call" ' .. FT .. '}\n'
@@ -115,12 +126,18 @@ ok(g:op("call/inner") and g:op("call/inner").type == "PartitionedCall",
    "recursive=false keeps the nested call")
 
 -- ---------------------------------------------------------------- errors
-g = graph(call("call", "loop", {"x"}, 1), true)
+g = graph(call("call", "loop", {"x"}, 1), LOOP)
 local n = #g
 local r, err = ge.inline(g:op("call"), {recursive = true})
 is(nil, r, "a function calling itself")
 ok(err:find("function 'loop' calls itself (loop -> loop)", 1, true), err)
 is(n, #g, "nothing changed")
+g = graph(call("call", "badnest", {"x"}, 1), BADNEST)
+n = #g
+r, err = ge.inline(g:op("call"), {recursive = true})
+ok(r == nil and err:find("op 'inner' (function 'mul2'): the call gives 1 inputs, the function takes 2", 1, true),
+   "a nested call that does not match its function: " .. tostring(err))
+ok(#g == n and g:op("call") ~= nil, "found before anything changed")
 g = graph(call("call", "nothere", {"x"}, 1))
 r, err = ge.inline(g:op("call"))
 is(nil, r, "a missing function")
