@@ -96,7 +96,8 @@ char *ge_tf2_variable_key(const char *path);
  * op becomes a GatherV2 (axis: its batch_dims) of a new ReadVariableOp
  * of it, a ResourceGatherNd a GatherNd, a VariableShape a Shape, so that
  * every remaining use of the variable is a ReadVariableOp (which
- * ge_freeze turns into an Identity of the value).  Adds the reads and
+ * ge_freeze turns into an Identity of the value); what read an Identity
+ * of a variable's handle reads the handle.  Adds the reads and
  * axis constants under the op's name (`x/ReadVariableOp`, `x/axis`).
  * *n (when given) counts the ops rewritten. */
 int ge_resource_reads_as_values(ge_graph *g, const ge_tref *outputs,

@@ -252,9 +252,17 @@ static int find_captures(struct job *j, const ge_opset *keep, ge_error *err)
 			if (c[i].kind != GE_TF2_VARIABLE ||
 			    c[i].t.op == GE_NOOP)
 				continue;
+			/* the handle may come through Identity ops */
+			ge_opid h = c[i].t.op;
+			for (int d = 0; d < 64 && !strcmp(ge_op_type(j->g, h),
+							  "Identity") &&
+					ge_op_num_inputs(j->g, h) > 0 &&
+					ge_op_input(j->g, h, 0).op != GE_NOOP;
+			     d++)
+				h = ge_op_input(j->g, h, 0).op;
 			j->cv = ge_xrealloc(j->cv, (j->ncv + 1) * sizeof *j->cv);
 			struct capvar *v = &j->cv[j->ncv++];
-			v->op = ge_xstrdup(ge_op_name(j->g, c[i].t.op));
+			v->op = ge_xstrdup(ge_op_name(j->g, h));
 			v->key = c[i].key ? ge_xstrdup(c[i].key) : NULL;
 		}
 		free(c);
@@ -358,6 +366,53 @@ static int read_through(ge_graph *g, ge_opid op, ge_opid v, int dt,
 	return rc ? rc : ge_op_set_input(g, op, 0, rt, err);
 }
 
+/* The variable op a resource tensor comes from through Identity ops, or
+ * GE_NOOP. */
+static ge_opid handle_of(ge_graph *g, ge_tref t)
+{
+	for (int d = 0; d < 64 && t.op != GE_NOOP; d++) {
+		const char *ty = ge_op_type(g, t.op);
+		if (ge_is_variable_op_type(ty))
+			return t.op;
+		if (strcmp(ty, "Identity") || ge_op_num_inputs(g, t.op) < 1)
+			break;
+		t = ge_op_input(g, t.op, 0);
+	}
+	return GE_NOOP;
+}
+
+/* Readers of an Identity of a variable's handle read the handle. */
+static int bypass_handle_identities(ge_graph *g, const ge_opset *keep,
+				    ge_error *err)
+{
+	size_t cap = ge_graph_capacity(g);
+	int rc = GE_OK;
+	for (size_t id = 0; id < cap && !rc; id++) {
+		int dt = 0;
+		if (!ge_opset_has(keep, (ge_opid)id) ||
+		    strcmp(ge_op_type(g, (ge_opid)id), "Identity") ||
+		    ge_op_attr_type(g, (ge_opid)id, "T", &dt) ||
+		    dt != DT_RESOURCE)
+			continue;
+		ge_tref self = {(ge_opid)id, 0};
+		ge_opid v = handle_of(g, self);
+		if (v == GE_NOOP)
+			continue;
+		size_t nu;
+		const ge_use *u = ge_op_uses(g, (ge_opid)id, &nu);
+		ge_input_edit *ed = ge_xmalloc((nu ? nu : 1) * sizeof *ed);
+		for (size_t k = 0; k < nu; k++) {
+			ed[k].op = u[k].op;
+			ed[k].slot = u[k].slot;
+			ed[k].t.op = v;
+			ed[k].t.index = 0;
+		}
+		rc = ge_graph_set_inputs(g, ed, nu, err);
+		free(ed);
+	}
+	return rc;
+}
+
 int ge_resource_reads_as_values(ge_graph *g, const ge_tref *outputs,
 				size_t n_outputs, size_t *n, ge_error *err)
 {
@@ -366,7 +421,7 @@ int ge_resource_reads_as_values(ge_graph *g, const ge_tref *outputs,
 	ge_opset keep;
 	needed(g, outputs, n_outputs, &keep);
 	size_t cap = ge_graph_capacity(g);
-	int rc = GE_OK;
+	int rc = bypass_handle_identities(g, &keep, err);
 	for (size_t id = 0; id < cap && !rc; id++) {
 		ge_opid op = (ge_opid)id;
 		if (!ge_opset_has(&keep, op))

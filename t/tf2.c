@@ -32,7 +32,7 @@
 
 int main(void)
 {
-	tap_plan(16);
+	tap_plan(17);
 	ge_graph *g = parse(GRAPH);
 	ge_tref outs[3] = {T(g, "look"), T(g, "nd"), T(g, "sh")};
 	ge_error err;
@@ -104,6 +104,17 @@ int main(void)
 	rc = ge_freeze(g, NULL, &look, 1, NULL, &err);
 	ok(rc == GE_ENOTFOUND && strstr(err.msg, "(no checkpoint): no tensor 'emb'"),
 	   "else the variable is named: %s", err.msg);
+	ge_graph_free(g);
+
+	/* a read through an Identity of the handle */
+	g = parse(GRAPH "node { name: \"h\" op: \"Identity\" input: \"emb\" "
+		  ATTR_T("T", "DT_RESOURCE") "}\n"
+		  "node { name: \"r\" op: \"ReadVariableOp\" input: \"h\" "
+		  ATTR_T("dtype", "DT_FLOAT") "}\n");
+	look = T(g, "r");
+	rc = ge_resource_reads_as_values(g, &look, 1, NULL, &err);
+	is_string("emb:0", ins(g, "r"), "a read of an Identity of the handle "
+		  "reads the handle");
 	ge_graph_free(g);
 	unlink(path_in(dir, "ckpt.index"));
 	unlink(path_in(dir, "ckpt.data-00000-of-00001"));
