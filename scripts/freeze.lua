@@ -11,13 +11,13 @@ signatures' calls): the chosen signature's call is inlined, recursively,
 every variable it reads becomes a Const holding its value in the
 checkpoint (found through the checkpoint's object graph), what the
 outputs do not need goes, and so does the function library (but for the
-bodies of While and If ops, which stay as they are).  Inputs are
-the signature's Placeholders renamed to its input keys, outputs Identity
-ops named by its output keys: a signature {x} -> {output_0} gives a
-graph fed at x:0 and fetched at output_0:0 (with names=tensors the
-signature's tensor names stay valid instead: an IdentityN takes the name
-of the call it replaces).  A variable without a value
-(a SavedModel without variables/) fails, naming the variables.
+bodies of While and If ops, which stay as they are).  Inputs are the
+signature's Placeholders renamed to its input keys, outputs Identity ops
+named by its output keys: a signature {x} -> {output_0} gives a graph fed
+at x:0 and fetched at output_0:0 (with names=tensors the signature's
+tensor names stay valid instead: an IdentityN takes the name of the call
+it replaces).  A variable without a value (a SavedModel without
+variables/) fails, naming the variables.
 
 Any other graph (a TF1 SavedModel, a MetaGraphDef with a checkpoint) is
 frozen as TensorFlow's freeze_graph does, keeping what `outputs` (default:
