@@ -115,6 +115,8 @@ void ge_graph_free(ge_graph *g)
 	if (g->meta)
 		ge_meta_free(g->meta);
 	ge_oplist_index_free(g->oplist_idx);
+	if (g->shapes_free)
+		g->shapes_free(g->shapes);
 	ge_arena_free(&g->arena);
 	free(g->name);
 	free(g);

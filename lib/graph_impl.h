@@ -107,6 +107,11 @@ struct ge_graph {
 	/* op types of the container's stripped_op_list, or NULL */
 	const struct Tensorflow__OpList *oplist;
 	struct ge_oplist_index *oplist_idx;
+
+	/* inferred shapes (shapes.c), freed with the graph; checked against
+	 * version by their owner */
+	void *shapes;
+	void (*shapes_free)(void *);
 };
 
 #define IDX_TOMB 0xffffffffull
