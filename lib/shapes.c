@@ -11,6 +11,7 @@
 #include "graph_impl.h"
 #include "shapes_impl.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"
 
@@ -529,6 +530,49 @@ static int shape_complete(const sh *s)
 	return sh_numel(s) >= 0;
 }
 
+/* An output whose type attr is not set (an op added without `T`) has the
+ * dtype of the input that shares the attr, as TensorFlow infers it when an
+ * op is built. */
+static int dtype_from_inputs(ge_graph *g, struct ge_shapes *s, ge_opid id,
+			     int k)
+{
+	const Tensorflow__OpDef *d = ge_graph_opdef(g, ge_op_type(g, id));
+	if (!d)
+		return 0;
+	const char *attr = NULL;
+	int base = 0;
+	for (size_t i = 0; i < d->n_output_arg && !attr; i++) {
+		const Tensorflow__OpDef__ArgDef *a = d->output_arg[i];
+		if (a->type_list_attr && *a->type_list_attr)
+			return 0;
+		int64_t cnt = 1;
+		if (a->number_attr && *a->number_attr &&
+		    ge_op_attr_int(g, id, a->number_attr, &cnt))
+			return 0;
+		if (k < base + cnt)
+			attr = a->type_attr;
+		base += (int)cnt;
+	}
+	if (!attr || !*attr)
+		return 0;
+	size_t pos = 0, nin = ge_op_num_inputs(g, id);
+	for (size_t i = 0; i < d->n_input_arg; i++) {
+		const Tensorflow__OpDef__ArgDef *a = d->input_arg[i];
+		if (a->type_list_attr && *a->type_list_attr)
+			return 0;
+		if (a->type_attr && !strcmp(a->type_attr, attr) && pos < nin) {
+			const oshape *o = out_of(s, ge_op_input(g, id, pos));
+			return o && o->done ? o->dtype : 0;
+		}
+		int64_t cnt = 1;
+		if (a->number_attr && *a->number_attr &&
+		    ge_op_attr_int(g, id, a->number_attr, &cnt))
+			cnt = (int64_t)nin - (int64_t)pos; /* the rest */
+		pos += (size_t)cnt;
+	}
+	return 0;
+}
+
 /* Infers one op; returns 1 if anything of its outputs changed. */
 static int infer_op(ge_graph *g, struct ge_shapes *s, ge_opid id, int final,
 		    sh *outs, shval *vals)
@@ -591,6 +635,8 @@ static int infer_op(ge_graph *g, struct ge_shapes *s, ge_opid id, int final,
 		}
 		if (!o->done)
 			o->dtype = ge_op_output_dtype(g, id, k);
+		if (!o->dtype)
+			o->dtype = dtype_from_inputs(g, s, id, k);
 		o->done = 1;
 		o->reason = shape_complete(x) ? GE_SHAPE_KNOWN
 			    : c.failed	      ? GE_SHAPE_ERROR
@@ -848,6 +894,24 @@ int ge_shapes_get(ge_graph *g, ge_tref t, int64_t *dims, int cap)
 	for (int i = 0; i < o->rank && i < cap; i++)
 		dims[i] = p[i];
 	return o->rank;
+}
+
+int ge_shapes_best(ge_graph *g, ge_tref t, int64_t *dims, int cap)
+{
+	int rank = ge_op_output_shape(g, t.op, t.index, dims, cap);
+	int full = rank >= 0 && rank <= cap;
+	for (int i = 0; full && i < rank; i++)
+		if (dims[i] < 0)
+			full = 0;
+	if (full)
+		return rank;
+	int64_t tmp[GE_SHAPE_MAXRANK];
+	int r2 = ge_shapes_get(g, t, tmp, GE_SHAPE_MAXRANK);
+	if (r2 < 0)
+		return rank;
+	for (int i = 0; i < r2 && i < cap; i++)
+		dims[i] = tmp[i];
+	return r2;
 }
 
 int ge_shapes_dtype(ge_graph *g, ge_tref t)

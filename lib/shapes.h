@@ -72,6 +72,9 @@ int ge_shapes_infer(ge_graph *g, ge_shape_stats *st, ge_error *err);
  * dims, or -1 for unknown rank.  Runs inference if stale; never fails (an
  * op in error gives unknown). */
 int ge_shapes_get(ge_graph *g, ge_tref t, int64_t *dims, int cap);
+/* The static shape (ge_op_output_shape) when it is fully known, else the
+ * inferred one: what t.shape, info and dot show. */
+int ge_shapes_best(ge_graph *g, ge_tref t, int64_t *dims, int cap);
 /* Inferred dtype (TensorFlow DataType; 0 when unknown). */
 int ge_shapes_dtype(ge_graph *g, ge_tref t);
 /* Why output t is not fully known (GE_SHAPE_*). */

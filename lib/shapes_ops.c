@@ -394,6 +394,7 @@ static int64_t conv_dim(int64_t in, int64_t f, int64_t s, int64_t d, int same,
 static void conv_like(shctx *c, int pool, int depthwise)
 {
 	sh x, f;
+	f.rank = -1;
 	sh_in(c, 0, &x);
 	sh_ranked(OUT(0), 4);
 	int nchw = sh_attr_str_is(c, "data_format", "NCHW", 0);
@@ -432,6 +433,12 @@ static void conv_like(shctx *c, int pool, int depthwise)
 	}
 	if (x.rank >= 0 && x.rank != 4) {
 		sh_fail(c, "input must be 4-D, not %d-D", x.rank);
+		return;
+	}
+	if (!pool && x.rank == 4 && f.rank == 4 && x.d[ci] > 0 && f.d[2] > 0 &&
+	    (depthwise ? x.d[ci] != f.d[2] : x.d[ci] % f.d[2] != 0)) {
+		sh_fail(c, "input depth %lld does not match the filter's %lld",
+			(long long)x.d[ci], (long long)f.d[2]);
 		return;
 	}
 	OUT(0)->d[ci] = oc;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "shapes.h"
 
 enum { O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET };
 
@@ -109,6 +110,7 @@ int cmd_validate(lua_State *L, int argc, char **argv)
 		goto out;
 	ge_buf rep = GE_BUF_INIT;
 	size_t n = ge_graph_validate(g, &rep);
+	n += ge_shapes_validate(g, &rep);
 	char why[4200];
 	if (cli_variables_missing(g, why, sizeof why)) {
 		ge_buf_printf(&rep, "%s\n", why);
