@@ -39,6 +39,15 @@ typedef void (*shape_fn)(shctx *c);
 #define OUT(k) (&c->out[k])
 #define VAL(k) (&c->val[k])
 
+/* shapes_slice.c: a StridedSlice over known dims, for the evaluator: for
+ * each input dim its begin, stride and size, and the result's shape.
+ * masks: begin, end, ellipsis, new_axis, shrink_axis.  -1 and msg on a
+ * slice that does not hold. */
+int ge_sslice_plan(int rank, const int64_t *dims, int n, const int64_t *b,
+		   const int64_t *e, const int64_t *s, const int64_t masks[5],
+		   int64_t *beg, int64_t *str, int64_t *size, int *orank,
+		   int64_t *odims, char *msg, size_t msglen);
+
 /* shapes_ops.c */
 shape_fn ge_shape_fn_find(const char *type);
 struct ge_shape_entry {

@@ -3,6 +3,7 @@
  * StridedSlice (TensorFlow's dense-spec construction with its five masks)
  * and Const (shape, and the values of small integer tensors).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "shapes_impl.h"
@@ -233,4 +234,66 @@ void ge_shape_const(shctx *c)
 	VAL(0)->n = (int)n;
 	for (int64_t k = 0; k < n; k++)
 		VAL(0)->v[k] = tensor_int(t, k, (int)dt);
+}
+
+/* ------------------------------------------------------------ plans */
+
+int ge_sslice_plan(int rank, const int64_t *dims, int n, const int64_t *b,
+		   const int64_t *e, const int64_t *s, const int64_t masks[5],
+		   int64_t *beg, int64_t *str, int64_t *size, int *orank,
+		   int64_t *odims, char *msg, size_t msglen)
+{
+	shval bv, ev, sv;
+	if (n > SH_MAXV || n >= 62) {
+		snprintf(msg, msglen, "too many slice entries");
+		return -1;
+	}
+	bv.n = ev.n = sv.n = n;
+	memcpy(bv.v, b, (size_t)n * sizeof *b);
+	memcpy(ev.v, e, (size_t)n * sizeof *e);
+	memcpy(sv.v, s, (size_t)n * sizeof *s);
+	dense d;
+	if (build_dense(rank, &bv, &ev, &sv, masks[0], masks[1], masks[2],
+			masks[3], masks[4], &d)) {
+		snprintf(msg, msglen, "slice has more entries than dims");
+		return -1;
+	}
+	for (int i = 0; i < rank; i++) {
+		int64_t dim = dims[i], st = d.s[i];
+		if (st == 0) {
+			snprintf(msg, msglen, "stride %d is 0", i);
+			return -1;
+		}
+		str[i] = st;
+		if (d.shr[i]) {
+			int64_t f = d.b[i] < 0 ? dim + d.b[i] : d.b[i];
+			if (f < 0 || f >= dim) {
+				snprintf(msg, msglen, "index %lld out of bounds",
+					 (long long)d.b[i]);
+				return -1;
+			}
+			beg[i] = f;
+			size[i] = 1;
+			continue;
+		}
+		int64_t bi = canon(d.b[i], d.bm[i], 0, st, dim);
+		int64_t ei = canon(d.e[i], d.em[i], 1, st, dim);
+		int64_t len = ei - bi;
+		beg[i] = bi;
+		if (len == 0 || (len < 0) != (st < 0))
+			size[i] = 0;
+		else
+			size[i] = len / st + (len % st != 0);
+	}
+	*orank = 0;
+	for (int k = 0; k < d.ng; k++) {
+		if (d.gather[k] == SHRINK_AXIS)
+			continue;
+		if (*orank >= GE_SHAPE_MAXRANK) {
+			snprintf(msg, msglen, "result has too many dims");
+			return -1;
+		}
+		odims[(*orank)++] = d.gather[k] == NEW_AXIS ? 1 : size[d.gather[k]];
+	}
+	return 0;
 }
