@@ -751,7 +751,7 @@ static int k_reduce(kctx *k)
 		return k_fail(k, "reduction axes are not a small integer list");
 	uint8_t red[GE_SHAPE_MAXRANK] = {0};
 	for (int i = 0; i < na; i++) {
-		int64_t a;
+		int64_t a = 0;
 		if (k_axis(k, ax[i], x->rank, &a))
 			return GE_EINVAL;
 		red[a] = 1;
@@ -846,7 +846,7 @@ static int k_argmax(kctx *k)
 	if (k_need(k, 2))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	int64_t a;
+	int64_t a = 0;
 	if (k_scalar_int(k, 1, &a) || k_axis(k, a, x->rank, &a))
 		return k_fail(k, "dimension is not a valid scalar");
 	int64_t od[GE_SHAPE_MAXRANK];

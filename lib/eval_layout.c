@@ -142,7 +142,7 @@ static int k_squeeze_expand(kctx *k)
 	int64_t d[GE_SHAPE_MAXRANK];
 	int r = 0;
 	if (!strcmp(k->type, "ExpandDims")) {
-		int64_t a;
+		int64_t a = 0;
 		if (k_scalar_int(k, 1, &a) || x->rank >= GE_SHAPE_MAXRANK ||
 		    k_axis(k, a, x->rank + 1, &a))
 			return k_fail(k, "bad axis");
@@ -153,7 +153,7 @@ static int k_squeeze_expand(kctx *k)
 		uint8_t drop[GE_SHAPE_MAXRANK] = {0};
 		int na = k_attr_ints(k, "squeeze_dims", ax, GE_SHAPE_MAXRANK);
 		for (int i = 0; i < na; i++) {
-			int64_t a;
+			int64_t a = 0;
 			if (k_axis(k, ax[i], x->rank, &a))
 				return GE_EINVAL;
 			if (x->dims[a] != 1)
@@ -212,7 +212,7 @@ static int concat(kctx *k, const ge_value *vals, int n, int64_t axis,
 	if (n < 1)
 		return k_fail(k, "nothing to concatenate");
 	const ge_value *f = &vals[0];
-	int64_t a;
+	int64_t a = 0;
 	if (k_axis(k, axis, f->rank, &a))
 		return GE_EINVAL;
 	int64_t od[GE_SHAPE_MAXRANK];
