@@ -28,6 +28,7 @@ int ge_eval_dtype_ok(int dt)
 	case DT_FLOAT: case DT_DOUBLE: case DT_HALF: case DT_BFLOAT16:
 	case DT_INT32: case DT_INT64: case DT_UINT8: case DT_INT8:
 	case DT_INT16: case DT_UINT16: case DT_UINT32: case DT_BOOL:
+	case DT_QUINT8:
 		return 1;
 	default:
 		return 0;
@@ -93,7 +94,7 @@ static int64_t wrap(int dt, int64_t x)
 {
 	switch (dt) {
 	case DT_INT32: return (int32_t)(uint32_t)(uint64_t)x;
-	case DT_UINT8: return (uint8_t)(uint64_t)x;
+	case DT_UINT8: case DT_QUINT8: return (uint8_t)(uint64_t)x;
 	case DT_INT8: return (int8_t)(uint8_t)(uint64_t)x;
 	case DT_INT16: return (int16_t)(uint16_t)(uint64_t)x;
 	case DT_UINT16: return (uint16_t)(uint64_t)x;

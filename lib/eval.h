@@ -39,6 +39,10 @@ typedef struct ge_value {
 	int64_t *i;           /* integer dtypes and bool */
 } ge_value;
 
+/* Elements of a shape; -1 for a negative dim or more than the evaluator
+ * materializes. */
+int64_t ge_shape_count(int rank, const int64_t *dims);
+
 /* Whether dtype is one the evaluator holds, and whether as doubles. */
 int ge_eval_dtype_ok(int dtype);
 int ge_eval_dtype_float(int dtype);

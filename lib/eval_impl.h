@@ -15,6 +15,7 @@
 #define DT_INT16 5
 #define DT_INT8 6
 #define DT_INT64 9
+#define DT_QUINT8 12
 #define DT_BOOL 10
 #define DT_BFLOAT16 14
 #define DT_UINT16 17
@@ -79,6 +80,5 @@ static inline void val_strides(const ge_value *v, int64_t *st)
 	}
 }
 
-int64_t ge_shape_count(int rank, const int64_t *dims);
 
 #endif

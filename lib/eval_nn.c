@@ -222,7 +222,28 @@ static int k_softmax(kctx *k)
 	return GE_OK;
 }
 
+/* Dequantize, MIN_FIRST, quint8: TensorFlow's QuantizedToFloat. */
+static int k_dequantize(kctx *k)
+{
+	if (k_need(k, 3))
+		return GE_EINVAL;
+	const ge_value *q = &k->in[0];
+	if (q->dtype != DT_QUINT8 || k->in[1].n != 1 || k->in[2].n != 1 ||
+	    !k_attr_str_is(k, "mode", "MIN_FIRST", 0))
+		return k_fail(k, "only quint8 MIN_FIRST is supported");
+	double mn = ge_value_get(&k->in[1], 0), mx = ge_value_get(&k->in[2], 0);
+	ge_value *o = &k->out[0];
+	ge_value_init(o, DT_FLOAT, q->rank, q->dims);
+	double range = (mx - mn) * (256.0 / 255.0), step = range / 256.0;
+	double base = mn == mx ? mn : round(mn / step) * step;
+	for (int64_t n = 0; n < q->n; n++)
+		o->d[n] = mn == mx ? mn : base + (double)q->i[n] * step;
+	ge_value_normalize(o);
+	return GE_OK;
+}
+
 const struct ge_kernel ge_nn_kernels[] = {
+	{"Dequantize", k_dequantize},
 	{"MatMul", k_matmul}, {"Conv2D", k_conv},
 	{"DepthwiseConv2dNative", k_conv},
 	{"FusedBatchNorm", k_batch_norm}, {"FusedBatchNormV2", k_batch_norm},

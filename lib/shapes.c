@@ -649,7 +649,7 @@ static int infer_op(ge_graph *g, struct ge_shapes *s, ge_opid id, int final,
 
 /* Node order is not always an execution order: Kahn's algorithm over data
  * edges, with NextIteration's back edges left out as TensorFlow does. */
-static ge_opid *topo_order(ge_graph *g, size_t *n_out)
+ge_opid *ge_shapes_topo_order(ge_graph *g, size_t *n_out)
 {
 	size_t cap = ge_graph_capacity(g);
 	uint32_t *deg = ge_xcalloc(cap ? cap : 1, sizeof *deg);
@@ -805,7 +805,7 @@ static void run(ge_graph *g, struct ge_shapes *s)
 	sh *outs = ge_xmalloc((size_t)maxout * sizeof *outs);
 	shval *vals = ge_xmalloc((size_t)maxout * sizeof *vals);
 	size_t n;
-	ge_opid *ord = topo_order(g, &n);
+	ge_opid *ord = ge_shapes_topo_order(g, &n);
 	/* loops: Merge first sees only its entry; passes repeat while a
 	 * back edge generalizes a Merge (bounded: a Merge only relaxes) */
 	int pass = 0, again = 1;

@@ -93,6 +93,11 @@ size_t ge_shapes_validate(ge_graph *g, ge_buf *report);
  * unknown dims as -1).  Returns the number of ops written. */
 size_t ge_shapes_write_attrs(ge_graph *g);
 
+/* The live ops in an execution order (producers first, NextIteration's
+ * back edges left out; ops on a cycle come last in node order).  The
+ * caller frees the array. */
+ge_opid *ge_shapes_topo_order(ge_graph *g, size_t *n);
+
 /* Formats a shape as "[1,224,224,3]" ("?" for unknown dims, "<unknown>"
  * for unknown rank). */
 void ge_shape_format(ge_buf *b, int rank, const int64_t *dims);

@@ -302,7 +302,57 @@ static void f_string_join(shctx *c)
 	}
 }
 
+/* A TensorList's element shape input: -1 (a scalar) is an unknown rank,
+ * -1 entries unknown dims. */
+static int element_shape(shctx *c, int i, sh *e)
+{
+	shval v;
+	if (!sh_in_val(c, i, &v) || v.n > GE_SHAPE_MAXRANK)
+		return -1;
+	sh s;
+	sh_in(c, i, &s);
+	if (s.rank == 0)
+		return -1;
+	e->rank = v.n;
+	for (int k = 0; k < v.n; k++)
+		e->d[k] = v.v[k] < 0 ? -1 : v.v[k];
+	return 0;
+}
+
+static void f_list_get(shctx *c)
+{
+	if (element_shape(c, 2, OUT(0)))
+		sh_unknown(OUT(0));
+}
+
+static void f_list_stack(shctx *c)
+{
+	sh e;
+	if (element_shape(c, 1, &e) || e.rank >= GE_SHAPE_MAXRANK) {
+		sh_unknown(OUT(0));
+		return;
+	}
+	OUT(0)->rank = e.rank + 1;
+	OUT(0)->d[0] = sh_attr_int(c, "num_elements", -1);
+	if (OUT(0)->d[0] < 0)
+		OUT(0)->d[0] = -1;
+	memcpy(OUT(0)->d + 1, e.d, (size_t)e.rank * sizeof e.d[0]);
+}
+
+static void f_nms(shctx *c)
+{
+	/* NonMaxSuppressionV4/V5: selected indices (and scores) of a length
+	 * known only at run time, then a scalar count */
+	for (int k = 0; k < c->nout; k++)
+		sh_ranked(OUT(k), k == c->nout - 1 && c->nout > 1 ? 0 : 1);
+	c->reason = GE_SHAPE_DATA;
+}
+
 const struct ge_shape_entry ge_shape_handle_fns[] = {
+	{"NonMaxSuppressionV5", f_nms}, {"NonMaxSuppressionV4", f_nms},
+	{"TensorListReserve", f_scalar}, {"TensorListFromTensor", f_scalar},
+	{"TensorListSetItem", f_scalar}, {"TensorListGetItem", f_list_get},
+	{"TensorListStack", f_list_stack},
 	{"StringJoin", f_string_join}, {"ShardedFilename", f_scalar},
 	{"ShardedFilespec", f_scalar}, {"MergeV2Checkpoints", f_scalar},
 	{"SaveV2", f_scalar}, {"Save", f_scalar}, {"SaveSlices", f_scalar},

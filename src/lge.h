@@ -200,7 +200,7 @@ void lge_open_variables(lua_State *L); /* l_variables.c: g:variables() */
 void lge_open_checkpoint(lua_State *L); /* l_checkpoint.c: ge.checkpoint,
 					   ge.freeze, g:checkpoint() */
 void lge_open_shapes(lua_State *L);    /* l_shapes.c: ge.infer_shapes */
-void lge_open_shapes(lua_State *L);    /* l_shapes.c: ge.infer_shapes */
+void lge_open_fold(lua_State *L);      /* l_fold.c: ge.fold_constants, ... */
 void lge_open_opmatcher(lua_State *L); /* l_opmatcher.c: ge.OpMatcher,
 					   ge.op_type */
 
