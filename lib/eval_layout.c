@@ -544,7 +544,30 @@ static int k_pad(kctx *k)
 	return GE_OK;
 }
 
+static int k_invert_permutation(kctx *k)
+{
+	if (k_need(k, 1))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[0];
+	if (x->rank != 1 || !x->i || x->dtype == DT_BOOL)
+		return k_fail(k, "needs a 1-D integer input");
+	ge_value *o = &k->out[0];
+	ge_value_init(o, x->dtype, 1, x->dims);
+	for (int64_t j = 0; j < x->n; j++)
+		o->i[j] = -1;
+	for (int64_t j = 0; j < x->n; j++) {
+		int64_t p = x->i[j];
+		if (p < 0 || p >= x->n || o->i[p] != -1) {
+			ge_value_free(o);
+			return k_fail(k, "not a permutation");
+		}
+		o->i[p] = j;
+	}
+	return GE_OK;
+}
+
 const struct ge_kernel ge_layout_kernels[] = {
+	{"InvertPermutation", k_invert_permutation},
 	{"Shape", k_shape}, {"ShapeN", k_shape}, {"Size", k_size_rank},
 	{"Rank", k_size_rank}, {"Fill", k_fill}, {"Range", k_range},
 	{"Reshape", k_reshape}, {"Squeeze", k_squeeze_expand},

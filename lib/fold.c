@@ -156,7 +156,10 @@ static void consider(folder *f, ge_opid id)
 	const char *t = ge_op_type(g, id);
 	ge_error why;
 	if (!strcmp(t, "Const")) {
-		f->state[id] = F_CONST;
+		/* a Const with control inputs belongs to a frame or waits on
+		 * something: what it feeds is left alone */
+		if (!ge_op_num_control_inputs(g, id))
+			f->state[id] = F_CONST;
 		return;
 	}
 	if (never_fold(t) || ge_op_type_is_stateful(g, t) == 1)
