@@ -64,7 +64,14 @@ static int transposed_b(ge_graph *g, ge_opid c)
 static int scale_weights(ge_graph *g, ge_opid c, const double *scale,
 			 int64_t nscale, ge_opvec *gone)
 {
-	ge_tref wt = ge_op_input(g, c, 1);
+	/* frozen graphs read weights through Identity ("weights/read") */
+	ge_tref wt = ge_op_input(g, c, 1), via = wt;
+	for (int hop = 0; hop < 8 && wt.op != GE_NOOP && wt.index == 0 &&
+			  !strcmp(ge_op_type(g, wt.op), "Identity") &&
+			  ge_op_num_inputs(g, wt.op) == 1 &&
+			  !ge_op_num_control_inputs(g, wt.op);
+	     hop++)
+		wt = ge_op_input(g, wt.op, 0);
 	ge_value w;
 	if (const_of(g, wt, &w))
 		return -1;
@@ -80,13 +87,16 @@ static int scale_weights(ge_graph *g, ge_opid c, const double *scale,
 		w.d[k] *= scale[nscale == 1 ? 0 : ch];
 	}
 	ge_value_normalize(&w);
-	if (n_uses(g, wt.op) == 1) {
+	if (via.op == wt.op && n_uses(g, wt.op) == 1) {
 		ge_fold_make_const(g, wt.op, &w);
 	} else {
 		char nm[1100];
 		snprintf(nm, sizeof nm, "%.1000s_bn_folded", ge_op_name(g, wt.op));
 		ge_opid nw = ge_fold_new_const(g, nm, &w, ge_op_device(g, wt.op));
 		ge_op_set_input(g, c, 1, (ge_tref){nw, 0}, NULL);
+		/* the old path, removed below if nothing else reads it */
+		for (ge_tref t = via; t.op != wt.op; t = ge_op_input(g, t.op, 0))
+			ge_opvec_push(gone, t.op);
 		ge_opvec_push(gone, wt.op);
 	}
 	ge_value_free(&w);
@@ -278,11 +288,14 @@ int ge_fold_batch_norms(ge_graph *g, ge_fold_report *r, ge_error *err)
 		else if (!strcmp(t, "Mul"))
 			fold_mul(g, id, r, &gone);
 	}
-	/* parameters and old weights that nothing reads any more */
+	/* parameters and old weights that nothing reads any more (in the
+	 * order pushed: an Identity before the Const it reads) */
 	for (size_t i = 0; i < gone.n; i++) {
 		ge_opid id = gone.v[i];
-		if (id != GE_NOOP && ge_op_alive(g, id) &&
-		    !strcmp(ge_op_type(g, id), "Const") && n_uses(g, id) == 0 &&
+		if (id == GE_NOOP || !ge_op_alive(g, id) || n_uses(g, id))
+			continue;
+		const char *t = ge_op_type(g, id);
+		if ((!strcmp(t, "Const") || !strcmp(t, "Identity")) &&
 		    ge_graph_remove_op(g, id, 0, NULL) == GE_OK)
 			r->removed++;
 	}
