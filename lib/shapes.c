@@ -464,6 +464,81 @@ static int is_type(const char *t, const char *a)
 	return t[0] == a[0] && !strcmp(t, a);
 }
 
+/* What inference needs to know of an op type, looked up once per type:
+ * op types are interned by the graph, so the pointer is the key. */
+enum { TY_PLACEHOLDER = 1, TY_NEXTITER = 2, TY_MERGE = 4 };
+typedef struct tyinfo {
+	const char *type;
+	shape_fn fn;
+	const Tensorflow__OpDef *def;
+	int simple_out;   /* every output arg is one tensor of a fixed or
+			     attr-given type: dtype read from the raw attr */
+	uint8_t flags;
+} tyinfo;
+
+#define TYCACHE 512
+static tyinfo tycache[TYCACHE];
+static const ge_graph *tycache_graph;
+
+static const tyinfo *ty(const ge_graph *g, const char *t)
+{
+	if (tycache_graph != g) {
+		memset(tycache, 0, sizeof tycache);
+		tycache_graph = g;
+	}
+	size_t h = ((uintptr_t)t >> 3) & (TYCACHE - 1);
+	for (size_t i = 0; i < TYCACHE; i++, h = (h + 1) & (TYCACHE - 1)) {
+		tyinfo *e = &tycache[h];
+		if (e->type == t)
+			return e;
+		if (e->type)
+			continue;
+		e->type = t;
+		e->fn = ge_shape_fn_find(t);
+		e->def = ge_graph_opdef(g, t);
+		e->flags = (is_type(t, "Placeholder") || is_type(t, "PlaceholderV2"))
+				   ? TY_PLACEHOLDER
+			   : is_type(t, "NextIteration") ? TY_NEXTITER
+			   : (is_type(t, "Merge") || is_type(t, "RefMerge"))
+				   ? TY_MERGE
+				   : 0;
+		e->simple_out = e->def != NULL;
+		for (size_t k = 0; e->def && k < e->def->n_output_arg; k++) {
+			const Tensorflow__OpDef__ArgDef *a = e->def->output_arg[k];
+			if ((a->number_attr && *a->number_attr) ||
+			    (a->type_list_attr && *a->type_list_attr))
+				e->simple_out = 0;
+		}
+		return e;
+	}
+	/* a full table (more types than any graph has): no caching */
+	static tyinfo tmp;
+	tmp.type = t;
+	tmp.fn = ge_shape_fn_find(t);
+	tmp.def = ge_graph_opdef(g, t);
+	tmp.simple_out = 0;
+	tmp.flags = 0;
+	return &tmp;
+}
+
+/* Output k's dtype from the raw type attr where the OpDef is simple. */
+static int out_dtype(ge_graph *g, ge_opid id, const tyinfo *ti, int k)
+{
+	if (!ti->simple_out || (size_t)k >= ti->def->n_output_arg)
+		return ge_op_output_dtype(g, id, k);
+	const Tensorflow__OpDef__ArgDef *a = ti->def->output_arg[k];
+	if (a->type)
+		return a->type;
+	size_t len, l;
+	uint64_t v;
+	const uint8_t *p = a->type_attr && *a->type_attr
+				   ? ge_op_attr_raw(g, id, a->type_attr, &len)
+				   : NULL;
+	if (p && sh_pb_find(p, p + len, 6, &l, &v))
+		return (int)v;
+	return ge_op_output_dtype(g, id, k);
+}
+
 /* `_output_shapes`: recorded shapes fill what inference left unknown; a
  * contradiction keeps the inferred shape and is reported. */
 static void apply_recorded(shctx *c, int pass_final)
@@ -591,7 +666,8 @@ static int infer_op(ge_graph *g, struct ge_shapes *s, ge_opid id, int final,
 		outs[k].rank = -1;
 		vals[k].n = -1;
 	}
-	shape_fn fn = ge_shape_fn_find(c.type);
+	const tyinfo *ti = ty(g, c.type);
+	shape_fn fn = ti->fn;
 	int nofn = !fn;
 	if (fn)
 		fn(&c);
@@ -601,7 +677,7 @@ static int infer_op(ge_graph *g, struct ge_shapes *s, ge_opid id, int final,
 			vals[k].n = -1;
 		}
 	}
-	if (is_type(c.type, "Placeholder") || is_type(c.type, "PlaceholderV2"))
+	if ((ti->flags & TY_PLACEHOLDER) && s->n_in)
 		placeholder_override(&c);
 	apply_recorded(&c, final);
 	if (c.failed && final) {
@@ -634,7 +710,7 @@ static int infer_op(ge_graph *g, struct ge_shapes *s, ge_opid id, int final,
 			o->v = pool_put(s, vals[k].v, (size_t)vals[k].n);
 		}
 		if (!o->done)
-			o->dtype = ge_op_output_dtype(g, id, k);
+			o->dtype = out_dtype(g, id, ti, k);
 		if (!o->dtype)
 			o->dtype = dtype_from_inputs(g, s, id, k);
 		o->done = 1;
@@ -651,6 +727,9 @@ static int infer_op(ge_graph *g, struct ge_shapes *s, ge_opid id, int final,
  * edges, with NextIteration's back edges left out as TensorFlow does. */
 ge_opid *ge_shapes_topo_order(ge_graph *g, size_t *n_out)
 {
+	/* the type cache is keyed by interned pointers of one graph: start
+	 * afresh for every pass (another graph may sit at the same address) */
+	tycache_graph = NULL;
 	size_t cap = ge_graph_capacity(g);
 	uint32_t *deg = ge_xcalloc(cap ? cap : 1, sizeof *deg);
 	ge_opid *order = ge_xmalloc((cap ? cap : 1) * sizeof *order);
@@ -663,7 +742,7 @@ ge_opid *ge_shapes_topo_order(ge_graph *g, size_t *n_out)
 		for (size_t j = 0; j < k; j++) {
 			ge_tref t = ge_op_input(g, (ge_opid)i, j);
 			if (t.op == GE_NOOP || t.op == i ||
-			    is_type(ge_op_type(g, t.op), "NextIteration"))
+			    (ty(g, ge_op_type(g, t.op))->flags & TY_NEXTITER))
 				continue;
 			deg[i]++;
 		}
@@ -674,7 +753,7 @@ ge_opid *ge_shapes_topo_order(ge_graph *g, size_t *n_out)
 	}
 	while (head < n) {
 		ge_opid id = order[head++];
-		if (is_type(ge_op_type(g, id), "NextIteration"))
+		if (ty(g, ge_op_type(g, id))->flags & TY_NEXTITER)
 			continue;
 		size_t nu;
 		const ge_use *u = ge_op_uses(g, id, &nu);
@@ -761,13 +840,13 @@ static int loops_changed(ge_graph *g, struct ge_shapes *s, const ge_opid *ord,
 	for (size_t i = 0; i < n; i++) {
 		ge_opid id = ord[i];
 		const char *t = ge_op_type(g, id);
-		if (!is_type(t, "Merge") && !is_type(t, "RefMerge"))
+		if (!(ty(g, t)->flags & TY_MERGE))
 			continue;
 		size_t k = ge_op_num_inputs(g, id);
 		for (size_t j = 0; j < k; j++) {
 			ge_tref in = ge_op_input(g, id, j);
 			if (in.op != GE_NOOP &&
-			    is_type(ge_op_type(g, in.op), "NextIteration")) {
+			    (ty(g, ge_op_type(g, in.op))->flags & TY_NEXTITER)) {
 				changed |= infer_op(g, s, id, 0, outs, vals);
 				break;
 			}
