@@ -391,7 +391,9 @@ void sh_in(shctx *c, int i, sh *s)
 		return;
 	}
 	s->rank = o->rank;
-	memcpy(s->d, c->c->pool + o->d, (size_t)o->rank * sizeof s->d[0]);
+	if (o->rank)
+		memcpy(s->d, c->c->pool + o->d,
+		       (size_t)o->rank * sizeof s->d[0]);
 }
 
 int sh_in_val(shctx *c, int i, shval *v)
@@ -403,7 +405,8 @@ int sh_in_val(shctx *c, int i, shval *v)
 		return 0;
 	}
 	v->n = o->nv;
-	memcpy(v->v, c->c->pool + o->v, (size_t)o->nv * sizeof v->v[0]);
+	if (o->nv)
+		memcpy(v->v, c->c->pool + o->v, (size_t)o->nv * sizeof v->v[0]);
 	return 1;
 }
 
@@ -426,7 +429,9 @@ int sh_out_shape(shctx *c, ge_tref t, sh *s)
 		return 0;
 	}
 	s->rank = o->rank;
-	memcpy(s->d, c->c->pool + o->d, (size_t)o->rank * sizeof s->d[0]);
+	if (o->rank)
+		memcpy(s->d, c->c->pool + o->d,
+		       (size_t)o->rank * sizeof s->d[0]);
 	return 1;
 }
 
@@ -1035,7 +1040,8 @@ size_t ge_shapes_write_attrs(ge_graph *g)
 	oshape *o = ge_xmalloc((no ? no : 1) * sizeof *o);
 	memcpy(o, s->o, no * sizeof *o);
 	int64_t *pool = ge_xmalloc((s->npool ? s->npool : 1) * sizeof *pool);
-	memcpy(pool, s->pool, s->npool * sizeof *pool);
+	if (s->npool)
+		memcpy(pool, s->pool, s->npool * sizeof *pool);
 	for (size_t i = 0; i < nops; i++) {
 		if (!ge_op_alive(g, (ge_opid)i))
 			continue;
