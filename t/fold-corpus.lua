@@ -50,9 +50,11 @@ do
   local fused = count(g, function(op)
     return op.type == "_FusedConv2D" and op.name:find("FusedBatchNorm") ~= nil
   end)
-  tap.diag(string.format("handtrack: %d ops, %d FusedBatchNorm ops; %d _FusedConv2D " ..
-                         "named after the batch norm its converter folded in",
-                         n0, count(g, is_bn), fused))
+  local dw = count(g, function(op) return op.type == "FusedDepthwiseConv2dNative" end)
+  tap.diag(string.format("handtrack: %d ops, %d FusedBatchNorm ops; its converter " ..
+                         "folded them: %d _FusedConv2D named .../FusedBatchNormV3 " ..
+                         "and %d FusedDepthwiseConv2dNative, each with a BiasAdd fused in",
+                         n0, count(g, is_bn), fused, dw))
   local r1 = ge.fold_constants(g)
   local r2 = ge.fold_batch_norms(g)
   tap.diag(string.format("handtrack: fold_constants folded %d, removed %d, left %d; " ..
