@@ -924,10 +924,16 @@ int ge_shapes_set_inputs(ge_graph *g, const ge_shape_input *in, size_t n,
 			 ge_error *err)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (ge_graph_find(g, in[i].name) == GE_NOOP)
+		ge_opid id = ge_graph_find(g, in[i].name);
+		if (id == GE_NOOP)
 			return ge_err(err, GE_ENOTFOUND,
 				      "%s: no op named '%s'", g->name,
 				      in[i].name);
+		const char *t = ge_op_type(g, id);
+		if (strcmp(t, "Placeholder") && strcmp(t, "PlaceholderV2"))
+			return ge_err(err, GE_EINVAL,
+				      "%s: '%s' is a %s, not a Placeholder",
+				      g->name, in[i].name, t);
 		if (in[i].rank > GE_SHAPE_MAXRANK)
 			return ge_err(err, GE_EINVAL,
 				      "%s: shape of '%s' has too many dims",

@@ -58,7 +58,8 @@ typedef struct ge_shape_input {
 } ge_shape_input;
 
 /* Replaces the graph's input overrides (n = 0 clears them).  Names that are
- * not live ops are GE_ENOTFOUND, with a message. */
+ * not live ops are GE_ENOTFOUND, ops that are not Placeholders GE_EINVAL,
+ * with a message. */
 int ge_shapes_set_inputs(ge_graph *g, const ge_shape_input *in, size_t n,
 			 ge_error *err);
 

@@ -52,6 +52,9 @@ local plain, pp = g:validate()
 ok(plain, "plain validate stays structural")
 if not plain then tap.diag(table.concat(pp, "\n")) end
 ok(not pcall(ge.infer_shapes, g, {inputs = {nope = {1}}}), "an unknown input name is an error")
+local okw, errw = pcall(ge.infer_shapes, g, {inputs = {w = {1}}})
+ok(not okw and tostring(errw):find("'w' is a Const, not a Placeholder"),
+   "so is an input that is not a Placeholder")
 ge.infer_shapes(g, {inputs = {}})
 same({-1, 1}, g:tensor("r:0").shape, "inputs = {} drops the overrides")
 
