@@ -115,8 +115,6 @@ void ge_graph_free(ge_graph *g)
 		if (g->hooks[i]->free)
 			g->hooks[i]->free(g);
 	ge_oplist_index_free(g->oplist_idx);
-	if (g->shapes_free)
-		g->shapes_free(g->shapes);
 	ge_arena_free(&g->arena);
 	free(g->name);
 	free(g);

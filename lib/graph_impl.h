@@ -2,7 +2,7 @@
  * graph_impl.h: the representation behind graph.h.  Included by the graph
  * layer (graph.c, graph_io.c, check.c) and by the files that keep data
  * with a graph through its hooks or parse GraphDef bytes into one: model.c,
- * meta.c (through meta_impl.h), tfjs.c and varpolicy.c.  Nothing else
+ * meta.c (through meta_impl.h), tfjs.c, varpolicy.c and shapes.c.  Nothing else
  * includes it, nothing outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
@@ -70,6 +70,11 @@ typedef struct ge_graph_hooks {
 	void (*on_remove)(ge_graph *g, const char *name);
 	void (*clone)(ge_graph *dst, const ge_graph *src);
 	void (*free)(ge_graph *g);
+	/* A SavedModel save of g to path is about to swap in the new
+	 * directory dir (made from srcdir, the directory g was loaded from,
+	 * or NULL): the hook may add to dir, or fail the save. */
+	int (*save_dir)(const ge_graph *g, const char *srcdir, const char *dir,
+			const char *path, ge_error *err);
 } ge_graph_hooks;
 #define GE_GRAPH_MAX_HOOKS 4
 
@@ -127,10 +132,9 @@ struct ge_graph {
 	const struct Tensorflow__OpList *oplist;
 	struct ge_oplist_index *oplist_idx;
 
-	/* inferred shapes (shapes.c), freed with the graph; checked against
-	 * version by their owner */
+	/* inferred shapes (shapes.c, freed through its hooks), checked
+	 * against version by their owner */
 	void *shapes;
-	void (*shapes_free)(void *);
 };
 
 #define IDX_TOMB 0xffffffffull

@@ -62,11 +62,20 @@ static void cache_free(void *p)
 	free(c);
 }
 
+static void hook_free(ge_graph *g)
+{
+	cache_free(g->shapes);
+	g->shapes = NULL;
+}
+
+/* A clone starts without a cache; the hook only frees. */
+static const ge_graph_hooks shapes_hooks = {NULL, NULL, NULL, hook_free, NULL};
+
 static struct ge_shapes *cache_of(ge_graph *g)
 {
 	if (!g->shapes) {
 		g->shapes = ge_xcalloc(1, sizeof(struct ge_shapes));
-		g->shapes_free = cache_free;
+		ge_graph_add_hooks(g, &shapes_hooks);
 	}
 	return g->shapes;
 }
