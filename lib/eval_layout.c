@@ -75,7 +75,12 @@ static int k_range(kctx *k)
 	int64_t n;
 	if (a->i) {
 		int64_t si = a->i[0], li = k->in[1].i[0], di = k->in[2].i[0];
-		n = di > 0 ? (li - si + di - 1) / di : (si - li - di - 1) / -di;
+		int64_t span;
+		if (di == INT64_MIN ||
+		    __builtin_sub_overflow(di > 0 ? li : si, di > 0 ? si : li, &span))
+			return k_fail(k, "Range too long");
+		int64_t ad = di > 0 ? di : -di;
+		n = span / ad + (span % ad != 0);
 	} else {
 		double c = ceil(fabs((l - s) / d));
 		if (!(c < 9.2e18))
@@ -116,8 +121,8 @@ static int k_reshape(kctx *k)
 			infer = i;
 		else if (dims[i] < 0)
 			return k_fail(k, "bad dimension %lld", (long long)dims[i]);
-		else
-			known *= dims[i];
+		else if (__builtin_mul_overflow(known, dims[i], &known))
+			return k_fail(k, "shape too large");
 	}
 	if (infer >= 0) {
 		if (known == 0 || x->n % known)

@@ -55,9 +55,10 @@ static int k_matmul(kctx *k)
 static int window(int64_t in, int64_t f, int64_t s, int64_t d, int same,
 		  int64_t *out, int64_t *before)
 {
-	int64_t eff = (f - 1) * d + 1;
-	if (s <= 0 || d <= 0 || f <= 0)
+	if (s <= 0 || d <= 0 || f <= 0 || f > (1 << 30) || d > (1 << 30) ||
+	    s > (1 << 30) || in > ((int64_t)1 << 40))
 		return -1;
+	int64_t eff = (f - 1) * d + 1;
 	if (same) {
 		*out = (in + s - 1) / s;
 		int64_t total = (*out - 1) * s + eff - in;

@@ -19,14 +19,22 @@ static int norm_axis(int64_t a, int rank, int64_t *out)
 	return 0;
 }
 
+/* Products and sums of dims; unknown (-1) on an unknown operand or an
+ * overflow (a hostile shape must not be undefined behaviour). */
 static int64_t dmul(int64_t a, int64_t b)
 {
-	return a < 0 || b < 0 ? -1 : a * b;
+	int64_t r;
+	if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r))
+		return -1;
+	return r;
 }
 
 static int64_t dadd(int64_t a, int64_t b)
 {
-	return a < 0 || b < 0 ? -1 : a + b;
+	int64_t r;
+	if (a < 0 || b < 0 || __builtin_add_overflow(a, b, &r))
+		return -1;
+	return r;
 }
 
 /* A value (shape tensor) as a shape: SH_UNK and -1 become unknown dims. */
@@ -115,9 +123,19 @@ static void f_range(shctx *c)
 		sh_fail(c, "delta is 0");
 		return;
 	}
-	int64_t n = (d > 0 ? (b - a + d - 1) / d : (a - b - d - 1) / -d);
-	if ((d > 0 && b <= a) || (d < 0 && b >= a))
-		n = 0;
+	if ((d > 0 && b <= a) || (d < 0 && b >= a)) {
+		OUT(0)->d[0] = 0;
+		VAL(0)->n = 0;
+		return;
+	}
+	int64_t span, n;
+	if (d == INT64_MIN || __builtin_sub_overflow(d > 0 ? b : a, d > 0 ? a : b,
+						     &span)) {
+		c->reason = GE_SHAPE_DATA;
+		return;
+	}
+	int64_t ad = d > 0 ? d : -d;
+	n = span / ad + (span % ad != 0);
 	OUT(0)->d[0] = n;
 	if (n <= SH_MAXV) {
 		VAL(0)->n = (int)n;
@@ -378,13 +396,19 @@ static int64_t conv_dim(int64_t in, int64_t f, int64_t s, int64_t d, int same,
 {
 	if (in < 0 || s <= 0)
 		return -1;
-	if (same)
-		return (in + s - 1) / s;
+	if (same) {
+		int64_t t = dadd(in, s - 1);
+		return t < 0 ? -1 : t / s;
+	}
 	if (f < 0)
 		return -1;
-	int64_t eff = (f - 1) * (d > 0 ? d : 1) + 1;
+	int64_t eff = dadd(dmul(f - 1, d > 0 ? d : 1), 1);
+	if (eff < 0)
+		return -1;
 	if (expl)
-		in += pb + pa;
+		in = dadd(in, dadd(pb, pa));
+	if (in < 0)
+		return -1;
 	if (in < eff)
 		return 0;
 	return (in - eff) / s + 1;
@@ -515,7 +539,7 @@ static void f_depth_space(shctx *c, int to_space)
 	sh_in(c, 0, &x);
 	int64_t b = sh_attr_int(c, "block_size", 0);
 	sh_ranked(OUT(0), 4);
-	if (x.rank != 4 || b <= 0)
+	if (x.rank != 4 || b <= 0 || b > (1 << 20))
 		return;
 	int nchw = sh_attr_str_is(c, "data_format", "NCHW", 0);
 	int hi = nchw ? 2 : 1, wi = nchw ? 3 : 2, ci = nchw ? 1 : 3;
@@ -634,7 +658,9 @@ static void f_reshape(shctx *c)
 			unk = 1;
 		} else {
 			t.d[i] = v.v[i];
-			known *= v.v[i];
+			known = dmul(known, v.v[i]);
+			if (known < 0)
+				unk = 1;
 		}
 	}
 	int64_t n = sh_numel(&x);

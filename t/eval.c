@@ -310,6 +310,37 @@ static void refusals(void)
 	ge_graph_free(g);
 }
 
+/* Hostile values: huge dims and extreme integers give unknown shapes or
+ * refusals, never overflow (the sanitizer build runs this). */
+static void hostile(void)
+{
+	ge_graph *g = parse(
+		C("x", "DT_FLOAT", D(2) D(3), "float_val: 1")
+		C("huge", "DT_INT64", D(3), "int64_val: [9223372036854775807, 9223372036854775807, -1]")
+		"node { name: 'rs' op: 'Reshape' input: 'x' input: 'huge' " F
+		"attr { key: 'Tshape' value { type: DT_INT64 } } }\n"
+		C("lo", "DT_INT64", "", "int64_val: -9223372036854775808")
+		C("hi", "DT_INT64", "", "int64_val: 9223372036854775807")
+		C("st", "DT_INT64", "", "int64_val: 1")
+		"node { name: 'range' op: 'Range' input: 'lo' input: 'hi' input: 'st' "
+		"attr { key: 'Tidx' value { type: DT_INT64 } } }\n"
+		C("w", "DT_FLOAT", D(1) D(1) D(3) D(1), "float_val: 1")
+		C("img", "DT_FLOAT", D(1) D(2) D(2) D(3), "float_val: 1")
+		"node { name: 'conv' op: 'Conv2D' input: 'img' input: 'w' " F
+		"attr { key: 'strides' value { list { i: [1, 9223372036854775807, 1, 1] } } } "
+		"attr { key: 'padding' value { s: 'SAME' } } }\n"
+		C("many", "DT_INT32", D(2), "int_val: [2147483647, 2147483647]")
+		"node { name: 'tile' op: 'Tile' input: 'x' input: 'many' " F "}\n");
+	ok(!strncmp(ev(g, "rs"), "error:", 6), "Reshape into huge dims is refused");
+	ok(!strncmp(ev(g, "range"), "error:", 6), "Range over all of int64 is refused");
+	ok(!strncmp(ev(g, "conv"), "error:", 6), "Conv2D with a huge stride is refused");
+	ok(!strncmp(ev(g, "tile"), "error:", 6), "Tile to 2^62 elements is refused");
+	ge_shape_stats st;
+	ge_shapes_infer(g, &st, NULL);
+	ok(st.outputs > 0, "shape inference gets through them");
+	ge_graph_free(g);
+}
+
 static void values_api(void)
 {
 	/* values round-trip through TensorProto bytes */
@@ -340,7 +371,7 @@ static void values_api(void)
 
 int main(void)
 {
-	tap_plan(68);
+	tap_plan(73);
 	broadcasting();
 	division();
 	casts_and_math();
@@ -348,6 +379,7 @@ int main(void)
 	slices_and_shapes();
 	linear();
 	refusals();
+	hostile();
 	values_api();
 	return tap_done();
 }
