@@ -772,14 +772,14 @@ static int k_reduce(kctx *k)
 	ge_value *o = &k->out[0];
 	ge_value_init(o, x->dtype, orank, od);
 	int64_t *cnt = ge_xcalloc((size_t)(o->n ? o->n : 1), sizeof *cnt);
-	int64_t xs[GE_SHAPE_MAXRANK], ks[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
-	val_strides(x, xs);
+	/* each input element adds to the output element at its index with
+	 * the reduced dims dropped: ks are those strides, 0 on reduced dims */
+	int64_t ks[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
 	int64_t s = 1;
 	for (int i = x->rank - 1; i >= 0; i--) {
 		ks[i] = red[i] ? 0 : s;
 		s *= kd[i];
 	}
-	(void)xs;
 	int64_t po = 0;
 	for (int64_t n = 0; n < x->n; n++) {
 		if (x->d) {

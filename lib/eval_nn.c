@@ -152,7 +152,6 @@ static int k_batch_norm(kctx *k)
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
 	const ge_value *scale, *offset, *mean, *var;
-	double eps;
 	int after = 1;
 	if (old) {
 		mean = &k->in[1];
@@ -168,7 +167,7 @@ static int k_batch_norm(kctx *k)
 		if (k_attr_bool(k, "is_training", 1))
 			return k_fail(k, "training batch norm is not folded");
 	}
-	eps = k_attr_float(k, old ? "variance_epsilon" : "epsilon",
+	double eps = k_attr_float(k, old ? "variance_epsilon" : "epsilon",
 				 old ? 0 : 0.0001);
 	int nchw = k_attr_str_is(k, "data_format", "NCHW", 0);
 	if (!x->d || x->rank < 1)

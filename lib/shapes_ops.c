@@ -116,7 +116,7 @@ static void f_range(shctx *c)
 	int ints = sh_in_dtype(c, 0) == 3 || sh_in_dtype(c, 0) == 9;
 	if (!ints || !sh_in_scalar(c, 0, &a) || !sh_in_scalar(c, 1, &b) ||
 	    !sh_in_scalar(c, 2, &d)) {
-		c->reason = 3;
+		c->reason = GE_SHAPE_DATA;
 		return;
 	}
 	if (d == 0) {
@@ -682,8 +682,6 @@ static void f_reshape(shctx *c)
 		}
 		ge_buf_free(&a);
 		ge_buf_free(&b);
-	} else if (n >= 0 && infer >= 0 && known > 0 && n % known) {
-		/* still checkable: n must divide by the known part */
 	}
 	*OUT(0) = t;
 	if (sh_in_val(c, 0, VAL(0)) && VAL(0)->n != sh_numel(&t))
