@@ -2,7 +2,7 @@
  * graph_impl.h: the representation behind graph.h.  Included by the graph
  * layer (graph.c, graph_io.c, check.c) and by the files that keep data
  * with a graph through its hooks or parse GraphDef bytes into one: model.c,
- * meta.c (through meta_impl.h), tfjs.c and varpolicy.c, and the function
+ * meta.c (through meta_impl.h), tfjs.c, varpolicy.c and shapes.c, and the function
  * library (func.c, func_body.c, func_check.c through func_impl.h).
  * Nothing else includes it, nothing outside lib/ ever.
  */
@@ -143,6 +143,10 @@ struct ge_graph {
 	 * function's id there; NULL / GE_NOFUNC-like for a top-level graph */
 	ge_graph *parent;
 	uint32_t func_id;
+
+	/* inferred shapes (shapes.c, freed through its hooks), checked
+	 * against version by their owner */
+	void *shapes;
 };
 
 #define IDX_TOMB 0xffffffffull
