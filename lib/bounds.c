@@ -26,6 +26,13 @@ void ge_set_verify(int on)
 	no_verify = !on;
 }
 
+int ge_max_memory_given(void)
+{
+	const char *e = getenv("GEREWRITE_MAX_MEMORY");
+	uint64_t v;
+	return max_memory || (e && *e && !ge_parse_size(e, &v) && v);
+}
+
 uint64_t ge_max_memory(void)
 {
 	if (max_memory)

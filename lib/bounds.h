@@ -32,6 +32,9 @@
  * $GEREWRITE_MAX_MEMORY, else the default. */
 uint64_t ge_max_memory(void);
 void ge_set_max_memory(uint64_t bytes);
+/* Whether the budget was given (--max-memory, GEREWRITE_MAX_MEMORY)
+ * rather than the default. */
+int ge_max_memory_given(void);
 /* Parses "512M", "2G", "1048576", "64k": returns 0, or -1 if malformed. */
 int ge_parse_size(const char *s, uint64_t *out);
 /* "512 MiB", "3.2 GiB": into buf. */
