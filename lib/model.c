@@ -793,7 +793,8 @@ int ge_parse(const uint8_t *data, size_t len, ge_format fmt, const char *name,
 	     const ge_load_opts *opts, ge_graph **out, ge_error *err)
 {
 	uint8_t *copy = ge_xmalloc(len + 1);
-	memcpy(copy, data, len);
+	if (len) /* an empty buffer may have no data pointer at all */
+		memcpy(copy, data, len);
 	copy[len] = 0;
 	return parse_owned(copy, len, fmt, name, opts, out, err);
 }
