@@ -496,6 +496,7 @@ int ge_writer_commit(ge_writer *w, ge_error *err)
 	if (close(w->fd) < 0 && !w->failed)
 		w->failed = errno;
 	w->fd = -1;
+	ge_save_pause();
 	if (!w->failed && rename(w->tmp, w->path) < 0)
 		w->failed = errno;
 	if (w->failed) {

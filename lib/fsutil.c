@@ -94,6 +94,19 @@ int ge_read_inside(const char *dir, const char *rel, const char *file,
 
 /* ------------------------------------------------------------ copies */
 
+void ge_save_pause(void)
+{
+	static long ms = -1;
+	if (ms < 0) {
+		const char *e = getenv("GEREWRITE_TEST_SAVE_PAUSE_MS");
+		ms = e ? atol(e) : 0;
+		if (ms < 0 || ms > 10000)
+			ms = 0;
+	}
+	if (ms > 0)
+		usleep((useconds_t)ms * 1000);
+}
+
 int ge_copy_file(const char *from, const char *to, ge_error *err)
 {
 	int in = open(from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -142,6 +155,7 @@ int ge_copy_file(const char *from, const char *to, ge_error *err)
 	close(in);
 	if (close(outfd) < 0 && !rc)
 		rc = ge_err(err, GE_EIO, "%s: %s", to, strerror(errno));
+	ge_save_pause();
 	return rc;
 }
 
@@ -403,6 +417,7 @@ int ge_dir_swap(const char *tmp, const char *path, ge_error *err)
 		ge_tmp_forget(tmp);
 		return GE_OK;
 	}
+	ge_save_pause();
 	if (exchange(tmp, path) == 0) {
 		/* tmp now names the old directory */
 		ge_remove_tree(tmp);
@@ -420,6 +435,7 @@ int ge_dir_swap(const char *tmp, const char *path, ge_error *err)
 	rmdir(old);
 	if (rename(path, old) < 0)
 		return ge_err(err, GE_EIO, "%s: %s", path, strerror(errno));
+	ge_save_pause();
 	if (rename(tmp, path) < 0) {
 		int e = errno;
 		rename(old, path);

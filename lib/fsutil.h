@@ -37,6 +37,12 @@ int ge_copy_tree(const char *from, const char *to, ge_error *err);
 /* One regular file (opened without following a symlink, never a FIFO). */
 int ge_copy_file(const char *from, const char *to, ge_error *err);
 
+/* For tests of killed saves: sleeps $GEREWRITE_TEST_SAVE_PAUSE_MS at the
+ * steps of a save (each file copied or written, before a swap, between
+ * the fallback's two renames), so that kills at random moments land at
+ * each of them; does nothing without it. */
+void ge_save_pause(void);
+
 /* Removes a file or a directory tree without following symlinks. */
 int ge_remove_tree(const char *path);
 

@@ -629,7 +629,7 @@ static int swap_in(const char *tmp, const char *dir, const char *path,
 	}
 	if (errno != EINVAL && errno != ENOSYS)
 		return ge_err(err, GE_EIO, "%s: %s", dir, strerror(errno));
-by_file:
+by_file:;
 	/* no exchange here: the files move one by one, the model.json
 	 * last */
 	DIR *d = opendir(tmp);
