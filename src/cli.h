@@ -144,7 +144,8 @@ const char *cli_command_usage(const char *name);
 
 /* ---- the prompt (repl.c) ---- */
 
-/* Runs the interactive loop until end of input. */
-void cli_repl(lua_State *L);
+/* Runs the interactive loop until end of input; returns the exit code
+ * (without a terminal, that of the first error). */
+int cli_repl(lua_State *L);
 
 #endif

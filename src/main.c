@@ -566,7 +566,7 @@ static int run_main(lua_State *L, int argc, char **argv)
 			return rc;
 	}
 	if (o.interactive || (!o.script && !o.has_e && isatty(STDIN_FILENO))) {
-		cli_repl(L);
+		return cli_repl(L);
 	} else if (!o.script && !o.has_e) {
 		if ((rc = load_script(L, "-"))) {
 			cli_report(L);
