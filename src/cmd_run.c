@@ -253,13 +253,8 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		res->status = EXIT_USAGE;
 		goto done;
 	}
-	if (!(mo && mo->allow_missing_variables) &&
-	    cli_variables_missing(g, res->error, sizeof res->error)) {
-		ge_graph_free(g);
-		res->status = EXIT_USAGE;
-		goto done;
-	}
 	res->ops_before = (long)ge_graph_num_ops(g);
+	int had_values = cli_has_values(g);
 	lge_pushgraph(L, g);
 	int gi = lua_gettop(L);
 	lua_getfield(L, rec, "run");
@@ -289,6 +284,7 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		res->status = EXIT_USAGE;
 		goto done;
 	}
+	cli_warn_dropped_values(had_values, out);
 done:
 	/* the graphs go now rather than at the next collection */
 	for (int i = top + 1; i <= lua_gettop(L); i++) {

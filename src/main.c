@@ -93,8 +93,8 @@ static const struct subcommand subcommands[] = {
 	 "  -f, --format F           format of OUT (default: from its name and\n"
 	 "                           the input's format)\n"
 	 "  -t, --tags T             SavedModel tag set to read (default serve)\n"
-	 "  --allow-missing-variables  read a SavedModel whose variables/ is\n"
-	 "                           missing although its graph has variables\n"
+	 "  --allow-missing-variables  accepted for old scripts: a SavedModel\n"
+	 "                           without variables/ loads and saves as it is\n"
 	 "\n"
 	 "Exit status: 0 saved, 1 the recipe failed, 2 usage or I/O error,\n"
 	 "3 the recipe does not load.  " PROG " help RECIPE describes one.\n"},
@@ -104,9 +104,13 @@ static const struct subcommand subcommands[] = {
 	 "           [--tags T] [--allow-missing-variables]\n"
 	 "\n"
 	 "Runs RECIPE on every model found under the DIRs (SavedModel\n"
-	 "directories; files named .pb, .pbtxt, .pbtext, .meta; other files\n"
-	 "whose content is a GraphDef or MetaGraphDef), each in its own\n"
-	 "process, and writes the results under OUTDIR with the same layout.\n"
+	 "directories; files named .pb, .pbtxt, .pbtext, .meta, .graphdef;\n"
+	 "other files whose content is a GraphDef or MetaGraphDef;\n"
+	 "TensorFlow.js model.json files, written as .pb GraphDefs), each in\n"
+	 "its own process, and writes the results under OUTDIR with the same\n"
+	 "layout.  Files named like models that hold something else (an\n"
+	 "OpList, a config) and chunked SavedModels are skipped, with the\n"
+	 "reason.\n"
 	 "\n"
 	 "  -o, --output OUTDIR      where the results go (required)\n"
 	 "  -j, --jobs N             worker processes (default 1)\n"
@@ -119,7 +123,8 @@ static const struct subcommand subcommands[] = {
 	 "  -t, --tags T             SavedModel tag set to read\n"
 	 "  -q, --quiet              no progress line\n"
 	 "\n"
-	 "Exit status: 0 all models done, 1 some failed, 2 usage error,\n"
+	 "Exit status: 0 all models done or skipped, 1 some failed, 2 usage\n"
+	 "error, "
 	 "3 the recipe does not load.\n"},
 	{"convert", cmd_convert, "convert a model between formats",
 	 "Usage: " PROG " convert IN OUT [--format F] [--tags T]\n"
@@ -134,8 +139,8 @@ static const struct subcommand subcommands[] = {
 	 "  -f, --format F   graphdef, graphdef-text, meta, meta-text,\n"
 	 "                   savedmodel, savedmodel-text\n"
 	 "  -t, --tags T     SavedModel tag set to read (default serve)\n"
-	 "  --allow-missing-variables  convert a SavedModel whose variables/\n"
-	 "                   is missing although its graph has variables\n"
+	 "  --allow-missing-variables  accepted for old scripts: a SavedModel\n"
+	 "                   without variables/ converts as it is\n"
 	 "\n"
 	 "Exit status: 0 written, 2 IN unreadable or OUT not written.\n"},
 	{"validate", cmd_validate, "check a model and list its problems",
