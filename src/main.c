@@ -170,18 +170,27 @@ static const struct subcommand subcommands[] = {
 	 "\n"
 	 "Exit status: 0 same graph, 1 different, 2 error.\n"},
 	{"dot", cmd_dot, "draw a model with Graphviz",
-	 "Usage: " PROG " dot MODEL [--scope S] [--highlight X] [-o OUT]\n"
+	 "Usage: " PROG " dot MODEL [--scope S] [--collapse N] [--highlight X]\n"
+	 "           [-o OUT]\n"
 	 "\n"
-	 "Writes the graph in Graphviz's DOT language: to standard output, to\n"
-	 "OUT, or, when OUT ends in .svg, through Graphviz's dot program.\n"
+	 "Draws the graph: name scopes as boxes around their ops, each op\n"
+	 "labelled with its name within its scope and its type, data edges\n"
+	 "with the tensor's dtype and shape, control edges dashed, and a\n"
+	 "legend.  Writes Graphviz's DOT language to standard output, or to\n"
+	 "OUT in the format its extension names: .dot or .gv (text), .svg,\n"
+	 ".png or .pdf (through Graphviz's dot program).\n"
 	 "\n"
 	 "  -s, --scope S       only the ops in name scope S (with the ops\n"
-	 "                      feeding them, drawn as boxes outside)\n"
+	 "                      feeding or reading them drawn as grey\n"
+	 "                      ellipses); an unknown S is an error that names\n"
+	 "                      the nearest scopes\n"
+	 "  --collapse N        draw each scope of more than N ops as one node\n"
+	 "                      with its op count\n"
 	 "  --highlight X       colour ops: X is a model (ops added or changed\n"
 	 "                      since it are coloured, e.g. the model a recipe\n"
 	 "                      started from), a file of op names (one a line)\n"
 	 "                      or a comma-separated list of op names\n"
-	 "  -o, --output OUT    where to write (.dot, .gv or .svg)\n"},
+	 "  -o, --output OUT    where to write (.dot, .gv, .svg, .png, .pdf)\n"},
 	{"help", cmd_help, "show this help, a command's or a recipe's", NULL},
 	{"version", cmd_version, "show the version", NULL},
 	{NULL, NULL, NULL, NULL},
