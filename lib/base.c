@@ -184,6 +184,26 @@ void ge_buf_lenfield(ge_buf *b, uint32_t field, const void *p, size_t n)
 	ge_buf_add(b, p, n);
 }
 
+void ge_buf_wrap(ge_buf *b, size_t start, uint32_t field)
+{
+	uint8_t hdr[20];
+	size_t h = 0, n = b->len - start;
+	uint64_t v = (uint64_t)field << 3 | 2;
+	for (int pass = 0; pass < 2; pass++) {
+		do {
+			uint8_t c = v & 0x7f;
+			v >>= 7;
+			hdr[h++] = c | (v ? 0x80 : 0);
+		} while (v);
+		v = n;
+	}
+	ge_buf_reserve(b, h);
+	memmove(b->data + start + h, b->data + start, n);
+	memcpy(b->data + start, hdr, h);
+	b->len += h;
+	b->data[b->len] = 0;
+}
+
 int ge_read_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *p = *pp;

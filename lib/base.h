@@ -70,6 +70,10 @@ uint8_t *ge_buf_steal(ge_buf *b, size_t *len);
 void ge_buf_varint(ge_buf *b, uint64_t v);
 void ge_buf_tag(ge_buf *b, uint32_t field, int wiretype);
 void ge_buf_lenfield(ge_buf *b, uint32_t field, const void *p, size_t n);
+/* Makes the bytes from `start` to the end of b the body of length-delimited
+ * field `field`, inserting its tag and length before them: nested messages
+ * are written in place and get their header once their length is known. */
+void ge_buf_wrap(ge_buf *b, size_t start, uint32_t field);
 
 /* Reads a varint at *p (< end); returns 0 and advances *p, or -1.  Most
  * varints in a graph (tags, short lengths) are one byte: that case is

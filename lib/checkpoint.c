@@ -11,7 +11,7 @@
 
 #include "meta.h"
 #include "model.h"
-#include "select.h"
+#include "sets.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"

@@ -111,13 +111,25 @@ void ge_graph_free(ge_graph *g)
 		free(g->dangling[i]);
 	free(g->dangling);
 	ge_coloc_drop(g);
-	ge_ckpt_plan_release(g->ckpt_plan);
-	if (g->meta)
-		ge_meta_free(g->meta);
+	for (size_t i = 0; i < g->n_hooks; i++)
+		if (g->hooks[i]->free)
+			g->hooks[i]->free(g);
 	ge_oplist_index_free(g->oplist_idx);
 	ge_arena_free(&g->arena);
 	free(g->name);
 	free(g);
+}
+
+void ge_graph_add_hooks(ge_graph *g, const ge_graph_hooks *h)
+{
+	for (size_t i = 0; i < g->n_hooks; i++)
+		if (g->hooks[i] == h)
+			return;
+	if (g->n_hooks == GE_GRAPH_MAX_HOOKS) {
+		fprintf(stderr, "gerewrite: too many graph hooks\n");
+		abort();
+	}
+	g->hooks[g->n_hooks++] = h;
 }
 
 const char *ge_graph_name(const ge_graph *g)
@@ -385,6 +397,82 @@ int ge_graph_find_tensor(const ge_graph *g, const char *text, ge_tref *out)
 	return GE_OK;
 }
 
+/* Names are formatted by hand: select_ts formats every tensor of the
+ * graph and a save every input, and printf would dominate their cost. */
+void ge_tensor_put(const ge_graph *g, ge_tref t, int input_form, ge_buf *out)
+{
+	char num[16];
+	size_t k = 0;
+	if (t.op == GE_NOOP) {
+		ge_buf_adds(out, "?");
+		return;
+	}
+	if (t.index == GE_CONTROL)
+		ge_buf_addc(out, '^');
+	ge_buf_adds(out, ge_op_name(g, t.op));
+	if (t.index == GE_CONTROL || (input_form && t.index <= 0))
+		return;
+	uint32_t x = t.index < 0 ? 0 : (uint32_t)t.index;
+	num[k++] = ':';
+	do {
+		num[k++] = (char)('0' + x % 10);
+		x /= 10;
+	} while (x);
+	ge_buf_reserve(out, k);
+	for (size_t i = 1; i < k; i++)
+		out->data[out->len + i] = num[k - i];
+	out->data[out->len] = ':';
+	out->len += k;
+	out->data[out->len] = 0;
+}
+
+const char *ge_tensor_fmt(const ge_graph *g, ge_tref t, ge_buf *scratch)
+{
+	scratch->len = 0;
+	ge_tensor_put(g, t, 0, scratch);
+	return (const char *)scratch->data;
+}
+
+int ge_op_has_output(const ge_graph *g, ge_opid id, int index)
+{
+	if (index < 0)
+		return 0;
+	if (index < ge_op_num_outputs(g, id))
+		return 1;
+	return ge_graph_opdef(g, ge_op_type(g, id)) == NULL;
+}
+
+int ge_graph_check_tensor(const ge_graph *g, ge_tref t, ge_error *err)
+{
+	if (t.op == GE_NOOP || t.op >= g->n_ops)
+		return ge_err(err, GE_EINVAL, "no op with id %u", t.op);
+	const char *name = g->ops[t.op].name;
+	if (g->ops[t.op].flags & OPF_DEAD)
+		return ge_err(err, GE_EINVAL,
+			      "op '%s' was removed from the graph", name);
+	if (t.index == GE_CONTROL)
+		return ge_err(err, GE_EINVAL,
+			      "'^%s' names a control input, not a tensor", name);
+	if (!ge_op_has_output(g, t.op, t.index))
+		return ge_err(err, GE_ENOTFOUND,
+			      "no tensor '%s:%d' (op '%s' has %d outputs)", name,
+			      (int)t.index, name, ge_op_num_outputs(g, t.op));
+	return GE_OK;
+}
+
+int ge_graph_resolve_tensor(const ge_graph *g, const char *text,
+			    int allow_control, ge_tref *out, ge_error *err)
+{
+	int rc = ge_graph_find_tensor(g, text, out);
+	if (rc == GE_ENOTFOUND)
+		return ge_err(err, rc, "no tensor '%s' (no such op)", text);
+	if (rc != GE_OK)
+		return ge_err(err, rc, "malformed tensor name '%s'", text);
+	if (out->index == GE_CONTROL && allow_control)
+		return GE_OK;
+	return ge_graph_check_tensor(g, *out, err);
+}
+
 /* ------------------------------------------------------------ properties */
 
 const char *ge_op_name(const ge_graph *g, ge_opid id)
@@ -575,8 +663,9 @@ int ge_op_set_name(ge_graph *g, ge_opid id, const char *name, ge_error *err)
 	for (uint32_t i = 0; i < o->n_couts; i++)
 		g->ops[o->couts[i]].flags |= OPF_DIRTY;
 	coloc_rename(g, old, name);
-	if (g->meta)
-		ge_meta_on_rename(g, old, name);
+	for (size_t i = 0; i < g->n_hooks; i++)
+		if (g->hooks[i]->on_rename)
+			g->hooks[i]->on_rename(g, old, name);
 	return GE_OK;
 }
 
@@ -797,6 +886,10 @@ static int check_live(const ge_graph *g, ge_opid id, ge_error *err)
 	return GE_OK;
 }
 
+/* The edit primitives accept any output index of a live op: ops are
+ * wired before their attrs make their output count known (stand-ins of a
+ * copy, ops built attr by attr).  ge_graph_check_tensor is the rule for
+ * what an edit of the editor layer reads. */
 static int check_tensor(const ge_graph *g, ge_tref t, ge_error *err)
 {
 	int rc = check_live(g, t.op, err);
@@ -1147,8 +1240,9 @@ int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err)
 	o->flags |= OPF_DEAD;
 	g->n_live--;
 	g->version++;
-	if (g->meta)
-		ge_meta_on_remove(g, o->name);
+	for (size_t i = 0; i < g->n_hooks; i++)
+		if (g->hooks[i]->on_remove)
+			g->hooks[i]->on_remove(g, o->name);
 	return GE_OK;
 }
 
@@ -1629,73 +1723,4 @@ int ge_op_output_shape(const ge_graph *g, ge_opid id, int index,
 						cap);
 	}
 	return -1;
-}
-
-/* ------------------------------------------------------------ dtypes */
-
-static const struct {
-	int v;
-	const char *name;
-	size_t size;
-} dtypes[] = {
-	{1, "float32", 4},   {2, "float64", 8},   {3, "int32", 4},
-	{4, "uint8", 1},     {5, "int16", 2},     {6, "int8", 1},
-	{7, "string", 0},    {8, "complex64", 8}, {9, "int64", 8},
-	{10, "bool", 1},     {11, "qint8", 1},    {12, "quint8", 1},
-	{13, "qint32", 4},   {14, "bfloat16", 2}, {15, "qint16", 2},
-	{16, "quint16", 2},  {17, "uint16", 2},   {18, "complex128", 16},
-	{19, "float16", 2},  {20, "resource", 0}, {21, "variant", 0},
-	{22, "uint32", 4},   {23, "uint64", 8},   {24, "float8_e5m2", 1},
-	{25, "float8_e4m3fn", 1}, {26, "float8_e4m3fnuz", 1},
-	{27, "float8_e4m3b11fnuz", 1}, {28, "float8_e5m2fnuz", 1},
-	{29, "int4", 0},     {30, "uint4", 0},    {31, "int2", 0},
-	{32, "uint2", 0},
-};
-
-const char *ge_dtype_name(int dtype)
-{
-	int ref = dtype > 100;
-	int base = ref ? dtype - 100 : dtype;
-	static char refnames[sizeof dtypes / sizeof dtypes[0]][32];
-	for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
-		if (dtypes[i].v == base) {
-			if (!ref)
-				return dtypes[i].name;
-			if (!refnames[i][0])
-				snprintf(refnames[i], sizeof refnames[i],
-					 "%s_ref", dtypes[i].name);
-			return refnames[i];
-		}
-	return NULL;
-}
-
-int ge_dtype_from_name(const char *name)
-{
-	static const struct {
-		const char *alias;
-		int v;
-	} aliases[] = {{"float", 1}, {"double", 2}, {"half", 19}};
-	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-		if (!strcmp(name, aliases[i].alias))
-			return aliases[i].v;
-	size_t n = strlen(name);
-	int ref = n > 4 && !strcmp(name + n - 4, "_ref");
-	for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
-		size_t k = strlen(dtypes[i].name);
-		if (ref ? (k == n - 4 && !strncmp(name, dtypes[i].name, k))
-			: !strcmp(name, dtypes[i].name))
-			return dtypes[i].v + (ref ? 100 : 0);
-	}
-	/* TensorFlow's enum spelling, DT_FLOAT and friends */
-	const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value_by_name(
-		&tensorflow__data_type__descriptor, name);
-	return ev ? ev->value : -1;
-}
-
-size_t ge_dtype_size(int dtype)
-{
-	for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
-		if (dtypes[i].v == dtype)
-			return dtypes[i].size;
-	return 0;
 }

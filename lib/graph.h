@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "base.h"
+#include "tensor.h" /* dtypes */
 
 struct Tensorflow__AttrValue;
 struct Tensorflow__OpDef;
@@ -106,6 +107,38 @@ ge_opid ge_graph_find(const ge_graph *g, const char *name);
  * (index 0 when omitted; GE_CONTROL for ^name).  Returns GE_ENOTFOUND if the
  * op does not exist, GE_EINVAL if the text is malformed. */
 int ge_graph_find_tensor(const ge_graph *g, const char *text, ge_tref *out);
+
+/* ---- tensor names and validity: the one rule of the library ---- */
+/* Splits the n bytes of "name", "name:3" or "^name" into the name (at
+ * s + *name_off, *name_len bytes) and the index (0 when omitted,
+ * GE_CONTROL for ^name).  Returns 0, or -1 when malformed (empty, "^",
+ * "name:", ":3", an index over 2^31-1). */
+int ge_parse_input(const char *s, size_t n, size_t *name_off,
+		   size_t *name_len, int32_t *index);
+/* Appends t's name to out: "name:k", or "^name" for GE_CONTROL ("?" for
+ * GE_NOOP).  With input_form, index 0 is written "name", as GraphDef
+ * inputs write it. */
+void ge_tensor_put(const ge_graph *g, ge_tref t, int input_form, ge_buf *out);
+/* Writes "name:index" into *scratch (reset first) and returns its data. */
+const char *ge_tensor_fmt(const ge_graph *g, ge_tref t, ge_buf *scratch);
+/* Whether live op id has output `index`: 0 <= index < its output count,
+ * or any index >= 0 when its type has no OpDef (the count is then
+ * unknown). */
+int ge_op_has_output(const ge_graph *g, ge_opid id, int index);
+/* A tensor an edit of the editor layer (reroute, edit, transform, the
+ * bindings) may read: a live op (GE_EINVAL "op 'x' was removed from the
+ * graph"), not a control input, an output the op has (GE_ENOTFOUND "no
+ * tensor 'x:7' (op 'x' has 1 outputs)").  The bindings give these messages
+ * as they are.  The edit primitives below (ge_op_set_input, ...) check
+ * only that the op is live and the index >= 0: ops may be wired before
+ * their attrs make their output count known. */
+int ge_graph_check_tensor(const ge_graph *g, ge_tref t, ge_error *err);
+/* Text to a checked tensor: ge_graph_find_tensor then
+ * ge_graph_check_tensor, with messages naming the text ("no tensor 'x'
+ * (no such op)", "malformed tensor name 'x:'").  With allow_control, "^x"
+ * gives x's GE_CONTROL ref. */
+int ge_graph_resolve_tensor(const ge_graph *g, const char *text,
+			    int allow_control, ge_tref *out, ge_error *err);
 
 /* ---- op properties ---- */
 const char *ge_op_name(const ge_graph *g, ge_opid id);
@@ -246,12 +279,5 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report);
  * ge_graph_validate reports all of them. */
 size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 			    ge_buf *report);
-
-/* DataType names as TensorFlow's Python API spells them ("float32"), and
- * back.  Unknown values give NULL / -1. */
-const char *ge_dtype_name(int dtype);
-int ge_dtype_from_name(const char *name);
-/* Element size in bytes for fixed-size dtypes, 0 otherwise. */
-size_t ge_dtype_size(int dtype);
 
 #endif

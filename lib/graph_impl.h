@@ -1,7 +1,9 @@
 /*
- * graph_impl.h: the representation behind graph.h, shared by the files of
- * lib/ that need to see it (graph.c, model.c).  Nothing outside lib/
- * includes this.
+ * graph_impl.h: the representation behind graph.h.  Included by the graph
+ * layer (graph.c, graph_io.c, check.c) and by the files that keep data
+ * with a graph through its hooks or parse GraphDef bytes into one: model.c,
+ * meta.c (through meta_impl.h), tfjs.c and varpolicy.c.  Nothing else
+ * includes it, nothing outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
 #define GE_GRAPH_IMPL_H
@@ -56,7 +58,20 @@ typedef struct ge_rawfield {
 	int after_nodes;  /* written after the nodes (else before) */
 } ge_rawfield;
 
-typedef struct ge_meta ge_meta;  /* model.c: MetaGraphDef / SavedModel */
+typedef struct ge_meta ge_meta;  /* meta_impl.h: MetaGraphDef / SavedModel */
+
+/* Data a higher layer keeps with a graph (the container of model.c and
+ * meta.c, the checkpoint plan of varpolicy.c) comes with hooks that its
+ * owner installs: through them the graph, which knows nothing of that
+ * data, reports renames and removals, copies it for ge_graph_clone and
+ * frees it with itself.  Any hook may be NULL. */
+typedef struct ge_graph_hooks {
+	void (*on_rename)(ge_graph *g, const char *from, const char *to);
+	void (*on_remove)(ge_graph *g, const char *name);
+	void (*clone)(ge_graph *dst, const ge_graph *src);
+	void (*free)(ge_graph *g);
+} ge_graph_hooks;
+#define GE_GRAPH_MAX_HOOKS 4
 
 struct ge_graph {
 	char *name;
@@ -99,6 +114,10 @@ struct ge_graph {
 	size_t coloc_cap, coloc_n;
 	int coloc_built;
 
+	/* the hooks of the data below, in the order installed */
+	const ge_graph_hooks *hooks[GE_GRAPH_MAX_HOOKS];
+	size_t n_hooks;
+
 	/* checkpoint keys a save must add (varpolicy.h), or NULL */
 	struct ge_ckpt_plan *ckpt_plan;
 
@@ -120,8 +139,6 @@ void ge_idx_build(ge_graph *g);
  * indexed: then returns that op and leaves the index alone. */
 ge_opid ge_idx_insert(ge_graph *g, ge_opid id);
 ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n, int ci);
-int ge_parse_input(const char *s, size_t n, size_t *name_off,
-		   size_t *name_len, int32_t *index);
 size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
 
 
@@ -148,22 +165,13 @@ int ge_find_len_field(const uint8_t *p, const uint8_t *end, uint32_t field,
  * above n, at least 4. */
 size_t ge_edge_room(uint32_t n);
 
-/* Frees / copies the graph's checkpoint plan (varpolicy.c). */
-void ge_ckpt_plan_release(struct ge_ckpt_plan *p);
-struct ge_ckpt_plan *ge_ckpt_plan_dup(const struct ge_ckpt_plan *p);
+/* Installs h on g, once: installing it again does nothing. */
+void ge_graph_add_hooks(ge_graph *g, const ge_graph_hooks *h);
 
 /* Forgets the colocation index (rebuilt on the next rename). */
 void ge_coloc_drop(ge_graph *g);
 
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);
-/* model.c's container data: freed and cloned with the graph, and told of
- * renames and removals so collections and signatures stay consistent. */
-void ge_meta_free(ge_meta *m);
-ge_meta *ge_meta_clone(const ge_meta *m);
-void ge_meta_on_rename(ge_graph *g, const char *from, const char *to);
-void ge_meta_on_remove(ge_graph *g, const char *name);
-/* Points g->oplist / oplist_idx at the container's stripped_op_list. */
-void ge_meta_attach(ge_graph *g);
 
 #endif

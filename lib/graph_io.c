@@ -371,10 +371,8 @@ static void put_input_text(const ge_graph *g, const ge_op *o, uint32_t s,
 		return;
 	}
 	if (s >= o->n_in)
-		ge_buf_addc(b, '^');
-	ge_buf_adds(b, g->ops[t.op].name);
-	if (s < o->n_in && t.index > 0)
-		ge_buf_printf(b, ":%d", t.index);
+		t.index = GE_CONTROL;
+	ge_tensor_put(g, t, 1, b);
 }
 
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out)
@@ -884,11 +882,11 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 			ge_idx_add(g, (ge_opid)i);
 	for (size_t i = 0; i < src->n_dangling; i++)
 		ge_add_dangling(g, src->dangling[i], strlen(src->dangling[i]));
-	g->ckpt_plan = ge_ckpt_plan_dup(src->ckpt_plan);
-	if (src->meta)
-		g->meta = ge_meta_clone(src->meta);
-	if (g->meta)
-		ge_meta_attach(g);
+	for (size_t i = 0; i < src->n_hooks; i++) {
+		ge_graph_add_hooks(g, src->hooks[i]);
+		if (src->hooks[i]->clone)
+			src->hooks[i]->clone(g, src);
+	}
 	return g;
 }
 

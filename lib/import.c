@@ -4,7 +4,7 @@
  * of its own (export_scoped_meta_graph).  Both are whole-view transforms
  * (transform.c) with a collection pass that keeps collection names.
  */
-#include "transform.h"
+#include "transform_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

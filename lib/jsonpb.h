@@ -132,7 +132,10 @@ typedef struct ge_tfjs_info {
 	size_t weight_bytes;  /* bytes read from the weight files */
 } ge_tfjs_info;
 
-/* ge_tfjs_parse (meta.h), also filling *info (may be NULL) on success.
+/* A TensorFlow.js model.json as a graph (ge_parse's tfjs format). */
+int ge_tfjs_parse(const uint8_t *data, size_t len, const char *name,
+		  struct ge_graph **out, ge_error *err);
+/* ge_tfjs_parse, also filling *info (may be NULL) on success.
  * name is the path of the model.json: weight files are read relative to
  * its directory.  A name that starts with '<' ("<string>") has no
  * directory: then every Const must carry its value in the topology. */

@@ -73,10 +73,4 @@ int ge_graph_has_meta(const ge_graph *g);
 /* Registers the container's message types for text-format Any expansion. */
 void ge_meta_register_types(void);
 
-/* Internal to lib/: a TensorFlow.js model.json (tfjs.c). */
-int ge_tfjs_parse(const uint8_t *data, size_t len, const char *name,
-		  ge_graph **out, ge_error *err);
-/* Removes a directory tree (used for temp directories). */
-int ge_remove_tree(const char *path);
-
 #endif

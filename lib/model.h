@@ -73,4 +73,7 @@ const char *ge_graph_savedmodel_dir(const ge_graph *g);
  * when the bytes are not a model. */
 ge_format ge_sniff(const uint8_t *data, size_t len);
 
+/* Removes a directory tree (used for temp directories). */
+int ge_remove_tree(const char *path);
+
 #endif

@@ -27,4 +27,35 @@ size_t ge_graph_fill_default_attrs(ge_graph *g);
  * Returns 1 or 0, or -1 when the type has no OpDef. */
 int ge_op_type_is_stateful(const ge_graph *g, const char *type);
 
+/* The kind of value an attr holds, named as the Lua API names it ("s",
+ * "i", "f", "b", "type", "shape", "tensor", "func", "placeholder", "none",
+ * "list" for an empty list, "list(s)", ...).  A list kind is GE_AK_LIST |
+ * its element kind. */
+enum {
+	GE_AK_NONE,
+	GE_AK_S,
+	GE_AK_I,
+	GE_AK_F,
+	GE_AK_B,
+	GE_AK_TYPE,
+	GE_AK_SHAPE,
+	GE_AK_TENSOR,
+	GE_AK_FUNC,
+	GE_AK_PLACEHOLDER,
+	GE_AK_NBASE,
+	GE_AK_LIST = 0x10 /* | element kind; GE_AK_LIST alone: elements inferred */
+};
+
+struct Tensorflow__AttrValue__ListValue;
+
+const char *ge_attrkind_name(int kind);
+/* A kind from its name, accepting OpDef spellings ("string", "int",
+ * "list(float)"); -1 if unknown. */
+int ge_attrkind_parse(const char *s);
+int ge_attrkind_of(const struct Tensorflow__AttrValue *v);
+int ge_attrkind_of_list(const struct Tensorflow__AttrValue__ListValue *l);
+/* The kind the OpDef of `type` declares for attr `name`; -1 when the type
+ * has no OpDef, the OpDef no such attr, or the kind is not one of these. */
+int ge_opdef_attrkind(const ge_graph *g, const char *type, const char *name);
+
 #endif

@@ -6,16 +6,7 @@
 
 static int tensor_check(const ge_graph *g, ge_tref t, ge_error *err)
 {
-	if (t.op == GE_NOOP || t.op >= ge_graph_capacity(g))
-		return ge_err(err, GE_EINVAL, "%s: not a tensor of the graph",
-			      ge_graph_name(g));
-	if (!ge_op_alive(g, t.op))
-		return ge_err(err, GE_EINVAL, "op '%s' was removed from the graph",
-			      ge_op_name(g, t.op));
-	if (t.index < 0)
-		return ge_err(err, GE_EINVAL, "'^%s' is a control edge, not a "
-			      "tensor", ge_op_name(g, t.op));
-	return GE_OK;
+	return ge_graph_check_tensor(g, t, err);
 }
 
 static int base_dtype(int d)

@@ -23,8 +23,8 @@
  */
 #include "graph_impl.h"
 #include "jsonpb.h"
-#include "meta.h"
 #include "model.h"
+#include "tensor.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -134,50 +134,6 @@ static uint32_t bits_of_f32(float f)
 	uint32_t b;
 	memcpy(&b, &f, 4);
 	return b;
-}
-
-static float half_to_float(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h >> 15) << 31;
-	uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
-	if (e == 0) {
-		/* zero or subnormal: m * 2^-24, exact in a float */
-		float f = ldexpf((float)m, -24);
-		return sign ? -f : f;
-	}
-	if (e == 31)
-		return f32_of_bits(sign | 0x7f800000u | m << 13);
-	return f32_of_bits(sign | (e + 112) << 23 | m << 13);
-}
-
-/* Rounds to nearest, ties to even, as a cast would. */
-static uint16_t float_to_half(float f)
-{
-	uint32_t x = bits_of_f32(f);
-	uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-	uint32_t ax = x & 0x7fffffffu;
-	if (ax >= 0x7f800000u)
-		return (uint16_t)(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0));
-	if (ax >= 0x477ff000u)     /* 65520 and up round to infinity */
-		return (uint16_t)(sign | 0x7c00);
-	if (ax < 0x38800000u) {    /* below 2^-14: a subnormal half */
-		float a = f32_of_bits(ax) * 16777216.0f;
-		return (uint16_t)(sign | (uint16_t)nearbyintf(a));
-	}
-	uint32_t h = ((ax >> 23) - 112) << 10 | (ax & 0x7fffff) >> 13;
-	uint32_t rem = ax & 0x1fff;
-	if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-		h++;
-	return (uint16_t)(sign | h);
-}
-
-static uint16_t float_to_bf16(float f)
-{
-	uint32_t x = bits_of_f32(f);
-	if ((x & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)(x >> 16 | 0x40);
-	x += 0x7fff + ((x >> 16) & 1);
-	return (uint16_t)(x >> 16);
 }
 
 static const char *dt_name(int dt)
@@ -550,7 +506,7 @@ static double get_float(const weight *w, size_t i)
 	case S_UINT16:
 		return (double)(float)(rd16(p + 2 * i) * w->scale + w->min);
 	case S_FLOAT16:
-		return half_to_float(rd16(p + 2 * i));
+		return ge_half_to_float(rd16(p + 2 * i));
 	default:
 		return f32_of_bits(rd32(p + 4 * i));
 	}
@@ -606,7 +562,7 @@ static int fast_copy(const weight *w, int dt, uint8_t *o)
 		case S_FLOAT16:
 			for (size_t i = 0; i < n; i++)
 				wr32(o + 4 * i,
-				     bits_of_f32(half_to_float(rd16(p + 2 * i))));
+				     bits_of_f32(ge_half_to_float(rd16(p + 2 * i))));
 			return 1;
 		}
 	}
@@ -731,9 +687,9 @@ static int make_tensor(loader *L, const weight *w, const char *node, int dt,
 				memcpy(&b, &v, 8);
 				wr64(o + 8 * i, b);
 			} else if (dt == TENSORFLOW__DATA_TYPE__DT_HALF)
-				wr16(o + 2 * i, float_to_half((float)v));
+				wr16(o + 2 * i, ge_half_from_double(v));
 			else
-				wr16(o + 2 * i, float_to_bf16((float)v));
+				wr16(o + 2 * i, ge_bf16_from_double(v));
 			break;
 		}
 		case K_INT: {

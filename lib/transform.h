@@ -325,32 +325,4 @@ int ge_import_graph(ge_graph *dst, ge_graph *src, const ge_import_opts *o,
 int ge_graph_export_scoped(ge_graph *g, const char *scope, ge_graph **out,
 			   ge_error *err);
 
-/* ---- internal to lib/ (import.c) ---- */
-
-/* ge_transform, where source ops may have dangling inputs: an input whose
- * text is bind[i] ("x" and "x:0" match) reads bind_to[i]. */
-int ge_transform_bind(const ge_transformer *tr, ge_view *sgv,
-		      const ge_transform_opts *o, const char *const *bind,
-		      const ge_tref *bind_to, size_t n_bind, ge_view *out,
-		      ge_tinfo **info, ge_error *err);
-
-/* copy_with_input_replacements' external input handler, shared with the
- * variables-aware copy (varpolicy.c): checks the replacements (each maps a
- * tensor of the view to a tensor of the destination; none given twice)
- * and installs the handler on tr.  Free with ge_repl_handler_free. */
-struct ge_repl_handler {
-	ge_tmap map;
-	const ge_tpair *repl;
-};
-int ge_repl_handler_init(struct ge_repl_handler *r, ge_transformer *tr,
-			 const ge_view *sgv, const ge_tpair *repl,
-			 size_t n_repl, const ge_transform_opts *o,
-			 ge_error *err);
-void ge_repl_handler_free(struct ge_repl_handler *r);
-
-/* Merges the source's collections into the destination's, keeping the
- * collection names: node_list entries and VariableDefs (variable
- * collections) of copied ops, with their names mapped. */
-int ge_tinfo_merge_collections(ge_tinfo *info, ge_error *err);
-
 #endif

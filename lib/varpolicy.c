@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "meta.h"
-#include "select.h"
+#include "sets.h"
+#include "transform_impl.h"
 #include "subgraph.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
@@ -48,7 +49,7 @@ void ge_ckpt_plan_add_rename(ge_ckpt_plan *p, const char *src,
 	plan_add(p, src, dst, 1);
 }
 
-void ge_ckpt_plan_release(ge_ckpt_plan *p)
+static void ckpt_plan_release(ge_ckpt_plan *p)
 {
 	if (!p)
 		return;
@@ -56,7 +57,7 @@ void ge_ckpt_plan_release(ge_ckpt_plan *p)
 	free(p);
 }
 
-ge_ckpt_plan *ge_ckpt_plan_dup(const ge_ckpt_plan *p)
+static ge_ckpt_plan *ckpt_plan_dup(const ge_ckpt_plan *p)
 {
 	if (!p || !p->n)
 		return NULL;
@@ -64,6 +65,31 @@ ge_ckpt_plan *ge_ckpt_plan_dup(const ge_ckpt_plan *p)
 	for (size_t i = 0; i < p->n; i++)
 		plan_add(c, p->src[i], p->dst[i], p->rename[i]);
 	return c;
+}
+
+static void plan_clone_hook(ge_graph *dst, const ge_graph *src)
+{
+	dst->ckpt_plan = ckpt_plan_dup(src->ckpt_plan);
+}
+
+static void plan_free_hook(ge_graph *g)
+{
+	ckpt_plan_release(g->ckpt_plan);
+	g->ckpt_plan = NULL;
+}
+
+/* The plan is the graph's, kept through the graph's hooks. */
+static const ge_graph_hooks plan_hooks = {
+	NULL, NULL, plan_clone_hook, plan_free_hook,
+};
+
+static ge_ckpt_plan *graph_plan(ge_graph *g)
+{
+	if (!g->ckpt_plan) {
+		g->ckpt_plan = ge_xcalloc(1, sizeof *g->ckpt_plan);
+		ge_graph_add_hooks(g, &plan_hooks);
+	}
+	return g->ckpt_plan;
 }
 
 const ge_ckpt_plan *ge_graph_checkpoint_plan(const ge_graph *g)
@@ -74,9 +100,7 @@ const ge_ckpt_plan *ge_graph_checkpoint_plan(const ge_graph *g)
 void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
 				  const char *dst)
 {
-	if (!g->ckpt_plan)
-		g->ckpt_plan = ge_xcalloc(1, sizeof *g->ckpt_plan);
-	ge_ckpt_plan *p = g->ckpt_plan;
+	ge_ckpt_plan *p = graph_plan(g);
 	/* the source checkpoint does not hold what the plan itself makes */
 	for (size_t i = p->n; i-- > 0;)
 		if (!strcmp(p->dst[i], src)) {
@@ -1341,9 +1365,7 @@ static void plan_rename(ge_graph *g, const char *from, const char *to)
 		}
 		return;
 	}
-	if (!g->ckpt_plan)
-		g->ckpt_plan = ge_xcalloc(1, sizeof *g->ckpt_plan);
-	ge_ckpt_plan_add_rename(g->ckpt_plan, from, to);
+	ge_ckpt_plan_add_rename(graph_plan(g), from, to);
 }
 
 int ge_variable_rename(ge_graph *g, const char *name, const char *new_name,

@@ -9,8 +9,9 @@
  * scalars, oneof members written even when zero, as TensorFlow writes
  * them), so that setting back what was read reproduces the same bytes.
  *
- * Tensor values hold an unpacked TensorProto copy.  They are immutable, so
- * packing the copy again gives the bytes it was made from.
+ * Tensor values hold an unpacked TensorProto copy, read and built through
+ * lib/tensor.h.  They are immutable, so packing the copy again gives the
+ * bytes it was made from.  Attr kinds are lib/opattrs.h's.
  */
 #include "config.h"
 
@@ -19,6 +20,8 @@
 #include <string.h>
 
 #include "lge.h"
+#include "opattrs.h"
+#include "tensor.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
@@ -35,139 +38,16 @@ static const char FUNCORDER[] = "gerewrite.funcorder";
 
 /* ------------------------------------------------------------ kinds */
 
-enum {
-	K_NONE,
-	K_S,
-	K_I,
-	K_F,
-	K_B,
-	K_TYPE,
-	K_SHAPE,
-	K_TENSOR,
-	K_FUNC,
-	K_PLACEHOLDER,
-	K_NBASE,
-	K_LIST = 0x10 /* | element kind; K_LIST alone: elements inferred */
-};
-
-static const char *const base_names[K_NBASE] = {
-	"none", "s", "i", "f", "b", "type", "shape", "tensor", "func",
-	"placeholder",
-};
-static const char *const list_names[K_NBASE] = {
-	"list",        "list(s)",      "list(i)",      "list(f)",
-	"list(b)",     "list(type)",   "list(shape)",  "list(tensor)",
-	"list(func)",  NULL,
-};
-
-static const char *kind_name(int k)
-{
-	if (k & K_LIST)
-		return list_names[k & 0xf];
-	return base_names[k];
-}
-
-/* Base kind from a name, accepting OpDef spellings too; -1 if unknown. */
-static int base_kind(const char *s, size_t n)
-{
-	static const struct {
-		const char *name;
-		int kind;
-	} alias[] = {
-		{"string", K_S}, {"int", K_I}, {"float", K_F}, {"bool", K_B},
-	};
-	for (int k = 0; k < K_NBASE; k++)
-		if (strlen(base_names[k]) == n && !memcmp(base_names[k], s, n))
-			return k;
-	for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-		if (strlen(alias[i].name) == n && !memcmp(alias[i].name, s, n))
-			return alias[i].kind;
-	return -1;
-}
-
-static int parse_kind(const char *s)
-{
-	size_t n = strlen(s);
-	if (!strcmp(s, "list"))
-		return K_LIST;
-	if (n > 6 && !memcmp(s, "list(", 5) && s[n - 1] == ')') {
-		int k = base_kind(s + 5, n - 6);
-		if (k <= K_NONE || k == K_PLACEHOLDER)
-			return -1;
-		return K_LIST | k;
-	}
-	return base_kind(s, n);
-}
-
-static int list_kind(const Tensorflow__AttrValue__ListValue *l)
-{
-	if (!l)
-		return K_LIST;
-	if (l->n_s)
-		return K_LIST | K_S;
-	if (l->n_i)
-		return K_LIST | K_I;
-	if (l->n_f)
-		return K_LIST | K_F;
-	if (l->n_b)
-		return K_LIST | K_B;
-	if (l->n_type)
-		return K_LIST | K_TYPE;
-	if (l->n_shape)
-		return K_LIST | K_SHAPE;
-	if (l->n_tensor)
-		return K_LIST | K_TENSOR;
-	if (l->n_func)
-		return K_LIST | K_FUNC;
-	return K_LIST;
-}
-
-static int attr_kind(const Tensorflow__AttrValue *v)
-{
-	switch (v->value_case) {
-	case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
-		return list_kind(v->list);
-	case TENSORFLOW__ATTR_VALUE__VALUE_S:
-		return K_S;
-	case TENSORFLOW__ATTR_VALUE__VALUE_I:
-		return K_I;
-	case TENSORFLOW__ATTR_VALUE__VALUE_F:
-		return K_F;
-	case TENSORFLOW__ATTR_VALUE__VALUE_B:
-		return K_B;
-	case TENSORFLOW__ATTR_VALUE__VALUE_TYPE:
-		return K_TYPE;
-	case TENSORFLOW__ATTR_VALUE__VALUE_SHAPE:
-		return K_SHAPE;
-	case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR:
-		return K_TENSOR;
-	case TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER:
-		return K_PLACEHOLDER;
-	case TENSORFLOW__ATTR_VALUE__VALUE_FUNC:
-		return K_FUNC;
-	default:
-		return K_NONE;
-	}
-}
-
 const char *lge_attrkind(const Tensorflow__AttrValue *v)
 {
-	return kind_name(attr_kind(v));
+	return ge_attrkind_name(ge_attrkind_of(v));
 }
 
 const char *lge_opdefkind(const ge_graph *g, const char *type,
 			  const char *name)
 {
-	const Tensorflow__OpDef *d = ge_graph_opdef(g, type);
-	if (!d)
-		return NULL;
-	for (size_t i = 0; i < d->n_attr; i++) {
-		if (strcmp(d->attr[i]->name, name) != 0)
-			continue;
-		int k = parse_kind(d->attr[i]->type);
-		return k < 0 ? NULL : kind_name(k);
-	}
-	return NULL;
+	int k = ge_opdef_attrkind(g, type, name);
+	return k < 0 ? NULL : ge_attrkind_name(k);
 }
 
 /* ------------------------------------------------------------ dtypes */
@@ -199,331 +79,9 @@ int lge_checkdtype(lua_State *L, int arg)
 	return (int)v;
 }
 
-/* What the bindings know about each dtype's storage in a TensorProto. */
-enum {
-	C_FLOAT = 1, /* float_val, 4-byte content */
-	C_DOUBLE,    /* double_val */
-	C_HALF,      /* half_val bit patterns, 2-byte content */
-	C_BF16,
-	C_INT,       /* int_val; `bits` wide, signed or not */
-	C_INT64,     /* int64_val */
-	C_UINT32,    /* uint32_val */
-	C_UINT64,    /* uint64_val */
-	C_BOOL,      /* bool_val, 1-byte content */
-	C_STRING,    /* string_val, never content */
-	C_C64,       /* scomplex_val pairs */
-	C_C128,      /* dcomplex_val pairs */
-	C_F8E5M2,    /* float8_val bytes */
-	C_F8E4M3FN,
-};
-
-struct dtinfo {
-	int dt, cat, size, bits, sign;
-};
-
-static const struct dtinfo dtinfos[] = {
-	{1, C_FLOAT, 4, 32, 1},   {2, C_DOUBLE, 8, 64, 1},
-	{3, C_INT, 4, 32, 1},     {4, C_INT, 1, 8, 0},
-	{5, C_INT, 2, 16, 1},     {6, C_INT, 1, 8, 1},
-	{7, C_STRING, 0, 0, 0},   {8, C_C64, 8, 64, 1},
-	{9, C_INT64, 8, 64, 1},   {10, C_BOOL, 1, 8, 0},
-	{11, C_INT, 1, 8, 1},     {12, C_INT, 1, 8, 0},
-	{13, C_INT, 4, 32, 1},    {14, C_BF16, 2, 16, 1},
-	{15, C_INT, 2, 16, 1},    {16, C_INT, 2, 16, 0},
-	{17, C_INT, 2, 16, 0},    {18, C_C128, 16, 128, 1},
-	{19, C_HALF, 2, 16, 1},   {22, C_UINT32, 4, 32, 0},
-	{23, C_UINT64, 8, 64, 0}, {24, C_F8E5M2, 1, 8, 1},
-	{25, C_F8E4M3FN, 1, 8, 1},
-	/* sub-byte integers: int_val only (no content layout) */
-	{29, C_INT, 0, 4, 1},     {30, C_INT, 0, 4, 0},
-	{31, C_INT, 0, 2, 1},     {32, C_INT, 0, 2, 0},
-};
-
-static const struct dtinfo *dtinfo_of(int dt)
-{
-	if (dt > 100)
-		dt -= 100;
-	for (size_t i = 0; i < sizeof dtinfos / sizeof dtinfos[0]; i++)
-		if (dtinfos[i].dt == dt)
-			return &dtinfos[i];
-	return NULL;
-}
-
-/* ------------------------------------------------------------ numbers */
-
-static uint64_t rd_le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-	for (int k = n - 1; k >= 0; k--)
-		v = v << 8 | p[k];
-	return v;
-}
-
-static void wr_le(ge_buf *b, uint64_t v, int n)
-{
-	uint8_t x[8];
-	for (int k = 0; k < n; k++)
-		x[k] = (uint8_t)(v >> (8 * k));
-	ge_buf_add(b, x, (size_t)n);
-}
-
-static double f32_of(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static uint32_t bits_of_f32(double d)
-{
-	float f = (float)d;
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static double f64_of(uint64_t u)
-{
-	double d;
-	memcpy(&d, &u, 8);
-	return d;
-}
-
-static uint64_t bits_of_f64(double d)
-{
-	uint64_t u;
-	memcpy(&u, &d, 8);
-	return u;
-}
-
-/* An IEEE-style small float (half: 5/10 bits, bfloat16: 8/7, float8 e5m2:
- * 5/2) to double; every such value is exact in a double. */
-static double mini_to_double(uint32_t bits, int ebits, int mbits)
-{
-	uint32_t man = bits & ((1u << mbits) - 1);
-	uint32_t ex = (bits >> mbits) & ((1u << ebits) - 1);
-	int bias = (1 << (ebits - 1)) - 1;
-	double v;
-	if (ex == (1u << ebits) - 1)
-		v = man ? NAN : INFINITY;
-	else if (ex == 0)
-		v = ldexp((double)man, 1 - bias - mbits);
-	else
-		v = ldexp((double)(man | (1u << mbits)), (int)ex - bias - mbits);
-	return (bits >> (ebits + mbits)) & 1 ? -v : v;
-}
-
-/* float8 e4m3fn: bias 7, no infinities, NaN only as S.1111.111. */
-static double e4m3fn_to_double(uint32_t bits)
-{
-	uint32_t man = bits & 7, ex = (bits >> 3) & 15;
-	double v;
-	if (ex == 15 && man == 7)
-		v = NAN;
-	else if (ex == 0)
-		v = ldexp((double)man, -9);
-	else
-		v = ldexp((double)(man | 8), (int)ex - 10);
-	return bits & 0x80 ? -v : v;
-}
-
-/* Rounds a double to the nearest IEEE-style small float, ties to even,
- * overflowing to infinity.  Rounding once from the double avoids the
- * double rounding of going through float. */
-static uint32_t double_to_mini(double x, int ebits, int mbits)
-{
-	uint32_t sign = signbit(x) ? 1u << (ebits + mbits) : 0;
-	uint32_t eall = (1u << ebits) - 1;
-	int bias = (int)(eall >> 1);
-	if (isnan(x))
-		return sign | eall << mbits | 1u << (mbits - 1);
-	double a = fabs(x);
-	if (isinf(a))
-		return sign | eall << mbits;
-	if (a == 0)
-		return sign;
-	int e;
-	frexp(a, &e);
-	int E = e - 1; /* a = 1.m * 2^E */
-	if (E < 1 - bias) {
-		/* In units of the smallest subnormal; rounding up to the
-		 * smallest normal gives its encoding too. */
-		double q = nearbyint(ldexp(a, bias - 1 + mbits));
-		return sign | (uint32_t)q;
-	}
-	double q = nearbyint(ldexp(a, mbits - E));
-	if (q >= ldexp(1, mbits + 1)) {
-		q /= 2;
-		E++;
-	}
-	if (E > bias)
-		return sign | eall << mbits;
-	return sign | (uint32_t)(E + bias) << mbits |
-	       ((uint32_t)q - (1u << mbits));
-}
-
 /* ------------------------------------------------------------ elements */
 
-struct elem {
-	char tag; /* 'n' float, 'i' integer, 'b' bool, 's' string, 'c' complex */
-	double d, im;
-	int64_t i;
-	const uint8_t *s;
-	size_t len;
-};
-
-/* Element k (0-based) of t; NULL, or what prevents reading it.  Typed
- * fields shorter than the shape repeat their last value (TensorFlow's
- * rule); empty ones mean zeros. */
-static const char *get_elem(const Tensorflow__TensorProto *t, int64_t k,
-			    struct elem *e)
-{
-	const struct dtinfo *di = dtinfo_of(t->dtype);
-	memset(e, 0, sizeof *e);
-	e->s = (const uint8_t *)"";
-	if (!di)
-		return "reading elements of this dtype is not supported";
-	const ProtobufCBinaryData *c = &t->tensor_content;
-	if (c->len > 0 && di->cat != C_STRING) {
-		if (di->size == 0)
-			return "reading packed elements of this dtype is not "
-			       "supported";
-		if ((uint64_t)k >= c->len / (size_t)di->size)
-			return "tensor_content holds fewer elements than its "
-			       "shape";
-		const uint8_t *p = c->data + (size_t)k * (size_t)di->size;
-		e->tag = 'n';
-		switch (di->cat) {
-		case C_FLOAT:
-			e->d = f32_of((uint32_t)rd_le(p, 4));
-			break;
-		case C_DOUBLE:
-			e->d = f64_of(rd_le(p, 8));
-			break;
-		case C_HALF:
-			e->d = mini_to_double((uint32_t)rd_le(p, 2), 5, 10);
-			break;
-		case C_BF16:
-			e->d = mini_to_double((uint32_t)rd_le(p, 2), 8, 7);
-			break;
-		case C_F8E5M2:
-			e->d = mini_to_double(p[0], 5, 2);
-			break;
-		case C_F8E4M3FN:
-			e->d = e4m3fn_to_double(p[0]);
-			break;
-		case C_C64:
-			e->tag = 'c';
-			e->d = f32_of((uint32_t)rd_le(p, 4));
-			e->im = f32_of((uint32_t)rd_le(p + 4, 4));
-			break;
-		case C_C128:
-			e->tag = 'c';
-			e->d = f64_of(rd_le(p, 8));
-			e->im = f64_of(rd_le(p + 8, 8));
-			break;
-		case C_BOOL:
-			e->tag = 'b';
-			e->i = p[0] != 0;
-			break;
-		default: {
-			uint64_t v = rd_le(p, di->size);
-			if (di->sign && di->size < 8 &&
-			    (v >> (8 * di->size - 1)) & 1)
-				v |= ~(uint64_t)0 << (8 * di->size);
-			e->tag = 'i';
-			e->i = (int64_t)v;
-		}
-		}
-		return NULL;
-	}
-#define PICK(n) ((uint64_t)k < (uint64_t)(n) ? (size_t)k : (size_t)(n) - 1)
-	switch (di->cat) {
-	case C_FLOAT:
-		e->tag = 'n';
-		if (t->n_float_val)
-			e->d = t->float_val[PICK(t->n_float_val)];
-		break;
-	case C_DOUBLE:
-		e->tag = 'n';
-		if (t->n_double_val)
-			e->d = t->double_val[PICK(t->n_double_val)];
-		break;
-	case C_HALF:
-	case C_BF16:
-		e->tag = 'n';
-		if (t->n_half_val) {
-			uint32_t b = (uint32_t)t->half_val[PICK(t->n_half_val)] &
-				     0xffff;
-			e->d = di->cat == C_HALF ? mini_to_double(b, 5, 10)
-						 : mini_to_double(b, 8, 7);
-		}
-		break;
-	case C_F8E5M2:
-	case C_F8E4M3FN:
-		e->tag = 'n';
-		if (t->float8_val.len) {
-			uint8_t b = t->float8_val.data[PICK(t->float8_val.len)];
-			e->d = di->cat == C_F8E5M2 ? mini_to_double(b, 5, 2)
-						   : e4m3fn_to_double(b);
-		}
-		break;
-	case C_INT:
-		e->tag = 'i';
-		if (t->n_int_val)
-			e->i = t->int_val[PICK(t->n_int_val)];
-		break;
-	case C_INT64:
-		e->tag = 'i';
-		if (t->n_int64_val)
-			e->i = t->int64_val[PICK(t->n_int64_val)];
-		break;
-	case C_UINT32:
-		e->tag = 'i';
-		if (t->n_uint32_val)
-			e->i = t->uint32_val[PICK(t->n_uint32_val)];
-		break;
-	case C_UINT64:
-		e->tag = 'i';
-		if (t->n_uint64_val)
-			e->i = (int64_t)t->uint64_val[PICK(t->n_uint64_val)];
-		break;
-	case C_BOOL:
-		e->tag = 'b';
-		if (t->n_bool_val)
-			e->i = t->bool_val[PICK(t->n_bool_val)] != 0;
-		break;
-	case C_STRING:
-		e->tag = 's';
-		if (t->n_string_val) {
-			const ProtobufCBinaryData *s =
-				&t->string_val[PICK(t->n_string_val)];
-			e->s = s->data ? s->data : (const uint8_t *)"";
-			e->len = s->len;
-		}
-		break;
-	case C_C64:
-		e->tag = 'c';
-		if (t->n_scomplex_val >= 2) {
-			size_t j = PICK(t->n_scomplex_val / 2);
-			e->d = t->scomplex_val[2 * j];
-			e->im = t->scomplex_val[2 * j + 1];
-		}
-		break;
-	case C_C128:
-		e->tag = 'c';
-		if (t->n_dcomplex_val >= 2) {
-			size_t j = PICK(t->n_dcomplex_val / 2);
-			e->d = t->dcomplex_val[2 * j];
-			e->im = t->dcomplex_val[2 * j + 1];
-		}
-		break;
-	}
-#undef PICK
-	return NULL;
-}
-
-static void push_elem(lua_State *L, const struct elem *e)
+static void push_elem(lua_State *L, const ge_elem *e)
 {
 	switch (e->tag) {
 	case 'n':
@@ -544,22 +102,6 @@ static void push_elem(lua_State *L, const struct elem *e)
 		lua_rawseti(L, -2, 1);
 		lua_pushnumber(L, e->im);
 		lua_rawseti(L, -2, 2);
-	}
-}
-
-static int elem_eq(const struct elem *a, const struct elem *b)
-{
-	if (a->tag != b->tag)
-		return 0;
-	switch (a->tag) {
-	case 'n':
-		return a->d == b->d;
-	case 'c':
-		return a->d == b->d && a->im == b->im;
-	case 's':
-		return a->len == b->len && !memcmp(a->s, b->s, a->len);
-	default:
-		return a->i == b->i;
 	}
 }
 
@@ -613,64 +155,6 @@ typedef struct lge_value {
 	int64_t n;                  /* number of elements */
 } lge_value;
 
-static int64_t stored_count(const Tensorflow__TensorProto *t)
-{
-	const struct dtinfo *di = dtinfo_of(t->dtype);
-	if (di && t->tensor_content.len && di->size && di->cat != C_STRING)
-		return (int64_t)(t->tensor_content.len / (size_t)di->size);
-	if (!di)
-		return 0;
-	switch (di->cat) {
-	case C_FLOAT:
-		return (int64_t)t->n_float_val;
-	case C_DOUBLE:
-		return (int64_t)t->n_double_val;
-	case C_HALF:
-	case C_BF16:
-		return (int64_t)t->n_half_val;
-	case C_F8E5M2:
-	case C_F8E4M3FN:
-		return (int64_t)t->float8_val.len;
-	case C_INT:
-		return (int64_t)t->n_int_val;
-	case C_INT64:
-		return (int64_t)t->n_int64_val;
-	case C_UINT32:
-		return (int64_t)t->n_uint32_val;
-	case C_UINT64:
-		return (int64_t)t->n_uint64_val;
-	case C_BOOL:
-		return (int64_t)t->n_bool_val;
-	case C_STRING:
-		return (int64_t)t->n_string_val;
-	case C_C64:
-		return (int64_t)t->n_scomplex_val / 2;
-	case C_C128:
-		return (int64_t)t->n_dcomplex_val / 2;
-	}
-	return 0;
-}
-
-/* Elements by the shape (a missing shape is a scalar); a shape that
- * cannot be counted (unknown, negative, overflowing) falls back to the
- * number of stored values. */
-static int64_t value_count(const Tensorflow__TensorProto *t)
-{
-	const Tensorflow__TensorShapeProto *s = t->tensor_shape;
-	if (!s)
-		return 1;
-	if (s->unknown_rank)
-		return stored_count(t);
-	int64_t n = 1;
-	for (size_t i = 0; i < s->n_dim; i++) {
-		int64_t d = s->dim[i]->size;
-		if (d < 0 || (d > 0 && n > INT64_MAX / d))
-			return stored_count(t);
-		n *= d;
-	}
-	return n;
-}
-
 static lge_value *newvalue(lua_State *L)
 {
 	lge_value *v = lua_newuserdatauv(L, sizeof *v, 0);
@@ -687,7 +171,7 @@ static void value_unpack(lua_State *L, lge_value *v, const uint8_t *p,
 	v->t = tensorflow__tensor_proto__unpack(NULL, n, p);
 	if (!v->t)
 		luaL_error(L, "tensor value does not decode");
-	v->n = value_count(v->t);
+	v->n = ge_tensor_count(v->t);
 }
 
 void lge_pushvalue(lua_State *L, const Tensorflow__TensorProto *src)
@@ -750,12 +234,12 @@ static void push_shape_proto(lua_State *L,
 static int v_totable(lua_State *L)
 {
 	lge_value *v = checkvalue(L, 1);
-	struct elem e;
+	ge_elem e;
 	if (v->n > INT32_MAX)
 		return luaL_error(L, "tensor value too large for a table");
 	lua_createtable(L, (int)v->n, 0);
 	for (int64_t k = 0; k < v->n; k++) {
-		const char *why = get_elem(v->t, k, &e);
+		const char *why = ge_tensor_elem(v->t, k, &e);
 		if (why)
 			return luaL_error(L, "%s", why);
 		push_elem(L, &e);
@@ -773,8 +257,8 @@ static int v_index(lua_State *L)
 		k = lua_tointegerx(L, 2, &isint);
 		if (!isint || k < 1 || k > v->n)
 			return 0;
-		struct elem e;
-		const char *why = get_elem(v->t, k - 1, &e);
+		ge_elem e;
+		const char *why = ge_tensor_elem(v->t, k - 1, &e);
 		if (why)
 			return luaL_error(L, "%s", why);
 		push_elem(L, &e);
@@ -805,32 +289,19 @@ static int v_len(lua_State *L)
 	return 1;
 }
 
-static int shape_proto_eq(const Tensorflow__TensorShapeProto *a,
-			  const Tensorflow__TensorShapeProto *b)
-{
-	size_t na = a ? a->n_dim : 0, nb = b ? b->n_dim : 0;
-	int ua = a && a->unknown_rank, ub = b && b->unknown_rank;
-	if (na != nb || ua != ub)
-		return 0;
-	for (size_t i = 0; i < na; i++)
-		if (a->dim[i]->size != b->dim[i]->size)
-			return 0;
-	return 1;
-}
-
 /* Values are equal when dtype, shape and every element are, however
  * they are stored (content, typed fields, one broadcast value). */
 static int v_eq(lua_State *L)
 {
 	lge_value *a = checkvalue(L, 1), *b = checkvalue(L, 2);
 	int eq = a->t->dtype == b->t->dtype && a->n == b->n &&
-		 shape_proto_eq(a->t->tensor_shape, b->t->tensor_shape);
+		 ge_tensor_shape_eq(a->t->tensor_shape, b->t->tensor_shape);
 	for (int64_t k = 0; eq && k < a->n; k++) {
-		struct elem x, y;
-		if (get_elem(a->t, k, &x) || get_elem(b->t, k, &y))
+		ge_elem x, y;
+		if (ge_tensor_elem(a->t, k, &x) || ge_tensor_elem(b->t, k, &y))
 			eq = 0;
 		else
-			eq = elem_eq(&x, &y);
+			eq = ge_elem_eq(&x, &y);
 	}
 	lua_pushboolean(L, eq);
 	return 1;
@@ -880,17 +351,17 @@ static int v_tostring(lua_State *L)
 	}
 	add_shape_text(&b, v->t->tensor_shape);
 	luaL_addstring(&b, " {");
-	const struct dtinfo *di = dtinfo_of(v->t->dtype);
-	int single = di && di->cat != C_DOUBLE && di->cat != C_C128;
+	const ge_dtinfo *di = ge_dtype_info(v->t->dtype);
+	int single = di && di->store != GE_TS_DOUBLE && di->store != GE_TS_C128;
 	for (int64_t k = 0; k < v->n; k++) {
-		struct elem e;
+		ge_elem e;
 		if (k == 8) {
 			luaL_addstring(&b, ", ...");
 			break;
 		}
 		if (k)
 			luaL_addstring(&b, ", ");
-		if (get_elem(v->t, k, &e)) {
+		if (ge_tensor_elem(v->t, k, &e)) {
 			luaL_addchar(&b, '?');
 			continue;
 		}
@@ -932,31 +403,16 @@ static int v_gc(lua_State *L)
 
 /* ------------------------------------------------------------ encoding */
 
-/* Nested messages are written in place and their header inserted after,
- * when the length is known; attr values are small and shallow. */
-static size_t msg_begin(ge_buf *b)
+/* A float attr value, little-endian whatever the host. */
+static void put_f32(ge_buf *b, double d)
 {
-	return b->len;
-}
-
-static void msg_end(ge_buf *b, size_t start, uint32_t field)
-{
-	uint8_t hdr[20];
-	size_t h = 0, n = b->len - start;
-	uint64_t v = (uint64_t)field << 3 | 2;
-	for (int pass = 0; pass < 2; pass++) {
-		do {
-			uint8_t c = v & 0x7f;
-			v >>= 7;
-			hdr[h++] = c | (v ? 0x80 : 0);
-		} while (v);
-		v = n;
-	}
-	ge_buf_reserve(b, h);
-	memmove(b->data + start + h, b->data + start, n);
-	memcpy(b->data + start, hdr, h);
-	b->len += h;
-	b->data[b->len] = 0;
+	float f = (float)d;
+	uint32_t u;
+	uint8_t x[4];
+	memcpy(&u, &f, 4);
+	for (int k = 0; k < 4; k++)
+		x[k] = (uint8_t)(u >> (8 * k));
+	ge_buf_add(b, x, 4);
 }
 
 static void put_varint_field(ge_buf *b, uint32_t field, uint64_t v)
@@ -1066,29 +522,29 @@ static int infer_kind(lua_State *L, int idx)
 {
 	switch (lua_type(L, idx)) {
 	case LUA_TNUMBER:
-		return lua_isinteger(L, idx) ? K_I : K_F;
+		return lua_isinteger(L, idx) ? GE_AK_I : GE_AK_F;
 	case LUA_TBOOLEAN:
-		return K_B;
+		return GE_AK_B;
 	case LUA_TSTRING:
-		return K_S;
+		return GE_AK_S;
 	case LUA_TUSERDATA:
-		return is_type(L, idx, LGE_VALUE) ? K_TENSOR : -1;
+		return is_type(L, idx, LGE_VALUE) ? GE_AK_TENSOR : -1;
 	case LUA_TTABLE:
 		if (has_meta(L, idx, LGE_SHAPE))
-			return K_SHAPE;
+			return GE_AK_SHAPE;
 		if (has_meta(L, idx, LGE_FUNC))
-			return K_FUNC;
+			return GE_AK_FUNC;
 		if (lua_rawlen(L, idx) == 0) {
 			int t = lua_getfield(L, idx, "name");
 			lua_pop(L, 1);
 			if (t == LUA_TSTRING)
-				return K_FUNC;
+				return GE_AK_FUNC;
 			t = lua_getfield(L, idx, "unknown_rank");
 			lua_pop(L, 1);
 			if (t != LUA_TNIL)
-				return K_SHAPE;
+				return GE_AK_SHAPE;
 		}
-		return K_LIST;
+		return GE_AK_LIST;
 	default:
 		return -1;
 	}
@@ -1109,7 +565,7 @@ static void enc_shape(struct enc *e, int idx)
 		lua_rawgeti(L, idx, i);
 		int64_t d = get_int(e, -1, "shape dim");
 		lua_pop(L, 1);
-		size_t s = msg_begin(e->b);
+		size_t s = e->b->len;
 		if (d)
 			put_varint_field(e->b, 1, (uint64_t)d);
 		if (names && lua_rawgeti(L, names, i) == LUA_TSTRING) {
@@ -1120,7 +576,7 @@ static void enc_shape(struct enc *e, int idx)
 		}
 		if (names)
 			lua_pop(L, 1);
-		msg_end(e->b, s, 2);
+		ge_buf_wrap(e->b, s, 2);
 	}
 	lua_pop(L, 1);
 	lua_getfield(L, idx, "unknown_rank");
@@ -1156,12 +612,12 @@ static void enc_func_entry(struct enc *e, int attr, int kinds, const char *key,
 			   int depth)
 {
 	lua_State *L = e->L;
-	size_t s = msg_begin(e->b);
+	size_t s = e->b->len;
 	ge_buf_lenfield(e->b, 1, key, strlen(key));
 	lua_getfield(L, attr, key);
 	int k = -1;
 	if (kinds && lua_getfield(L, kinds, key) == LUA_TSTRING) {
-		k = parse_kind(lua_tostring(L, -1));
+		k = ge_attrkind_parse(lua_tostring(L, -1));
 		if (k < 0)
 			enc_error(e, "func attr '%s': unknown kind '%s'", key,
 				  lua_tostring(L, -1));
@@ -1173,11 +629,11 @@ static void enc_func_entry(struct enc *e, int attr, int kinds, const char *key,
 	if (k < 0)
 		enc_error(e, "func attr '%s': %s cannot be an attr value", key,
 			  tname(L, -1));
-	size_t v = msg_begin(e->b);
+	size_t v = e->b->len;
 	enc_body(e, lua_gettop(L), k, depth + 1);
-	msg_end(e->b, v, 2);
+	ge_buf_wrap(e->b, v, 2);
 	lua_pop(L, 1);
-	msg_end(e->b, s, 2);
+	ge_buf_wrap(e->b, s, 2);
 }
 
 /* The body of a NameAttrList from a func table {name=, attr=, kinds=} or
@@ -1276,18 +732,18 @@ static void enc_list(struct enc *e, int idx, int elem, int depth)
 	if (lua_type(L, idx) != LUA_TTABLE || has_meta(L, idx, LGE_FUNC))
 		enc_error(e, "expected a list (a table), got %s", tname(L, idx));
 	lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
-	size_t start = msg_begin(e->b);
-	if (elem == K_NONE && n > 0) {
+	size_t start = e->b->len;
+	if (elem == GE_AK_NONE && n > 0) {
 		lua_rawgeti(L, idx, 1);
 		elem = infer_kind(L, -1);
-		if (elem < 0 || elem == K_LIST || elem == K_NONE)
+		if (elem < 0 || elem == GE_AK_LIST || elem == GE_AK_NONE)
 			enc_error(e, "a list cannot hold %s", tname(L, -1));
 		lua_pop(L, 1);
 	}
 	size_t packed = 0;
-	if (n > 0 && (elem == K_I || elem == K_B || elem == K_TYPE))
-		packed = msg_begin(e->b);
-	if (n > 0 && elem == K_F) {
+	if (n > 0 && (elem == GE_AK_I || elem == GE_AK_B || elem == GE_AK_TYPE))
+		packed = e->b->len;
+	if (n > 0 && elem == GE_AK_F) {
 		ge_buf_tag(e->b, 4, 2);
 		ge_buf_varint(e->b, (uint64_t)n * 4);
 	}
@@ -1299,48 +755,49 @@ static void enc_list(struct enc *e, int idx, int elem, int depth)
 		size_t len, s;
 		const char *str;
 		switch (elem) {
-		case K_S:
+		case GE_AK_S:
 			str = get_str(e, top, &len, what);
 			ge_buf_lenfield(e->b, 2, str, len);
 			break;
-		case K_I:
+		case GE_AK_I:
 			ge_buf_varint(e->b, (uint64_t)get_int(e, top, what));
 			break;
-		case K_F:
-			wr_le(e->b, bits_of_f32(get_num(e, top, what)), 4);
+		case GE_AK_F:
+			put_f32(e->b, get_num(e, top, what));
 			break;
-		case K_B:
+		case GE_AK_B:
 			ge_buf_varint(e->b, (uint64_t)get_bool(e, top, what));
 			break;
-		case K_TYPE:
+		case GE_AK_TYPE:
 			ge_buf_varint(e->b, (uint64_t)get_dtype(e, top, what));
 			break;
-		case K_SHAPE:
-			s = msg_begin(e->b);
+		case GE_AK_SHAPE:
+			s = e->b->len;
 			enc_shape(e, top);
-			msg_end(e->b, s, 7);
+			ge_buf_wrap(e->b, s, 7);
 			break;
-		case K_TENSOR:
-			s = msg_begin(e->b);
+		case GE_AK_TENSOR:
+			s = e->b->len;
 			enc_tensor(e, top);
-			msg_end(e->b, s, 8);
+			ge_buf_wrap(e->b, s, 8);
 			break;
-		case K_FUNC:
-			s = msg_begin(e->b);
+		case GE_AK_FUNC:
+			s = e->b->len;
 			enc_func(e, top, depth);
-			msg_end(e->b, s, 9);
+			ge_buf_wrap(e->b, s, 9);
 			break;
 		default:
-			enc_error(e, "a list cannot hold %s", kind_name(elem));
+			enc_error(e, "a list cannot hold %s", ge_attrkind_name(elem));
 		}
 		lua_settop(L, top - 1);
 	}
-	if (n > 0 && (elem == K_I || elem == K_B || elem == K_TYPE))
-		msg_end(e->b, packed, elem == K_I ? 3 : elem == K_B ? 5 : 6);
-	msg_end(e->b, start, 1);
+	if (n > 0 && (elem == GE_AK_I || elem == GE_AK_B || elem == GE_AK_TYPE))
+		ge_buf_wrap(e->b, packed, elem == GE_AK_I ? 3 : elem == GE_AK_B ? 5 : 6);
+	ge_buf_wrap(e->b, start, 1);
 }
 
-/* The fields of an AttrValue: exactly one oneof member (none for K_NONE). */
+/* The fields of an AttrValue: exactly one oneof member (none for
+ * GE_AK_NONE). */
 static void enc_body(struct enc *e, int idx, int kind, int depth)
 {
 	lua_State *L = e->L;
@@ -1349,53 +806,53 @@ static void enc_body(struct enc *e, int idx, int kind, int depth)
 	if (depth > MAX_DEPTH)
 		enc_error(e, "value nested too deeply");
 	luaL_checkstack(L, 8, "attr value nested too deeply");
-	if (kind != K_NONE && lua_isnil(L, idx))
+	if (kind != GE_AK_NONE && lua_isnil(L, idx))
 		enc_error(e, "a value is needed (op:remove_attr deletes an attr)");
-	if (kind & K_LIST) {
+	if (kind & GE_AK_LIST) {
 		enc_list(e, idx, kind & 0xf, depth);
 		return;
 	}
 	switch (kind) {
-	case K_NONE:
+	case GE_AK_NONE:
 		if (!lua_isnil(L, idx))
 			enc_error(e, "kind 'none' takes nil, got %s",
 				  tname(L, idx));
 		break;
-	case K_S:
+	case GE_AK_S:
 		str = get_str(e, idx, &len, "value");
 		ge_buf_lenfield(e->b, 2, str, len);
 		break;
-	case K_I:
+	case GE_AK_I:
 		put_varint_field(e->b, 3, (uint64_t)get_int(e, idx, "value"));
 		break;
-	case K_F:
+	case GE_AK_F:
 		ge_buf_tag(e->b, 4, 5);
-		wr_le(e->b, bits_of_f32(get_num(e, idx, "value")), 4);
+		put_f32(e->b, get_num(e, idx, "value"));
 		break;
-	case K_B:
+	case GE_AK_B:
 		put_varint_field(e->b, 5, (uint64_t)get_bool(e, idx, "value"));
 		break;
-	case K_TYPE:
+	case GE_AK_TYPE:
 		put_varint_field(e->b, 6, (uint64_t)get_dtype(e, idx, "value"));
 		break;
-	case K_SHAPE:
-		s = msg_begin(e->b);
+	case GE_AK_SHAPE:
+		s = e->b->len;
 		enc_shape(e, idx);
-		msg_end(e->b, s, 7);
+		ge_buf_wrap(e->b, s, 7);
 		break;
-	case K_TENSOR:
-		s = msg_begin(e->b);
+	case GE_AK_TENSOR:
+		s = e->b->len;
 		enc_tensor(e, idx);
-		msg_end(e->b, s, 8);
+		ge_buf_wrap(e->b, s, 8);
 		break;
-	case K_PLACEHOLDER:
+	case GE_AK_PLACEHOLDER:
 		str = get_str(e, idx, &len, "value");
 		ge_buf_lenfield(e->b, 9, str, len);
 		break;
-	case K_FUNC:
-		s = msg_begin(e->b);
+	case GE_AK_FUNC:
+		s = e->b->len;
 		enc_func(e, idx, depth);
-		msg_end(e->b, s, 10);
+		ge_buf_wrap(e->b, s, 10);
 		break;
 	}
 }
@@ -1407,12 +864,12 @@ void lge_encodeattr(lua_State *L, int idx, const char *name,
 	int k = -1;
 	idx = lua_absindex(L, idx);
 	if (kind) {
-		k = parse_kind(kind);
+		k = ge_attrkind_parse(kind);
 		if (k < 0)
 			enc_error(&e, "unknown kind '%s'", kind);
 	} else if (hint) {
-		k = parse_kind(hint);
-		if (k == K_LIST || k == K_NONE)
+		k = ge_attrkind_parse(hint);
+		if (k == GE_AK_LIST || k == GE_AK_NONE)
 			k = -1; /* says nothing about the new value */
 	}
 	if (k < 0) {
@@ -1444,13 +901,13 @@ static void push_func(lua_State *L, const Tensorflow__NameAttrList *f,
 	for (size_t i = 0; i < f->n_attr; i++) {
 		const Tensorflow__NameAttrList__AttrEntry *en = f->attr[i];
 		const char *key = en->key ? en->key : "";
-		int k = K_NONE;
+		int k = GE_AK_NONE;
 		if (en->value)
 			k = push_attr(L, en->value, depth + 1);
 		else
 			lua_pushnil(L);
 		lua_setfield(L, tbl + 1, key);
-		lua_pushstring(L, kind_name(k));
+		lua_pushstring(L, ge_attrkind_name(k));
 		lua_setfield(L, tbl + 2, key);
 		lua_pushstring(L, key);
 		lua_rawseti(L, tbl + 3, (lua_Integer)i + 1);
@@ -1468,60 +925,60 @@ static void push_func(lua_State *L, const Tensorflow__NameAttrList *f,
 static int push_list(lua_State *L, const Tensorflow__AttrValue__ListValue *l,
 		     int depth)
 {
-	int k = list_kind(l);
+	int k = ge_attrkind_of_list(l);
 	size_t n = 0;
 	switch (k & 0xf) {
-	case K_S:
+	case GE_AK_S:
 		n = l->n_s;
 		break;
-	case K_I:
+	case GE_AK_I:
 		n = l->n_i;
 		break;
-	case K_F:
+	case GE_AK_F:
 		n = l->n_f;
 		break;
-	case K_B:
+	case GE_AK_B:
 		n = l->n_b;
 		break;
-	case K_TYPE:
+	case GE_AK_TYPE:
 		n = l->n_type;
 		break;
-	case K_SHAPE:
+	case GE_AK_SHAPE:
 		n = l->n_shape;
 		break;
-	case K_TENSOR:
+	case GE_AK_TENSOR:
 		n = l->n_tensor;
 		break;
-	case K_FUNC:
+	case GE_AK_FUNC:
 		n = l->n_func;
 		break;
 	}
 	lua_createtable(L, (int)n, 0);
 	for (size_t i = 0; i < n; i++) {
 		switch (k & 0xf) {
-		case K_S:
+		case GE_AK_S:
 			lua_pushlstring(L, (const char *)l->s[i].data,
 					l->s[i].len);
 			break;
-		case K_I:
+		case GE_AK_I:
 			lua_pushinteger(L, l->i[i]);
 			break;
-		case K_F:
+		case GE_AK_F:
 			lua_pushnumber(L, l->f[i]);
 			break;
-		case K_B:
+		case GE_AK_B:
 			lua_pushboolean(L, l->b[i]);
 			break;
-		case K_TYPE:
+		case GE_AK_TYPE:
 			lge_pushdtype(L, l->type[i]);
 			break;
-		case K_SHAPE:
+		case GE_AK_SHAPE:
 			push_shape_proto(L, l->shape[i]);
 			break;
-		case K_TENSOR:
+		case GE_AK_TENSOR:
 			lge_pushvalue(L, l->tensor[i]);
 			break;
-		case K_FUNC:
+		case GE_AK_FUNC:
 			push_func(L, l->func[i], depth);
 			break;
 		}
@@ -1536,7 +993,7 @@ static int push_attr(lua_State *L, const Tensorflow__AttrValue *v, int depth)
 	if (depth > MAX_DEPTH)
 		luaL_error(L, "attr value nested too deeply");
 	luaL_checkstack(L, 8, "attr value nested too deeply");
-	int k = attr_kind(v);
+	int k = ge_attrkind_of(v);
 	switch (v->value_case) {
 	case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
 		return push_list(L, v->list, depth);
@@ -1576,7 +1033,7 @@ static int push_attr(lua_State *L, const Tensorflow__AttrValue *v, int depth)
 void lge_pushattr(lua_State *L, const Tensorflow__AttrValue *v)
 {
 	int k = push_attr(L, v, 0);
-	lua_pushstring(L, kind_name(k));
+	lua_pushstring(L, ge_attrkind_name(k));
 }
 
 /* ------------------------------------------------------------ shapes */
@@ -1696,14 +1153,14 @@ static int func_tostring(lua_State *L)
 
 /* Element tables for complex dtypes are {re, im} pairs, so a table is a
  * leaf there when its first item is a number. */
-static int is_leaf(lua_State *L, int idx, const struct dtinfo *di)
+static int is_leaf(lua_State *L, int idx, const ge_dtinfo *di)
 {
 	if (lua_type(L, idx) != LUA_TTABLE || lua_getmetatable(L, idx)) {
 		if (lua_type(L, idx) == LUA_TTABLE)
 			lua_pop(L, 1);
 		return 1;
 	}
-	if (di->cat == C_C64 || di->cat == C_C128) {
+	if (di->store == GE_TS_C64 || di->store == GE_TS_C128) {
 		int t = lua_rawgeti(L, idx, 1);
 		lua_pop(L, 1);
 		return t == LUA_TNUMBER;
@@ -1719,7 +1176,7 @@ struct flat {
 	int leafdepth;   /* depth of the leaves, -1 before the first */
 };
 
-static void flatten(lua_State *L, int idx, const struct dtinfo *di,
+static void flatten(lua_State *L, int idx, const ge_dtinfo *di,
 		    struct flat *f, int depth)
 {
 	if (depth >= MAX_RANK)
@@ -1751,17 +1208,14 @@ static void flatten(lua_State *L, int idx, const struct dtinfo *di,
 }
 
 static int64_t check_range(lua_State *L, lua_Integer k, int64_t v,
-			   const struct dtinfo *di)
+			   const ge_dtinfo *di)
 {
-	if (di->bits < 64) {
-		int64_t lo = di->sign ? -((int64_t)1 << (di->bits - 1)) : 0;
-		int64_t hi = di->sign ? ((int64_t)1 << (di->bits - 1)) - 1
-				      : ((int64_t)1 << di->bits) - 1;
-		if (v < lo || v > hi)
-			luaL_error(L, "element %I: %I is out of range for %s",
-				   (LUAI_UACINT)k, (LUAI_UACINT)v,
-				   ge_dtype_name(di->dt));
-	}
+	int64_t lo, hi;
+	ge_dtype_int_range(di, &lo, &hi);
+	if (v < lo || v > hi)
+		luaL_error(L, "element %I: %I is out of range for %s",
+			   (LUAI_UACINT)k, (LUAI_UACINT)v,
+			   ge_dtype_name(di->dtype));
 	return v;
 }
 
@@ -1788,7 +1242,7 @@ static void elem_num(lua_State *L, lua_Integer k, double *re, double *im)
 	*re = lua_tonumber(L, -1);
 }
 
-static int64_t elem_int(lua_State *L, lua_Integer k, const struct dtinfo *di)
+static int64_t elem_int(lua_State *L, lua_Integer k, const ge_dtinfo *di)
 {
 	int isint;
 	lua_Integer v = lua_tointegerx(L, -1, &isint);
@@ -1799,86 +1253,40 @@ static int64_t elem_int(lua_State *L, lua_Integer k, const struct dtinfo *di)
 	return check_range(L, k, v, di);
 }
 
-/* Appends element k (at the top) to b: as content bytes, or as one item
- * of the typed field (the field's header is written by the caller). */
-static void put_elem(lua_State *L, lua_Integer k, const struct dtinfo *di,
-		     ge_buf *b, int content)
+/* Gives element k (at the top) to the encoder, checked against the
+ * dtype. */
+static void put_elem(lua_State *L, lua_Integer k, ge_tenc *e)
 {
 	double re, im;
-	uint32_t bits;
 	size_t len;
 	const char *s;
-	switch (di->cat) {
-	case C_FLOAT:
+	switch (e->di->store) {
+	case GE_TS_FLOAT:
+	case GE_TS_DOUBLE:
+	case GE_TS_HALF:
+	case GE_TS_BF16:
+	case GE_TS_F8E5M2:
+	case GE_TS_C64:
+	case GE_TS_C128:
 		elem_num(L, k, &re, &im);
-		wr_le(b, bits_of_f32(re), 4);
+		ge_tenc_double(e, re, im);
 		break;
-	case C_DOUBLE:
-		elem_num(L, k, &re, &im);
-		wr_le(b, bits_of_f64(re), 8);
-		break;
-	case C_HALF:
-	case C_BF16:
-		elem_num(L, k, &re, &im);
-		bits = di->cat == C_HALF ? double_to_mini(re, 5, 10)
-					 : double_to_mini(re, 8, 7);
-		if (content)
-			wr_le(b, bits, 2);
-		else
-			ge_buf_varint(b, bits);
-		break;
-	case C_F8E5M2:
-		elem_num(L, k, &re, &im);
-		ge_buf_addc(b, (int)double_to_mini(re, 5, 2));
-		break;
-	case C_C64:
-		elem_num(L, k, &re, &im);
-		wr_le(b, bits_of_f32(re), 4);
-		wr_le(b, bits_of_f32(im), 4);
-		break;
-	case C_C128:
-		elem_num(L, k, &re, &im);
-		wr_le(b, bits_of_f64(re), 8);
-		wr_le(b, bits_of_f64(im), 8);
-		break;
-	case C_BOOL:
+	case GE_TS_BOOL:
 		if (lua_type(L, -1) != LUA_TBOOLEAN)
 			luaL_error(L, "element %d: expected a boolean, got %s",
 				   (int)k, luaL_typename(L, -1));
-		if (content)
-			ge_buf_addc(b, lua_toboolean(L, -1));
-		else
-			ge_buf_varint(b, (uint64_t)lua_toboolean(L, -1));
+		ge_tenc_bool(e, lua_toboolean(L, -1));
 		break;
-	case C_STRING:
+	case GE_TS_STRING:
 		if (lua_type(L, -1) != LUA_TSTRING)
 			luaL_error(L, "element %d: expected a string, got %s",
 				   (int)k, luaL_typename(L, -1));
 		s = lua_tolstring(L, -1, &len);
-		ge_buf_lenfield(b, 8, s, len);
+		ge_tenc_string(e, s, len);
 		break;
-	default: {
-		int64_t v = elem_int(L, k, di);
-		if (content)
-			wr_le(b, (uint64_t)v, di->size);
-		else
-			ge_buf_varint(b, (uint64_t)v);
+	default:
+		ge_tenc_int(e, elem_int(L, k, e->di));
 	}
-	}
-}
-
-/* The typed field of each storage class, and its wire type. */
-static void typed_field(const struct dtinfo *di, uint32_t *field, int *packed)
-{
-	static const uint32_t fields[] = {
-		[C_FLOAT] = 5,  [C_DOUBLE] = 6, [C_HALF] = 13,  [C_BF16] = 13,
-		[C_INT] = 7,    [C_INT64] = 10, [C_UINT32] = 16,
-		[C_UINT64] = 17, [C_BOOL] = 11, [C_STRING] = 8,
-		[C_C64] = 9,    [C_C128] = 12,  [C_F8E5M2] = 18,
-		[C_F8E4M3FN] = 18,
-	};
-	*field = fields[di->cat];
-	*packed = di->cat != C_STRING;
 }
 
 /* ge.tensor_value(dtype [, shape [, elements]]) -> value
@@ -1887,8 +1295,8 @@ static void typed_field(const struct dtinfo *di, uint32_t *field, int *packed)
 static int m_tensor_value(lua_State *L)
 {
 	int dt = lge_checkdtype(L, 1);
-	const struct dtinfo *di = dtinfo_of(dt);
-	if (!di || di->cat == C_F8E4M3FN || dt > 100)
+	const ge_dtinfo *di = ge_dtype_info(dt);
+	if (!di || di->store == GE_TS_F8E4M3FN || dt > 100)
 		return luaL_argerror(
 			L, 1,
 			lua_pushfstring(L, "cannot build values of dtype %s",
@@ -1939,38 +1347,14 @@ static int m_tensor_value(lua_State *L)
 				  "elements",
 				  (int)f.m, (int)n);
 	ge_buf *b = lge_newbuf(L);
-	if (dt)
-		put_varint_field(b, 1, (uint64_t)dt);
-	size_t s = msg_begin(b);
-	for (int i = 0; i < rank; i++) {
-		size_t d = msg_begin(b);
-		if (dims[i])
-			put_varint_field(b, 1, (uint64_t)dims[i]);
-		msg_end(b, d, 2);
+	ge_tenc e;
+	ge_tenc_begin(&e, b, dt, rank, dims, f.m);
+	for (lua_Integer k = 1; k <= f.m; k++) {
+		lua_rawgeti(L, f.out, k);
+		put_elem(L, k, &e);
+		lua_pop(L, 1);
 	}
-	msg_end(b, s, 2);
-	/* Several values go to tensor_content, as TensorFlow writes arrays;
-	 * one value (a scalar, or a fill) goes to the typed field. */
-	int content = f.m > 1 && di->cat != C_STRING && di->size > 0;
-	uint32_t field;
-	int packed;
-	typed_field(di, &field, &packed);
-	if (f.m > 0) {
-		size_t p = 0;
-		if (content)
-			p = msg_begin(b);
-		else if (packed)
-			p = msg_begin(b);
-		for (lua_Integer k = 1; k <= f.m; k++) {
-			lua_rawgeti(L, f.out, k);
-			put_elem(L, k, di, b, content);
-			lua_pop(L, 1);
-		}
-		if (content)
-			msg_end(b, p, 4);
-		else if (packed)
-			msg_end(b, p, field);
-	}
+	ge_tenc_end(&e);
 	lge_value *v = newvalue(L);
 	value_unpack(L, v, b->data, b->len);
 	return 1;

@@ -108,7 +108,7 @@ static int g_tensor(lua_State *L)
 		return luaL_argerror(
 			L, 2,
 			lua_pushfstring(L, "'%s' names an op, not a tensor", text));
-	if (!lge_output_ok(g, t.op, t.index))
+	if (!ge_op_has_output(g, t.op, t.index))
 		return 0;
 	lge_pushtensor(L, 1, t);
 	return 1;

@@ -236,7 +236,7 @@ static int op_output(lua_State *L)
 {
 	lge_op *o = lge_checkop(L, 1);
 	lua_Integer k = luaL_checkinteger(L, 2);
-	if (k < 0 || k > 0x7fffffff || !lge_output_ok(o->owner->g, o->id, (int)k))
+	if (k < 0 || k > 0x7fffffff || !ge_op_has_output(o->owner->g, o->id, (int)k))
 		return luaL_argerror(
 			L, 2,
 			lua_pushfstring(L, "op '%s' has no output %I (it has %d)",

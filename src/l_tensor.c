@@ -11,15 +11,6 @@
 /* Tensor wrappers are cached under id * 2^24 + index. */
 #define INDEX_BITS 24
 
-int lge_output_ok(const ge_graph *g, ge_opid id, int index)
-{
-	if (index < 0)
-		return 0;
-	if (index < ge_op_num_outputs(g, id))
-		return 1;
-	return ge_graph_opdef(g, ge_op_type(g, id)) == NULL;
-}
-
 void lge_pushtensor(lua_State *L, int gidx, ge_tref t)
 {
 	if (t.index < 0 || t.index >= (1 << INDEX_BITS))
@@ -59,30 +50,17 @@ lge_tensor *lge_checktensor(lua_State *L, int arg)
 	return x;
 }
 
+/* The messages are the library's (ge_graph_resolve_tensor,
+ * ge_graph_check_tensor) but for the binding's own cases: not a tensor
+ * at all, a tensor of another graph. */
 const char *lge_totensorin(lua_State *L, int idx, lge_graph *G,
 			   int allow_control, ge_tref *out)
 {
+	ge_error err;
 	if (lua_type(L, idx) == LUA_TSTRING) {
-		const char *text = lua_tostring(L, idx);
-		int rc = ge_graph_find_tensor(G->g, text, out);
-		if (rc == GE_ENOTFOUND)
-			return lua_pushfstring(L, "no tensor '%s' (no such op)",
-					       text);
-		if (rc != GE_OK)
-			return lua_pushfstring(L, "malformed tensor name '%s'",
-					       text);
-		if (out->index == GE_CONTROL) {
-			if (!allow_control)
-				return lua_pushfstring(
-					L, "'%s' names a control input, not a tensor",
-					text);
-			return NULL;
-		}
-		if (!lge_output_ok(G->g, out->op, out->index))
-			return lua_pushfstring(L, "no tensor '%s' (op '%s' has %d "
-						  "outputs)",
-					       text, ge_op_name(G->g, out->op),
-					       ge_op_num_outputs(G->g, out->op));
+		if (ge_graph_resolve_tensor(G->g, lua_tostring(L, idx),
+					    allow_control, out, &err))
+			return lua_pushstring(L, err.msg);
 		return NULL;
 	}
 	lge_tensor *x = lge_testtensor(L, idx);
@@ -96,9 +74,8 @@ const char *lge_totensorin(lua_State *L, int idx, lge_graph *G,
 					  "graph",
 				       x->owner->g ? ge_op_name(x->owner->g, x->t.op)
 						   : "?");
-	if (!ge_op_alive(G->g, x->t.op))
-		return lua_pushfstring(L, "op '%s' was removed from the graph",
-				       ge_op_name(G->g, x->t.op));
+	if (ge_graph_check_tensor(G->g, x->t, &err))
+		return lua_pushstring(L, err.msg);
 	*out = x->t;
 	return NULL;
 }

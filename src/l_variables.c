@@ -40,12 +40,12 @@ void lge_pushvariable(lua_State *L, int gidx, const ge_graph *g,
 		lua_setfield(L, -2, "initializer");
 	}
 	if (v->snapshot.op != GE_NOOP &&
-	    lge_output_ok(g, v->snapshot.op, v->snapshot.index)) {
+	    ge_op_has_output(g, v->snapshot.op, v->snapshot.index)) {
 		lge_pushtensor(L, gidx, v->snapshot);
 		lua_setfield(L, -2, "snapshot");
 	}
 	if (v->initial_value.op != GE_NOOP &&
-	    lge_output_ok(g, v->initial_value.op, v->initial_value.index)) {
+	    ge_op_has_output(g, v->initial_value.op, v->initial_value.index)) {
 		lge_pushtensor(L, gidx, v->initial_value);
 		lua_setfield(L, -2, "initial_value");
 	}

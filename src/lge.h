@@ -97,10 +97,6 @@ ge_tref lge_checktensorin(lua_State *L, int arg, lge_graph *G,
 /* [-0, +(0|1), m] The same without raising, as lge_toopin. */
 const char *lge_totensorin(lua_State *L, int idx, lge_graph *G,
 			   int allow_control, ge_tref *out);
-/* [-0, +0, -] Whether output `index` of op id may be named: below the
- * op's output count, or any index for an op type without an OpDef (its
- * count is only a guess). */
-int lge_output_ok(const ge_graph *g, ge_opid id, int index);
 /* [-0, +1, m] Pushes a static shape as a shape table (rank >= 0), or nil
  * for an unknown rank. */
 void lge_pushdims(lua_State *L, int rank, const int64_t *dims);

@@ -24,6 +24,14 @@ local FIXTURE = const("a0", 2) .. const("b0", 2) .. op("c0", "Add", {"a0", "b0"}
 
 local function fresh() return assert(ge.parse(FIXTURE, "graphdef-text")) end
 
+-- The one rule for tensor names: the message is the C API's (t/reroute.c).
+do
+  local g = fresh()
+  raises("(no tensor 'c0:7' (op 'c0' has 1 outputs))",
+         function() ge.reroute_ts("c0:7", g:tensor("a1:0")) end,
+         "reroute_ts from a missing output index fails as in C")
+end
+
 local g = fresh()
 is(6, ge.swap_ts({"a0:0", "b0:0"}, {g:tensor("a1:0"), g:tensor("b1:0")}),
    "swap_ts returns the slots changed")

@@ -138,9 +138,31 @@ static void test_diff(void)
 	ge_graph_free(d);
 }
 
+/* Attr kinds, by name, by value and by OpDef. */
+static void test_kinds(void)
+{
+	is_int(GE_AK_LIST | GE_AK_F, ge_attrkind_parse("list(float)"),
+	       "OpDef spelling list(float)");
+	is_int(-1, ge_attrkind_parse("list(placeholder)"),
+	       "no list of placeholders");
+	is_string("list(type)", ge_attrkind_name(GE_AK_LIST | GE_AK_TYPE),
+		  "list kind name");
+	Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
+	is_string("none", ge_attrkind_name(ge_attrkind_of(&v)), "empty value");
+	v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
+	is_string("i", ge_attrkind_name(ge_attrkind_of(&v)), "int value");
+	ge_graph *g = try_parse("node { name: 'c' op: 'Conv2D' }\n");
+	is_int(GE_AK_LIST | GE_AK_I, ge_opdef_attrkind(g, "Conv2D", "strides"),
+	       "Conv2D strides are list(int)");
+	is_int(-1, ge_opdef_attrkind(g, "Conv2D", "nope"), "no such attr");
+	is_int(-1, ge_opdef_attrkind(g, "NoSuchOp", "T"), "no such OpDef");
+	ge_graph_free(g);
+}
+
 int main(void)
 {
 	test_defaults();
 	test_diff();
+	test_kinds();
 	return tap_done();
 }

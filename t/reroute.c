@@ -289,9 +289,52 @@ static void test_control(void)
 	ge_graph_free(g);
 }
 
+/* One rule for what names a tensor: the C API and the Lua API refuse a
+ * missing output index with the same message (t/lua-reroute.lua). */
+static void test_tensor_rule(void)
+{
+	ge_graph *g = parse(FIXTURE);
+	ge_error err = {0};
+	ge_tref c0_7 = {ge_graph_find(g, "c0"), 7}, a1 = T(g, "a1:0");
+	uint64_t v0 = ge_graph_version(g);
+	is_int(GE_ENOTFOUND, ge_reroute_ts(g, &c0_7, 1, &a1, 1, NULL, NULL, &err),
+	       "reroute_ts from a missing output index fails");
+	is_string("no tensor 'c0:7' (op 'c0' has 1 outputs)", err.msg,
+		  "... with the message Lua gives");
+	is_int(v0, ge_graph_version(g), "... and changes nothing");
+	is_int(GE_ENOTFOUND, ge_reroute_ts(g, &a1, 1, &c0_7, 1, NULL, NULL, &err),
+	       "so does rerouting to it");
+	ge_tref t;
+	is_int(GE_ENOTFOUND, ge_graph_resolve_tensor(g, "c0:7", 0, &t, &err),
+	       "resolving the name fails the same way");
+	is_string("no tensor 'c0:7' (op 'c0' has 1 outputs)", err.msg,
+		  "... with the same message");
+	is_int(GE_EINVAL, ge_graph_resolve_tensor(g, "^c0", 0, &t, &err),
+	       "a control input is not a tensor: %s", err.msg);
+	is_int(GE_OK, ge_graph_resolve_tensor(g, "^c0", 1, &t, &err),
+	       "... unless control inputs are allowed");
+	is_int(GE_ENOTFOUND, ge_graph_resolve_tensor(g, "zz:1", 0, &t, &err),
+	       "no such op: %s", err.msg);
+	is_int(GE_EINVAL, ge_graph_resolve_tensor(g, "c0:", 0, &t, &err),
+	       "malformed: %s", err.msg);
+	ge_buf b = GE_BUF_INIT;
+	ge_tensor_put(g, T(g, "c0:0"), 1, &b);
+	ge_buf_adds(&b, " ");
+	ge_tensor_put(g, (ge_tref){ge_graph_find(g, "c0"), 12}, 1, &b);
+	ge_buf_adds(&b, " ");
+	ge_tensor_put(g, (ge_tref){ge_graph_find(g, "c0"), GE_CONTROL}, 1, &b);
+	ge_buf_adds(&b, " ");
+	ge_tensor_put(g, T(g, "c0:0"), 0, &b);
+	is_string("c0 c0:12 ^c0 c0:0", (const char *)b.data,
+		  "one formatter, input form and tensor form");
+	ge_buf_free(&b);
+	ge_graph_free(g);
+}
+
 int main(void)
 {
 	test_ts();
+	test_tensor_rule();
 	test_views();
 	test_control();
 	ge_regex_cache_clear();

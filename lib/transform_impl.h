@@ -1,0 +1,178 @@
+/*
+ * transform_impl.h: the transform state shared by the files of the
+ * transform (tinfo.c, transform.c, transform_coll.c): the ge_tinfo behind
+ * transform.h and the helpers they share; and, at the end, what the other
+ * transforms of lib/ (import.c, varpolicy.c) use beyond transform.h.  Only
+ * those files include this.
+ */
+#ifndef GE_TRANSFORM_IMPL_H
+#define GE_TRANSFORM_IMPL_H
+
+#include "transform.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meta.h"
+#include "select.h"
+#include "subgraph.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/protobuf/meta_graph.pb-c.h"
+
+/* A small string-keyed hash map (keys and values malloc'd). */
+typedef struct strmap {
+	char **k, **v;
+	size_t cap, n;
+} strmap;
+
+void ge_tx_strmap_free(strmap *m);
+const char *ge_tx_strmap_get(const strmap *m, const char *k);
+int ge_tx_strmap_has(const strmap *m, const char *k);
+/* Inserts k (-> v, may be NULL) unless present. */
+void ge_tx_strmap_put(strmap *m, const char *k, const char *v);
+/* base, base_1, base_2, ...: the first not in m (which then holds it). */
+char *ge_tx_uniquify(strmap *m, const char *base);
+
+static inline int is_type(const char *t, const char *a, const char *b)
+{
+	return !strcmp(t, a) || (b && !strcmp(t, b));
+}
+
+static inline int is_enter(const char *t)
+{
+	return is_type(t, "Enter", "RefEnter");
+}
+
+static inline int is_exit(const char *t)
+{
+	return is_type(t, "Exit", "RefExit");
+}
+
+/* ------------------------------------------------------------ state */
+
+enum { VOP_PENDING = 0, VOP_COPIED = 1, VOP_SHARED = 2 };
+enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2 };
+
+/* One op of the view, by its position in node order. */
+struct vop {
+	ge_opid op;       /* source */
+	ge_opid op_;      /* counterpart (GE_NOOP while pending) */
+	uint32_t off, n;  /* its output counterparts in outs (unless IDENT) */
+	uint8_t state, flags;
+};
+
+/* Collections as they were when the transform started: for each listed
+ * op or tensor of the view, the collections that list it. */
+struct coll_ent {
+	uint32_t coll, next; /* next: index + 1, 0 ends the chain */
+};
+
+struct ge_tinfo {
+	ge_graph *g, *g_;
+	char *scope, *scope_;
+	ge_view sgv;
+	const ge_transformer *tr;
+
+	ge_opid *order;       /* view ops in node order */
+	struct vop *vops;
+	size_t n;
+	uint32_t *pos;        /* source op id -> position + 1, 0 = outside */
+	size_t pos_cap;
+	ge_tvec outs;         /* output counterparts of non-IDENT copies */
+
+	ge_tmap inset;        /* the view's inputs */
+	ge_tmap ext;          /* input and hidden input -> index in ext_t */
+	ge_tvec ext_src, ext_t;
+	ge_tmap imap;         /* input_map: source -> index in imap_to */
+	ge_tref *imap_to;
+	char **bind_name;     /* dangling input texts bound by import */
+	ge_tref *bind_to;
+	size_t n_bind;
+
+	ge_tmap stand;        /* source tensor -> index in stand_src */
+	ge_tvec stand_src;
+	ge_opvec stand_op;
+
+	int has_enter;
+	strmap dst_frames;    /* frame names used in the destination */
+	strmap frame_map;     /* source frame -> copy's frame */
+	strmap ctx_names;     /* context names used in the destination */
+	int ctx_names_done;
+	int keep_frames;
+
+	/* collection snapshot */
+	char **coll_names;
+	size_t n_colls;
+	ge_tmap coll_idx;     /* elem -> first coll_ent index + 1 */
+	struct coll_ent *coll_ents;
+	size_t n_coll_ents;
+
+	/* reverse maps, built on first use */
+	int rev_done;
+	ge_tmap rev_ops, rev_ts;
+
+	/* results */
+	ge_opvec res_src, res_dst;
+
+	/* handler scratch: set by copy_op_handler for the op being copied */
+	int cur_shape_same;
+	ge_opid cur_op;
+};
+
+static inline uint64_t pack_t(ge_tref t)
+{
+	return ((uint64_t)t.op << 32) | (uint32_t)t.index;
+}
+
+static inline ge_tref unpack_t(uint64_t v)
+{
+	return (ge_tref){(ge_opid)(v >> 32), (int32_t)(uint32_t)v};
+}
+
+static inline struct vop *vop_of(const ge_tinfo *I, ge_opid op)
+{
+	if (op == GE_NOOP || op >= I->pos_cap || !I->pos[op])
+		return NULL;
+	return &I->vops[I->pos[op] - 1];
+}
+
+/* tinfo.c */
+void ge_tx_scoped_name(const ge_tinfo *I, const char *name, ge_buf *out);
+int ge_tx_lookup_name(const ge_graph *g, const char *name, ge_tref *out);
+void ge_tx_tref_name(const ge_graph *g, ge_tref t, ge_buf *out);
+
+/* transform_coll.c */
+void ge_tx_snapshot_collections(ge_tinfo *I);
+int ge_tx_assign_collections(ge_tinfo *I, ge_error *err);
+int ge_tx_copy_contexts(ge_tinfo *I, ge_error *err);
+
+/* ---- for the other transforms of lib/ (import.c, varpolicy.c) ---- */
+
+/* ge_transform, where source ops may have dangling inputs: an input whose
+ * text is bind[i] ("x" and "x:0" match) reads bind_to[i]. */
+int ge_transform_bind(const ge_transformer *tr, ge_view *sgv,
+		      const ge_transform_opts *o, const char *const *bind,
+		      const ge_tref *bind_to, size_t n_bind, ge_view *out,
+		      ge_tinfo **info, ge_error *err);
+
+/* copy_with_input_replacements' external input handler, shared with the
+ * variables-aware copy (varpolicy.c): checks the replacements (each maps a
+ * tensor of the view to a tensor of the destination; none given twice)
+ * and installs the handler on tr.  Free with ge_repl_handler_free. */
+struct ge_repl_handler {
+	ge_tmap map;
+	const ge_tpair *repl;
+};
+int ge_repl_handler_init(struct ge_repl_handler *r, ge_transformer *tr,
+			 const ge_view *sgv, const ge_tpair *repl,
+			 size_t n_repl, const ge_transform_opts *o,
+			 ge_error *err);
+void ge_repl_handler_free(struct ge_repl_handler *r);
+
+/* Merges the source's collections into the destination's, keeping the
+ * collection names: node_list entries and VariableDefs (variable
+ * collections) of copied ops, with their names mapped. */
+int ge_tinfo_merge_collections(ge_tinfo *info, ge_error *err);
+
+#endif
