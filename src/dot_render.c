@@ -625,7 +625,8 @@ void dot_suggest_scopes(const ge_graph *g, const char *scope, ge_buf *b)
 			c[nc++] = (struct cand){name, n, sc};
 		}
 	}
-	qsort(c, nc, sizeof *c, cmp_cand);
+	if (nc)
+		qsort(c, nc, sizeof *c, cmp_cand);
 	for (size_t i = 0; i < nc && i < 5; i++) {
 		if (i)
 			ge_buf_adds(b, ", ");
