@@ -118,6 +118,12 @@ done
 test `grep -c -x 'op Relu "dense/relu"' "$T/screen"` -ge 2
 ok $? "a recalled line runs again"
 
+keys 'while true do end' Enter
+sleep 0.3
+keys C-c
+expect "interrupted" "^C stops a running chunk"
+keys '40 + 3' Enter
+expect "43" "and the session goes on"
 keys 'x = 1 + ' C-c
 expect_line '>' "^C clears the line"
 keys '41 + 1' Enter
