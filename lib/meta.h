@@ -55,13 +55,6 @@ struct Tensorflow__MetaGraphDef__MetaInfoDef *ge_meta_info_def(ge_graph *g);
 enum { GE_META_INFO = 1, GE_META_SAVER = 3, GE_META_SIGNATURE = 5 };
 struct ProtobufCMessage;
 int ge_meta_add(ge_graph *g, int field, struct ProtobufCMessage *msg);
-/* After a transform copied the whole of a graph into another graph:
- * gives the destination the source's MetaInfoDef and SaverDef when it has
- * none, and its signatures whose tensors were all copied (not one of the
- * same key), every name renamed as the copy was.  A SaverDef naming an op
- * that was not copied is dropped. */
-struct ge_tinfo;
-void ge_meta_carry(struct ge_tinfo *I);
 
 /* The SaverDef, or NULL. */
 struct Tensorflow__SaverDef *ge_saver_def(ge_graph *g);

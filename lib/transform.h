@@ -228,6 +228,12 @@ int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
 		     const ge_tpair *repl, size_t n_repl,
 		     const ge_transform_opts *o, ge_tref *out, ge_tinfo **info,
 		     ge_error *err);
+/* After a transform copied the whole of a graph into another graph
+ * (meta_carry.c): gives the destination the source's MetaInfoDef and
+ * SaverDef when it has none, and its signatures whose tensors were all
+ * copied (not one of the same key), every name renamed as the copy was.
+ * A SaverDef naming an op that was not copied is dropped. */
+void ge_meta_carry(ge_tinfo *I);
 /* The view graph_replace copies: the ops between the replaced tensors and
  * the targets (with the rest of any while loop they touch), in v. */
 int ge_graph_replace_view(ge_graph *g, const ge_tref *targets,

@@ -62,7 +62,7 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 	ge_error err;
 	if (ge_save(g, a.pos[1], &so, &err) != GE_OK) {
 		cli_errmsg("%s", err.msg);
-		rc = EXIT_USAGE;
+		rc = cli_status(&err);
 	} else {
 		cli_warn_dropped_values(cli_has_values(g), a.pos[1]);
 	}
