@@ -118,8 +118,8 @@ done
 test `grep -c -x 'op Relu "dense/relu"' "$T/screen"` -ge 2
 ok $? "a recalled line runs again"
 
-keys 'while true do end' Enter
-sleep 0.3
+keys 'print("spin" .. "ning") while true do end' Enter
+expect "spinning" "a chunk that runs forever"
 keys C-c
 expect "interrupted" "^C stops a running chunk"
 keys '40 + 3' Enter
