@@ -27,7 +27,8 @@ function names(cell,    out, s, m) {
 	return out
 }
 function clean(s) {
-	gsub(/`/, "", s); gsub(/\*\*/, "", s); gsub(/\|/, "-", s)
+	gsub(/`/, "", s); gsub(/\*\*/, "", s); gsub(/\\\|/, "|", s)
+	gsub(/\001/, "|", s)
 	gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s)
 	return s
 }
@@ -48,7 +49,10 @@ incode { next }
 /^[ \t]*$/ { flush(); next }
 pend != "" { para = para " " $0; next }
 /^\| `/ {
-	split($0, c, "|")
+	# an escaped \| inside a cell is a pipe, not a column
+	line = $0
+	gsub(/\\\|/, "\001", line)
+	split(line, c, "|")
 	n = names(c[2])
 	if (n == "") next
 	rest = ""
