@@ -1,9 +1,8 @@
 /*
  * batch_scan.c: what `gerewrite batch` decides about a file before it
- * runs anything: TensorFlow.js model.json files (models, whose weight
- * shards travel with them), chunked SavedModels (not supported yet), and
- * files named like models that hold something else (an OpList, a config
- * text proto), which are skipped with a reason rather than failed.
+ * runs anything: chunked SavedModels (not supported yet), and files named
+ * like models that hold something else (an OpList, a config text proto),
+ * which are skipped with a reason rather than failed.
  */
 #include "config.h"
 
@@ -40,17 +39,6 @@ static int regular_file(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-int batch_tfjs_file(const char *path)
-{
-	if (!has_suffix(path, ".json"))
-		return 0;
-	/* the converter writes format, generatedBy and convertedBy before
-	 * modelTopology; 64 KiB leaves room for long values */
-	static uint8_t head[64 << 10];
-	ssize_t n = read_head(path, head, sizeof head);
-	return n > 0 && ge_sniff(head, (size_t)n) == GE_FMT_TFJS;
 }
 
 int batch_chunked_dir(const char *dir)

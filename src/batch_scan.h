@@ -7,8 +7,6 @@
 
 #include <stddef.h>
 
-/* Whether a file named *.json is a TensorFlow.js graph model. */
-int batch_tfjs_file(const char *path);
 /* Whether a directory holds a chunked SavedModel (saved_model.cpb) and no
  * saved_model.pb or saved_model.pbtxt to read instead. */
 int batch_chunked_dir(const char *dir);

@@ -2,12 +2,17 @@
  * cmd_dot.c: `gerewrite dot MODEL`: the graph in Graphviz's DOT language.
  *
  * The picture itself is drawn by dot_render.c: name scopes as clusters,
- * ops labelled within their scope, --collapse N, shapes on edges, a
- * legend.  With --scope only the ops of that name scope are drawn, with
- * the ops they read from and feed outside it as grey ellipses; a scope
- * that names no op is an error that suggests the nearest ones.
- * --highlight fills ops: green the ops added and orange the ops changed
- * since another model, or orange the ops of a list of names.
+ * ops labelled within their scope, --collapse N, shapes on edges
+ * (inferred where the graph records none), a legend.  With --scope only
+ * the ops of that name scope are drawn, with the ops they read from and
+ * feed outside it as grey ellipses; a scope that names no op is an error
+ * that suggests the nearest ones.  --highlight fills ops: green the ops
+ * added and orange the ops changed since another model, or orange the
+ * ops of a list of names.
+ *
+ * --func NAME draws the body of a function of the library instead (its
+ * _Arg and _Retval ops included), highlighting against the same
+ * function's body in the other model.
  *
  * The output's extension chooses the format: .dot/.gv text, .svg, .png or
  * .pdf through Graphviz ($GEREWRITE_DOT names another program); the
@@ -27,6 +32,8 @@
 #include "cli.h"
 #include "diff.h"
 #include "dot_render.h"
+#include "func.h"
+#include "shapes.h"
 
 enum { MARK_NONE, MARK_ADDED = DOT_MARK_ADDED, MARK_CHANGED = DOT_MARK_CHANGED };
 
@@ -59,8 +66,8 @@ static void mark_names(const ge_graph *g, const char *text, unsigned char *mark,
 	}
 }
 
-static int highlight(const ge_graph *g, const char *spec, unsigned char *mark,
-		     size_t *removed)
+static int highlight(const ge_graph *g, const char *spec, const char *func,
+		     unsigned char *mark, size_t *removed)
 {
 	struct stat st;
 	size_t missing = 0;
@@ -91,8 +98,18 @@ static int highlight(const ge_graph *g, const char *spec, unsigned char *mark,
 					&orig);
 		if (rc)
 			return rc;
+		ge_graph *from = orig;
+		if (func) {
+			ge_funcid f = ge_func_find(orig, func);
+			from = f == GE_NOFUNC ? NULL : ge_func_body(orig, f, NULL);
+			if (!from) {
+				cli_errmsg("%s: no function named '%s'", spec, func);
+				ge_graph_free(orig);
+				return EXIT_USAGE;
+			}
+		}
 		ge_diff_entry *e;
-		size_t n = ge_graph_diff(orig, g, &e);
+		size_t n = ge_graph_diff(from, g, &e);
 		for (size_t i = 0; i < n; i++) {
 			if (e[i].kind == GE_DIFF_ADDED)
 				mark[e[i].b] = MARK_ADDED;
@@ -109,13 +126,14 @@ static int highlight(const ge_graph *g, const char *spec, unsigned char *mark,
 	return 0;
 }
 
-enum { O_SCOPE = 1, O_HIGHLIGHT, O_OUT, O_TAGS, O_COLLAPSE };
+enum { O_SCOPE = 1, O_HIGHLIGHT, O_OUT, O_TAGS, O_FUNC, O_COLLAPSE };
 
 static const struct cli_opt dot_opts[] = {
 	{"scope", 's', 1, O_SCOPE},
 	{"highlight", 0, 1, O_HIGHLIGHT},
 	{"output", 'o', 1, O_OUT},
 	{"tags", 't', 1, O_TAGS},
+	{"func", 0, 1, O_FUNC},
 	{"collapse", 0, 1, O_COLLAPSE},
 	{NULL, 0, 0, 0},
 };
@@ -154,7 +172,7 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 	(void)L;
 	struct cli_args a;
 	struct cli_model_opts mo = {0};
-	const char *scope = NULL, *hl = NULL, *out = NULL, *val;
+	const char *scope = NULL, *hl = NULL, *out = NULL, *func = NULL, *val;
 	size_t collapse = 0;
 	int key, rc = 0;
 	cli_args_init(&a, "dot", argc, argv);
@@ -164,6 +182,7 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 		case O_HIGHLIGHT: hl = val; break;
 		case O_OUT: out = val; break;
 		case O_TAGS: mo.tags = val; break;
+		case O_FUNC: func = val; break;
 		case O_COLLAPSE:
 			if (parse_collapse(val, &collapse)) {
 				rc = cli_usage("dot", "--collapse needs a number "
@@ -187,6 +206,24 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 	ge_graph *g;
 	if ((rc = cli_load_model(a.pos[0], &mo, &g)))
 		goto out;
+	ge_graph *top = g;
+	if (func) {
+		ge_error err;
+		ge_funcid f = ge_flib_load(g, &err) ? GE_NOFUNC
+						     : ge_func_find(g, func);
+		g = f == GE_NOFUNC ? NULL : ge_func_body(top, f, &err);
+		if (!g) {
+			if (f == GE_NOFUNC)
+				cli_errmsg("%s: no function named '%s' (the "
+					   "library has %zu)", a.pos[0], func,
+					   ge_func_count(top));
+			else
+				cli_errmsg("%s", err.msg);
+			ge_graph_free(top);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	}
 	char *sc = NULL;
 	if (scope) {
 		sc = ge_xstrdup(scope);
@@ -196,14 +233,14 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 	}
 	if (sc && (rc = check_scope(g, a.pos[0], sc))) {
 		free(sc);
-		ge_graph_free(g);
+		ge_graph_free(top);
 		goto out;
 	}
 	unsigned char *mark = NULL;
 	size_t removed = 0;
 	if (hl) {
 		mark = ge_xcalloc(ge_graph_capacity(g) + 1, 1);
-		rc = highlight(g, hl, mark, &removed);
+		rc = highlight(g, hl, func, mark, &removed);
 	}
 	if (!rc) {
 		ge_buf dot = GE_BUF_INIT;
@@ -217,7 +254,7 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 	}
 	free(mark);
 	free(sc);
-	ge_graph_free(g);
+	ge_graph_free(top);
 out:
 	cli_args_free(&a);
 	return rc;

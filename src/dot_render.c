@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "dot_render.h"
+#include "shapes.h"
 
 #define COLOR_ADDED "#b7e4a7"
 #define COLOR_CHANGED "#f8d49a"
@@ -365,28 +366,17 @@ static void emit_scope(ge_buf *b, const struct view *w, int s, int depth)
 
 /* ------------------------------------------------------------ edges */
 
-/* "float32[1,8,8,3]" for a tensor whose dtype or shape is known. */
+/* "float32[1,8,8,3]" for a tensor whose dtype or shape is known; the
+ * shape is inferred where the graph records none (shapes.h). */
 static void tensor_label(ge_buf *b, const ge_graph *g, ge_tref t)
 {
 	int dt = ge_op_output_dtype(g, t.op, t.index);
-	int64_t dims[16];
-	int rank = ge_op_output_shape(g, t.op, t.index, dims, 16);
+	int64_t dims[GE_SHAPE_MAXRANK];
+	int rank = ge_shapes_best((ge_graph *)g, t, dims, GE_SHAPE_MAXRANK);
 	if (dt)
 		ge_buf_adds(b, ge_dtype_name(dt));
-	if (rank < 0)
-		return;
-	ge_buf_addc(b, '[');
-	for (int i = 0; i < rank && i < 16; i++) {
-		if (i)
-			ge_buf_addc(b, ',');
-		if (dims[i] < 0)
-			ge_buf_addc(b, '?');
-		else
-			ge_buf_printf(b, "%lld", (long long)dims[i]);
-	}
-	if (rank > 16)
-		ge_buf_adds(b, ",...");
-	ge_buf_addc(b, ']');
+	if (rank >= 0)
+		ge_shape_format(b, rank, dims);
 }
 
 static void emit_edges(ge_buf *b, struct view *w, unsigned char *outside)

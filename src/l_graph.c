@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "func.h"
 #include "lge.h"
+#include "shapes.h"
 #include "opattrs.h"
+#include "tfjs.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
 /* Registry key of the metatable shared by the wrapper caches. */
@@ -25,8 +28,9 @@ static void newcache(lua_State *L)
 
 void lge_pushgraph(lua_State *L, ge_graph *g)
 {
-	lge_graph *G = lua_newuserdatauv(L, sizeof *G, 2);
+	lge_graph *G = lua_newuserdatauv(L, sizeof *G, 3);
 	G->g = NULL;
+	G->borrowed = 0;
 	luaL_setmetatable(L, LGE_GRAPH);
 	G->g = g; /* from here __gc frees it */
 	newcache(L);
@@ -293,12 +297,23 @@ static int g_unique_name(lua_State *L)
 	return 1;
 }
 
-/* g:validate() -> true | false, {problem, ...} */
+/* g:validate([{shapes = true}]) -> true | false, {problem, ...}; with
+ * shapes, also the ops whose shape cannot hold and the `_output_shapes`
+ * that contradict inference (shapes.h). */
 static int g_validate(lua_State *L)
 {
 	ge_graph *g = lge_checkgraph(L, 1)->g;
 	ge_buf *b = lge_newbuf(L);
 	size_t n = ge_graph_validate(g, b);
+	/* bodies and calls: every function for a top-level graph; the calls
+	 * of a body for a body */
+	n += ge_func_validate_graph(g, b);
+	if (lua_type(L, 2) == LUA_TTABLE) {
+		lua_getfield(L, 2, "shapes");
+		if (lua_toboolean(L, -1))
+			n += ge_shapes_validate(g, b);
+		lua_pop(L, 1);
+	}
 	if (n == 0) {
 		lua_pushboolean(L, 1);
 		return 1;
@@ -319,13 +334,55 @@ static int g_validate(lua_State *L)
 	return 2;
 }
 
-/* g:save(path [, {format=, overwrite=}]) -> true | nil, err */
+/* The tfjs members of g:save's options: shard_size, quantize and
+ * quantize_weights (a list of name patterns). */
+static void save_tfjs_opts(lua_State *L, int idx, ge_save_opts *o)
+{
+	lua_getfield(L, idx, "shard_size");
+	if (!lua_isnil(L, -1)) {
+		lua_Integer n = luaL_checkinteger(L, -1);
+		if (n <= 0)
+			luaL_error(L, "shard_size must be positive");
+		o->shard_size = (size_t)n;
+	}
+	lua_getfield(L, idx, "quantize");
+	if (!lua_isnil(L, -1)) {
+		ge_tfjs_quant q;
+		const char *qn = luaL_checkstring(L, -1);
+		if (ge_tfjs_quant_from_name(qn, &q))
+			luaL_error(L, "unknown quantize '%s' (uint8, uint16, "
+				   "float16, none or keep)", qn);
+		o->quantize = (int)q;
+	}
+	lua_getfield(L, idx, "quantize_weights");
+	if (!lua_isnil(L, -1)) {
+		luaL_checktype(L, -1, LUA_TTABLE);
+		size_t n = (size_t)luaL_len(L, -1);
+		const char **pats = lua_newuserdatauv(L, (n ? n : 1) *
+						      sizeof *pats, 0);
+		for (size_t i = 0; i < n; i++) {
+			lua_rawgeti(L, -2, (lua_Integer)i + 1);
+			pats[i] = luaL_checkstring(L, -1);
+			lua_pop(L, 1);
+		}
+		o->quantize_names = pats;
+		o->n_quantize_names = n;
+	}
+	/* the values stay on the stack until the save is done: the
+	 * patterns point into them */
+}
+
+/* g:save(path [, {format=, overwrite=, shard_size=, quantize=,
+ * quantize_weights=}]) -> true | nil, err */
 static int g_save(lua_State *L)
 {
 	ge_graph *g = lge_checkgraph(L, 1)->g;
 	const char *path = luaL_checkstring(L, 2);
-	static const char *const known[] = {"format", "overwrite", NULL};
-	ge_save_opts o = {GE_FMT_AUTO, 0};
+	static const char *const known[] = {
+		"format", "overwrite", "shard_size", "quantize",
+		"quantize_weights", NULL};
+	ge_save_opts o;
+	memset(&o, 0, sizeof o);
 	if (!lua_isnoneornil(L, 3)) {
 		lge_checkopts(L, 3, known);
 		lua_getfield(L, 3, "format");
@@ -333,6 +390,7 @@ static int g_save(lua_State *L)
 		lua_getfield(L, 3, "overwrite");
 		o.overwrite = lua_toboolean(L, -1);
 		lua_pop(L, 2);
+		save_tfjs_opts(L, 3, &o);
 	}
 	ge_error err;
 	if (ge_save(g, path, &o, &err) != GE_OK)
@@ -544,12 +602,35 @@ static int g_fill_default_attrs(lua_State *L)
 
 /* g:close(): frees the graph now; its ops and tensors become unusable.
  * Also the __close and __gc metamethods. */
+void lge_closegraph(lua_State *L, int idx)
+{
+	idx = lua_absindex(L, idx);
+	lge_graph *G = luaL_checkudata(L, idx, LGE_GRAPH);
+	if (!G->g)
+		return;
+	if (!G->borrowed) {
+		int top = lua_gettop(L);
+		/* the bodies' userdata (user value 3: {bodies = {...}}) point
+		 * into this graph */
+		if (lua_getiuservalue(L, idx, 3) == LUA_TTABLE &&
+		    lua_getfield(L, -1, "bodies") == LUA_TTABLE) {
+			lua_pushnil(L);
+			while (lua_next(L, -2)) {
+				lge_graph *B = luaL_testudata(L, -1, LGE_GRAPH);
+				if (B)
+					B->g = NULL;
+				lua_pop(L, 1);
+			}
+		}
+		lua_settop(L, top);
+		ge_graph_free(G->g);
+	}
+	G->g = NULL;
+}
+
 static int g_close(lua_State *L)
 {
-	lge_graph *G = luaL_checkudata(L, 1, LGE_GRAPH);
-	if (G->g)
-		ge_graph_free(G->g);
-	G->g = NULL;
+	lge_closegraph(L, 1);
 	return 0;
 }
 

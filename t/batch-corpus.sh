@@ -17,9 +17,13 @@ trap 'rm -rf "$T"' EXIT
 	>"$T/stdout" 2>"$T/err"
 rc=$?
 is_rc 1 "the corpus run exits 1 (the fuzz_generated models)"
-# one model a line in the report
-grep '"model": ' "$T/r.json" >"$T/models"
-grep '"status": "failed"' "$T/models" >"$T/failed"
+# the report as lines: "MODEL<TAB>STATUS<TAB>REASON"
+awk -F'"' '/"model": /{m = $4; r = ""} /"reason": /{r = $4}
+	/"status": /{st = $4} /"error": /{print m "\t" st "\t" r}' \
+	"$T/r.json" >"$T/models"
+test `wc -l <"$T/models"` -gt 100
+ok $? "the report lists the models (`wc -l <"$T/models"`)"
+awk -F'\t' '$2 == "failed"' "$T/models" >"$T/failed"
 test `wc -l <"$T/failed"` -eq 3
 ok $? "three models fail"
 grep -v '/fuzz_generated/' "$T/failed" >"$T/others"
@@ -27,21 +31,20 @@ test ! -s "$T/others"
 s=$?
 ok $s "and they are the fuzz_generated SavedModels"
 if test $s -ne 0; then diag "$T/others"; fi
-grep '"status": "skipped"' "$T/models" | grep -v '"reason": "' >"$T/noreason"
+awk -F'\t' '$2 == "skipped" && $3 == ""' "$T/models" >"$T/noreason"
 test ! -s "$T/noreason"
 ok $? "every skipped model has a reason"
-grep '"status": "skipped"' "$T/models" | grep -F 'ops.pbtxt' |
-	grep -F '"reason": "an OpList' >/dev/null
+awk -F'\t' '$2 == "skipped"' "$T/models" | grep -F 'ops.pbtxt' |
+	grep -F 'an OpList' >/dev/null
 ok $? "the OpList ops.pbtxt is skipped as one"
 n_tfjs=`find "$C/tfjs" -name '*.json' | while read f; do
 	grep -l '"modelTopology"' "$f"; done | wc -l`
-n_done=`grep '"model": "[^"]*/tfjs/[^"]*\.json"' "$T/models" |
-	grep -c '"status": "ok"'`
+n_done=`awk -F'\t' '$1 ~ /\/tfjs\/.*\.json$/ && $2 == "ok"' "$T/models" | wc -l`
 test "$n_tfjs" -gt 0 && test "$n_tfjs" -eq "$n_done"
 ok $? "every TensorFlow.js model is found and done ($n_done of $n_tfjs)"
 for m in tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/bert1 \
 	SciSharp__TensorFlow.NET/test/TensorFlowNET.UnitTest/Utilities/models/example1; do
-	grep -F "\"model\": \"$C/$m\"" "$T/models" | grep '"status": "ok"' >/dev/null
+	awk -F'\t' -v m="$C/$m" '$1 == m && $2 == "ok"' "$T/models" | grep . >/dev/null
 	ok $? "the SavedModel without variables/ $m is done"
 done
 has "$T/stdout" " failed, " "the summary is printed"

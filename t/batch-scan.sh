@@ -2,8 +2,8 @@
 # batch-scan.sh: what `gerewrite batch` finds in a directory of real
 # models: files named like models that hold an OpList or a config are
 # skipped with the reason (a clean tree exits 0), TensorFlow.js model.json
-# files are run (their weight shards read with them, the output a .pb
-# GraphDef), chunked SavedModels are skipped as not supported yet, .graphdef
+# files are run (their weight shards read with them and written back),
+# chunked SavedModels are skipped as not supported yet, .graphdef
 # files are models and the help says so; the progress line shows the
 # path relative to the input directory, cut from the left (on a terminal,
 # through tmux, skipped without it).
@@ -54,15 +54,16 @@ has "$T/stdout" "skipped $T/in/chunked: chunked SavedModel: not supported yet" \
 	"a chunked SavedModel is skipped as not supported yet"
 has "$T/r.json" '"reason": "an OpList (op definitions), not a model"' \
 	"the report gives the reason"
-test -f "$T/out/web/m1/model.pb" && ! test -e "$T/out/web/settings.pb"
-ok $? "a TensorFlow.js model.json is found and written as a .pb"
+test -f "$T/out/web/m1/model.json" && ! test -e "$T/out/web/settings.json" &&
+	! test -e "$T/out/web/settings"
+ok $? "a TensorFlow.js model.json is found and written back, a JSON file that is no model is not"
 cat >"$T/check.lua" <<'LUA'
 local g = assert(ge.load(arg[1]))
 assert(g:op("y").device == "", "the device is still there")
 local v = g:op("w"):attr("value")
 assert(v[2] == 2.0, "the weights are not those of the shard")
 LUA
-"$BIN" "$T/check.lua" "$T/out/web/m1/model.pb" 2>"$T/e"
+"$BIN" "$T/check.lua" "$T/out/web/m1/model.json" 2>"$T/e"
 ok $? "with the recipe applied and its weights from the shard"
 diag "$T/e"
 test -f "$T/out/models/b.graphdef"
