@@ -204,6 +204,97 @@ int ge_checkpoint_prefix(const char *path, char **prefix, ge_error *err)
 
 /* ------------------------------------------------------------ reading */
 
+/* The typed fields of a one-element tensor point into one. */
+union scalar {
+	float f[2];
+	double d[2];
+	int32_t i;
+	int64_t l;
+	uint32_t u;
+	uint64_t ul;
+	protobuf_c_boolean b;
+};
+
+/* A one-element value of dtype (es bytes in data, which float8_val points
+ * into) in its typed field f, as TensorFlow writes scalars. */
+static void set_scalar(Tensorflow__TensorProto *tp, int f, int dtype,
+		       uint8_t *data, size_t es, union scalar *one)
+{
+	switch (f) {
+	case F_FLOAT: {
+		uint32_t u = (uint32_t)rd_le(data, 4);
+		memcpy(&one->f[0], &u, 4);
+		tp->n_float_val = 1;
+		tp->float_val = one->f;
+		break;
+	}
+	case F_DOUBLE: {
+		uint64_t u = rd_le(data, 8);
+		memcpy(&one->d[0], &u, 8);
+		tp->n_double_val = 1;
+		tp->double_val = one->d;
+		break;
+	}
+	case F_INT: {
+		uint64_t v = rd_le(data, es);
+		if (is_signed_int(dtype) && es < 8 &&
+		    (v >> (8 * es - 1)) & 1)
+			v |= ~(uint64_t)0 << (8 * es);
+		one->i = (int32_t)(int64_t)v;
+		tp->n_int_val = 1;
+		tp->int_val = &one->i;
+		break;
+	}
+	case F_INT64:
+		one->l = (int64_t)rd_le(data, 8);
+		tp->n_int64_val = 1;
+		tp->int64_val = &one->l;
+		break;
+	case F_BOOL:
+		one->b = data[0] != 0;
+		tp->n_bool_val = 1;
+		tp->bool_val = &one->b;
+		break;
+	case F_SCOMPLEX: {
+		uint32_t re = (uint32_t)rd_le(data, 4),
+			 im = (uint32_t)rd_le(data + 4, 4);
+		memcpy(&one->f[0], &re, 4);
+		memcpy(&one->f[1], &im, 4);
+		tp->n_scomplex_val = 2;
+		tp->scomplex_val = one->f;
+		break;
+	}
+	case F_DCOMPLEX: {
+		uint64_t re = rd_le(data, 8),
+			 im = rd_le(data + 8, 8);
+		memcpy(&one->d[0], &re, 8);
+		memcpy(&one->d[1], &im, 8);
+		tp->n_dcomplex_val = 2;
+		tp->dcomplex_val = one->d;
+		break;
+	}
+	case F_HALF:
+		one->i = (int32_t)rd_le(data, 2);
+		tp->n_half_val = 1;
+		tp->half_val = &one->i;
+		break;
+	case F_UINT32:
+		one->u = (uint32_t)rd_le(data, 4);
+		tp->n_uint32_val = 1;
+		tp->uint32_val = &one->u;
+		break;
+	case F_UINT64:
+		one->ul = rd_le(data, 8);
+		tp->n_uint64_val = 1;
+		tp->uint64_val = &one->ul;
+		break;
+	case F_FLOAT8:
+		tp->float8_val.data = data;
+		tp->float8_val.len = 1;
+		break;
+	}
+}
+
 int ge_bundle_read_tensorproto(ge_bundle *b, const ge_bundle_entry *e,
 			       ge_buf *out, ge_error *err)
 {
@@ -250,16 +341,7 @@ int ge_bundle_read_tensorproto(ge_bundle *b, const ge_bundle_entry *e,
 	ge_bundle_string *strs = NULL;
 	ProtobufCBinaryData *sv = NULL;
 	size_t ns = 0;
-	/* one-element storage for the typed fields */
-	union {
-		float f[2];
-		double d[2];
-		int32_t i;
-		int64_t l;
-		uint32_t u;
-		uint64_t ul;
-		protobuf_c_boolean b;
-	} one;
+	union scalar one;
 	int rc;
 	if (e->dtype == DT_STRING) {
 		rc = ge_bundle_read_strings(b, e, &strs, &ns, err);
@@ -281,79 +363,7 @@ int ge_bundle_read_tensorproto(ge_bundle *b, const ge_bundle_entry *e,
 			tp.tensor_content.data = data;
 			tp.tensor_content.len = len;
 		} else {
-			switch (f) {
-			case F_FLOAT: {
-				uint32_t u = (uint32_t)rd_le(data, 4);
-				memcpy(&one.f[0], &u, 4);
-				tp.n_float_val = 1;
-				tp.float_val = one.f;
-				break;
-			}
-			case F_DOUBLE: {
-				uint64_t u = rd_le(data, 8);
-				memcpy(&one.d[0], &u, 8);
-				tp.n_double_val = 1;
-				tp.double_val = one.d;
-				break;
-			}
-			case F_INT: {
-				uint64_t v = rd_le(data, es);
-				if (is_signed_int(e->dtype) && es < 8 &&
-				    (v >> (8 * es - 1)) & 1)
-					v |= ~(uint64_t)0 << (8 * es);
-				one.i = (int32_t)(int64_t)v;
-				tp.n_int_val = 1;
-				tp.int_val = &one.i;
-				break;
-			}
-			case F_INT64:
-				one.l = (int64_t)rd_le(data, 8);
-				tp.n_int64_val = 1;
-				tp.int64_val = &one.l;
-				break;
-			case F_BOOL:
-				one.b = data[0] != 0;
-				tp.n_bool_val = 1;
-				tp.bool_val = &one.b;
-				break;
-			case F_SCOMPLEX: {
-				uint32_t re = (uint32_t)rd_le(data, 4),
-					 im = (uint32_t)rd_le(data + 4, 4);
-				memcpy(&one.f[0], &re, 4);
-				memcpy(&one.f[1], &im, 4);
-				tp.n_scomplex_val = 2;
-				tp.scomplex_val = one.f;
-				break;
-			}
-			case F_DCOMPLEX: {
-				uint64_t re = rd_le(data, 8),
-					 im = rd_le(data + 8, 8);
-				memcpy(&one.d[0], &re, 8);
-				memcpy(&one.d[1], &im, 8);
-				tp.n_dcomplex_val = 2;
-				tp.dcomplex_val = one.d;
-				break;
-			}
-			case F_HALF:
-				one.i = (int32_t)rd_le(data, 2);
-				tp.n_half_val = 1;
-				tp.half_val = &one.i;
-				break;
-			case F_UINT32:
-				one.u = (uint32_t)rd_le(data, 4);
-				tp.n_uint32_val = 1;
-				tp.uint32_val = &one.u;
-				break;
-			case F_UINT64:
-				one.ul = rd_le(data, 8);
-				tp.n_uint64_val = 1;
-				tp.uint64_val = &one.ul;
-				break;
-			case F_FLOAT8:
-				tp.float8_val.data = data;
-				tp.float8_val.len = 1;
-				break;
-			}
+			set_scalar(&tp, f, e->dtype, data, es, &one);
 		}
 	}
 	size_t n = tensorflow__tensor_proto__get_packed_size(&tp);
@@ -764,6 +774,151 @@ struct frozen {
 	ge_buf value; /* encoded AttrValue holding the tensor */
 };
 
+/* What the outputs need, once the variables are constants: a variable's
+ * resource reads need the variable, not what assigns it. */
+static void freeze_needed(ge_graph *g, const ge_varlist *vl,
+			  const ge_tref *outputs, size_t n, ge_opset *keep)
+{
+	ge_opvec stack = GE_VEC_INIT;
+	for (size_t i = 0; i < n; i++)
+		if (ge_opset_insert(keep, outputs[i].op))
+			ge_opvec_push(&stack, outputs[i].op);
+	while (stack.n) {
+		ge_opid op = stack.v[--stack.n];
+		if (ge_varlist_find_op(vl, op))
+			continue;
+		size_t ni = ge_op_num_inputs(g, op);
+		if (!strcmp(ge_op_type(g, op), "ReadVariableOp") && ni >= 1 &&
+		    ge_varlist_find_op(vl, ge_op_input(g, op, 0).op)) {
+			if (ge_opset_insert(keep, ge_op_input(g, op, 0).op))
+				ge_opvec_push(&stack, ge_op_input(g, op, 0).op);
+			continue;
+		}
+		for (size_t i = 0; i < ni; i++) {
+			ge_opid p = ge_op_input(g, op, i).op;
+			if (p != GE_NOOP && ge_opset_insert(keep, p))
+				ge_opvec_push(&stack, p);
+		}
+		size_t nc = ge_op_num_control_inputs(g, op);
+		for (size_t i = 0; i < nc; i++) {
+			ge_opid p = ge_op_control_input(g, op, i);
+			if (p != GE_NOOP && ge_opset_insert(keep, p))
+				ge_opvec_push(&stack, p);
+		}
+	}
+	ge_opvec_free(&stack);
+}
+
+/* A needed variable may only be read by what stays. */
+static int freeze_check_uses(ge_graph *g, const ge_variable *v,
+			     const ge_opset *keep, const char *gname,
+			     ge_error *err)
+{
+	size_t nu;
+	const ge_use *u = ge_op_uses(g, v->op, &nu);
+	for (size_t k = 0; k < nu; k++) {
+		if (!ge_opset_has(keep, u[k].op))
+			continue;
+		const char *ct = ge_op_type(g, u[k].op);
+		if (v->kind == GE_VAR_RESOURCE
+			    ? strcmp(ct, "ReadVariableOp") != 0
+			    : writes_variable(ct))
+			return ge_err(err, GE_EGRAPH,
+				      "%s: freeze: the outputs need op '%s' "
+				      "(%s), which %s variable '%s'",
+				      gname, ge_op_name(g, u[k].op), ct,
+				      v->kind == GE_VAR_RESOURCE
+					      ? "uses the resource of"
+					      : "writes to",
+				      v->name);
+	}
+	return GE_OK;
+}
+
+/* The checkpoint entry of v (by key, by the plan's copies, by name),
+ * checked against the variable's dtype and shape. */
+static int freeze_entry(ge_bundle *b, const ge_freeze_opts *o,
+			const ge_variable *v, const ge_bundle_entry **out,
+			ge_error *err)
+{
+	const char *ipath = ge_bundle_index_path(b);
+	const ge_bundle_entry *e = ge_bundle_find(b, v->key);
+	for (size_t k = 0; !e && o && o->plan && k < o->plan->n; k++)
+		if (!strcmp(o->plan->dst[k], v->key))
+			e = ge_bundle_find(b, o->plan->src[k]);
+	if (!e && strcmp(v->key, v->name))
+		e = ge_bundle_find(b, v->name);
+	if (!e)
+		return ge_err(err, GE_ENOTFOUND,
+			      "%s: no tensor '%s' for variable '%s'", ipath,
+			      v->key, v->name);
+	if (v->dtype && e->dtype != v->dtype)
+		return ge_err(err, GE_EFORMAT,
+			      "%s: tensor '%s' is %s, variable '%s' is %s",
+			      ipath, e->name,
+			      ge_dtype_name(e->dtype) ? ge_dtype_name(e->dtype)
+						      : "?",
+			      v->name,
+			      ge_dtype_name(v->dtype) ? ge_dtype_name(v->dtype)
+						      : "?");
+	int shape_ok = v->rank < 0 || e->rank == v->rank;
+	for (int d = 0; shape_ok && d < v->rank && e->rank >= 0; d++)
+		if (v->dims[d] >= 0 && v->dims[d] != e->dims[d])
+			shape_ok = 0;
+	if (!shape_ok)
+		return ge_err(err, GE_EFORMAT,
+			      "%s: tensor '%s' does not have the shape of "
+			      "variable '%s'", ipath, e->name, v->name);
+	*out = e;
+	return GE_OK;
+}
+
+/* Variable f->v becomes a Const of its value; its resource reads that
+ * stay become Identity ops (keeping their colocation). */
+static void freeze_to_const(ge_graph *g, const struct frozen *f,
+			    const ge_opset *keep)
+{
+	ge_opid op = f->v->op;
+	int dt = f->v->dtype;
+	if (!dt)
+		dt = f->dtype;
+	while (ge_op_num_inputs(g, op) > 0)
+		ge_op_remove_input(g, op, ge_op_num_inputs(g, op) - 1, NULL);
+	ge_op_clear_control_inputs(g, op);
+	ge_op_set_type(g, op, "Const");
+	ge_op_set_device(g, op, "");
+	clear_attrs(g, op);
+	set_type_attr(g, op, "dtype", dt);
+	ge_op_set_attr_raw(g, op, "value", f->value.data, f->value.len);
+	if (f->v->kind != GE_VAR_RESOURCE)
+		return;
+	size_t nu;
+	const ge_use *u = ge_op_uses(g, op, &nu);
+	ge_opvec reads = GE_VEC_INIT;
+	for (size_t k = 0; k < nu; k++)
+		if (ge_opset_has(keep, u[k].op))
+			ge_opvec_push(&reads, u[k].op);
+	for (size_t k = 0; k < reads.n; k++) {
+		ge_opid r = reads.v[k];
+		if (k && reads.v[k - 1] == r)
+			continue;
+		size_t cl;
+		const uint8_t *cls = ge_op_attr_raw(g, r, "_class", &cl);
+		uint8_t *keepcls = cls ? ge_xmalloc(cl ? cl : 1) : NULL;
+		if (cls)
+			memcpy(keepcls, cls, cl);
+		ge_op_clear_control_inputs(g, r);
+		ge_op_set_type(g, r, "Identity");
+		ge_op_set_device(g, r, "");
+		clear_attrs(g, r);
+		set_type_attr(g, r, "T", dt);
+		if (keepcls)
+			ge_op_set_attr_raw(g, r, "_class", keepcls, cl);
+		free(keepcls);
+	}
+	ge_opvec_free(&reads);
+}
+
 int ge_freeze(ge_graph *g, ge_bundle *b, const ge_tref *outputs, size_t n,
 	      const ge_freeze_opts *o, ge_error *err)
 {
@@ -783,101 +938,21 @@ int ge_freeze(ge_graph *g, ge_bundle *b, const ge_tref *outputs, size_t n,
 	int rc = ge_graph_variables(g, &vl, err);
 	if (rc)
 		return rc;
-
-	/* what the outputs need, once the variables are constants */
 	ge_opset keep;
 	ge_opset_init(&keep, g);
-	ge_opvec stack = GE_VEC_INIT;
-	for (size_t i = 0; i < n; i++)
-		if (ge_opset_insert(&keep, outputs[i].op))
-			ge_opvec_push(&stack, outputs[i].op);
-	while (stack.n) {
-		ge_opid op = stack.v[--stack.n];
-		if (ge_varlist_find_op(&vl, op))
-			continue;
-		size_t ni = ge_op_num_inputs(g, op);
-		if (!strcmp(ge_op_type(g, op), "ReadVariableOp") && ni >= 1 &&
-		    ge_varlist_find_op(&vl, ge_op_input(g, op, 0).op)) {
-			if (ge_opset_insert(&keep, ge_op_input(g, op, 0).op))
-				ge_opvec_push(&stack, ge_op_input(g, op, 0).op);
-			continue;
-		}
-		for (size_t i = 0; i < ni; i++) {
-			ge_opid p = ge_op_input(g, op, i).op;
-			if (p != GE_NOOP && ge_opset_insert(&keep, p))
-				ge_opvec_push(&stack, p);
-		}
-		size_t nc = ge_op_num_control_inputs(g, op);
-		for (size_t i = 0; i < nc; i++) {
-			ge_opid p = ge_op_control_input(g, op, i);
-			if (p != GE_NOOP && ge_opset_insert(&keep, p))
-				ge_opvec_push(&stack, p);
-		}
-	}
-	ge_opvec_free(&stack);
+	freeze_needed(g, &vl, outputs, n, &keep);
 
 	/* read every value before changing anything */
 	struct frozen *fz = ge_xcalloc(vl.n ? vl.n : 1, sizeof *fz);
 	size_t nfz = 0;
-	const char *ipath = ge_bundle_index_path(b);
 	for (size_t i = 0; i < vl.n && !rc; i++) {
 		const ge_variable *v = &vl.v[i];
+		const ge_bundle_entry *e = NULL;
 		if (!ge_opset_has(&keep, v->op))
 			continue;
-		size_t nu;
-		const ge_use *u = ge_op_uses(g, v->op, &nu);
-		for (size_t k = 0; k < nu && !rc; k++) {
-			if (!ge_opset_has(&keep, u[k].op))
-				continue;
-			const char *ct = ge_op_type(g, u[k].op);
-			if (v->kind == GE_VAR_RESOURCE
-				    ? strcmp(ct, "ReadVariableOp") != 0
-				    : writes_variable(ct))
-				rc = ge_err(err, GE_EGRAPH,
-					    "%s: freeze: the outputs need op "
-					    "'%s' (%s), which %s variable '%s'",
-					    gname, ge_op_name(g, u[k].op), ct,
-					    v->kind == GE_VAR_RESOURCE
-						    ? "uses the resource of"
-						    : "writes to",
-					    v->name);
-		}
-		if (rc)
+		if ((rc = freeze_check_uses(g, v, &keep, gname, err)) ||
+		    (rc = freeze_entry(b, o, v, &e, err)))
 			break;
-		const ge_bundle_entry *e = ge_bundle_find(b, v->key);
-		for (size_t k = 0; !e && o && o->plan && k < o->plan->n; k++)
-			if (!strcmp(o->plan->dst[k], v->key))
-				e = ge_bundle_find(b, o->plan->src[k]);
-		if (!e && strcmp(v->key, v->name))
-			e = ge_bundle_find(b, v->name);
-		if (!e) {
-			rc = ge_err(err, GE_ENOTFOUND,
-				    "%s: no tensor '%s' for variable '%s'",
-				    ipath, v->key, v->name);
-			break;
-		}
-		if (v->dtype && e->dtype != v->dtype) {
-			rc = ge_err(err, GE_EFORMAT,
-				    "%s: tensor '%s' is %s, variable '%s' is "
-				    "%s", ipath, e->name,
-				    ge_dtype_name(e->dtype) ? ge_dtype_name(e->dtype)
-							    : "?",
-				    v->name,
-				    ge_dtype_name(v->dtype) ? ge_dtype_name(v->dtype)
-							    : "?");
-			break;
-		}
-		int shape_ok = v->rank < 0 || e->rank == v->rank;
-		for (int d = 0; shape_ok && d < v->rank && e->rank >= 0; d++)
-			if (v->dims[d] >= 0 && v->dims[d] != e->dims[d])
-				shape_ok = 0;
-		if (!shape_ok) {
-			rc = ge_err(err, GE_EFORMAT,
-				    "%s: tensor '%s' does not have the shape "
-				    "of variable '%s'", ipath, e->name,
-				    v->name);
-			break;
-		}
 		struct frozen *f = &fz[nfz++];
 		f->v = v;
 		f->dtype = e->dtype;
@@ -887,65 +962,20 @@ int ge_freeze(ge_graph *g, ge_bundle *b, const ge_tref *outputs, size_t n,
 			ge_buf_lenfield(&f->value, 8, tp.data, tp.len);
 		ge_buf_free(&tp);
 	}
-	if (rc)
-		goto out;
 
-	/* the variables become constants, their resource reads Identity */
-	for (size_t i = 0; i < nfz; i++) {
-		ge_opid op = fz[i].v->op;
-		int dt = fz[i].v->dtype;
-		if (!dt)
-			dt = fz[i].dtype;
-		while (ge_op_num_inputs(g, op) > 0)
-			ge_op_remove_input(g, op, ge_op_num_inputs(g, op) - 1,
-					   NULL);
-		ge_op_clear_control_inputs(g, op);
-		ge_op_set_type(g, op, "Const");
-		ge_op_set_device(g, op, "");
-		clear_attrs(g, op);
-		set_type_attr(g, op, "dtype", dt);
-		ge_op_set_attr_raw(g, op, "value", fz[i].value.data,
-				   fz[i].value.len);
-		if (fz[i].v->kind != GE_VAR_RESOURCE)
-			continue;
-		size_t nu;
-		const ge_use *u = ge_op_uses(g, op, &nu);
-		ge_opvec reads = GE_VEC_INIT;
-		for (size_t k = 0; k < nu; k++)
-			if (ge_opset_has(&keep, u[k].op))
-				ge_opvec_push(&reads, u[k].op);
-		for (size_t k = 0; k < reads.n; k++) {
-			ge_opid r = reads.v[k];
-			if (k && reads.v[k - 1] == r)
-				continue;
-			size_t cl;
-			const uint8_t *cls = ge_op_attr_raw(g, r, "_class", &cl);
-			uint8_t *keepcls = cls ? ge_xmalloc(cl ? cl : 1) : NULL;
-			if (cls)
-				memcpy(keepcls, cls, cl);
-			ge_op_clear_control_inputs(g, r);
-			ge_op_set_type(g, r, "Identity");
-			ge_op_set_device(g, r, "");
-			clear_attrs(g, r);
-			set_type_attr(g, r, "T", dt);
-			if (keepcls)
-				ge_op_set_attr_raw(g, r, "_class", keepcls, cl);
-			free(keepcls);
-		}
-		ge_opvec_free(&reads);
-	}
-	rc = remove_unkept(g, &keep, err);
-	if (rc)
-		goto out;
+	/* the variables become constants, what nothing needs goes */
+	for (size_t i = 0; i < nfz && !rc; i++)
+		freeze_to_const(g, &fz[i], &keep);
+	if (!rc)
+		rc = remove_unkept(g, &keep, err);
 	size_t cap = ge_graph_capacity(g);
-	for (size_t id = 0; id < cap; id++) {
+	for (size_t id = 0; id < cap && !rc; id++) {
 		if (!ge_op_alive(g, (ge_opid)id))
 			continue;
 		if (o && o->clear_devices)
 			ge_op_set_device(g, (ge_opid)id, "");
 		fix_colocation(g, (ge_opid)id);
 	}
-out:
 	for (size_t i = 0; i < nfz; i++)
 		ge_buf_free(&fz[i].value);
 	free(fz);

@@ -71,6 +71,11 @@ typedef struct ge_graph_hooks {
 	void (*on_remove)(ge_graph *g, const char *name);
 	void (*clone)(ge_graph *dst, const ge_graph *src);
 	void (*free)(ge_graph *g);
+	/* A SavedModel save of g to path is about to swap in the new
+	 * directory dir (made from srcdir, the directory g was loaded from,
+	 * or NULL): the hook may add to dir, or fail the save. */
+	int (*save_dir)(const ge_graph *g, const char *srcdir, const char *dir,
+			const char *path, ge_error *err);
 } ge_graph_hooks;
 #define GE_GRAPH_MAX_HOOKS 4
 

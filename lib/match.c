@@ -474,6 +474,83 @@ static int check_shape(M *m, const ge_pat *p, ge_tref t, const loc *at,
 
 /* The checks of one node against the value t (its producer t.op is
  * live).  On success the capture is bound and the op recorded. */
+/* The dtype of the matched output is one of p's: 1, or 0 after failing. */
+static int check_dtype(M *m, const ge_pat *p, ge_tref t, const loc *at,
+		       int tensor)
+{
+	const ge_graph *g = m->g;
+	int idx = t.index < 0 ? 0 : t.index;
+	int d = ge_pat_base_dtype(ge_op_output_dtype(g, t.op, idx));
+	size_t i;
+	for (i = 0; i < p->n_dtypes; i++)
+		if (p->dtypes[i] == d)
+			break;
+	if (i == p->n_dtypes) {
+		if (!m->explain)
+			return 0;
+		ge_buf want = GE_BUF_INIT, got = GE_BUF_INIT;
+		for (i = 0; i < p->n_dtypes; i++) {
+			if (i)
+				ge_buf_adds(&want, " or ");
+			ge_pat_add_dtype(&want, p->dtypes[i]);
+		}
+		if (d)
+			ge_pat_add_dtype(&got, d);
+		else
+			ge_buf_adds(&got, "of unknown dtype");
+		fail(m, at, t, F_SUBJECT, tensor,
+		     "output %d is %s, expected %s", idx,
+		     (char *)got.data, (char *)want.data);
+		ge_buf_free(&want);
+		ge_buf_free(&got);
+		return 0;
+	}
+	return 1;
+}
+
+/* The attrs of the op equal p's or pass their callbacks: 1, 0 after
+ * failing, < 0 when a callback failed. */
+static int check_attrs(M *m, const ge_pat *p, ge_tref t, const loc *at,
+		       int tensor)
+{
+	const ge_graph *g = m->g;
+	ge_opid op = t.op;
+	for (size_t i = 0; i < p->n_attrs; i++) {
+		const attr_req *a = &p->attrs[i];
+		const Tensorflow__AttrValue *v = attr_get(g, op, a->name);
+		if (a->fn) {
+			int r = a->fn(g, op, a->name, v, a->ud->ud);
+			if (r < 0)
+				return cb_failed(m);
+			if (!r)
+				return fail(m, at, t, F_SUBJECT, tensor,
+					    "attr %s rejected by the predicate",
+					    a->name);
+			continue;
+		}
+		if (v && attr_equal(v, a->val))
+			continue;
+		if (!m->explain)
+			return 0;
+		ge_buf want = GE_BUF_INIT, got = GE_BUF_INIT;
+		ge_pat_add_attr(&want, a->val);
+		if (v)
+			ge_pat_add_attr(&got, v);
+		if (v)
+			fail(m, at, t, F_SUBJECT, tensor,
+			     "attr %s is %s, expected %s", a->name,
+			     (char *)got.data, (char *)want.data);
+		else
+			fail(m, at, t, F_SUBJECT, tensor,
+			     "no attr %s, expected %s", a->name,
+			     (char *)want.data);
+		ge_buf_free(&want);
+		ge_buf_free(&got);
+		return 0;
+	}
+	return 1;
+}
+
 static int check_local(M *m, const ge_pat *p, ge_tref t, const loc *at)
 {
 	const ge_graph *g = m->g;
@@ -549,34 +626,8 @@ static int check_local(M *m, const ge_pat *p, ge_tref t, const loc *at)
 				    nc == 1 ? "" : "s", r);
 		}
 	}
-	if (p->n_dtypes) {
-		int idx = t.index < 0 ? 0 : t.index;
-		int d = ge_pat_base_dtype(ge_op_output_dtype(g, op, idx));
-		size_t i;
-		for (i = 0; i < p->n_dtypes; i++)
-			if (p->dtypes[i] == d)
-				break;
-		if (i == p->n_dtypes) {
-			if (!m->explain)
-				return 0;
-			ge_buf want = GE_BUF_INIT, got = GE_BUF_INIT;
-			for (i = 0; i < p->n_dtypes; i++) {
-				if (i)
-					ge_buf_adds(&want, " or ");
-				ge_pat_add_dtype(&want, p->dtypes[i]);
-			}
-			if (d)
-				ge_pat_add_dtype(&got, d);
-			else
-				ge_buf_adds(&got, "of unknown dtype");
-			fail(m, at, t, F_SUBJECT, tensor,
-			     "output %d is %s, expected %s", idx,
-			     (char *)got.data, (char *)want.data);
-			ge_buf_free(&want);
-			ge_buf_free(&got);
-			return 0;
-		}
-	}
+	if (p->n_dtypes && !check_dtype(m, p, t, at, tensor))
+		return 0;
 	if (p->has_shape && !check_shape(m, p, t, at, tensor))
 		return 0;
 	if (p->name_re) {
@@ -589,39 +640,9 @@ static int check_local(M *m, const ge_pat *p, ge_tref t, const loc *at)
 				    "name does not match /%s/",
 				    ge_regex_pattern(p->name_re));
 	}
-	for (size_t i = 0; i < p->n_attrs; i++) {
-		const attr_req *a = &p->attrs[i];
-		const Tensorflow__AttrValue *v = attr_get(g, op, a->name);
-		if (a->fn) {
-			int r = a->fn(g, op, a->name, v, a->ud->ud);
-			if (r < 0)
-				return cb_failed(m);
-			if (!r)
-				return fail(m, at, t, F_SUBJECT, tensor,
-					    "attr %s rejected by the predicate",
-					    a->name);
-			continue;
-		}
-		if (v && attr_equal(v, a->val))
-			continue;
-		if (!m->explain)
-			return 0;
-		ge_buf want = GE_BUF_INIT, got = GE_BUF_INIT;
-		ge_pat_add_attr(&want, a->val);
-		if (v)
-			ge_pat_add_attr(&got, v);
-		if (v)
-			fail(m, at, t, F_SUBJECT, tensor,
-			     "attr %s is %s, expected %s", a->name,
-			     (char *)got.data, (char *)want.data);
-		else
-			fail(m, at, t, F_SUBJECT, tensor,
-			     "no attr %s, expected %s", a->name,
-			     (char *)want.data);
-		ge_buf_free(&want);
-		ge_buf_free(&got);
-		return 0;
-	}
+	int r = check_attrs(m, p, t, at, tensor);
+	if (r <= 0)
+		return r;
 	for (size_t i = 0; i < p->n_preds; i++) {
 		int r = p->preds[i].fn(g, t, p->preds[i].ud->ud);
 		if (r < 0)

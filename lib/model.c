@@ -14,10 +14,8 @@
 #include "jsonpb.h"
 #include "meta.h"
 #include "model.h"
-#include "checkpoint.h"
 #include "opreg.h"
 #include "textpb.h"
-#include "varpolicy.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -447,6 +445,7 @@ static void meta_free_hook(ge_graph *g)
 
 const ge_graph_hooks ge_meta_hooks = {
 	ge_meta_on_rename, ge_meta_on_remove, meta_clone_hook, meta_free_hook,
+	NULL,
 };
 
 void ge_meta_attach(ge_graph *g)
@@ -1137,26 +1136,13 @@ static int save_savedmodel(ge_graph *g, const char *path, ge_format fmt,
 	ge_buf_free(&out);
 	if (rc)
 		goto fail;
-	/* variables that transforms duplicated: the new checkpoint holds
-	 * them too, under their new keys */
-	const ge_ckpt_plan *plan = ge_graph_checkpoint_plan(g);
-	if (plan) {
-		char vars[PATH_MAX];
-		if (!srcdir) {
-			rc = ge_err(err, GE_EINVAL,
-				    "%s: the graph has duplicated variables but "
-				    "no SavedModel variables to copy them from",
-				    path);
-			goto fail;
-		}
-		if (pjoin(vars, sizeof vars, srcdir, "variables/variables")) {
-			rc = ge_err(err, GE_EIO, "%s: path too long", srcdir);
-			goto fail;
-		}
-		rc = ge_savedmodel_apply_plan(tmp, vars, plan, err);
-		if (rc)
-			goto fail;
-	}
+	/* what the layers above keep with the graph (the variables that
+	 * transforms duplicated) goes into the new directory too */
+	for (size_t i = 0; i < g->n_hooks && !rc; i++)
+		if (g->hooks[i]->save_dir)
+			rc = g->hooks[i]->save_dir(g, srcdir, tmp, path, err);
+	if (rc)
+		goto fail;
 	/* swap the new directory in */
 	if (is_dir(path)) {
 		char old[PATH_MAX];

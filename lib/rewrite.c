@@ -133,22 +133,13 @@ static void remove_new_ops(ge_graph *g, ge_opid cap_before)
 			ge_graph_remove_op(g, (ge_opid)id, 1, NULL);
 }
 
-static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
-		      const ge_rewrite_repl *r, ge_opid cap_before, int allow,
-		      ge_error *err)
+/* Each replaced tensor is an output of the match, replaced once, by a
+ * tensor of the graph. */
+static int check_repl(rw *w, const ge_rule *rule, const char *root,
+		      const ge_rewrite_repl *r, ge_error *err)
 {
 	ge_graph *g = w->g;
 	int rc = GE_OK;
-	const char *root = ge_op_name(g, m->root);
-	mark_fit(w);
-	add_s(w, m);
-	/* a few pairs are scanned; many are hashed, to stay linear */
-	w->use_rmap = r->from.n > 8;
-	if (w->use_rmap) {
-		ge_tmap_init(&w->rmap, r->from.n);
-		for (size_t i = 0; i < r->from.n; i++)
-			ge_tmap_put(&w->rmap, r->from.v[i], i);
-	}
 	for (size_t i = 0; i < r->from.n; i++) {
 		ge_tref f = r->from.v[i], t = r->to.v[i];
 		if (f.op == GE_NOOP || f.op >= w->mark_cap ||
@@ -158,7 +149,7 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 				    "tensor replaced is not an output of the "
 				    "match",
 				    RNAME(rule), root, i + 1);
-			goto out;
+			return rc;
 		}
 		if (!ge_op_alive(g, t.op) || t.index < 0) {
 			rc = ge_err(err, GE_EINVAL,
@@ -166,7 +157,7 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 				    "'%s:%d' is not a tensor of the graph",
 				    RNAME(rule), root, i + 1,
 				    ge_op_name(g, f.op), f.index);
-			goto out;
+			return rc;
 		}
 		if (repl_find(w, r, f) != (long)i) {
 			rc = ge_err(err, GE_EINVAL,
@@ -174,10 +165,16 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 				    "twice",
 				    RNAME(rule), root, ge_op_name(g, f.op),
 				    f.index);
-			goto out;
+			return rc;
 		}
 	}
+	return rc;
+}
 
+static void mark_needs(rw *w, const ge_match *m, const ge_rewrite_repl *r,
+		       ge_opid cap_before)
+{
+	ge_graph *g = w->g;
 	/* Who will still read each op of the match once the consumers of
 	 * the replaced tensors read the replacements?  What the replacement
 	 * keeps on purpose (MK_NEW): ops read by the action's new ops, the
@@ -240,40 +237,54 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 			}
 		}
 	propagate(w, r, cap_before, MK_ALL);
+}
 
-	if (!allow) {
-		/* An op the replacement makes useless but an outsider still
-		 * needs: name the outsider when there is a direct one. */
-		ge_opid bad = GE_NOOP;
-		for (size_t i = 0; i < m->n_ops; i++) {
-			ge_opid s = m->ops[i];
-			if ((w->mark[s] & (MK_NEW | MK_ALL)) != MK_ALL)
-				continue;
-			if (bad == GE_NOOP || ((w->mark[s] & MK_OUT) &&
-					       !(w->mark[bad] & MK_OUT)))
-				bad = s;
-		}
-		if (bad != GE_NOOP) {
-			ge_opid c = outside_reader(w, r, bad, cap_before);
-			if (c != GE_NOOP)
-				rc = ge_err(err, GE_EGRAPH,
-					    "rule '%s' at '%s': the replacement "
-					    "would remove '%s' (%s), but '%s' "
-					    "outside the match still reads it",
-					    RNAME(rule), root, ge_op_name(g, bad),
-					    ge_op_type(g, bad), ge_op_name(g, c));
-			else
-				rc = ge_err(err, GE_EGRAPH,
-					    "rule '%s' at '%s': the replacement "
-					    "would remove '%s' (%s), but ops "
-					    "outside the match still need it",
-					    RNAME(rule), root, ge_op_name(g, bad),
-					    ge_op_type(g, bad));
-			remove_new_ops(g, cap_before);
-			goto out;
-		}
+/* Unless the rule allows it, no op the replacement makes useless may
+ * still be needed outside the match; on failure the action's new ops go. */
+static int check_orphans(rw *w, const ge_rule *rule, const char *root,
+			 const ge_match *m, const ge_rewrite_repl *r,
+			 ge_opid cap_before, ge_error *err)
+{
+	ge_graph *g = w->g;
+	int rc = GE_OK;
+	/* An op the replacement makes useless but an outsider still
+	 * needs: name the outsider when there is a direct one. */
+	ge_opid bad = GE_NOOP;
+	for (size_t i = 0; i < m->n_ops; i++) {
+		ge_opid s = m->ops[i];
+		if ((w->mark[s] & (MK_NEW | MK_ALL)) != MK_ALL)
+			continue;
+		if (bad == GE_NOOP || ((w->mark[s] & MK_OUT) &&
+				       !(w->mark[bad] & MK_OUT)))
+			bad = s;
 	}
+	if (bad != GE_NOOP) {
+		ge_opid c = outside_reader(w, r, bad, cap_before);
+		if (c != GE_NOOP)
+			rc = ge_err(err, GE_EGRAPH,
+				    "rule '%s' at '%s': the replacement "
+				    "would remove '%s' (%s), but '%s' "
+				    "outside the match still reads it",
+				    RNAME(rule), root, ge_op_name(g, bad),
+				    ge_op_type(g, bad), ge_op_name(g, c));
+		else
+			rc = ge_err(err, GE_EGRAPH,
+				    "rule '%s' at '%s': the replacement "
+				    "would remove '%s' (%s), but ops "
+				    "outside the match still need it",
+				    RNAME(rule), root, ge_op_name(g, bad),
+				    ge_op_type(g, bad));
+		remove_new_ops(g, cap_before);
+	}
+	return rc;
+}
 
+static int reroute_readers(rw *w, const ge_rule *rule, const char *root,
+			   const ge_rewrite_repl *r, ge_opid cap_before,
+			   ge_error *err)
+{
+	ge_graph *g = w->g;
+	int rc = GE_OK;
 	/* Reroute the consumers that existed before the action. */
 	for (size_t i = 0; i < r->from.n; i++) {
 		ge_tref f = r->from.v[i], t = r->to.v[i];
@@ -290,17 +301,31 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 			ge_tvec_push(&w->slots,
 				     (ge_tref){u[k].op, (int32_t)u[k].slot});
 		}
-		for (size_t k = 0; k < w->slots.n; k++) {
-			rc = ge_op_set_input(g, w->slots.v[k].op,
-					     (size_t)w->slots.v[k].index, t, err);
-			if (rc) {
-				ge_err_prefix(err, "rule '%s' at '%s'",
-					      RNAME(rule), root);
-				goto out;
-			}
+		/* one batched edit: N single edits would each search the
+		 * producer's use list */
+		ge_input_edit *ed =
+			ge_xmalloc((w->slots.n + 1) * sizeof *ed);
+		for (size_t k = 0; k < w->slots.n; k++)
+			ed[k] = (ge_input_edit){w->slots.v[k].op,
+						(uint32_t)w->slots.v[k].index, t};
+		rc = ge_graph_set_inputs(g, ed, w->slots.n, err);
+		free(ed);
+		if (rc) {
+			ge_err_prefix(err, "rule '%s' at '%s'", RNAME(rule),
+				      root);
+			return rc;
 		}
 	}
+	return rc;
+}
 
+static int remove_unneeded(rw *w, const ge_rule *rule, const char *root,
+			   const ge_match *m, ge_error *err)
+{
+	ge_graph *g = w->g;
+	int rc = GE_OK;
+	const ge_opid *lists[2] = {m->ops, m->consts};
+	size_t lens[2] = {m->n_ops, m->n_consts};
 	/* Remove what nothing needs, consumers before producers. */
 	w->work.n = 0;
 	for (int l = 0; l < 2; l++)
@@ -330,12 +355,41 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 		if (rc) {
 			ge_err_prefix(err, "rule '%s' at '%s'", RNAME(rule),
 				      root);
-			goto out;
+			return rc;
 		}
 		for (size_t i = 0; i < w->tmp.n; i++)
 			ge_opvec_push(&w->work, w->tmp.v[i]);
 	}
-out:
+	return rc;
+}
+
+/* Applies replacement r of a match: check it, mark what stays needed,
+ * refuse to orphan what outsiders need, reroute the readers, remove the
+ * rest (as lua.c's pmain, a short driver over named steps). */
+static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
+		      const ge_rewrite_repl *r, ge_opid cap_before, int allow,
+		      ge_error *err)
+{
+	const char *root = ge_op_name(w->g, m->root);
+	mark_fit(w);
+	add_s(w, m);
+	/* a few pairs are scanned; many are hashed, to stay linear */
+	w->use_rmap = r->from.n > 8;
+	if (w->use_rmap) {
+		ge_tmap_init(&w->rmap, r->from.n);
+		for (size_t i = 0; i < r->from.n; i++)
+			ge_tmap_put(&w->rmap, r->from.v[i], i);
+	}
+	int rc = check_repl(w, rule, root, r, err);
+	if (!rc) {
+		mark_needs(w, m, r, cap_before);
+		if (!allow)
+			rc = check_orphans(w, rule, root, m, r, cap_before, err);
+	}
+	if (!rc)
+		rc = reroute_readers(w, rule, root, r, cap_before, err);
+	if (!rc)
+		rc = remove_unneeded(w, rule, root, m, err);
 	clear_s(w, m);
 	if (w->use_rmap)
 		ge_tmap_free(&w->rmap);

@@ -216,10 +216,11 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 	return rc;
 }
 
-/* Points every reader of a stand-in at the real copy, then removes it. */
+/* Points every reader of a stand-in at the real copy (one batched edit),
+ * then removes it. */
 static int finish_stand_ins(ge_tinfo *I, ge_error *err)
 {
-	ge_use *uses = NULL;
+	ge_input_edit *edits = NULL;
 	size_t cap = 0;
 	int rc = GE_OK;
 	for (size_t i = 0; i < I->stand_src.n && !rc; i++) {
@@ -236,17 +237,15 @@ static int finish_stand_ins(ge_tinfo *I, ge_error *err)
 		const ge_use *u = ge_op_uses(I->g_, ph, &n);
 		if (n > cap) {
 			cap = n;
-			uses = ge_xrealloc(uses, cap * sizeof *uses);
+			edits = ge_xrealloc(edits, cap * sizeof *edits);
 		}
-		if (n)
-			memcpy(uses, u, n * sizeof *uses);
-		for (size_t k = 0; k < n && !rc; k++)
-			rc = ge_op_set_input(I->g_, uses[k].op, uses[k].slot,
-					     real, err);
+		for (size_t k = 0; k < n; k++)
+			edits[k] = (ge_input_edit){u[k].op, u[k].slot, real};
+		rc = ge_graph_set_inputs(I->g_, edits, n, err);
 		if (!rc)
 			rc = ge_graph_remove_op(I->g_, ph, 1, err);
 	}
-	free(uses);
+	free(edits);
 	return rc;
 }
 

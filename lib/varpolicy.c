@@ -2,9 +2,12 @@
 #include "varpolicy.h"
 #include "graph_impl.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "meta.h"
 #include "sets.h"
 #include "transform_impl.h"
@@ -20,109 +23,6 @@
 #define MAX_HOPS 8
 
 enum { P_NONE = 0, P_SHARE = GE_VARS_SHARE, P_DUP = GE_VARS_DUPLICATE };
-
-/* ------------------------------------------------------------ plans */
-
-static void plan_add(ge_ckpt_plan *p, const char *src, const char *dst,
-		     int rename)
-{
-	if (p->n == p->cap) {
-		p->cap = p->cap ? 2 * p->cap : 8;
-		p->src = ge_xrealloc(p->src, p->cap * sizeof *p->src);
-		p->dst = ge_xrealloc(p->dst, p->cap * sizeof *p->dst);
-		p->rename = ge_xrealloc(p->rename, p->cap);
-	}
-	p->src[p->n] = ge_xstrdup(src);
-	p->dst[p->n] = ge_xstrdup(dst);
-	p->rename[p->n] = (unsigned char)(rename != 0);
-	p->n++;
-}
-
-void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst)
-{
-	plan_add(p, src, dst, 0);
-}
-
-void ge_ckpt_plan_add_rename(ge_ckpt_plan *p, const char *src,
-			     const char *dst)
-{
-	plan_add(p, src, dst, 1);
-}
-
-static void ckpt_plan_release(ge_ckpt_plan *p)
-{
-	if (!p)
-		return;
-	ge_ckpt_plan_free(p);
-	free(p);
-}
-
-static ge_ckpt_plan *ckpt_plan_dup(const ge_ckpt_plan *p)
-{
-	if (!p || !p->n)
-		return NULL;
-	ge_ckpt_plan *c = ge_xcalloc(1, sizeof *c);
-	for (size_t i = 0; i < p->n; i++)
-		plan_add(c, p->src[i], p->dst[i], p->rename[i]);
-	return c;
-}
-
-static void plan_clone_hook(ge_graph *dst, const ge_graph *src)
-{
-	dst->ckpt_plan = ckpt_plan_dup(src->ckpt_plan);
-}
-
-static void plan_free_hook(ge_graph *g)
-{
-	ckpt_plan_release(g->ckpt_plan);
-	g->ckpt_plan = NULL;
-}
-
-/* The plan is the graph's, kept through the graph's hooks. */
-static const ge_graph_hooks plan_hooks = {
-	NULL, NULL, plan_clone_hook, plan_free_hook,
-};
-
-static ge_ckpt_plan *graph_plan(ge_graph *g)
-{
-	if (!g->ckpt_plan) {
-		g->ckpt_plan = ge_xcalloc(1, sizeof *g->ckpt_plan);
-		ge_graph_add_hooks(g, &plan_hooks);
-	}
-	return g->ckpt_plan;
-}
-
-const ge_ckpt_plan *ge_graph_checkpoint_plan(const ge_graph *g)
-{
-	return g->ckpt_plan && g->ckpt_plan->n ? g->ckpt_plan : NULL;
-}
-
-void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
-				  const char *dst)
-{
-	ge_ckpt_plan *p = graph_plan(g);
-	/* the source checkpoint does not hold what the plan itself makes */
-	for (size_t i = p->n; i-- > 0;)
-		if (!strcmp(p->dst[i], src)) {
-			src = p->src[i];
-			break;
-		}
-	ge_ckpt_plan_add(p, src, dst);
-}
-
-void ge_ckpt_plan_free(ge_ckpt_plan *p)
-{
-	if (!p)
-		return;
-	for (size_t i = 0; i < p->n; i++) {
-		free(p->src[i]);
-		free(p->dst[i]);
-	}
-	free(p->src);
-	free(p->dst);
-	free(p->rename);
-	memset(p, 0, sizeof *p);
-}
 
 /* ------------------------------------------------------------ state */
 
@@ -1015,6 +915,229 @@ static void rollback(ge_graph *g, size_t first_new)
 			ge_graph_remove_op(g, (ge_opid)id, 1, NULL);
 }
 
+/* The state of a variables-aware transform: the view's graph and the
+ * destination, the sets, the variables of the graph. */
+static int vp_setup(struct vp *p, const ge_transformer *tr, ge_view *sgv,
+		    const ge_transform_opts *o, ge_error *err)
+{
+	memset(p, 0, sizeof *p);
+	p->inner = tr;
+	p->g = sgv->graph;
+	p->g_ = o && o->dst_graph ? o->dst_graph : p->g;
+	p->same = p->g == p->g_;
+	p->first_new = ge_graph_capacity(p->g_);
+	ge_opset_init(&p->shared, p->g);
+	ge_opset_init(&p->keep_ops, p->g);
+	ge_opset_init(&p->in_view, p->g);
+	ge_opset_init(&p->added, p->g);
+	ge_tset_init(&p->ext_in, p->g);
+	ge_opset_init(&p->seen, p->g);
+	int rc = ge_graph_variables(p->g, &p->vl, err);
+	if (rc)
+		return rc;
+	p->pol = ge_xcalloc(p->vl.n + 1, 1);
+	ge_opset_add_list(&p->in_view, sgv->ops.v, sgv->ops.n);
+	return GE_OK;
+}
+
+/* The tensors the view reads from outside. */
+static void outside_reads(struct vp *p, const ge_view *sgv, ge_tset *outside)
+{
+	ge_tset_init(outside, p->g);
+	for (size_t i = 0; i < sgv->ops.n; i++) {
+		ge_opid op = sgv->ops.v[i];
+		size_t ni = ge_op_num_inputs(p->g, op);
+		for (size_t k = 0; k < ni; k++) {
+			ge_tref t = ge_op_input(p->g, op, k);
+			if (t.op != GE_NOOP && !ge_opset_has(&p->in_view, t.op))
+				ge_tset_insert(outside, t);
+		}
+	}
+}
+
+/* The policy of variable i, the view meeting it (met) or reading it from
+ * outside; P_NONE when it is left alone, -1 after an error. */
+static int var_policy(struct vp *p, const ge_var_opts *vo, size_t i,
+		      ge_error *err)
+{
+	const ge_variable *v = &p->vl.v[i];
+	int pol = vo->decide ? vo->decide(p->g, v, vo->decide_ud) : vo->policy;
+	if (pol < 0) {
+		ge_err(err, GE_EINVAL, "variables policy failed on '%s'",
+		       v->name);
+		return -1;
+	}
+	if (pol == GE_VARS_AUTO)
+		return ge_opset_has(&p->in_view, v->op) ? P_DUP : P_NONE;
+	if (pol != GE_VARS_SHARE && pol != GE_VARS_DUPLICATE) {
+		ge_err(err, GE_EINVAL,
+		       "variables policy for '%s': %d is neither share nor "
+		       "duplicate", v->name, pol);
+		return -1;
+	}
+	if (pol == P_SHARE && !p->same) {
+		ge_err(err, GE_EINVAL,
+		       "variable '%s' cannot be shared with another graph "
+		       "(duplicate it)", v->name);
+		return -1;
+	}
+	return pol;
+}
+
+/* Decides each variable the view meets, and gathers what to share (in
+ * p's sets) or to add to the view (added). */
+static int decide_vars(struct vp *p, const ge_var_opts *vo,
+		       const ge_tset *outside, ge_opvec *added, ge_error *err)
+{
+	int rc = GE_OK;
+	ge_opvec ops = GE_VEC_INIT, rd = GE_VEC_INIT;
+	for (size_t i = 0; i < p->vl.n && !rc; i++) {
+		const ge_variable *v = &p->vl.v[i];
+		ops.n = rd.n = 0;
+		var_ops(p, v, &ops);
+		var_readers(p, v, &rd);
+		int met = 0, read_outside = 0;
+		for (size_t k = 0; k < ops.n && !met; k++)
+			met = ge_opset_has(&p->in_view, ops.v[k]);
+		for (size_t k = 0; k < rd.n; k++) {
+			int no = ge_op_num_outputs(p->g, rd.v[k]);
+			for (int j = 0; j < no; j++)
+				if (ge_tset_has(outside, (ge_tref){rd.v[k], j}))
+					read_outside = 1;
+		}
+		if (!met && !read_outside)
+			continue;
+		int pol = var_policy(p, vo, i, err);
+		if (pol < 0) {
+			rc = GE_EINVAL;
+			break;
+		}
+		p->pol[i] = (uint8_t)pol;
+		if (pol == P_SHARE) {
+			ge_opset_add_list(&p->shared, ops.v, ops.n);
+			ge_opset_add_list(&p->keep_ops, ops.v, ops.n);
+			ge_opset_add_list(&p->keep_ops, rd.v, rd.n);
+		} else if (pol == P_DUP) {
+			for (size_t k = 0; k < ops.n; k++)
+				if (!ge_opset_has(&p->in_view, ops.v[k]) &&
+				    ge_opset_insert(&p->added, ops.v[k]))
+					ge_opvec_push(added, ops.v[k]);
+			/* reads of it that the view uses from outside */
+			for (size_t k = 0; k < rd.n; k++) {
+				int no = ge_op_num_outputs(p->g, rd.v[k]);
+				for (int j = 0; j < no; j++)
+					if (ge_tset_has(outside,
+							(ge_tref){rd.v[k], j}) &&
+					    !ge_opset_has(&p->in_view, rd.v[k]) &&
+					    ge_opset_insert(&p->added, rd.v[k]))
+						ge_opvec_push(added, rd.v[k]);
+			}
+		}
+	}
+	ge_opvec_free(&ops);
+	ge_opvec_free(&rd);
+	return rc;
+}
+
+/* The view to copy: the user's, with the duplicated variables (ext), and
+ * in p->ext_in what only the added ops read from outside. */
+static int extend_view(struct vp *p, const ge_view *sgv,
+		       const ge_tset *outside, const ge_opvec *added,
+		       ge_view *ext, ge_error *err)
+{
+	ge_opvec all = GE_VEC_INIT;
+	for (size_t i = 0; i < sgv->ops.n; i++)
+		ge_opvec_push(&all, sgv->ops.v[i]);
+	for (size_t i = 0; i < added->n; i++)
+		ge_opvec_push(&all, added->v[i]);
+	int rc = ge_view_init(ext, p->g, all.v, all.n, NULL, 0, err);
+	ge_opvec_free(&all);
+	if (rc)
+		return rc;
+	/* the user's inputs stay external (minus those now inside), outputs
+	 * and passthroughs are the user's */
+	ext->inputs.n = 0;
+	for (size_t i = 0; i < sgv->inputs.n; i++)
+		if (!ge_opset_has(&p->added, sgv->inputs.v[i].op))
+			ge_tvec_push(&ext->inputs, sgv->inputs.v[i]);
+	ext->outputs.n = 0;
+	for (size_t i = 0; i < sgv->outputs.n; i++)
+		ge_tvec_push(&ext->outputs, sgv->outputs.v[i]);
+	ext->passthroughs.n = 0;
+	for (size_t i = 0; i < sgv->passthroughs.n; i++)
+		ge_tvec_push(&ext->passthroughs, sgv->passthroughs.v[i]);
+	for (size_t i = 0; i < added->n; i++) {
+		ge_opid op = added->v[i];
+		size_t ni = ge_op_num_inputs(p->g, op);
+		for (size_t k = 0; k < ni; k++) {
+			ge_tref t = ge_op_input(p->g, op, k);
+			if (t.op != GE_NOOP && !ge_opset_has(&p->added, t.op) &&
+			    !ge_opset_has(&p->in_view, t.op) &&
+			    !ge_tset_has(outside, t))
+				ge_tset_insert(&p->ext_in, t);
+		}
+	}
+	return GE_OK;
+}
+
+/* The user's transformer, with the sharing and input handlers of p. */
+static void wrap_transformer(struct vp *p, const ge_transformer *tr)
+{
+	p->tr = *tr;
+	p->tr.share_op = vp_share_op;
+	p->tr.share_op_ud = p;
+	p->ext.p = p;
+	p->ext.hidden = 0;
+	p->hid.p = p;
+	p->hid.hidden = 1;
+	p->tr.transform_external_input_handler = vp_input;
+	p->tr.transform_external_input_ud = &p->ext;
+	p->tr.transform_external_hidden_input_handler = vp_input;
+	p->tr.transform_external_hidden_input_ud = &p->hid;
+}
+
+/* What follows the duplicates: their VariableDefs, the joined
+ * initializers, savers and restores, and the checkpoint keys. */
+static int follow_dups(struct vp *p, ge_tinfo *I, ge_ckpt_plan *plan,
+		       ge_error *err)
+{
+	struct dup *d = ge_xcalloc(p->vl.n + 1, sizeof *d);
+	size_t nd = 0;
+	for (size_t i = 0; i < p->vl.n; i++) {
+		if (p->pol[i] != P_DUP)
+			continue;
+		const ge_variable *v = &p->vl.v[i];
+		ge_opid op_ = ge_tinfo_transformed_op(I, v->op);
+		if (op_ == GE_NOOP || (p->same && op_ == v->op))
+			continue;
+		d[nd].v = v;
+		d[nd].op_ = op_;
+		if (!strcmp(v->key, v->name))
+			d[nd].key_ = ge_xstrdup(ge_op_name(p->g_, op_));
+		else
+			d[nd].key_ = rescope(I, v->key);
+		nd++;
+	}
+	int rc = add_vardefs(p, I, d, nd, err);
+	if (!rc) {
+		join_init(p, I, d, nd);
+		if (p->same) {
+			extend_savers(p, I, d, nd);
+			extend_restores(p, d, nd);
+		}
+		for (size_t k = 0; k < nd; k++) {
+			ge_graph_add_checkpoint_copy(p->g_, d[k].v->key,
+						     d[k].key_);
+			if (plan)
+				ge_ckpt_plan_add(plan, d[k].v->key, d[k].key_);
+		}
+	}
+	for (size_t k = 0; k < nd; k++)
+		free(d[k].key_);
+	free(d);
+	return rc;
+}
+
 int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
 		      const ge_transform_opts *o, const ge_var_opts *vo,
 		      ge_view *out, ge_tinfo **info, ge_ckpt_plan *plan,
@@ -1034,150 +1157,20 @@ int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
 	if (rc)
 		return rc;
 	struct vp P;
-	memset(&P, 0, sizeof P);
 	struct vp *p = &P;
-	p->inner = tr;
-	p->g = sgv->graph;
-	p->g_ = o && o->dst_graph ? o->dst_graph : p->g;
-	p->same = p->g == p->g_;
-	p->first_new = ge_graph_capacity(p->g_);
-	ge_opset_init(&p->shared, p->g);
-	ge_opset_init(&p->keep_ops, p->g);
-	ge_opset_init(&p->in_view, p->g);
-	ge_opset_init(&p->added, p->g);
-	ge_tset_init(&p->ext_in, p->g);
-	ge_opset_init(&p->seen, p->g);
-	if ((rc = ge_graph_variables(p->g, &p->vl, err))) {
+	if ((rc = vp_setup(p, tr, sgv, o, err))) {
 		vp_free(p);
 		return rc;
 	}
-	p->pol = ge_xcalloc(p->vl.n + 1, 1);
-	ge_opset_add_list(&p->in_view, sgv->ops.v, sgv->ops.n);
-
-	/* tensors the view reads from outside */
 	ge_tset outside;
-	ge_tset_init(&outside, p->g);
-	for (size_t i = 0; i < sgv->ops.n; i++) {
-		ge_opid op = sgv->ops.v[i];
-		size_t ni = ge_op_num_inputs(p->g, op);
-		for (size_t k = 0; k < ni; k++) {
-			ge_tref t = ge_op_input(p->g, op, k);
-			if (t.op != GE_NOOP && !ge_opset_has(&p->in_view, t.op))
-				ge_tset_insert(&outside, t);
-		}
-	}
-
-	/* decide, and gather what to share or add */
-	ge_opvec ops = GE_VEC_INIT, rd = GE_VEC_INIT, added = GE_VEC_INIT;
-	for (size_t i = 0; i < p->vl.n && !rc; i++) {
-		const ge_variable *v = &p->vl.v[i];
-		ops.n = rd.n = 0;
-		var_ops(p, v, &ops);
-		var_readers(p, v, &rd);
-		int met = 0, read_outside = 0;
-		for (size_t k = 0; k < ops.n && !met; k++)
-			met = ge_opset_has(&p->in_view, ops.v[k]);
-		for (size_t k = 0; k < rd.n; k++) {
-			int no = ge_op_num_outputs(p->g, rd.v[k]);
-			for (int j = 0; j < no; j++)
-				if (ge_tset_has(&outside, (ge_tref){rd.v[k], j}))
-					read_outside = 1;
-		}
-		if (!met && !read_outside)
-			continue;
-		int pol = vo->decide ? vo->decide(p->g, v, vo->decide_ud)
-				     : vo->policy;
-		if (pol < 0) {
-			rc = ge_err(err, GE_EINVAL,
-				    "variables policy failed on '%s'", v->name);
-			break;
-		}
-		if (pol == GE_VARS_AUTO)
-			pol = ge_opset_has(&p->in_view, v->op) ? P_DUP : P_NONE;
-		else if (pol != GE_VARS_SHARE && pol != GE_VARS_DUPLICATE) {
-			rc = ge_err(err, GE_EINVAL,
-				    "variables policy for '%s': %d is neither "
-				    "share nor duplicate", v->name, pol);
-			break;
-		}
-		if (pol == P_SHARE && !p->same) {
-			rc = ge_err(err, GE_EINVAL,
-				    "variable '%s' cannot be shared with "
-				    "another graph (duplicate it)", v->name);
-			break;
-		}
-		p->pol[i] = (uint8_t)pol;
-		if (pol == P_SHARE) {
-			ge_opset_add_list(&p->shared, ops.v, ops.n);
-			ge_opset_add_list(&p->keep_ops, ops.v, ops.n);
-			ge_opset_add_list(&p->keep_ops, rd.v, rd.n);
-		} else if (pol == P_DUP) {
-			for (size_t k = 0; k < ops.n; k++)
-				if (!ge_opset_has(&p->in_view, ops.v[k]) &&
-				    ge_opset_insert(&p->added, ops.v[k]))
-					ge_opvec_push(&added, ops.v[k]);
-			/* reads of it that the view uses from outside */
-			for (size_t k = 0; k < rd.n; k++) {
-				int no = ge_op_num_outputs(p->g, rd.v[k]);
-				for (int j = 0; j < no; j++)
-					if (ge_tset_has(&outside,
-							(ge_tref){rd.v[k], j}) &&
-					    !ge_opset_has(&p->in_view, rd.v[k]) &&
-					    ge_opset_insert(&p->added, rd.v[k]))
-						ge_opvec_push(&added, rd.v[k]);
-			}
-		}
-	}
-	ge_opvec_free(&ops);
-	ge_opvec_free(&rd);
-	if (rc) {
-		ge_tset_free(&outside);
-		ge_opvec_free(&added);
-		vp_free(p);
-		return rc;
-	}
-
-	/* the view to copy: the user's, with the duplicated variables */
+	ge_opvec added = GE_VEC_INIT;
 	ge_view ext = GE_VIEW_INIT;
 	ge_view *use = sgv;
-	if (added.n) {
-		ge_opvec all = GE_VEC_INIT;
-		for (size_t i = 0; i < sgv->ops.n; i++)
-			ge_opvec_push(&all, sgv->ops.v[i]);
-		for (size_t i = 0; i < added.n; i++)
-			ge_opvec_push(&all, added.v[i]);
-		rc = ge_view_init(&ext, p->g, all.v, all.n, NULL, 0, err);
-		ge_opvec_free(&all);
-		if (!rc) {
-			/* the user's inputs stay external (minus those now
-			 * inside), outputs and passthroughs are the user's */
-			ext.inputs.n = 0;
-			for (size_t i = 0; i < sgv->inputs.n; i++)
-				if (!ge_opset_has(&p->added, sgv->inputs.v[i].op))
-					ge_tvec_push(&ext.inputs, sgv->inputs.v[i]);
-			ext.outputs.n = 0;
-			for (size_t i = 0; i < sgv->outputs.n; i++)
-				ge_tvec_push(&ext.outputs, sgv->outputs.v[i]);
-			ext.passthroughs.n = 0;
-			for (size_t i = 0; i < sgv->passthroughs.n; i++)
-				ge_tvec_push(&ext.passthroughs,
-					     sgv->passthroughs.v[i]);
-			use = &ext;
-			/* what only the added ops read from outside */
-			for (size_t i = 0; i < added.n; i++) {
-				ge_opid op = added.v[i];
-				size_t ni = ge_op_num_inputs(p->g, op);
-				for (size_t k = 0; k < ni; k++) {
-					ge_tref t = ge_op_input(p->g, op, k);
-					if (t.op != GE_NOOP &&
-					    !ge_opset_has(&p->added, t.op) &&
-					    !ge_opset_has(&p->in_view, t.op) &&
-					    !ge_tset_has(&outside, t))
-						ge_tset_insert(&p->ext_in, t);
-				}
-			}
-		}
-	}
+	outside_reads(p, sgv, &outside);
+	rc = decide_vars(p, vo, &outside, &added, err);
+	if (!rc && added.n && !(rc = extend_view(p, sgv, &outside, &added,
+						 &ext, err)))
+		use = &ext;
 	ge_tset_free(&outside);
 	ge_opvec_free(&added);
 	if (rc) {
@@ -1186,19 +1179,7 @@ int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
 		return rc;
 	}
 
-	/* the wrapped transformer */
-	p->tr = *tr;
-	p->tr.share_op = vp_share_op;
-	p->tr.share_op_ud = p;
-	p->ext.p = p;
-	p->ext.hidden = 0;
-	p->hid.p = p;
-	p->hid.hidden = 1;
-	p->tr.transform_external_input_handler = vp_input;
-	p->tr.transform_external_input_ud = &p->ext;
-	p->tr.transform_external_hidden_input_handler = vp_input;
-	p->tr.transform_external_hidden_input_ud = &p->hid;
-
+	wrap_transformer(p, tr);
 	ge_tinfo *I = NULL;
 	rc = ge_transform(&p->tr, use, o, out, &I, err);
 	if (!rc && out && use != sgv) {
@@ -1208,45 +1189,8 @@ int ge_transform_vars(const ge_transformer *tr, ge_view *sgv,
 		map_ts(I, &sgv->passthroughs, &out->passthroughs);
 	}
 	ge_view_free(&ext);
-
-	/* what follows the duplicates */
-	struct dup *d = NULL;
-	size_t nd = 0;
-	if (!rc) {
-		d = ge_xcalloc(p->vl.n + 1, sizeof *d);
-		for (size_t i = 0; i < p->vl.n; i++) {
-			if (p->pol[i] != P_DUP)
-				continue;
-			const ge_variable *v = &p->vl.v[i];
-			ge_opid op_ = ge_tinfo_transformed_op(I, v->op);
-			if (op_ == GE_NOOP || (p->same && op_ == v->op))
-				continue;
-			d[nd].v = v;
-			d[nd].op_ = op_;
-			if (!strcmp(v->key, v->name))
-				d[nd].key_ = ge_xstrdup(ge_op_name(p->g_, op_));
-			else
-				d[nd].key_ = rescope(I, v->key);
-			nd++;
-		}
-		rc = add_vardefs(p, I, d, nd, err);
-	}
-	if (!rc) {
-		join_init(p, I, d, nd);
-		if (p->same) {
-			extend_savers(p, I, d, nd);
-			extend_restores(p, d, nd);
-		}
-		for (size_t k = 0; k < nd; k++) {
-			ge_graph_add_checkpoint_copy(p->g_, d[k].v->key,
-						     d[k].key_);
-			if (plan)
-				ge_ckpt_plan_add(plan, d[k].v->key, d[k].key_);
-		}
-	}
-	for (size_t k = 0; k < nd; k++)
-		free(d[k].key_);
-	free(d);
+	if (!rc)
+		rc = follow_dups(p, I, plan, err);
 	if (rc) {
 		if (I)
 			ge_tinfo_free(I);
@@ -1343,31 +1287,6 @@ static void saver_name_consts(ge_graph *g, ge_opvec *out)
 	}
 }
 
-static void plan_rename(ge_graph *g, const char *from, const char *to)
-{
-	ge_ckpt_plan *p = g->ckpt_plan;
-	for (size_t i = 0; p && i < p->n; i++) {
-		if (strcmp(p->dst[i], from))
-			continue;
-		/* the plan made `from`: it makes `to` instead */
-		free(p->dst[i]);
-		p->dst[i] = ge_xstrdup(to);
-		if (!strcmp(p->src[i], to)) {
-			/* renamed back: nothing left to do */
-			free(p->src[i]);
-			free(p->dst[i]);
-			p->n--;
-			memmove(p->src + i, p->src + i + 1,
-				(p->n - i) * sizeof *p->src);
-			memmove(p->dst + i, p->dst + i + 1,
-				(p->n - i) * sizeof *p->dst);
-			memmove(p->rename + i, p->rename + i + 1, p->n - i);
-		}
-		return;
-	}
-	ge_ckpt_plan_add_rename(graph_plan(g), from, to);
-}
-
 int ge_variable_rename(ge_graph *g, const char *name, const char *new_name,
 		       ge_error *err)
 {
@@ -1459,7 +1378,7 @@ int ge_variable_rename(ge_graph *g, const char *name, const char *new_name,
 		/* a graph without a saver still has its values under the old
 		 * key in the checkpoint it came with */
 		(void)used;
-		plan_rename(g, key, key_);
+		ge_graph_checkpoint_rename(g, key, key_);
 	}
 	ge_opvec_free(&consts);
 	for (size_t i = 0; i < nto; i++)
@@ -1533,37 +1452,34 @@ static int only_used_by(const ge_graph *g, ge_opid c, ge_opid user)
 	return nc == 0;
 }
 
-int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
-{
-	ge_varlist vl = {0};
-	const ge_variable *v;
-	int rc = find_var(g, name, &vl, &v, err);
-	if (rc)
-		return rc;
-	const char *gn = ge_graph_name(g);
-	struct vp P;
-	memset(&P, 0, sizeof P);
-	P.g = g;
-	ge_opset_init(&P.seen, g);
-	ge_opvec ops = GE_VEC_INIT;
-	var_ops(&P, v, &ops);
-	var_readers(&P, v, &ops);
-	ge_opset_free(&P.seen);
+/* What removing one variable takes: the ops that go (rm, and in all in
+ * node order) and the saver entries to drop. */
+struct vrm {
+	ge_graph *g;
+	const char *gn, *name;
 	ge_opset rm;
-	ge_opset_init(&rm, g);
-	ge_opset_add_list(&rm, ops.v, ops.n);
-	ge_opvec_free(&ops);
-	ge_opvec all = GE_VEC_INIT;    /* rm, in insertion order */
-	struct rm_entry *ent = NULL;
-	size_t nent = 0;
+	ge_opvec all;
+	struct rm_entry *ent;
+	size_t nent;
+};
 
-	/* restore assigns: the variable's value from a RestoreV2 output */
+static void vrm_entry(struct vrm *x, ge_opid op, size_t at)
+{
+	x->ent = ge_xrealloc(x->ent, (x->nent + 1) * sizeof *x->ent);
+	x->ent[x->nent++] = (struct rm_entry){op, at};
+}
+
+/* Restore assigns: the variable's value from a RestoreV2 output, through
+ * Identity chains. */
+static void vrm_restores(struct vrm *x, ge_opid var)
+{
+	ge_graph *g = x->g;
 	size_t nu;
-	const ge_use *u = ge_op_uses(g, v->op, &nu);
+	const ge_use *u = ge_op_uses(g, var, &nu);
 	for (size_t i = 0; i < nu; i++) {
 		ge_opid a = u[i].op;
 		const char *ty = ge_op_type(g, a);
-		if (u[i].slot || ge_opset_has(&rm, a) ||
+		if (u[i].slot || ge_opset_has(&x->rm, a) ||
 		    (strcmp(ty, "Assign") && strcmp(ty, "AssignVariableOp")) ||
 		    ge_op_num_inputs(g, a) < 2)
 			continue;
@@ -1572,11 +1488,9 @@ int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
 		for (int hop = 0; hop < MAX_HOPS && t.op != GE_NOOP; hop++) {
 			const char *tt = ge_op_type(g, t.op);
 			if (!strcmp(tt, "RestoreV2")) {
-				ge_opset_add(&rm, a);
-				ge_opset_add_list(&rm, chain.v, chain.n);
-				ent = ge_xrealloc(ent, (nent + 1) * sizeof *ent);
-				ent[nent++] = (struct rm_entry){t.op,
-								(size_t)t.index};
+				ge_opset_add(&x->rm, a);
+				ge_opset_add_list(&x->rm, chain.v, chain.n);
+				vrm_entry(x, t.op, (size_t)t.index);
 				break;
 			}
 			if (strcmp(tt, "Identity") ||
@@ -1587,7 +1501,12 @@ int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
 		}
 		ge_opvec_free(&chain);
 	}
-	/* what the savers save of it */
+}
+
+/* What the savers save of it. */
+static void vrm_saves(struct vrm *x)
+{
+	ge_graph *g = x->g;
 	size_t cap = ge_graph_capacity(g);
 	for (size_t id = 0; id < cap; id++) {
 		ge_opid s = (ge_opid)id;
@@ -1595,91 +1514,99 @@ int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
 			continue;
 		size_t ni = ge_op_num_inputs(g, s);
 		for (size_t k = 3; k < ni; k++)
-			if (ge_opset_has(&rm, ge_op_input(g, s, k).op)) {
-				ent = ge_xrealloc(ent, (nent + 1) * sizeof *ent);
-				ent[nent++] = (struct rm_entry){s, k - 3};
-			}
+			if (ge_opset_has(&x->rm, ge_op_input(g, s, k).op))
+				vrm_entry(x, s, k - 3);
 	}
-	/* every saver touched must be consistent; a RestoreV2 restoring only
-	 * this variable goes with its own constants */
-	for (size_t i = 0; i < nent && !rc; i++) {
+}
+
+/* Every saver touched must be consistent; a RestoreV2 restoring only this
+ * variable goes with its own constants. */
+static int vrm_check_savers(struct vrm *x, ge_error *err)
+{
+	ge_graph *g = x->g;
+	for (size_t i = 0; i < x->nent; i++) {
 		size_t n;
-		if (!saver_consistent(g, ent[i].op, &n) || ent[i].at >= n) {
-			rc = ge_err(err, GE_EFORMAT,
-				    "%s: cannot remove variable '%s' from "
-				    "saver op '%s': its tensor_names, "
-				    "shape_and_slices and dtypes disagree", gn,
-				    name, ge_op_name(g, ent[i].op));
-			break;
-		}
-		ge_opid R = ent[i].op;
+		struct rm_entry *e = &x->ent[i];
+		if (!saver_consistent(g, e->op, &n) || e->at >= n)
+			return ge_err(err, GE_EFORMAT,
+				      "%s: cannot remove variable '%s' from "
+				      "saver op '%s': its tensor_names, "
+				      "shape_and_slices and dtypes disagree",
+				      x->gn, x->name, ge_op_name(g, e->op));
+		ge_opid R = e->op;
 		if (n == 1 && !strcmp(ge_op_type(g, R), "RestoreV2")) {
-			ge_opset_add(&rm, R);
+			ge_opset_add(&x->rm, R);
 			for (size_t slot = 1; slot <= 2; slot++) {
 				ge_opid c = ge_op_input(g, R, slot).op;
 				if (c != GE_NOOP && only_used_by(g, c, R))
-					ge_opset_add(&rm, c);
+					ge_opset_add(&x->rm, c);
 			}
-			ent[i].op = GE_NOOP;
+			e->op = GE_NOOP;
 		}
 	}
-	for (size_t id = 0; id < cap; id++)
-		if (ge_op_alive(g, (ge_opid)id) && ge_opset_has(&rm, (ge_opid)id))
-			ge_opvec_push(&all, (ge_opid)id);
-	/* nothing else may read what goes */
-	for (size_t i = 0; i < all.n && !rc; i++) {
-		ge_opid op = all.v[i];
+	return GE_OK;
+}
+
+/* Nothing else may read what goes. */
+static int vrm_check_readers(struct vrm *x, ge_error *err)
+{
+	ge_graph *g = x->g;
+	int rc = GE_OK;
+	for (size_t i = 0; i < x->all.n && !rc; i++) {
+		ge_opid op = x->all.v[i];
+		size_t nu;
 		const ge_use *uu = ge_op_uses(g, op, &nu);
 		for (size_t k = 0; k < nu && !rc; k++) {
 			ge_opid c = uu[k].op;
-			if (ge_opset_has(&rm, c))
+			if (ge_opset_has(&x->rm, c))
 				continue;
 			int saver = 0;
-			for (size_t e = 0; e < nent && !saver; e++)
-				saver = ent[e].op == c &&
+			for (size_t e = 0; e < x->nent && !saver; e++)
+				saver = x->ent[e].op == c &&
 					(strcmp(ge_op_type(g, c), "SaveV2") ||
-					 ent[e].at + 3 == uu[k].slot);
+					 x->ent[e].at + 3 == uu[k].slot);
 			if (!saver || !strcmp(ge_op_type(g, c), "RestoreV2"))
 				rc = ge_err(err, GE_EGRAPH,
 					    "%s: cannot remove variable '%s': "
 					    "op '%s' reads '%s' (reroute it "
-					    "first)", gn, name, ge_op_name(g, c),
-					    ge_op_name(g, op));
+					    "first)", x->gn, x->name,
+					    ge_op_name(g, c), ge_op_name(g, op));
 		}
 		size_t nc;
 		const ge_opid *co = ge_op_control_outputs(g, op, &nc);
 		for (size_t k = 0; k < nc && !rc; k++)
-			if (!ge_opset_has(&rm, co[k]) &&
+			if (!ge_opset_has(&x->rm, co[k]) &&
 			    strcmp(ge_op_type(g, co[k]), "NoOp"))
 				rc = ge_err(err, GE_EGRAPH,
 					    "%s: cannot remove variable '%s': "
 					    "op '%s' has a control input on "
-					    "'%s'", gn, name,
+					    "'%s'", x->gn, x->name,
 					    ge_op_name(g, co[k]),
 					    ge_op_name(g, op));
 	}
-	ge_varlist_free(&vl);
-	v = NULL;
-	if (rc)
-		goto out;
+	return rc;
+}
 
-	/* savers: SaveV2 inputs and elements, RestoreV2 outputs */
-	for (size_t i = 0; i < nent; i++) {
-		ge_opid s = ent[i].op;
+/* Savers: SaveV2 inputs and elements, RestoreV2 outputs. */
+static void vrm_fix_savers(struct vrm *x)
+{
+	ge_graph *g = x->g;
+	for (size_t i = 0; i < x->nent; i++) {
+		ge_opid s = x->ent[i].op;
 		if (s == GE_NOOP)
 			continue;
-		size_t at = ent[i].at;
+		size_t at = x->ent[i].at;
 		if (!strcmp(ge_op_type(g, s), "SaveV2")) {
 			ge_op_remove_input(g, s, at + 3, NULL);
 		} else {
 			/* later outputs move down by one */
 			ge_input_edit *ed = NULL;
-			size_t ned = 0;
+			size_t ned = 0, nu;
 			const ge_use *uu = ge_op_uses(g, s, &nu);
 			for (size_t k = 0; k < nu; k++) {
 				ge_opid c = uu[k].op;
 				ge_tref t = ge_op_input(g, c, uu[k].slot);
-				if (ge_opset_has(&rm, c) || t.index <= (int)at)
+				if (ge_opset_has(&x->rm, c) || t.index <= (int)at)
 					continue;
 				ed = ge_xrealloc(ed, (ned + 1) * sizeof *ed);
 				ed[ned++] = (ge_input_edit){
@@ -1695,28 +1622,70 @@ int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
 		drop_string(g, s, 2, at);
 		drop_type(g, s, at);
 		/* entries of the same op after this one moved down too */
-		for (size_t j = i + 1; j < nent; j++)
-			if (ent[j].op == s && ent[j].at > at)
-				ent[j].at--;
+		for (size_t j = i + 1; j < x->nent; j++)
+			if (x->ent[j].op == s && x->ent[j].at > at)
+				x->ent[j].at--;
 	}
-	/* control edges of NoOps (init, restore_all) on what goes */
-	for (size_t i = 0; i < all.n; i++) {
+}
+
+/* Control edges of NoOps (init, restore_all) on what goes, then the ops,
+ * consumers first: what is left reads only ops that go too. */
+static void vrm_remove(struct vrm *x)
+{
+	ge_graph *g = x->g;
+	for (size_t i = 0; i < x->all.n; i++) {
 		size_t nc;
 		ge_opvec drop = GE_VEC_INIT;
-		const ge_opid *co = ge_op_control_outputs(g, all.v[i], &nc);
+		const ge_opid *co = ge_op_control_outputs(g, x->all.v[i], &nc);
 		for (size_t k = 0; k < nc; k++)
-			if (!ge_opset_has(&rm, co[k]))
+			if (!ge_opset_has(&x->rm, co[k]))
 				ge_opvec_push(&drop, co[k]);
 		for (size_t k = 0; k < drop.n; k++)
-			ge_op_remove_control_input(g, drop.v[k], all.v[i], NULL);
+			ge_op_remove_control_input(g, drop.v[k], x->all.v[i],
+						   NULL);
 		ge_opvec_free(&drop);
 	}
-	/* consumers first; what is left reads only ops that go too */
-	for (size_t i = all.n; i-- > 0;)
-		ge_graph_remove_op(g, all.v[i], 1, NULL);
-out:
-	free(ent);
-	ge_opvec_free(&all);
-	ge_opset_free(&rm);
+	for (size_t i = x->all.n; i-- > 0;)
+		ge_graph_remove_op(g, x->all.v[i], 1, NULL);
+}
+
+int ge_variable_remove(ge_graph *g, const char *name, ge_error *err)
+{
+	ge_varlist vl = {0};
+	const ge_variable *v;
+	int rc = find_var(g, name, &vl, &v, err);
+	if (rc)
+		return rc;
+	struct vrm X = {g, ge_graph_name(g), name, {0}, GE_VEC_INIT, NULL, 0};
+	struct vp P;
+	memset(&P, 0, sizeof P);
+	P.g = g;
+	ge_opset_init(&P.seen, g);
+	ge_opvec ops = GE_VEC_INIT;
+	var_ops(&P, v, &ops);
+	var_readers(&P, v, &ops);
+	ge_opset_free(&P.seen);
+	ge_opset_init(&X.rm, g);
+	ge_opset_add_list(&X.rm, ops.v, ops.n);
+	ge_opvec_free(&ops);
+
+	vrm_restores(&X, v->op);
+	vrm_saves(&X);
+	rc = vrm_check_savers(&X, err);
+	size_t cap = ge_graph_capacity(g);
+	for (size_t id = 0; id < cap && !rc; id++)
+		if (ge_op_alive(g, (ge_opid)id) &&
+		    ge_opset_has(&X.rm, (ge_opid)id))
+			ge_opvec_push(&X.all, (ge_opid)id);
+	if (!rc)
+		rc = vrm_check_readers(&X, err);
+	ge_varlist_free(&vl);
+	if (!rc) {
+		vrm_fix_savers(&X);
+		vrm_remove(&X);
+	}
+	free(X.ent);
+	ge_opvec_free(&X.all);
+	ge_opset_free(&X.rm);
 	return rc;
 }

@@ -93,6 +93,11 @@ const ge_ckpt_plan *ge_graph_checkpoint_plan(const ge_graph *g);
  * checkpoint's tensor. */
 void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
 				  const char *dst);
+/* Follows the rename of checkpoint key `from` to `to` (a variable
+ * renamed by ge_variable_rename): an entry that made `from` makes `to`;
+ * otherwise the plan gets a rename entry. */
+void ge_graph_checkpoint_rename(ge_graph *g, const char *from,
+				const char *to);
 
 /* ---------------------------------------------------------- editing */
 

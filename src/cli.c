@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "lge.h"
 
 /* ------------------------------------------------------------ options */
 
@@ -158,6 +159,24 @@ int cli_variables_missing(const ge_graph *g, char *why, size_t cap)
 	return 1;
 }
 
+int cli_status(const ge_error *err)
+{
+	static const struct {
+		const char *kind;
+		int status;
+	} status[] = {
+		{"io", EXIT_USAGE},
+		{"notfound", EXIT_USAGE},
+		{"format", EXIT_USAGE},
+		{"invalid", EXIT_USAGE},
+	};
+	const char *kind = lge_errkind(err->code);
+	for (size_t i = 0; i < sizeof status / sizeof status[0]; i++)
+		if (!strcmp(status[i].kind, kind))
+			return status[i].status;
+	return EXIT_USAGE;
+}
+
 int cli_load_model(const char *path, const struct cli_model_opts *o,
 		   ge_graph **out)
 {
@@ -177,7 +196,7 @@ int cli_load_model(const char *path, const struct cli_model_opts *o,
 	ge_error err;
 	if (ge_load(path, &lo, out, &err) != GE_OK) {
 		cli_errmsg("%s", err.msg);
-		return EXIT_USAGE;
+		return cli_status(&err);
 	}
 	char why[4200];
 	if (!(o && (o->allow_missing_variables || o->no_check)) &&

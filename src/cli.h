@@ -90,8 +90,14 @@ enum { CLI_FN_REACHABLE = 0, CLI_FN_ALL, CLI_FN_NONE };
 int cli_functions_opt(const char *cmd, const char *val,
 		      struct cli_model_opts *mo);
 
+/* The exit status of a command whose load or save failed with err, from
+ * the kind of the error (lge_errkind, what scripts get as the third value
+ * of ge.load and g:save): a file missing or unreadable ("io",
+ * "notfound"), bytes that are not a model ("format") and a request the
+ * library refused ("invalid") are all the command line's fault, 2. */
+int cli_status(const ge_error *err);
 /* Loads a model; on failure prints the library's one-line message and
- * returns EXIT_USAGE. */
+ * returns cli_status's code. */
 int cli_load_model(const char *path, const struct cli_model_opts *o,
 		   ge_graph **out);
 /* The format named by --format (NULL: GE_FMT_AUTO); EXIT_USAGE after a

@@ -63,7 +63,7 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 	ge_error err;
 	if (ge_save(g, a.pos[1], &so, &err) != GE_OK) {
 		cli_errmsg("%s", err.msg);
-		rc = EXIT_USAGE;
+		rc = cli_status(&err);
 	}
 	ge_graph_free(g);
 out:

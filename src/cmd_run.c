@@ -317,7 +317,7 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 	ge_graph *g = NULL;
 	if (ge_load(model, &lo, &g, &err) != GE_OK) {
 		snprintf(res->error, sizeof res->error, "%s", err.msg);
-		res->status = EXIT_USAGE;
+		res->status = cli_status(&err);
 		goto done;
 	}
 	if (!(mo && mo->allow_missing_variables) &&
@@ -371,7 +371,7 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 	ge_save_opts so = {outfmt, 0};
 	if (ge_save(G->g, out, &so, &err) != GE_OK) {
 		snprintf(res->error, sizeof res->error, "%s", err.msg);
-		res->status = EXIT_USAGE;
+		res->status = cli_status(&err);
 		goto done;
 	}
 done:

@@ -50,8 +50,9 @@ static lge_ckpt *checkckpt(lua_State *L, int arg)
 	return c;
 }
 
-/* [-0, +(1|2), m] Opens the bundle a user's path names and pushes the
- * reader, or nil and the message.  Returns the number pushed. */
+/* [-0, +(1|3), m] Opens the bundle a user's path names and pushes the
+ * reader, or lge_fail's nil, message and kind.  Returns the number
+ * pushed. */
 static int pushopen(lua_State *L, const char *path)
 {
 	char *prefix;
@@ -252,10 +253,10 @@ static int wval_has(const struct wval *v, size_t n, const char *name)
  * anything is written; on failure nothing at prefix changes. */
 static int m_write(lua_State *L)
 {
+	static const char *const known[] = {"copy_from", "rename", NULL};
 	const char *prefix = luaL_checkstring(L, 1);
 	luaL_checktype(L, 2, LUA_TTABLE);
-	if (!lua_isnoneornil(L, 3))
-		luaL_checktype(L, 3, LUA_TTABLE);
+	lge_checkopts(L, 3, known);
 	lua_settop(L, 3);
 
 	/* the values, checked and sorted by name */
@@ -470,10 +471,12 @@ static void signature_outputs(lua_State *L, int list, ge_graph *g)
  * in freeze_graph. */
 static int m_freeze(lua_State *L)
 {
+	static const char *const known[] = {"outputs", "checkpoint",
+					    "clear_devices", NULL};
 	lge_graph *G = lge_checkgraph(L, 1);
 	ge_graph *g = G->g;
 	if (!lua_isnoneornil(L, 2))
-		luaL_checktype(L, 2, LUA_TTABLE);
+		lge_checkopts(L, 2, known);
 	else {
 		lua_settop(L, 1);
 		lua_newtable(L);
@@ -500,12 +503,14 @@ static int m_freeze(lua_State *L)
 	if (t == LUA_TSTRING) {
 		const char *path = lua_tostring(L, -1);
 		lua_pop(L, 1);
-		if (pushopen(L, path) != 1)
-			return 2;
+		int n = pushopen(L, path);
+		if (n != 1)
+			return n;
 	} else if (t == LUA_TNIL) {
 		lua_pop(L, 1);
-		if (pushgraphckpt(L, g) != 1)
-			return 2;
+		int n = pushgraphckpt(L, g);
+		if (n != 1)
+			return n;
 	} else if (!luaL_testudata(L, -1, LGE_CHECKPOINT)) {
 		return luaL_error(L, "option 'checkpoint' must be a reader or "
 				     "a path (got %s)", luaL_typename(L, -1));

@@ -111,7 +111,7 @@ static int e_detach(lua_State *L)
 					    "control_ios", NULL};
 	ge_error err;
 	lua_settop(L, 2);
-	lsel_checkopts(L, 2, known);
+	lge_checkopts(L, 2, known);
 	int ci = lsel_optbool(L, 2, "control_inputs", 0);
 	int co = lsel_optbool(L, 2, "control_outputs", 0);
 	int io = lsel_optbool(L, 2, "control_ios", 0);

@@ -63,8 +63,9 @@ int lsel_optfield(lua_State *L, int idx, const char *k);
 /* [-0, +0, v] Whether the value at idx is an options table: a table
  * without metatable whose keys are not list positions. */
 int lsel_isopts(lua_State *L, int idx);
-/* [-0, +0, v] Raises on an option name not in `known` (NULL-terminated). */
-void lsel_checkopts(lua_State *L, int idx, const char *const *known);
+/* The option names are checked by lge_checkopts (lge.h); the old name
+ * stays for code written against it. */
+#define lsel_checkopts lge_checkopts
 
 /* A Lua predicate for lib/: the function at stack index fn, called with
  * the op or tensor; a Lua error is kept on the stack and reported by

@@ -270,9 +270,10 @@ static int g_remove_op(lua_State *L)
 {
 	lge_graph *G = lge_checkgraph(L, 1);
 	ge_opid id = lge_checkopin(L, 2, G);
+	static const char *const known[] = {"force", NULL};
 	int force = 0;
 	if (!lua_isnoneornil(L, 3)) {
-		luaL_checktype(L, 3, LUA_TTABLE);
+		lge_checkopts(L, 3, known);
 		lua_getfield(L, 3, "force");
 		force = lua_toboolean(L, -1);
 		lua_pop(L, 1);
@@ -336,9 +337,10 @@ static int g_save(lua_State *L)
 {
 	ge_graph *g = lge_checkgraph(L, 1)->g;
 	const char *path = luaL_checkstring(L, 2);
+	static const char *const known[] = {"format", "overwrite", NULL};
 	ge_save_opts o = {GE_FMT_AUTO, 0};
 	if (!lua_isnoneornil(L, 3)) {
-		luaL_checktype(L, 3, LUA_TTABLE);
+		lge_checkopts(L, 3, known);
 		lua_getfield(L, 3, "format");
 		o.format = lge_checkformat(L, -1);
 		lua_getfield(L, 3, "overwrite");

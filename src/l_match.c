@@ -741,26 +741,6 @@ static int iter_step(lua_State *L)
 
 static const char *const match_opts[] = {"overlap", NULL};
 
-static void checkopts(lua_State *L, int idx, const char *const *known)
-{
-	if (lua_isnoneornil(L, idx))
-		return;
-	luaL_checktype(L, idx, LUA_TTABLE);
-	lua_pushnil(L);
-	while (lua_next(L, idx)) {
-		lua_pop(L, 1);
-		const char *k = lua_type(L, -1) == LUA_TSTRING
-					? lua_tostring(L, -1)
-					: NULL;
-		size_t j = 0;
-		while (k && known[j] && strcmp(known[j], k))
-			j++;
-		if (!k || !known[j])
-			luaL_error(L, "unknown option '%s'",
-				   k ? k : luaL_typename(L, -1));
-	}
-}
-
 static int optbool(lua_State *L, int idx, const char *k, int def)
 {
 	if (lua_isnoneornil(L, idx))
@@ -778,7 +758,7 @@ static int g_matches(lua_State *L)
 {
 	lge_checkgraph(L, 1);
 	ge_pat *p = checkpat(L, 2);
-	checkopts(L, 3, match_opts);
+	lge_checkopts(L, 3, match_opts);
 	int flags = optbool(L, 3, "overlap", 1) ? 0 : GE_MATCH_NONOVERLAP;
 	ge_graph *g = ((lge_graph *)lua_touserdata(L, 1))->g;
 	ge_opindex *ix = graph_index(L, 1);
@@ -925,7 +905,7 @@ static int m_rewrite(lua_State *L)
 {
 	lge_graph *G = lge_checkgraph(L, 1);
 	luaL_checktype(L, 2, LUA_TTABLE);
-	checkopts(L, 3, rewrite_opts);
+	lge_checkopts(L, 3, rewrite_opts);
 	lua_settop(L, 3);
 	ge_rewrite_opts o = GE_REWRITE_OPTS_INIT;
 	if (!lua_isnil(L, 3)) {

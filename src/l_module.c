@@ -37,11 +37,26 @@ int lge_raise(lua_State *L, const ge_error *err)
 	return luaL_error(L, "%s", err->msg);
 }
 
+const char *lge_errkind(int code)
+{
+	switch (code) {
+	case GE_EIO:
+		return "io";
+	case GE_EFORMAT:
+		return "format";
+	case GE_ENOTFOUND:
+		return "notfound";
+	default:
+		return "invalid";
+	}
+}
+
 int lge_fail(lua_State *L, const ge_error *err)
 {
 	luaL_pushfail(L);
 	lua_pushstring(L, err->msg);
-	return 2;
+	lua_pushstring(L, lge_errkind(err->code));
+	return 3;
 }
 
 void lge_addquoted(luaL_Buffer *b, const char *s)
@@ -80,6 +95,36 @@ void lge_newtype(lua_State *L, const char *tname, const luaL_Reg *meta,
 	lua_pop(L, 1);
 }
 
+/* upvalue 1: the property getters, 2: the methods */
+static int props_index(lua_State *L)
+{
+	lua_settop(L, 2);
+	lua_pushvalue(L, 2);
+	if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TFUNCTION) {
+		lua_CFunction get = lua_tocfunction(L, -1);
+		lua_settop(L, 2);
+		return get(L);
+	}
+	lua_pop(L, 1);
+	lua_rawget(L, lua_upvalueindex(2));
+	return 1;
+}
+
+/* The getters live in the registry (under "<tname>.props") rather than in
+ * the metatable, which scripts can see. */
+void lge_newprops(lua_State *L, const char *tname, const luaL_Reg *props)
+{
+	lge_newtype(L, tname, NULL, NULL);
+	lua_pushfstring(L, "%s.props", tname);
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, lua_tostring(L, -1));
+	lua_remove(L, -2);
+	luaL_setfuncs(L, props, 0);
+	lua_getfield(L, -2, "__methods");
+	lua_pushcclosure(L, props_index, 2);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+}
+
 int lge_pushmethod(lua_State *L, int obj, int key)
 {
 	key = lua_absindex(L, key);
@@ -97,6 +142,37 @@ int lge_pushmethod(lua_State *L, int obj, int key)
 	lua_replace(L, -3);
 	lua_pop(L, 1);
 	return t;
+}
+
+void lge_checkopts(lua_State *L, int idx, const char *const *known)
+{
+	if (idx == 0 || lua_isnoneornil(L, idx))
+		return;
+	luaL_checktype(L, idx, LUA_TTABLE);
+	idx = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		int found = 0;
+		lua_pop(L, 1);
+		if (lua_type(L, -1) == LUA_TSTRING)
+			for (const char *const *k = known; *k && !found; k++)
+				found = strcmp(*k, lua_tostring(L, -1)) == 0;
+		if (!found) {
+			lua_pushfstring(L, "unknown option '%s'",
+					luaL_tolstring(L, -1, NULL));
+			lua_error(L);
+		}
+	}
+}
+
+int lge_callable(lua_State *L, int idx)
+{
+	if (lua_type(L, idx) == LUA_TFUNCTION)
+		return 1;
+	if (!luaL_getmetafield(L, idx, "__call"))
+		return 0;
+	lua_pop(L, 1);
+	return 1;
 }
 
 const char *lge_optfield(lua_State *L, int idx, const char *k)
@@ -200,9 +276,10 @@ static void loadopts(lua_State *L, int idx, ge_load_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->format = GE_FMT_AUTO;
+	static const char *const known[] = {"format", "check", "tags", NULL};
 	if (lua_isnoneornil(L, idx))
 		return;
-	luaL_checktype(L, idx, LUA_TTABLE);
+	lge_checkopts(L, idx, known);
 	lua_getfield(L, idx, "format");
 	o->format = lge_checkformat(L, -1);
 	lua_pop(L, 1);

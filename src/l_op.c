@@ -141,43 +141,53 @@ static void push_control_inputs(lua_State *L, lge_op *o, int gidx)
 	}
 }
 
-static int op_index(lua_State *L)
+/* Properties (lge_newprops): each checks that the op is still there. */
+static int op_p_name(lua_State *L)
 {
-	const char *key = lua_tostring(L, 2);
-	if (lua_type(L, 2) == LUA_TSTRING) {
-		if (!strcmp(key, "name") || !strcmp(key, "type") ||
-		    !strcmp(key, "device") || !strcmp(key, "graph") ||
-		    !strcmp(key, "inputs") || !strcmp(key, "outputs") ||
-		    !strcmp(key, "control_inputs")) {
-			lge_op *o = lge_checkop(L, 1);
-			ge_graph *g = o->owner->g;
-			int gidx = owner_index(L);
-			switch (key[0]) {
-			case 'n':
-				lua_pushstring(L, ge_op_name(g, o->id));
-				break;
-			case 't':
-				lua_pushstring(L, ge_op_type(g, o->id));
-				break;
-			case 'd':
-				lua_pushstring(L, ge_op_device(g, o->id));
-				break;
-			case 'g':
-				lua_pushvalue(L, gidx);
-				break;
-			case 'i':
-				push_inputs(L, o, gidx);
-				break;
-			case 'o':
-				push_outputs(L, o, gidx);
-				break;
-			default:
-				push_control_inputs(L, o, gidx);
-			}
-			return 1;
-		}
-	}
-	lge_pushmethod(L, 1, 2);
+	lge_op *o = lge_checkop(L, 1);
+	lua_pushstring(L, ge_op_name(o->owner->g, o->id));
+	return 1;
+}
+
+static int op_p_type(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	lua_pushstring(L, ge_op_type(o->owner->g, o->id));
+	return 1;
+}
+
+static int op_p_device(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	lua_pushstring(L, ge_op_device(o->owner->g, o->id));
+	return 1;
+}
+
+static int op_p_graph(lua_State *L)
+{
+	lge_checkop(L, 1);
+	lua_getiuservalue(L, 1, 1);
+	return 1;
+}
+
+static int op_p_inputs(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	push_inputs(L, o, owner_index(L));
+	return 1;
+}
+
+static int op_p_outputs(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	push_outputs(L, o, owner_index(L));
+	return 1;
+}
+
+static int op_p_control_inputs(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	push_control_inputs(L, o, owner_index(L));
 	return 1;
 }
 
@@ -410,7 +420,6 @@ static int op_control_outputs(lua_State *L)
 }
 
 static const luaL_Reg op_meta[] = {
-	{"__index", op_index},
 	{"__newindex", op_newindex},
 	{"__tostring", op_tostring},
 	{NULL, NULL},
@@ -431,8 +440,21 @@ static const luaL_Reg op_methods[] = {
 	{NULL, NULL},
 };
 
+static const luaL_Reg op_props[] = {
+	{"name", op_p_name},
+	{"type", op_p_type},
+	{"device", op_p_device},
+	{"graph", op_p_graph},
+	{"inputs", op_p_inputs},
+	{"outputs", op_p_outputs},
+	{"control_inputs", op_p_control_inputs},
+	{NULL, NULL},
+};
+
 void lge_open_op(lua_State *L)
 {
 	lge_newtype(L, LGE_OP, op_meta, op_methods);
+	lua_pop(L, 1);
+	lge_newprops(L, LGE_OP, op_props);
 	lua_pop(L, 1);
 }

@@ -183,16 +183,6 @@ static lom *checkom(lua_State *L, int idx)
 	return o;
 }
 
-static int callable(lua_State *L, int idx)
-{
-	if (lua_type(L, idx) == LUA_TFUNCTION)
-		return 1;
-	if (!luaL_getmetafield(L, idx, "__call"))
-		return 0;
-	lua_pop(L, 1);
-	return 1;
-}
-
 /* [-0, +1, v] OpMatcher(filter) for the value at idx. */
 static lom *newom(lua_State *L, int idx)
 {
@@ -234,7 +224,7 @@ static lom *newom(lua_State *L, int idx)
 		lua_pop(L, 1);
 		lua_setiuservalue(L, self, 1); /* the list, for tostring */
 		return o;
-	} else if (callable(L, idx)) {
+	} else if (lge_callable(L, idx)) {
 		o->kind = K_FN;
 		lua_getfield(L, LUA_REGISTRYINDEX, FNS_KEY);
 		lua_pushvalue(L, idx);
@@ -408,7 +398,7 @@ static int om_control_input_ops(lua_State *L)
 /* A list entry of output_ops: a table that is not callable. */
 static int is_list(lua_State *L, int idx)
 {
-	return lua_type(L, idx) == LUA_TTABLE && !callable(L, idx);
+	return lua_type(L, idx) == LUA_TTABLE && !lge_callable(L, idx);
 }
 
 /* output_ops(...): one entry per output; nil skips the output, a list

@@ -42,7 +42,7 @@ static int reroute_ts(lua_State *L, int mode)
 	ge_error err;
 	ge_opset can, cannot;
 	lua_settop(L, 3);
-	lsel_checkopts(L, 3, known);
+	lge_checkopts(L, 3, known);
 	lge_graph *G = lsel_findgraph(L, 1);
 	if (!G)
 		G = lsel_findgraph(L, 2);

@@ -284,27 +284,6 @@ int lsel_isopts(lua_State *L, int idx)
 	return r;
 }
 
-void lsel_checkopts(lua_State *L, int idx, const char *const *known)
-{
-	if (idx == 0 || lua_isnoneornil(L, idx))
-		return;
-	luaL_checktype(L, idx, LUA_TTABLE);
-	idx = lua_absindex(L, idx);
-	lua_pushnil(L);
-	while (lua_next(L, idx)) {
-		int found = 0;
-		lua_pop(L, 1);
-		if (lua_type(L, -1) == LUA_TSTRING)
-			for (const char *const *k = known; *k && !found; k++)
-				found = strcmp(*k, lua_tostring(L, -1)) == 0;
-		if (!found) {
-			lua_pushfstring(L, "unknown option '%s'",
-					luaL_tolstring(L, -1, NULL));
-			lua_error(L);
-		}
-	}
-}
-
 int lsel_optfield(lua_State *L, int idx, const char *k)
 {
 	if (idx == 0 || lua_isnoneornil(L, idx))
@@ -495,7 +474,7 @@ static int co_tostring(lua_State *L)
 static lge_graph *make_list_graph(lua_State *L, const char *const *known)
 {
 	lua_settop(L, 2);
-	lsel_checkopts(L, 2, known);
+	lge_checkopts(L, 2, known);
 	if (!lsel_optbool(L, 2, "allow_graph", 1) &&
 	    luaL_testudata(L, 1, LGE_GRAPH))
 		luaL_argerror(L, 1, "a graph is not allowed here");
@@ -602,7 +581,7 @@ static int u_placeholder_name(lua_State *L)
 	static const char *const known[] = {"scope", "prefix", NULL};
 	lua_settop(L, 2);
 	int opts = lsel_isopts(L, 1) ? 1 : 2;
-	lsel_checkopts(L, opts, known);
+	lge_checkopts(L, opts, known);
 	const char *scope = optstring(L, opts, "scope");
 	const char *prefix = optstring(L, opts, "prefix");
 	if (opts == 2 && !lua_isnil(L, 1)) {
@@ -621,7 +600,7 @@ static int u_ph_from_tensor(lua_State *L)
 	lua_settop(L, 2);
 	ge_error err;
 	lge_tensor *t = lge_checktensor(L, 1);
-	lsel_checkopts(L, 2, known);
+	lge_checkopts(L, 2, known);
 	const char *scope = optstring(L, 2, "scope");
 	const char *prefix = optstring(L, 2, "prefix");
 	int gi = lsel_optfield(L, 2, "graph");
@@ -669,7 +648,7 @@ static int u_ph(lua_State *L)
 			lua_pop(L, 1);
 		}
 	}
-	lsel_checkopts(L, opts, known);
+	lge_checkopts(L, opts, known);
 	ge_opid p = ge_make_placeholder(G->g, dtype, dims, rank,
 					optstring(L, opts, "scope"),
 					optstring(L, opts, "prefix"), &err);
@@ -884,7 +863,7 @@ static int s_get_ops_ios(lua_State *L)
 {
 	lua_settop(L, 2);
 	int gidx, ci, co;
-	lsel_checkopts(L, 2, cios_known);
+	lge_checkopts(L, 2, cios_known);
 	cios(L, 2, &ci, &co);
 	lge_graph *G = graph_of(L, 1, &gidx);
 	if (!G)
@@ -924,7 +903,7 @@ static int s_get_within_boundary_ops(lua_State *L)
 	lua_settop(L, 3);
 	int gidx, ci, co;
 	ge_error err;
-	lsel_checkopts(L, 3, known);
+	lge_checkopts(L, 3, known);
 	cios(L, 3, &ci, &co);
 	lge_graph *G = graph_of_either(L, &gidx);
 	if (!G)
@@ -995,7 +974,7 @@ static int walk(lua_State *L, int forward)
 	ge_walk_opts o;
 	ge_seeds s;
 	lua_settop(L, 2);
-	lsel_checkopts(L, 2, forward ? fknown : bknown);
+	lge_checkopts(L, 2, forward ? fknown : bknown);
 	lge_graph *G = graph_of(L, 1, &gidx);
 	if (!G)
 		return push_empty(L, 1);
@@ -1032,7 +1011,7 @@ static int walks(lua_State *L, int intersect)
 	ge_walk_opts fo, bo;
 	ge_seeds fs, bs;
 	lua_settop(L, 3);
-	lsel_checkopts(L, 3, known);
+	lge_checkopts(L, 3, known);
 	cios(L, 3, &ci, &co);
 	lge_graph *G = graph_of_either(L, &gidx);
 	if (!G)
@@ -1080,7 +1059,7 @@ static int select_any(lua_State *L, int want_ops, int want_ts)
 	if (top > 0 && lsel_isopts(L, top)) {
 		opts = top;
 		nargs = top - 1;
-		lsel_checkopts(L, opts, known);
+		lge_checkopts(L, opts, known);
 	}
 	/* the graph: graph= or the first argument that has one */
 	lge_graph *G = NULL;

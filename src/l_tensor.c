@@ -112,50 +112,50 @@ static void push_name(lua_State *L, const ge_graph *g, ge_tref t)
 	lua_pushfstring(L, "%s:%d", ge_op_name(g, t.op), (int)t.index);
 }
 
-static int t_index(lua_State *L)
+/* Properties (lge_newprops): each checks that the op is still there. */
+static int t_p_op(lua_State *L)
 {
-	if (lua_type(L, 2) == LUA_TSTRING) {
-		const char *key = lua_tostring(L, 2);
-		int which = !strcmp(key, "op")      ? 1
-			    : !strcmp(key, "index") ? 2
-			    : !strcmp(key, "name")  ? 3
-			    : !strcmp(key, "dtype") ? 4
-			    : !strcmp(key, "shape") ? 5
-			    : !strcmp(key, "graph") ? 6
-						    : 0;
-		if (which) {
-			lge_tensor *x = lge_checktensor(L, 1);
-			ge_graph *g = x->owner->g;
-			switch (which) {
-			case 1:
-				lua_getiuservalue(L, 1, 1);
-				lge_pushop(L, -1, x->t.op);
-				break;
-			case 2:
-				lua_pushinteger(L, x->t.index);
-				break;
-			case 3:
-				push_name(L, g, x->t);
-				break;
-			case 4: {
-				int dt = ge_op_output_dtype(g, x->t.op,
-							    x->t.index);
-				if (dt)
-					lge_pushdtype(L, dt);
-				else
-					lua_pushnil(L);
-				break;
-			}
-			case 5:
-				push_shape(L, g, x->t);
-				break;
-			default:
-				lua_getiuservalue(L, 1, 1);
-			}
-			return 1;
-		}
-	}
-	lge_pushmethod(L, 1, 2);
+	lge_tensor *x = lge_checktensor(L, 1);
+	lua_getiuservalue(L, 1, 1);
+	lge_pushop(L, -1, x->t.op);
+	return 1;
+}
+
+static int t_p_index(lua_State *L)
+{
+	lua_pushinteger(L, lge_checktensor(L, 1)->t.index);
+	return 1;
+}
+
+static int t_p_name(lua_State *L)
+{
+	lge_tensor *x = lge_checktensor(L, 1);
+	push_name(L, x->owner->g, x->t);
+	return 1;
+}
+
+static int t_p_dtype(lua_State *L)
+{
+	lge_tensor *x = lge_checktensor(L, 1);
+	int dt = ge_op_output_dtype(x->owner->g, x->t.op, x->t.index);
+	if (dt)
+		lge_pushdtype(L, dt);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
+static int t_p_shape(lua_State *L)
+{
+	lge_tensor *x = lge_checktensor(L, 1);
+	push_shape(L, x->owner->g, x->t);
+	return 1;
+}
+
+static int t_p_graph(lua_State *L)
+{
+	lge_checktensor(L, 1);
+	lua_getiuservalue(L, 1, 1);
 	return 1;
 }
 
@@ -243,7 +243,6 @@ static int t_consumers(lua_State *L)
 }
 
 static const luaL_Reg tensor_meta[] = {
-	{"__index", t_index},
 	{"__newindex", t_newindex},
 	{"__tostring", t_tostring},
 	{NULL, NULL},
@@ -254,8 +253,20 @@ static const luaL_Reg tensor_methods[] = {
 	{NULL, NULL},
 };
 
+static const luaL_Reg tensor_props[] = {
+	{"op", t_p_op},
+	{"index", t_p_index},
+	{"name", t_p_name},
+	{"dtype", t_p_dtype},
+	{"shape", t_p_shape},
+	{"graph", t_p_graph},
+	{NULL, NULL},
+};
+
 void lge_open_tensor(lua_State *L)
 {
 	lge_newtype(L, LGE_TENSOR, tensor_meta, tensor_methods);
+	lua_pop(L, 1);
+	lge_newprops(L, LGE_TENSOR, tensor_props);
 	lua_pop(L, 1);
 }

@@ -817,7 +817,7 @@ static int h_copy_op(lua_State *L)
 	if (lua_type(L, 3) == LUA_TBOOLEAN)
 		return luaL_typeerror(L, 3, "list of tensors (not a boolean)");
 	luaL_checktype(L, 3, LUA_TTABLE);
-	lsel_checkopts(L, 4, known);
+	lge_checkopts(L, 4, known);
 	ge_tvec *in = lsel_tvec(L);
 	for (lua_Integer i = 1, n = luaL_len(L, 3); i <= n; i++) {
 		ge_tref t;
@@ -966,7 +966,7 @@ static int read_topts(lua_State *L, int idx, int no_graph, int *opts,
 	int gidx = 0;
 	memset(o, 0, sizeof *o);
 	if (lua_type(L, idx) == LUA_TTABLE && !lua_getmetatable(L, idx)) {
-		lsel_checkopts(L, idx, no_graph ? known_gr : known);
+		lge_checkopts(L, idx, no_graph ? known_gr : known);
 		*opts = idx;
 		o->dst_scope = lge_optfield(L, idx, "dst_scope");
 		o->src_scope = lge_optfield(L, idx, "src_scope");
@@ -1086,16 +1086,6 @@ static int stock_of(lua_CFunction f)
 	return S_NONE;
 }
 
-static int callable(lua_State *L, int idx)
-{
-	if (lua_type(L, idx) == LUA_TFUNCTION)
-		return 1;
-	if (!luaL_getmetafield(L, idx, "__call"))
-		return 0;
-	lua_pop(L, 1);
-	return 1;
-}
-
 /* Fills the C transformer from the Transformer table at self: stock
  * functions run as C, anything else through the trampolines.  The Lua
  * handlers are pushed (their indices in r->fn). */
@@ -1114,7 +1104,7 @@ static void build_transformer(lua_State *L, int self, ge_transformer *tr,
 		}
 		if (lua_isnil(L, idx))
 			continue; /* the stock one */
-		if (!callable(L, idx))
+		if (!lge_callable(L, idx))
 			luaL_error(L, "%s must be a function (got %s)",
 				   slot_names[s], luaL_typename(L, idx));
 		int k = lua_iscfunction(L, idx) ?
@@ -1277,7 +1267,7 @@ static int tr_newindex(lua_State *L)
 	int known = 0;
 	for (int s = 0; s < N_SLOTS && k; s++)
 		known |= !strcmp(k, slot_names[s]);
-	if (known && !lua_isnil(L, 3) && !callable(L, 3) &&
+	if (known && !lua_isnil(L, 3) && !lge_callable(L, 3) &&
 	    !(!strcmp(k, "assign_collections_handler") &&
 	      lua_type(L, 3) == LUA_TBOOLEAN && !lua_toboolean(L, 3)))
 		return luaL_error(L, "%s must be a function (got %s)", k,
@@ -1475,7 +1465,7 @@ static int m_import_graph(lua_State *L)
 	if (D == S)
 		return luaL_argerror(L, 2, "a graph cannot be imported into "
 					   "itself (clone it first)");
-	lsel_checkopts(L, 3, known);
+	lge_checkopts(L, 3, known);
 	ge_import_opts io;
 	memset(&io, 0, sizeof io);
 	io.prefix = lua_isnil(L, 3) ? NULL : lge_optfield(L, 3, "prefix");

@@ -16,7 +16,8 @@
  *
  * Error convention of the bindings: misuse raises a Lua error; a failure
  * of the outside world (a file that is missing, bytes that are not a
- * model) returns nil and a message (lge_fail).
+ * model) returns nil, a message and the kind of failure (lge_fail), as
+ * luaL_fileresult returns nil, a message and errno.
  */
 #ifndef LGE_H
 #define LGE_H
@@ -145,9 +146,13 @@ int lge_checkdtype(lua_State *L, int arg);
 ge_buf *lge_newbuf(lua_State *L);
 /* [-0, +0, v] Raises err's message as a Lua error (with position). */
 int lge_raise(lua_State *L, const ge_error *err);
-/* [-0, +2, m] Pushes nil and err's message; returns 2, for
- * `return lge_fail(L, &err)`. */
+/* [-0, +3, m] Pushes nil, err's message and its kind (lge_errkind);
+ * returns 3, for `return lge_fail(L, &err)`. */
 int lge_fail(lua_State *L, const ge_error *err);
+/* The kind of a lib/ error code, as scripts see it: "io" (GE_EIO),
+ * "format" (GE_EFORMAT), "notfound" (GE_ENOTFOUND) or "invalid" (anything
+ * else: misuse, an inconsistent graph). */
+const char *lge_errkind(int code);
 /* [-0, +0, m] Adds s to b quoted in double quotes, escaping '"', '\\' and
  * control bytes, so tostring stays on one line. */
 void lge_addquoted(luaL_Buffer *b, const char *s);
@@ -160,11 +165,25 @@ void lge_newtype(lua_State *L, const char *tname, const luaL_Reg *meta,
 /* [-0, +1, -] In an __index metamethod: pushes method `key` of the object
  * at 1 (from its metatable's "__methods"), or nil. */
 int lge_pushmethod(lua_State *L, int obj, int key);
+/* [-0, +0, m] Gives the type tname (made by lge_newtype) a property table:
+ * each getter of props is called as the __index metamethod is (object at
+ * 1, key at 2) and pushes the value.  The type's __index becomes one
+ * closure over the property and method tables: a property first, then a
+ * method, then nil. */
+void lge_newprops(lua_State *L, const char *tname, const luaL_Reg *props);
 /* [-0, +0, v] A model format name (model.h's names, or "auto") at idx;
  * nil or none is GE_FMT_AUTO. */
 ge_format lge_checkformat(lua_State *L, int idx);
 /* [-0, +0, v] Reads the optional string field k of the table at idx. */
 const char *lge_optfield(lua_State *L, int idx, const char *k);
+/* [-0, +0, v] The one check of an options table: at idx none or nil is no
+ * options, anything but a table is a type error, and a key not in known
+ * (NULL-terminated) raises "unknown option 'k'".  Every function taking
+ * options calls it before reading them. */
+void lge_checkopts(lua_State *L, int idx, const char *const *known);
+/* [-0, +0, -] Whether the value at idx can be called: a function, or a
+ * value whose metatable has __call. */
+int lge_callable(lua_State *L, int idx);
 
 /* Type registration, called once by luaopen_gerewrite. */
 void lge_open_graph(lua_State *L);

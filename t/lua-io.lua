@@ -124,5 +124,50 @@ local pn, perr = ge.parse("garbage", "graphdef")
 is(nil, pn, "ge.parse of garbage gives nil")
 is("string", type(perr), "and a message")
 
+-- ---------------------------------------------------------------- kinds
+-- The third value says what failed, as io.open's third value does.
+is("io", select(3, ge.load(dir .. "/missing.pb")),
+   "a file that cannot be read: kind io")
+is("notfound", select(3, ge.load(sm, {tags = "nosuchtag"})),
+   "a SavedModel without the tag set asked for: kind notfound")
+is("format", select(3, ge.load(junk)), "garbage: kind format")
+is("format", select(3, ge.parse("garbage", "graphdef")),
+   "ge.parse of garbage: kind format")
+is("io", select(3, g:save(dir .. "/no/such/dir/x.pb")),
+   "saving into a missing directory: kind io")
+is("io", select(3, g2:save(pb)),
+   "saving over the loaded file without overwrite: kind io")
+is(3, select("#", ge.load(junk)), "a failure returns exactly three values")
+is(1, select("#", ge.load(pb)), "a success returns one")
+is("notfound", select(3, ge.checkpoint.open(dir .. "/nockpt")),
+   "a missing checkpoint: kind notfound")
+
+-- ---------------------------------------------------------------- options
+-- Every function taking options checks their names.
+raises("unknown option 'overwite'",
+       function() g:save(pb, {overwite = true}) end,
+       "a misspelt save option is an error")
+ok(not io.open(pb .. ".tmp"), "... and nothing is written")
+raises("unknown option 'tag'", function() ge.load(pb, {tag = "serve"}) end,
+       "a misspelt load option is an error")
+raises("unknown option 'tag'",
+       function() ge.parse("", "graphdef-text", {tag = "serve"}) end,
+       "for parse too")
+raises("unknown option 'forced'",
+       function()
+         local h = ge.graph()
+         h:add_op{type = "NoOp", name = "x"}
+         h:remove_op("x", {forced = true})
+       end,
+       "remove_op checks its options")
+raises("unknown option 'output'",
+       function() ge.freeze(ge.graph(), {output = {"x"}}) end,
+       "freeze checks its options")
+raises("unknown option 'copyfrom'",
+       function() ge.checkpoint.write(dir .. "/ck", {}, {copyfrom = 1}) end,
+       "checkpoint.write checks its options")
+is(true, g:save(pb, {overwrite = true, format = "graphdef"}),
+   "the real names still work")
+
 os.execute("rm -rf '" .. dir .. "'")
 tap.done()
