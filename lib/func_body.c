@@ -7,7 +7,6 @@
  * was renamed or its body's version moved since the parse.
  */
 #include "func_impl.h"
-#include "meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +15,6 @@
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/function.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
-#include "tensorflow/core/protobuf/saved_object_graph.pb-c.h"
 
 /* ------------------------------------------------------------ bodies */
 
