@@ -2,7 +2,7 @@
  * graph_impl.h: the representation behind graph.h.  Included by the graph
  * layer (graph.c, graph_io.c, check.c) and by the files that keep data
  * with a graph through its hooks or parse GraphDef bytes into one: model.c,
- * meta.c (through meta_impl.h), tfjs.c and varpolicy.c, and the function
+ * meta.c (through meta_impl.h), tfjs.c, varpolicy.c and shapes.c, and the function
  * library (func.c, func_body.c, func_check.c through func_impl.h).
  * Nothing else includes it, nothing outside lib/ ever.
  */
@@ -138,10 +138,14 @@ struct ge_graph {
 	struct ge_ckpt_plan *ckpt_plan;
 
 	ge_meta *meta;             /* container data, or NULL */
+	struct ge_tfjs_meta *tfjs; /* what a model.json held beyond the
+				      graph (tfjs.h), or NULL */
 	int format;                /* ge_format it was loaded from */
 	/* op types of the container's stripped_op_list, or NULL */
 	const struct Tensorflow__OpList *oplist;
 	struct ge_oplist_index *oplist_idx;
+	/* control-flow frames (frames.c), recomputed when version moves */
+	struct ge_frames *frames;
 
 	/* function library model (func.c), made on first use, or NULL */
 	struct ge_flib *flib;
@@ -149,6 +153,10 @@ struct ge_graph {
 	 * function's id there; NULL / GE_NOFUNC-like for a top-level graph */
 	ge_graph *parent;
 	uint32_t func_id;
+
+	/* inferred shapes (shapes.c, freed through its hooks), checked
+	 * against version by their owner */
+	void *shapes;
 };
 
 #define IDX_TOMB 0xffffffffull
@@ -190,6 +198,9 @@ size_t ge_edge_room(uint32_t n);
 
 /* Installs h on g, once: installing it again does nothing. */
 void ge_graph_add_hooks(ge_graph *g, const ge_graph_hooks *h);
+
+/* Frees the cached frames (frames.c). */
+void ge_frames_release(struct ge_frames *F);
 
 /* Forgets the colocation index (rebuilt on the next rename). */
 void ge_coloc_drop(ge_graph *g);

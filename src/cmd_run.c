@@ -320,7 +320,12 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		res->status = cli_status(&err);
 		goto done;
 	}
-	if (!(mo && mo->allow_missing_variables) &&
+	/* a recipe that reads the values itself (freeze) says which are
+	 * missing better than this check can */
+	lua_getfield(L, rec, "checks_variables");
+	int own_check = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	if (!own_check && !(mo && mo->allow_missing_variables) &&
 	    cli_variables_missing(g, res->error, sizeof res->error)) {
 		ge_graph_free(g);
 		res->status = EXIT_USAGE;
@@ -368,7 +373,7 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		}
 	}
 	res->ops_after = (long)ge_graph_num_ops(G->g);
-	ge_save_opts so = {outfmt, 0};
+	ge_save_opts so = {.format = outfmt};
 	if (ge_save(G->g, out, &so, &err) != GE_OK) {
 		snprintf(res->error, sizeof res->error, "%s", err.msg);
 		res->status = cli_status(&err);
