@@ -127,6 +127,8 @@ struct ge_graph {
 	struct ge_ckpt_plan *ckpt_plan;
 
 	ge_meta *meta;             /* container data, or NULL */
+	struct ge_tfjs_meta *tfjs; /* what a model.json held beyond the
+				      graph (tfjs.h), or NULL */
 	int format;                /* ge_format it was loaded from */
 	/* op types of the container's stripped_op_list, or NULL */
 	const struct Tensorflow__OpList *oplist;

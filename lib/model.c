@@ -16,6 +16,7 @@
 #include "model.h"
 #include "opreg.h"
 #include "textpb.h"
+#include "tfjs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -934,8 +935,9 @@ int ge_serialize(const ge_graph *g, ge_format fmt, ge_buf *out, ge_error *err)
 	fmt = resolve_format(g, fmt);
 	if (fmt == GE_FMT_TFJS)
 		return ge_err(err, GE_EINVAL,
-			      "%s: writing TensorFlow.js models is not "
-			      "supported; save as a GraphDef",
+			      "%s: a TensorFlow.js model is a model.json and "
+			      "its shards, not one message: save it to a path "
+			      "ending in .json",
 			      g->name);
 	if (!ge_format_is_text(fmt)) {
 		encode_binary(g, fmt, out);
@@ -1178,21 +1180,30 @@ static int ends_with(const char *s, const char *suf)
 	return a >= b && !strcmp(s + a - b, suf);
 }
 
+/* A tfjs model saved to a path that names no .json: the directory of its
+ * model.json, as the converter's output directory. */
+static int save_tfjs_dir(ge_graph *g, const char *dir,
+			 const ge_save_opts *o, ge_error *err)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n + sizeof "/model.json" > sizeof p)
+		return ge_err(err, GE_EIO, "%s: path too long", dir);
+	snprintf(p, sizeof p, "%.*s/model.json", (int)n, dir);
+	return ge_save(g, p, o, err);
+}
+
 int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	    ge_error *err)
 {
 	ge_format fmt = o ? o->format : GE_FMT_AUTO;
-	if (fmt == GE_FMT_AUTO && ends_with(path, ".json"))
-		/* the name promises a TensorFlow.js model.json: never write
-		 * GraphDef bytes under it */
-		return ge_err(err, GE_EINVAL,
-			      "%s: cannot write TensorFlow.js model.json files "
-			      "(name the output .pb, .pbtxt or .meta, or give a "
-			      "format)",
-			      path);
 	if (fmt == GE_FMT_AUTO) {
 		fmt = resolve_format(g, GE_FMT_AUTO);
-		if (ends_with(path, ".pbtxt") || ends_with(path, ".txt"))
+		if (ends_with(path, ".json"))
+			fmt = GE_FMT_TFJS;
+		else if (ends_with(path, ".pbtxt") || ends_with(path, ".txt"))
 			fmt = to_text(fmt);
 		else if (ends_with(path, ".meta"))
 			fmt = GE_FMT_META; /* what TensorFlow names .meta */
@@ -1207,6 +1218,8 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	}
 	if (fmt == GE_FMT_SAVEDMODEL || fmt == GE_FMT_SAVEDMODEL_TEXT)
 		return save_savedmodel(g, path, fmt, o, err);
+	if (fmt == GE_FMT_TFJS && !ends_with(path, ".json"))
+		return save_tfjs_dir(g, path, o, err);
 	if (!(o && o->overwrite) && same_file(g->name, path))
 		return ge_err(err, GE_EIO,
 			      "%s: refusing to overwrite the file the graph "
@@ -1214,6 +1227,8 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 			      path);
 	if (is_dir(path))
 		return ge_err(err, GE_EIO, "%s: is a directory", path);
+	if (fmt == GE_FMT_TFJS)
+		return ge_tfjs_save(g, path, o, NULL, err);
 	if (fmt == GE_FMT_GRAPHDEF) {
 		/* stream: no second copy of a large graph in memory */
 		ge_writer w;
