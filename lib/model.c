@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1195,10 +1196,34 @@ static int save_tfjs_dir(ge_graph *g, const char *dir,
 	return ge_save(g, p, o, err);
 }
 
+/* Output names whose extension promises a format gerewrite does not
+ * write: refused before anything is written, so that no file of the wrong
+ * format appears under such a name.  NULL when the name is fine. */
+static const char *unwritable_ext(const char *path)
+{
+	static const char *const exts[] = {
+		".onnx", ".tflite", ".h5", ".hdf5", ".keras", ".pt",
+		".pth", ".mlmodel", ".zip", NULL};
+	size_t n = strlen(path);
+	for (size_t i = 0; exts[i]; i++) {
+		size_t e = strlen(exts[i]);
+		if (n > e && !strcasecmp(path + n - e, exts[i]))
+			return exts[i];
+	}
+	return NULL;
+}
+
 int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	    ge_error *err)
 {
 	ge_format fmt = o ? o->format : GE_FMT_AUTO;
+	if (fmt == GE_FMT_AUTO && unwritable_ext(path))
+		return ge_err(err, GE_EINVAL,
+			      "%s: cannot write %s files (not a TensorFlow "
+			      "graph format); name the output .pb, .pbtxt, "
+			      ".meta, model.json (TensorFlow.js) or a "
+			      "directory (SavedModel), or give a format",
+			      path, unwritable_ext(path));
 	if (fmt == GE_FMT_AUTO) {
 		fmt = resolve_format(g, GE_FMT_AUTO);
 		if (ends_with(path, ".json"))

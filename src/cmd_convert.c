@@ -18,10 +18,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cli.h"
 #include "tfjs.h"
+#include "func.h"
+#include "shapes.h"
 
 enum {
 	O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET, O_SHARD_SIZE,
@@ -37,23 +38,6 @@ static const struct cli_opt convert_opts[] = {
 	{"quantize-weights", 0, 1, O_QUANTIZE_WEIGHTS},
 	{NULL, 0, 0, 0},
 };
-
-/* Output names whose extension promises a format gerewrite does not
- * write: refused before anything is read, so that no file of the wrong
- * format appears under such a name. */
-static const char *unwritable(const char *out)
-{
-	static const char *const exts[] = {
-		".onnx", ".tflite", ".h5", ".hdf5", ".keras", ".pt",
-		".pth", ".mlmodel", ".zip", NULL};
-	size_t n = strlen(out);
-	for (size_t i = 0; exts[i]; i++) {
-		size_t e = strlen(exts[i]);
-		if (n > e && !strcasecmp(out + n - e, exts[i]))
-			return exts[i];
-	}
-	return NULL;
-}
 
 /* The tfjs options of convert into so; patterns are cut out of a copy of
  * the list that *keep owns. */
@@ -122,15 +106,6 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 		rc = cli_usage("convert", "too many arguments ('%s')", a.pos[2]);
 	else if (!(rc = cli_format("convert", format, &so.format)))
 		rc = tfjs_opts(shard_size, quant, qnames, &so, &keep, &pats);
-	if (!rc && !format && unwritable(a.pos[1])) {
-		cli_errmsg("%s: cannot write %s files (not a TensorFlow graph "
-			   "format); name the output .pb (binary GraphDef or "
-			   "MetaGraphDef as read), .pbtxt, .meta, .json "
-			   "(TensorFlow.js), or a directory (SavedModel), or "
-			   "give --format",
-			   a.pos[1], unwritable(a.pos[1]));
-		rc = EXIT_USAGE;
-	}
 	if (rc)
 		goto out;
 	ge_graph *g;
@@ -188,6 +163,15 @@ int cmd_validate(lua_State *L, int argc, char **argv)
 		goto out;
 	ge_buf rep = GE_BUF_INIT;
 	size_t n = ge_graph_validate(g, &rep);
+	/* the function library: every body as a graph, and every call */
+	ge_error ferr;
+	if (ge_flib_load(g, &ferr) != GE_OK) {
+		ge_buf_printf(&rep, "%s\n", ferr.msg);
+		n++;
+	} else if (ge_func_count(g)) {
+		n += ge_flib_validate(g, 1, &rep);
+	}
+	n += ge_shapes_validate(g, &rep);
 	char why[4200];
 	if (cli_variables_missing(g, why, sizeof why)) {
 		ge_buf_printf(&rep, "%s\n", why);

@@ -267,11 +267,17 @@ signature_def { key: "serving_default" value {
   ok(meta:op("y"), "6: a signature output stays")
   ok(problems_of(meta), "6: validates")
   local dir = tap.tmpdir()
-  ok(g:save(dir .. "/out.json"), "6: .json saves")
-  local f = io.open(dir .. "/out.json", "rb")
-  local head = f and f:read(1)
+  -- a .json name means a TensorFlow.js model, never GraphDef bytes
+  local saved, err = g:save(dir .. "/out.json")
+  ok(saved, "6: saving to .json writes a TensorFlow.js model: " .. tostring(err))
+  local js = saved and ge.load(dir .. "/out.json")
+  ok(js and #js == #g, "6: which loads back with every op")
+  local onnx, oerr = g:save(dir .. "/out.onnx")
+  ok(not onnx and tostring(oerr):find("out.onnx", 1, true),
+     "6: saving to .onnx is refused: " .. tostring(oerr))
+  local f = io.open(dir .. "/out.onnx")
+  ok(not f, "6: and writes nothing")
   if f then f:close() end
-  is("{", head, "6: as a TensorFlow.js model.json, not GraphDef bytes")
   ok(g:save(dir .. "/out.meta"), "6: .meta saves")
   local back = ge.load(dir .. "/out.meta")
   ok(back and ge.type(back) == "graph", "6: loads back")
