@@ -56,6 +56,13 @@ void ge_meta_on_remove(ge_graph *g, const char *name);
 /* Every collection_def and signature_def entry decodes (meta.c): checked
  * at load, so that a name looked up later is never missing. */
 int ge_meta_check_entries(ge_meta *m, const char *name, ge_error *err);
+/* The function library's hooks: the SavedObjectGraph follows a function
+ * renamed or removed, says which functions its objects stand for, and
+ * lists its concrete functions as entry points. */
+void ge_meta_on_func_rename(ge_graph *g, const char *from, const char *to);
+int ge_meta_func_pinned(ge_graph *g, const char *name, char *why, size_t cap);
+void ge_meta_func_roots(ge_graph *g, void (*add)(void *ud, const char *name),
+			void *ud);
 /* Points g->oplist / oplist_idx at the container's stripped_op_list. */
 void ge_meta_attach(ge_graph *g);
 

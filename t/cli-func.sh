@@ -93,6 +93,10 @@ end
 print(n)' >"$T/n"
 has "$T/n" "1" "runs on the top-level graph only"
 
+run "$BIN" run set_input_shape "$MM" -o "$T/shape" \
+	--param shapes=serving_default_input_1:2x28x28x1
+is_rc 0 "a recipe naming top-level ops (set_input_shape) leaves bodies alone"
+
 BERT=$C/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/bert1
 run "$BIN" info "$BERT"
 is_rc 0 "info on bert1"
@@ -106,7 +110,7 @@ F=__inference__wrapped_model_5601
 run "$BIN" dot "$T/mm" --func $F --highlight "$MM"
 is_rc 0 "dot --func"
 has "$T/out" "digraph" "dot --func writes DOT"
-has "$T/out" 'model/dense/MatMul/noise/add\nAddV2", fillcolor="#b7e4a7"' \
+has "$T/out" 'tooltip="model/dense/MatMul/noise/add", fillcolor="#b7e4a7"' \
 	"the body's new ops are highlighted against the original's body"
 has "$T/out" '\n_Arg"' "with the _Arg ops"
 run "$BIN" dot "$MM" --func nope
