@@ -300,7 +300,9 @@ static int resolve_inputs(ge_graph *g, const uint32_t *nin, size_t total_in,
 			q += l;
 			size_t off, nl;
 			int32_t index;
-			if (ge_parse_input(s, l, &off, &nl, &index))
+			/* a NUL would cut the name short on save */
+			if (memchr(s, 0, l) ||
+			    ge_parse_input(s, l, &off, &nl, &index))
 				return ge_err(err, GE_EFORMAT,
 					      "%s: %s: malformed input '%.*s'",
 					      g->name,

@@ -667,10 +667,11 @@ static int parse_binary(uint8_t *data, size_t len, ge_format fmt,
 	*out = g;
 	return GE_OK;
 fail:
-	if (rc == GE_EFORMAT) {
-		/* say where the bytes stop, if they do */
+	if (rc == GE_EFORMAT && err &&
+	    strstr(err->msg, "truncated or corrupt")) {
+		/* a message that knows no more: say where the bytes stop */
 		ge_error e2;
-		if (diagnose_binary(m->buf, len, fmt, name, &e2) && err)
+		if (diagnose_binary(m->buf, len, fmt, name, &e2))
 			*err = e2;
 	}
 	ge_meta_free(m);
