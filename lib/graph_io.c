@@ -117,6 +117,11 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 	if (!type || !type_len)
 		return ge_err(err, GE_EFORMAT, "%s: node '%s' has no op type",
 			      g->name, o->name);
+	/* a NUL would cut them short on save */
+	if (memchr(type, 0, type_len) || (dev && memchr(dev, 0, dev_len)))
+		return ge_err(err, GE_EFORMAT,
+			      "%s: node '%s': op type or device holds a NUL "
+			      "byte", g->name, o->name);
 	if (bad_attr) {
 		char key[128];
 		peek_name(bad_attr, bad_attr + bad_len, key, sizeof key);
