@@ -841,12 +841,13 @@ static int freeze_entry(ge_bundle *b, const ge_freeze_opts *o,
 			const ge_variable *v, const ge_bundle_entry **out,
 			ge_error *err)
 {
-	const char *ipath = ge_bundle_index_path(b);
-	const ge_bundle_entry *e = ge_bundle_find(b, v->key);
-	for (size_t k = 0; !e && o && o->plan && k < o->plan->n; k++)
+	/* no bundle: fine for a graph whose outputs need no variable */
+	const char *ipath = b ? ge_bundle_index_path(b) : "(no checkpoint)";
+	const ge_bundle_entry *e = b ? ge_bundle_find(b, v->key) : NULL;
+	for (size_t k = 0; !e && b && o && o->plan && k < o->plan->n; k++)
 		if (!strcmp(o->plan->dst[k], v->key))
 			e = ge_bundle_find(b, o->plan->src[k]);
-	if (!e && strcmp(v->key, v->name))
+	if (!e && b && strcmp(v->key, v->name))
 		e = ge_bundle_find(b, v->name);
 	if (!e)
 		return ge_err(err, GE_ENOTFOUND,

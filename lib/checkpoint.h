@@ -89,8 +89,9 @@ typedef struct ge_freeze_opts {
  *   are, so every consumer reads the same names as before;
  * - every other op is removed, together with its collection entries.
  * outputs are tensors of g (an op given with index GE_CONTROL counts as
- * its op).  Fails (nothing changed) when a needed variable is not in the
- * bundle, its dtype or shape disagrees with the variable's, the bundle
+ * its op).  b may be NULL when the outputs need no variable.  Fails
+ * (nothing changed) when a needed variable is not in the bundle (or there
+ * is none), its dtype or shape disagrees with the variable's, the bundle
  * is corrupt, or a needed op other than a read writes to a variable (an
  * Assign the outputs depend on: a frozen graph could not run it). */
 int ge_freeze(ge_graph *g, ge_bundle *b, const ge_tref *outputs, size_t n,

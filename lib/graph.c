@@ -116,6 +116,7 @@ void ge_graph_free(ge_graph *g)
 			g->hooks[i]->free(g);
 	ge_oplist_index_free(g->oplist_idx);
 	ge_frames_release(g->frames);
+	ge_flib_free(g->flib);
 	ge_arena_free(&g->arena);
 	free(g->name);
 	free(g);
@@ -1558,7 +1559,10 @@ const Tensorflow__OpDef *ge_graph_opdef(const ge_graph *g, const char *type)
 		if (d)
 			return d;
 	}
-	return ge_opreg_find(type);
+	if (g->parent)
+		return ge_graph_opdef(g->parent, type);
+	const Tensorflow__OpDef *d = ge_opreg_find(type);
+	return d ? d : ge_flib_opdef(g, type);
 }
 
 static const Tensorflow__AttrValue *attr_or_default(const ge_graph *g,

@@ -2,8 +2,9 @@
  * graph_impl.h: the representation behind graph.h.  Included by the graph
  * layer (graph.c, graph_io.c, check.c) and by the files that keep data
  * with a graph through its hooks or parse GraphDef bytes into one: model.c,
- * meta.c (through meta_impl.h), tfjs.c and varpolicy.c.  Nothing else
- * includes it, nothing outside lib/ ever.
+ * meta.c (through meta_impl.h), tfjs.c, varpolicy.c and shapes.c, and the function
+ * library (func.c, func_body.c, func_check.c through func_impl.h).
+ * Nothing else includes it, nothing outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
 #define GE_GRAPH_IMPL_H
@@ -135,6 +136,17 @@ struct ge_graph {
 	struct ge_oplist_index *oplist_idx;
 	/* control-flow frames (frames.c), recomputed when version moves */
 	struct ge_frames *frames;
+
+	/* function library model (func.c), made on first use, or NULL */
+	struct ge_flib *flib;
+	/* for a function body: the graph owning the library, and the
+	 * function's id there; NULL / GE_NOFUNC-like for a top-level graph */
+	ge_graph *parent;
+	uint32_t func_id;
+
+	/* inferred shapes (shapes.c, freed through its hooks), checked
+	 * against version by their owner */
+	void *shapes;
 };
 
 #define IDX_TOMB 0xffffffffull
@@ -185,5 +197,23 @@ void ge_coloc_drop(ge_graph *g);
 
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);
+/* The same with the text of each input written by `text` (function
+ * bodies spell inputs `node:out_arg:k`). */
+typedef void (*ge_input_text_fn)(const ge_graph *g, ge_opid id, uint32_t slot,
+				 ge_buf *b);
+void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
+		     ge_input_text_fn text);
+
+/* func.c's side of the graph: freed with it; whether the library must be
+ * re-encoded; the library's payload as it is now (FunctionDefLibrary
+ * bytes); the signature of a function called as an op type. */
+struct ge_flib;
+void ge_flib_free(struct ge_flib *l);
+int ge_flib_changed(const ge_graph *g);
+void ge_flib_encode_payload(const ge_graph *g, ge_buf *out);
+const struct Tensorflow__OpDef *ge_flib_opdef(const ge_graph *g,
+					      const char *type);
+/* Tells a scanned library of a library field appended to g->fields. */
+void ge_flib_add_field(ge_graph *g, const uint8_t *p, size_t len);
 
 #endif

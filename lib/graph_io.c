@@ -363,9 +363,10 @@ fail:
 
 /* ------------------------------------------------------------ encoding */
 
-static void put_input_text(const ge_graph *g, const ge_op *o, uint32_t s,
+static void put_input_text(const ge_graph *g, ge_opid id, uint32_t s,
 			   ge_buf *b)
 {
+	const ge_op *o = &g->ops[id];
 	ge_tref t = o->in[s];
 	if (t.op == GE_NOOP) {
 		ge_buf_adds(b, g->dangling[t.index]);
@@ -378,13 +379,19 @@ static void put_input_text(const ge_graph *g, const ge_op *o, uint32_t s,
 
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out)
 {
+	ge_op_encode_ex(g, id, out, put_input_text);
+}
+
+void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
+		     ge_input_text_fn text)
+{
 	const ge_op *o = &g->ops[id];
 	ge_buf tmp = GE_BUF_INIT;
 	ge_buf_lenfield(out, ND_NAME, o->name, strlen(o->name));
 	ge_buf_lenfield(out, ND_OP, o->type, strlen(o->type));
 	for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
 		tmp.len = 0;
-		put_input_text(g, o, s, &tmp);
+		text(g, id, s, &tmp);
 		ge_buf_lenfield(out, ND_INPUT, tmp.data, tmp.len);
 	}
 	if (*o->device)
@@ -433,12 +440,46 @@ static void sink_writer(void *ctx, const void *p, size_t n)
 	ge_writer_put(ctx, p, n);
 }
 
+/* GraphDef.library: a field that starts with its tag byte */
+static int is_library_field(const ge_rawfield *f)
+{
+	return f->len && f->p[0] == ((2 << 3) | 2);
+}
+
+/* Writes the non-node fields before (after = 0) or after the nodes.  When
+ * the function library changed, its first field is replaced by the
+ * library as it is now and the others (a merge may add some) dropped; a
+ * graph that had none gets it after the nodes. */
+static void emit_fields(const ge_graph *g, int after, int lib_changed,
+			int *lib_done, sink_fn put, void *ctx)
+{
+	for (size_t i = 0; i < g->n_fields; i++) {
+		const ge_rawfield *f = &g->fields[i];
+		if (f->after_nodes != after)
+			continue;
+		if (!lib_changed || !is_library_field(f)) {
+			put(ctx, f->p, f->len);
+			continue;
+		}
+		if (*lib_done)
+			continue;
+		*lib_done = 1;
+		ge_buf pl = GE_BUF_INIT, hdr = GE_BUF_INIT;
+		ge_flib_encode_payload(g, &pl);
+		ge_buf_tag(&hdr, 2, 2);
+		ge_buf_varint(&hdr, pl.len);
+		put(ctx, hdr.data, hdr.len);
+		put(ctx, pl.data, pl.len);
+		ge_buf_free(&pl);
+		ge_buf_free(&hdr);
+	}
+}
+
 static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 {
 	ge_buf hdr = GE_BUF_INIT, node = GE_BUF_INIT;
-	for (size_t i = 0; i < g->n_fields; i++)
-		if (!g->fields[i].after_nodes)
-			put(ctx, g->fields[i].p, g->fields[i].len);
+	int lib_changed = ge_flib_changed(g), lib_done = 0;
+	emit_fields(g, 0, lib_changed, &lib_done, put, ctx);
 	/* Untouched nodes that were neighbours in the input are one run of
 	 * bytes there, header included: copy runs, not nodes. */
 	const uint8_t *run = NULL, *run_end = NULL;
@@ -487,9 +528,17 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 	}
 	if (run)
 		put(ctx, run, (size_t)(run_end - run));
-	for (size_t i = 0; i < g->n_fields; i++)
-		if (g->fields[i].after_nodes)
-			put(ctx, g->fields[i].p, g->fields[i].len);
+	emit_fields(g, 1, lib_changed, &lib_done, put, ctx);
+	if (lib_changed && !lib_done) {
+		ge_buf pl = GE_BUF_INIT;
+		ge_flib_encode_payload(g, &pl);
+		hdr.len = 0;
+		ge_buf_tag(&hdr, 2, 2);
+		ge_buf_varint(&hdr, pl.len);
+		put(ctx, hdr.data, hdr.len);
+		put(ctx, pl.data, pl.len);
+		ge_buf_free(&pl);
+	}
 	ge_buf_free(&hdr);
 	ge_buf_free(&node);
 }
@@ -538,8 +587,22 @@ typedef void (*lib_fn)(void *ud, uint32_t field, const uint8_t *entry,
 
 static void each_library_entry(const ge_graph *g, lib_fn fn, void *ud)
 {
-	for (size_t i = 0; i < g->n_fields; i++) {
-		const uint8_t *p = g->fields[i].p, *end = p + g->fields[i].len;
+	/* an edited library is read as it is now, not as it was loaded */
+	ge_buf now = GE_BUF_INIT;
+	ge_rawfield one;
+	const ge_rawfield *fields = g->fields;
+	size_t n_fields = g->n_fields;
+	if (ge_flib_changed(g)) {
+		ge_buf pl = GE_BUF_INIT;
+		ge_flib_encode_payload(g, &pl);
+		ge_buf_lenfield(&now, GD_LIBRARY, pl.data, pl.len);
+		ge_buf_free(&pl);
+		one = (ge_rawfield){now.data, now.len, 1};
+		fields = &one;
+		n_fields = 1;
+	}
+	for (size_t i = 0; i < n_fields; i++) {
+		const uint8_t *p = fields[i].p, *end = p + fields[i].len;
 		uint64_t tag, l;
 		if (ge_read_varint(&p, end, &tag) || tag != ((GD_LIBRARY << 3) | 2) ||
 		    ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
@@ -573,6 +636,7 @@ static void each_library_entry(const ge_graph *g, lib_fn fn, void *ud)
 				fn(ud, f, es, (size_t)(q - es), nm, nm ? nl : 0);
 		}
 	}
+ge_buf_free(&now);
 }
 
 struct names {
@@ -640,6 +704,8 @@ void ge_graph_merge_fields(ge_graph *dst, const ge_graph *src)
 		ge_buf f = GE_BUF_INIT;
 		ge_buf_lenfield(&f, GD_LIBRARY, m.out.data, m.out.len);
 		append_field(dst, f.data, f.len);
+		ge_flib_add_field(dst, dst->fields[dst->n_fields - 1].p,
+				  dst->fields[dst->n_fields - 1].len);
 		ge_buf_free(&f);
 		dst->version++;
 	}
@@ -709,7 +775,9 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 		}
 		/* colocation: _class = ["loc:@X", ...]; most ops have none,
 		 * so look at the raw bytes before splitting any attrs */
-		if (op_may_have_attr(o, "_class") &&
+		/* in a function body, colocation names nodes of the graph
+		 * the function was traced in: not checked */
+		if (!g->parent && op_may_have_attr(o, "_class") &&
 		    ge_op_attr_raw(g, (ge_opid)i, "_class", &(size_t){0})) {
 			const struct Tensorflow__AttrValue *v =
 				ge_op_attr(g, (ge_opid)i, "_class", NULL);
@@ -828,6 +896,20 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		g->fields[i].p = REBASE(src->fields[i].p);
 	}
 	g->n_fields = src->n_fields;
+	if (ge_flib_changed(src)) {
+		/* the clone reads the library as it is now */
+		size_t k = 0;
+		for (size_t i = 0; i < g->n_fields; i++)
+			if (!is_library_field(&g->fields[i]))
+				g->fields[k++] = g->fields[i];
+		g->n_fields = k;
+		ge_buf pl = GE_BUF_INIT, f = GE_BUF_INIT;
+		ge_flib_encode_payload(src, &pl);
+		ge_buf_lenfield(&f, GD_LIBRARY, pl.data, pl.len);
+		append_field(g, f.data, f.len);
+		ge_buf_free(&pl);
+		ge_buf_free(&f);
+	}
 	g->ops = ge_xcalloc(src->n_ops + 1, sizeof *g->ops);
 	g->cap_ops = src->n_ops + 1;
 	g->n_ops = src->n_ops;
@@ -896,6 +978,11 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 
 int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 {
+	/* a body's ids are held by its function's signature tables */
+	if (g->parent)
+		return ge_err(err, GE_EINVAL,
+			      "reorder: %s is a function body, whose node order "
+			      "is not kept", g->name);
 	if (n != g->n_live)
 		return ge_err(err, GE_EINVAL,
 			      "reorder: %zu ids given for %zu ops", n, g->n_live);

@@ -312,6 +312,25 @@ void ge_saver_def_touch(ge_graph *g)
 		s->dirty = 1;
 }
 
+/* The SavedObjectGraph (MetaGraphDef field 7), decoded on first use;
+ * callers that change it call ge_object_graph_touch. */
+enum { MG_OBJECT_GRAPH = 7 };
+
+Tensorflow__SavedObjectGraph *ge_object_graph(ge_graph *g)
+{
+	seg *s = nth_seg(g, MG_OBJECT_GRAPH, 0);
+	return s ? (Tensorflow__SavedObjectGraph *)seg_msg(
+			   s, &tensorflow__saved_object_graph__descriptor)
+		 : NULL;
+}
+
+void ge_object_graph_touch(ge_graph *g)
+{
+	seg *s = nth_seg(g, MG_OBJECT_GRAPH, 0);
+	if (s)
+		s->dirty = 1;
+}
+
 /* ---- keeping names consistent ---- */
 
 /* If `ref` names op `from` ("from", "from:3", "^from"), rewrites it to

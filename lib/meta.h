@@ -49,6 +49,11 @@ void ge_signature_touch(ge_graph *g, const char *name);
 struct Tensorflow__SaverDef *ge_saver_def(ge_graph *g);
 void ge_saver_def_touch(ge_graph *g);
 
+/* The SavedObjectGraph of a SavedModel's meta graph, or NULL. */
+struct Tensorflow__SavedObjectGraph;
+struct Tensorflow__SavedObjectGraph *ge_object_graph(ge_graph *g);
+void ge_object_graph_touch(ge_graph *g);
+
 /* Whether the graph carries a MetaGraphDef container. */
 int ge_graph_has_meta(const ge_graph *g);
 

@@ -64,6 +64,8 @@ end
 
 return {
   name = "clone_tower",
+  -- whole-graph: names ops of the top-level graph; bodies are left alone
+  functions = false,
   description = [[
 Replicate a scope or a subgraph once per device ("towers").
 

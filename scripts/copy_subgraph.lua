@@ -23,6 +23,8 @@ end
 
 return {
   name = "copy_subgraph",
+  -- whole-graph: names ops of the top-level graph; bodies are left alone
+  functions = false,
   description = [[
 Copy a scope, or the ops between some inputs and outputs, under a new scope.
 

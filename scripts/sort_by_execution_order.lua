@@ -32,6 +32,8 @@ end
 
 return {
   name = "sort_by_execution_order",
+  -- whole-graph: names ops of the top-level graph; bodies are left alone
+  functions = false,
   description = [[
 Reorder the ops so that each comes after its inputs.
 

@@ -6,6 +6,8 @@ end
 
 return {
   name = "strip_unused_nodes",
+  -- whole-graph: names ops of the top-level graph; bodies are left alone
+  functions = false,
   description = [[
 Keep only what the outputs need; inputs become Placeholders.
 

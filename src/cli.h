@@ -82,7 +82,13 @@ struct cli_model_opts {
 	const char *tags;
 	int allow_missing_variables;
 	int no_check; /* load graphs that fail the attr checks (validate) */
+	int functions; /* which bodies a recipe reaches: CLI_FN_* */
 };
+enum { CLI_FN_REACHABLE = 0, CLI_FN_ALL, CLI_FN_NONE };
+/* Parses --functions reachable|all|none into mo->functions; EXIT_USAGE
+ * (after a usage message for cmd) if it is none of those. */
+int cli_functions_opt(const char *cmd, const char *val,
+		      struct cli_model_opts *mo);
 
 /* The exit status of a command whose load or save failed with err, from
  * the kind of the error (lge_errkind, what scripts get as the third value

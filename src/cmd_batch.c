@@ -491,7 +491,7 @@ static void progress(int on, size_t done, size_t total, size_t failed,
 
 enum {
 	O_OUT = 1, O_JOBS, O_PARAM, O_REPORT, O_SHARD, O_RESUME, O_FORMAT,
-	O_TAGS, O_ALLOW_MISSING, O_QUIET,
+	O_TAGS, O_ALLOW_MISSING, O_QUIET, O_FUNCTIONS,
 };
 
 static const struct cli_opt batch_opts[] = {
@@ -505,6 +505,7 @@ static const struct cli_opt batch_opts[] = {
 	{"tags", 't', 1, O_TAGS},
 	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
 	{"quiet", 'q', 0, O_QUIET},
+	{"functions", 0, 1, O_FUNCTIONS},
 	{NULL, 0, 0, 0},
 };
 
@@ -568,6 +569,12 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 		case O_TAGS: mo.tags = val; break;
 		case O_ALLOW_MISSING: mo.allow_missing_variables = 1; break;
 		case O_QUIET: quiet = 1; break;
+		case O_FUNCTIONS:
+			if (cli_functions_opt("batch", val, &mo)) {
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			break;
 		}
 	}
 	ge_format outfmt = GE_FMT_AUTO;

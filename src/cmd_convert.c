@@ -21,6 +21,8 @@
 
 #include "cli.h"
 #include "tfjs.h"
+#include "func.h"
+#include "shapes.h"
 
 enum {
 	O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET, O_SHARD_SIZE,
@@ -161,6 +163,15 @@ int cmd_validate(lua_State *L, int argc, char **argv)
 		goto out;
 	ge_buf rep = GE_BUF_INIT;
 	size_t n = ge_graph_validate(g, &rep);
+	/* the function library: every body as a graph, and every call */
+	ge_error ferr;
+	if (ge_flib_load(g, &ferr) != GE_OK) {
+		ge_buf_printf(&rep, "%s\n", ferr.msg);
+		n++;
+	} else if (ge_func_count(g)) {
+		n += ge_flib_validate(g, 1, &rep);
+	}
+	n += ge_shapes_validate(g, &rep);
 	char why[4200];
 	if (cli_variables_missing(g, why, sizeof why)) {
 		ge_buf_printf(&rep, "%s\n", why);

@@ -1,7 +1,10 @@
 /*
  * cmd_diff.c: `gerewrite diff A B`: the ops removed (-), added (+) and
  * changed (~) from A to B, matched by name (lib/diff.c), one line each,
- * then a count.  Exit 0 when the graphs have the same ops, 1 when not.
+ * then a count.  Then the function libraries: functions only in A (-) or
+ * B (+), and for a function in both whose bytes differ, the ops of its
+ * body the same way, each line prefixed "function 'f': ".  Exit 0 when
+ * the graphs and libraries are the same, 1 when not.
  */
 #include "config.h"
 
@@ -10,6 +13,7 @@
 
 #include "cli.h"
 #include "diff.h"
+#include "func.h"
 
 /* Appends the data inputs of an op as "a, b:1" (at most 8 shown). */
 static void add_inputs(ge_buf *b, const ge_graph *g, ge_opid id)
@@ -99,6 +103,92 @@ static void describe(ge_buf *b, const ge_graph *ga, const ge_graph *gb,
 	}
 }
 
+/* Prints (unless quiet) and counts the op differences of two graphs;
+ * returns how many there are. */
+static size_t diff_ops(const ge_graph *ga, const ge_graph *gb,
+		       const char *prefix, int quiet, size_t counts[3])
+{
+	ge_diff_entry *e;
+	size_t n = ge_graph_diff(ga, gb, &e);
+	ge_buf line = GE_BUF_INIT;
+	for (size_t i = 0; i < n; i++) {
+		counts[e[i].kind]++;
+		if (quiet)
+			continue;
+		line.len = 0;
+		ge_buf_adds(&line, prefix);
+		if (e[i].kind == GE_DIFF_REMOVED)
+			ge_buf_printf(&line, "- %s (%s)", ge_op_name(ga, e[i].a),
+				      ge_op_type(ga, e[i].a));
+		else if (e[i].kind == GE_DIFF_ADDED)
+			ge_buf_printf(&line, "+ %s (%s)", ge_op_name(gb, e[i].b),
+				      ge_op_type(gb, e[i].b));
+		else
+			describe(&line, ga, gb, &e[i]);
+		printf("%s\n", line.data);
+	}
+	ge_buf_free(&line);
+	free(e);
+	return n;
+}
+
+/* The function libraries: returns the number of functions that differ
+ * (fcounts: removed, added, changed); body op differences go to counts. */
+static size_t diff_functions(ge_graph *ga, ge_graph *gb, int quiet,
+			     size_t counts[3], size_t fcounts[3])
+{
+	if (ge_flib_load(ga, NULL) || ge_flib_load(gb, NULL))
+		return 0;
+	size_t n = 0;
+	ge_buf x = GE_BUF_INIT, y = GE_BUF_INIT, pre = GE_BUF_INIT;
+	for (size_t f = 0; f < ge_func_capacity(ga); f++) {
+		if (!ge_func_alive(ga, (ge_funcid)f))
+			continue;
+		const char *name = ge_func_name(ga, (ge_funcid)f);
+		ge_funcid g2 = ge_func_find(gb, name);
+		if (g2 == GE_NOFUNC) {
+			fcounts[GE_DIFF_REMOVED]++;
+			n++;
+			if (!quiet)
+				printf("- function %s\n", name);
+			continue;
+		}
+		/* the same bytes: nothing to parse */
+		x.len = y.len = 0;
+		ge_func_encode(ga, (ge_funcid)f, &x);
+		ge_func_encode(gb, g2, &y);
+		if (x.len == y.len && !memcmp(x.data, y.data, x.len))
+			continue;
+		ge_graph *ba = ge_func_body(ga, (ge_funcid)f, NULL);
+		ge_graph *bb = ge_func_body(gb, g2, NULL);
+		pre.len = 0;
+		ge_buf_printf(&pre, "function '%s': ", name);
+		size_t k = ba && bb ? diff_ops(ba, bb, (char *)pre.data, quiet,
+					       counts)
+				    : 0;
+		if (!k && !quiet)
+			printf("~ function %s: signature, attrs or returns\n",
+			       name);
+		fcounts[GE_DIFF_CHANGED]++;
+		n++;
+	}
+	for (size_t f = 0; f < ge_func_capacity(gb); f++) {
+		if (!ge_func_alive(gb, (ge_funcid)f))
+			continue;
+		const char *name = ge_func_name(gb, (ge_funcid)f);
+		if (ge_func_find(ga, name) == GE_NOFUNC) {
+			fcounts[GE_DIFF_ADDED]++;
+			n++;
+			if (!quiet)
+				printf("+ function %s\n", name);
+		}
+	}
+	ge_buf_free(&x);
+	ge_buf_free(&y);
+	ge_buf_free(&pre);
+	return n;
+}
+
 enum { O_TAGS = 1, O_QUIET };
 
 static const struct cli_opt diff_opts[] = {
@@ -138,31 +228,18 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 		ge_graph_free(ga);
 		goto out;
 	}
-	ge_diff_entry *e;
-	size_t n = ge_graph_diff(ga, gb, &e);
-	size_t counts[3] = {0, 0, 0};
-	ge_buf line = GE_BUF_INIT;
-	for (size_t i = 0; i < n; i++) {
-		counts[e[i].kind]++;
-		if (quiet)
-			continue;
-		line.len = 0;
-		if (e[i].kind == GE_DIFF_REMOVED)
-			ge_buf_printf(&line, "- %s (%s)", ge_op_name(ga, e[i].a),
-				      ge_op_type(ga, e[i].a));
-		else if (e[i].kind == GE_DIFF_ADDED)
-			ge_buf_printf(&line, "+ %s (%s)", ge_op_name(gb, e[i].b),
-				      ge_op_type(gb, e[i].b));
-		else
-			describe(&line, ga, gb, &e[i]);
-		printf("%s\n", line.data);
-	}
-	if (!quiet && n)
+	size_t counts[3] = {0, 0, 0}, fcounts[3] = {0, 0, 0};
+	size_t n = diff_ops(ga, gb, "", quiet, counts);
+	size_t nf = diff_functions(ga, gb, quiet, counts, fcounts);
+	if (!quiet && (n || nf))
 		printf("%zu removed, %zu added, %zu changed\n",
 		       counts[GE_DIFF_REMOVED], counts[GE_DIFF_ADDED],
 		       counts[GE_DIFF_CHANGED]);
-	ge_buf_free(&line);
-	free(e);
+	if (!quiet && nf)
+		printf("functions: %zu removed, %zu added, %zu changed\n",
+		       fcounts[GE_DIFF_REMOVED], fcounts[GE_DIFF_ADDED],
+		       fcounts[GE_DIFF_CHANGED]);
+	n += nf;
 	ge_graph_free(ga);
 	ge_graph_free(gb);
 	rc = n ? EXIT_RUNTIME : 0;

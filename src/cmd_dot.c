@@ -8,6 +8,10 @@
  * green the ops added and orange the ops changed since another model, or
  * orange the ops of a list of names.
  *
+ * --func NAME draws the body of a function of the library instead (its
+ * _Arg and _Retval ops included), highlighting against the same
+ * function's body in the other model.
+ *
  * SVG goes through Graphviz's `dot -Tsvg` ($GEREWRITE_DOT names another
  * program); the output appears whole or not at all, as for models.
  */
@@ -24,6 +28,8 @@
 
 #include "cli.h"
 #include "diff.h"
+#include "func.h"
+#include "shapes.h"
 
 #define COLOR_ADDED "#b7e4a7"
 #define COLOR_CHANGED "#f8d49a"
@@ -80,8 +86,8 @@ static void mark_names(const ge_graph *g, const char *text, unsigned char *mark,
 	}
 }
 
-static int highlight(const ge_graph *g, const char *spec, unsigned char *mark,
-		     size_t *removed)
+static int highlight(const ge_graph *g, const char *spec, const char *func,
+		     unsigned char *mark, size_t *removed)
 {
 	struct stat st;
 	size_t missing = 0;
@@ -112,8 +118,18 @@ static int highlight(const ge_graph *g, const char *spec, unsigned char *mark,
 					&orig);
 		if (rc)
 			return rc;
+		ge_graph *from = orig;
+		if (func) {
+			ge_funcid f = ge_func_find(orig, func);
+			from = f == GE_NOFUNC ? NULL : ge_func_body(orig, f, NULL);
+			if (!from) {
+				cli_errmsg("%s: no function named '%s'", spec, func);
+				ge_graph_free(orig);
+				return EXIT_USAGE;
+			}
+		}
 		ge_diff_entry *e;
-		size_t n = ge_graph_diff(orig, g, &e);
+		size_t n = ge_graph_diff(from, g, &e);
 		for (size_t i = 0; i < n; i++) {
 			if (e[i].kind == GE_DIFF_ADDED)
 				mark[e[i].b] = MARK_ADDED;
@@ -155,6 +171,23 @@ static void node_line(ge_buf *b, const ge_graph *g, ge_opid id, int mark)
 }
 
 /* Writes the DOT text of g into b. */
+/* A data edge says which output it is (when not 0) and the tensor's
+ * shape, inferred where the graph records none (shapes.h). */
+static void edge_label(ge_buf *b, const ge_graph *g, ge_opid from, int index)
+{
+	ge_tref t = {from, index};
+	int64_t dims[GE_SHAPE_MAXRANK];
+	int rank = ge_shapes_best((ge_graph *)g, t, dims, GE_SHAPE_MAXRANK);
+	if (rank < 0 && index == 0)
+		return;
+	ge_buf_adds(b, " [label=\"");
+	if (index != 0)
+		ge_buf_printf(b, ":%d%s", index, rank >= 0 ? " " : "");
+	if (rank >= 0)
+		ge_shape_format(b, rank, dims);
+	ge_buf_adds(b, "\"]");
+}
+
 static void write_dot(ge_buf *b, const ge_graph *g, const char *scope,
 		      const unsigned char *mark, size_t removed)
 {
@@ -213,8 +246,8 @@ static void write_dot(ge_buf *b, const ge_graph *g, const char *scope,
 				      (unsigned)id);
 			if (k >= nin)
 				ge_buf_adds(&edges, " [style=dashed]");
-			else if (index != 0)
-				ge_buf_printf(&edges, " [label=\":%d\"]", index);
+			else
+				edge_label(&edges, g, from, index);
 			ge_buf_adds(&edges, ";\n");
 		}
 	}
@@ -339,13 +372,14 @@ static int write_svg(const char *out, const ge_buf *dot)
 	return rc;
 }
 
-enum { O_SCOPE = 1, O_HIGHLIGHT, O_OUT, O_TAGS };
+enum { O_SCOPE = 1, O_HIGHLIGHT, O_OUT, O_TAGS, O_FUNC };
 
 static const struct cli_opt dot_opts[] = {
 	{"scope", 's', 1, O_SCOPE},
 	{"highlight", 0, 1, O_HIGHLIGHT},
 	{"output", 'o', 1, O_OUT},
 	{"tags", 't', 1, O_TAGS},
+	{"func", 0, 1, O_FUNC},
 	{NULL, 0, 0, 0},
 };
 
@@ -354,7 +388,7 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 	(void)L;
 	struct cli_args a;
 	struct cli_model_opts mo = {0};
-	const char *scope = NULL, *hl = NULL, *out = NULL, *val;
+	const char *scope = NULL, *hl = NULL, *out = NULL, *func = NULL, *val;
 	int key, rc = 0;
 	cli_args_init(&a, "dot", argc, argv);
 	while ((key = cli_getopt(&a, dot_opts, &val)) > 0) {
@@ -363,6 +397,7 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 		case O_HIGHLIGHT: hl = val; break;
 		case O_OUT: out = val; break;
 		case O_TAGS: mo.tags = val; break;
+		case O_FUNC: func = val; break;
 		}
 	}
 	if (key < 0) {
@@ -378,6 +413,24 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 	ge_graph *g;
 	if ((rc = cli_load_model(a.pos[0], &mo, &g)))
 		goto out;
+	ge_graph *top = g;
+	if (func) {
+		ge_error err;
+		ge_funcid f = ge_flib_load(g, &err) ? GE_NOFUNC
+						     : ge_func_find(g, func);
+		g = f == GE_NOFUNC ? NULL : ge_func_body(top, f, &err);
+		if (!g) {
+			if (f == GE_NOFUNC)
+				cli_errmsg("%s: no function named '%s' (the "
+					   "library has %zu)", a.pos[0], func,
+					   ge_func_count(top));
+			else
+				cli_errmsg("%s", err.msg);
+			ge_graph_free(top);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	}
 	char *sc = NULL;
 	if (scope) {
 		sc = ge_xstrdup(scope);
@@ -389,7 +442,7 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 	size_t removed = 0;
 	if (hl) {
 		mark = ge_xcalloc(ge_graph_capacity(g) + 1, 1);
-		rc = highlight(g, hl, mark, &removed);
+		rc = highlight(g, hl, func, mark, &removed);
 	}
 	if (!rc) {
 		ge_buf dot = GE_BUF_INIT;
@@ -408,7 +461,7 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 	}
 	free(mark);
 	free(sc);
-	ge_graph_free(g);
+	ge_graph_free(top);
 out:
 	cli_args_free(&a);
 	return rc;

@@ -1,7 +1,8 @@
 /*
  * cmd_info.c: `gerewrite info MODEL`, a summary of a model for a person:
  * format and sizes, ops by type, the ops that look like inputs and
- * outputs, variables, collections and signatures.
+ * outputs, variables, collections and signatures, and the function
+ * library (each function's ops and callers, the ops of bodies by type).
  *
  * "Likely" inputs are Placeholders and the other ops that read nothing
  * (no data input) and produce something, except Consts, variables and
@@ -20,6 +21,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "func.h"
+#include "shapes.h"
 #include "meta.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
@@ -67,9 +70,11 @@ static long long tree_size(const char *path)
 static void tensor_desc(const ge_graph *g, ge_opid id, int k, char *out,
 			size_t cap)
 {
-	const char *dt = ge_dtype_name(ge_op_output_dtype(g, id, k));
-	int64_t dims[8];
-	int rank = ge_op_output_shape(g, id, k, dims, 8);
+	/* inferred shapes where the graph records none (shapes.h) */
+	ge_tref t = {id, k};
+	const char *dt = ge_dtype_name(ge_shapes_dtype((ge_graph *)g, t));
+	int64_t dims[GE_SHAPE_MAXRANK];
+	int rank = ge_shapes_best((ge_graph *)g, t, dims, GE_SHAPE_MAXRANK);
 	size_t n = (size_t)snprintf(out, cap, "%s", dt ? dt : "?");
 	if (rank < 0) {
 		snprintf(out + n, cap - n, "[*]");
@@ -169,6 +174,98 @@ static void list_ops(const char *title, const ge_graph *g, const ge_opvec *v)
 	}
 	if (v->n > LIST_MAX)
 		printf("  ... %zu more\n", v->n - LIST_MAX);
+}
+
+static int is_arg_or_ret(const char *t)
+{
+	return !strcmp(t, "_Arg") || !strcmp(t, "_Retval");
+}
+
+/* Call sites per function, from one pass over the graph and the bodies. */
+static void tally_calls(ge_graph *g, ge_graph *in, size_t *calls)
+{
+	size_t cap = ge_graph_capacity(in);
+	for (size_t i = 0; i < cap; i++) {
+		if (!ge_op_alive(in, (ge_opid)i))
+			continue;
+		ge_func_call *c;
+		size_t k = ge_op_func_calls(in, (ge_opid)i, &c);
+		for (size_t j = 0; j < k; j++)
+			if (c[j].f != GE_NOFUNC && c[j].f < ge_func_capacity(g))
+				calls[c[j].f]++;
+		free(c);
+	}
+}
+
+/* The library: each function (name, ops of its body without _Arg and
+ * _Retval, call sites), then the ops of all bodies by type. */
+static void print_functions(ge_graph *g, long top)
+{
+	size_t nf = ge_func_capacity(g);
+	if (!ge_func_count(g))
+		return;
+	size_t *calls = ge_xcalloc(nf + 1, sizeof *calls);
+	size_t *nops = ge_xcalloc(nf + 1, sizeof *nops);
+	tally_calls(g, g, calls);
+	size_t total = 0, nt = 0, cap_t = 64;
+	struct typecount *tc = ge_xmalloc(cap_t * sizeof *tc);
+	for (size_t f = 0; f < nf; f++) {
+		ge_graph *b = ge_func_alive(g, (ge_funcid)f)
+				      ? ge_func_body(g, (ge_funcid)f, NULL)
+				      : NULL;
+		if (!b)
+			continue;
+		tally_calls(g, b, calls);
+		size_t cap = ge_graph_capacity(b);
+		for (size_t i = 0; i < cap; i++) {
+			const char *t = ge_op_type(b, (ge_opid)i);
+			if (!ge_op_alive(b, (ge_opid)i) || is_arg_or_ret(t))
+				continue;
+			nops[f]++;
+			if (nt == cap_t) {
+				cap_t *= 2;
+				tc = ge_xrealloc(tc, cap_t * sizeof *tc);
+			}
+			tc[nt].type = t;
+			tc[nt++].n = 1;
+		}
+		total += nops[f];
+	}
+	printf("functions (%zu, %zu ops in their bodies):\n", ge_func_count(g),
+	       total);
+	size_t shown = 0, limit = top >= 0 ? (size_t)top : LIST_MAX;
+	for (size_t f = 0; f < nf; f++) {
+		if (!ge_func_alive(g, (ge_funcid)f))
+			continue;
+		if (shown++ == limit) {
+			printf("  ... %zu more\n", ge_func_count(g) - limit);
+			break;
+		}
+		printf("  %s  %zu op%s, %zu caller%s\n", ge_func_name(g, (ge_funcid)f),
+		       nops[f], nops[f] == 1 ? "" : "s", calls[f],
+		       calls[f] == 1 ? "" : "s");
+	}
+	/* body ops by type: interned per body, so fold by name */
+	qsort(tc, nt, sizeof *tc, cmp_type);
+	size_t ntypes = 0;
+	for (size_t i = 0; i < nt; i++) {
+		if (ntypes && !strcmp(tc[ntypes - 1].type, tc[i].type))
+			tc[ntypes - 1].n++;
+		else
+			tc[ntypes++] = tc[i];
+	}
+	qsort(tc, ntypes, sizeof *tc, cmp_count);
+	printf("ops by type in function bodies:\n");
+	for (size_t i = 0; i < ntypes; i++) {
+		if (top >= 0 && (long)i >= top) {
+			printf("  ... %zu more types\n", ntypes - i);
+			break;
+		}
+		printf("  %7zu  %s\n", tc[i].n, tc[i].type);
+	}
+	free(tc);
+	free(calls);
+	free(nops);
 }
 
 static void print_signatures(ge_graph *g)
@@ -388,6 +485,7 @@ int cmd_info(lua_State *L, int argc, char **argv)
 		list_ops("variables", g, &vars);
 	print_collections(g);
 	print_signatures(g);
+	print_functions(g, top);
 	free(tc);
 	ge_opvec_free(&ins);
 	ge_opvec_free(&outs);

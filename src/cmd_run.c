@@ -21,6 +21,7 @@
 #include <lauxlib.h>
 
 #include "cli.h"
+#include "func.h"
 #include "lge.h"
 
 /* ------------------------------------------------------------ search path */
@@ -232,6 +233,72 @@ static double now(void)
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+int cli_functions_opt(const char *cmd, const char *val,
+		      struct cli_model_opts *mo)
+{
+	static const char *const names[] = {"reachable", "all", "none"};
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(val, names[i])) {
+			mo->functions = i;
+			return 0;
+		}
+	return cli_usage(cmd, "--functions takes reachable, all or none "
+			      "(got '%s')", val);
+}
+
+/* Runs the recipe at rec on the bodies of the functions of the graph at
+ * gi that the mode selects (those reachable from the graph through calls,
+ * or all), unless the recipe says `functions = false`.  0, or
+ * EXIT_RUNTIME with res->error set. */
+static int run_on_bodies(lua_State *L, int rec, int par, int gi,
+			 const char *model, int mode, struct run_result *res)
+{
+	if (mode == CLI_FN_NONE)
+		return 0;
+	lua_getfield(L, rec, "functions");
+	int off = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	if (off)
+		return 0;
+	ge_graph *g = ((lge_graph *)lua_touserdata(L, gi))->g;
+	ge_error err;
+	if (ge_flib_load(g, &err)) {
+		snprintf(res->error, sizeof res->error, "%s", err.msg);
+		return EXIT_USAGE;
+	}
+	ge_funcid *ids = NULL;
+	size_t n = 0;
+	if (mode == CLI_FN_ALL) {
+		size_t cap = ge_func_capacity(g);
+		ids = ge_xmalloc((cap + 1) * sizeof *ids);
+		for (size_t f = 0; f < cap; f++)
+			if (ge_func_alive(g, (ge_funcid)f))
+				ids[n++] = (ge_funcid)f;
+	} else {
+		ge_flib_reachable(g, &ids, &n);
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!ge_func_alive(g, ids[i]))
+			continue;
+		int top = lua_gettop(L);
+		lua_getfield(L, rec, "run");
+		lge_pushbody(L, gi, ids[i]);
+		lua_pushvalue(L, par);
+		if (cli_docall(L, 2, 1) != LUA_OK) {
+			const char *msg = lua_tostring(L, -1);
+			snprintf(res->error, sizeof res->error,
+				 "%s (model %s, function %s)",
+				 msg ? msg : "(error object is not a string)",
+				 model, ge_func_name(g, ids[i]));
+			rc = EXIT_RUNTIME;
+		}
+		lua_settop(L, top);
+	}
+	free(ids);
+	return rc;
+}
+
 int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		   const char *out, const struct cli_model_opts *mo,
 		   ge_format outfmt, struct run_result *res)
@@ -253,8 +320,21 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		res->status = cli_status(&err);
 		goto done;
 	}
-	if (!(mo && mo->allow_missing_variables) &&
+	/* a recipe that reads the values itself (freeze) says which are
+	 * missing better than this check can */
+	lua_getfield(L, rec, "checks_variables");
+	int own_check = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	if (!own_check && !(mo && mo->allow_missing_variables) &&
 	    cli_variables_missing(g, res->error, sizeof res->error)) {
+		ge_graph_free(g);
+		res->status = EXIT_USAGE;
+		goto done;
+	}
+	/* a library that calls what is not there, or itself, is refused
+	 * before the recipe sees it */
+	if (ge_flib_check(g, &err) != GE_OK) {
+		snprintf(res->error, sizeof res->error, "%s", err.msg);
 		ge_graph_free(g);
 		res->status = EXIT_USAGE;
 		goto done;
@@ -282,6 +362,16 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		res->status = EXIT_RUNTIME;
 		goto done;
 	}
+	{
+		int gr = luaL_testudata(L, -1, LGE_GRAPH) ? lua_gettop(L) : gi;
+		int frc = run_on_bodies(L, rec, par, gr, model,
+					mo ? mo->functions : CLI_FN_REACHABLE,
+					res);
+		if (frc) {
+			res->status = frc;
+			goto done;
+		}
+	}
 	res->ops_after = (long)ge_graph_num_ops(G->g);
 	ge_save_opts so = {.format = outfmt};
 	if (ge_save(G->g, out, &so, &err) != GE_OK) {
@@ -292,11 +382,8 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 done:
 	/* the graphs go now rather than at the next collection */
 	for (int i = top + 1; i <= lua_gettop(L); i++) {
-		lge_graph *H = luaL_testudata(L, i, LGE_GRAPH);
-		if (H && H->g) {
-			ge_graph_free(H->g);
-			H->g = NULL;
-		}
+		if (luaL_testudata(L, i, LGE_GRAPH))
+			lge_closegraph(L, i);
 	}
 	lua_settop(L, top);
 	res->seconds = now() - t0;
@@ -304,7 +391,7 @@ done:
 }
 
 enum {
-	O_OUT = 1, O_PARAM, O_FORMAT, O_TAGS, O_ALLOW_MISSING,
+	O_OUT = 1, O_PARAM, O_FORMAT, O_TAGS, O_ALLOW_MISSING, O_FUNCTIONS,
 };
 
 static const struct cli_opt run_opts[] = {
@@ -313,6 +400,7 @@ static const struct cli_opt run_opts[] = {
 	{"format", 'f', 1, O_FORMAT},
 	{"tags", 't', 1, O_TAGS},
 	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
+	{"functions", 0, 1, O_FUNCTIONS},
 	{NULL, 0, 0, 0},
 };
 
@@ -331,7 +419,13 @@ int cmd_run(lua_State *L, int argc, char **argv)
 		case O_FORMAT: format = val; break;
 		case O_TAGS: mo.tags = val; break;
 		case O_ALLOW_MISSING: mo.allow_missing_variables = 1; break;
+		case O_FUNCTIONS:
+			if (cli_functions_opt("run", val, &mo))
+				key = -1;
+			break;
 		}
+		if (key < 0)
+			break;
 	}
 	ge_format outfmt = GE_FMT_AUTO;
 	if (key < 0) {

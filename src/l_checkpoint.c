@@ -21,6 +21,7 @@
 #include "checkpoint.h"
 #include "lge.h"
 #include "meta.h"
+#include "tf2.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 
@@ -462,17 +463,62 @@ static void signature_outputs(lua_State *L, int list, ge_graph *g)
 	}
 }
 
+/* The TF2 path of ge.freeze: signature `signature` (default
+ * serving_default) inlined and frozen (lib/tf2.h), named by the
+ * signature's keys or, with tensor_names, by its tensor names.  A SavedModel without
+ * variables gives no reader: the freeze then says which variables the
+ * signature needs. */
+static int freeze_tf2(lua_State *L, ge_graph *g, int clear_devices)
+{
+	ge_tf2_freeze_opts to = {lge_optfield(L, 2, "signature"),
+				 clear_devices, 0};
+	lua_getfield(L, 2, "tensor_names");
+	to.tensor_names = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	int t = lua_getfield(L, 2, "checkpoint"); /* 3 */
+	if (t == LUA_TSTRING) {
+		const char *path = lua_tostring(L, -1);
+		lua_pop(L, 1);
+		if (pushopen(L, path) != 1)
+			return 2;
+	} else if (t == LUA_TNIL) {
+		const char *dir = ge_graph_savedmodel_dir(g);
+		char *prefix = NULL;
+		ge_error e;
+		int rc = dir ? ge_checkpoint_prefix(dir, &prefix, &e)
+			     : GE_ENOTFOUND;
+		free(prefix);
+		if (rc != GE_ENOTFOUND) {
+			lua_pop(L, 1);
+			if (pushgraphckpt(L, g) != 1)
+				return 2;
+		}
+	} else if (!luaL_testudata(L, -1, LGE_CHECKPOINT)) {
+		return luaL_error(L, "option 'checkpoint' must be a reader or "
+				     "a path (got %s)", luaL_typename(L, -1));
+	}
+	ge_bundle *b = lua_isnil(L, 3) ? NULL : checkckpt(L, 3)->b;
+	ge_graph *h = NULL;
+	ge_error err;
+	if (ge_tf2_freeze(g, b, &to, &h, &err) != GE_OK)
+		return lge_fail(L, &err);
+	lge_pushgraph(L, h);
+	return 1;
+}
+
 /* ge.freeze(g, {outputs=, checkpoint=, clear_devices=}) -> graph | nil, err
  *
  * Returns a new graph, a plain GraphDef (no MetaGraphDef around it, as
  * freeze_graph writes): g is not changed.  outputs lists ops, tensors or
  * names (default: the outputs of g's signatures); checkpoint is a reader
  * or a path (default: g:checkpoint()); clear_devices defaults to true as
- * in freeze_graph. */
+ * in freeze_graph.  A TF2 SavedModel given without outputs freezes one
+ * signature, {signature=} (freeze_tf2). */
 static int m_freeze(lua_State *L)
 {
 	static const char *const known[] = {"outputs", "checkpoint",
-					    "clear_devices", NULL};
+					    "clear_devices", "signature",
+					    "tensor_names", NULL};
 	lge_graph *G = lge_checkgraph(L, 1);
 	ge_graph *g = G->g;
 	if (!lua_isnoneornil(L, 2))
@@ -485,6 +531,12 @@ static int m_freeze(lua_State *L)
 	ge_freeze_opts fo = {1, NULL};
 	if (lua_getfield(L, 2, "clear_devices") != LUA_TNIL)
 		fo.clear_devices = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	if (lua_getfield(L, 2, "outputs") == LUA_TNIL &&
+	    ge_is_tf2_savedmodel(g)) {
+		lua_pop(L, 1);
+		return freeze_tf2(L, g, fo.clear_devices);
+	}
 	lua_pop(L, 1);
 
 	lua_newtable(L); /* 3: output op names */

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "func.h"
 #include "lge.h"
+#include "shapes.h"
 #include "opattrs.h"
 #include "tfjs.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
@@ -26,8 +28,9 @@ static void newcache(lua_State *L)
 
 void lge_pushgraph(lua_State *L, ge_graph *g)
 {
-	lge_graph *G = lua_newuserdatauv(L, sizeof *G, 2);
+	lge_graph *G = lua_newuserdatauv(L, sizeof *G, 3);
 	G->g = NULL;
+	G->borrowed = 0;
 	luaL_setmetatable(L, LGE_GRAPH);
 	G->g = g; /* from here __gc frees it */
 	newcache(L);
@@ -294,12 +297,23 @@ static int g_unique_name(lua_State *L)
 	return 1;
 }
 
-/* g:validate() -> true | false, {problem, ...} */
+/* g:validate([{shapes = true}]) -> true | false, {problem, ...}; with
+ * shapes, also the ops whose shape cannot hold and the `_output_shapes`
+ * that contradict inference (shapes.h). */
 static int g_validate(lua_State *L)
 {
 	ge_graph *g = lge_checkgraph(L, 1)->g;
 	ge_buf *b = lge_newbuf(L);
 	size_t n = ge_graph_validate(g, b);
+	/* bodies and calls: every function for a top-level graph; the calls
+	 * of a body for a body */
+	n += ge_func_validate_graph(g, b);
+	if (lua_type(L, 2) == LUA_TTABLE) {
+		lua_getfield(L, 2, "shapes");
+		if (lua_toboolean(L, -1))
+			n += ge_shapes_validate(g, b);
+		lua_pop(L, 1);
+	}
 	if (n == 0) {
 		lua_pushboolean(L, 1);
 		return 1;
@@ -588,12 +602,35 @@ static int g_fill_default_attrs(lua_State *L)
 
 /* g:close(): frees the graph now; its ops and tensors become unusable.
  * Also the __close and __gc metamethods. */
+void lge_closegraph(lua_State *L, int idx)
+{
+	idx = lua_absindex(L, idx);
+	lge_graph *G = luaL_checkudata(L, idx, LGE_GRAPH);
+	if (!G->g)
+		return;
+	if (!G->borrowed) {
+		int top = lua_gettop(L);
+		/* the bodies' userdata (user value 3: {bodies = {...}}) point
+		 * into this graph */
+		if (lua_getiuservalue(L, idx, 3) == LUA_TTABLE &&
+		    lua_getfield(L, -1, "bodies") == LUA_TTABLE) {
+			lua_pushnil(L);
+			while (lua_next(L, -2)) {
+				lge_graph *B = luaL_testudata(L, -1, LGE_GRAPH);
+				if (B)
+					B->g = NULL;
+				lua_pop(L, 1);
+			}
+		}
+		lua_settop(L, top);
+		ge_graph_free(G->g);
+	}
+	G->g = NULL;
+}
+
 static int g_close(lua_State *L)
 {
-	lge_graph *G = luaL_checkudata(L, 1, LGE_GRAPH);
-	if (G->g)
-		ge_graph_free(G->g);
-	G->g = NULL;
+	lge_closegraph(L, 1);
 	return 0;
 }
 

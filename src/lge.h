@@ -42,6 +42,7 @@ struct Tensorflow__TensorProto;
 
 typedef struct lge_graph {
 	ge_graph *g; /* NULL once closed */
+	int borrowed; /* a function body: owned by its parent graph */
 } lge_graph;
 
 typedef struct lge_op {
@@ -58,6 +59,10 @@ typedef struct lge_tensor {
 
 /* [-0, +1, m] Wraps g in a new graph userdata, which takes ownership. */
 void lge_pushgraph(lua_State *L, ge_graph *g);
+/* [-0, +0, -] Frees the graph at idx now (a function body is only
+ * detached: its parent owns it); wrappers of it, and of the bodies of its
+ * functions, become unusable. */
+void lge_closegraph(lua_State *L, int idx);
 /* [-0, +0, v] The open graph at arg; raises if it is not one or closed. */
 lge_graph *lge_checkgraph(lua_State *L, int arg);
 /* [-0, +0, v] The ge_graph behind an op, a tensor or a graph at arg. */
@@ -218,8 +223,23 @@ void lge_open_transform(lua_State *L); /* l_transform.c: ge.transform */
 void lge_open_variables(lua_State *L); /* l_variables.c: g:variables() */
 void lge_open_checkpoint(lua_State *L); /* l_checkpoint.c: ge.checkpoint,
 					   ge.freeze, g:checkpoint() */
+void lge_open_shapes(lua_State *L);    /* l_shapes.c: ge.infer_shapes */
+void lge_open_fold(lua_State *L);      /* l_fold.c: ge.fold_constants, ... */
 void lge_open_opmatcher(lua_State *L); /* l_opmatcher.c: ge.OpMatcher,
 					   ge.op_type */
+void lge_open_func(lua_State *L);      /* l_func.c: g:functions(), ... */
+
+/* ---- function bodies (l_func.c) ---- */
+
+/* [-0, +1, e] Pushes the graph userdata of the body of function f of the
+ * graph at gidx (or of its root, for a body): the same userdata each time,
+ * which keeps the root alive.  Raises if the body does not parse. */
+void lge_pushbody(lua_State *L, int gidx, uint32_t f);
+/* [-0, +1, m] Pushes the graph userdata of the root (the graph owning the
+ * function library) of the graph at gidx. */
+void lge_pushroot(lua_State *L, int gidx);
+void lge_open_inline(lua_State *L);    /* l_inline.c: ge.inline,
+					   ge.inline_all */
 
 /* ---- variables (l_variables.c), for the transform bindings ---- */
 

@@ -82,10 +82,13 @@ static const struct subcommand subcommands[] = {
 	{"run", cmd_run, "run a recipe on a model",
 	 "Usage: " PROG " run RECIPE MODEL -o OUT [--param KEY=VALUE]...\n"
 	 "           [--format F] [--tags T] [--allow-missing-variables]\n"
+	 "           [--functions reachable|all|none]\n"
 	 "\n"
 	 "Runs RECIPE (a name on the recipe path, or a .lua file) on MODEL and\n"
 	 "saves the result to OUT, atomically.  Parameters are checked before\n"
-	 "the model is read.\n"
+	 "the model is read.  The recipe runs on the graph, then on the body\n"
+	 "of every function the graph reaches through calls (a recipe with\n"
+	 "`functions = false` runs on the graph alone).\n"
 	 "\n"
 	 "  -o, --output OUT         where to save (required)\n"
 	 "  -p, --param KEY=VALUE    a recipe parameter; repeat for several\n"
@@ -95,6 +98,8 @@ static const struct subcommand subcommands[] = {
 	 "  -t, --tags T             SavedModel tag set to read (default serve)\n"
 	 "  --allow-missing-variables  read a SavedModel whose variables/ is\n"
 	 "                           missing although its graph has variables\n"
+	 "  --functions WHICH        the function bodies the recipe runs on:\n"
+	 "                           reachable (default), all or none\n"
 	 "\n"
 	 "Exit status: 0 saved, 1 the recipe failed, 2 usage or I/O error,\n"
 	 "3 the recipe does not load.  " PROG " help RECIPE describes one.\n"},
@@ -102,6 +107,7 @@ static const struct subcommand subcommands[] = {
 	 "Usage: " PROG " batch RECIPE DIR... -o OUTDIR [-j N] [--param K=V]...\n"
 	 "           [--report FILE] [--shard I/N] [--resume] [--format F]\n"
 	 "           [--tags T] [--allow-missing-variables]\n"
+	 "           [--functions reachable|all|none]\n"
 	 "\n"
 	 "Runs RECIPE on every model found under the DIRs (SavedModel\n"
 	 "directories; files named .pb, .pbtxt, .pbtext, .meta; TensorFlow.js\n"
@@ -120,6 +126,7 @@ static const struct subcommand subcommands[] = {
 	 "  --resume                 skip models whose output exists\n"
 	 "  -f, --format F           format of the outputs\n"
 	 "  -t, --tags T             SavedModel tag set to read\n"
+	 "  --functions WHICH        function bodies to run on, as for run\n"
 	 "  -q, --quiet              no progress line\n"
 	 "\n"
 	 "Exit status: 0 all models done, 1 some failed, 2 usage error,\n"
@@ -178,7 +185,8 @@ static const struct subcommand subcommands[] = {
 	 "\n"
 	 "Exit status: 0 same graph, 1 different, 2 error.\n"},
 	{"dot", cmd_dot, "draw a model with Graphviz",
-	 "Usage: " PROG " dot MODEL [--scope S] [--highlight X] [-o OUT]\n"
+	 "Usage: " PROG " dot MODEL [--scope S] [--highlight X] [--func F]\n"
+	 "           [-o OUT]\n"
 	 "\n"
 	 "Writes the graph in Graphviz's DOT language: to standard output, to\n"
 	 "OUT, or, when OUT ends in .svg, through Graphviz's dot program.\n"
@@ -189,6 +197,7 @@ static const struct subcommand subcommands[] = {
 	 "                      since it are coloured, e.g. the model a recipe\n"
 	 "                      started from), a file of op names (one a line)\n"
 	 "                      or a comma-separated list of op names\n"
+	 "  --func F            draw the body of function F of the library\n"
 	 "  -o, --output OUT    where to write (.dot, .gv or .svg)\n"},
 	{"help", cmd_help, "show this help, a command's or a recipe's", NULL},
 	{"version", cmd_version, "show the version", NULL},

@@ -95,6 +95,8 @@ local objects = {
   {reader, {"prefix", "index", "shards"}},
   {g:variables()[1]},
   {ge.OpMatcher(true), {}},
+  {g:add_func{name = "fn", inputs = {{name = "a", dtype = F}}},
+   {"name", "inputs", "outputs", "attrs", "parent"}},
 }
 
 for _, o in ipairs(objects) do

@@ -4,7 +4,8 @@
 --   { name = "insert_noise", description = "...",
 --     params = { {name = "stddev", type = "number", default = 0.1,
 --                 help = "..."}, ... },
---     run = function(graph, params) ... end }
+--     run = function(graph, params) ... end,
+--     functions = false }   -- optional: not run on function bodies
 -- Parameter types: string, int, number, bool, list (comma-separated
 -- strings), enum (one of `choices`).  A parameter with `required = true`
 -- has no default and must be given.
@@ -145,6 +146,10 @@ local function check_declaration(r, path)
   if type(r.run) ~= "function" then
     return fmt("%s: field 'run' (a function(graph, params)) is required",
                path)
+  end
+  if r.functions ~= nil and type(r.functions) ~= "boolean" then
+    return fmt("%s: field 'functions' must be a boolean (false: the " ..
+               "recipe runs on the top-level graph only)", path)
   end
   if r.params == nil then r.params = {} end
   if type(r.params) ~= "table" then

@@ -1,0 +1,1040 @@
+/*
+ * func.c: the function library model (see func.h): the library's list of
+ * functions and other entries, names, signatures as read, references to
+ * functions, and the edits (add, copy, rename, remove) that follow them.
+ *
+ * The library is a list of items in file order: functions (FunctionDef
+ * payloads, kept as the bytes read until something changes them) and the
+ * other entries (GradientDefs, registered gradients), kept as raw bytes.
+ * Bodies are parsed and encoded by func_body.c, checked by func_check.c.
+ */
+#include "func_impl.h"
+#include "meta.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/function.pb-c.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
+#include "tensorflow/core/protobuf/saved_object_graph.pb-c.h"
+
+/* ------------------------------------------------------------ helpers */
+
+ge_graph *fl_root(const ge_graph *g)
+{
+	return (ge_graph *)(g->parent ? g->parent : g);
+}
+
+ge_graph *ge_graph_root(ge_graph *g)
+{
+	return fl_root(g);
+}
+
+ge_funcid ge_graph_func(const ge_graph *g)
+{
+	return g->parent ? g->func_id : GE_NOFUNC;
+}
+
+const char *fl_label(const ge_graph *g)
+{
+	return *g->name ? g->name : "<graph>";
+}
+
+static void idx_rebuild(struct ge_flib *l)
+{
+	free(l->idx);
+	l->idx_cap = 16;
+	while (l->idx_cap < l->n_fn * 2 + 2)
+		l->idx_cap *= 2;
+	l->idx = ge_xcalloc(l->idx_cap, sizeof *l->idx);
+	for (size_t i = 0; i < l->n_fn; i++) {
+		if (l->fn[i].dead)
+			continue;
+		size_t h = ge_hash(l->fn[i].name, strlen(l->fn[i].name)) &
+			   (l->idx_cap - 1);
+		while (l->idx[h])
+			h = (h + 1) & (l->idx_cap - 1);
+		l->idx[h] = (uint32_t)i + 1;
+	}
+}
+
+ge_funcid fl_idx_find(const struct ge_flib *l, const char *name, size_t n)
+{
+	if (!l->idx_cap)
+		return GE_NOFUNC;
+	size_t h = ge_hash(name, n) & (l->idx_cap - 1);
+	while (l->idx[h]) {
+		const ge_fn *f = &l->fn[l->idx[h] - 1];
+		if (!f->dead && !strncmp(f->name, name, n) && !f->name[n])
+			return l->idx[h] - 1;
+		h = (h + 1) & (l->idx_cap - 1);
+	}
+	return GE_NOFUNC;
+}
+
+static void item_push(struct ge_flib *l, fitem it)
+{
+	if (l->n_items == l->cap_items) {
+		l->cap_items = l->cap_items ? l->cap_items * 2 : 16;
+		l->items = ge_xrealloc(l->items, l->cap_items * sizeof *l->items);
+	}
+	l->items[l->n_items++] = it;
+}
+
+static ge_funcid fn_push(struct ge_flib *l, const char *name, size_t nl,
+			 const uint8_t *raw, size_t raw_len, uint8_t *owned)
+{
+	if (l->n_fn == l->cap_fn) {
+		l->cap_fn = l->cap_fn ? l->cap_fn * 2 : 16;
+		l->fn = ge_xrealloc(l->fn, l->cap_fn * sizeof *l->fn);
+	}
+	ge_fn *f = &l->fn[l->n_fn];
+	memset(f, 0, sizeof *f);
+	f->name = ge_xstrndup(name, nl);
+	f->raw = raw;
+	f->raw_len = raw_len;
+	f->owned = owned;
+	l->n_live++;
+	return (ge_funcid)l->n_fn++;
+}
+
+/* Reads the entries of one FunctionDefLibrary payload into l. */
+static int scan_payload(struct ge_flib *l, const uint8_t *p, const uint8_t *end,
+			const char *file, ge_error *err)
+{
+	while (p < end) {
+		const uint8_t *es = p;
+		uint64_t tag, len;
+		if (ge_read_varint(&p, end, &tag))
+			goto bad;
+		uint32_t field = (uint32_t)(tag >> 3);
+		if (field == FL_FUNCTION && (tag & 7) == 2) {
+			if (ge_read_varint(&p, end, &len) ||
+			    len > (uint64_t)(end - p))
+				goto bad;
+			const uint8_t *b = p, *sig, *nm = NULL;
+			size_t sl, nl = 0;
+			p += len;
+			if (ge_find_len_field(b, p, FD_SIGNATURE, &sig, &sl) == 0)
+				ge_find_len_field(sig, sig + sl, OD_NAME, &nm, &nl);
+			if (!nm || !nl)
+				return ge_err(err, GE_EFORMAT,
+					      "%s: function #%zu of the library "
+					      "has no name", file, l->n_fn);
+			ge_funcid id = fn_push(l, (const char *)nm, nl, b,
+					       (size_t)len, NULL);
+			item_push(l, (fitem){id, NULL, 0, NULL, field});
+			continue;
+		}
+		if (ge_skip_field(&p, end, (int)(tag & 7)))
+			goto bad;
+		item_push(l, (fitem){GE_NOFUNC, es, (size_t)(p - es), NULL,
+				     field});
+	}
+	return GE_OK;
+bad:
+	return ge_err(err, GE_EFORMAT,
+		      "%s: the function library is truncated or corrupt", file);
+}
+
+static int scan_field(struct ge_flib *l, const uint8_t *p, size_t len,
+		      const char *file, ge_error *err)
+{
+	const uint8_t *end = p + len;
+	uint64_t tag, l2;
+	if (ge_read_varint(&p, end, &tag) || tag != ((2 << 3) | 2) ||
+	    ge_read_varint(&p, end, &l2) || l2 > (uint64_t)(end - p))
+		return GE_OK;
+	return scan_payload(l, p, p + l2, file, err);
+}
+
+int ge_flib_load(ge_graph *g, ge_error *err)
+{
+	g = fl_root(g);
+	if (g->flib)
+		return GE_OK;
+	struct ge_flib *l = ge_xcalloc(1, sizeof *l);
+	for (size_t i = 0; i < g->n_fields; i++) {
+		int rc = scan_field(l, g->fields[i].p, g->fields[i].len,
+				    fl_label(g), err);
+		if (rc) {
+			ge_flib_free(l);
+			return rc;
+		}
+	}
+	idx_rebuild(l);
+	g->flib = l;
+	return GE_OK;
+}
+
+/* The library, scanned if needed; a library that does not parse reads as
+ * empty here (ge_flib_load reports it). */
+struct ge_flib *fl_lib(const ge_graph *g)
+{
+	ge_graph *r = fl_root(g);
+	if (!r->flib && ge_flib_load(r, NULL)) {
+		r->flib = ge_xcalloc(1, sizeof *r->flib);
+		idx_rebuild(r->flib);
+	}
+	return r->flib;
+}
+
+void ge_flib_add_field(ge_graph *g, const uint8_t *p, size_t len)
+{
+	if (!g->flib)
+		return;
+	scan_field(g->flib, p, len, fl_label(g), NULL);
+	idx_rebuild(g->flib);
+}
+
+void fl_fnargs_free(fnarg *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(a[i].name);
+		free(a[i].ops);
+	}
+	free(a);
+}
+
+void fl_mapents_free(mapent *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(m[i].key);
+		free(m[i].val);
+	}
+	free(m);
+}
+
+static void fn_release(ge_fn *f)
+{
+	free(f->name);
+	free(f->owned);
+	if (f->body) {
+		f->body->parent = NULL;
+		ge_graph_free(f->body);
+	}
+	if (f->sig)
+		protobuf_c_message_free_unpacked(&f->sig->base, NULL);
+	if (f->cur)
+		protobuf_c_message_free_unpacked(&f->cur->base, NULL);
+	ge_buf_free(&f->sig_bytes);
+	fl_fnargs_free(f->in0, f->n_in0);
+	fl_fnargs_free(f->out0, f->n_out0);
+	fl_fnargs_free(f->in, f->n_in);
+	fl_fnargs_free(f->out, f->n_out);
+	fl_mapents_free(f->ret0, f->n_ret0);
+	fl_mapents_free(f->cret0, f->n_cret0);
+	free(f->view_in);
+	free(f->view_out);
+	for (size_t i = 0; i < f->n_unk; i++)
+		free(f->unk[i].arg);
+	free(f->unk);
+}
+
+void ge_flib_free(struct ge_flib *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n_fn; i++)
+		fn_release(&l->fn[i]);
+	for (size_t i = 0; i < l->n_items; i++)
+		free(l->items[i].owned);
+	free(l->fn);
+	free(l->items);
+	free(l->idx);
+	free(l);
+}
+
+ge_fn *fl_fn(const ge_graph *g, ge_funcid f)
+{
+	struct ge_flib *l = fl_lib(g);
+	return f < l->n_fn ? &l->fn[f] : NULL;
+}
+
+size_t ge_func_capacity(ge_graph *g)
+{
+	return fl_lib(g)->n_fn;
+}
+
+size_t ge_func_count(ge_graph *g)
+{
+	return fl_lib(g)->n_live;
+}
+
+int ge_func_alive(ge_graph *g, ge_funcid f)
+{
+	ge_fn *fn = fl_fn(g, f);
+	return fn && !fn->dead;
+}
+
+ge_funcid ge_func_find(ge_graph *g, const char *name)
+{
+	return fl_idx_find(fl_lib(g), name, strlen(name));
+}
+
+const char *ge_func_name(ge_graph *g, ge_funcid f)
+{
+	ge_fn *fn = fl_fn(g, f);
+	return fn ? fn->name : NULL;
+}
+
+int ge_func_touched(ge_graph *g, ge_funcid f)
+{
+	ge_fn *fn = fl_fn(g, f);
+	return fn && fn->body;
+}
+
+/* ------------------------------------------------------------ signature */
+
+const Tensorflow__OpDef *fl_raw_sig(ge_fn *f)
+{
+	if (!f->sig) {
+		const uint8_t *b;
+		size_t n;
+		if (ge_find_len_field(f->raw, f->raw + f->raw_len, FD_SIGNATURE,
+				      &b, &n))
+			n = 0, b = (const uint8_t *)"";
+		f->sig = tensorflow__op_def__unpack(NULL, n, b);
+		if (!f->sig) {
+			f->sig = ge_xmalloc(sizeof *f->sig);
+			tensorflow__op_def__init(f->sig);
+		}
+	}
+	return f->sig;
+}
+
+const Tensorflow__AttrValue *fl_sig_default(const Tensorflow__OpDef *d,
+						const char *name)
+{
+	for (size_t i = 0; i < d->n_attr; i++)
+		if (!strcmp(d->attr[i]->name, name))
+			return d->attr[i]->default_value;
+	return NULL;
+}
+
+/* An arg's tensor count and first dtype from the signature alone (its
+ * attrs' defaults); count 1 and dtype 0 when they are not known. */
+void fl_sig_arg_info(const Tensorflow__OpDef *d,
+			 const Tensorflow__OpDef__ArgDef *a, int *count,
+			 int *dtype, int *is_list, int **types)
+{
+	*count = 1;
+	*dtype = a->type;
+	*is_list = 0;
+	if (types)
+		*types = NULL;
+	if (a->type_attr && *a->type_attr) {
+		const Tensorflow__AttrValue *v = fl_sig_default(d, a->type_attr);
+		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE)
+			*dtype = v->type;
+	}
+	if (a->number_attr && *a->number_attr) {
+		*is_list = 1;
+		const Tensorflow__AttrValue *v = fl_sig_default(d, a->number_attr);
+		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_I &&
+		    v->i >= 0 && v->i < 100000)
+			*count = (int)v->i;
+	} else if (a->type_list_attr && *a->type_list_attr) {
+		*is_list = 1;
+		const Tensorflow__AttrValue *v =
+			fl_sig_default(d, a->type_list_attr);
+		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+		    v->list) {
+			*count = (int)v->list->n_type;
+			*dtype = v->list->n_type ? v->list->type[0] : 0;
+			if (types)
+				*types = (int *)v->list->type;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ views */
+
+static void make_view(ge_fn *f)
+{
+	free(f->view_in);
+	free(f->view_out);
+	if (f->body) {
+		fl_fn_sync(f);
+		f->n_view_in = f->n_in;
+		f->n_view_out = f->n_out;
+		f->view_in = ge_xcalloc(f->n_in + 1, sizeof *f->view_in);
+		f->view_out = ge_xcalloc(f->n_out + 1, sizeof *f->view_out);
+		for (size_t i = 0; i < f->n_in; i++)
+			f->view_in[i] = (ge_func_arg){f->in[i].name, f->in[i].dtype,
+						      f->in[i].count};
+		for (size_t i = 0; i < f->n_out; i++)
+			f->view_out[i] = (ge_func_arg){
+				f->out[i].name, f->out[i].dtype, f->out[i].count};
+		return;
+	}
+	const Tensorflow__OpDef *d = fl_raw_sig(f);
+	f->n_view_in = d->n_input_arg;
+	f->n_view_out = d->n_output_arg;
+	f->view_in = ge_xcalloc(d->n_input_arg + 1, sizeof *f->view_in);
+	f->view_out = ge_xcalloc(d->n_output_arg + 1, sizeof *f->view_out);
+	for (int o = 0; o < 2; o++) {
+		size_t n = o ? d->n_output_arg : d->n_input_arg;
+		for (size_t i = 0; i < n; i++) {
+			const Tensorflow__OpDef__ArgDef *a =
+				o ? d->output_arg[i] : d->input_arg[i];
+			int count, dtype, is_list;
+			fl_sig_arg_info(d, a, &count, &dtype, &is_list, NULL);
+			(o ? f->view_out : f->view_in)[i] =
+				(ge_func_arg){a->name, dtype, count};
+		}
+	}
+}
+
+size_t ge_func_num_inputs(ge_graph *g, ge_funcid f)
+{
+	ge_fn *fn = fl_fn(g, f);
+	if (!fn)
+		return 0;
+	make_view(fn);
+	return fn->n_view_in;
+}
+
+size_t ge_func_num_outputs(ge_graph *g, ge_funcid f)
+{
+	ge_fn *fn = fl_fn(g, f);
+	if (!fn)
+		return 0;
+	make_view(fn);
+	return fn->n_view_out;
+}
+
+ge_func_arg ge_func_input(ge_graph *g, ge_funcid f, size_t i)
+{
+	ge_fn *fn = fl_fn(g, f);
+	ge_func_arg none = {NULL, 0, 0};
+	if (!fn)
+		return none;
+	if (!fn->view_in || i == 0)
+		make_view(fn);
+	return i < fn->n_view_in ? fn->view_in[i] : none;
+}
+
+ge_func_arg ge_func_output(ge_graph *g, ge_funcid f, size_t i)
+{
+	ge_fn *fn = fl_fn(g, f);
+	ge_func_arg none = {NULL, 0, 0};
+	if (!fn)
+		return none;
+	if (!fn->view_out || i == 0)
+		make_view(fn);
+	return i < fn->n_view_out ? fn->view_out[i] : none;
+}
+
+static size_t count_tensors(ge_graph *g, ge_funcid f, int out)
+{
+	size_t n = out ? ge_func_num_outputs(g, f) : ge_func_num_inputs(g, f);
+	size_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += (size_t)(out ? ge_func_output(g, f, i).count
+				  : ge_func_input(g, f, i).count);
+	return t;
+}
+
+size_t ge_func_num_in_tensors(ge_graph *g, ge_funcid f)
+{
+	return count_tensors(g, f, 0);
+}
+
+size_t ge_func_num_out_tensors(ge_graph *g, ge_funcid f)
+{
+	return count_tensors(g, f, 1);
+}
+
+/* The i-th entry of the FunctionDef's attr map (field 5). */
+static int fn_attr_at(const ge_fn *f, size_t i, const uint8_t **key,
+		      size_t *klen, const uint8_t **val, size_t *vlen)
+{
+	const uint8_t *p = f->raw, *end = f->raw + f->raw_len;
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return -1;
+		if ((tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return -1;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return -1;
+		const uint8_t *q = p, *qe = p + l;
+		p += l;
+		if ((tag >> 3) != FD_ATTR || i--)
+			continue;
+		*key = *val = (const uint8_t *)"";
+		*klen = *vlen = 0;
+		while (q < qe) {
+			uint64_t t2, l2;
+			if (ge_read_varint(&q, qe, &t2) || (t2 & 7) != 2 ||
+			    ge_read_varint(&q, qe, &l2) || l2 > (uint64_t)(qe - q))
+				return -1;
+			if ((t2 >> 3) == 1)
+				*key = q, *klen = l2;
+			else if ((t2 >> 3) == 2)
+				*val = q, *vlen = l2;
+			q += l2;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+size_t ge_func_num_attrs(ge_graph *g, ge_funcid f)
+{
+	ge_fn *fn = fl_fn(g, f);
+	size_t n = 0;
+	const uint8_t *k, *v;
+	size_t kl, vl;
+	while (fn && fn_attr_at(fn, n, &k, &kl, &v, &vl) == 0)
+		n++;
+	return n;
+}
+
+const char *ge_func_attr(ge_graph *g, ge_funcid f, size_t i,
+			 const uint8_t **val, size_t *len)
+{
+	ge_fn *fn = fl_fn(g, f);
+	const uint8_t *k;
+	size_t kl;
+	if (!fn || fn_attr_at(fn, i, &k, &kl, val, len))
+		return NULL;
+	return ge_intern(fl_root(g), (const char *)k, kl);
+}
+
+/* ------------------------------------------------------------ references */
+
+/* AttrValue fields: list (1), func (10); ListValue.func (9);
+ * NameAttrList.name (1) */
+enum { AV_LIST = 1, AV_FUNC = 10, LV_FUNC = 9, NA_NAME = 1 };
+
+typedef void (*name_fn)(void *ud, const char *attr, const uint8_t *name,
+			size_t n);
+
+/* Calls fn for each function name in an AttrValue's bytes. */
+static void attr_func_names(const char *attr, const uint8_t *p,
+			    const uint8_t *end, name_fn fn, void *ud)
+{
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return;
+		if ((tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return;
+		const uint8_t *q = p, *qe = p + l, *nm;
+		size_t nl;
+		p += l;
+		if ((tag >> 3) == AV_FUNC) {
+			if (ge_find_len_field(q, qe, NA_NAME, &nm, &nl) == 0)
+				fn(ud, attr, nm, nl);
+		} else if ((tag >> 3) == AV_LIST) {
+			while (q < qe) {
+				uint64_t t2, l2;
+				if (ge_read_varint(&q, qe, &t2))
+					break;
+				if ((t2 & 7) != 2) {
+					if (ge_skip_field(&q, qe, (int)(t2 & 7)))
+						break;
+					continue;
+				}
+				if (ge_read_varint(&q, qe, &l2) ||
+				    l2 > (uint64_t)(qe - q))
+					break;
+				if ((t2 >> 3) == LV_FUNC &&
+				    ge_find_len_field(q, q + l2, NA_NAME, &nm,
+						      &nl) == 0)
+					fn(ud, attr, nm, nl);
+				q += l2;
+			}
+		}
+	}
+}
+
+/* Calls fn for each function an op's attrs name, reading split attrs or
+ * the node's bytes in place. */
+static void op_attr_funcs(const ge_graph *g, ge_opid id, name_fn fn, void *ud)
+{
+	const ge_op *o = &g->ops[id];
+	char key[256];
+	if (o->flags & OPF_SPLIT) {
+		for (uint32_t i = 0; i < o->n_ents; i++)
+			attr_func_names(o->ents[i].key, o->ents[i].raw,
+					o->ents[i].raw + o->ents[i].len, fn, ud);
+		return;
+	}
+	if (!o->raw)
+		return;
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *v;
+	const char *k;
+	size_t kl, vl;
+	while (ge_raw_attr_next(&p, end, &k, &kl, &v, &vl)) {
+		if (kl >= sizeof key)
+			kl = sizeof key - 1;
+		memcpy(key, k, kl);
+		key[kl] = 0;
+		attr_func_names(key, v, v + vl, fn, ud);
+	}
+}
+
+struct calls_ud {
+	ge_graph *in;
+	struct ge_flib *l;
+	ge_func_call *v;
+	size_t n;
+};
+
+static void add_call(void *ud, const char *attr, const uint8_t *nm, size_t n)
+{
+	struct calls_ud *c = ud;
+	c->v = ge_xrealloc(c->v, (c->n + 1) * sizeof *c->v);
+	c->v[c->n++] = (ge_func_call){ge_intern(c->in, attr, strlen(attr)),
+				      ge_intern(c->in, (const char *)nm, n),
+				      fl_idx_find(c->l, (const char *)nm, n)};
+}
+
+size_t ge_op_func_calls(ge_graph *in, ge_opid id, ge_func_call **out)
+{
+	struct calls_ud c = {in, fl_lib(in), NULL, 0};
+	*out = NULL;
+	if (!ge_op_alive(in, id))
+		return 0;
+	const char *type = in->ops[id].type;
+	ge_funcid t = fl_idx_find(c.l, type, strlen(type));
+	if (t != GE_NOFUNC) {
+		c.v = ge_xmalloc(sizeof *c.v);
+		c.v[c.n++] = (ge_func_call){NULL, type, t};
+	}
+	op_attr_funcs(in, id, add_call, &c);
+	*out = c.v;
+	return c.n;
+}
+
+static void push_ref(ge_func_ref **v, size_t *n, ge_func_ref r)
+{
+	*v = ge_xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = r;
+}
+
+static void graph_refs(ge_graph *in, ge_funcid f, ge_func_ref **v, size_t *n)
+{
+	for (size_t i = 0; i < in->n_ops; i++) {
+		if (in->ops[i].flags & OPF_DEAD)
+			continue;
+		ge_func_call *c;
+		size_t k = ge_op_func_calls(in, (ge_opid)i, &c);
+		for (size_t j = 0; j < k; j++)
+			if (c[j].f == f)
+				push_ref(v, n, (ge_func_ref){in, (ge_opid)i,
+							     c[j].attr});
+		free(c);
+	}
+}
+
+/* Whether a function's body may name `name`: parsed bodies are looked at;
+ * unparsed ones only when the name is in their bytes. */
+static int may_mention(const ge_fn *f, const char *name)
+{
+	return f->body || memmem(f->raw, f->raw_len, name, strlen(name));
+}
+
+size_t ge_func_callers(ge_graph *g, ge_funcid f, ge_func_ref **out)
+{
+	ge_graph *root = fl_root(g);
+	struct ge_flib *l = fl_lib(root);
+	size_t n = 0;
+	*out = NULL;
+	if (f >= l->n_fn)
+		return 0;
+	const char *name = l->fn[f].name;
+	graph_refs(root, f, out, &n);
+	for (size_t i = 0; i < l->n_fn; i++) {
+		if (l->fn[i].dead || !may_mention(&l->fn[i], name))
+			continue;
+		ge_graph *b = ge_func_body(root, (ge_funcid)i, NULL);
+		if (b)
+			graph_refs(b, f, out, &n);
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------ edits */
+
+static int check_new_name(ge_graph *root, const char *name, ge_error *err)
+{
+	if (!name || !*name)
+		return ge_err(err, GE_EINVAL, "function names cannot be empty");
+	if (ge_func_find(root, name) != GE_NOFUNC)
+		return ge_err(err, GE_EINVAL,
+			      "a function named '%s' already exists", name);
+	return GE_OK;
+}
+
+static ge_funcid add_bytes(ge_graph *root, const char *name, uint8_t *bytes,
+			   size_t n)
+{
+	struct ge_flib *l = root->flib;
+	ge_funcid id = fn_push(l, name, strlen(name), bytes, n, bytes);
+	item_push(l, (fitem){id, NULL, 0, NULL, FL_FUNCTION});
+	l->changed = 1;
+	idx_rebuild(l);
+	return id;
+}
+
+ge_funcid ge_func_add(ge_graph *g, const char *name, ge_error *err)
+{
+	ge_graph *root = fl_root(g);
+	if (ge_flib_load(root, err) || check_new_name(root, name, err))
+		return GE_NOFUNC;
+	Tensorflow__OpDef d = TENSORFLOW__OP_DEF__INIT;
+	d.name = (char *)name;
+	ge_buf sig = GE_BUF_INIT, fd = GE_BUF_INIT;
+	ge_buf_reserve(&sig, tensorflow__op_def__get_packed_size(&d));
+	sig.len = tensorflow__op_def__pack(&d, sig.data);
+	ge_buf_lenfield(&fd, FD_SIGNATURE, sig.data, sig.len);
+	ge_buf_free(&sig);
+	size_t n;
+	uint8_t *bytes = ge_buf_steal(&fd, &n);
+	return add_bytes(root, name, bytes, n);
+}
+
+/* FunctionDef bytes with the signature's name replaced. */
+static void with_name(const uint8_t *p, size_t n, const char *name,
+		      ge_buf *out)
+{
+	const uint8_t *end = p + n;
+	while (p < end) {
+		const uint8_t *fs = p;
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			break;
+		if ((tag >> 3) == FD_SIGNATURE && (tag & 7) == 2) {
+			if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+				break;
+			Tensorflow__OpDef *d = tensorflow__op_def__unpack(NULL, l, p);
+			p += l;
+			if (!d) {
+				ge_buf_add(out, fs, (size_t)(p - fs));
+				continue;
+			}
+			char *old = d->name;
+			d->name = (char *)name;
+			ge_buf s = GE_BUF_INIT;
+			ge_buf_reserve(&s, tensorflow__op_def__get_packed_size(d));
+			s.len = tensorflow__op_def__pack(d, s.data);
+			d->name = old;
+			protobuf_c_message_free_unpacked(&d->base, NULL);
+			ge_buf_lenfield(out, FD_SIGNATURE, s.data, s.len);
+			ge_buf_free(&s);
+			continue;
+		}
+		if (ge_skip_field(&p, end, (int)(tag & 7)))
+			break;
+		ge_buf_add(out, fs, (size_t)(p - fs));
+	}
+}
+
+ge_funcid ge_func_copy(ge_graph *g, ge_funcid f, const char *new_name,
+		       ge_error *err)
+{
+	ge_graph *root = fl_root(g);
+	if (ge_flib_load(root, err))
+		return GE_NOFUNC;
+	if (!ge_func_alive(root, f)) {
+		ge_err(err, GE_EINVAL, "function #%u is not in the library", f);
+		return GE_NOFUNC;
+	}
+	if (check_new_name(root, new_name, err))
+		return GE_NOFUNC;
+	ge_buf cur = GE_BUF_INIT, out = GE_BUF_INIT;
+	fl_encode_fn(&root->flib->fn[f], &cur);
+	with_name(cur.data, cur.len, new_name, &out);
+	ge_buf_free(&cur);
+	size_t n;
+	uint8_t *bytes = ge_buf_steal(&out, &n);
+	return add_bytes(root, new_name, bytes, n);
+}
+
+/* Rewrites the function names in an AttrValue from `from` to `to`. */
+static int rename_in_attr(Tensorflow__AttrValue *v, const char *from,
+			  const char *to)
+{
+	int n = 0;
+	if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && v->func &&
+	    !strcmp(v->func->name, from)) {
+		free(v->func->name);
+		v->func->name = ge_xstrdup(to);
+		n++;
+	}
+	if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && v->list)
+		for (size_t i = 0; i < v->list->n_func; i++)
+			if (!strcmp(v->list->func[i]->name, from)) {
+				free(v->list->func[i]->name);
+				v->list->func[i]->name = ge_xstrdup(to);
+				n++;
+			}
+	return n;
+}
+
+static void rename_ref_site(const ge_func_ref *r, const char *from,
+			    const char *to)
+{
+	if (!r->attr) {
+		ge_op_set_type(r->in, r->op, to);
+		return;
+	}
+	size_t len;
+	const uint8_t *raw = ge_op_attr_raw(r->in, r->op, r->attr, &len);
+	if (!raw)
+		return;
+	Tensorflow__AttrValue *v = tensorflow__attr_value__unpack(NULL, len, raw);
+	if (!v)
+		return;
+	if (rename_in_attr(v, from, to))
+		ge_op_set_attr(r->in, r->op, r->attr, v);
+	protobuf_c_message_free_unpacked(&v->base, NULL);
+}
+
+/* GradientDef (function_name = 1, gradient_func = 2) entries of the
+ * library naming `from`: renamed to `to`, or dropped when to is NULL. */
+static void gradients_follow(struct ge_flib *l, const char *from,
+			     const char *to)
+{
+	for (size_t i = 0; i < l->n_items; i++) {
+		fitem *it = &l->items[i];
+		if (it->f != GE_NOFUNC || it->field != FL_GRADIENT ||
+		    !memmem(it->p, it->len, from, strlen(from)))
+			continue;
+		const uint8_t *p = it->p, *end = it->p + it->len, *b;
+		uint64_t tag, len;
+		if (ge_read_varint(&p, end, &tag) || ge_read_varint(&p, end, &len) ||
+		    len > (uint64_t)(end - p))
+			continue;
+		char *s[3] = {NULL, NULL, NULL};
+		for (int k = 1; k <= 2; k++) {
+			size_t n;
+			s[k] = ge_find_len_field(p, p + len, (uint32_t)k, &b, &n)
+				       ? ge_xstrdup("")
+				       : ge_xstrndup((const char *)b, n);
+		}
+		int hit = !strcmp(s[1], from) || !strcmp(s[2], from);
+		if (hit) {
+			ge_buf e = GE_BUF_INIT, out = GE_BUF_INIT;
+			for (int k = 1; k <= 2 && to; k++) {
+				const char *v = strcmp(s[k], from) ? s[k] : to;
+				ge_buf_lenfield(&e, (uint32_t)k, v, strlen(v));
+			}
+			if (to)
+				ge_buf_lenfield(&out, FL_GRADIENT, e.data, e.len);
+			free(it->owned);
+			it->owned = ge_buf_steal(&out, &it->len);
+			it->p = it->owned;
+			ge_buf_free(&e);
+			l->changed = 1;
+		}
+		free(s[1]);
+		free(s[2]);
+	}
+}
+
+/* The SavedObjectGraph: concrete function keys, SavedFunction lists,
+ * bare concrete functions and captured tensors naming `from` follow a
+ * rename (to) or a removal (to == NULL). */
+static void object_graph_follow(ge_graph *root, const char *from,
+				const char *to)
+{
+	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
+	if (!og)
+		return;
+	int changed = 0;
+	for (size_t i = 0; i < og->n_concrete_functions; i++) {
+		Tensorflow__SavedObjectGraph__ConcreteFunctionsEntry *e =
+			og->concrete_functions[i];
+		if (strcmp(e->key, from))
+			continue;
+		changed = 1;
+		if (to) {
+			free(e->key);
+			e->key = ge_xstrdup(to);
+			continue;
+		}
+		protobuf_c_message_free_unpacked(&e->base, NULL);
+		memmove(og->concrete_functions + i, og->concrete_functions + i + 1,
+			(og->n_concrete_functions - i - 1) * sizeof *og->concrete_functions);
+		og->n_concrete_functions--;
+		i--;
+	}
+	for (size_t i = 0; i < og->n_nodes; i++) {
+		Tensorflow__SavedObject *o = og->nodes[i];
+		char **slot = NULL;
+		if (o->kind_case == TENSORFLOW__SAVED_OBJECT__KIND_FUNCTION &&
+		    o->function) {
+			Tensorflow__SavedFunction *sf = o->function;
+			for (size_t k = 0; k < sf->n_concrete_functions; k++) {
+				if (strcmp(sf->concrete_functions[k], from))
+					continue;
+				changed = 1;
+				free(sf->concrete_functions[k]);
+				if (to) {
+					sf->concrete_functions[k] = ge_xstrdup(to);
+					continue;
+				}
+				memmove(sf->concrete_functions + k,
+					sf->concrete_functions + k + 1,
+					(sf->n_concrete_functions - k - 1) *
+						sizeof(char *));
+				sf->n_concrete_functions--;
+				k--;
+			}
+		} else if (o->kind_case ==
+				   TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION &&
+			   o->bare_concrete_function) {
+			slot = &o->bare_concrete_function->concrete_function_name;
+		} else if (o->kind_case ==
+				   TENSORFLOW__SAVED_OBJECT__KIND_CAPTURED_TENSOR &&
+			   o->captured_tensor) {
+			slot = &o->captured_tensor->concrete_function;
+		}
+		if (!slot || !*slot || strcmp(*slot, from))
+			continue;
+		changed = 1;
+		if (to) {
+			free(*slot);
+			*slot = ge_xstrdup(to);
+			continue;
+		}
+		/* the object stood for the function alone: it becomes a
+		 * generic trackable object, as TF2 saves one without state */
+		if (o->kind_case ==
+		    TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION)
+			protobuf_c_message_free_unpacked(
+				&o->bare_concrete_function->base, NULL);
+		else
+			protobuf_c_message_free_unpacked(
+				&o->captured_tensor->base, NULL);
+		Tensorflow__SavedUserObject *u = ge_xmalloc(sizeof *u);
+		tensorflow__saved_user_object__init(u);
+		u->identifier = ge_xstrdup("_generic_user_object");
+		o->kind_case = TENSORFLOW__SAVED_OBJECT__KIND_USER_OBJECT;
+		o->user_object = u;
+	}
+	if (changed)
+		ge_object_graph_touch(root);
+}
+
+/* Whether an object of the SavedObjectGraph is the function `name` (a
+ * bare concrete function or a captured tensor of it); its index. */
+static int object_graph_names(ge_graph *root, const char *name, size_t *obj)
+{
+	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
+	for (size_t i = 0; og && i < og->n_nodes; i++) {
+		const Tensorflow__SavedObject *o = og->nodes[i];
+		const char *n = NULL;
+		if (o->kind_case ==
+			    TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION &&
+		    o->bare_concrete_function)
+			n = o->bare_concrete_function->concrete_function_name;
+		else if (o->kind_case ==
+				 TENSORFLOW__SAVED_OBJECT__KIND_CAPTURED_TENSOR &&
+			 o->captured_tensor)
+			n = o->captured_tensor->concrete_function;
+		if (n && !strcmp(n, name)) {
+			*obj = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int ge_func_rename(ge_graph *g, ge_funcid f, const char *new_name,
+		   ge_error *err)
+{
+	ge_graph *root = fl_root(g);
+	int rc;
+	if ((rc = ge_flib_load(root, err)))
+		return rc;
+	if (!ge_func_alive(root, f))
+		return ge_err(err, GE_EINVAL,
+			      "function #%u is not in the library", f);
+	struct ge_flib *l = root->flib;
+	if (!strcmp(l->fn[f].name, new_name))
+		return GE_OK;
+	if ((rc = check_new_name(root, new_name, err)))
+		return rc;
+	/* the body carries the new name into the signature on save */
+	ge_graph *b = ge_func_body(root, f, err);
+	if (!b)
+		return GE_EFORMAT;
+	ge_func_ref *refs;
+	size_t n = ge_func_callers(root, f, &refs);
+	char *old = l->fn[f].name;
+	for (size_t i = 0; i < n; i++)
+		rename_ref_site(&refs[i], old, new_name);
+	free(refs);
+	gradients_follow(l, old, new_name);
+	object_graph_follow(root, old, new_name);
+	l->fn[f].name = ge_xstrdup(new_name);
+	l->fn[f].renamed = 1;
+	char *nm = ge_xmalloc(strlen(fl_label(root)) + strlen(new_name) + 32);
+	sprintf(nm, "%s: function '%s'", fl_label(root), new_name);
+	ge_graph_set_name(b, nm);
+	free(nm);
+	free(old);
+	idx_rebuild(l);
+	return GE_OK;
+}
+
+int ge_func_remove(ge_graph *g, ge_funcid f, int force, ge_error *err)
+{
+	ge_graph *root = fl_root(g);
+	int rc;
+	if ((rc = ge_flib_load(root, err)))
+		return rc;
+	if (!ge_func_alive(root, f))
+		return ge_err(err, GE_EINVAL,
+			      "function #%u is not in the library", f);
+	struct ge_flib *l = root->flib;
+	if (!force) {
+		ge_func_ref *refs;
+		size_t n = ge_func_callers(root, f, &refs);
+		if (n) {
+			const ge_func_ref *r = &refs[0];
+			ge_err(err, GE_EINVAL,
+			       "cannot remove function '%s': %s node '%s' "
+			       "calls it%s%s (%zu call site%s)",
+			       l->fn[f].name,
+			       r->in->parent ? r->in->name : "graph",
+			       r->in->ops[r->op].name,
+			       r->attr ? " through attr " : "",
+			       r->attr ? r->attr : "", n, n == 1 ? "" : "s");
+			free(refs);
+			return GE_EINVAL;
+		}
+		free(refs);
+		size_t obj;
+		if (object_graph_names(root, l->fn[f].name, &obj))
+			return ge_err(err, GE_EINVAL,
+				      "cannot remove function '%s': object %zu "
+				      "of the SavedObjectGraph stands for it "
+				      "(force makes it a plain object)",
+				      l->fn[f].name, obj);
+	}
+	gradients_follow(l, l->fn[f].name, NULL);
+	object_graph_follow(root, l->fn[f].name, NULL);
+	l->fn[f].dead = 1;
+	l->n_live--;
+	l->changed = 1;
+	idx_rebuild(l);
+	return GE_OK;
+}
+

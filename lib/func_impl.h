@@ -1,0 +1,128 @@
+/*
+ * func_impl.h: the representation behind func.h, shared by func.c (the
+ * library, references, edits), func_body.c (parsing bodies, signatures
+ * and encoding) and func_check.c (validation, reachability).  Nothing
+ * outside those files includes it.
+ */
+#ifndef GE_FUNC_IMPL_H
+#define GE_FUNC_IMPL_H
+
+#include "func.h"
+#include "graph_impl.h"
+
+struct Tensorflow__OpDef;
+struct Tensorflow__OpDef__ArgDef;
+struct Tensorflow__AttrValue;
+
+/* FunctionDefLibrary, FunctionDef, NodeDef, GradientDef fields */
+enum { FL_FUNCTION = 1, FL_GRADIENT = 2 };
+enum { FD_SIGNATURE = 1, FD_NODE = 3, FD_RET = 4, FD_ATTR = 5,
+       FD_CONTROL_RET = 6, FD_ARG_ATTR = 7, FD_RESOURCE_ID = 8 };
+enum { ND_NAME = 1, ND_OP = 2, ND_INPUT = 3, ND_DEVICE = 4 };
+enum { OD_NAME = 1 };
+
+/* An arg of the signature as the body stands for it: its name, where its
+ * ops are (_Arg / _Retval ops, count of them) and the original arg index
+ * (-1 for one the body added). */
+typedef struct fnarg {
+	char *name;
+	int dtype, count, orig, is_list;
+	ge_opid *ops;
+} fnarg;
+
+/* One entry of a string map (ret, control_ret) as read. */
+typedef struct mapent {
+	char *key, *val;
+	ge_opid op;  /* control_ret: the op it names */
+} mapent;
+
+/* Output args of an op type without an OpDef, as the body names them:
+ * flat indices given in order of first mention, each as wide as the
+ * highest index read. */
+typedef struct unkout {
+	ge_opid op;
+	char *arg;
+	int start, count;
+} unkout;
+
+typedef struct ge_fn {
+	unkout *unk;
+	size_t n_unk;
+	uint32_t *argof;           /* _Arg op id -> index in in0 (parse) */
+	size_t n_argops;
+	char *name;
+	const uint8_t *raw;        /* FunctionDef payload */
+	size_t raw_len;
+	uint8_t *owned;            /* raw, when made here */
+	int dead, renamed;
+	ge_graph *body;
+	uint64_t base_ver;         /* body version right after the parse */
+	struct Tensorflow__OpDef *sig;    /* raw signature decoded, lazily */
+	/* the body's view, made at parse time (orig) and at sync (cur) */
+	fnarg *in0, *out0;
+	size_t n_in0, n_out0;
+	mapent *ret0, *cret0;
+	size_t n_ret0, n_cret0;
+	fnarg *in, *out;
+	size_t n_in, n_out;
+	uint64_t sync_ver;
+	int synced, sig_changed;
+	ge_buf sig_bytes;          /* packed signature when it changed */
+	struct Tensorflow__OpDef *cur;    /* unpacked sig_bytes */
+	ge_func_arg *view_in, *view_out;
+	size_t n_view_in, n_view_out;
+	int view_from_body;
+} ge_fn;
+
+typedef struct fitem {
+	ge_funcid f;               /* a function, or GE_NOFUNC for raw */
+	const uint8_t *p;          /* raw entry (tag, length, payload) */
+	size_t len;
+	uint8_t *owned;
+	uint32_t field;
+} fitem;
+
+struct ge_flib {
+	ge_fn *fn;
+	size_t n_fn, cap_fn, n_live;
+	fitem *items;
+	size_t n_items, cap_items;
+	int changed;               /* items added, removed or rewritten */
+	/* name index: open addressing, slot = id + 1, 0 empty */
+	uint32_t *idx;
+	size_t idx_cap;
+};
+
+#define ARG_OP "_Arg"
+#define RET_OP "_Retval"
+
+/* The graph owning the library (g itself unless g is a body). */
+ge_graph *fl_root(const ge_graph *g);
+/* The graph's name for messages. */
+const char *fl_label(const ge_graph *g);
+/* The library of g's root, scanned if needed (empty if it does not
+ * parse: ge_flib_load reports that). */
+struct ge_flib *fl_lib(const ge_graph *g);
+/* Function f of g's root library, or NULL. */
+ge_fn *fl_fn(const ge_graph *g, ge_funcid f);
+ge_funcid fl_idx_find(const struct ge_flib *l, const char *name, size_t n);
+void fl_fnargs_free(fnarg *a, size_t n);
+void fl_mapents_free(mapent *m, size_t n);
+
+/* The FunctionDef's signature as read, decoded on first use. */
+const struct Tensorflow__OpDef *fl_raw_sig(ge_fn *f);
+/* The default of a signature attr, or NULL. */
+const struct Tensorflow__AttrValue *
+fl_sig_default(const struct Tensorflow__OpDef *d, const char *name);
+/* An arg's tensor count and first dtype from the signature alone; types
+ * (if given) points at a type_list_attr default's types. */
+void fl_sig_arg_info(const struct Tensorflow__OpDef *d,
+		     const struct Tensorflow__OpDef__ArgDef *a, int *count,
+		     int *dtype, int *is_list, int **types);
+
+/* func_body.c: brings f's current signature up to date with its body;
+ * appends the FunctionDef bytes as they would be saved. */
+void fl_fn_sync(ge_fn *f);
+void fl_encode_fn(ge_fn *f, ge_buf *out);
+
+#endif
