@@ -69,7 +69,7 @@ static void hook_free(ge_graph *g)
 }
 
 /* A clone starts without a cache; the hook only frees. */
-static const ge_graph_hooks shapes_hooks = {NULL, NULL, NULL, hook_free, NULL};
+static const ge_graph_hooks shapes_hooks = {.free = hook_free};
 
 static struct ge_shapes *cache_of(ge_graph *g)
 {

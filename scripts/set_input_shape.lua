@@ -18,6 +18,8 @@ local PLACEHOLDER = {Placeholder = true, PlaceholderV2 = true,
 
 return {
   name = "set_input_shape",
+  -- names Placeholders of the top-level graph; bodies are left alone
+  functions = false,
   description = [[
 Set the shapes of Placeholders, or their batch size, and propagate.
 
