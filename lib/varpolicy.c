@@ -1,6 +1,5 @@
 /* varpolicy.c: see varpolicy.h. */
 #include "varpolicy.h"
-#include "graph_impl.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -63,6 +63,26 @@ s=$?
 ok $s "no file of lib/ includes a header of a layer above its own"
 test $s -eq 0 || diag "$T/up"
 
+# a private header (_impl.h) names in its first comment every file that
+# includes it, and nothing outside lib/ includes one
+: > "$T/impl"
+for h in "$SRC"/lib/*_impl.h; do
+	hb=`basename "$h"`
+	sed -n '1,/\*\//p' "$h" > "$T/comment"
+	for f in `grep -l "#include \"$hb\"" "$SRC"/lib/*.c "$SRC"/lib/*.h`; do
+		fb=`basename "$f"`
+		grep -q "$fb" "$T/comment" ||
+			echo "lib/$fb includes $hb, whose comment does not name it"
+	done
+	grep -l "#include \"$hb\"" "$SRC"/src/*.c "$SRC"/src/*.h \
+		"$SRC"/t/*.c "$SRC"/t/*.h 2>/dev/null |
+		sed "s|^$SRC/||; s|\$| includes lib/$hb|"
+done >> "$T/impl"
+test ! -s "$T/impl"
+s=$?
+ok $s "each private header names who includes it, all in lib/"
+test $s -eq 0 || diag "$T/impl"
+
 # the graph layer reaches the layers above only through its hooks
 grep -l 'ge_meta_\|ge_ckpt_\|ge_bundle_\|ge_var' \
 	"$SRC/lib/graph.c" "$SRC/lib/graph_io.c" "$SRC/lib/check.c" \
