@@ -387,7 +387,9 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 				       kv, n, fatal_only, report);
 	}
 	free(kv);
-	for (size_t i = 0; i < g->n_fields && problems < max; i++) {
+	/* once the library is modelled (func.h), its bodies are checked as
+	 * graphs of their own, as they are now: the bytes read may be stale */
+	for (size_t i = 0; i < g->n_fields && problems < max && !g->flib; i++) {
 		const uint8_t *p = g->fields[i].p, *end = p + g->fields[i].len;
 		uint64_t tag, l;
 		if (ge_read_varint(&p, end, &tag) || (tag >> 3) != 2 ||

@@ -93,6 +93,7 @@ static int plan_save_hook(const ge_graph *g, const char *srcdir,
 /* The plan is the graph's, kept through the graph's hooks. */
 static const ge_graph_hooks plan_hooks = {
 	NULL, NULL, plan_clone_hook, plan_free_hook, plan_save_hook,
+	NULL, NULL, NULL,
 };
 
 static ge_ckpt_plan *graph_plan(ge_graph *g)

@@ -9,7 +9,6 @@
  * Bodies are parsed and encoded by func_body.c, checked by func_check.c.
  */
 #include "func_impl.h"
-#include "meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +17,6 @@
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/function.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
-#include "tensorflow/core/protobuf/saved_object_graph.pb-c.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -847,112 +845,22 @@ static void gradients_follow(struct ge_flib *l, const char *from,
 	}
 }
 
-/* The SavedObjectGraph: concrete function keys, SavedFunction lists,
- * bare concrete functions and captured tensors naming `from` follow a
- * rename (to) or a removal (to == NULL). */
-static void object_graph_follow(ge_graph *root, const char *from,
-				const char *to)
+/* The container (a SavedModel's object graph) follows a rename (to) or a
+ * removal (to NULL) through the graph's hooks. */
+static void container_follow(ge_graph *root, const char *from, const char *to)
 {
-	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
-	if (!og)
-		return;
-	int changed = 0;
-	for (size_t i = 0; i < og->n_concrete_functions; i++) {
-		Tensorflow__SavedObjectGraph__ConcreteFunctionsEntry *e =
-			og->concrete_functions[i];
-		if (strcmp(e->key, from))
-			continue;
-		changed = 1;
-		if (to) {
-			free(e->key);
-			e->key = ge_xstrdup(to);
-			continue;
-		}
-		protobuf_c_message_free_unpacked(&e->base, NULL);
-		memmove(og->concrete_functions + i, og->concrete_functions + i + 1,
-			(og->n_concrete_functions - i - 1) * sizeof *og->concrete_functions);
-		og->n_concrete_functions--;
-		i--;
-	}
-	for (size_t i = 0; i < og->n_nodes; i++) {
-		Tensorflow__SavedObject *o = og->nodes[i];
-		char **slot = NULL;
-		if (o->kind_case == TENSORFLOW__SAVED_OBJECT__KIND_FUNCTION &&
-		    o->function) {
-			Tensorflow__SavedFunction *sf = o->function;
-			for (size_t k = 0; k < sf->n_concrete_functions; k++) {
-				if (strcmp(sf->concrete_functions[k], from))
-					continue;
-				changed = 1;
-				free(sf->concrete_functions[k]);
-				if (to) {
-					sf->concrete_functions[k] = ge_xstrdup(to);
-					continue;
-				}
-				memmove(sf->concrete_functions + k,
-					sf->concrete_functions + k + 1,
-					(sf->n_concrete_functions - k - 1) *
-						sizeof(char *));
-				sf->n_concrete_functions--;
-				k--;
-			}
-		} else if (o->kind_case ==
-				   TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION &&
-			   o->bare_concrete_function) {
-			slot = &o->bare_concrete_function->concrete_function_name;
-		} else if (o->kind_case ==
-				   TENSORFLOW__SAVED_OBJECT__KIND_CAPTURED_TENSOR &&
-			   o->captured_tensor) {
-			slot = &o->captured_tensor->concrete_function;
-		}
-		if (!slot || !*slot || strcmp(*slot, from))
-			continue;
-		changed = 1;
-		if (to) {
-			free(*slot);
-			*slot = ge_xstrdup(to);
-			continue;
-		}
-		/* the object stood for the function alone: it becomes a
-		 * generic trackable object, as TF2 saves one without state */
-		if (o->kind_case ==
-		    TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION)
-			protobuf_c_message_free_unpacked(
-				&o->bare_concrete_function->base, NULL);
-		else
-			protobuf_c_message_free_unpacked(
-				&o->captured_tensor->base, NULL);
-		Tensorflow__SavedUserObject *u = ge_xmalloc(sizeof *u);
-		tensorflow__saved_user_object__init(u);
-		u->identifier = ge_xstrdup("_generic_user_object");
-		o->kind_case = TENSORFLOW__SAVED_OBJECT__KIND_USER_OBJECT;
-		o->user_object = u;
-	}
-	if (changed)
-		ge_object_graph_touch(root);
+	for (size_t i = 0; i < root->n_hooks; i++)
+		if (root->hooks[i]->on_func_rename)
+			root->hooks[i]->on_func_rename(root, from, to);
 }
 
-/* Whether an object of the SavedObjectGraph is the function `name` (a
- * bare concrete function or a captured tensor of it); its index. */
-static int object_graph_names(ge_graph *root, const char *name, size_t *obj)
+static int container_pins(ge_graph *root, const char *name, char *why,
+			  size_t cap)
 {
-	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
-	for (size_t i = 0; og && i < og->n_nodes; i++) {
-		const Tensorflow__SavedObject *o = og->nodes[i];
-		const char *n = NULL;
-		if (o->kind_case ==
-			    TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION &&
-		    o->bare_concrete_function)
-			n = o->bare_concrete_function->concrete_function_name;
-		else if (o->kind_case ==
-				 TENSORFLOW__SAVED_OBJECT__KIND_CAPTURED_TENSOR &&
-			 o->captured_tensor)
-			n = o->captured_tensor->concrete_function;
-		if (n && !strcmp(n, name)) {
-			*obj = i;
+	for (size_t i = 0; i < root->n_hooks; i++)
+		if (root->hooks[i]->func_pinned &&
+		    root->hooks[i]->func_pinned(root, name, why, cap))
 			return 1;
-		}
-	}
 	return 0;
 }
 
@@ -982,7 +890,7 @@ int ge_func_rename(ge_graph *g, ge_funcid f, const char *new_name,
 		rename_ref_site(&refs[i], old, new_name);
 	free(refs);
 	gradients_follow(l, old, new_name);
-	object_graph_follow(root, old, new_name);
+	container_follow(root, old, new_name);
 	l->fn[f].name = ge_xstrdup(new_name);
 	l->fn[f].renamed = 1;
 	char *nm = ge_xmalloc(strlen(fl_label(root)) + strlen(new_name) + 32);
@@ -1021,16 +929,14 @@ int ge_func_remove(ge_graph *g, ge_funcid f, int force, ge_error *err)
 			return GE_EINVAL;
 		}
 		free(refs);
-		size_t obj;
-		if (object_graph_names(root, l->fn[f].name, &obj))
+		char why[200];
+		if (container_pins(root, l->fn[f].name, why, sizeof why))
 			return ge_err(err, GE_EINVAL,
-				      "cannot remove function '%s': object %zu "
-				      "of the SavedObjectGraph stands for it "
-				      "(force makes it a plain object)",
-				      l->fn[f].name, obj);
+				      "cannot remove function '%s': %s",
+				      l->fn[f].name, why);
 	}
 	gradients_follow(l, l->fn[f].name, NULL);
-	object_graph_follow(root, l->fn[f].name, NULL);
+	container_follow(root, l->fn[f].name, NULL);
 	l->fn[f].dead = 1;
 	l->n_live--;
 	l->changed = 1;

@@ -32,9 +32,16 @@
  * References.  A function is named by op types (a direct call), by attrs
  * of kind func / list(func) (PartitionedCall `f`, While `cond`/`body`,
  * If/Case branches, ...) in the graph and in bodies, by GradientDefs, and
- * by the SavedObjectGraph of a SavedModel.  Rename follows all of them;
- * remove refuses while an op still calls the function (unless forced) and
- * drops the SavedObjectGraph's concrete function of that name.
+ * by the SavedObjectGraph of a SavedModel (reached through the graph's
+ * hooks, graph_impl.h).  Rename follows all of them; remove refuses while
+ * an op still calls the function or an object stands for it (unless
+ * forced) and drops the object graph's concrete function of that name.
+ *
+ * Typical use (an inliner, a freezer): ge_func_find(g, name) ->
+ * ge_func_body(g, f, &err) -> walk the body like any graph; the _Arg op
+ * with index i stands for input i of a call, the _Retval op with index i
+ * for output i; ge_op_func_calls() says what an op calls.  Edits to the
+ * body are saved with g.
  *
  * Errors follow base.h: GE_EFORMAT for bytes that do not parse (message
  * naming the file, the function and the node), GE_EINVAL for misuse.

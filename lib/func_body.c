@@ -7,7 +7,6 @@
  * was renamed or its body's version moved since the parse.
  */
 #include "func_impl.h"
-#include "meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +15,6 @@
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/function.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
-#include "tensorflow/core/protobuf/saved_object_graph.pb-c.h"
 
 /* ------------------------------------------------------------ bodies */
 
@@ -189,18 +187,20 @@ static int resolve_input(ge_graph *b, ge_fn *f, const char *s, size_t n,
 	return 0;
 }
 
+/* An int (AttrValue.i, field 3) or type (field 6) attr, encoded here:
+ * every _Arg and _Retval gets two. */
 static void set_attr_int(ge_graph *b, ge_opid id, const char *name,
 			 int64_t v, int type)
 {
-	Tensorflow__AttrValue av = TENSORFLOW__ATTR_VALUE__INIT;
-	if (type) {
-		av.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-		av.type = (Tensorflow__DataType)v;
-	} else {
-		av.value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-		av.i = v;
-	}
-	ge_op_set_attr(b, id, name, &av);
+	uint8_t buf[16];
+	size_t n = 0;
+	uint64_t u = (uint64_t)v;
+	buf[n++] = (uint8_t)((type ? 6 : 3) << 3); /* varint field */
+	do {
+		buf[n++] = (uint8_t)((u & 0x7f) | (u > 0x7f ? 0x80 : 0));
+		u >>= 7;
+	} while (u);
+	ge_op_set_attr_raw(b, id, name, buf, n);
 }
 
 /* Reads a map<string, string> entry payload. */
@@ -424,7 +424,8 @@ bad:
 
 /* Resolves the inputs of the node ops and the ret map of the _Retval ops. */
 /* Notes "op:arg:k" for an op of a type without an OpDef. */
-static void note_unknown(ge_graph *b, ge_fn *f, const char *s, size_t n)
+static void note_unknown(ge_graph *b, ge_fn *f, const char *s, size_t n,
+			 uint8_t *known)
 {
 	const char *c1 = memchr(s, ':', n), *c2;
 	if (!c1 || (n && s[0] == '^'))
@@ -436,7 +437,12 @@ static void note_unknown(ge_graph *b, ge_fn *f, const char *s, size_t n)
 	if (c2 ? !all_digits(r, rl) : all_digits(c1 + 1, n - (size_t)(c1 - s) - 1))
 		return;
 	ge_opid p = ge_idx_find_n(b, s, (size_t)(c1 - s), 0);
-	if (p == GE_NOOP || ge_graph_opdef(b, ge_op_type(b, p)))
+	if (p == GE_NOOP)
+		return;
+	/* 1: has an OpDef, 2: has none (each looked up once) */
+	if (!known[p])
+		known[p] = ge_graph_opdef(b, ge_op_type(b, p)) ? 1 : 2;
+	if (known[p] == 1)
 		return;
 	const char *arg = c1 + 1;
 	size_t al = (size_t)((c2 ? c2 : s + n) - arg);
@@ -454,6 +460,7 @@ static void note_unknown(ge_graph *b, ge_fn *f, const char *s, size_t n)
 
 static void note_unknowns(ge_graph *b, ge_fn *f)
 {
+	uint8_t *known = ge_xcalloc(b->n_ops + 1, 1);
 	for (size_t i = 0; i < b->n_ops; i++) {
 		const ge_op *o = &b->ops[i];
 		const uint8_t *q = o->raw, *qe = o->raw + o->raw_len;
@@ -465,12 +472,14 @@ static void note_unknowns(ge_graph *b, ge_fn *f)
 				continue;
 			}
 			ge_read_varint(&q, qe, &l);
-			note_unknown(b, f, (const char *)q, l);
+			note_unknown(b, f, (const char *)q, l, known);
 			q += l;
 		}
 	}
 	for (size_t r = 0; r < f->n_ret0; r++)
-		note_unknown(b, f, f->ret0[r].val, strlen(f->ret0[r].val));
+		note_unknown(b, f, f->ret0[r].val, strlen(f->ret0[r].val),
+			     known);
+	free(known);
 	/* flat ranges, per op in order of first mention */
 	for (size_t i = 0; i < f->n_unk; i++) {
 		int base = 0;

@@ -3,7 +3,6 @@
  * library that cannot run, reachability of functions.
  */
 #include "func_impl.h"
-#include "meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,6 @@
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/function.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
-#include "tensorflow/core/protobuf/saved_object_graph.pb-c.h"
 
 /* ------------------------------------------------------------ checks */
 
@@ -294,6 +292,23 @@ size_t ge_flib_validate(ge_graph *g, int functions, ge_buf *report)
 	return n_problems;
 }
 
+struct walk {
+	struct ge_flib *l;
+	uint8_t *seen;
+	ge_funcid *queue;
+	size_t qt;
+};
+
+static void add_root(void *ud, const char *name)
+{
+	struct walk *w = ud;
+	ge_funcid f = fl_idx_find(w->l, name, strlen(name));
+	if (f != GE_NOFUNC && !w->seen[f]) {
+		w->seen[f] = 1;
+		w->queue[w->qt++] = f;
+	}
+}
+
 void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n)
 {
 	ge_graph *root = fl_root(g);
@@ -302,16 +317,13 @@ void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n)
 	ge_funcid *queue = ge_xmalloc((l->n_fn + 1) * sizeof *queue);
 	size_t qh = 0, qt = 0;
 	/* TF2 loads a SavedModel's concrete functions (the object graph's
-	 * methods and signatures) as entry points of their own */
-	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
-	for (size_t i = 0; og && i < og->n_concrete_functions; i++) {
-		const char *k = og->concrete_functions[i]->key;
-		ge_funcid f = fl_idx_find(l, k, strlen(k));
-		if (f != GE_NOFUNC && !seen[f]) {
-			seen[f] = 1;
-			queue[qt++] = f;
-		}
-	}
+	 * methods and signatures) as entry points of their own: the
+	 * container names them through the graph's hooks */
+	struct walk w = {l, seen, queue, 0};
+	for (size_t i = 0; i < root->n_hooks; i++)
+		if (root->hooks[i]->func_roots)
+			root->hooks[i]->func_roots(root, add_root, &w);
+	qt = w.qt;
 	ge_graph *in = root;
 	for (;;) {
 		for (size_t i = 0; i < in->n_ops; i++) {

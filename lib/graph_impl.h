@@ -76,6 +76,16 @@ typedef struct ge_graph_hooks {
 	 * or NULL): the hook may add to dir, or fail the save. */
 	int (*save_dir)(const ge_graph *g, const char *srcdir, const char *dir,
 			const char *path, ge_error *err);
+	/* The function library (func.c) tells the container of a function
+	 * renamed (to) or removed (to NULL); asks whether an object of the
+	 * container stands for a function (1, with a reason in why: removing
+	 * it needs force); and which functions the container makes entry
+	 * points (add is called with each name). */
+	void (*on_func_rename)(ge_graph *g, const char *from, const char *to);
+	int (*func_pinned)(ge_graph *g, const char *name, char *why,
+			   size_t cap);
+	void (*func_roots)(ge_graph *g, void (*add)(void *ud, const char *name),
+			   void *ud);
 } ge_graph_hooks;
 #define GE_GRAPH_MAX_HOOKS 4
 

@@ -331,6 +331,128 @@ void ge_object_graph_touch(ge_graph *g)
 		s->dirty = 1;
 }
 
+/* The SavedObjectGraph: concrete function keys, SavedFunction lists,
+ * bare concrete functions and captured tensors naming `from` follow a
+ * rename (to) or a removal (to == NULL). */
+void ge_meta_on_func_rename(ge_graph *root, const char *from,
+			    const char *to)
+{
+	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
+	if (!og)
+		return;
+	int changed = 0;
+	for (size_t i = 0; i < og->n_concrete_functions; i++) {
+		Tensorflow__SavedObjectGraph__ConcreteFunctionsEntry *e =
+			og->concrete_functions[i];
+		if (strcmp(e->key, from))
+			continue;
+		changed = 1;
+		if (to) {
+			free(e->key);
+			e->key = ge_xstrdup(to);
+			continue;
+		}
+		protobuf_c_message_free_unpacked(&e->base, NULL);
+		memmove(og->concrete_functions + i, og->concrete_functions + i + 1,
+			(og->n_concrete_functions - i - 1) * sizeof *og->concrete_functions);
+		og->n_concrete_functions--;
+		i--;
+	}
+	for (size_t i = 0; i < og->n_nodes; i++) {
+		Tensorflow__SavedObject *o = og->nodes[i];
+		char **slot = NULL;
+		if (o->kind_case == TENSORFLOW__SAVED_OBJECT__KIND_FUNCTION &&
+		    o->function) {
+			Tensorflow__SavedFunction *sf = o->function;
+			for (size_t k = 0; k < sf->n_concrete_functions; k++) {
+				if (strcmp(sf->concrete_functions[k], from))
+					continue;
+				changed = 1;
+				free(sf->concrete_functions[k]);
+				if (to) {
+					sf->concrete_functions[k] = ge_xstrdup(to);
+					continue;
+				}
+				memmove(sf->concrete_functions + k,
+					sf->concrete_functions + k + 1,
+					(sf->n_concrete_functions - k - 1) *
+						sizeof(char *));
+				sf->n_concrete_functions--;
+				k--;
+			}
+		} else if (o->kind_case ==
+				   TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION &&
+			   o->bare_concrete_function) {
+			slot = &o->bare_concrete_function->concrete_function_name;
+		} else if (o->kind_case ==
+				   TENSORFLOW__SAVED_OBJECT__KIND_CAPTURED_TENSOR &&
+			   o->captured_tensor) {
+			slot = &o->captured_tensor->concrete_function;
+		}
+		if (!slot || !*slot || strcmp(*slot, from))
+			continue;
+		changed = 1;
+		if (to) {
+			free(*slot);
+			*slot = ge_xstrdup(to);
+			continue;
+		}
+		/* the object stood for the function alone: it becomes a
+		 * generic trackable object, as TF2 saves one without state */
+		if (o->kind_case ==
+		    TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION)
+			protobuf_c_message_free_unpacked(
+				&o->bare_concrete_function->base, NULL);
+		else
+			protobuf_c_message_free_unpacked(
+				&o->captured_tensor->base, NULL);
+		Tensorflow__SavedUserObject *u = ge_xmalloc(sizeof *u);
+		tensorflow__saved_user_object__init(u);
+		u->identifier = ge_xstrdup("_generic_user_object");
+		o->kind_case = TENSORFLOW__SAVED_OBJECT__KIND_USER_OBJECT;
+		o->user_object = u;
+	}
+	if (changed)
+		ge_object_graph_touch(root);
+}
+
+/* Whether an object of the SavedObjectGraph is the function `name` (a
+ * bare concrete function or a captured tensor of it), with the reason. */
+int ge_meta_func_pinned(ge_graph *root, const char *name, char *why,
+			size_t cap)
+{
+	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
+	for (size_t i = 0; og && i < og->n_nodes; i++) {
+		const Tensorflow__SavedObject *o = og->nodes[i];
+		const char *n = NULL;
+		if (o->kind_case ==
+			    TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION &&
+		    o->bare_concrete_function)
+			n = o->bare_concrete_function->concrete_function_name;
+		else if (o->kind_case ==
+				 TENSORFLOW__SAVED_OBJECT__KIND_CAPTURED_TENSOR &&
+			 o->captured_tensor)
+			n = o->captured_tensor->concrete_function;
+		if (n && !strcmp(n, name)) {
+			snprintf(why, cap, "object %zu of the SavedObjectGraph "
+				 "stands for it (force makes it a plain object)",
+				 i);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The concrete functions of the SavedObjectGraph: the entry points TF2
+ * loads. */
+void ge_meta_func_roots(ge_graph *root, void (*add)(void *ud, const char *name),
+			void *ud)
+{
+	Tensorflow__SavedObjectGraph *og = ge_object_graph(root);
+	for (size_t i = 0; og && i < og->n_concrete_functions; i++)
+		add(ud, og->concrete_functions[i]->key);
+}
+
 /* ---- keeping names consistent ---- */
 
 /* If `ref` names op `from` ("from", "from:3", "^from"), rewrites it to

@@ -53,6 +53,13 @@ ge_meta *ge_meta_clone(const ge_meta *m);
 void ge_meta_free(ge_meta *m);
 void ge_meta_on_rename(ge_graph *g, const char *from, const char *to);
 void ge_meta_on_remove(ge_graph *g, const char *name);
+/* The function library's hooks: the SavedObjectGraph follows a function
+ * renamed or removed, says which functions its objects stand for, and
+ * lists its concrete functions as entry points. */
+void ge_meta_on_func_rename(ge_graph *g, const char *from, const char *to);
+int ge_meta_func_pinned(ge_graph *g, const char *name, char *why, size_t cap);
+void ge_meta_func_roots(ge_graph *g, void (*add)(void *ud, const char *name),
+			void *ud);
 /* Points g->oplist / oplist_idx at the container's stripped_op_list. */
 void ge_meta_attach(ge_graph *g);
 

@@ -109,10 +109,12 @@ int cmd_validate(lua_State *L, int argc, char **argv)
 	if ((rc = cli_load_model(path, &mo, &g)))
 		goto out;
 	ge_buf rep = GE_BUF_INIT;
-	size_t n = ge_graph_validate(g, &rep);
-	/* the function library: every body as a graph, and every call */
+	/* the function library: every body as a graph (so the graph's own
+	 * check leaves the library's bytes alone), and every call */
 	ge_error ferr;
-	if (ge_flib_load(g, &ferr) != GE_OK) {
+	int flib = ge_flib_load(g, &ferr) == GE_OK;
+	size_t n = ge_graph_validate(g, &rep);
+	if (!flib) {
 		ge_buf_printf(&rep, "%s\n", ferr.msg);
 		n++;
 	} else if (ge_func_count(g)) {

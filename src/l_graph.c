@@ -300,10 +300,18 @@ static int g_validate(lua_State *L)
 {
 	ge_graph *g = lge_checkgraph(L, 1)->g;
 	ge_buf *b = lge_newbuf(L);
+	/* bodies and calls: every function for a top-level graph (each body
+	 * checked as a graph, not the library's bytes); the calls of a body
+	 * for a body */
+	ge_error ferr;
+	int flib = ge_flib_load(g, &ferr) == GE_OK;
 	size_t n = ge_graph_validate(g, b);
-	/* bodies and calls: every function for a top-level graph; the calls
-	 * of a body for a body */
-	n += ge_func_validate_graph(g, b);
+	if (!flib) {
+		ge_buf_printf(b, "%s\n", ferr.msg);
+		n++;
+	} else {
+		n += ge_func_validate_graph(g, b);
+	}
 	if (n == 0) {
 		lua_pushboolean(L, 1);
 		return 1;

@@ -146,6 +146,22 @@ k:func("times_c"):graph():add_op{type = "NoOp", name = "extra"}
 local kc = k:clone()
 ok(kc:func("times_c"):graph():op("extra"), "the clone has the edited body")
 
+-- a body problem is listed once, and not any more once fixed (the
+-- library's bytes as read are not checked again)
+local bad = ge.parse([[
+library { function {
+  signature { name: "f" input_arg { name: "x" type: DT_FLOAT }
+              output_arg { name: "y" type: DT_FLOAT } }
+  node_def { name: "id" op: "Identity" input: "x" }
+  ret { key: "y" value: "id:output:0" } } }
+]], "graphdef-text", {check = false})
+okv, probs = bad:validate()
+ok(not okv and #probs == 1 and probs[1]:find("function 'f': node 'id' " ..
+   "(Identity): missing required attr 'T'", 1, true),
+   "a body's missing attr is listed once: " .. tostring(probs and probs[1]))
+bad:func("f"):graph():op("id"):set_attr("T", F)
+ok(bad:validate(), "fixed in the body, the graph validates")
+
 -- closing the root closes the bodies
 local body = h:func("two"):graph()
 h:close()
