@@ -3,7 +3,11 @@
  * Conv2D -> BiasAdd -> Relu layers with Const weights and biases, built
  * with the project's own graph API.
  *
- *   gen_graph OUT.pb [NODES]      (default 1000000 nodes)
+ *   gen_graph OUT.pb [NODES] [loops]   (default 1000000 nodes)
+ *
+ * With `loops`, the stack passes through a TF1 while loop (Enter, Merge,
+ * Less, LoopCond, Switch, Identity, Add, NextIteration, Exit, as
+ * tf.while_loop builds it) every 1,000 ops: the graph of bench_frames.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +89,52 @@ static ge_opid make_const(ge_graph *g, const char *name, const int64_t *dims,
 	return id;
 }
 
+static ge_opid add1(ge_graph *g, const char *name, const char *type,
+		    ge_tref a, ge_tref b)
+{
+	ge_opid id = ge_graph_add_op(g, name, type, NULL);
+	if (a.op != GE_NOOP)
+		ge_op_add_input(g, id, a, NULL);
+	if (b.op != GE_NOOP)
+		ge_op_add_input(g, id, b, NULL);
+	if (strcmp(type, "LoopCond"))
+		set_type(g, id, "T", 1);
+	return id;
+}
+
+/* A while loop around cur (12 ops); returns its Exit. */
+static ge_tref add_loop(ge_graph *g, long k, ge_tref cur)
+{
+	static const int64_t none[1];
+	static const ge_tref no = {GE_NOOP, 0};
+	char n[64], f[64];
+	snprintf(f, sizeof f, "loop%ld/while/while_context", k);
+#define NM(s) (snprintf(n, sizeof n, "loop%ld/while/" s, k), n)
+	ge_opid e = add1(g, NM("Enter"), "Enter", cur, no);
+	set_str(g, e, "frame_name", f);
+	ge_opid m = add1(g, NM("Merge"), "Merge", (ge_tref){e, 0}, no);
+	Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
+	v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
+	v.i = 2;
+	ge_op_set_attr(g, m, "N", &v);
+	ge_opid y = make_const(g, NM("Less/y"), none, 0, 1.0f);
+	ge_op_add_control_input(g, y, m, NULL);
+	ge_opid l = add1(g, NM("Less"), "Less", (ge_tref){m, 0}, (ge_tref){y, 0});
+	ge_opid c = add1(g, NM("LoopCond"), "LoopCond", (ge_tref){l, 0}, no);
+	ge_opid s = add1(g, NM("Switch"), "Switch", (ge_tref){m, 0},
+			 (ge_tref){c, 0});
+	ge_opid i = add1(g, NM("Identity"), "Identity", (ge_tref){s, 1}, no);
+	ge_opid a = make_const(g, NM("add/y"), none, 0, 1.0f);
+	ge_op_add_control_input(g, a, i, NULL);
+	ge_opid ad = add1(g, NM("add"), "Add", (ge_tref){i, 0}, (ge_tref){a, 0});
+	ge_opid ni = add1(g, NM("NextIteration"), "NextIteration",
+			  (ge_tref){ad, 0}, no);
+	ge_op_add_input(g, m, (ge_tref){ni, 0}, NULL);
+	ge_opid x = add1(g, NM("Exit"), "Exit", (ge_tref){s, 0}, no);
+#undef NM
+	return (ge_tref){x, 0};
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -92,6 +142,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	long target = argc > 2 ? atol(argv[2]) : 1000000;
+	int loops = argc > 3 && !strcmp(argv[3], "loops");
+	long next_loop = 1000;
 	ge_graph *g = ge_graph_new();
 	ge_error err;
 	char name[64];
@@ -128,6 +180,11 @@ int main(int argc, char **argv)
 		ge_op_add_input(g, r, (ge_tref){ba, 0}, NULL);
 		set_type(g, r, "T", 1);
 		cur = (ge_tref){r, 0};
+		if (loops && (long)ge_graph_num_ops(g) >= next_loop &&
+		    (long)ge_graph_num_ops(g) + 12 + 5 <= target) {
+			cur = add_loop(g, layer, cur);
+			next_loop += 1000;
+		}
 	}
 	/* top up to exactly the node count asked for */
 	for (int k = 0; (long)ge_graph_num_ops(g) < target; k++) {

@@ -116,6 +116,7 @@ void ge_graph_free(ge_graph *g)
 			g->hooks[i]->free(g);
 	ge_oplist_index_free(g->oplist_idx);
 	ge_flib_free(g->flib);
+	ge_frames_release(g->frames);
 	ge_arena_free(&g->arena);
 	free(g->name);
 	free(g);

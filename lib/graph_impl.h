@@ -138,6 +138,8 @@ struct ge_graph {
 	struct ge_ckpt_plan *ckpt_plan;
 
 	ge_meta *meta;             /* container data, or NULL */
+	struct ge_tfjs_meta *tfjs; /* what a model.json held beyond the
+				      graph (tfjs.h), or NULL */
 	int format;                /* ge_format it was loaded from */
 	/* op types of the container's stripped_op_list, or NULL */
 	const struct Tensorflow__OpList *oplist;
@@ -149,6 +151,8 @@ struct ge_graph {
 	 * function's id there; NULL / GE_NOFUNC-like for a top-level graph */
 	ge_graph *parent;
 	uint32_t func_id;
+	/* control-flow frames (frames.c), recomputed when version moves */
+	struct ge_frames *frames;
 };
 
 #define IDX_TOMB 0xffffffffull
@@ -190,6 +194,9 @@ size_t ge_edge_room(uint32_t n);
 
 /* Installs h on g, once: installing it again does nothing. */
 void ge_graph_add_hooks(ge_graph *g, const ge_graph_hooks *h);
+
+/* Frees the cached frames (frames.c). */
+void ge_frames_release(struct ge_frames *F);
 
 /* Forgets the colocation index (rebuilt on the next rename). */
 void ge_coloc_drop(ge_graph *g);

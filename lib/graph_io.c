@@ -8,6 +8,7 @@
  * back byte for byte and an edit changes only the nodes it touched.
  */
 #include "graph_impl.h"
+#include "frames.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -810,6 +811,7 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 
 	free(nouts);
 	problems += ge_graph_check_attrs(g, (size_t)-1, 0, report);
+	problems += ge_frames_validate(g, report);
 
 	/* Cycles: Kahn's algorithm over data and control edges, leaving out
 	 * the back edges of while loops (those out of NextIteration). */

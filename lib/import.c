@@ -184,6 +184,8 @@ int ge_graph_export_scoped(ge_graph *g, const char *scope, ge_graph **out,
 			to.dst_graph = dst;
 			to.src_scope = sc;
 			to.reuse_dst_scope = 1;
+			/* a scope is exported as it is, loops cut or not */
+			to.allow_loop_cuts = 1;
 			rc = ge_transform(&tr, &v, &to, NULL, &I, err);
 		}
 		if (!rc)

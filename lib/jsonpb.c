@@ -1,4 +1,7 @@
-/* jsonpb.c: see jsonpb.h. */
+/*
+ * jsonpb.c: see jsonpb.h.  Jansson reads and writes the text; this file
+ * holds the proto3 JSON mapping between its values and protobuf-c messages.
+ */
 #include "jsonpb.h"
 #include "pbfield.h"
 #include "textpb.h"
@@ -10,208 +13,66 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ================================================================ reader */
-
-typedef struct jreader {
-	const char *p, *end;
-	const char *line_start;
-	uint32_t line;
-	const char *name;
-	ge_error *err;
-	ge_arena *arena;
-	ge_json *stk;            /* finished kids of the open containers */
-	size_t sn, scap;
-	ge_buf sb;               /* scratch for decoding escaped strings */
-	int depth;
-} jreader;
-
-static uint32_t col_of(const jreader *r, const char *q)
-{
-	return (uint32_t)(q - r->line_start) + 1;
-}
-
-static int rerr(jreader *r, const char *q, const char *fmt, ...)
-	GE_PRINTF(3, 4);
-static int rerr(jreader *r, const char *q, const char *fmt, ...)
-{
-	char what[768];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	return ge_err(r->err, GE_EFORMAT, "%s:%u:%u: %s", r->name, r->line,
-		      col_of(r, q), what);
-}
-
-/* How the byte at q reads in a message. */
-static const char *byte_desc(jreader *r, const char *q, char *buf, size_t n)
-{
-	if (q >= r->end)
-		return "end of input";
-	unsigned char c = (unsigned char)*q;
-	if (c >= 0x20 && c < 0x7f)
-		snprintf(buf, n, "'%c'", c);
-	else
-		snprintf(buf, n, "byte 0x%02x", c);
-	return buf;
-}
-
-static void skip_ws(jreader *r)
-{
-	const char *p = r->p, *e = r->end;
-	while (p < e) {
-		if (*p == '\n') {
-			r->line++;
-			r->line_start = p + 1;
-		} else if (*p != ' ' && *p != '\t' && *p != '\r') {
-			break;
-		}
-		p++;
-	}
-	r->p = p;
-}
+/* ================================================================ text */
 
 static int is_digit(int c)
 {
 	return c >= '0' && c <= '9';
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_seq(const unsigned char *s, const unsigned char *e)
+int ge_json_load(const char *text, size_t len, const char *name,
+		 json_t **out, ge_error *err)
 {
-	unsigned c = s[0];
-	if (c < 0x80)
-		return 1;
-	if (c < 0xc2 || c > 0xf4)
-		return 0;
-	size_t n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-	if ((size_t)(e - s) < n)
-		return 0;
-	unsigned lo = 0x80, hi = 0xbf;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* Four hex digits at q, or -1. */
-static long hex4(const char *q, const char *e)
-{
-	if (e - q < 4)
-		return -1;
-	long v = 0;
-	for (int i = 0; i < 4; i++) {
-		int h = ge_pbf_hex_val((unsigned char)q[i]);
-		if (h < 0)
-			return -1;
-		v = v * 16 + h;
+	json_error_t je;
+	if (!name)
+		name = "<json>";
+	/* a leading byte order mark is allowed by RFC 8259 readers */
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) {
+		text += 3;
+		len -= 3;
 	}
-	return v;
-}
-
-/* The string at r->p (a '"'); its decoded bytes go to the arena. */
-static int read_string(jreader *r, const char **out, size_t *out_len)
-{
-	const char *start = r->p + 1, *q = start, *e = r->end;
-	int escaped = 0;
-	r->sb.len = 0;
-	for (;;) {
-		const char *run = q;
-		while (q < e && *q != '"' && *q != '\\' &&
-		       (unsigned char)*q >= 0x20 && (unsigned char)*q < 0x80)
-			q++;
-		if (escaped)
-			ge_buf_add(&r->sb, run, (size_t)(q - run));
-		if (q >= e)
-			return rerr(r, q, "unterminated string (started at "
-				    "column %u)", col_of(r, r->p));
-		unsigned char c = (unsigned char)*q;
-		if (c == '"')
-			break;
-		if (c < 0x20)
-			return rerr(r, q, "control character 0x%02x in a string "
-				    "must be escaped", c);
-		if (c >= 0x80) {
-			size_t n = utf8_seq((const unsigned char *)q,
-					    (const unsigned char *)e);
-			if (!n)
-				return rerr(r, q, "invalid UTF-8 byte 0x%02x in "
-					    "a string", c);
-			if (escaped)
-				ge_buf_add(&r->sb, q, n);
-			q += n;
-			continue;
-		}
-		/* a backslash: from here on the string is built in sb */
-		if (!escaped) {
-			escaped = 1;
-			ge_buf_add(&r->sb, start, (size_t)(q - start));
-		}
-		const char *bs = q++;
-		if (q >= e)
-			return rerr(r, q, "unterminated string (started at "
-				    "column %u)", col_of(r, r->p));
-		switch (*q++) {
-		case '"': ge_buf_addc(&r->sb, '"'); break;
-		case '\\': ge_buf_addc(&r->sb, '\\'); break;
-		case '/': ge_buf_addc(&r->sb, '/'); break;
-		case 'b': ge_buf_addc(&r->sb, '\b'); break;
-		case 'f': ge_buf_addc(&r->sb, '\f'); break;
-		case 'n': ge_buf_addc(&r->sb, '\n'); break;
-		case 'r': ge_buf_addc(&r->sb, '\r'); break;
-		case 't': ge_buf_addc(&r->sb, '\t'); break;
-		case 'u': {
-			long cp = hex4(q, e);
-			if (cp < 0)
-				return rerr(r, bs, "\\u needs four hex digits");
-			q += 4;
-			if (cp >= 0xdc00 && cp <= 0xdfff)
-				return rerr(r, bs, "lone low surrogate \\u%04lx",
-					    cp);
-			if (cp >= 0xd800 && cp <= 0xdbff) {
-				long lo = -1;
-				if (e - q >= 6 && q[0] == '\\' && q[1] == 'u')
-					lo = hex4(q + 2, e);
-				if (lo < 0xdc00 || lo > 0xdfff)
-					return rerr(r, bs, "high surrogate "
-						    "\\u%04lx is not followed "
-						    "by a low one", cp);
-				cp = 0x10000 + ((cp - 0xd800) << 10) +
-				     (lo - 0xdc00);
-				q += 6;
-			}
-			ge_pbf_put_utf8(&r->sb, (uint32_t)cp);
-			break;
-		}
-		default: {
-			char tb[32];
-			return rerr(r, bs, "invalid escape '\\' before %s",
-				    byte_desc(r, q - 1, tb, sizeof tb));
-		}
-		}
-	}
-	if (escaped) {
-		*out_len = r->sb.len;
-		*out = ge_arena_strndup(r->arena, r->sb.len ? (char *)r->sb.data
-							    : "", r->sb.len);
-	} else {
-		*out_len = (size_t)(q - start);
-		*out = ge_arena_strndup(r->arena, start, *out_len);
-	}
-	r->p = q + 1;
+	*out = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL |
+			  JSON_DECODE_ANY, &je);
+	if (!*out)
+		return ge_err(err, GE_EFORMAT, "%s:%d:%d: %s", name, je.line,
+			      je.column, je.text);
 	return GE_OK;
 }
+
+static int dump_cb(const char *buf, size_t size, void *data)
+{
+	ge_buf_add((ge_buf *)data, buf, size);
+	return 0;
+}
+
+void ge_json_dump(const json_t *v, ge_buf *out)
+{
+	json_dump_callback(v, dump_cb, out, JSON_INDENT(2) |
+			   JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
+	ge_buf_add(out, "\n", 1);
+}
+
+void ge_json_dump_compact(const json_t *v, ge_buf *out)
+{
+	json_dump_callback(v, dump_cb, out, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+const char *ge_json_type_name(const json_t *v)
+{
+	switch (v ? json_typeof(v) : JSON_NULL) {
+	case JSON_NULL: return "null";
+	case JSON_TRUE:
+	case JSON_FALSE: return "boolean";
+	case JSON_INTEGER:
+	case JSON_REAL: return "number";
+	case JSON_STRING: return "string";
+	case JSON_ARRAY: return "array";
+	case JSON_OBJECT: return "object";
+	}
+	return "?";
+}
+
+/* ================================================================ numbers */
 
 /* Length of the JSON number at s (RFC 8259 grammar), or 0 with *bad set
  * to where it goes wrong. */
@@ -278,218 +139,6 @@ static float c_strtof(const char *s)
 	locale_t l = c_locale();
 	return l ? strtof_l(s, NULL, l) : strtof(s, NULL);
 }
-
-static void push(jreader *r, const ge_json *v)
-{
-	if (r->sn == r->scap) {
-		r->scap = r->scap ? r->scap * 2 : 64;
-		r->stk = ge_xrealloc(r->stk, r->scap * sizeof *r->stk);
-	}
-	r->stk[r->sn++] = *v;
-}
-
-/* Moves the kids pushed since base into the arena. */
-static void pop_kids(jreader *r, size_t base, ge_json *v)
-{
-	v->n = r->sn - base;
-	v->kids = NULL;
-	if (v->n) {
-		v->kids = ge_arena_alloc(r->arena, v->n * sizeof *v->kids);
-		memcpy(v->kids, r->stk + base, v->n * sizeof *v->kids);
-	}
-	r->sn = base;
-}
-
-static int read_value(jreader *r, ge_json *v);
-
-static int read_container(jreader *r, ge_json *v, int is_obj)
-{
-	char close = is_obj ? '}' : ']';
-	char tb[32];
-	int rc;
-	if (r->depth >= GE_JSON_MAX_DEPTH)
-		return rerr(r, r->p, "values nested deeper than %d levels",
-			    GE_JSON_MAX_DEPTH);
-	r->depth++;
-	r->p++;
-	size_t base = r->sn;
-	skip_ws(r);
-	if (r->p < r->end && *r->p == close) {
-		r->p++;
-	} else {
-		for (;;) {
-			ge_json kid;
-			const char *key = NULL;
-			size_t klen = 0;
-			skip_ws(r);
-			if (is_obj) {
-				if (r->p >= r->end || *r->p != '"')
-					return rerr(r, r->p, "expected a member "
-						    "name (a string), got %s",
-						    byte_desc(r, r->p, tb,
-							      sizeof tb));
-				if ((rc = read_string(r, &key, &klen)))
-					return rc;
-				skip_ws(r);
-				if (r->p >= r->end || *r->p != ':')
-					return rerr(r, r->p, "expected ':' after "
-						    "member name, got %s",
-						    byte_desc(r, r->p, tb,
-							      sizeof tb));
-				r->p++;
-			}
-			if ((rc = read_value(r, &kid)))
-				return rc;
-			kid.key = key;
-			kid.key_len = klen;
-			push(r, &kid);
-			skip_ws(r);
-			if (r->p < r->end && *r->p == ',') {
-				r->p++;
-				continue;
-			}
-			if (r->p < r->end && *r->p == close) {
-				r->p++;
-				break;
-			}
-			return rerr(r, r->p, "expected ',' or '%c', got %s",
-				    close, byte_desc(r, r->p, tb, sizeof tb));
-		}
-	}
-	pop_kids(r, base, v);
-	r->depth--;
-	return GE_OK;
-}
-
-static int read_value(jreader *r, ge_json *v)
-{
-	char tb[32];
-	skip_ws(r);
-	memset(v, 0, sizeof *v);
-	const char *p = r->p, *e = r->end;
-	v->line = r->line;
-	v->col = col_of(r, p);
-	if (p >= e)
-		return rerr(r, p, "unexpected end of input, expected a value");
-	switch (*p) {
-	case '{':
-		v->type = GE_JSON_OBJECT;
-		return read_container(r, v, 1);
-	case '[':
-		v->type = GE_JSON_ARRAY;
-		return read_container(r, v, 0);
-	case '"':
-		v->type = GE_JSON_STRING;
-		return read_string(r, &v->str, &v->len);
-	case 't':
-	case 'f':
-	case 'n': {
-		static const char *const lits[] = {"true", "false", "null"};
-		const char *lit = *p == 't' ? lits[0] : *p == 'f' ? lits[1]
-								: lits[2];
-		size_t n = strlen(lit);
-		if ((size_t)(e - p) < n || memcmp(p, lit, n) != 0)
-			return rerr(r, p, "invalid literal (expected '%s')", lit);
-		v->type = *p == 'n' ? GE_JSON_NULL : GE_JSON_BOOL;
-		v->boolean = *p == 't';
-		r->p = p + n;
-		return GE_OK;
-	}
-	default:
-		break;
-	}
-	if (*p == '-' || is_digit(*p)) {
-		const char *bad = NULL;
-		size_t n = number_len(p, e, &bad);
-		if (!n) {
-			if (bad < e && is_digit(*bad))
-				return rerr(r, bad, "leading zeros are not "
-					    "allowed in numbers");
-			return rerr(r, bad, "malformed number: expected a digit, "
-				    "got %s", byte_desc(r, bad, tb, sizeof tb));
-		}
-		v->type = GE_JSON_NUMBER;
-		v->str = ge_arena_strndup(r->arena, p, n);
-		v->len = n;
-		v->num = c_strtod(v->str);
-		r->p = p + n;
-		return GE_OK;
-	}
-	return rerr(r, p, "unexpected %s, expected a value",
-		    byte_desc(r, p, tb, sizeof tb));
-}
-
-int ge_json_parse(const char *text, size_t len, const char *name,
-		  ge_json_doc **out, ge_error *err)
-{
-	jreader r;
-	memset(&r, 0, sizeof r);
-	ge_json_doc *doc = ge_xcalloc(1, sizeof *doc);
-	ge_arena_init(&doc->arena);
-	r.p = r.line_start = text ? text : "";
-	r.end = r.p + (text ? len : 0);
-	r.line = 1;
-	r.name = name ? name : "<json>";
-	r.err = err;
-	r.arena = &doc->arena;
-	*out = NULL;
-	/* RFC 8259 lets a parser ignore a byte order mark */
-	if (r.end - r.p >= 3 && !memcmp(r.p, "\xef\xbb\xbf", 3))
-		r.p += 3;
-	ge_json *root = ge_arena_alloc(&doc->arena, sizeof *root);
-	int rc = read_value(&r, root);
-	if (!rc) {
-		skip_ws(&r);
-		if (r.p < r.end) {
-			char tb[32];
-			rc = rerr(&r, r.p, "unexpected %s after the JSON value",
-				  byte_desc(&r, r.p, tb, sizeof tb));
-		}
-	}
-	free(r.stk);
-	ge_buf_free(&r.sb);
-	if (rc) {
-		ge_json_free(doc);
-		return rc;
-	}
-	doc->root = root;
-	*out = doc;
-	return GE_OK;
-}
-
-void ge_json_free(ge_json_doc *doc)
-{
-	if (!doc)
-		return;
-	ge_arena_free(&doc->arena);
-	free(doc);
-}
-
-const ge_json *ge_json_get(const ge_json *v, const char *key)
-{
-	if (!v || v->type != GE_JSON_OBJECT)
-		return NULL;
-	size_t n = strlen(key);
-	for (size_t i = 0; i < v->n; i++)
-		if (v->kids[i].key_len == n && !memcmp(v->kids[i].key, key, n))
-			return &v->kids[i];
-	return NULL;
-}
-
-const char *ge_json_type_name(ge_json_type t)
-{
-	switch (t) {
-	case GE_JSON_NULL: return "null";
-	case GE_JSON_BOOL: return "boolean";
-	case GE_JSON_NUMBER: return "number";
-	case GE_JSON_STRING: return "string";
-	case GE_JSON_ARRAY: return "array";
-	case GE_JSON_OBJECT: return "object";
-	}
-	return "?";
-}
-
-/* ================================================================ numbers */
 
 enum { INT_OK = 0, INT_SYNTAX = -1, INT_FRACTION = -2, INT_RANGE = -3 };
 
@@ -571,17 +220,55 @@ static int exact_integer(const char *s, size_t n, int *neg, uint64_t *mag)
 	return rc;
 }
 
-int ge_json_int64(const ge_json *v, int64_t *out)
+/* A JSON number as sign and magnitude when it is an integer: 0, or one of
+ * the INT_* codes. */
+static int number_integer(const json_t *v, int *neg, uint64_t *mag)
+{
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+		*neg = i < 0;
+		*mag = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+		return INT_OK;
+	}
+	double d = json_real_value(v);
+	*neg = signbit(d) != 0;
+	if (d != floor(d))
+		return INT_FRACTION;
+	double a = fabs(d);
+	if (a >= 18446744073709551616.0)
+		return INT_RANGE;
+	*mag = (uint64_t)a;
+	return INT_OK;
+}
+
+int ge_json_int64(const json_t *v, int64_t *out)
 {
 	int neg;
 	uint64_t m;
-	if (!v || v->type != GE_JSON_NUMBER ||
-	    exact_integer(v->str, v->len, &neg, &m) != INT_OK)
+	if (!json_is_number(v) || number_integer(v, &neg, &m) != INT_OK)
 		return -1;
 	if (m > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX))
 		return -1;
 	*out = neg ? (int64_t)(0 - m) : (int64_t)m;
 	return 0;
+}
+
+/* How a value reads in a message: its text for numbers and strings. */
+static const char *val_text(const json_t *v, char *buf, size_t n)
+{
+	if (json_is_string(v))
+		snprintf(buf, n, "%.40s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(buf, n, "%.*g", prec, json_real_value(v));
+			if (c_strtod(buf) == json_real_value(v))
+				break;
+		}
+	else
+		snprintf(buf, n, "%s", ge_json_type_name(v));
+	return buf;
 }
 
 /* ================================================================ mapping */
@@ -591,22 +278,62 @@ typedef struct mapper {
 	ge_error *err;
 	unsigned flags;
 	int depth;
+	char path[512];            /* where in the document, for messages */
+	size_t plen;
 } mapper;
 
 /* parse_value's answer for a value that IGNORE_UNKNOWN drops */
 #define SKIPPED 1
 
-static int merr(mapper *m, const ge_json *at, const char *fmt, ...)
-	GE_PRINTF(3, 4);
-static int merr(mapper *m, const ge_json *at, const char *fmt, ...)
+/* Appends ".key" or "[i]" to the path; returns the old length for
+ * path_pop. */
+static size_t path_key(mapper *m, const char *key)
+{
+	size_t o = m->plen;
+	if (o < sizeof m->path) {
+		int k = snprintf(m->path + o, sizeof m->path - o, "%s%s",
+				 o ? "." : "", key);
+		m->plen = k > 0 ? o + (size_t)k : o;
+		if (m->plen >= sizeof m->path)
+			m->plen = sizeof m->path - 1;
+	}
+	return o;
+}
+
+static size_t path_idx(mapper *m, size_t i)
+{
+	size_t o = m->plen;
+	if (o < sizeof m->path) {
+		int k = snprintf(m->path + o, sizeof m->path - o, "[%zu]", i);
+		m->plen = k > 0 ? o + (size_t)k : o;
+		if (m->plen >= sizeof m->path)
+			m->plen = sizeof m->path - 1;
+	}
+	return o;
+}
+
+static void path_pop(mapper *m, size_t o)
+{
+	m->plen = o;
+	m->path[o] = 0;
+}
+
+static int merr(mapper *m, const char *fmt, ...) GE_PRINTF(2, 3);
+static int merr(mapper *m, const char *fmt, ...)
 {
 	char what[768];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	return ge_err(m->err, GE_EFORMAT, "%s:%u:%u: %s", m->name, at->line,
-		      at->col, what);
+	/* a deep path keeps its end, where the fault is */
+	if (m->plen > 160)
+		return ge_err(m->err, GE_EFORMAT, "%s: ...%s: %s", m->name,
+			      m->path + m->plen - 157, what);
+	if (m->plen)
+		return ge_err(m->err, GE_EFORMAT, "%s: %s: %s", m->name,
+			      m->path, what);
+	return ge_err(m->err, GE_EFORMAT, "%s: %s", m->name, what);
 }
 
 static int is_map_field(const ProtobufCFieldDescriptor *f)
@@ -674,37 +401,38 @@ find_field(const ProtobufCMessageDescriptor *d, const char *key, size_t klen)
 
 /* An integer from a number, or from a string holding one. */
 static int get_integer(mapper *m, const ProtobufCFieldDescriptor *f,
-		       const ge_json *v, int *neg, uint64_t *mag)
+		       const json_t *v, int *neg, uint64_t *mag)
 {
-	const char *s = v->str;
-	size_t n = v->len;
-	if (v->type == GE_JSON_STRING) {
-		const char *bad;
+	char tb[64];
+	int rc;
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v), *bad;
+		size_t n = json_string_length(v);
 		if (!n || number_len(s, s + n, &bad) != n)
-			return merr(m, v, "field '%s': \"%.40s\" is not an "
+			return merr(m, "field '%s': \"%.40s\" is not an "
 				    "integer", f->name, s);
-	} else if (v->type != GE_JSON_NUMBER) {
-		return merr(m, v, "field '%s': expected an integer, got %s",
-			    f->name, ge_json_type_name(v->type));
+		rc = exact_integer(s, n, neg, mag);
+	} else if (json_is_number(v)) {
+		rc = number_integer(v, neg, mag);
+	} else {
+		return merr(m, "field '%s': expected an integer, got %s",
+			    f->name, ge_json_type_name(v));
 	}
-	int rc = exact_integer(s, n, neg, mag);
-	if (rc == INT_FRACTION)
-		return merr(m, v, "field '%s': %.40s is not an integer", f->name,
-			    s);
 	if (rc == INT_RANGE)
-		return merr(m, v, "field '%s': %.40s is out of range", f->name,
-			    s);
+		return merr(m, "field '%s': %s is out of range", f->name,
+			    val_text(v, tb, sizeof tb));
 	if (rc)
-		return merr(m, v, "field '%s': %.40s is not an integer", f->name,
-			    s);
+		return merr(m, "field '%s': %s is not an integer", f->name,
+			    val_text(v, tb, sizeof tb));
 	return GE_OK;
 }
 
 static int parse_int(mapper *m, const ProtobufCFieldDescriptor *f,
-		     const ge_json *v, ProtobufCType t, ge_pbf_value *out)
+		     const json_t *v, ProtobufCType t, ge_pbf_value *out)
 {
 	int neg, rc;
 	uint64_t mag;
+	char tb[64];
 	if ((rc = get_integer(m, f, v, &neg, &mag)))
 		return rc;
 	int bad;
@@ -733,56 +461,70 @@ static int parse_int(mapper *m, const ProtobufCFieldDescriptor *f,
 		break;
 	}
 	if (bad)
-		return merr(m, v, "field '%s': %.40s is out of range for %s",
-			    f->name, v->str, t == PROTOBUF_C_TYPE_ENUM ? "an enum" :
+		return merr(m, "field '%s': %s is out of range for %s",
+			    f->name, val_text(v, tb, sizeof tb),
+			    t == PROTOBUF_C_TYPE_ENUM ? "an enum" :
 			    ge_pbf_elt_size(t) == 4 ? "32 bits" : "64 bits");
 	return GE_OK;
 }
 
 static int parse_float(mapper *m, const ProtobufCFieldDescriptor *f,
-		       const ge_json *v, ge_pbf_value *out)
+		       const json_t *v, ge_pbf_value *out)
 {
 	int is_f = f->type == PROTOBUF_C_TYPE_FLOAT;
 	double d;
-	if (v->type == GE_JSON_STRING) {
-		const char *bad;
-		if (!strcmp(v->str, "NaN")) {
+	char tb[64];
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v), *bad;
+		size_t n = json_string_length(v);
+		if (!strcmp(s, "NaN"))
 			d = NAN;
-		} else if (!strcmp(v->str, "Infinity")) {
+		else if (!strcmp(s, "Infinity"))
 			d = INFINITY;
-		} else if (!strcmp(v->str, "-Infinity")) {
+		else if (!strcmp(s, "-Infinity"))
 			d = -INFINITY;
-		} else if (v->len && number_len(v->str, v->str + v->len, &bad) ==
-					     v->len) {
-			goto finite;
-		} else {
-			return merr(m, v, "field '%s': \"%.40s\" is not a number",
-				    f->name, v->str);
-		}
+		else if (n && number_len(s, s + n, &bad) == n)
+			goto text;
+		else
+			return merr(m, "field '%s': \"%.40s\" is not a number",
+				    f->name, s);
 		if (is_f)
 			out->f = (float)d;
 		else
 			out->d = d;
 		return GE_OK;
-	} else if (v->type != GE_JSON_NUMBER) {
-		return merr(m, v, "field '%s': expected a number, got %s",
-			    f->name, ge_json_type_name(v->type));
+text:
+		if (is_f) {
+			float fl = c_strtof(s);
+			if (isinf(fl))
+				goto range;
+			out->f = fl;
+		} else {
+			d = c_strtod(s);
+			if (isinf(d))
+				goto range;
+			out->d = d;
+		}
+		return GE_OK;
 	}
-finite:
+	if (!json_is_number(v))
+		return merr(m, "field '%s': expected a number, got %s",
+			    f->name, ge_json_type_name(v));
+	d = json_number_value(v);
 	if (is_f) {
-		float fl = c_strtof(v->str);
-		if (isinf(fl))
-			return merr(m, v, "field '%s': %.40s is out of range for "
-				    "a float", f->name, v->str);
-		out->f = fl;
+		/* a float field given a double: the nearest float, but never
+		 * infinity for a finite value */
+		if (fabs(d) > FLT_MAX &&
+		    isinf((float)d))
+			goto range;
+		out->f = (float)d;
 	} else {
-		d = c_strtod(v->str);
-		if (isinf(d))
-			return merr(m, v, "field '%s': %.40s is out of range for "
-				    "a double", f->name, v->str);
 		out->d = d;
 	}
 	return GE_OK;
+range:
+	return merr(m, "field '%s': %s is out of range for a %s", f->name,
+		    val_text(v, tb, sizeof tb), is_f ? "float" : "double");
 }
 
 static int b64_val(int c)
@@ -843,66 +585,66 @@ static int b64_decode(const char *s, size_t n, ProtobufCBinaryData *out,
 	return 0;
 }
 
-static int parse_message(mapper *m, const ge_json *v,
+static int parse_message(mapper *m, const json_t *v,
 			 const ProtobufCMessageDescriptor *d,
 			 ProtobufCMessage **out);
 
 /* One value of field f (an element, for repeated fields).  Returns GE_OK,
  * SKIPPED (an unknown enum name under IGNORE_UNKNOWN), or an error. */
 static int parse_value(mapper *m, const ProtobufCFieldDescriptor *f,
-		       const ge_json *v, ge_pbf_value *out)
+		       const json_t *v, ge_pbf_value *out)
 {
 	memset(out, 0, sizeof *out);
 	switch (f->type) {
 	case PROTOBUF_C_TYPE_MESSAGE:
 		return parse_message(m, v, f->descriptor, &out->m);
 	case PROTOBUF_C_TYPE_STRING:
-		if (v->type != GE_JSON_STRING)
-			return merr(m, v, "field '%s': expected a string, got %s",
-				    f->name, ge_json_type_name(v->type));
-		if (memchr(v->str, 0, v->len))
-			return merr(m, v, "field '%s': a string field cannot hold "
+		if (!json_is_string(v))
+			return merr(m, "field '%s': expected a string, got %s",
+				    f->name, ge_json_type_name(v));
+		if (memchr(json_string_value(v), 0, json_string_length(v)))
+			return merr(m, "field '%s': a string field cannot hold "
 				    "a NUL character", f->name);
-		out->s = ge_xstrndup(v->str, v->len);
+		out->s = ge_xstrndup(json_string_value(v), json_string_length(v));
 		return GE_OK;
 	case PROTOBUF_C_TYPE_BYTES: {
 		size_t at = 0;
-		if (v->type != GE_JSON_STRING)
-			return merr(m, v, "field '%s': expected a base64 string, "
-				    "got %s", f->name,
-				    ge_json_type_name(v->type));
-		if (b64_decode(v->str, v->len, &out->bd, &at))
-			return merr(m, v, "field '%s': invalid base64 at "
+		if (!json_is_string(v))
+			return merr(m, "field '%s': expected a base64 string, "
+				    "got %s", f->name, ge_json_type_name(v));
+		if (b64_decode(json_string_value(v), json_string_length(v),
+			       &out->bd, &at))
+			return merr(m, "field '%s': invalid base64 at "
 				    "character %zu", f->name, at + 1);
 		return GE_OK;
 	}
 	case PROTOBUF_C_TYPE_BOOL:
-		if (v->type != GE_JSON_BOOL)
-			return merr(m, v, "field '%s': expected true or false, "
-				    "got %s", f->name,
-				    ge_json_type_name(v->type));
-		out->b = (protobuf_c_boolean)v->boolean;
+		if (!json_is_boolean(v))
+			return merr(m, "field '%s': expected true or false, "
+				    "got %s", f->name, ge_json_type_name(v));
+		out->b = (protobuf_c_boolean)json_is_true(v);
 		return GE_OK;
 	case PROTOBUF_C_TYPE_ENUM: {
 		const ProtobufCEnumDescriptor *ed = f->descriptor;
-		if (v->type == GE_JSON_STRING) {
+		if (json_is_string(v)) {
+			const char *s = json_string_value(v);
 			const ProtobufCEnumValue *ev = NULL;
-			if (strlen(v->str) == v->len)
+			if (strlen(s) == json_string_length(v))
 				ev = protobuf_c_enum_descriptor_get_value_by_name(
-					ed, v->str);
+					ed, s);
 			if (ev) {
 				out->i32 = ev->value;
 				return GE_OK;
 			}
 			if (m->flags & GE_JSONPB_IGNORE_UNKNOWN)
 				return SKIPPED;
-			return merr(m, v, "field '%s': unknown value \"%.60s\" of "
-				    "enum %s", f->name, v->str, ed->name);
+			return merr(m, "field '%s': unknown value \"%.60s\" of "
+				    "enum %s", f->name, s, ed->name);
 		}
-		if (v->type == GE_JSON_NUMBER)
+		if (json_is_number(v))
 			return parse_int(m, f, v, PROTOBUF_C_TYPE_ENUM, out);
-		return merr(m, v, "field '%s': expected an enum name or number, "
-			    "got %s", f->name, ge_json_type_name(v->type));
+		return merr(m, "field '%s': expected an enum name or number, "
+			    "got %s", f->name, ge_json_type_name(v));
 	}
 	case PROTOBUF_C_TYPE_FLOAT:
 	case PROTOBUF_C_TYPE_DOUBLE:
@@ -914,50 +656,46 @@ static int parse_value(mapper *m, const ProtobufCFieldDescriptor *f,
 
 /* A map key (always a JSON string) converted to the key field's type. */
 static int parse_key(mapper *m, const ProtobufCFieldDescriptor *kf,
-		     const ge_json *member, ge_pbf_value *out)
+		     const char *key, ge_pbf_value *out)
 {
-	ge_json k;
-	memset(&k, 0, sizeof k);
-	k.type = GE_JSON_STRING;
-	k.line = member->line;
-	k.col = member->col;
-	k.str = member->key;
-	k.len = member->key_len;
 	memset(out, 0, sizeof *out);
 	if (kf->type == PROTOBUF_C_TYPE_BOOL) {
-		if (!strcmp(k.str, "true") || !strcmp(k.str, "false")) {
-			out->b = k.str[0] == 't';
+		if (!strcmp(key, "true") || !strcmp(key, "false")) {
+			out->b = key[0] == 't';
 			return GE_OK;
 		}
-		return merr(m, member, "map key \"%.40s\" is not true or false",
-			    k.str);
+		return merr(m, "map key \"%.40s\" is not true or false", key);
 	}
-	return parse_value(m, kf, &k, out);
+	json_t *k = json_string_nocheck(key);
+	int rc = parse_value(m, kf, k, out);
+	json_decref(k);
+	return rc;
 }
 
 static int parse_map(mapper *m, ProtobufCMessage *msg,
-		     const ProtobufCFieldDescriptor *f, const ge_json *v)
+		     const ProtobufCFieldDescriptor *f, const json_t *v)
 {
 	const ProtobufCMessageDescriptor *ed = f->descriptor;
 	const ProtobufCFieldDescriptor *kf = &ed->fields[0], *vf = &ed->fields[1];
-	if (v->type != GE_JSON_OBJECT)
-		return merr(m, v, "field '%s': a map is written as an object, "
-			    "not as %s", f->name, ge_json_type_name(v->type));
-	for (size_t i = 0; i < v->n; i++) {
-		const ge_json *mv = &v->kids[i];
+	const char *key;
+	json_t *mv;
+	if (!json_is_object(v))
+		return merr(m, "field '%s': a map is written as an object, "
+			    "not as %s", f->name, ge_json_type_name(v));
+	json_object_foreach((json_t *)v, key, mv) {
 		ProtobufCMessage *ent = ge_pbf_new_message(ed);
 		ge_pbf_value kv, vv;
-		int rc = parse_key(m, kf, mv, &kv);
-		if (rc) {
-			protobuf_c_message_free_unpacked(ent, NULL);
-			return rc;
+		size_t o = path_key(m, key);
+		int rc = parse_key(m, kf, key, &kv);
+		if (!rc) {
+			ge_pbf_set(ent, kf, &kv);
+			if (json_is_null(mv))
+				rc = merr(m, "field '%s': null is not allowed "
+					  "as a map value", f->name);
+			else
+				rc = parse_value(m, vf, mv, &vv);
 		}
-		ge_pbf_set(ent, kf, &kv);
-		if (mv->type == GE_JSON_NULL)
-			rc = merr(m, mv, "field '%s': null is not allowed as a "
-				  "map value", f->name);
-		else
-			rc = parse_value(m, vf, mv, &vv);
+		path_pop(m, o);
 		if (rc == SKIPPED) {
 			protobuf_c_message_free_unpacked(ent, NULL);
 			continue;
@@ -974,18 +712,22 @@ static int parse_map(mapper *m, ProtobufCMessage *msg,
 }
 
 static int parse_repeated(mapper *m, ProtobufCMessage *msg,
-			  const ProtobufCFieldDescriptor *f, const ge_json *v)
+			  const ProtobufCFieldDescriptor *f, const json_t *v)
 {
-	if (v->type != GE_JSON_ARRAY)
-		return merr(m, v, "field '%s' is repeated: expected an array, "
-			    "got %s", f->name, ge_json_type_name(v->type));
-	for (size_t i = 0; i < v->n; i++) {
-		const ge_json *ev = &v->kids[i];
+	if (!json_is_array(v))
+		return merr(m, "field '%s' is repeated: expected an array, "
+			    "got %s", f->name, ge_json_type_name(v));
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		const json_t *ev = json_array_get(v, i);
 		ge_pbf_value val;
-		if (ev->type == GE_JSON_NULL)
-			return merr(m, ev, "field '%s': null is not allowed in "
-				    "a list", f->name);
-		int rc = parse_value(m, f, ev, &val);
+		size_t o = path_idx(m, i);
+		int rc;
+		if (json_is_null(ev))
+			rc = merr(m, "field '%s': null is not allowed in a "
+				  "list", f->name);
+		else
+			rc = parse_value(m, f, ev, &val);
+		path_pop(m, o);
 		if (rc == SKIPPED)
 			continue;
 		if (rc)
@@ -995,59 +737,64 @@ static int parse_repeated(mapper *m, ProtobufCMessage *msg,
 	return GE_OK;
 }
 
+static int parse_field(mapper *m, ProtobufCMessage *msg,
+		       const ProtobufCFieldDescriptor *f, const json_t *mv)
+{
+	const char *rival = ge_pbf_oneof_rival(msg, f);
+	if (rival)
+		return merr(m, "field '%s' is in the same oneof as '%s', "
+			    "which is already set", f->name, rival);
+	if (is_map_field(f))
+		return parse_map(m, msg, f, mv);
+	if (f->label == PROTOBUF_C_LABEL_REPEATED)
+		return parse_repeated(m, msg, f, mv);
+	ge_pbf_value val;
+	int rc = parse_value(m, f, mv, &val);
+	if (rc == SKIPPED)
+		return GE_OK;
+	if (!rc)
+		ge_pbf_set(msg, f, &val);
+	return rc;
+}
+
 /* The members of object v (but "@type" when skip_type) into msg. */
-static int parse_fields(mapper *m, const ge_json *v, ProtobufCMessage *msg,
+static int parse_fields(mapper *m, const json_t *v, ProtobufCMessage *msg,
 			int skip_type)
 {
 	const ProtobufCMessageDescriptor *d = msg->descriptor;
 	unsigned char small[64], *seen = small;
+	const char *key;
+	json_t *mv;
 	int rc = GE_OK;
 	if (d->n_fields > sizeof small)
 		seen = ge_xcalloc(d->n_fields, 1);
 	else
 		memset(small, 0, sizeof small);
-	for (size_t i = 0; i < v->n; i++) {
-		const ge_json *mv = &v->kids[i];
-		if (skip_type && mv->key_len == 5 && !memcmp(mv->key, "@type", 5))
+	json_object_foreach((json_t *)v, key, mv) {
+		if (skip_type && !strcmp(key, "@type"))
 			continue;
 		const ProtobufCFieldDescriptor *f =
-			find_field(d, mv->key, mv->key_len);
+			find_field(d, key, strlen(key));
 		if (!f) {
 			if (m->flags & GE_JSONPB_IGNORE_UNKNOWN)
 				continue;
-			rc = merr(m, mv, "unknown field \"%.60s\" in %s", mv->key,
+			rc = merr(m, "unknown field \"%.60s\" in %s", key,
 				  d->name);
 			break;
 		}
 		size_t idx = (size_t)(f - d->fields);
 		if (seen[idx]) {
-			rc = merr(m, mv, "field '%s' of %s is given more than "
+			rc = merr(m, "field '%s' of %s is given more than "
 				  "once", f->name, d->name);
 			break;
 		}
 		seen[idx] = 1;
-		if (mv->type == GE_JSON_NULL)
+		if (json_is_null(mv))
 			continue;
-		const char *rival = ge_pbf_oneof_rival(msg, f);
-		if (rival) {
-			rc = merr(m, mv, "field '%s' is in the same oneof as "
-				  "'%s', which is already set", f->name, rival);
-			break;
-		}
-		if (is_map_field(f)) {
-			rc = parse_map(m, msg, f, mv);
-		} else if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-			rc = parse_repeated(m, msg, f, mv);
-		} else {
-			ge_pbf_value val;
-			rc = parse_value(m, f, mv, &val);
-			if (rc == SKIPPED) {
-				rc = GE_OK;
-				continue;
-			}
-			if (!rc)
-				ge_pbf_set(msg, f, &val);
-		}
+		size_t o = path_key(m, key);
+		rc = parse_field(m, msg, f, mv);
+		if (!rc)
+			path_pop(m, o);
 		if (rc)
 			break;
 	}
@@ -1056,48 +803,49 @@ static int parse_fields(mapper *m, const ge_json *v, ProtobufCMessage *msg,
 	return rc;
 }
 
-static int parse_any(mapper *m, const ge_json *v, ProtobufCMessage *msg,
+static int parse_any(mapper *m, const json_t *v, ProtobufCMessage *msg,
 		     const ProtobufCFieldDescriptor *fu,
 		     const ProtobufCFieldDescriptor *fv)
 {
-	if (v->type != GE_JSON_OBJECT)
-		return merr(m, v, "expected an object for %s, got %s",
-			    msg->descriptor->name, ge_json_type_name(v->type));
-	if (!v->n)
+	if (!json_is_object(v))
+		return merr(m, "expected an object for %s, got %s",
+			    msg->descriptor->name, ge_json_type_name(v));
+	if (!json_object_size(v))
 		return GE_OK;
-	const ge_json *t = ge_json_get(v, "@type");
+	const json_t *t = json_object_get(v, "@type");
 	if (!t)
-		return merr(m, v, "%s without \"@type\"", msg->descriptor->name);
-	if (t->type != GE_JSON_STRING || memchr(t->str, 0, t->len))
-		return merr(m, t, "\"@type\" must be a string");
-	const char *slash = strrchr(t->str, '/');
+		return merr(m, "%s without \"@type\"", msg->descriptor->name);
+	if (!json_is_string(t) ||
+	    strlen(json_string_value(t)) != json_string_length(t))
+		return merr(m, "\"@type\" must be a string");
+	const char *url = json_string_value(t);
+	const char *slash = strrchr(url, '/');
 	if (!slash)
-		return merr(m, t, "type URL \"%.80s\" has no '/'", t->str);
+		return merr(m, "type URL \"%.80s\" has no '/'", url);
 	const ProtobufCMessageDescriptor *td =
 		ge_textpb_lookup(slash + 1, strlen(slash + 1));
 	if (!td)
-		return merr(m, t, "unknown type \"%.80s\" in %s", slash + 1,
+		return merr(m, "unknown type \"%.80s\" in %s", slash + 1,
 			    msg->descriptor->name);
 	ProtobufCMessage *inner;
 	int rc;
 	const ProtobufCFieldDescriptor *u2, *v2;
 	if (wrapper_field(td) || ge_pbf_any_fields(td, &u2, &v2)) {
 		/* types with a JSON form of their own sit under "value" */
-		const ge_json *val = NULL;
-		for (size_t i = 0; i < v->n; i++) {
-			const ge_json *k = &v->kids[i];
-			if (k->key_len == 5 && !memcmp(k->key, "@type", 5))
+		const char *key;
+		json_t *k, *val = NULL;
+		json_object_foreach((json_t *)v, key, k) {
+			if (!strcmp(key, "@type"))
 				continue;
-			if (k->key_len == 5 && !memcmp(k->key, "value", 5) &&
-			    !val) {
+			if (!strcmp(key, "value")) {
 				val = k;
 				continue;
 			}
-			return merr(m, k, "unexpected member \"%.60s\" in an "
-				    "Any holding %s", k->key, td->name);
+			return merr(m, "unexpected member \"%.60s\" in an Any "
+				    "holding %s", key, td->name);
 		}
 		if (!val)
-			return merr(m, v, "Any holding %s needs a \"value\"",
+			return merr(m, "Any holding %s needs a \"value\"",
 				    td->name);
 		rc = parse_message(m, val, td, &inner);
 	} else {
@@ -1112,11 +860,11 @@ static int parse_any(mapper *m, const ge_json *v, ProtobufCMessage *msg,
 	}
 	if (rc)
 		return rc;
-	ge_pbf_set_any(msg, fu, fv, inner, t->str, t->len);
+	ge_pbf_set_any(msg, fu, fv, inner, url, strlen(url));
 	return GE_OK;
 }
 
-static int parse_message(mapper *m, const ge_json *v,
+static int parse_message(mapper *m, const json_t *v,
 			 const ProtobufCMessageDescriptor *d,
 			 ProtobufCMessage **out)
 {
@@ -1124,22 +872,22 @@ static int parse_message(mapper *m, const ge_json *v,
 	int rc;
 	*out = NULL;
 	if (m->depth >= GE_JSON_MAX_DEPTH)
-		return merr(m, v, "messages nested deeper than %d levels",
+		return merr(m, "messages nested deeper than %d levels",
 			    GE_JSON_MAX_DEPTH);
 	ProtobufCMessage *msg = ge_pbf_new_message(d);
 	m->depth++;
 	if (wf) {
 		ge_pbf_value val;
-		rc = v->type == GE_JSON_NULL ? GE_OK : parse_value(m, wf, v, &val);
+		rc = json_is_null(v) ? GE_OK : parse_value(m, wf, v, &val);
 		if (rc == SKIPPED)
 			rc = GE_OK;
-		else if (!rc && v->type != GE_JSON_NULL)
+		else if (!rc && !json_is_null(v))
 			ge_pbf_set(msg, wf, &val);
 	} else if (ge_pbf_any_fields(d, &fu, &fv)) {
 		rc = parse_any(m, v, msg, fu, fv);
-	} else if (v->type != GE_JSON_OBJECT) {
-		rc = merr(m, v, "expected an object for %s, got %s", d->name,
-			  ge_json_type_name(v->type));
+	} else if (!json_is_object(v)) {
+		rc = merr(m, "expected an object for %s, got %s", d->name,
+			  ge_json_type_name(v));
 	} else {
 		rc = parse_fields(m, v, msg, 0);
 	}
@@ -1152,16 +900,16 @@ static int parse_message(mapper *m, const ge_json *v,
 	return GE_OK;
 }
 
-int ge_jsonpb_from_json(const ge_json *v,
+int ge_jsonpb_from_json(const json_t *v,
 			const ProtobufCMessageDescriptor *desc,
 			const char *name, unsigned flags,
 			ProtobufCMessage **out, ge_error *err)
 {
 	mapper m;
+	memset(&m, 0, sizeof m);
 	m.name = name ? name : "<json>";
 	m.err = err;
 	m.flags = flags;
-	m.depth = 0;
 	return parse_message(&m, v, desc, out);
 }
 
@@ -1169,12 +917,245 @@ int ge_jsonpb_parse(const char *json, size_t len,
 		    const ProtobufCMessageDescriptor *desc, const char *name,
 		    ProtobufCMessage **out, ge_error *err)
 {
-	ge_json_doc *doc;
+	json_t *doc;
 	*out = NULL;
-	int rc = ge_json_parse(json, len, name, &doc, err);
+	int rc = ge_json_load(json, len, name, &doc, err);
 	if (rc)
 		return rc;
-	rc = ge_jsonpb_from_json(doc->root, desc, name, 0, out, err);
-	ge_json_free(doc);
+	rc = ge_jsonpb_from_json(doc, desc, name, 0, out, err);
+	json_decref(doc);
 	return rc;
+}
+
+/* ================================================================ writer */
+
+static const char b64_chars[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static json_t *b64_encode(const uint8_t *p, size_t n)
+{
+	size_t o = 0;
+	char *s = ge_xmalloc((n + 2) / 3 * 4 + 1);
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		s[o++] = b64_chars[v >> 18 & 63];
+		s[o++] = b64_chars[v >> 12 & 63];
+		s[o++] = i + 1 < n ? b64_chars[v >> 6 & 63] : '=';
+		s[o++] = i + 2 < n ? b64_chars[v & 63] : '=';
+	}
+	json_t *j = json_stringn_nocheck(s, o);
+	free(s);
+	return j;
+}
+
+/* A float as the shortest decimal that reads back as the same float, so
+ * 0.1f is written 0.1 as protobuf's own printers do. */
+static json_t *float_json(float f)
+{
+	if (isnan(f))
+		return json_string("NaN");
+	if (isinf(f))
+		return json_string(f > 0 ? "Infinity" : "-Infinity");
+	char buf[48];
+	for (int prec = 6; prec <= 9; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, (double)f);
+		if (c_strtof(buf) == f)
+			break;
+	}
+	return json_real(c_strtod(buf));
+}
+
+static json_t *double_json(double d)
+{
+	if (isnan(d))
+		return json_string("NaN");
+	if (isinf(d))
+		return json_string(d > 0 ? "Infinity" : "-Infinity");
+	return json_real(d);
+}
+
+static json_t *int64_json(int64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%lld", (long long)v);
+	return json_string(buf);
+}
+
+static json_t *uint64_json(uint64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+	return json_string(buf);
+}
+
+static json_t *message_json(const ProtobufCMessage *msg);
+
+/* The value at p of a field of type f (an element, for repeated ones). */
+static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *p)
+{
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_SINT32:
+	case PROTOBUF_C_TYPE_SFIXED32:
+		return json_integer(*(const int32_t *)p);
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_FIXED32:
+		return json_integer(*(const uint32_t *)p);
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_SINT64:
+	case PROTOBUF_C_TYPE_SFIXED64:
+		return int64_json(*(const int64_t *)p);
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
+		return uint64_json(*(const uint64_t *)p);
+	case PROTOBUF_C_TYPE_FLOAT:
+		return float_json(*(const float *)p);
+	case PROTOBUF_C_TYPE_DOUBLE:
+		return double_json(*(const double *)p);
+	case PROTOBUF_C_TYPE_BOOL:
+		return json_boolean(*(const protobuf_c_boolean *)p);
+	case PROTOBUF_C_TYPE_ENUM: {
+		int32_t v = *(const int32_t *)p;
+		const ProtobufCEnumValue *ev =
+			protobuf_c_enum_descriptor_get_value(f->descriptor, v);
+		return ev ? json_string(ev->name) : json_integer(v);
+	}
+	case PROTOBUF_C_TYPE_STRING: {
+		const char *s = *(const char *const *)p;
+		json_t *j = json_string(s ? s : "");
+		/* not UTF-8: kept byte for byte; the dump refuses it */
+		return j ? j : json_stringn_nocheck(s, strlen(s));
+	}
+	case PROTOBUF_C_TYPE_BYTES: {
+		const ProtobufCBinaryData *b = p;
+		return b64_encode(b->data, b->len);
+	}
+	case PROTOBUF_C_TYPE_MESSAGE: {
+		const ProtobufCMessage *m = *(const ProtobufCMessage *const *)p;
+		return m ? message_json(m) : json_object();
+	}
+	}
+	return json_null();
+}
+
+/* The lowerCamelCase JSON name of a field, into buf. */
+static const char *json_name(const char *fname, char *buf, size_t n)
+{
+	size_t o = 0;
+	int up = 0;
+	for (const char *c = fname; *c && o + 1 < n; c++) {
+		if (*c == '_') {
+			up = 1;
+			continue;
+		}
+		buf[o++] = up && *c >= 'a' && *c <= 'z' ? (char)(*c - 32) : *c;
+		up = 0;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+static json_t *map_json(const ProtobufCFieldDescriptor *f, const void *arr,
+			size_t n)
+{
+	const ProtobufCMessageDescriptor *ed = f->descriptor;
+	const ProtobufCFieldDescriptor *kf = &ed->fields[0], *vf = &ed->fields[1];
+	json_t *o = json_object();
+	for (size_t i = 0; i < n; i++) {
+		const ProtobufCMessage *e = ((const ProtobufCMessage *const *)arr)[i];
+		json_t *k = value_json(kf, CMEMBER(e, kf->offset));
+		char kb[32];
+		const char *ks = kb;
+		if (json_is_string(k))
+			ks = json_string_value(k);
+		else if (json_is_boolean(k))
+			ks = json_is_true(k) ? "true" : "false";
+		else
+			snprintf(kb, sizeof kb, "%lld",
+				 (long long)json_integer_value(k));
+		json_object_set_new_nocheck(o, ks, value_json(vf, CMEMBER(e,
+						vf->offset)));
+		json_decref(k);
+	}
+	return o;
+}
+
+static json_t *any_json(const ProtobufCMessage *msg,
+			const ProtobufCFieldDescriptor *fu,
+			const ProtobufCFieldDescriptor *fv)
+{
+	json_t *o = json_object();
+	const char *url = *(const char *const *)CMEMBER(msg, fu->offset);
+	const ProtobufCBinaryData *val = CMEMBER(msg, fv->offset);
+	if (!url || !*url)
+		return o;
+	json_object_set_new(o, "@type", json_string(url));
+	const char *slash = strrchr(url, '/');
+	const ProtobufCMessageDescriptor *td =
+		slash ? ge_textpb_lookup(slash + 1, strlen(slash + 1)) : NULL;
+	ProtobufCMessage *inner =
+		td ? protobuf_c_message_unpack(td, NULL, val->len, val->data)
+		   : NULL;
+	const ProtobufCFieldDescriptor *u2, *v2;
+	if (!inner) {
+		/* a type this build does not know: its bytes, so nothing is
+		 * lost */
+		json_object_set_new(o, "value", b64_encode(val->data, val->len));
+	} else if (wrapper_field(td) || ge_pbf_any_fields(td, &u2, &v2)) {
+		json_object_set_new(o, "value", message_json(inner));
+	} else {
+		json_t *in = message_json(inner);
+		json_object_update(o, in);
+		json_decref(in);
+	}
+	if (inner)
+		protobuf_c_message_free_unpacked(inner, NULL);
+	return o;
+}
+
+static json_t *message_json(const ProtobufCMessage *msg)
+{
+	const ProtobufCMessageDescriptor *d = msg->descriptor;
+	const ProtobufCFieldDescriptor *wf = wrapper_field(d), *fu, *fv;
+	if (wf)
+		return value_json(wf, CMEMBER(msg, wf->offset));
+	if (ge_pbf_any_fields(d, &fu, &fv))
+		return any_json(msg, fu, fv);
+	json_t *o = json_object();
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		char nb[256];
+		if (!ge_pbf_is_present(msg, f))
+			continue;
+		const char *key = json_name(f->name, nb, sizeof nb);
+		const void *mem = CMEMBER(msg, f->offset);
+		json_t *v;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			size_t n = *(const size_t *)CMEMBER(msg,
+							    f->quantifier_offset);
+			const char *arr = *(const char *const *)mem;
+			if (is_map_field(f)) {
+				v = map_json(f, arr, n);
+			} else {
+				size_t es = ge_pbf_elt_size(f->type);
+				v = json_array();
+				for (size_t k = 0; k < n; k++)
+					json_array_append_new(
+						v, value_json(f, arr + k * es));
+			}
+		} else {
+			v = value_json(f, mem);
+		}
+		json_object_set_new_nocheck(o, key, v);
+	}
+	return o;
+}
+
+json_t *ge_jsonpb_to_json(const ProtobufCMessage *msg)
+{
+	return message_json(msg);
 }

@@ -1,76 +1,43 @@
 /*
- * jsonpb.h: JSON (RFC 8259) as a tree, and protobuf's proto3 JSON mapping
- * onto any message protobuf-c knows, driven by its descriptors alone.
+ * jsonpb.h: JSON text through Jansson, and protobuf's proto3 JSON mapping
+ * between Jansson's values and any message protobuf-c knows, driven by its
+ * descriptors alone.
  *
- * The reader is strict: UTF-8 only (a leading byte order mark is skipped),
- * no comments, no trailing commas, no NaN or Infinity literals, no leading
- * zeros or '+' in numbers, no control characters in strings, no lone
- * surrogates in \u escapes.  Nesting deeper than GE_JSON_MAX_DEPTH is
- * refused, so hostile input cannot exhaust the stack.  Errors read
- * "<name>:<line>:<col>: <what>", line and column 1-based, the column counted
- * in bytes.
+ * Jansson's reader is strict (RFC 8259, UTF-8 checked, no NaN or Infinity
+ * literals); on top of it duplicate member names are refused, \u0000 is
+ * allowed in strings (bytes fields can hold it) and a leading byte order
+ * mark is skipped.  Integers beyond 64 bits must be written as strings, as
+ * the mapping writes every 64-bit integer.  Reader errors read
+ * "<name>:<line>:<col>: <what>"; mapping errors "<name>: <path>: <what>",
+ * the path naming the member at fault ("node[3].attr.T").
  */
 #ifndef GE_JSONPB_H
 #define GE_JSONPB_H
 
+#include <jansson.h>
 #include <protobuf-c/protobuf-c.h>
 
 #include "base.h"
 
+/* How deep messages may nest in the mapping, so hostile input cannot
+ * exhaust the stack. */
 #define GE_JSON_MAX_DEPTH 200
 
-typedef enum ge_json_type {
-	GE_JSON_NULL,
-	GE_JSON_BOOL,
-	GE_JSON_NUMBER,
-	GE_JSON_STRING,
-	GE_JSON_ARRAY,
-	GE_JSON_OBJECT,
-} ge_json_type;
-
-/* One value.  Everything it points to belongs to its document. */
-typedef struct ge_json ge_json;
-struct ge_json {
-	ge_json_type type;
-	int boolean;            /* GE_JSON_BOOL: 0 or 1 */
-	uint32_t line, col;     /* where the value starts */
-	const char *key;        /* member name (decoded) inside an object,
-				   else NULL */
-	size_t key_len;
-	const char *str;        /* STRING: the decoded UTF-8 (may hold NUL
-				   bytes, from \u0000); NUMBER: the text as
-				   written.  NUL-terminated either way. */
-	size_t len;             /* length of str */
-	double num;             /* NUMBER: nearest double (+-HUGE_VAL when
-				   beyond double's range) */
-	ge_json *kids;          /* ARRAY elements or OBJECT members, in
-				   document order (duplicate keys kept) */
-	size_t n;               /* number of kids */
-};
-
-/* A parsed document: the root value and the memory behind the tree. */
-typedef struct ge_json_doc {
-	const ge_json *root;
-	ge_arena arena;
-} ge_json_doc;
-
-/* Parses len bytes of text (need not be NUL-terminated).  On success
- * *out is a document the caller frees with ge_json_free; on failure it is
- * NULL, nothing is leaked, and the code is GE_EFORMAT.  name (NULL:
- * "<json>") prefixes error messages. */
-int ge_json_parse(const char *text, size_t len, const char *name,
-		  ge_json_doc **out, ge_error *err);
-void ge_json_free(ge_json_doc *doc);
-
-/* The first member named key of an object; NULL if v is not an object or
- * has no such member. */
-const ge_json *ge_json_get(const ge_json *v, const char *key);
-/* The value of a number written as an integer, or with a fraction or
- * exponent that still makes it one exactly ("1e3", "2.0"): returns 0 and
- * sets *out, or -1 when v is no number, not integral or beyond int64. */
-int ge_json_int64(const ge_json *v, int64_t *out);
+/* Parses len bytes of text (need not be NUL-terminated) into *out (free
+ * with json_decref); on failure *out is NULL and the code GE_EFORMAT.
+ * name (NULL: "<json>") prefixes error messages. */
+int ge_json_load(const char *text, size_t len, const char *name,
+		 json_t **out, ge_error *err);
+/* Appends v as text: indented by two spaces, ASCII only, with a final
+ * newline; the compact form has neither. */
+void ge_json_dump(const json_t *v, ge_buf *out);
+void ge_json_dump_compact(const json_t *v, ge_buf *out);
+/* The value of a number that is an integer ("1e3" and 2.0 are): returns 0
+ * and sets *out, or -1 when v is no number, not integral or beyond
+ * int64. */
+int ge_json_int64(const json_t *v, int64_t *out);
 /* "null", "boolean", "number", "string", "array", "object". */
-const char *ge_json_type_name(ge_json_type t);
+const char *ge_json_type_name(const json_t *v);
 
 /* ---- proto3 JSON mapping ---- */
 
@@ -105,8 +72,8 @@ enum {
  *
  * On success *out is allocated with protobuf-c's default allocator: free it
  * with protobuf_c_message_free_unpacked(*out, NULL).  On failure it is NULL,
- * nothing is leaked, the code is GE_EFORMAT and err reads
- * "<name>:<line>:<col>: <what>", naming the field at fault.
+ * nothing is leaked, the code is GE_EFORMAT and err names the member at
+ * fault by its path.
  */
 int ge_jsonpb_parse(const char *json, size_t len,
 		    const ProtobufCMessageDescriptor *desc, const char *name,
@@ -114,10 +81,18 @@ int ge_jsonpb_parse(const char *json, size_t len,
 
 /* The same mapping from a value of an already parsed document (an object,
  * or the bare value of a wrapper type); flags are GE_JSONPB_* bits. */
-int ge_jsonpb_from_json(const ge_json *v,
+int ge_jsonpb_from_json(const json_t *v,
 			const ProtobufCMessageDescriptor *desc,
 			const char *name, unsigned flags,
 			ProtobufCMessage **out, ge_error *err);
+
+/* The message in the proto3 JSON mapping, as protobuf's own printers write
+ * it: lowerCamelCase member names, fields at their default left out (but a
+ * oneof member that is set), 64-bit integers as strings, bytes as padded
+ * base64, enums by name (by number when the name is unknown), floats as
+ * the shortest decimal that reads back the same, NaN and infinities as
+ * strings, maps as objects.  A new reference. */
+json_t *ge_jsonpb_to_json(const ProtobufCMessage *msg);
 
 /* ---- TensorFlow.js graph models (lib/tfjs.c) ---- */
 

@@ -16,6 +16,7 @@
 #include "model.h"
 #include "opreg.h"
 #include "textpb.h"
+#include "tfjs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -934,8 +936,9 @@ int ge_serialize(const ge_graph *g, ge_format fmt, ge_buf *out, ge_error *err)
 	fmt = resolve_format(g, fmt);
 	if (fmt == GE_FMT_TFJS)
 		return ge_err(err, GE_EINVAL,
-			      "%s: writing TensorFlow.js models is not "
-			      "supported; save as a GraphDef",
+			      "%s: a TensorFlow.js model is a model.json and "
+			      "its shards, not one message: save it to a path "
+			      "ending in .json",
 			      g->name);
 	if (!ge_format_is_text(fmt)) {
 		encode_binary(g, fmt, out);
@@ -1178,15 +1181,58 @@ static int ends_with(const char *s, const char *suf)
 	return a >= b && !strcmp(s + a - b, suf);
 }
 
+/* A tfjs model saved to a path that names no .json: the directory of its
+ * model.json, as the converter's output directory. */
+static int save_tfjs_dir(ge_graph *g, const char *dir,
+			 const ge_save_opts *o, ge_error *err)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n + sizeof "/model.json" > sizeof p)
+		return ge_err(err, GE_EIO, "%s: path too long", dir);
+	snprintf(p, sizeof p, "%.*s/model.json", (int)n, dir);
+	return ge_save(g, p, o, err);
+}
+
+/* Output names whose extension promises a format gerewrite does not
+ * write: refused before anything is written, so that no file of the wrong
+ * format appears under such a name.  NULL when the name is fine. */
+static const char *unwritable_ext(const char *path)
+{
+	static const char *const exts[] = {
+		".onnx", ".tflite", ".h5", ".hdf5", ".keras", ".pt",
+		".pth", ".mlmodel", ".zip", NULL};
+	size_t n = strlen(path);
+	for (size_t i = 0; exts[i]; i++) {
+		size_t e = strlen(exts[i]);
+		if (n > e && !strcasecmp(path + n - e, exts[i]))
+			return exts[i];
+	}
+	return NULL;
+}
+
 int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	    ge_error *err)
 {
 	ge_format fmt = o ? o->format : GE_FMT_AUTO;
+	if (fmt == GE_FMT_AUTO && unwritable_ext(path))
+		return ge_err(err, GE_EINVAL,
+			      "%s: cannot write %s files (not a TensorFlow "
+			      "graph format); name the output .pb, .pbtxt, "
+			      ".meta, model.json (TensorFlow.js) or a "
+			      "directory (SavedModel), or give a format",
+			      path, unwritable_ext(path));
 	if (fmt == GE_FMT_AUTO) {
 		fmt = resolve_format(g, GE_FMT_AUTO);
-		if (ends_with(path, ".pbtxt") || ends_with(path, ".txt"))
+		if (ends_with(path, ".json"))
+			fmt = GE_FMT_TFJS;
+		else if (ends_with(path, ".pbtxt") || ends_with(path, ".txt"))
 			fmt = to_text(fmt);
-		else if (ends_with(path, ".pb") || ends_with(path, ".meta"))
+		else if (ends_with(path, ".meta"))
+			fmt = GE_FMT_META; /* what TensorFlow names .meta */
+		else if (ends_with(path, ".pb"))
 			fmt = to_binary(fmt);
 		if ((fmt == GE_FMT_SAVEDMODEL || fmt == GE_FMT_SAVEDMODEL_TEXT) &&
 		    (ends_with(path, ".pb") || ends_with(path, ".pbtxt"))) {
@@ -1197,6 +1243,8 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	}
 	if (fmt == GE_FMT_SAVEDMODEL || fmt == GE_FMT_SAVEDMODEL_TEXT)
 		return save_savedmodel(g, path, fmt, o, err);
+	if (fmt == GE_FMT_TFJS && !ends_with(path, ".json"))
+		return save_tfjs_dir(g, path, o, err);
 	if (!(o && o->overwrite) && same_file(g->name, path))
 		return ge_err(err, GE_EIO,
 			      "%s: refusing to overwrite the file the graph "
@@ -1204,6 +1252,8 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 			      path);
 	if (is_dir(path))
 		return ge_err(err, GE_EIO, "%s: is a directory", path);
+	if (fmt == GE_FMT_TFJS)
+		return ge_tfjs_save(g, path, o, NULL, err);
 	if (fmt == GE_FMT_GRAPHDEF) {
 		/* stream: no second copy of a large graph in memory */
 		ge_writer w;

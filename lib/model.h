@@ -10,8 +10,8 @@
  * back unchanged unless edited, so a load/save round trip of an unedited
  * binary file is byte-identical.
  *
- * Saves are atomic (temp file, fsync, rename; for a SavedModel, a temp
- * directory renamed into place) and refuse to overwrite the file the graph
+ * Saves are atomic (temp file, fsync, rename; for a SavedModel or a
+ * TensorFlow.js model, a temp directory swapped into place) and refuse to overwrite the file the graph
  * was loaded from unless overwrite is set.
  */
 #ifndef GE_MODEL_H
@@ -28,7 +28,7 @@ typedef enum ge_format {
 	GE_FMT_META_TEXT,       /* text MetaGraphDef */
 	GE_FMT_SAVEDMODEL,      /* SavedModel directory, binary saved_model.pb */
 	GE_FMT_SAVEDMODEL_TEXT, /* SavedModel directory, saved_model.pbtxt */
-	GE_FMT_TFJS,            /* TensorFlow.js model.json (read only) */
+	GE_FMT_TFJS,            /* TensorFlow.js model.json and shards */
 } ge_format;
 
 /* "graphdef", "graphdef-text" (alias "pbtxt", "text"), "meta",
@@ -49,6 +49,13 @@ typedef struct ge_save_opts {
 	ge_format format;  /* GE_FMT_AUTO: the format it was loaded in, or
 			      decided by the path's extension for new graphs */
 	int overwrite;     /* allow replacing the file the graph came from */
+	/* tfjs only (tfjs.h): */
+	size_t shard_size; /* bytes per weight shard; 0: 4 MiB */
+	int quantize;      /* a ge_tfjs_quant; 0 keeps how weights were
+			      stored */
+	const char *const *quantize_names; /* fnmatch patterns of the weights
+			      to quantize; NULL: every float32 weight */
+	size_t n_quantize_names;
 } ge_save_opts;
 
 /* Errors name the file and, where one is at fault, the node. */

@@ -163,3 +163,51 @@ void ge_pbf_put_utf8(ge_buf *b, uint32_t cp)
 	}
 	ge_buf_add(b, u, n);
 }
+
+/* Mirrors protobuf-c's rules for what it serializes, so that printing and
+ * packing agree on which fields exist. */
+int ge_pbf_is_present(const ProtobufCMessage *m,
+		      const ProtobufCFieldDescriptor *f)
+{
+	const void *mem = CMEMBER(m, f->offset);
+	int ptr_type = f->type == PROTOBUF_C_TYPE_STRING ||
+		       f->type == PROTOBUF_C_TYPE_MESSAGE;
+	if (f->label == PROTOBUF_C_LABEL_REQUIRED)
+		return 1;
+	if (f->label == PROTOBUF_C_LABEL_REPEATED)
+		return *(const size_t *)CMEMBER(m, f->quantifier_offset) != 0;
+	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+		if (*(const uint32_t *)CMEMBER(m, f->quantifier_offset) != f->id)
+			return 0;
+		if (ptr_type) {
+			const void *p = *(const void *const *)mem;
+			return p && p != f->default_value;
+		}
+		return 1;
+	}
+	if (f->label == PROTOBUF_C_LABEL_OPTIONAL) {
+		if (ptr_type) {
+			const void *p = *(const void *const *)mem;
+			return p && p != f->default_value;
+		}
+		return *(const protobuf_c_boolean *)CMEMBER(m, f->quantifier_offset);
+	}
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_FLOAT:
+		return *(const float *)mem != 0;
+	case PROTOBUF_C_TYPE_DOUBLE:
+		return *(const double *)mem != 0;
+	case PROTOBUF_C_TYPE_STRING: {
+		const char *s = *(const char *const *)mem;
+		return s && *s;
+	}
+	case PROTOBUF_C_TYPE_BYTES:
+		return ((const ProtobufCBinaryData *)mem)->len != 0;
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return *(const void *const *)mem != NULL;
+	default:
+		if (ge_pbf_elt_size(f->type) == 8)
+			return *(const uint64_t *)mem != 0;
+		return *(const uint32_t *)mem != 0;
+	}
+}

@@ -79,6 +79,10 @@ void ge_pbf_set_any(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *url,
 		    ProtobufCMessage *inner, const char *type_url,
 		    size_t url_len);
 
+/* Whether protobuf-c would serialize field f of m (and a printer should
+ * show it). */
+int ge_pbf_is_present(const ProtobufCMessage *m,
+		      const ProtobufCFieldDescriptor *f);
 /* The value of hex digit c, or -1. */
 int ge_pbf_hex_val(int c);
 

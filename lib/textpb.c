@@ -848,53 +848,6 @@ int ge_textpb_parse(const char *text, size_t len,
 
 /* ---------------------------------------------------------------- printer */
 
-/* Mirrors protobuf-c's rules for what it serializes, so that printing and
- * packing agree on which fields exist. */
-static int is_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
-{
-	const void *mem = CMEMBER(m, f->offset);
-	int ptr_type = f->type == PROTOBUF_C_TYPE_STRING ||
-		       f->type == PROTOBUF_C_TYPE_MESSAGE;
-	if (f->label == PROTOBUF_C_LABEL_REQUIRED)
-		return 1;
-	if (f->label == PROTOBUF_C_LABEL_REPEATED)
-		return N_REPEATED(m, f) != 0;
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-		if (*(const uint32_t *)CMEMBER(m, f->quantifier_offset) != f->id)
-			return 0;
-		if (ptr_type) {
-			const void *p = *(const void *const *)mem;
-			return p && p != f->default_value;
-		}
-		return 1;
-	}
-	if (f->label == PROTOBUF_C_LABEL_OPTIONAL) {
-		if (ptr_type) {
-			const void *p = *(const void *const *)mem;
-			return p && p != f->default_value;
-		}
-		return *(const protobuf_c_boolean *)CMEMBER(m, f->quantifier_offset);
-	}
-	switch (f->type) {
-	case PROTOBUF_C_TYPE_FLOAT:
-		return *(const float *)mem != 0;
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return *(const double *)mem != 0;
-	case PROTOBUF_C_TYPE_STRING: {
-		const char *s = *(const char *const *)mem;
-		return s && *s;
-	}
-	case PROTOBUF_C_TYPE_BYTES:
-		return ((const ProtobufCBinaryData *)mem)->len != 0;
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return *(const void *const *)mem != NULL;
-	default:
-		if (ge_pbf_elt_size(f->type) == 8)
-			return *(const uint64_t *)mem != 0;
-		return *(const uint32_t *)mem != 0;
-	}
-}
-
 static void put_indent(ge_buf *b, int lvl)
 {
 	ge_buf_reserve(b, (size_t)lvl * 2);
@@ -972,7 +925,8 @@ static int has_unknown(const ProtobufCMessage *m)
 		return 1;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
-		if (f->type != PROTOBUF_C_TYPE_MESSAGE || !is_present(m, f))
+		if (f->type != PROTOBUF_C_TYPE_MESSAGE ||
+		    !ge_pbf_is_present(m, f))
 			continue;
 		const void *mem = CMEMBER(m, f->offset);
 		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
@@ -994,7 +948,8 @@ static int has_unknown(const ProtobufCMessage *m)
 static int print_any(ge_buf *b, const ProtobufCMessage *any, int lvl)
 {
 	const ProtobufCFieldDescriptor *fu, *fv;
-	if (!ge_pbf_any_fields(any->descriptor, &fu, &fv) || !is_present(any, fu))
+	if (!ge_pbf_any_fields(any->descriptor, &fu, &fv) ||
+	    !ge_pbf_is_present(any, fu))
 		return 0;
 	const char *url = *(char *const *)CMEMBER(any, fu->offset);
 	const ProtobufCBinaryData *bd = CMEMBER(any, fv->offset);
@@ -1111,7 +1066,7 @@ static void print_body(ge_buf *b, const ProtobufCMessage *m, int lvl)
 	int entry = ge_pbf_is_map_entry(d);
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
-		if (!is_present(m, f) &&
+		if (!ge_pbf_is_present(m, f) &&
 		    !(entry && f->label == PROTOBUF_C_LABEL_NONE &&
 		      f->type != PROTOBUF_C_TYPE_MESSAGE &&
 		      !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)))

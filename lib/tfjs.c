@@ -18,11 +18,14 @@
  *
  * Members of the topology that name no GraphDef field, and enum names this
  * build does not know, are skipped as TensorFlow.js itself skips them, so a
- * model written by a newer converter still loads.  Other top-level members
- * (signature, userDefinedMetadata, modelInitializer) are not read.
+ * model written by a newer converter still loads.  The other top-level
+ * members (signature, userDefinedMetadata, modelInitializer...), how each
+ * weight was quantized and the weights no Const takes stay with the graph
+ * (ge_tfjs_meta) for a save as tfjs (tfjs_write.c).
  */
 #include "graph_impl.h"
 #include "jsonpb.h"
+#include "tfjs.h"
 #include "model.h"
 #include "tensor.h"
 
@@ -56,6 +59,7 @@ typedef struct weight {
 	int rank;
 	size_t numel;
 	size_t group;
+	const json_t *spec;        /* its entry in weightsManifest */
 	const uint8_t *data;       /* NULL when the files were not read */
 	size_t len;
 	int used;
@@ -65,7 +69,7 @@ typedef struct group {
 	uint8_t *data;
 	size_t len;
 	char *last_path;           /* the file where the group's data ends */
-	const ge_json *paths;
+	const json_t *paths;
 	size_t first, end;         /* its weights: w[first..end) */
 } group;
 
@@ -155,31 +159,6 @@ static const char *shape_str(const int64_t *d, int rank, char *buf, size_t n)
 	return buf;
 }
 
-/* Puts "what: " after the "file:line:col: " that starts a message from
- * the JSON mapper, so the node at fault is named. */
-static void err_insert(ge_error *err, const char *file, const char *what)
-{
-	if (!err)
-		return;
-	size_t fl = strlen(file);
-	const char *m = err->msg, *p = m + fl;
-	if (strncmp(m, file, fl) != 0)
-		return;
-	for (int k = 0; k < 2; k++) {
-		if (*p != ':')
-			return;
-		p++;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	if (p[0] != ':' || p[1] != ' ')
-		return;
-	p += 2;
-	char tmp[sizeof err->msg];
-	snprintf(tmp, sizeof tmp, "%.*s%s: %s", (int)(p - m), m, what, p);
-	memcpy(err->msg, tmp, sizeof tmp);
-}
-
 /* ---------------------------------------------------------------- manifest */
 
 static const weight *find_weight(const loader *L, const char *name)
@@ -219,88 +198,58 @@ static int index_weights(loader *L)
 	return GE_OK;
 }
 
-static int merr(loader *L, const ge_json *at, const char *fmt, ...)
-	GE_PRINTF(3, 4);
-static int merr(loader *L, const ge_json *at, const char *fmt, ...)
+static int merr(loader *L, const char *fmt, ...) GE_PRINTF(2, 3);
+static int merr(loader *L, const char *fmt, ...)
 {
 	char what[768];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	return ge_err(L->err, GE_EFORMAT, "%s:%u:%u: %s", L->name, at->line,
-		      at->col, what);
+	return ge_err(L->err, GE_EFORMAT, "%s: %s", L->name, what);
 }
 
-static int spec_number(loader *L, const weight *w, const ge_json *q,
+static int spec_number(loader *L, const weight *w, const json_t *q,
 		       const char *key, double *out)
 {
-	const ge_json *v = ge_json_get(q, key);
-	if (!v || v->type != GE_JSON_NUMBER || !isfinite(v->num))
-		return merr(L, v ? v : q, "weight '%s': quantization needs a "
-			    "finite number '%s'", w->name, key);
-	*out = v->num;
+	const json_t *v = json_object_get(q, key);
+	if (!json_is_number(v) || !isfinite(json_number_value(v)))
+		return merr(L, "weight '%s': quantization needs a finite "
+			    "number '%s'", w->name, key);
+	*out = json_number_value(v);
 	return GE_OK;
 }
 
-/* One entry of a group's "weights". */
-static int read_spec(loader *L, const ge_json *s, weight *w, ge_arena *a)
-{
-	const ge_json *v;
-	memset(w, 0, sizeof *w);
-	if (s->type != GE_JSON_OBJECT)
-		return merr(L, s, "weightsManifest entry is %s, not an object",
-			    ge_json_type_name(s->type));
-	v = ge_json_get(s, "name");
-	if (!v || v->type != GE_JSON_STRING || !v->len ||
-	    memchr(v->str, 0, v->len))
-		return merr(L, v ? v : s, "weightsManifest entry without a "
-			    "name");
-	w->name = v->str;
-	v = ge_json_get(s, "dtype");
-	if (!v || v->type != GE_JSON_STRING)
-		return merr(L, v ? v : s, "weight '%s' has no dtype", w->name);
-	w->dtype_name = v->str;
-	static const struct {
-		const char *name;
-		enum kind kind;
-		int dtype;
-		size_t size;
-	} dts[] = {
-		{"float32", K_FLOAT, TENSORFLOW__DATA_TYPE__DT_FLOAT, 4},
-		{"int32", K_INT, TENSORFLOW__DATA_TYPE__DT_INT32, 4},
-		{"bool", K_BOOL, TENSORFLOW__DATA_TYPE__DT_BOOL, 1},
-		{"complex64", K_COMPLEX, TENSORFLOW__DATA_TYPE__DT_COMPLEX64, 8},
-		{"string", K_STRING, TENSORFLOW__DATA_TYPE__DT_STRING, 0},
-		{"int64", K_INT, TENSORFLOW__DATA_TYPE__DT_INT64, 8},
-	};
-	size_t k;
-	for (k = 0; k < sizeof dts / sizeof dts[0]; k++)
-		if (!strcmp(v->str, dts[k].name))
-			break;
-	if (k == sizeof dts / sizeof dts[0])
-		return merr(L, v, "weight '%s' has unsupported dtype \"%.40s\"",
-			    w->name, v->str);
-	w->kind = dts[k].kind;
-	w->dtype = dts[k].dtype;
-	w->vsize = dts[k].size;
+static const struct {
+	const char *name;
+	enum kind kind;
+	int dtype;
+	size_t size;
+} dts[] = {
+	{"float32", K_FLOAT, TENSORFLOW__DATA_TYPE__DT_FLOAT, 4},
+	{"int32", K_INT, TENSORFLOW__DATA_TYPE__DT_INT32, 4},
+	{"bool", K_BOOL, TENSORFLOW__DATA_TYPE__DT_BOOL, 1},
+	{"complex64", K_COMPLEX, TENSORFLOW__DATA_TYPE__DT_COMPLEX64, 8},
+	{"string", K_STRING, TENSORFLOW__DATA_TYPE__DT_STRING, 0},
+	{"int64", K_INT, TENSORFLOW__DATA_TYPE__DT_INT64, 8},
+};
 
-	v = ge_json_get(s, "shape");
-	if (!v || v->type != GE_JSON_ARRAY)
-		return merr(L, v ? v : s, "weight '%s' has no shape (an array)",
-			    w->name);
-	if (v->n > 64)
-		return merr(L, v, "weight '%s' has %zu dimensions", w->name,
-			    v->n);
-	w->rank = (int)v->n;
-	w->shape = ge_arena_alloc(a, (v->n ? v->n : 1) * sizeof *w->shape);
+static int read_shape(loader *L, const json_t *v, weight *w, ge_arena *a)
+{
+	size_t n = json_array_size(v);
+	if (!json_is_array(v))
+		return merr(L, "weight '%s' has no shape (an array)", w->name);
+	if (n > 64)
+		return merr(L, "weight '%s' has %zu dimensions", w->name, n);
+	w->rank = (int)n;
+	w->shape = ge_arena_alloc(a, (n ? n : 1) * sizeof *w->shape);
 	w->numel = 1;
 	int overflow = 0, empty = 0;
-	for (size_t i = 0; i < v->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		int64_t d;
-		if (ge_json_int64(&v->kids[i], &d) || d < 0)
-			return merr(L, &v->kids[i], "weight '%s': dimension %zu "
-				    "is not a non-negative integer", w->name, i);
+		if (ge_json_int64(json_array_get(v, i), &d) || d < 0)
+			return merr(L, "weight '%s': dimension %zu is not a "
+				    "non-negative integer", w->name, i);
 		w->shape[i] = d;
 		empty |= d == 0;
 		if ((uint64_t)d > SIZE_MAX ||
@@ -310,39 +259,77 @@ static int read_spec(loader *L, const ge_json *s, weight *w, ge_arena *a)
 	if (empty)
 		w->numel = 0;
 	else if (overflow)
-		return merr(L, v, "weight '%s': shape is too large", w->name);
+		return merr(L, "weight '%s': shape is too large", w->name);
+	return GE_OK;
+}
 
-	const ge_json *q = ge_json_get(s, "quantization");
-	if (q && q->type != GE_JSON_NULL) {
-		if (q->type != GE_JSON_OBJECT)
-			return merr(L, q, "weight '%s': quantization is not an "
-				    "object", w->name);
-		v = ge_json_get(q, "dtype");
-		if (!v || v->type != GE_JSON_STRING)
-			return merr(L, v ? v : q, "weight '%s': quantization "
-				    "has no dtype", w->name);
-		int rc;
-		if (!strcmp(v->str, "uint8") || !strcmp(v->str, "uint16")) {
-			w->store = v->str[4] == '8' ? S_UINT8 : S_UINT16;
-			if (w->kind != K_FLOAT && w->kind != K_INT)
-				return merr(L, v, "weight '%s': %s cannot be "
-					    "quantized", w->name, w->dtype_name);
-			if ((rc = spec_number(L, w, q, "scale", &w->scale)) ||
-			    (rc = spec_number(L, w, q, "min", &w->min)))
-				return rc;
-		} else if (!strcmp(v->str, "float16")) {
-			w->store = S_FLOAT16;
-			if (w->kind != K_FLOAT || w->dtype !=
-			    TENSORFLOW__DATA_TYPE__DT_FLOAT)
-				return merr(L, v, "weight '%s': float16 "
-					    "quantization of %s", w->name,
-					    w->dtype_name);
-		} else {
-			return merr(L, v, "weight '%s': unknown quantization "
-				    "dtype \"%.40s\"", w->name, v->str);
-		}
-		L->info.n_quantized++;
+static int read_quantization(loader *L, const json_t *q, weight *w)
+{
+	if (!json_is_object(q))
+		return merr(L, "weight '%s': quantization is not an object",
+			    w->name);
+	const json_t *v = json_object_get(q, "dtype");
+	if (!json_is_string(v))
+		return merr(L, "weight '%s': quantization has no dtype",
+			    w->name);
+	const char *qd = json_string_value(v);
+	int rc;
+	if (!strcmp(qd, "uint8") || !strcmp(qd, "uint16")) {
+		w->store = qd[4] == '8' ? S_UINT8 : S_UINT16;
+		if (w->kind != K_FLOAT && w->kind != K_INT)
+			return merr(L, "weight '%s': %s cannot be quantized",
+				    w->name, w->dtype_name);
+		if ((rc = spec_number(L, w, q, "scale", &w->scale)) ||
+		    (rc = spec_number(L, w, q, "min", &w->min)))
+			return rc;
+	} else if (!strcmp(qd, "float16")) {
+		w->store = S_FLOAT16;
+		if (w->kind != K_FLOAT ||
+		    w->dtype != TENSORFLOW__DATA_TYPE__DT_FLOAT)
+			return merr(L, "weight '%s': float16 quantization of "
+				    "%s", w->name, w->dtype_name);
+	} else {
+		return merr(L, "weight '%s': unknown quantization dtype "
+			    "\"%.40s\"", w->name, qd);
 	}
+	L->info.n_quantized++;
+	return GE_OK;
+}
+
+/* One entry of a group's "weights". */
+static int read_spec(loader *L, const json_t *s, weight *w, ge_arena *a)
+{
+	const json_t *v;
+	memset(w, 0, sizeof *w);
+	w->spec = s;
+	if (!json_is_object(s))
+		return merr(L, "weightsManifest entry is %s, not an object",
+			    ge_json_type_name(s));
+	v = json_object_get(s, "name");
+	if (!json_is_string(v) || !json_string_length(v) ||
+	    memchr(json_string_value(v), 0, json_string_length(v)))
+		return merr(L, "weightsManifest entry without a name");
+	w->name = json_string_value(v);
+	v = json_object_get(s, "dtype");
+	if (!json_is_string(v))
+		return merr(L, "weight '%s' has no dtype", w->name);
+	w->dtype_name = json_string_value(v);
+	size_t k;
+	for (k = 0; k < sizeof dts / sizeof dts[0]; k++)
+		if (!strcmp(w->dtype_name, dts[k].name))
+			break;
+	if (k == sizeof dts / sizeof dts[0])
+		return merr(L, "weight '%s' has unsupported dtype \"%.40s\"",
+			    w->name, w->dtype_name);
+	w->kind = dts[k].kind;
+	w->dtype = dts[k].dtype;
+	w->vsize = dts[k].size;
+	int rc = read_shape(L, json_object_get(s, "shape"), w, a);
+	if (rc)
+		return rc;
+	const json_t *q = json_object_get(s, "quantization");
+	if (q && !json_is_null(q))
+		return read_quantization(L, q, w);
 	return GE_OK;
 }
 
@@ -394,27 +381,46 @@ static char *model_dir(const char *name)
 		     : ge_xstrdup("");
 }
 
+/* Whether a weights path stays inside the model's directory: relative,
+ * no URL, no ".." component. */
+static int path_inside(const char *p)
+{
+	if (p[0] == '/' || strstr(p, "://"))
+		return 0;
+	for (const char *c = p; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return 0;
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	return 1;
+}
+
 static int read_group(loader *L, group *g, const char *dir)
 {
-	const ge_json *paths = g->paths;
+	const json_t *paths = g->paths;
+	size_t np = json_array_size(paths);
 	ge_buf all = GE_BUF_INIT;
-	for (size_t i = 0; i < paths->n; i++) {
-		const ge_json *p = &paths->kids[i];
+	for (size_t i = 0; i < np; i++) {
+		const json_t *p = json_array_get(paths, i);
 		ge_error e;
-		if (p->type != GE_JSON_STRING || !p->len ||
-		    memchr(p->str, 0, p->len)) {
+		if (!json_is_string(p) || !json_string_length(p) ||
+		    memchr(json_string_value(p), 0, json_string_length(p))) {
 			ge_buf_free(&all);
-			return merr(L, p, "weights path is not a file name");
+			return merr(L, "weights path is not a file name");
 		}
-		if (p->str[0] == '/' || strstr(p->str, "://")) {
+		const char *ps = json_string_value(p);
+		if (!path_inside(ps)) {
 			ge_buf_free(&all);
-			return merr(L, p, "weights path \"%.200s\" is not relative "
-				    "to the model.json", p->str);
+			return merr(L, "weights path \"%.200s\" leaves the "
+				    "directory of the model.json", ps);
 		}
 		free(g->last_path);
-		g->last_path = ge_xmalloc(strlen(dir) + p->len + 1);
-		memcpy(g->last_path, dir, strlen(dir));
-		memcpy(g->last_path + strlen(dir), p->str, p->len + 1);
+		g->last_path = ge_xmalloc(strlen(dir) + strlen(ps) + 1);
+		strcpy(g->last_path, dir);
+		strcat(g->last_path, ps);
 		uint8_t *d;
 		size_t n;
 		if (ge_file_read(g->last_path, &d, &n, &e)) {
@@ -423,7 +429,7 @@ static int read_group(loader *L, group *g, const char *dir)
 				      L->name, e.msg);
 		}
 		L->info.weight_bytes += n;
-		if (paths->n == 1) {
+		if (np == 1) {
 			g->data = d;
 			g->len = n;
 			return GE_OK;
@@ -437,37 +443,46 @@ static int read_group(loader *L, group *g, const char *dir)
 	return GE_OK;
 }
 
-static int read_manifest(loader *L, const ge_json *man, ge_arena *a)
+static int check_groups(loader *L, const json_t *man)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < json_array_size(man); i++) {
+		const json_t *gj = json_array_get(man, i);
+		const json_t *ws = json_object_get(gj, "weights");
+		if (!json_is_object(gj) || !json_is_array(ws))
+			return merr(L, "weightsManifest group %zu has no "
+				    "\"weights\" array", i);
+		if (!json_is_array(json_object_get(gj, "paths")))
+			return merr(L, "weightsManifest group %zu has no "
+				    "\"paths\" array", i);
+		total += json_array_size(ws);
+	}
+	L->w = ge_xcalloc(total ? total : 1, sizeof *L->w);
+	return GE_OK;
+}
+
+static int read_manifest(loader *L, const json_t *man, ge_arena *a)
 {
 	int rc;
-	if (!man || man->type == GE_JSON_NULL)
+	if (!man || json_is_null(man))
 		return GE_OK;
-	if (man->type != GE_JSON_ARRAY)
-		return merr(L, man, "weightsManifest is %s, not an array",
-			    ge_json_type_name(man->type));
-	size_t total = 0;
-	for (size_t i = 0; i < man->n; i++) {
-		const ge_json *ws = ge_json_get(&man->kids[i], "weights");
-		if (man->kids[i].type != GE_JSON_OBJECT || !ws ||
-		    ws->type != GE_JSON_ARRAY)
-			return merr(L, &man->kids[i], "weightsManifest group %zu "
-				    "has no \"weights\" array", i);
-		const ge_json *ps = ge_json_get(&man->kids[i], "paths");
-		if (!ps || ps->type != GE_JSON_ARRAY)
-			return merr(L, &man->kids[i], "weightsManifest group %zu "
-				    "has no \"paths\" array", i);
-		total += ws->n;
-	}
-	L->g = ge_xcalloc(man->n ? man->n : 1, sizeof *L->g);
-	L->ng = man->n;
-	L->w = ge_xcalloc(total ? total : 1, sizeof *L->w);
-	for (size_t i = 0; i < man->n; i++) {
-		const ge_json *ws = ge_json_get(&man->kids[i], "weights");
-		L->g[i].paths = ge_json_get(&man->kids[i], "paths");
+	if (!json_is_array(man))
+		return merr(L, "weightsManifest is %s, not an array",
+			    ge_json_type_name(man));
+	if ((rc = check_groups(L, man)))
+		return rc;
+	size_t ng = json_array_size(man);
+	L->g = ge_xcalloc(ng ? ng : 1, sizeof *L->g);
+	L->ng = ng;
+	for (size_t i = 0; i < ng; i++) {
+		const json_t *ws = json_object_get(json_array_get(man, i),
+						   "weights");
+		L->g[i].paths = json_object_get(json_array_get(man, i),
+						"paths");
 		L->g[i].first = L->nw;
-		for (size_t k = 0; k < ws->n; k++) {
+		for (size_t k = 0; k < json_array_size(ws); k++) {
 			weight *w = &L->w[L->nw];
-			if ((rc = read_spec(L, &ws->kids[k], w, a)))
+			if ((rc = read_spec(L, json_array_get(ws, k), w, a)))
 				return rc;
 			w->group = i;
 			L->nw++;
@@ -489,6 +504,13 @@ static int read_manifest(loader *L, const ge_json *man, ge_arena *a)
 			rc = weight_extent(L, &L->w[k], g, off);
 			off += L->w[k].len;
 		}
+		/* the converter writes nothing after the last weight: more
+		 * bytes mean the manifest and the files disagree */
+		if (!rc && off != g->len)
+			rc = ge_err(L->err, GE_EFORMAT,
+				    "%s: weightsManifest group %zu takes %zu "
+				    "bytes but its files hold %zu", g->last_path,
+				    i, off, g->len);
 	}
 	free(dir);
 	return rc;
@@ -795,13 +817,15 @@ static int tensor_has_data(const Tensorflow__TensorProto *t)
 static const char *group_files(const loader *L, const weight *w, char *buf,
 			       size_t n)
 {
-	const ge_json *ps = L->g[w->group].paths;
+	const json_t *ps = L->g[w->group].paths;
 	size_t o = 0;
 	buf[0] = 0;
-	for (size_t i = 0; ps && i < ps->n && o < n; i++)
-		if (ps->kids[i].type == GE_JSON_STRING)
+	for (size_t i = 0; i < json_array_size(ps) && o < n; i++)
+		if (json_is_string(json_array_get(ps, i)))
 			o += (size_t)snprintf(buf + o, n - o, "%s%s",
-					      i ? ", " : "", ps->kids[i].str);
+					      i ? ", " : "",
+					      json_string_value(
+						      json_array_get(ps, i)));
 	return buf;
 }
 
@@ -815,9 +839,11 @@ static int fill_const(loader *L, Tensorflow__NodeDef *nd)
 			? val->tensor : NULL;
 	weight *w = (weight *)find_weight(L, node);
 	char fb[512];
+	/* a value in the topology is the Const's own (a function's Const
+	 * may share its name with a weight of the graph's) */
+	if (old && tensor_has_data(old))
+		return GE_OK;
 	if (!w || !w->data) {
-		if (old && tensor_has_data(old))
-			return GE_OK;
 		if (w)
 			return ge_err(L->err, GE_ENOTFOUND,
 				      "%s: Const '%s' has no value: its weight "
@@ -890,62 +916,137 @@ static int fill_nodes(loader *L, Tensorflow__NodeDef **nodes, size_t n)
 
 /* modelTopology to a GraphDef.  Nodes are mapped one by one so an error
  * can name the node it is in. */
-static int map_topology(loader *L, const ge_json *topo,
+static int map_topology(loader *L, const json_t *topo,
 			Tensorflow__GraphDef **out)
 {
 	ProtobufCMessage *m;
-	ge_json rest = *topo;
-	const ge_json *nodes = NULL;
+	char what[400];
 	int rc;
 	*out = NULL;
-	rest.kids = ge_xcalloc(topo->n ? topo->n : 1, sizeof *rest.kids);
-	rest.n = 0;
-	for (size_t i = 0; i < topo->n; i++) {
-		const ge_json *k = &topo->kids[i];
-		if (k->key_len == 4 && !memcmp(k->key, "node", 4)) {
-			if (nodes) {
-				free(rest.kids);
-				return merr(L, k, "modelTopology has more than "
-					    "one \"node\" member");
-			}
-			nodes = k;
-		} else {
-			rest.kids[rest.n++] = *k;
-		}
-	}
-	rc = ge_jsonpb_from_json(&rest, &tensorflow__graph_def__descriptor,
-				 L->name, GE_JSONPB_IGNORE_UNKNOWN, &m, L->err);
-	free(rest.kids);
-	if (rc) {
-		err_insert(L->err, L->name, "modelTopology");
+	json_t *rest = json_copy((json_t *)topo);
+	json_object_del(rest, "node");
+	snprintf(what, sizeof what, "%s: modelTopology", L->name);
+	rc = ge_jsonpb_from_json(rest, &tensorflow__graph_def__descriptor,
+				 what, GE_JSONPB_IGNORE_UNKNOWN, &m, L->err);
+	json_decref(rest);
+	if (rc)
 		return rc;
-	}
 	Tensorflow__GraphDef *gd = (Tensorflow__GraphDef *)m;
 	*out = gd;
-	if (!nodes || nodes->type == GE_JSON_NULL)
+	const json_t *nodes = json_object_get(topo, "node");
+	if (!nodes || json_is_null(nodes))
 		return GE_OK;
-	if (nodes->type != GE_JSON_ARRAY)
-		return merr(L, nodes, "modelTopology.node is %s, not an array",
-			    ge_json_type_name(nodes->type));
-	gd->node = ge_xcalloc(nodes->n ? nodes->n : 1, sizeof *gd->node);
-	for (size_t i = 0; i < nodes->n; i++) {
-		const ge_json *nj = &nodes->kids[i];
+	if (!json_is_array(nodes))
+		return merr(L, "modelTopology.node is %s, not an array",
+			    ge_json_type_name(nodes));
+	size_t n = json_array_size(nodes);
+	gd->node = ge_xcalloc(n ? n : 1, sizeof *gd->node);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *nj = json_array_get(nodes, i);
+		const json_t *nm = json_object_get(nj, "name");
+		if (json_is_string(nm))
+			snprintf(what, sizeof what, "%s: node '%.250s'",
+				 L->name, json_string_value(nm));
+		else
+			snprintf(what, sizeof what, "%s: node %zu", L->name, i);
 		rc = ge_jsonpb_from_json(nj, &tensorflow__node_def__descriptor,
-					 L->name, GE_JSONPB_IGNORE_UNKNOWN, &m,
+					 what, GE_JSONPB_IGNORE_UNKNOWN, &m,
 					 L->err);
-		if (rc) {
-			const ge_json *nm = ge_json_get(nj, "name");
-			char what[300];
-			if (nm && nm->type == GE_JSON_STRING)
-				snprintf(what, sizeof what, "node '%.250s'",
-					 nm->str);
-			else
-				snprintf(what, sizeof what, "node %zu", i);
-			err_insert(L->err, L->name, what);
+		if (rc)
 			return rc;
-		}
 		gd->node[gd->n_node++] = (Tensorflow__NodeDef *)m;
 	}
+	return GE_OK;
+}
+
+/* What the graph keeps of the model.json for a save as tfjs: the other
+ * members, how each weight was stored, and the weights no Const of the
+ * graph took (those of modelInitializer), bytes and all. */
+static ge_tfjs_meta *capture_meta(loader *L, const json_t *root)
+{
+	ge_tfjs_meta *m = ge_xcalloc(1, sizeof *m);
+	m->refs = 1;
+	m->top = json_copy((json_t *)root);
+	json_object_del(m->top, "modelTopology");
+	json_object_del(m->top, "weightsManifest");
+	m->quant = json_object();
+	m->extra_specs = json_array();
+	for (size_t i = 0; i < L->nw; i++) {
+		const weight *w = &L->w[i];
+		const json_t *q = json_object_get(w->spec, "quantization");
+		if (w->store != S_RAW && q)
+			json_object_set(m->quant, w->name, (json_t *)q);
+		if (w->used || !w->data)
+			continue;
+		json_array_append(m->extra_specs, (json_t *)w->spec);
+		ge_buf_add(&m->extra_data, w->data, w->len);
+	}
+	return m;
+}
+
+static void tfjs_clone(ge_graph *dst, const ge_graph *src)
+{
+	dst->tfjs = ge_tfjs_meta_ref(src->tfjs);
+}
+
+static void tfjs_free(ge_graph *g)
+{
+	ge_tfjs_meta_release(g->tfjs);
+	g->tfjs = NULL;
+}
+
+/* The meta goes with the graph: shared by its clones, freed with it. */
+static const ge_graph_hooks tfjs_hooks = {
+	.clone = tfjs_clone,
+	.free = tfjs_free,
+};
+
+void ge_tfjs_meta_release(ge_tfjs_meta *m)
+{
+	if (!m || --m->refs)
+		return;
+	json_decref(m->top);
+	json_decref(m->quant);
+	json_decref(m->extra_specs);
+	ge_buf_free(&m->extra_data);
+	free(m);
+}
+
+ge_tfjs_meta *ge_graph_tfjs(const ge_graph *g)
+{
+	return g->tfjs;
+}
+
+ge_tfjs_meta *ge_tfjs_meta_ref(ge_tfjs_meta *m)
+{
+	if (m)
+		m->refs++;
+	return m;
+}
+
+/* The checks of the top level before the topology is mapped. */
+static int check_root(loader *L, const json_t *root)
+{
+	if (!json_is_object(root))
+		return merr(L, "a model.json is an object, not %s",
+			    ge_json_type_name(root));
+	const json_t *fmt = json_object_get(root, "format");
+	const json_t *topo = json_object_get(root, "modelTopology");
+	if (json_is_string(fmt) &&
+	    strcmp(json_string_value(fmt), "graph-model") != 0)
+		return merr(L, "format \"%.60s\" is not a TensorFlow.js graph "
+			    "model%s", json_string_value(fmt),
+			    !strcmp(json_string_value(fmt), "layers-model")
+				    ? " (Keras layers models are not supported)"
+				    : "");
+	if (!json_is_object(topo))
+		return merr(L, "modelTopology is %s, not a GraphDef object",
+			    topo ? ge_json_type_name(topo) : "missing");
+	if (!json_object_get(topo, "node") &&
+	    (json_object_get(topo, "class_name") ||
+	     json_object_get(topo, "model_config")))
+		return merr(L, "modelTopology is a Keras model, not a GraphDef "
+			    "(layers models are not supported)");
 	return GE_OK;
 }
 
@@ -953,8 +1054,9 @@ int ge_tfjs_parse_info(const uint8_t *data, size_t len, const char *name,
 		       ge_graph **out, ge_tfjs_info *info, ge_error *err)
 {
 	loader L;
-	ge_json_doc *doc = NULL;
+	json_t *root = NULL;
 	Tensorflow__GraphDef *gd = NULL;
+	ge_tfjs_meta *meta = NULL;
 	ge_arena arena;
 	int rc;
 	memset(&L, 0, sizeof L);
@@ -969,41 +1071,15 @@ int ge_tfjs_parse_info(const uint8_t *data, size_t len, const char *name,
 	if (info)
 		memset(info, 0, sizeof *info);
 
-	rc = ge_json_parse((const char *)data, len, name, &doc, err);
+	rc = ge_json_load((const char *)data, len, name, &root, err);
 	if (rc)
 		return rc;
-	const ge_json *root = doc->root, *topo, *fmt;
-	if (root->type != GE_JSON_OBJECT) {
-		rc = merr(&L, root, "a model.json is an object, not %s",
-			  ge_json_type_name(root->type));
+	if ((rc = check_root(&L, root)))
 		goto out;
-	}
-	fmt = ge_json_get(root, "format");
-	topo = ge_json_get(root, "modelTopology");
-	if (fmt && fmt->type == GE_JSON_STRING &&
-	    strcmp(fmt->str, "graph-model") != 0) {
-		rc = merr(&L, fmt, "format \"%.60s\" is not a TensorFlow.js "
-			  "graph model%s", fmt->str,
-			  !strcmp(fmt->str, "layers-model")
-				  ? " (Keras layers models are not supported)"
-				  : "");
+	if ((rc = map_topology(&L, json_object_get(root, "modelTopology"),
+			       &gd)))
 		goto out;
-	}
-	if (!topo || topo->type != GE_JSON_OBJECT) {
-		rc = merr(&L, topo ? topo : root, "modelTopology is %s, not a "
-			  "GraphDef object", topo ? ge_json_type_name(topo->type)
-						  : "missing");
-		goto out;
-	}
-	if (!ge_json_get(topo, "node") && (ge_json_get(topo, "class_name") ||
-					   ge_json_get(topo, "model_config"))) {
-		rc = merr(&L, topo, "modelTopology is a Keras model, not a "
-			  "GraphDef (layers models are not supported)");
-		goto out;
-	}
-	if ((rc = map_topology(&L, topo, &gd)))
-		goto out;
-	if ((rc = read_manifest(&L, ge_json_get(root, "weightsManifest"),
+	if ((rc = read_manifest(&L, json_object_get(root, "weightsManifest"),
 				&arena)))
 		goto out;
 	if ((rc = fill_nodes(&L, gd->node, gd->n_node)))
@@ -1017,6 +1093,7 @@ int ge_tfjs_parse_info(const uint8_t *data, size_t len, const char *name,
 	for (size_t i = 0; i < L.nw; i++)
 		if (!L.w[i].used)
 			L.info.n_unused++;
+	meta = capture_meta(&L, root);
 
 	size_t sz = protobuf_c_message_get_packed_size(&gd->base);
 	uint8_t *buf = ge_xmalloc(sz ? sz : 1);
@@ -1032,10 +1109,14 @@ int ge_tfjs_parse_info(const uint8_t *data, size_t len, const char *name,
 	rc = ge_graph_parse_graphdef_buf(buf, sz, 1, name, out, err);
 	if (!rc) {
 		(*out)->format = GE_FMT_TFJS;
+		(*out)->tfjs = meta;
+		ge_graph_add_hooks(*out, &tfjs_hooks);
+		meta = NULL;
 		if (info)
 			*info = L.info;
 	}
 out:
+	ge_tfjs_meta_release(meta);
 	if (gd)
 		protobuf_c_message_free_unpacked(&gd->base, NULL);
 	for (size_t i = 0; i < L.ng; i++) {
@@ -1046,7 +1127,7 @@ out:
 	free(L.w);
 	free(L.idx);
 	ge_arena_free(&arena);
-	ge_json_free(doc);
+	json_decref(root);
 	return rc;
 }
 

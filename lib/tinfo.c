@@ -113,6 +113,18 @@ int ge_tinfo_new_name(const ge_tinfo *I, const char *name, ge_buf *out,
 {
 	size_t n = strlen(I->scope);
 	out->len = 0;
+	/* TensorFlow's scope rule: scope `W` holds the op `W` (a variable)
+	 * as well as `W/read`; its copy is named like the destination scope */
+	if (n > 1 && I->scope[n - 1] == '/' && strlen(name) == n - 1 &&
+	    !strncmp(name, I->scope, n - 1)) {
+		size_t m = strlen(I->scope_);
+		const char *base = strrchr(name, '/');
+		if (m > 1 && I->scope_[m - 1] == '/')
+			ge_buf_add(out, I->scope_, m - 1);
+		else
+			ge_buf_adds(out, base ? base + 1 : name);
+		return GE_OK;
+	}
 	if (strncmp(name, I->scope, n))
 		return ge_err(err, GE_EINVAL,
 			      "'%s' is not under the source scope '%s'", name,
@@ -482,9 +494,17 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 		ge_buf_free(&nb);
 		return rc;
 	}
-	const char *un = ge_graph_unique_name(g_, (char *)nb.data);
-	ge_buf_free(&nb);
+	/* the op named like the destination scope (a variable `W` beside
+	 * `W/read`) takes that name, which the scope itself reserved */
+	size_t sl = strlen(I->scope_);
+	const char *un =
+		sl > 1 && nb.len == sl - 1 &&
+				!strncmp((char *)nb.data, I->scope_, sl - 1) &&
+				ge_graph_find(g_, (char *)nb.data) == GE_NOOP
+			? (const char *)nb.data
+			: ge_graph_unique_name(g_, (char *)nb.data);
 	ge_opid id = ge_graph_add_op(g_, un, ge_op_type(g, op), err);
+	ge_buf_free(&nb);
 	if (id == GE_NOOP)
 		return GE_EINVAL;
 	const char *dev = ge_op_device(g, op);

@@ -17,6 +17,7 @@
  * search of graph_replace.
  */
 #include "transform_impl.h"
+#include "frames.h"
 
 /* ------------------------------------------------------------ copy pass */
 
@@ -619,7 +620,14 @@ static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 	ge_tinfo *I = ge_xcalloc(1, sizeof *I);
 	ge_graph *dst = o && o->dst_graph ? o->dst_graph : sgv->graph;
 	size_t first_new = dst ? ge_graph_capacity(dst) : 0;
-	int rc = setup(I, tr, sgv, o, err);
+	/* a copy of part of a loop would read or feed the original loop
+	 * from outside its frame */
+	int rc = sgv->graph && !(o && o->allow_loop_cuts)
+			 ? ge_frames_check_view(sgv->graph, sgv->ops.v,
+						   sgv->ops.n, err)
+			 : GE_OK;
+	if (!rc)
+		rc = setup(I, tr, sgv, o, err);
 	if (!rc && n_bind) {
 		I->bind_name = ge_xcalloc(n_bind, sizeof *I->bind_name);
 		I->bind_to = ge_xmalloc(n_bind * sizeof *I->bind_to);
@@ -748,190 +756,14 @@ int ge_copy_with_input_replacements(ge_view *sgv, const ge_tpair *repl,
 
 /* ------------------------------------------------------------ loops */
 
-/* Which while loop each op is in, the way TensorFlow's executor decides
- * it: an Enter starts its frame (a child of its input's frame), an Exit's
- * consumers are in the parent frame, any other op is in the frame of its
- * first input.  Frames are numbered from 1 (0 is the root). */
-struct frames {
-	const ge_graph *g;
-	int32_t *fr;          /* per op: frame, -1 unknown, -2 in progress */
-	char **names;         /* frame i+1's name */
-	int32_t *parent;      /* frame i+1's parent, -1 unknown */
-	ge_opvec *enters, *exits;
-	size_t n;
-	strmap idx;           /* name -> "index" */
-};
-
-static int32_t frame_id(struct frames *F, const char *name)
-{
-	const char *v = ge_tx_strmap_get(&F->idx, name);
-	if (v)
-		return (int32_t)strtol(v, NULL, 10);
-	F->names = ge_xrealloc(F->names, (F->n + 1) * sizeof *F->names);
-	F->parent = ge_xrealloc(F->parent, (F->n + 1) * sizeof *F->parent);
-	F->enters = ge_xrealloc(F->enters, (F->n + 1) * sizeof *F->enters);
-	F->exits = ge_xrealloc(F->exits, (F->n + 1) * sizeof *F->exits);
-	F->names[F->n] = ge_xstrdup(name);
-	F->parent[F->n] = -1;
-	F->enters[F->n] = (ge_opvec)GE_VEC_INIT;
-	F->exits[F->n] = (ge_opvec)GE_VEC_INIT;
-	F->n++;
-	char num[32];
-	snprintf(num, sizeof num, "%zu", F->n);
-	ge_tx_strmap_put(&F->idx, name, num);
-	return (int32_t)F->n;
-}
-
-static void frames_free(struct frames *F)
-{
-	for (size_t i = 0; i < F->n; i++) {
-		free(F->names[i]);
-		ge_opvec_free(&F->enters[i]);
-		ge_opvec_free(&F->exits[i]);
-	}
-	free(F->names);
-	free(F->parent);
-	free(F->enters);
-	free(F->exits);
-	free(F->fr);
-	ge_tx_strmap_free(&F->idx);
-}
-
-/* The op whose frame op inherits: its first input's producer. */
-static ge_opid frame_dep(const ge_graph *g, ge_opid op)
-{
-	size_t n = ge_op_num_inputs(g, op);
-	for (size_t i = 0; i < n; i++) {
-		ge_tref t = ge_op_input(g, op, i);
-		if (t.op != GE_NOOP)
-			return t.op;
-	}
-	n = ge_op_num_control_inputs(g, op);
-	for (size_t i = 0; i < n; i++) {
-		ge_opid c = ge_op_control_input(g, op, i);
-		if (c != GE_NOOP)
-			return c;
-	}
-	return GE_NOOP;
-}
-
-/* The frame the consumers of d are in. */
-static int32_t out_frame(struct frames *F, ge_opid d)
-{
-	int32_t f = F->fr[d];
-	if (f > 0 && is_exit(ge_op_type(F->g, d)))
-		return F->parent[f - 1] > 0 ? F->parent[f - 1] : 0;
-	return f;
-}
-
-static void settle(struct frames *F, ge_opid y, int32_t base)
-{
-	if (is_enter(ge_op_type(F->g, y))) {
-		char *nm = frame_of(F->g, y);
-		int32_t f = frame_id(F, nm ? nm : "");
-		free(nm);
-		if (F->parent[f - 1] < 0)
-			F->parent[f - 1] = base;
-		F->fr[y] = f;
-	} else {
-		F->fr[y] = base;
-	}
-}
-
-static int32_t frame_of_op(struct frames *F, ge_opid x, ge_opvec *stack)
-{
-	stack->n = 0;
-	ge_opvec_push(stack, x);
-	while (stack->n) {
-		ge_opid y = stack->v[stack->n - 1];
-		if (F->fr[y] >= 0) {
-			stack->n--;
-			continue;
-		}
-		ge_opid d = frame_dep(F->g, y);
-		if (d == GE_NOOP) {
-			settle(F, y, 0);
-			stack->n--;
-			continue;
-		}
-		if (F->fr[d] == -1) {
-			F->fr[y] = -2;
-			ge_opvec_push(stack, d);
-			continue;
-		}
-		/* -2: a cycle not entered through a Merge's first input */
-		settle(F, y, F->fr[d] == -2 ? 0 : out_frame(F, d));
-		stack->n--;
-	}
-	return F->fr[x];
-}
-
-/* graph_editor's _add_control_flow_ops: every while loop an op of ops is
- * in is added whole (the ops between its Enters and its Exits). */
+/* graph_editor's _add_control_flow_ops, with frames as TensorFlow's
+ * executor assigns them (frames.h): every while loop an op of ops is in is
+ * added whole, outermost loop first. */
 static int add_loop_ops(ge_graph *g, ge_opvec *ops, ge_error *err)
 {
-	struct frames F;
-	memset(&F, 0, sizeof F);
-	F.g = g;
-	size_t cap = ge_graph_capacity(g);
-	ge_opvec enters = GE_VEC_INIT, exits = GE_VEC_INIT;
-	for (size_t id = 0; id < cap; id++) {
-		if (!ge_op_alive(g, (ge_opid)id))
-			continue;
-		const char *t = ge_op_type(g, (ge_opid)id);
-		if ((t[0] == 'E' || t[0] == 'R') && is_enter(t))
-			ge_opvec_push(&enters, (ge_opid)id);
-		else if ((t[0] == 'E' || t[0] == 'R') && is_exit(t))
-			ge_opvec_push(&exits, (ge_opid)id);
-	}
-	int rc = GE_OK;
-	if (!enters.n)
-		goto out;
-	F.fr = ge_xmalloc(cap * sizeof *F.fr);
-	for (size_t i = 0; i < cap; i++)
-		F.fr[i] = -1;
-	ge_opvec stack = GE_VEC_INIT;
-	for (size_t i = 0; i < enters.n; i++) {
-		int32_t f = frame_of_op(&F, enters.v[i], &stack);
-		ge_opvec_push(&F.enters[f - 1], enters.v[i]);
-	}
-	for (size_t i = 0; i < exits.n; i++) {
-		int32_t f = frame_of_op(&F, exits.v[i], &stack);
-		if (f > 0)
-			ge_opvec_push(&F.exits[f - 1], exits.v[i]);
-	}
-	uint8_t *want = ge_xcalloc(F.n + 1, 1);
-	for (size_t i = 0; i < ops->n; i++) {
-		int32_t f = frame_of_op(&F, ops->v[i], &stack);
-		if (f > 0)
-			want[f - 1] = 1;
-	}
-	ge_opset have;
-	ge_opset_init(&have, g);
-	ge_opset_add_list(&have, ops->v, ops->n);
-	for (size_t f = 0; f < F.n && !rc; f++) {
-		if (!want[f] || !F.exits[f].n)
-			continue;
-		ge_seeds fwd = {F.enters[f].v, F.enters[f].n, NULL, 0};
-		ge_seeds bwd = {F.exits[f].v, F.exits[f].n, NULL, 0};
-		ge_walk_opts fo = GE_WALK_OPTS_INIT, bo = GE_WALK_OPTS_INIT;
-		fo.control = bo.control = 1;
-		ge_opvec loop = GE_VEC_INIT;
-		rc = ge_get_walks_intersection_ops(g, &fwd, &bwd, &fo, &bo,
-						   &loop, err);
-		for (size_t i = 0; i < loop.n && !rc; i++)
-			if (ge_opset_insert(&have, loop.v[i]))
-				ge_opvec_push(ops, loop.v[i]);
-		ge_opvec_free(&loop);
-	}
-	ge_opset_free(&have);
-	free(want);
-	ge_opvec_free(&stack);
-out:
-	ge_opvec_free(&enters);
-	ge_opvec_free(&exits);
-	frames_free(&F);
-	return rc;
+	(void)err;
+	ge_frames_whole_loops(g, ops);
+	return GE_OK;
 }
 
 int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,

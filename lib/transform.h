@@ -185,6 +185,10 @@ typedef struct ge_transform_opts {
 	 * destination (import_graph_def's behaviour); by default a copied
 	 * loop's frame name is re-scoped like an op name. */
 	int keep_frame_names;
+	/* Copy a view holding part of a while loop (export_scoped of a
+	 * scope that TensorFlow's gradients reach into); by default such a
+	 * view is refused, naming the loop (frames.h). */
+	int allow_loop_cuts;
 } ge_transform_opts;
 
 /* Transformer.__call__: copies the view.  out (may be NULL) receives the

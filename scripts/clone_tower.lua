@@ -52,7 +52,8 @@ local function select_view(g, p)
   if #ins == 0 then error("no inputs: give inputs= or a scope=") end
   local ops = ge.get_walks_intersection_ops(ins, outs)
   if #ops == 0 then error("no op lies between the inputs and the outputs") end
-  return ge.sgv(ops)
+  -- a tower holds whole while loops, never a part of one
+  return ge.sgv(ge.whole_loops(ops))
 end
 
 local function const(g, name, dtype, value)
@@ -73,7 +74,12 @@ every Placeholder and every op nobody reads), are copied `towers` times
 as tower_0 .. tower_N-1, each placed on its own device.  With
 split=batch each tower reads its share of the batch (a Split along
 dimension 0 of every input that is a Placeholder, or of the given
-inputs); with split=none every tower reads the inputs whole.  Weights
+inputs) when the input has a batch dimension (a known rank of 1 or
+more); the others (scalars such as keep_prob, inputs of unknown rank)
+are fed whole to every tower, and the recipe says which on stderr.
+With split=none every tower reads the inputs whole.  The ops between
+inputs and outputs are taken with the whole TF1 while loops they are
+in; a scope that holds part of a loop is refused, naming the loop.  Weights
 and other tensors from outside are shared; variables are shared or
 duplicated (each tower its own copy, initialized, saved and restored like
 the original).  The outputs of the towers are combined: concat (along
@@ -107,12 +113,17 @@ go.]],
     local in_view = {}
     for _, op in ipairs(originals) do in_view[op] = true end
     -- the inputs to split
-    local split = {}
+    local split, whole = {}, {}
     if p.split == "batch" then
       local chosen = {}
       for _, t in ipairs(tensors(g, p.inputs)) do chosen[t] = true end
       for _, t in ipairs(inputs) do
-        if chosen[t] or (#p.inputs == 0 and t.op.type:find("^Placeholder")) then
+        local wanted = chosen[t] or
+                       (#p.inputs == 0 and t.op.type:find("^Placeholder"))
+        -- only a tensor with a batch dimension can be split along it
+        if wanted and not (t.shape and #t.shape >= 1) then
+          whole[#whole + 1] = t.name
+        elseif wanted then
           local dtype = t.dtype or error("the dtype of " .. t.name .. " is unknown")
           local axis = const(g, t.op.name .. "/tower_split/axis", "int32", 0)
           split[t] = g:add_op{type = "Split", name = g:unique_name(t.op.name .. "/tower_split"),
@@ -120,6 +131,15 @@ go.]],
                               attrs = {T = dtype, num_split = n}}
         end
       end
+    end
+    if #whole > 0 then
+      io.stderr:write("clone_tower: fed whole to every tower (no batch "
+                      .. "dimension): " .. table.concat(whole, ", ") .. "\n")
+    end
+    -- frames before any edit (each edit would have them recomputed)
+    local inside = {}
+    for k, t in ipairs(outputs) do
+      inside[k] = t.op.frame ~= "" and not t.op.type:match("Exit$")
     end
     local varts = variable_tensors(g)
     -- the towers
@@ -145,6 +165,12 @@ go.]],
     -- combine, and read the combination instead of the originals
     local renames = {}
     for k, t in ipairs(outputs) do
+      -- a tensor inside a while loop (a loop variable nobody reads out of
+      -- the loop) cannot be combined outside its frame: the towers keep
+      -- theirs
+      if inside[k] then
+        goto next_output
+      end
       local parts = {}
       for i = 1, n do parts[i] = tower_outputs[i][k] end
       local combined
@@ -167,6 +193,12 @@ go.]],
                             attrs = {N = n, T = dtype or error("the dtype of " ..
                                      t.name .. " is unknown"), Tidx = "int32"}}:output(0)
       else
+        if not (dtype == "float16" or dtype == "bfloat16" or
+                dtype == "float32" or dtype == "float64") then
+          error(string.format("output %s is %s: combine=mean averages "
+                              .. "floating-point outputs only (combine=concat "
+                              .. "or none can)", t.name, tostring(dtype)))
+        end
         local sum = g:add_op{type = "AddN", name = g:unique_name(base .. "/towers/sum"),
                              inputs = parts,
                              attrs = {N = n, T = dtype or error("the dtype of " ..
@@ -180,6 +212,7 @@ go.]],
       if t.index == 0 and combined.op ~= parts[1].op then
         renames[#renames + 1] = {op = combined.op, name = t.op.name, orig = t.op}
       end
+      ::next_output::
     end
     -- the originals nobody reads any more go, readers first
     local gone = {}
@@ -198,5 +231,6 @@ go.]],
     for _, r in ipairs(renames) do
       if gone[r.orig] and not g:op(r.name) then r.op.name = r.name end
     end
+    return {towers = n, fed_whole = whole}
   end,
 }

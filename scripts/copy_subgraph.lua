@@ -28,8 +28,12 @@ return {
   description = [[
 Copy a scope, or the ops between some inputs and outputs, under a new scope.
 
-The copy of op `scope/x` is `dst_scope/x` (of an op x between inputs and
-outputs, `dst_scope/x`).  With connect=same the copy reads the tensors
+The copy of op `scope/x` is `dst_scope/x`, and the copy of an op named
+`scope` itself (a variable `W` next to `W/read`) is `dst_scope`, as
+TensorFlow's scopes go (of an op x between inputs and outputs,
+`dst_scope/x`).  Between inputs and outputs the copy takes the whole
+TF1 while loops the ops are in, each copied loop in a frame of its own;
+a scope that holds part of a loop is refused, naming the loop.  With connect=same the copy reads the tensors
 the original reads from outside; with connect=placeholders it reads new
 Placeholders (graph_editor's copy).  Variables in or read by the copy
 are shared (the copy reads the original's) or duplicated (the copy has
@@ -64,7 +68,8 @@ under new checkpoint keys).]],
       for _, t in ipairs(tensors(g, p.outputs)) do outs[#outs + 1] = t.op end
       local ops = ge.get_walks_intersection_ops(tensors(g, p.inputs), outs)
       if #ops == 0 then error("no op lies between the inputs and the outputs") end
-      view = ge.sgv(ops)
+      -- a copy holds whole while loops, never a part of one
+      view = ge.sgv(ge.whole_loops(ops))
     end
     local opts = {dst_scope = p.dst_scope, variables = p.variables}
     if p.scope ~= "" then opts.src_scope = p.scope:gsub("/+$", "") end

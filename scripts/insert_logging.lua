@@ -1,6 +1,15 @@
 -- insert_logging: print values as the graph runs (transform_graph's
 -- insert_logging).
 local NOT_PRINTABLE = {resource = true, variant = true}
+-- A Print between these and their readers would break a TF1 loop: a
+-- NextIteration must feed its Merge, a LoopCond its Switches, and an
+-- Enter, Exit, Switch or Merge carries frames and deadness the Print
+-- would have to pass on.
+local CONTROL_FLOW = {Enter = true, RefEnter = true, Exit = true,
+                      RefExit = true, NextIteration = true,
+                      RefNextIteration = true, LoopCond = true,
+                      Switch = true, RefSwitch = true, Merge = true,
+                      RefMerge = true}
 
 return {
   name = "insert_logging",
@@ -10,7 +19,9 @@ Print values of chosen ops as the graph runs.
 After each selected op, inserts a Print op that passes its first output
 through and logs it, and makes every reader of that output read the
 Print instead.  Ops are selected by type (op), name prefix (prefix) and
-names (name); with none of these, every op with a printable output.]],
+names (name); with none of these, every op with a printable output.
+The control-flow ops of TF1 loops and conds (Enter, Exit, Switch, Merge,
+NextIteration, LoopCond) are never logged: log the ops around them.]],
   params = {
     {name = "op", type = "list", default = {},
      help = "op types to log"},
@@ -40,7 +51,8 @@ names (name); with none of these, every op with a printable output.]],
                    (p.prefix ~= "" and op.name:sub(1, #p.prefix) == p.prefix)
       local x = pick and op.outputs[1]
       local dt = x and x.dtype
-      if dt and not dt:match("_ref$") and not NOT_PRINTABLE[dt] then
+      if dt and not dt:match("_ref$") and not NOT_PRINTABLE[dt] and
+         not CONTROL_FLOW[op.type] then
         selected[#selected + 1] = op
       end
     end

@@ -1,6 +1,22 @@
 -- merge_duplicate_nodes: compute each value once (transform_graph's
 -- merge_duplicate_nodes).
 
+-- The ops that other ops are colocated with (their _class attr lists
+-- "loc:@name"): removing one would leave a dangling colocation.
+local function colocation_targets(g)
+  local set = {}
+  for _, op in ipairs(g:ops()) do
+    local c = op:attr("_class")
+    if type(c) == "table" then
+      for _, s in ipairs(c) do
+        local n = type(s) == "string" and s:match("^loc:@(.+)$")
+        if n then set[n] = true end
+      end
+    end
+  end
+  return set
+end
+
 local function protected_set(p)
   local s = {}
   for _, list in ipairs{p.inputs, p.outputs} do
@@ -42,8 +58,9 @@ control inputs and attrs.  The first in node order stays; the readers
 of the others read it instead.  Repeats until nothing merges, so whole
 duplicated chains collapse.  Stateful ops (random numbers, variables,
 queues), ops of unknown type, ops with no input other than Consts
-(Placeholders are distinct inputs) and the ops listed in inputs or
-outputs never merge.]],
+(Placeholders are distinct inputs), the ops listed in inputs or
+outputs and the ops other ops are colocated with (loc:@name in their
+_class attr) never merge.]],
   params = {
     {name = "inputs", type = "list", default = {},
      help = "ops that must not merge"},
@@ -52,6 +69,7 @@ outputs never merge.]],
   },
   run = function(g, p)
     local protected = protected_set(p)
+    for n in pairs(colocation_targets(g)) do protected[n] = true end
     local mergeable_type = {}
     local function mergeable(op)
       if protected[op.name] then return false end

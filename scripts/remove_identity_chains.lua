@@ -29,6 +29,21 @@ local function colocation_targets(g)
   return set
 end
 
+-- The ops whose outputs a signature names: what a user fetches.
+local function signature_outputs(g)
+  local set = {}
+  for _, name in ipairs(g:signature_names()) do
+    local sig = g:signature(name)
+    for _, t in pairs(sig and sig.outputs or {}) do
+      if type(t) ~= "boolean" then
+        local n = type(t) == "string" and t or t.name
+        set[(n:gsub("^%^", ""):gsub(":%d+$", ""))] = true
+      end
+    end
+  end
+  return set
+end
+
 -- Whether the Identity op can go, given the recipe's parameters.
 local function removable(op, p, keep)
   if keep[op.name] then return false end
@@ -98,6 +113,8 @@ end
 -- go, and the action bypassing them.
 local function rules(p, g)
   local keep = set_of(p.keep)
+  for n in pairs(set_of(p.outputs or {})) do keep[n] = true end
+  for n in pairs(signature_outputs(g)) do keep[n] = true end
   for n in pairs(colocation_targets(g)) do keep[n] = true end
   local pat = m.op("Identity", m.any "x"):where(function(op)
     return removable(op, p, keep)
@@ -119,8 +136,10 @@ Kept, as TensorFlow's own optimizer keeps them:
   - Identities nothing reads (graph outputs, fetched by name), unless
     remove_outputs is set: the last Identity of a chain that ends the
     graph stays, reading the chain's input;
-  - those listed in keep, and those other ops are colocated with (named
-    in their _class attr as loc:@name);
+  - those listed in keep or in outputs, those a signature names as an
+    output (names a user fetches stay, remove_outputs or not), and those
+    other ops are colocated with (named in their _class attr as
+    loc:@name);
   - those with control inputs, unless control_inputs=move: then the
     control inputs move to every op that read or waited on the Identity
     (an Identity with control inputs stays when nothing reads or waits
@@ -132,6 +151,8 @@ Kept, as TensorFlow's own optimizer keeps them:
   params = {
     {name = "keep", type = "list", default = {},
      help = "Identity ops to keep (names)"},
+    {name = "outputs", type = "list", default = {},
+     help = "the graph's outputs (names a user fetches): kept"},
     {name = "remove_outputs", type = "bool", default = false,
      help = "also remove Identities that nothing reads (graph outputs)"},
     {name = "control_inputs", type = "enum", choices = {"keep", "move"},

@@ -1,5 +1,21 @@
 -- remove_nodes: bypass and delete ops of some types (transform_graph's
 -- remove_nodes), typically Identity and CheckNumerics in inference graphs.
+-- The ops that other ops are colocated with (their _class attr lists
+-- "loc:@name"): removing one would leave a dangling colocation.
+local function colocation_targets(g)
+  local set = {}
+  for _, op in ipairs(g:ops()) do
+    local c = op:attr("_class")
+    if type(c) == "table" then
+      for _, s in ipairs(c) do
+        local n = type(s) == "string" and s:match("^loc:@(.+)$")
+        if n then set[n] = true end
+      end
+    end
+  end
+  return set
+end
+
 return {
   name = "remove_nodes",
   description = [[
@@ -8,7 +24,15 @@ Bypass and delete ops of some types (e.g. Identity).
 Removes the ops of the given types that have exactly one data input and
 no control input, connecting their consumers to that input (control
 edges from them now start at the input's op).  Ops listed in inputs or
-outputs stay, and so do ops whose other outputs are used.]],
+outputs stay, and so do ops whose other outputs are used and ops other
+ops are colocated with (loc:@name in their _class attr).
+
+Inside a TF1 while loop an op that other ops wait on (control edges)
+stays: it is the loop's pivot (the Identity of a Switch's output that
+the body's constants wait on), and its control edges cannot move to the
+Switch, which also fires on the iteration that leaves the loop.  Like
+TensorFlow's remove_nodes, which keeps the nodes whose control outputs
+it cannot re-home.  The ops kept so are counted on stderr.]],
   params = {
     {name = "op", type = "list", required = true,
      help = "op types to remove, e.g. Identity,CheckNumerics"},
@@ -18,12 +42,18 @@ outputs stay, and so do ops whose other outputs are used.]],
      help = "ops to keep whatever their type"},
   },
   run = function(g, p)
-    local types, protected = {}, {}
+    local types, protected, pivots, removed = {}, {}, 0, 0
+    for n in pairs(colocation_targets(g)) do protected[n] = true end
     for _, t in ipairs(p.op) do types[t] = true end
     for _, list in ipairs{p.inputs, p.outputs} do
       for _, s in ipairs(list) do
         protected[(s:gsub("^%^", ""):gsub(":%d+$", ""))] = true
       end
+    end
+    -- frames before any edit (each edit would have them recomputed)
+    local in_loop = {}
+    for _, op in ipairs(g:ops()) do
+      if types[op.type] then in_loop[op] = op.frame ~= "" end
     end
     for _, op in ipairs(g:ops()) do
       local ins = types[op.type] and not protected[op.name] and op.inputs
@@ -33,6 +63,11 @@ outputs stay, and so do ops whose other outputs are used.]],
         for _, t in ipairs(op.outputs) do
           if t.index > 0 and #t:consumers() > 0 then ok = false end
         end
+      end
+      if ok and #op:control_outputs() > 0 and
+         (in_loop[op] or ins[1].op.type:match("Switch$")) then
+        ok = false
+        pivots = pivots + 1
       end
       if ok then
         local src = ins[1]
@@ -48,7 +83,14 @@ outputs stay, and so do ops whose other outputs are used.]],
           if not has then ge.add_control_inputs(c, {src.op}) end
         end
         g:remove_op(op)
+        removed = removed + 1
       end
     end
+    if pivots > 0 then
+      io.stderr:write(string.format("remove_nodes: kept %d op%s that "
+        .. "while-loop ops wait on (loop pivots)\n", pivots,
+        pivots == 1 and "" or "s"))
+    end
+    return {removed = removed, kept_pivots = pivots}
   end,
 }

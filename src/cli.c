@@ -116,7 +116,7 @@ int cli_format(const char *cmd, const char *name, ge_format *out)
 		return cli_usage(cmd,
 				 "unknown format '%s' (graphdef, graphdef-text, "
 				 "meta, meta-text, savedmodel, savedmodel-text, "
-				 "auto)",
+				 "tfjs, auto)",
 				 name);
 	return 0;
 }

@@ -14,6 +14,11 @@
  *
  * Layout.  With one DIR, DIR/a/m.pb is written to OUTDIR/a/m.pb; with
  * several, under OUTDIR/<basename of DIR>/.  A DIR may also be a model.
+ * A TensorFlow.js model (a *.json file holding a modelTopology) is written
+ * as a directory with its shards: DIR/a/model.json to OUTDIR/a/model.json,
+ * DIR/a/m.json (several models may share a directory, their shards not)
+ * to OUTDIR/a/m/model.json; so is any model with --format tfjs
+ * (DIR/a/m.pb to OUTDIR/a/m/model.json).
  *
  * Workers.  The recipe is loaded and its parameters checked once, in this
  * process; then each model runs in a child forked from it (at most -j at
@@ -48,6 +53,7 @@
 #include <lauxlib.h>
 
 #include "cli.h"
+#include "jsonpb.h"
 
 #define SNIFF_MAX (64u << 20)
 
@@ -135,6 +141,23 @@ static int sniff_file(const char *path, off_t size)
 	return f == GE_FMT_GRAPHDEF || f == GE_FMT_META;
 }
 
+/* Whether a *.json file is a TensorFlow.js model. */
+static int tfjs_file(const char *path, const char *name)
+{
+	if (!ends_with(name, ".json"))
+		return 0;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	uint8_t head[4096];
+	ssize_t n = read(fd, head, sizeof head);
+	close(fd);
+	/* modelTopology may come after a long signature: the format
+	 * member or the opening brace of a graph model is enough */
+	return n > 0 && (ge_sniff(head, (size_t)n) == GE_FMT_TFJS ||
+			 memmem(head, (size_t)n, "\"graph-model\"", 13));
+}
+
 static int skip_name(const char *name)
 {
 	return name[0] == '.' || strstr(name, ".tmp-") || strstr(name, ".old-");
@@ -178,7 +201,8 @@ static void walk(struct walk *w, const char *path, const char *rel)
 			else
 				walk(w, p, r);
 		} else if (S_ISREG(st.st_mode)) {
-			if (model_name(name) || sniff_file(p, st.st_size))
+			if (model_name(name) || tfjs_file(p, name) ||
+			    sniff_file(p, st.st_size))
 				add_job(w->jobs, p, r);
 		}
 	}
@@ -195,6 +219,64 @@ static const char *base_name(const char *path, char *buf, size_t cap)
 		buf[--n] = 0;
 	char *s = strrchr(buf, '/');
 	return s && s[1] ? s + 1 : buf;
+}
+
+/* The output path of a model below OUTDIR: rel, or for a model written
+ * as tfjs, the model.json of a directory of its own. */
+static char *out_path(const char *outdir, const char *rel, ge_format outfmt)
+{
+	int from_tfjs = ends_with(rel, ".json");
+	if (!from_tfjs && outfmt != GE_FMT_TFJS) {
+		ge_buf b = GE_BUF_INIT;
+		ge_buf_printf(&b, "%s/%s", outdir, rel);
+		ge_buf_addc(&b, 0);
+		return (char *)ge_buf_steal(&b, NULL);
+	}
+	if (from_tfjs && outfmt != GE_FMT_AUTO && outfmt != GE_FMT_TFJS) {
+		/* m.json to m.pb (or m.pbtxt) */
+		ge_buf b = GE_BUF_INIT;
+		ge_buf_printf(&b, "%s/%.*s%s", outdir, (int)(strlen(rel) - 5),
+			      rel, ge_format_is_text(outfmt) ? ".pbtxt" : ".pb");
+		ge_buf_addc(&b, 0);
+		return (char *)ge_buf_steal(&b, NULL);
+	}
+	const char *base = strrchr(rel, '/');
+	base = base ? base + 1 : rel;
+	size_t stem = strlen(rel);
+	const char *dot = strrchr(base, '.');
+	if (dot && dot != base)
+		stem = (size_t)(dot - rel);
+	ge_buf b = GE_BUF_INIT;
+	if (!strcmp(base, "model.json"))
+		ge_buf_printf(&b, "%s/%s", outdir, rel);
+	else
+		ge_buf_printf(&b, "%s/%.*s/model.json", outdir, (int)stem, rel);
+	ge_buf_addc(&b, 0);
+	return (char *)ge_buf_steal(&b, NULL);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Two models whose outputs fall on one path (a/m.pb and a/m.json both
+ * written as a/m/model.json): a usage error before anything runs. */
+static int same_outputs(const struct jobs *jobs)
+{
+	int rc = 0;
+	char **outs = ge_xmalloc((jobs->n ? jobs->n : 1) * sizeof *outs);
+	for (size_t i = 0; i < jobs->n; i++)
+		outs[i] = jobs->v[i].out;
+	qsort(outs, jobs->n, sizeof *outs, cmp_str);
+	for (size_t i = 1; i < jobs->n && !rc; i++)
+		if (!strcmp(outs[i], outs[i - 1])) {
+			cli_errmsg("two models would both be written to %s",
+				   outs[i]);
+			rc = EXIT_USAGE;
+		}
+	free(outs);
+	return rc;
 }
 
 static int cmp_job(const void *a, const void *b)
@@ -327,33 +409,18 @@ static void finish(struct job *j, struct worker *w, int st)
 
 /* ------------------------------------------------------------ report */
 
-static void json_str(ge_buf *b, const char *s)
+static json_t *str_or_null(const char *s)
 {
-	if (!s) {
-		ge_buf_adds(b, "null");
-		return;
-	}
-	ge_buf_addc(b, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			ge_buf_addc(b, '\\');
-			ge_buf_addc(b, (char)c);
-		} else if (c < 0x20) {
-			ge_buf_printf(b, "\\u%04x", c);
-		} else {
-			ge_buf_addc(b, (char)c);
-		}
-	}
-	ge_buf_addc(b, '"');
+	json_t *v = s ? json_string(s) : NULL;
+	/* a path that is not UTF-8 is kept byte for byte */
+	if (s && !v)
+		v = json_stringn_nocheck(s, strlen(s));
+	return v ? v : json_null();
 }
 
-static void json_int(ge_buf *b, long v)
+static json_t *count_or_null(long v)
 {
-	if (v < 0)
-		ge_buf_adds(b, "null");
-	else
-		ge_buf_printf(b, "%ld", v);
+	return v < 0 ? json_null() : json_integer(v);
 }
 
 static const char *const status_names[] = {"ok", "failed", "skipped"};
@@ -363,42 +430,37 @@ static int write_report(const char *path, const char *recipe,
 			const char *shard, const struct jobs *jobs,
 			const size_t *counts)
 {
-	ge_buf b = GE_BUF_INIT;
-	ge_buf_adds(&b, "{\n  \"recipe\": ");
-	json_str(&b, recipe);
-	ge_buf_adds(&b, ",\n  \"recipe_path\": ");
-	json_str(&b, recipe_path);
-	ge_buf_adds(&b, ",\n  \"params\": [");
-	for (int i = 0; i < nparams; i++) {
-		if (i)
-			ge_buf_adds(&b, ", ");
-		json_str(&b, params[i]);
-	}
-	ge_buf_adds(&b, "],\n  \"shard\": ");
-	json_str(&b, shard);
-	ge_buf_adds(&b, ",\n  \"models\": [");
+	json_t *r = json_object(), *ps = json_array(), *ms = json_array();
+	json_object_set_new(r, "recipe", str_or_null(recipe));
+	json_object_set_new(r, "recipe_path", str_or_null(recipe_path));
+	for (int i = 0; i < nparams; i++)
+		json_array_append_new(ps, str_or_null(params[i]));
+	json_object_set_new(r, "params", ps);
+	json_object_set_new(r, "shard", str_or_null(shard));
 	for (size_t i = 0; i < jobs->n; i++) {
 		const struct job *j = &jobs->v[i];
-		ge_buf_adds(&b, i ? ",\n    {" : "\n    {");
-		ge_buf_adds(&b, "\"model\": ");
-		json_str(&b, j->in);
-		ge_buf_adds(&b, ", \"output\": ");
-		json_str(&b, j->out);
-		ge_buf_adds(&b, ", \"status\": ");
-		json_str(&b, status_names[j->status]);
-		ge_buf_adds(&b, ", \"ops_before\": ");
-		json_int(&b, j->ops_before);
-		ge_buf_adds(&b, ", \"ops_after\": ");
-		json_int(&b, j->ops_after);
-		ge_buf_printf(&b, ", \"seconds\": %.6f, \"error\": ", j->seconds);
-		json_str(&b, j->error);
-		ge_buf_adds(&b, "}");
+		json_t *m = json_object();
+		json_object_set_new(m, "model", str_or_null(j->in));
+		json_object_set_new(m, "output", str_or_null(j->out));
+		json_object_set_new(m, "status",
+				    json_string(status_names[j->status]));
+		json_object_set_new(m, "ops_before",
+				    count_or_null(j->ops_before));
+		json_object_set_new(m, "ops_after", count_or_null(j->ops_after));
+		json_object_set_new(m, "seconds", json_real(j->seconds));
+		json_object_set_new(m, "error", str_or_null(j->error));
+		json_array_append_new(ms, m);
 	}
-	ge_buf_printf(&b,
-		      "%s],\n  \"summary\": {\"total\": %zu, \"ok\": %zu, "
-		      "\"failed\": %zu, \"skipped\": %zu}\n}\n",
-		      jobs->n ? "\n  " : "", jobs->n, counts[0], counts[1],
-		      counts[2]);
+	json_object_set_new(r, "models", ms);
+	json_t *sum = json_object();
+	json_object_set_new(sum, "total", json_integer((json_int_t)jobs->n));
+	json_object_set_new(sum, "ok", json_integer((json_int_t)counts[0]));
+	json_object_set_new(sum, "failed", json_integer((json_int_t)counts[1]));
+	json_object_set_new(sum, "skipped", json_integer((json_int_t)counts[2]));
+	json_object_set_new(r, "summary", sum);
+	ge_buf b = GE_BUF_INIT;
+	ge_json_dump(r, &b);
+	json_decref(r);
 	ge_error err;
 	int rc = 0;
 	if (ge_file_write_atomic(path, b.data, b.len, &err) != GE_OK) {
@@ -591,11 +653,10 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 		}
 	}
 	jobs.n = k;
-	for (size_t i = 0; i < jobs.n; i++) {
-		size_t n = strlen(outdir) + strlen(jobs.v[i].rel) + 2;
-		jobs.v[i].out = ge_xmalloc(n);
-		snprintf(jobs.v[i].out, n, "%s/%s", outdir, jobs.v[i].rel);
-	}
+	for (size_t i = 0; i < jobs.n; i++)
+		jobs.v[i].out = out_path(outdir, jobs.v[i].rel, outfmt);
+	if ((rc = same_outputs(&jobs)))
+		goto out;
 
 	/* run */
 	int tty = !quiet && isatty(STDERR_FILENO);

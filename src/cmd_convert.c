@@ -15,27 +15,76 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "func.h"
+#include "tfjs.h"
 
-enum { O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET };
+enum {
+	O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET, O_SHARD_SIZE,
+	O_QUANTIZE, O_QUANTIZE_WEIGHTS,
+};
 
 static const struct cli_opt convert_opts[] = {
 	{"format", 'f', 1, O_FORMAT},
 	{"tags", 't', 1, O_TAGS},
 	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
+	{"shard-size", 0, 1, O_SHARD_SIZE},
+	{"quantize", 0, 1, O_QUANTIZE},
+	{"quantize-weights", 0, 1, O_QUANTIZE_WEIGHTS},
 	{NULL, 0, 0, 0},
 };
+
+/* The tfjs options of convert into so; patterns are cut out of a copy of
+ * the list that *keep owns. */
+static int tfjs_opts(const char *size, const char *quant, const char *names,
+		     ge_save_opts *so, char **keep, const char ***pats)
+{
+	if (size) {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(size, &end, 10);
+		if (errno || end == size || *end || !n || size[0] == '-')
+			return cli_usage("convert", "--shard-size needs a "
+					 "positive number of bytes (got '%s')",
+					 size);
+		so->shard_size = (size_t)n;
+	}
+	if (quant) {
+		ge_tfjs_quant q;
+		if (ge_tfjs_quant_from_name(quant, &q))
+			return cli_usage("convert", "unknown --quantize '%s' "
+					 "(uint8, uint16, float16, none)", quant);
+		so->quantize = (int)q;
+	}
+	if (names) {
+		*keep = ge_xstrdup(names);
+		size_t n = 1;
+		for (const char *c = names; *c; c++)
+			n += *c == ',';
+		*pats = ge_xcalloc(n, sizeof **pats);
+		n = 0;
+		for (char *s = strtok(*keep, ","); s; s = strtok(NULL, ","))
+			(*pats)[n++] = s;
+		so->quantize_names = *pats;
+		so->n_quantize_names = n;
+	}
+	return 0;
+}
 
 int cmd_convert(lua_State *L, int argc, char **argv)
 {
 	(void)L;
 	struct cli_args a;
 	struct cli_model_opts mo = {0};
-	const char *format = NULL, *val;
+	const char *format = NULL, *val, *shard_size = NULL, *quant = NULL,
+		   *qnames = NULL;
+	char *keep = NULL;
+	const char **pats = NULL;
+	ge_save_opts so = {.format = GE_FMT_AUTO};
 	int key, rc = 0;
 	cli_args_init(&a, "convert", argc, argv);
 	while ((key = cli_getopt(&a, convert_opts, &val)) > 0) {
@@ -43,23 +92,24 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 		case O_FORMAT: format = val; break;
 		case O_TAGS: mo.tags = val; break;
 		case O_ALLOW_MISSING: mo.allow_missing_variables = 1; break;
+		case O_SHARD_SIZE: shard_size = val; break;
+		case O_QUANTIZE: quant = val; break;
+		case O_QUANTIZE_WEIGHTS: qnames = val; break;
 		}
 	}
-	ge_format outfmt = GE_FMT_AUTO;
 	if (key < 0)
 		rc = EXIT_USAGE;
 	else if (a.npos < 2)
 		rc = cli_usage("convert", "IN and OUT are needed");
 	else if (a.npos > 2)
 		rc = cli_usage("convert", "too many arguments ('%s')", a.pos[2]);
-	else
-		rc = cli_format("convert", format, &outfmt);
+	else if (!(rc = cli_format("convert", format, &so.format)))
+		rc = tfjs_opts(shard_size, quant, qnames, &so, &keep, &pats);
 	if (rc)
 		goto out;
 	ge_graph *g;
 	if ((rc = cli_load_model(a.pos[0], &mo, &g)))
 		goto out;
-	ge_save_opts so = {outfmt, 0};
 	ge_error err;
 	if (ge_save(g, a.pos[1], &so, &err) != GE_OK) {
 		cli_errmsg("%s", err.msg);
@@ -67,6 +117,8 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 	}
 	ge_graph_free(g);
 out:
+	free(keep);
+	free(pats);
 	cli_args_free(&a);
 	return rc;
 }

@@ -373,7 +373,7 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		}
 	}
 	res->ops_after = (long)ge_graph_num_ops(G->g);
-	ge_save_opts so = {outfmt, 0};
+	ge_save_opts so = {.format = outfmt};
 	if (ge_save(G->g, out, &so, &err) != GE_OK) {
 		snprintf(res->error, sizeof res->error, "%s", err.msg);
 		res->status = cli_status(&err);

@@ -9,6 +9,7 @@
 #include "func.h"
 #include "lge.h"
 #include "opattrs.h"
+#include "tfjs.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
 /* Registry key of the metatable shared by the wrapper caches. */
@@ -332,13 +333,55 @@ static int g_validate(lua_State *L)
 	return 2;
 }
 
-/* g:save(path [, {format=, overwrite=}]) -> true | nil, err */
+/* The tfjs members of g:save's options: shard_size, quantize and
+ * quantize_weights (a list of name patterns). */
+static void save_tfjs_opts(lua_State *L, int idx, ge_save_opts *o)
+{
+	lua_getfield(L, idx, "shard_size");
+	if (!lua_isnil(L, -1)) {
+		lua_Integer n = luaL_checkinteger(L, -1);
+		if (n <= 0)
+			luaL_error(L, "shard_size must be positive");
+		o->shard_size = (size_t)n;
+	}
+	lua_getfield(L, idx, "quantize");
+	if (!lua_isnil(L, -1)) {
+		ge_tfjs_quant q;
+		const char *qn = luaL_checkstring(L, -1);
+		if (ge_tfjs_quant_from_name(qn, &q))
+			luaL_error(L, "unknown quantize '%s' (uint8, uint16, "
+				   "float16, none or keep)", qn);
+		o->quantize = (int)q;
+	}
+	lua_getfield(L, idx, "quantize_weights");
+	if (!lua_isnil(L, -1)) {
+		luaL_checktype(L, -1, LUA_TTABLE);
+		size_t n = (size_t)luaL_len(L, -1);
+		const char **pats = lua_newuserdatauv(L, (n ? n : 1) *
+						      sizeof *pats, 0);
+		for (size_t i = 0; i < n; i++) {
+			lua_rawgeti(L, -2, (lua_Integer)i + 1);
+			pats[i] = luaL_checkstring(L, -1);
+			lua_pop(L, 1);
+		}
+		o->quantize_names = pats;
+		o->n_quantize_names = n;
+	}
+	/* the values stay on the stack until the save is done: the
+	 * patterns point into them */
+}
+
+/* g:save(path [, {format=, overwrite=, shard_size=, quantize=,
+ * quantize_weights=}]) -> true | nil, err */
 static int g_save(lua_State *L)
 {
 	ge_graph *g = lge_checkgraph(L, 1)->g;
 	const char *path = luaL_checkstring(L, 2);
-	static const char *const known[] = {"format", "overwrite", NULL};
-	ge_save_opts o = {GE_FMT_AUTO, 0};
+	static const char *const known[] = {
+		"format", "overwrite", "shard_size", "quantize",
+		"quantize_weights", NULL};
+	ge_save_opts o;
+	memset(&o, 0, sizeof o);
 	if (!lua_isnoneornil(L, 3)) {
 		lge_checkopts(L, 3, known);
 		lua_getfield(L, 3, "format");
@@ -346,6 +389,7 @@ static int g_save(lua_State *L)
 		lua_getfield(L, 3, "overwrite");
 		o.overwrite = lua_toboolean(L, -1);
 		lua_pop(L, 2);
+		save_tfjs_opts(L, 3, &o);
 	}
 	ge_error err;
 	if (ge_save(g, path, &o, &err) != GE_OK)

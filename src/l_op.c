@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "frames.h"
 #include "lge.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
@@ -181,6 +182,20 @@ static int op_p_outputs(lua_State *L)
 {
 	lge_op *o = lge_checkop(L, 1);
 	push_outputs(L, o, owner_index(L));
+	return 1;
+}
+
+/* op.frame: "" in the root frame, nil when no walk from the graph's
+ * sources reaches the op (frames.h). */
+static int op_p_frame(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	const ge_frames *F = ge_graph_frames(o->owner->g);
+	int32_t f = ge_frames_op(F, o->id);
+	if (f < 0)
+		lua_pushnil(L);
+	else
+		lua_pushstring(L, ge_frames_name(F, f));
 	return 1;
 }
 
@@ -448,6 +463,7 @@ static const luaL_Reg op_props[] = {
 	{"inputs", op_p_inputs},
 	{"outputs", op_p_outputs},
 	{"control_inputs", op_p_control_inputs},
+	{"frame", op_p_frame},
 	{NULL, NULL},
 };
 

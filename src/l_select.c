@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "l_editor.h"
 
 /* ------------------------------------------------------------ scratch */
@@ -492,6 +493,22 @@ static int u_make_list_of_op(lua_State *L)
 	int gidx = lua_gettop(L);
 	ge_opvec *v = lsel_opvec(L);
 	lsel_ops(L, 1, G, lsel_optbool(L, 2, "ignore_ts", 0), 1, v);
+	lsel_pushops(L, gidx, v->v, v->n);
+	return 1;
+}
+
+/* whole_loops(ops): ops, then every other op of the while loops they are
+ * in (outermost loops, nested ones included), in node order. */
+static int s_whole_loops(lua_State *L)
+{
+	lua_settop(L, 1);
+	lge_graph *G = lsel_findgraph(L, 1);
+	if (!G)
+		return push_empty(L, 1);
+	int gidx = lua_gettop(L);
+	ge_opvec *v = lsel_opvec(L);
+	lsel_ops(L, 1, G, 1, 1, v);
+	ge_frames_whole_loops(G->g, v);
 	lsel_pushops(L, gidx, v->v, v->n);
 	return 1;
 }
@@ -1194,6 +1211,7 @@ const luaL_Reg lge_select_funcs[] = {
 	{"select_ops", s_select_ops},
 	{"select_ts", s_select_ts},
 	{"select_ops_and_ts", lsel_select_ops_and_ts},
+	{"whole_loops", s_whole_loops},
 	{NULL, NULL},
 };
 

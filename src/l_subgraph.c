@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "l_editor.h"
 
 static int view_gc(lua_State *L)
@@ -126,8 +127,10 @@ static int sg_subgraphview(lua_State *L)
 	return 1;
 }
 
-/* make_view(args... [, {graph=}]): a single view is returned as is;
- * anything else is SubGraphView(select_ops_and_ts(args...)). */
+/* make_view(args... [, {graph=, loops=}]): a single view is returned as
+ * is; anything else is SubGraphView(select_ops_and_ts(args...)), its ops
+ * completed to whole while loops (loops = "whole") or refused when they
+ * cut one (loops = "refuse"). */
 static int sg_make_view(lua_State *L)
 {
 	ge_view v;
@@ -137,6 +140,28 @@ static int sg_make_view(lua_State *L)
 		opts = top;
 	int gi = lsel_optfield(L, opts, "graph");
 	lge_graph *want = lua_isnil(L, gi) ? NULL : lge_checkgraph(L, gi);
+	lua_pop(L, 1);
+	/* loops = "cut" (graph_editor's views), "whole" or "refuse": the
+	 * selection's options go on without it */
+	static const char *const loop_modes[] = {"cut", "whole", "refuse", NULL};
+	int loops = 0;
+	int li = lsel_optfield(L, opts, "loops");
+	if (!lua_isnil(L, li)) {
+		loops = luaL_checkoption(L, li, NULL, loop_modes);
+		lua_newtable(L);
+		lua_pushnil(L);
+		while (lua_next(L, opts)) {
+			if (lua_type(L, -2) == LUA_TSTRING &&
+			    !strcmp(lua_tostring(L, -2), "loops")) {
+				lua_pop(L, 1);
+				continue;
+			}
+			lua_pushvalue(L, -2);
+			lua_insert(L, -2);
+			lua_settable(L, -4);
+		}
+		lua_replace(L, opts);
+	}
 	lua_pop(L, 1);
 	if (top - (opts != 0) == 1 && lsel_testview(L, 1)) {
 		lge_view *w = lsel_checkview(L, 1);
@@ -165,6 +190,11 @@ static int sg_make_view(lua_State *L)
 	ge_tvec *ts = lsel_tvec(L);
 	lsel_ops(L, ops_i, G, 0, 1, ops);
 	lsel_ts(L, ts_i, G, 0, 1, ts);
+	if (loops == 1)
+		ge_frames_whole_loops(G->g, ops);
+	else if (loops == 2 &&
+		 ge_frames_check_view(G->g, ops->v, ops->n, &err))
+		return lge_raise(L, &err);
 	if (ge_view_init(&v, G->g, ops->v, ops->n, ts->v, ts->n, &err))
 		return lge_raise(L, &err);
 	lsel_pushview(L, &v, gidx);

@@ -17,7 +17,7 @@
 
 #include "base.h"
 #include "bundle.h"
-#include "json.h"
+#include "jsonpb.h"
 #include "tap.h"
 #include "testutil.h"
 
@@ -47,21 +47,22 @@ static void fail(const char *fmt, ...)
 
 /* Compares the decoded elements of a small tensor with the JSON list. */
 static void check_values(const ge_bundle_entry *e, const uint8_t *d,
-			 size_t n, const json *vals)
+			 size_t n, const json_t *vals)
 {
-	if (vals->type != JSON_ARRAY || (int64_t)vals->len != e->nelems) {
+	size_t nv = json_array_size(vals);
+	if (!json_is_array(vals) || (int64_t)nv != e->nelems) {
 		fail("%s: %zu values listed for %lld elements", e->name,
-		     vals->len, (long long)e->nelems);
+		     nv, (long long)e->nelems);
 		return;
 	}
 	size_t es = ge_bundle_dtype_size(e->dtype);
-	if (!es || n != vals->len * es) {
+	if (!es || n != nv * es) {
 		fail("%s: cannot check values of %s", e->name,
 		     ge_bundle_dtype_name(e->dtype));
 		return;
 	}
-	for (size_t i = 0; i < vals->len; i++) {
-		const json *v = vals->items[i];
+	for (size_t i = 0; i < nv; i++) {
+		const json_t *v = json_array_get(vals, i);
 		const uint8_t *p = d + i * es;
 		int good;
 		float f;
@@ -70,11 +71,12 @@ static void check_values(const ge_bundle_entry *e, const uint8_t *d,
 		switch (e->dtype) {
 		case 1:   /* DT_FLOAT: the JSON holds the float widened */
 			memcpy(&f, p, 4);
-			good = v->type == JSON_NUMBER && f == (float)v->num;
+			good = json_is_number(v) &&
+			       f == (float)json_number_value(v);
 			break;
 		case 2:
 			memcpy(&g, p, 8);
-			good = v->type == JSON_NUMBER && g == v->num;
+			good = json_is_number(v) && g == json_number_value(v);
 			break;
 		case 3: case 9: case 6: case 5: case 4: case 17: case 22:
 		case 23: case 10: {
@@ -84,9 +86,10 @@ static void check_values(const ge_bundle_entry *e, const uint8_t *d,
 				q |= (int64_t)((uint64_t)p[k] << (8 * k));
 			if (sgn && es < 8 && (q >> (8 * es - 1)) & 1)
 				q -= (int64_t)1 << (8 * es);
-			good = (v->type == JSON_NUMBER && v->is_int &&
-				v->inum == q) ||
-			       (v->type == JSON_BOOL && v->boolean == (q != 0));
+			good = (json_is_integer(v) &&
+				json_integer_value(v) == q) ||
+			       (json_is_boolean(v) &&
+				json_is_true(v) == (q != 0));
 			break;
 		}
 		default:
@@ -96,47 +99,49 @@ static void check_values(const ge_bundle_entry *e, const uint8_t *d,
 		}
 		if (!good) {
 			fail("%s: value %zu differs from the expected %g",
-			     e->name, i, v->num);
+			     e->name, i, json_number_value(v));
 			return;
 		}
 	}
 }
 
-static int json_int_is(const json *j, long long want)
+static int json_int_is(const json_t *j, long long want)
 {
-	return j && j->type == JSON_NUMBER && j->is_int && j->inum == want;
+	return json_is_integer(j) && json_integer_value(j) == want;
 }
 
-static void check_entry(ge_bundle *b, const char *name, const json *spec)
+static void check_entry(ge_bundle *b, const char *name, const json_t *spec)
 {
 	const ge_bundle_entry *e = ge_bundle_find(b, name);
 	if (!e) {
 		fail("%s: not in the bundle", name);
 		return;
 	}
-	const json *dt = json_get(spec, "dtype");
+	const char *dt = json_string_value(json_object_get(spec, "dtype"));
 	const char *dn = ge_bundle_dtype_name(e->dtype);
-	if (!dt || dt->type != JSON_STRING || !dn || strcmp(dt->str, dn))
+	if (!dt || !dn || strcmp(dt, dn))
 		fail("%s: dtype %s, expected %s", name, dn ? dn : "?",
-		     dt && dt->str ? dt->str : "?");
-	const json *sh = json_get(spec, "shape");
-	int shape_ok = sh && sh->type == JSON_ARRAY &&
-		       (int)sh->len == e->rank;
+		     dt ? dt : "?");
+	const json_t *sh = json_object_get(spec, "shape");
+	int shape_ok = json_is_array(sh) &&
+		       (int)json_array_size(sh) == e->rank;
 	for (int i = 0; shape_ok && i < e->rank; i++)
-		shape_ok = json_int_is(sh->items[i], e->dims[i]);
+		shape_ok = json_int_is(json_array_get(sh, (size_t)i),
+				       e->dims[i]);
 	if (!shape_ok)
 		fail("%s: shape differs (rank %d)", name, e->rank);
-	if (!json_int_is(json_get(spec, "shard"), e->shard))
+	if (!json_int_is(json_object_get(spec, "shard"), e->shard))
 		fail("%s: shard %d differs", name, e->shard);
-	if (!json_int_is(json_get(spec, "offset"), (long long)e->offset))
+	if (!json_int_is(json_object_get(spec, "offset"),
+			 (long long)e->offset))
 		fail("%s: offset %llu differs", name,
 		     (unsigned long long)e->offset);
-	if (!json_int_is(json_get(spec, "size"), (long long)e->size))
+	if (!json_int_is(json_object_get(spec, "size"), (long long)e->size))
 		fail("%s: size %llu differs", name,
 		     (unsigned long long)e->size);
-	if (!json_int_is(json_get(spec, "crc32c_masked"), e->crc32c))
+	if (!json_int_is(json_object_get(spec, "crc32c_masked"), e->crc32c))
 		fail("%s: crc32c %u differs", name, e->crc32c);
-	const json *vals = json_get(spec, "values");
+	const json_t *vals = json_object_get(spec, "values");
 	if (vals && !e->nslices) {
 		uint8_t *d;
 		size_t n;
@@ -246,7 +251,7 @@ static void rewrite(ge_bundle *b, const char *dir)
 }
 
 static void check_checkpoint(const char *corpus, const char *rel,
-			     const json *expect, int k)
+			     const json_t *expect, int k)
 {
 	char path[2048];
 	ge_error err;
@@ -281,14 +286,16 @@ static void check_checkpoint(const char *corpus, const char *rel,
 	}
 	t_read += now() - t0;
 
-	if (!expect || expect->type != JSON_OBJECT) {
+	if (!json_is_object(expect)) {
 		fail("not listed in bundle_values.json");
 	} else {
-		if (expect->len != ge_bundle_count(b))
+		const char *key;
+		json_t *spec;
+		if (json_object_size(expect) != ge_bundle_count(b))
 			fail("%zu entries, bundle_values.json lists %zu",
-			     ge_bundle_count(b), expect->len);
-		for (size_t i = 0; i < expect->len; i++)
-			check_entry(b, expect->keys[i], expect->items[i]);
+			     ge_bundle_count(b), json_object_size(expect));
+		json_object_foreach((json_t *)expect, key, spec)
+			check_entry(b, key, spec);
 	}
 
 	char dir[512];
@@ -300,13 +307,13 @@ static void check_checkpoint(const char *corpus, const char *rel,
 		fail("mkdir %s: %s", dir, strerror(errno));
 	}
 	ge_bundle_close(b);
-	ok(nfail == 0, "%s (%zu tensors)", rel, expect ? expect->len : 0);
+	ok(nfail == 0, "%s (%zu tensors)", rel, json_object_size(expect));
 }
 
 int main(void)
 {
 	const char *corpus = tap_corpus();
-	char path[2048], jerr[128];
+	char path[2048];
 	ge_error err;
 	if (!corpus)
 		tap_skip_all("corpus not found");
@@ -318,10 +325,11 @@ int main(void)
 		printf("Bail out! %s\n", err.msg);
 		return 1;
 	}
-	json *values = json_parse((const char *)text, len, jerr, sizeof jerr);
+	json_t *values = NULL;
+	int rc_json = ge_json_load((const char *)text, len, path, &values, &err);
 	free(text);
-	if (!values) {
-		printf("Bail out! %s: %s\n", path, jerr);
+	if (rc_json) {
+		printf("Bail out! %s\n", err.msg);
 		return 1;
 	}
 
@@ -345,10 +353,11 @@ int main(void)
 		if (!tab || strncmp(tab + 1, "TensorBundle-index\t", 19))
 			continue;
 		*tab = 0;
-		check_checkpoint(corpus, line, json_get(values, line), k++);
+		check_checkpoint(corpus, line, json_object_get(values, line),
+				 k++);
 	}
 	free(text);
-	json_free(values);
+	json_decref(values);
 	rmdir(tmpdir);
 	if (k == 0)
 		ok(0, "MANIFEST.tsv lists tensor bundles");

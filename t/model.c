@@ -179,7 +179,7 @@ static void test_save(const ge_buf *bin)
 	tap_diag("  %s", err.msg);
 	ok(ge_save(g, path("out.pb"), NULL, &err) == GE_OK, "save");
 	is_int(before + 1, entries(), "  one new file, no temp file left");
-	ge_save_opts so = {GE_FMT_AUTO, 1};
+	ge_save_opts so = {.format = GE_FMT_AUTO, .overwrite = 1};
 	ok(ge_save(g, path("in.pb"), &so, &err) == GE_OK,
 	   "overwrite when asked");
 	ok(ge_save(g, "/nonexistent-dir/x.pb", NULL, &err) == GE_EIO,
@@ -279,7 +279,7 @@ static void test_savedmodel(void)
 	   "new collection");
 
 	/* save as a SavedModel directory: variables carried over */
-	ge_save_opts so = {GE_FMT_SAVEDMODEL, 0};
+	ge_save_opts so = {.format = GE_FMT_SAVEDMODEL};
 	ok(ge_save(g, path("sm"), &so, &err) == GE_EIO,
 	   "refuses to overwrite the SavedModel it came from");
 	ok(ge_save(g, path("sm2"), &so, &err) == GE_OK, "save SavedModel");

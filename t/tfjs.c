@@ -346,16 +346,25 @@ static void test_errors(void)
 		    " \"attr\": {\"T\": {\"i\": \"abc\"}}},\n",
 		    PATHS1, "[2, 2]", G2, "");
 	load_fails("e6.json", GE_EFORMAT, "a bad attr names its node",
-		   "e6.json:12:", "node 'bad': field 'i': \"abc\" is not an "
-		   "integer");
+		   "e6.json: node 'bad': attr.T.i:", "field 'i': \"abc\" is not "
+		   "an integer");
 
 	s = model_text("", PATHS1, "[2, 2]", G2, "");
 	p = strstr(s, "\"dtype\": \"string\"");
 	memcpy(p, "\"dtype\": \"bool\"  ", 17);
 	write_file(path("e7.json"), s, strlen(s));
 	free(s);
-	load_fails("e7.json", GE_EFORMAT, "a weight dtype the node cannot take",
-		   "Const 's' has dtype string but its weight is bool", NULL);
+	load_fails("e7.json", GE_EFORMAT, "weights that take fewer bytes than "
+		   "the files hold", "weightsManifest group 1 takes 11 bytes but "
+		   "its files hold 19", NULL);
+
+	s = model_text("", PATHS1, "[2, 2]", G2, "");
+	while ((p = strstr(s, "\"DT_STRING\"")))
+		memcpy(p, "\"DT_BOOL\"  ", 11);
+	write_file(path("e7b.json"), s, strlen(s));
+	free(s);
+	load_fails("e7b.json", GE_EFORMAT, "a weight dtype the node cannot take",
+		   "Const 's' has dtype bool but its weight is string", NULL);
 
 	s = model_text("", PATHS1, "[2, 2]", G2, "");
 	p = strstr(s, "\"scale\": 0.5, \"min\": -1.0");
@@ -382,13 +391,18 @@ static void test_errors(void)
 
 	write_model("e10.json", "", "\"/etc/passwd\"", "[2, 2]", G2, "");
 	load_fails("e10.json", GE_EFORMAT, "an absolute weights path",
-		   "\"/etc/passwd\" is not relative", NULL);
+		   "\"/etc/passwd\" leaves the directory of the model.json",
+		   NULL);
+
+	write_model("e10b.json", "", "\"../up/x.bin\"", "[2, 2]", G2, "");
+	load_fails("e10b.json", GE_EFORMAT, "a weights path going up",
+		   "\"../up/x.bin\" leaves the directory", NULL);
 
 	const char *bad = "{\"format\": \"graph-model\",\n \"modelTopology\": "
 			  "{\"node\": [\n  {\"name\": \"a\",, }]}}";
 	write_file(path("e11.json"), bad, strlen(bad));
 	load_fails("e11.json", GE_EFORMAT, "a JSON syntax error",
-		   "e11.json:3:16: expected a member name", NULL);
+		   "e11.json:3:16: string or '}' expected", NULL);
 
 	const char *layers = "{\"format\": \"layers-model\", \"modelTopology\":"
 			     " {\"class_name\": \"Sequential\"}}";

@@ -99,7 +99,7 @@ static void rename_b(void)
 
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s/renamed", tmpdir);
-	ge_save_opts so = {GE_FMT_SAVEDMODEL, 0};
+	ge_save_opts so = {.format = GE_FMT_SAVEDMODEL};
 	rc = ge_save(g, dir, &so, &err);
 	is_int(GE_OK, rc, "save as a SavedModel");
 	if (rc)
@@ -183,7 +183,7 @@ static void remove_c(void)
 
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s/removed", tmpdir);
-	ge_save_opts so = {GE_FMT_SAVEDMODEL, 0};
+	ge_save_opts so = {.format = GE_FMT_SAVEDMODEL};
 	rc = ge_save(g, dir, &so, &err);
 	is_int(GE_OK, rc, "save as a SavedModel");
 	ge_graph *h = load(dir);

@@ -251,7 +251,7 @@ static void ref_duplicate(void)
 	/* saved as a SavedModel, with the checkpoint rewritten */
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s/dup", tmpdir);
-	ge_save_opts so = {GE_FMT_SAVEDMODEL, 0};
+	ge_save_opts so = {.format = GE_FMT_SAVEDMODEL};
 	/* the graph carries the plan: ge_save writes the checkpoint with the
 	 * duplicates, no further step */
 	is_int((long long)plan.n, ge_graph_checkpoint_plan(g) ?
@@ -463,7 +463,7 @@ static void resource_duplicate(void)
 	char dir[4096], src[4096], prefix[8192];
 	snprintf(dir, sizeof dir, "%s/res", tmpdir);
 	snprintf(src, sizeof src, "%s/%s/variables/variables", corpus, HPT_RES);
-	ge_save_opts so = {GE_FMT_SAVEDMODEL, 0};
+	ge_save_opts so = {.format = GE_FMT_SAVEDMODEL};
 	/* the graph carries the plan: ge_save writes the checkpoint with the
 	 * duplicates, no further step */
 	is_int((long long)plan.n, ge_graph_checkpoint_plan(g) ?
