@@ -57,10 +57,7 @@ static size_t touch_all(ge_graph *g)
 static void save(ge_graph *g, const char *out)
 {
 	ge_error err;
-	ge_save_opts so;
-	memset(&so, 0, sizeof so);
-	so.format = GE_FMT_AUTO;
-	so.overwrite = 1;
+	ge_save_opts so = {.format = GE_FMT_AUTO, .overwrite = 1};
 	if (ge_save(g, out, &so, &err)) {
 		fprintf(stderr, "%s\n", err.msg);
 		exit(2);

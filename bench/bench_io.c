@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		double t1 = now();
-		ge_save_opts so = {GE_FMT_AUTO, 1};
+		ge_save_opts so = {.format = GE_FMT_AUTO, .overwrite = 1};
 		if (ge_save(g, argv[2], &so, &err)) {
 			fprintf(stderr, "%s\n", err.msg);
 			return 2;

@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 		set_type(g, id, "T", 1);
 		cur = (ge_tref){id, 0};
 	}
-	ge_save_opts so = {GE_FMT_GRAPHDEF, 1};
+	ge_save_opts so = {.format = GE_FMT_GRAPHDEF, .overwrite = 1};
 	if (ge_save(g, argv[1], &so, &err)) {
 		fprintf(stderr, "gen_graph: %s\n", err.msg);
 		return 2;

@@ -13,7 +13,7 @@ echo "== load + save, 1,000,000-node GraphDef ($(du -h "$g" | cut -f1))"
 "$b/bench/bench_io" "$g" "$tmp/out.pb" 3
 cmp "$g" "$tmp/out.pb" && echo "saved file is byte-identical"
 for x in "$b"/bench/bench_select "$b"/bench/bench_*; do
-	case $x in */bench_io|*/bench_select.*|*/bench_func) continue;; esac
+	case $x in */bench_io|*/bench_select.*|*/bench_func|*/bench_pbc) continue;; esac
 	case $x in */bench_frames) [ -x "$x" ] && "$x" "$gl"; continue;; esac
 	[ -x "$x" ] && [ "$x" != "$b/bench/bench_io" ] && "$x" "$g"
 done

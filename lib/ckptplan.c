@@ -92,8 +92,9 @@ static int plan_save_hook(const ge_graph *g, const char *srcdir,
 
 /* The plan is the graph's, kept through the graph's hooks. */
 static const ge_graph_hooks plan_hooks = {
-	NULL, NULL, plan_clone_hook, plan_free_hook, plan_save_hook,
-	NULL, NULL, NULL,
+	.clone = plan_clone_hook,
+	.free = plan_free_hook,
+	.save_dir = plan_save_hook,
 };
 
 static ge_ckpt_plan *graph_plan(ge_graph *g)

@@ -115,8 +115,8 @@ void ge_graph_free(ge_graph *g)
 		if (g->hooks[i]->free)
 			g->hooks[i]->free(g);
 	ge_oplist_index_free(g->oplist_idx);
-	ge_flib_free(g->flib);
 	ge_frames_release(g->frames);
+	ge_flib_free(g->flib);
 	ge_arena_free(&g->arena);
 	free(g->name);
 	free(g);

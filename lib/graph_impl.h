@@ -2,7 +2,7 @@
  * graph_impl.h: the representation behind graph.h.  Included by the graph
  * layer (graph.c, graph_io.c, check.c) and by the files that keep data
  * with a graph through its hooks or parse GraphDef bytes into one: model.c,
- * meta.c (through meta_impl.h), tfjs.c and varpolicy.c, and the function
+ * meta.c (through meta_impl.h), tfjs.c, varpolicy.c and shapes.c, and the function
  * library (func.c, func_body.c, func_check.c through func_impl.h).
  * Nothing else includes it, nothing outside lib/ ever.
  */
@@ -144,6 +144,8 @@ struct ge_graph {
 	/* op types of the container's stripped_op_list, or NULL */
 	const struct Tensorflow__OpList *oplist;
 	struct ge_oplist_index *oplist_idx;
+	/* control-flow frames (frames.c), recomputed when version moves */
+	struct ge_frames *frames;
 
 	/* function library model (func.c), made on first use, or NULL */
 	struct ge_flib *flib;
@@ -151,8 +153,10 @@ struct ge_graph {
 	 * function's id there; NULL / GE_NOFUNC-like for a top-level graph */
 	ge_graph *parent;
 	uint32_t func_id;
-	/* control-flow frames (frames.c), recomputed when version moves */
-	struct ge_frames *frames;
+
+	/* inferred shapes (shapes.c, freed through its hooks), checked
+	 * against version by their owner */
+	void *shapes;
 };
 
 #define IDX_TOMB 0xffffffffull

@@ -119,55 +119,44 @@ int ge_graph_parse_graphdef(const uint8_t *data, size_t len, const char *name,
 	return ge_graph_parse_graphdef_buf(copy, len, 1, name, out, err);
 }
 
-int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
-				const char *name, ge_graph **out, ge_error *err)
+/* Parse step 1: counts the nodes and keeps the other top-level fields
+ * (with whether they came after a node) as raw fields. */
+static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
 {
-	ge_graph *g = ge_graph_new();
-	ge_graph_set_name(g, name);
-	g->src = data;
-	g->src_owned = take;
-	g->src_len = len;
-	const uint8_t *p = g->src, *end = g->src + len;
-	int rc;
-
-	/* Count nodes and collect the other top-level fields. */
+	const uint8_t *p = g->src, *end = g->src + g->src_len;
 	size_t n_nodes = 0, n_fields = 0;
 	int seen_node = 0;
 	const uint8_t *last_node = NULL;
 	size_t last_len = 0;
+	char nm[128];
 	while (p < end) {
 		const uint8_t *fs = p;
 		uint64_t tag, l;
 		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0) {
-			char nm[128] = "";
+			nm[0] = 0;
 			if (last_node)
 				peek_name(last_node, last_node + last_len, nm,
 					  sizeof nm);
-			rc = ge_err(err, GE_EFORMAT,
-				    "%s: not a GraphDef (bad field tag at byte "
-				    "%zu%s%s%s)", g->name, (size_t)(fs - g->src),
-				    *nm ? ", after node '" : "", nm,
-				    *nm ? "'" : "");
-			goto fail;
+			return ge_err(err, GE_EFORMAT,
+				      "%s: not a GraphDef (bad field tag at byte "
+				      "%zu%s%s%s)", g->name, (size_t)(fs - g->src),
+				      *nm ? ", after node '" : "", nm,
+				      *nm ? "'" : "");
 		}
 		if ((tag >> 3) == GD_NODE) {
 			if ((tag & 7) != 2 || ge_read_varint(&p, end, &l) ||
 			    l > (uint64_t)(end - p)) {
-				char nm[128];
 				peek_name(p, end, nm, sizeof nm);
 				if (*nm)
-					rc = ge_err(err, GE_EFORMAT,
-						    "%s: node '%s' (#%zu) is "
-						    "truncated or corrupt (byte "
-						    "%zu)", g->name, nm, n_nodes,
-						    (size_t)(fs - g->src));
-				else
-					rc = ge_err(err, GE_EFORMAT,
-						    "%s: node #%zu is truncated "
-						    "or corrupt (byte %zu)",
-						    g->name, n_nodes,
-						    (size_t)(fs - g->src));
-				goto fail;
+					return ge_err(err, GE_EFORMAT,
+						      "%s: node '%s' (#%zu) is "
+						      "truncated or corrupt (byte "
+						      "%zu)", g->name, nm, n_nodes,
+						      (size_t)(fs - g->src));
+				return ge_err(err, GE_EFORMAT,
+					      "%s: node #%zu is truncated or "
+					      "corrupt (byte %zu)", g->name,
+					      n_nodes, (size_t)(fs - g->src));
 			}
 			last_node = p;
 			last_len = (size_t)l;
@@ -177,34 +166,39 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 			continue;
 		}
 		if (ge_skip_field(&p, end, (int)(tag & 7))) {
-			char nm[128] = "";
+			nm[0] = 0;
 			if (last_node)
 				peek_name(last_node, last_node + last_len, nm,
 					  sizeof nm);
-			rc = ge_err(err, GE_EFORMAT,
-				    "%s: truncated or corrupt GraphDef field %u "
-				    "(byte %zu%s%s%s)", g->name,
-				    (unsigned)(tag >> 3), (size_t)(fs - g->src),
-				    *nm ? ", after node '" : "", nm,
-				    *nm ? "'" : "");
-			goto fail;
+			return ge_err(err, GE_EFORMAT,
+				      "%s: truncated or corrupt GraphDef field %u "
+				      "(byte %zu%s%s%s)", g->name,
+				      (unsigned)(tag >> 3), (size_t)(fs - g->src),
+				      *nm ? ", after node '" : "", nm,
+				      *nm ? "'" : "");
 		}
 		g->fields = ge_xrealloc(g->fields,
 					(n_fields + 1) * sizeof *g->fields);
 		g->fields[n_fields++] = (ge_rawfield){fs, (size_t)(p - fs),
 						      seen_node};
+		g->n_fields = n_fields;
 	}
-	g->n_fields = n_fields;
-	if (n_nodes >= 0xfffffff0u) {
-		rc = ge_err(err, GE_EFORMAT, "%s: too many nodes", g->name);
-		goto fail;
-	}
+	if (n_nodes >= 0xfffffff0u)
+		return ge_err(err, GE_EFORMAT, "%s: too many nodes", g->name);
+	*n_nodes_out = n_nodes;
+	return GE_OK;
+}
 
+/* Parse step 2: one op per node (name, type, device, raw bytes), and the
+ * number of inputs of each (nin, malloc'd) and in all. */
+static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
+		      size_t *total_out, ge_error *err)
+{
+	const uint8_t *p = g->src, *end = g->src + g->src_len;
 	g->ops = ge_xcalloc(n_nodes ? n_nodes : 1, sizeof *g->ops);
 	g->cap_ops = n_nodes ? n_nodes : 1;
 	uint32_t *nin = ge_xmalloc((n_nodes + 1) * sizeof *nin);
 	size_t total_in = 0;
-	p = g->src;
 	for (size_t i = 0; p < end;) {
 		uint64_t tag, l;
 		ge_read_varint(&p, end, &tag);
@@ -216,10 +210,10 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 		size_t k = 0;
 		struct span ts = {NULL, 0}, ds = {NULL, 0};
 		g->n_ops = i + 1;
-		rc = scan_node(g, p, p + l, i, &k, &ts, &ds, err);
+		int rc = scan_node(g, p, p + l, i, &k, &ts, &ds, err);
 		if (rc) {
 			free(nin);
-			goto fail;
+			return rc;
 		}
 		ge_op *o = &g->ops[i];
 		o->type = ge_intern(g, ts.p, ts.n);
@@ -231,17 +225,35 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 	}
 	g->n_ops = n_nodes;
 	g->n_live = n_nodes;
+	*nin_out = nin;
+	*total_out = total_in;
+	return GE_OK;
+}
 
-	/* Name index.  A repeated name keeps the first op in the index. */
-	ge_idx_build(g);
+/* The producer an input names: most inputs name one of the last few
+ * nodes (TensorFlow writes ops in creation order), whose names are in
+ * cache, so those are tried before the index. */
+static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
+			     size_t nl)
+{
+	for (size_t back = 1; back <= 4 && back <= i; back++) {
+		const char *cand = g->ops[i - back].name;
+		if (!strncmp(cand, s, nl) && !cand[nl] &&
+		    !(g->ops[i - back].flags & OPF_DUPNAME))
+			return (ge_opid)(i - back);
+	}
+	return ge_idx_find_n(g, s, nl, 0);
+}
 
-	/* Resolve inputs into the pool; count uses per producer. */
+/* Parse step 3: every node's inputs resolved into the pool; uses and
+ * control outputs counted per producer (nuse, ncout). */
+static int resolve_inputs(ge_graph *g, const uint32_t *nin, size_t total_in,
+			  uint32_t *nuse, uint32_t *ncout, ge_error *err)
+{
 	g->in_pool = ge_xmalloc((total_in ? total_in : 1) * sizeof *g->in_pool);
-	uint32_t *nuse = ge_xcalloc(n_nodes + 1, sizeof *nuse);
-	uint32_t *ncout = ge_xcalloc(n_nodes + 1, sizeof *ncout);
 	size_t pos = 0;
 	char lab[300];
-	for (size_t i = 0; i < n_nodes; i++) {
+	for (size_t i = 0; i < g->n_ops; i++) {
 		ge_op *o = &g->ops[i];
 		o->in = g->in_pool + pos;
 		const uint8_t *q = o->raw, *qe = o->raw + o->raw_len;
@@ -257,37 +269,20 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 			q += l;
 			size_t off, nl;
 			int32_t index;
-			if (ge_parse_input(s, l, &off, &nl, &index)) {
-				rc = ge_err(err, GE_EFORMAT,
-					    "%s: %s: malformed input '%.*s'",
-					    g->name,
-					    op_label(lab, sizeof lab, g, i),
-					    (int)(l > 200 ? 200 : l), s);
-				goto fail_resolve;
-			}
-			if (index != GE_CONTROL && o->n_ctrl) {
-				rc = ge_err(err, GE_EFORMAT,
-					    "%s: %s: data input '%.*s' comes "
-					    "after a control input",
-					    g->name,
-					    op_label(lab, sizeof lab, g, i),
-					    (int)(l > 200 ? 200 : l), s);
-				goto fail_resolve;
-			}
-			/* Most inputs name one of the last few nodes (TensorFlow
-			 * writes ops in creation order): try those, whose names
-			 * are in cache, before the index. */
-			ge_opid pid = GE_NOOP;
-			for (size_t back = 1; back <= 4 && back <= i; back++) {
-				const char *cand = g->ops[i - back].name;
-				if (!strncmp(cand, s + off, nl) && !cand[nl] &&
-				    !(g->ops[i - back].flags & OPF_DUPNAME)) {
-					pid = (ge_opid)(i - back);
-					break;
-				}
-			}
-			if (pid == GE_NOOP)
-				pid = ge_idx_find_n(g, s + off, nl, 0);
+			if (ge_parse_input(s, l, &off, &nl, &index))
+				return ge_err(err, GE_EFORMAT,
+					      "%s: %s: malformed input '%.*s'",
+					      g->name,
+					      op_label(lab, sizeof lab, g, i),
+					      (int)(l > 200 ? 200 : l), s);
+			if (index != GE_CONTROL && o->n_ctrl)
+				return ge_err(err, GE_EFORMAT,
+					      "%s: %s: data input '%.*s' comes "
+					      "after a control input",
+					      g->name,
+					      op_label(lab, sizeof lab, g, i),
+					      (int)(l > 200 ? 200 : l), s);
+			ge_opid pid = find_producer(g, i, s + off, nl);
 			ge_tref t;
 			if (pid == GE_NOOP)
 				t = (ge_tref){GE_NOOP,
@@ -308,12 +303,14 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 		}
 		pos += nin[i];
 	}
-	free(nin);
-	nin = NULL;
+	return GE_OK;
+}
 
-	/* Uses and control outputs, filled in consumer order so each list is
-	 * sorted without a sort. */
-	size_t total_use = 0, total_cout = 0;
+/* Parse step 4: uses and control outputs in their pools, filled in
+ * consumer order so each list is sorted without a sort. */
+static void fill_uses(ge_graph *g, const uint32_t *nuse, const uint32_t *ncout)
+{
+	size_t n_nodes = g->n_ops, total_use = 0, total_cout = 0;
 	for (size_t i = 0; i < n_nodes; i++) {
 		total_use += nuse[i];
 		total_cout += ncout[i];
@@ -329,8 +326,6 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 		up += nuse[i];
 		cp += ncout[i];
 	}
-	free(nuse);
-	free(ncout);
 	for (size_t i = 0; i < n_nodes; i++) {
 		ge_op *o = &g->ops[i];
 		for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
@@ -345,14 +340,38 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 				pr->couts[pr->n_couts++] = (ge_opid)i;
 		}
 	}
-	*out = g;
-	return GE_OK;
+}
 
-fail_resolve:
+int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
+				const char *name, ge_graph **out, ge_error *err)
+{
+	ge_graph *g = ge_graph_new();
+	ge_graph_set_name(g, name);
+	g->src = data;
+	g->src_owned = take;
+	g->src_len = len;
+	size_t n_nodes = 0, total_in = 0;
+	uint32_t *nin = NULL, *nuse = NULL, *ncout = NULL;
+	int rc;
+	if ((rc = split_fields(g, &n_nodes, err)) ||
+	    (rc = scan_nodes(g, n_nodes, &nin, &total_in, err)))
+		goto fail;
+	/* Name index.  A repeated name keeps the first op in the index. */
+	ge_idx_build(g);
+	nuse = ge_xcalloc(n_nodes + 1, sizeof *nuse);
+	ncout = ge_xcalloc(n_nodes + 1, sizeof *ncout);
+	if ((rc = resolve_inputs(g, nin, total_in, nuse, ncout, err)))
+		goto fail;
+	fill_uses(g, nuse, ncout);
 	free(nin);
 	free(nuse);
 	free(ncout);
+	*out = g;
+	return GE_OK;
 fail:
+	free(nin);
+	free(nuse);
+	free(ncout);
 	/* pools may be partially filled; the ops point into them */
 	for (size_t i = 0; i < g->n_ops; i++)
 		g->ops[i].flags &= ~(uint32_t)(OPF_IN_OWNED | OPF_USES_OWNED |

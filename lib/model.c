@@ -446,8 +446,13 @@ static void meta_free_hook(ge_graph *g)
 }
 
 const ge_graph_hooks ge_meta_hooks = {
-	ge_meta_on_rename, ge_meta_on_remove, meta_clone_hook, meta_free_hook,
-	NULL, ge_meta_on_func_rename, ge_meta_func_pinned, ge_meta_func_roots,
+	.on_rename = ge_meta_on_rename,
+	.on_remove = ge_meta_on_remove,
+	.clone = meta_clone_hook,
+	.free = meta_free_hook,
+	.on_func_rename = ge_meta_on_func_rename,
+	.func_pinned = ge_meta_func_pinned,
+	.func_roots = ge_meta_func_roots,
 };
 
 void ge_meta_attach(ge_graph *g)

@@ -20,8 +20,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "func.h"
 #include "tfjs.h"
+#include "func.h"
+#include "shapes.h"
 
 enum {
 	O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET, O_SHARD_SIZE,
@@ -172,6 +173,7 @@ int cmd_validate(lua_State *L, int argc, char **argv)
 	} else if (ge_func_count(g)) {
 		n += ge_flib_validate(g, 1, &rep);
 	}
+	n += ge_shapes_validate(g, &rep);
 	char why[4200];
 	if (cli_variables_missing(g, why, sizeof why)) {
 		ge_buf_printf(&rep, "%s\n", why);

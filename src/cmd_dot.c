@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "diff.h"
 #include "func.h"
+#include "shapes.h"
 
 #define COLOR_ADDED "#b7e4a7"
 #define COLOR_CHANGED "#f8d49a"
@@ -170,6 +171,23 @@ static void node_line(ge_buf *b, const ge_graph *g, ge_opid id, int mark)
 }
 
 /* Writes the DOT text of g into b. */
+/* A data edge says which output it is (when not 0) and the tensor's
+ * shape, inferred where the graph records none (shapes.h). */
+static void edge_label(ge_buf *b, const ge_graph *g, ge_opid from, int index)
+{
+	ge_tref t = {from, index};
+	int64_t dims[GE_SHAPE_MAXRANK];
+	int rank = ge_shapes_best((ge_graph *)g, t, dims, GE_SHAPE_MAXRANK);
+	if (rank < 0 && index == 0)
+		return;
+	ge_buf_adds(b, " [label=\"");
+	if (index != 0)
+		ge_buf_printf(b, ":%d%s", index, rank >= 0 ? " " : "");
+	if (rank >= 0)
+		ge_shape_format(b, rank, dims);
+	ge_buf_adds(b, "\"]");
+}
+
 static void write_dot(ge_buf *b, const ge_graph *g, const char *scope,
 		      const unsigned char *mark, size_t removed)
 {
@@ -228,8 +246,8 @@ static void write_dot(ge_buf *b, const ge_graph *g, const char *scope,
 				      (unsigned)id);
 			if (k >= nin)
 				ge_buf_adds(&edges, " [style=dashed]");
-			else if (index != 0)
-				ge_buf_printf(&edges, " [label=\":%d\"]", index);
+			else
+				edge_label(&edges, g, from, index);
 			ge_buf_adds(&edges, ";\n");
 		}
 	}

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "func.h"
+#include "shapes.h"
 #include "meta.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
@@ -69,9 +70,11 @@ static long long tree_size(const char *path)
 static void tensor_desc(const ge_graph *g, ge_opid id, int k, char *out,
 			size_t cap)
 {
-	const char *dt = ge_dtype_name(ge_op_output_dtype(g, id, k));
-	int64_t dims[8];
-	int rank = ge_op_output_shape(g, id, k, dims, 8);
+	/* inferred shapes where the graph records none (shapes.h) */
+	ge_tref t = {id, k};
+	const char *dt = ge_dtype_name(ge_shapes_dtype((ge_graph *)g, t));
+	int64_t dims[GE_SHAPE_MAXRANK];
+	int rank = ge_shapes_best((ge_graph *)g, t, dims, GE_SHAPE_MAXRANK);
 	size_t n = (size_t)snprintf(out, cap, "%s", dt ? dt : "?");
 	if (rank < 0) {
 		snprintf(out + n, cap - n, "[*]");

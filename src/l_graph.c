@@ -8,6 +8,7 @@
 
 #include "func.h"
 #include "lge.h"
+#include "shapes.h"
 #include "opattrs.h"
 #include "tfjs.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
@@ -296,7 +297,9 @@ static int g_unique_name(lua_State *L)
 	return 1;
 }
 
-/* g:validate() -> true | false, {problem, ...} */
+/* g:validate([{shapes = true}]) -> true | false, {problem, ...}; with
+ * shapes, also the ops whose shape cannot hold and the `_output_shapes`
+ * that contradict inference (shapes.h). */
 static int g_validate(lua_State *L)
 {
 	ge_graph *g = lge_checkgraph(L, 1)->g;
@@ -312,6 +315,12 @@ static int g_validate(lua_State *L)
 		n++;
 	} else {
 		n += ge_func_validate_graph(g, b);
+	}
+	if (lua_type(L, 2) == LUA_TTABLE) {
+		lua_getfield(L, 2, "shapes");
+		if (lua_toboolean(L, -1))
+			n += ge_shapes_validate(g, b);
+		lua_pop(L, 1);
 	}
 	if (n == 0) {
 		lua_pushboolean(L, 1);

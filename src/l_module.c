@@ -410,6 +410,8 @@ static void (*const openers[])(lua_State *L) = {
 	lge_open_opmatcher,
 	lge_open_func,
 	lge_open_inline,
+	lge_open_shapes,
+	lge_open_fold,
 	NULL,
 };
 

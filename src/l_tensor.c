@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lge.h"
+#include "shapes.h"
 
 /* Tensor wrappers are cached under id * 2^24 + index. */
 #define INDEX_BITS 24
@@ -92,18 +93,29 @@ ge_tref lge_checktensorin(lua_State *L, int arg, lge_graph *G,
 
 /* ------------------------------------------------------------ properties */
 
-/* [-0, +1, m] The static shape as a shape table, nil for unknown rank. */
-static void push_shape(lua_State *L, const ge_graph *g, ge_tref t)
+static int tensor_shape(ge_graph *g, ge_tref t, int64_t *dims, int cap)
 {
-	int64_t small[16];
-	int rank = ge_op_output_shape(g, t.op, t.index, small, 16);
-	if (rank <= 16) {
-		lge_pushdims(L, rank, small);
+	return ge_shapes_best(g, t, dims, cap);
+}
+
+static int tensor_dtype(ge_graph *g, ge_tref t)
+{
+	int dt = ge_op_output_dtype(g, t.op, t.index);
+	return dt ? dt : ge_shapes_dtype(g, t);
+}
+
+/* [-0, +1, m] The shape as a shape table, nil for unknown rank. */
+static void push_shape(lua_State *L, ge_graph *g, ge_tref t)
+{
+	int64_t dims[GE_SHAPE_MAXRANK];
+	int rank = tensor_shape(g, t, dims, GE_SHAPE_MAXRANK);
+	if (rank <= GE_SHAPE_MAXRANK) {
+		lge_pushdims(L, rank, dims);
 		return;
 	}
-	int64_t *dims = lua_newuserdatauv(L, (size_t)rank * sizeof *dims, 0);
-	ge_op_output_shape(g, t.op, t.index, dims, rank);
-	lge_pushdims(L, rank, dims);
+	int64_t *big = lua_newuserdatauv(L, (size_t)rank * sizeof *big, 0);
+	ge_op_output_shape(g, t.op, t.index, big, rank);
+	lge_pushdims(L, rank, big);
 	lua_remove(L, -2);
 }
 
@@ -137,7 +149,7 @@ static int t_p_name(lua_State *L)
 static int t_p_dtype(lua_State *L)
 {
 	lge_tensor *x = lge_checktensor(L, 1);
-	int dt = ge_op_output_dtype(x->owner->g, x->t.op, x->t.index);
+	int dt = tensor_dtype(x->owner->g, x->t);
 	if (dt)
 		lge_pushdtype(L, dt);
 	else
@@ -190,10 +202,10 @@ static int t_tostring(lua_State *L)
 		return 1;
 	}
 	luaL_addchar(&b, ' ');
-	const char *dn = ge_dtype_name(ge_op_output_dtype(g, x->t.op, x->t.index));
+	const char *dn = ge_dtype_name(tensor_dtype(g, x->t));
 	luaL_addstring(&b, dn && *dn ? dn : "?");
-	int64_t dims[8];
-	int rank = ge_op_output_shape(g, x->t.op, x->t.index, dims, 8);
+	int64_t dims[GE_SHAPE_MAXRANK];
+	int rank = tensor_shape(g, x->t, dims, GE_SHAPE_MAXRANK);
 	if (rank < 0) {
 		luaL_addstring(&b, "[*]");
 	} else {

@@ -223,6 +223,8 @@ void lge_open_transform(lua_State *L); /* l_transform.c: ge.transform */
 void lge_open_variables(lua_State *L); /* l_variables.c: g:variables() */
 void lge_open_checkpoint(lua_State *L); /* l_checkpoint.c: ge.checkpoint,
 					   ge.freeze, g:checkpoint() */
+void lge_open_shapes(lua_State *L);    /* l_shapes.c: ge.infer_shapes */
+void lge_open_fold(lua_State *L);      /* l_fold.c: ge.fold_constants, ... */
 void lge_open_opmatcher(lua_State *L); /* l_opmatcher.c: ge.OpMatcher,
 					   ge.op_type */
 void lge_open_func(lua_State *L);      /* l_func.c: g:functions(), ... */

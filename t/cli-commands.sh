@@ -90,7 +90,7 @@ is_rc 0 "info"
 has "$T/out" "format:  graphdef" "shows the format"
 has "$T/out" "ops:     5 (5 types)" "counts ops and types"
 has "$T/out" "  x:0  float32[?,4]  (Placeholder)" "lists the input"
-has "$T/out" "  y:0  float32[*]  (Identity)" "lists the output"
+has "$T/out" "  y:0  float32[?,2]  (Identity)" "lists the output, with its inferred shape"
 has "$T/out" "consts:  1, 48 B of values" "sizes Const values (as encoded)"
 
 # ---------------------------------------------------------------- diff

@@ -93,6 +93,10 @@ end
 print(n)' >"$T/n"
 has "$T/n" "1" "runs on the top-level graph only"
 
+run "$BIN" run set_input_shape "$MM" -o "$T/shape" \
+	--param shapes=serving_default_input_1:2x28x28x1
+is_rc 0 "a recipe naming top-level ops (set_input_shape) leaves bodies alone"
+
 BERT=$C/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/bert1
 run "$BIN" info "$BERT"
 is_rc 0 "info on bert1"

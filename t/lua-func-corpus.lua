@@ -56,6 +56,21 @@ is(before, mentions(s, "serving_fn"), "every mention has the new name")
 local h = assert(ge.load(dir .. "/renamed"))
 ok(h:func("serving_fn") and h:validate(), "reloaded: found and valid")
 
+-- a function called from bodies: its callers are ops of those bodies
+local inner = g:func("__inference_add_layer_call_and_return_conditional_losses_2459")
+local sites = inner:callers()
+is(5, #sites, "called from 5 sites")
+local in_bodies = true
+for _, op in ipairs(sites) do
+  local owner
+  for _, f in ipairs(g:functions()) do
+    if f:graph() == op.graph then owner = f end
+  end
+  in_bodies = in_bodies and owner ~= nil and op.type:find("PartitionedCall") ~= nil
+end
+ok(in_bodies, "each a call op of a function body")
+is(inner.name, sites[1]:attr("f").name, "whose f names it")
+
 -- a function only the object graph names
 local lonely = "__inference_bert_pretrainer_layer_call_fn_4601"
 local lf = g:func(lonely)

@@ -1,0 +1,80 @@
+/*
+ * eval.h: a small CPU evaluator of TensorFlow op kernels over constant
+ * values, for constant folding and weight rewrites.
+ *
+ * Values are dense and row-major.  Floating dtypes (float16, bfloat16,
+ * float32, float64) are held as doubles and rounded to their dtype after
+ * every kernel, so results are those of a kernel computing in the dtype
+ * within float rounding; integer dtypes are held as int64 and wrapped to
+ * their width after every kernel, so integer, shape and layout kernels are
+ * bit-exact.  bool is held as 0/1 integers.
+ *
+ * Broadcasting, negative axes and the dtype rules are TensorFlow's.
+ * Integer division and modulo follow each op: FloorDiv/FloorMod round
+ * toward negative infinity (the remainder has the divisor's sign),
+ * TruncateDiv/TruncateMod/Div/Mod toward zero (the dividend's sign).
+ *
+ * A kernel that cannot run (an op or dtype it does not know, an integer
+ * division by zero, a shape that does not hold) returns an error and
+ * leaves no output: callers keep the op as it was.
+ */
+#ifndef GE_EVAL_H
+#define GE_EVAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "graph.h"
+#include "shapes.h"
+
+struct Tensorflow__TensorProto;
+
+typedef struct ge_value {
+	int dtype;            /* TensorFlow DataType */
+	int rank;
+	int64_t dims[GE_SHAPE_MAXRANK];
+	int64_t n;            /* element count */
+	double *d;            /* floating dtypes */
+	int64_t *i;           /* integer dtypes and bool */
+} ge_value;
+
+/* Elements of a shape; -1 for a negative dim or more than the evaluator
+ * materializes. */
+int64_t ge_shape_count(int rank, const int64_t *dims);
+
+/* Whether dtype is one the evaluator holds, and whether as doubles. */
+int ge_eval_dtype_ok(int dtype);
+int ge_eval_dtype_float(int dtype);
+
+/* A new value of dtype and shape, zero-filled; NULL-free on any size the
+ * caller checked.  ge_value_free releases the elements (not the struct). */
+void ge_value_init(ge_value *v, int dtype, int rank, const int64_t *dims);
+void ge_value_free(ge_value *v);
+void ge_value_copy(ge_value *dst, const ge_value *src);
+/* Element k as a double / int64, whatever the storage. */
+double ge_value_get(const ge_value *v, int64_t k);
+int64_t ge_value_geti(const ge_value *v, int64_t k);
+/* Rounds (floats) or wraps (integers) every element to the dtype. */
+void ge_value_normalize(ge_value *v);
+
+/* From a TensorProto (GE_EINVAL for a dtype the evaluator does not hold
+ * or values that do not match the shape); to TensorProto bytes. */
+int ge_value_from_tensor(const struct Tensorflow__TensorProto *t,
+			 ge_value *v, ge_error *err);
+void ge_value_to_tensor(const ge_value *v, ge_buf *out);
+/* A Const op's value. */
+int ge_value_from_const(const ge_graph *g, ge_opid id, ge_value *v,
+			ge_error *err);
+
+/* Whether the evaluator has a kernel for an op type. */
+int ge_eval_supported(const char *type);
+
+/* Runs op `id`'s kernel on the values of its data inputs (nin of them, in
+ * order), writing its nout outputs.  Attrs are read from the op.  On error
+ * (GE_EINVAL: unsupported op or dtype, a division by zero, a shape that
+ * cannot hold) err says why and no output is left allocated. */
+int ge_eval_op(const ge_graph *g, ge_opid id, const ge_value *in, int nin,
+	       ge_value *out, int nout, ge_error *err);
+
+#endif

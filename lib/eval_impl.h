@@ -1,0 +1,84 @@
+/*
+ * eval_impl.h: what the evaluator's files share (eval.c: values, element-
+ * wise kernels, casts, reductions; eval_layout.c: shape and layout
+ * kernels; eval_nn.c: MatMul, convolutions).  Not part of the API.
+ */
+#ifndef GE_EVAL_IMPL_H
+#define GE_EVAL_IMPL_H
+
+#include "eval.h"
+
+#define DT_FLOAT 1
+#define DT_DOUBLE 2
+#define DT_INT32 3
+#define DT_UINT8 4
+#define DT_INT16 5
+#define DT_INT8 6
+#define DT_INT64 9
+#define DT_QUINT8 12
+#define DT_BOOL 10
+#define DT_BFLOAT16 14
+#define DT_UINT16 17
+#define DT_HALF 19
+#define DT_UINT32 22
+#define DT_UINT64 23
+
+/* Elements beyond this many are not materialized by a kernel. */
+#define EVAL_MAX_ELEMS ((int64_t)1 << 26)
+
+typedef struct kctx {
+	const ge_graph *g;
+	ge_opid id;
+	const char *type;
+	const ge_value *in;
+	int nin;
+	ge_value *out;
+	int nout;
+	ge_error *err;
+} kctx;
+
+typedef int (*kernel_fn)(kctx *k);
+
+struct ge_kernel {
+	const char *name;
+	kernel_fn fn;
+};
+extern const struct ge_kernel ge_layout_kernels[]; /* NULL-terminated */
+extern const struct ge_kernel ge_nn_kernels[];
+
+int k_fail(kctx *k, const char *fmt, ...) GE_PRINTF(2, 3);
+int k_need(kctx *k, int nin);
+int64_t k_attr_int(kctx *k, const char *name, int64_t def);
+int k_attr_bool(kctx *k, const char *name, int def);
+int k_attr_type(kctx *k, const char *name, int def);
+double k_attr_float(kctx *k, const char *name, double def);
+int k_attr_str_is(kctx *k, const char *name, const char *s, int def);
+int k_attr_ints(kctx *k, const char *name, int64_t *out, int cap);
+/* Integer elements of input i as a list (a shape, axes); -1 if too many
+ * or not an integer input. */
+int k_ints(kctx *k, int i, int64_t *out, int cap);
+int k_scalar_int(kctx *k, int i, int64_t *out);
+int k_axis(kctx *k, int64_t a, int rank, int64_t *out);
+
+/* Copies element ks of src to element kd of dst (same storage kind). */
+static inline void val_move(ge_value *dst, int64_t kd, const ge_value *src,
+			    int64_t ks)
+{
+	if (dst->d)
+		dst->d[kd] = src->d[ks];
+	else
+		dst->i[kd] = src->i[ks];
+}
+
+/* Row-major strides of a shape. */
+static inline void val_strides(const ge_value *v, int64_t *st)
+{
+	int64_t s = 1;
+	for (int i = v->rank - 1; i >= 0; i--) {
+		st[i] = s;
+		s *= v->dims[i];
+	}
+}
+
+
+#endif

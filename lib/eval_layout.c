@@ -1,0 +1,586 @@
+/*
+ * eval_layout.c: kernels that move elements without arithmetic (reshape,
+ * transpose, concat, pack, slices, gathers, pad, tile) and those that make
+ * shapes and sequences (Shape, Size, Rank, Fill, Range).  All are exact.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_impl.h"
+#include "shapes_impl.h"
+
+static int result_ok(kctx *k, int rank, const int64_t *dims)
+{
+	if (rank > GE_SHAPE_MAXRANK || ge_shape_count(rank, dims) < 0)
+		return k_fail(k, "result too large");
+	return GE_OK;
+}
+
+static int k_shape(kctx *k)
+{
+	int n = !strcmp(k->type, "ShapeN") ? k->nin : 1;
+	int dt = k_attr_type(k, "out_type", DT_INT32);
+	for (int j = 0; j < n && j < k->nout; j++) {
+		const ge_value *x = &k->in[j];
+		int64_t r = x->rank;
+		ge_value_init(&k->out[j], dt, 1, &r);
+		for (int i = 0; i < x->rank; i++)
+			k->out[j].i[i] = x->dims[i];
+	}
+	return GE_OK;
+}
+
+static int k_size_rank(kctx *k)
+{
+	if (k_need(k, 1))
+		return GE_EINVAL;
+	int size = !strcmp(k->type, "Size");
+	int dt = size ? k_attr_type(k, "out_type", DT_INT32) : DT_INT32;
+	ge_value_init(&k->out[0], dt, 0, NULL);
+	k->out[0].i[0] = size ? k->in[0].n : k->in[0].rank;
+	ge_value_normalize(&k->out[0]);
+	return GE_OK;
+}
+
+static int k_fill(kctx *k)
+{
+	int64_t dims[GE_SHAPE_MAXRANK];
+	if (k_need(k, 2))
+		return GE_EINVAL;
+	int r = k_ints(k, 0, dims, GE_SHAPE_MAXRANK);
+	if (r < 0 || k->in[1].n != 1 || result_ok(k, r, dims))
+		return k_fail(k, "Fill needs a shape and a scalar");
+	for (int i = 0; i < r; i++)
+		if (dims[i] < 0)
+			return k_fail(k, "negative dimension");
+	ge_value_init(&k->out[0], k->in[1].dtype, r, dims);
+	for (int64_t i = 0; i < k->out[0].n; i++)
+		val_move(&k->out[0], i, &k->in[1], 0);
+	return GE_OK;
+}
+
+static int k_range(kctx *k)
+{
+	if (k_need(k, 3))
+		return GE_EINVAL;
+	const ge_value *a = &k->in[0];
+	if (a->n != 1 || k->in[1].n != 1 || k->in[2].n != 1)
+		return k_fail(k, "Range needs scalars");
+	double s = ge_value_get(a, 0), l = ge_value_get(&k->in[1], 0),
+	       d = ge_value_get(&k->in[2], 0);
+	if (d == 0 || (d > 0 && s > l) || (d < 0 && s < l))
+		return k_fail(k, "Range with delta %g from %g to %g", d, s, l);
+	int64_t n;
+	if (a->i) {
+		int64_t si = a->i[0], li = k->in[1].i[0], di = k->in[2].i[0];
+		int64_t span;
+		if (di == INT64_MIN ||
+		    __builtin_sub_overflow(di > 0 ? li : si, di > 0 ? si : li, &span))
+			return k_fail(k, "Range too long");
+		int64_t ad = di > 0 ? di : -di;
+		n = span / ad + (span % ad != 0);
+	} else {
+		double c = ceil(fabs((l - s) / d));
+		if (!(c < 9.2e18))
+			return k_fail(k, "Range too long");
+		n = (int64_t)c;
+	}
+	if (result_ok(k, 1, &n))
+		return GE_EINVAL;
+	ge_value *o = &k->out[0];
+	ge_value_init(o, a->dtype, 1, &n);
+	/* TensorFlow's kernel accumulates in the dtype: so does this */
+	double v = s;
+	for (int64_t i = 0; i < n; i++) {
+		if (o->d) {
+			o->d[i] = v;
+			v = a->dtype == DT_FLOAT ? (double)(float)(v + d) : v + d;
+		} else {
+			o->i[i] = a->i[0] + i * k->in[2].i[0];
+		}
+	}
+	ge_value_normalize(o);
+	return GE_OK;
+}
+
+static int k_reshape(kctx *k)
+{
+	int64_t dims[GE_SHAPE_MAXRANK];
+	if (k_need(k, 2))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[0];
+	int r = k_ints(k, 1, dims, GE_SHAPE_MAXRANK);
+	if (r < 0)
+		return k_fail(k, "shape is not a small integer list");
+	int infer = -1;
+	int64_t known = 1;
+	for (int i = 0; i < r; i++) {
+		if (dims[i] == -1 && infer < 0)
+			infer = i;
+		else if (dims[i] < 0)
+			return k_fail(k, "bad dimension %lld", (long long)dims[i]);
+		else if (__builtin_mul_overflow(known, dims[i], &known))
+			return k_fail(k, "shape too large");
+	}
+	if (infer >= 0) {
+		if (known == 0 || x->n % known)
+			return k_fail(k, "cannot reshape %lld elements",
+				      (long long)x->n);
+		dims[infer] = x->n / known;
+	} else if (known != x->n) {
+		return k_fail(k, "cannot reshape %lld elements into %lld",
+			      (long long)x->n, (long long)known);
+	}
+	ge_value_copy(&k->out[0], x);
+	k->out[0].rank = r;
+	memcpy(k->out[0].dims, dims, (size_t)r * sizeof dims[0]);
+	return GE_OK;
+}
+
+static int k_squeeze_expand(kctx *k)
+{
+	if (k_need(k, 1))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[0];
+	int64_t d[GE_SHAPE_MAXRANK];
+	int r = 0;
+	if (!strcmp(k->type, "ExpandDims")) {
+		int64_t a = 0;
+		if (k_scalar_int(k, 1, &a) || x->rank >= GE_SHAPE_MAXRANK ||
+		    k_axis(k, a, x->rank + 1, &a))
+			return k_fail(k, "bad axis");
+		for (int i = 0, j = 0; i <= x->rank; i++)
+			d[r++] = i == a ? 1 : x->dims[j++];
+	} else {
+		int64_t ax[GE_SHAPE_MAXRANK];
+		uint8_t drop[GE_SHAPE_MAXRANK] = {0};
+		int na = k_attr_ints(k, "squeeze_dims", ax, GE_SHAPE_MAXRANK);
+		for (int i = 0; i < na; i++) {
+			int64_t a = 0;
+			if (k_axis(k, ax[i], x->rank, &a))
+				return GE_EINVAL;
+			if (x->dims[a] != 1)
+				return k_fail(k, "cannot squeeze a dim of %lld",
+					      (long long)x->dims[a]);
+			drop[a] = 1;
+		}
+		for (int i = 0; i < x->rank; i++)
+			if (!(na > 0 ? drop[i] : x->dims[i] == 1))
+				d[r++] = x->dims[i];
+	}
+	ge_value_copy(&k->out[0], x);
+	k->out[0].rank = r;
+	memcpy(k->out[0].dims, d, (size_t)r * sizeof d[0]);
+	return GE_OK;
+}
+
+static int k_transpose(kctx *k)
+{
+	int64_t p[GE_SHAPE_MAXRANK];
+	if (k_need(k, 2))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[0];
+	if (k_ints(k, 1, p, GE_SHAPE_MAXRANK) != x->rank)
+		return k_fail(k, "perm does not fit the input");
+	int64_t od[GE_SHAPE_MAXRANK], xs[GE_SHAPE_MAXRANK], st[GE_SHAPE_MAXRANK],
+		idx[GE_SHAPE_MAXRANK] = {0};
+	uint8_t seen[GE_SHAPE_MAXRANK] = {0};
+	val_strides(x, xs);
+	for (int i = 0; i < x->rank; i++) {
+		if (k_axis(k, p[i], x->rank, &p[i]) || seen[p[i]]++)
+			return k_fail(k, "perm is not a permutation");
+		od[i] = x->dims[p[i]];
+		st[i] = xs[p[i]];
+	}
+	ge_value *o = &k->out[0];
+	ge_value_init(o, x->dtype, x->rank, od);
+	int64_t ps = 0;
+	for (int64_t n = 0; n < o->n; n++) {
+		val_move(o, n, x, ps);
+		for (int d = x->rank - 1; d >= 0; d--) {
+			ps += st[d];
+			if (++idx[d] < od[d])
+				break;
+			ps -= st[d] * od[d];
+			idx[d] = 0;
+		}
+	}
+	return GE_OK;
+}
+
+/* Concatenation of vals along axis into o (shapes checked). */
+static int concat(kctx *k, const ge_value *vals, int n, int64_t axis,
+		  ge_value *o)
+{
+	if (n < 1)
+		return k_fail(k, "nothing to concatenate");
+	const ge_value *f = &vals[0];
+	int64_t a = 0;
+	if (k_axis(k, axis, f->rank, &a))
+		return GE_EINVAL;
+	int64_t od[GE_SHAPE_MAXRANK];
+	memcpy(od, f->dims, sizeof od);
+	od[a] = 0;
+	for (int i = 0; i < n; i++) {
+		if (vals[i].rank != f->rank || vals[i].dtype != f->dtype)
+			return k_fail(k, "input %d does not match", i);
+		for (int d = 0; d < f->rank; d++)
+			if (d != a && vals[i].dims[d] != f->dims[d])
+				return k_fail(k, "input %d does not match", i);
+		od[a] += vals[i].dims[a];
+	}
+	if (result_ok(k, f->rank, od))
+		return GE_EINVAL;
+	ge_value_init(o, f->dtype, f->rank, od);
+	int64_t outer = 1, inner = 1;
+	for (int d = 0; d < a; d++)
+		outer *= od[d];
+	for (int d = (int)a + 1; d < f->rank; d++)
+		inner *= od[d];
+	int64_t pos = 0;
+	for (int64_t p = 0; p < outer; p++)
+		for (int i = 0; i < n; i++) {
+			int64_t m = vals[i].dims[a] * inner;
+			for (int64_t j = 0; j < m; j++)
+				val_move(o, pos++, &vals[i], p * m + j);
+		}
+	return GE_OK;
+}
+
+static int k_concat(kctx *k)
+{
+	int v2 = !strcmp(k->type, "ConcatV2");
+	int64_t ax;
+	if (k_need(k, 2) || k_scalar_int(k, v2 ? k->nin - 1 : 0, &ax))
+		return k_fail(k, "axis is not a scalar");
+	return concat(k, k->in + (v2 ? 0 : 1), k->nin - 1, ax, &k->out[0]);
+}
+
+static int k_pack(kctx *k)
+{
+	if (k_need(k, 1))
+		return GE_EINVAL;
+	const ge_value *f = &k->in[0];
+	if (f->rank >= GE_SHAPE_MAXRANK)
+		return k_fail(k, "rank too large");
+	int64_t a = k_attr_int(k, "axis", 0);
+	if (k_axis(k, a, f->rank + 1, &a))
+		return GE_EINVAL;
+	/* each input viewed with a 1 at axis, then concatenated */
+	ge_value *v = ge_xcalloc((size_t)k->nin, sizeof *v);
+	for (int i = 0; i < k->nin; i++) {
+		v[i] = k->in[i];
+		if (v[i].rank != f->rank) {
+			free(v);
+			return k_fail(k, "input %d has another shape", i);
+		}
+		v[i].rank = f->rank + 1;
+		for (int d = 0, j = 0; d <= f->rank; d++)
+			v[i].dims[d] = d == a ? 1 : k->in[i].dims[j++];
+	}
+	int rc = concat(k, v, k->nin, a, &k->out[0]);
+	free(v);
+	return rc;
+}
+
+/* Output j of a split along axis a: elements [off, off+len) of that dim. */
+static void take(const ge_value *x, int64_t a, int64_t off, int64_t len,
+		 ge_value *o)
+{
+	int64_t od[GE_SHAPE_MAXRANK];
+	memcpy(od, x->dims, sizeof od);
+	od[a] = len;
+	ge_value_init(o, x->dtype, x->rank, od);
+	int64_t outer = 1, inner = 1;
+	for (int d = 0; d < a; d++)
+		outer *= x->dims[d];
+	for (int d = (int)a + 1; d < x->rank; d++)
+		inner *= x->dims[d];
+	int64_t pos = 0;
+	for (int64_t p = 0; p < outer; p++)
+		for (int64_t j = 0; j < len * inner; j++)
+			val_move(o, pos++, x, (p * x->dims[a] + off) * inner + j);
+}
+
+static int k_unpack(kctx *k)
+{
+	if (k_need(k, 1))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[0];
+	int64_t a = k_attr_int(k, "axis", 0);
+	if (k_axis(k, a, x->rank, &a) || x->dims[a] != k->nout)
+		return k_fail(k, "num does not match the dimension");
+	for (int j = 0; j < k->nout; j++) {
+		take(x, a, j, 1, &k->out[j]);
+		k->out[j].rank--;
+		memmove(k->out[j].dims + a, k->out[j].dims + a + 1,
+			(size_t)(k->out[j].rank - a) * sizeof x->dims[0]);
+	}
+	return GE_OK;
+}
+
+static int k_split(kctx *k)
+{
+	int v = !strcmp(k->type, "SplitV");
+	int64_t a, sizes[SH_MAXV];
+	if (k_need(k, v ? 3 : 2))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[v ? 0 : 1];
+	if (k_scalar_int(k, v ? 2 : 0, &a) || k_axis(k, a, x->rank, &a))
+		return k_fail(k, "bad axis");
+	int n = k->nout;
+	if (v) {
+		if (k_ints(k, 1, sizes, SH_MAXV) != n)
+			return k_fail(k, "size_splits does not fit");
+		int64_t known = 0;
+		int inf = -1;
+		for (int j = 0; j < n; j++) {
+			if (sizes[j] == -1)
+				inf = j;
+			else
+				known += sizes[j];
+		}
+		if (inf >= 0)
+			sizes[inf] = x->dims[a] - known;
+	} else {
+		if (n <= 0 || x->dims[a] % n || n > SH_MAXV)
+			return k_fail(k, "dimension does not split evenly");
+		for (int j = 0; j < n; j++)
+			sizes[j] = x->dims[a] / n;
+	}
+	int64_t off = 0;
+	for (int j = 0; j < n; j++) {
+		if (sizes[j] < 0 || off + sizes[j] > x->dims[a]) {
+			for (int i = 0; i < j; i++)
+				ge_value_free(&k->out[i]);
+			return k_fail(k, "sizes do not fit the dimension");
+		}
+		take(x, a, off, sizes[j], &k->out[j]);
+		off += sizes[j];
+	}
+	return GE_OK;
+}
+
+/* Gathers a box: for each dim a begin, a stride and a size. */
+static void box(const ge_value *x, const int64_t *beg, const int64_t *str,
+		const int64_t *size, ge_value *o)
+{
+	int64_t xs[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
+	val_strides(x, xs);
+	int64_t base = 0;
+	for (int d = 0; d < x->rank; d++)
+		base += beg[d] * xs[d];
+	int64_t p = base;
+	for (int64_t n = 0; n < o->n; n++) {
+		val_move(o, n, x, p);
+		for (int d = x->rank - 1; d >= 0; d--) {
+			p += str[d] * xs[d];
+			if (++idx[d] < size[d])
+				break;
+			p -= str[d] * xs[d] * size[d];
+			idx[d] = 0;
+		}
+	}
+}
+
+static int k_slice(kctx *k)
+{
+	int64_t b[GE_SHAPE_MAXRANK], s[GE_SHAPE_MAXRANK], one[GE_SHAPE_MAXRANK];
+	if (k_need(k, 3))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[0];
+	if (k_ints(k, 1, b, GE_SHAPE_MAXRANK) != x->rank ||
+	    k_ints(k, 2, s, GE_SHAPE_MAXRANK) != x->rank)
+		return k_fail(k, "begin and size must have one entry per dim");
+	for (int d = 0; d < x->rank; d++) {
+		if (s[d] == -1)
+			s[d] = x->dims[d] - b[d];
+		if (b[d] < 0 || s[d] < 0 || b[d] + s[d] > x->dims[d])
+			return k_fail(k, "slice out of bounds in dim %d", d);
+		one[d] = 1;
+	}
+	ge_value_init(&k->out[0], x->dtype, x->rank, s);
+	box(x, b, one, s, &k->out[0]);
+	return GE_OK;
+}
+
+static int k_strided_slice(kctx *k)
+{
+	int64_t b[SH_MAXV], e[SH_MAXV], s[SH_MAXV];
+	int64_t beg[GE_SHAPE_MAXRANK], str[GE_SHAPE_MAXRANK],
+		size[GE_SHAPE_MAXRANK], od[GE_SHAPE_MAXRANK];
+	if (k_need(k, 4))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[0];
+	int n = k_ints(k, 1, b, SH_MAXV);
+	if (n < 0 || k_ints(k, 2, e, SH_MAXV) != n ||
+	    k_ints(k, 3, s, SH_MAXV) != n)
+		return k_fail(k, "begin, end and strides must be equal lists");
+	int64_t masks[5] = {
+		k_attr_int(k, "begin_mask", 0), k_attr_int(k, "end_mask", 0),
+		k_attr_int(k, "ellipsis_mask", 0),
+		k_attr_int(k, "new_axis_mask", 0),
+		k_attr_int(k, "shrink_axis_mask", 0)};
+	int orank;
+	char msg[200];
+	if (ge_sslice_plan(x->rank, x->dims, n, b, e, s, masks, beg, str, size,
+			   &orank, od, msg, sizeof msg))
+		return k_fail(k, "%s", msg);
+	ge_value_init(&k->out[0], x->dtype, x->rank, size);
+	box(x, beg, str, size, &k->out[0]);
+	k->out[0].rank = orank;
+	memcpy(k->out[0].dims, od, (size_t)orank * sizeof od[0]);
+	return GE_OK;
+}
+
+static int k_gather(kctx *k)
+{
+	int64_t a = 0;
+	if (k_need(k, 2))
+		return GE_EINVAL;
+	const ge_value *p = &k->in[0], *ix = &k->in[1];
+	if (!strcmp(k->type, "GatherV2") &&
+	    (k_scalar_int(k, 2, &a) || k_attr_int(k, "batch_dims", 0) != 0))
+		return k_fail(k, "axis must be a scalar, batch_dims 0");
+	if (p->rank < 1 || k_axis(k, a, p->rank, &a) || !ix->i ||
+	    ix->dtype == DT_BOOL)
+		return k_fail(k, "bad params or indices");
+	int r = (int)a + ix->rank + p->rank - (int)a - 1;
+	int64_t od[GE_SHAPE_MAXRANK];
+	if (r > GE_SHAPE_MAXRANK)
+		return k_fail(k, "rank too large");
+	int q = 0;
+	for (int d = 0; d < a; d++)
+		od[q++] = p->dims[d];
+	for (int d = 0; d < ix->rank; d++)
+		od[q++] = ix->dims[d];
+	for (int d = (int)a + 1; d < p->rank; d++)
+		od[q++] = p->dims[d];
+	if (result_ok(k, r, od))
+		return GE_EINVAL;
+	int64_t outer = 1, inner = 1, len = p->dims[a];
+	for (int d = 0; d < a; d++)
+		outer *= p->dims[d];
+	for (int d = (int)a + 1; d < p->rank; d++)
+		inner *= p->dims[d];
+	for (int64_t j = 0; j < ix->n; j++)
+		if (ix->i[j] < 0 || ix->i[j] >= len)
+			return k_fail(k, "index %lld out of range [0, %lld)",
+				      (long long)ix->i[j], (long long)len);
+	ge_value *o = &k->out[0];
+	ge_value_init(o, p->dtype, r, od);
+	int64_t pos = 0;
+	for (int64_t u = 0; u < outer; u++)
+		for (int64_t j = 0; j < ix->n; j++)
+			for (int64_t v = 0; v < inner; v++)
+				val_move(o, pos++, p,
+					 (u * len + ix->i[j]) * inner + v);
+	return GE_OK;
+}
+
+static int k_tile(kctx *k)
+{
+	int64_t m[GE_SHAPE_MAXRANK], od[GE_SHAPE_MAXRANK];
+	if (k_need(k, 2))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[0];
+	if (k_ints(k, 1, m, GE_SHAPE_MAXRANK) != x->rank)
+		return k_fail(k, "multiples must have one entry per dim");
+	for (int d = 0; d < x->rank; d++) {
+		if (m[d] < 0)
+			return k_fail(k, "negative multiple");
+		od[d] = x->dims[d] * m[d];
+	}
+	if (result_ok(k, x->rank, od))
+		return GE_EINVAL;
+	ge_value *o = &k->out[0];
+	ge_value_init(o, x->dtype, x->rank, od);
+	int64_t xs[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
+	val_strides(x, xs);
+	for (int64_t n = 0; n < o->n; n++) {
+		int64_t p = 0;
+		for (int d = 0; d < x->rank; d++)
+			p += (idx[d] % x->dims[d]) * xs[d];
+		val_move(o, n, x, p);
+		for (int d = x->rank - 1; d >= 0; d--) {
+			if (++idx[d] < od[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+	return GE_OK;
+}
+
+static int k_pad(kctx *k)
+{
+	int64_t p[2 * GE_SHAPE_MAXRANK], od[GE_SHAPE_MAXRANK];
+	if (k_need(k, 2))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[0];
+	if (k_ints(k, 1, p, 2 * GE_SHAPE_MAXRANK) != 2 * x->rank)
+		return k_fail(k, "paddings must be [rank, 2]");
+	for (int d = 0; d < x->rank; d++) {
+		if (p[2 * d] < 0 || p[2 * d + 1] < 0)
+			return k_fail(k, "negative padding");
+		od[d] = x->dims[d] + p[2 * d] + p[2 * d + 1];
+	}
+	if (result_ok(k, x->rank, od))
+		return GE_EINVAL;
+	ge_value *o = &k->out[0];
+	ge_value_init(o, x->dtype, x->rank, od);
+	if (!strcmp(k->type, "PadV2") && k->nin > 2 && k->in[2].n == 1)
+		for (int64_t n = 0; n < o->n; n++)
+			val_move(o, n, &k->in[2], 0);
+	int64_t os[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
+	val_strides(o, os);
+	for (int64_t n = 0; n < x->n; n++) {
+		int64_t q = 0;
+		for (int d = 0; d < x->rank; d++)
+			q += (idx[d] + p[2 * d]) * os[d];
+		val_move(o, q, x, n);
+		for (int d = x->rank - 1; d >= 0; d--) {
+			if (++idx[d] < x->dims[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+	return GE_OK;
+}
+
+static int k_invert_permutation(kctx *k)
+{
+	if (k_need(k, 1))
+		return GE_EINVAL;
+	const ge_value *x = &k->in[0];
+	if (x->rank != 1 || !x->i || x->dtype == DT_BOOL)
+		return k_fail(k, "needs a 1-D integer input");
+	ge_value *o = &k->out[0];
+	ge_value_init(o, x->dtype, 1, x->dims);
+	for (int64_t j = 0; j < x->n; j++)
+		o->i[j] = -1;
+	for (int64_t j = 0; j < x->n; j++) {
+		int64_t p = x->i[j];
+		if (p < 0 || p >= x->n || o->i[p] != -1) {
+			ge_value_free(o);
+			return k_fail(k, "not a permutation");
+		}
+		o->i[p] = j;
+	}
+	return GE_OK;
+}
+
+const struct ge_kernel ge_layout_kernels[] = {
+	{"InvertPermutation", k_invert_permutation},
+	{"Shape", k_shape}, {"ShapeN", k_shape}, {"Size", k_size_rank},
+	{"Rank", k_size_rank}, {"Fill", k_fill}, {"Range", k_range},
+	{"Reshape", k_reshape}, {"Squeeze", k_squeeze_expand},
+	{"ExpandDims", k_squeeze_expand}, {"Transpose", k_transpose},
+	{"ConcatV2", k_concat}, {"Concat", k_concat}, {"Pack", k_pack},
+	{"Unpack", k_unpack}, {"Split", k_split}, {"SplitV", k_split},
+	{"Slice", k_slice}, {"StridedSlice", k_strided_slice},
+	{"Gather", k_gather}, {"GatherV2", k_gather}, {"Tile", k_tile},
+	{"Pad", k_pad}, {"PadV2", k_pad},
+	{NULL, NULL},
+};

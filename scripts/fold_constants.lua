@@ -1,0 +1,34 @@
+-- fold_constants: replace constant subgraphs by Consts (transform_graph's
+-- fold_constants).
+return {
+  name = "fold_constants",
+  description = [[
+Replace every constant subgraph by Consts, computed without TensorFlow.
+
+A subgraph whose inputs are all Const (Shape, Size and Rank count as
+constant where the input's shape is fully known) and that holds no
+stateful or control-flow op is evaluated on the CPU; each op it feeds
+from reads a Const of the same name as the op it replaces, and the ops
+only the folded values needed go.  An op the evaluator cannot run (no
+kernel for its type or dtype, a division by zero) stays as it was with
+its inputs, and the report on standard error says which and why: a
+wrong Const is never written.  `outputs` are kept even when nothing
+reads them.]],
+  params = {
+    {name = "inputs", type = "list", default = {},
+     help = "the graph's inputs (accepted for transform_graph's command "
+            .. "lines; Placeholders are never folded)"},
+    {name = "outputs", type = "list", default = {},
+     help = "ops to keep"},
+  },
+  run = function(g, p)
+    local keep = {}
+    for i, s in ipairs(p.outputs) do keep[i] = (s:gsub("^%^", ""):gsub(":%d+$", "")) end
+    local r = ge.fold_constants(g, {outputs = keep})
+    io.stderr:write(string.format(
+      "fold_constants: %d ops folded, %d removed, %d left as they were\n",
+      r.folded, r.removed, r.skipped))
+    for _, n in ipairs(r.notes) do io.stderr:write("  ", n, "\n") end
+    return r
+  end,
+}

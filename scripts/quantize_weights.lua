@@ -1,0 +1,23 @@
+-- quantize_weights: 8-bit weights with a Dequantize (transform_graph's
+-- quantize_weights).
+return {
+  name = "quantize_weights",
+  description = [[
+Store large float32 Consts as 8 bits, with a Dequantize.
+
+Every float32 Const of at least minimum_size elements becomes a quint8
+Const NAME_quantized_const, its range NAME_quantized_min and
+NAME_quantized_max, and a Dequantize (mode MIN_FIRST) named NAME, as
+transform_graph writes them: the weights take a quarter of the space,
+and what read NAME reads the dequantized values.]],
+  params = {
+    {name = "minimum_size", type = "int", default = 1024,
+     help = "smaller Consts are left as they are"},
+  },
+  run = function(g, p)
+    local r = ge.quantize_weights(g, {minimum_size = p.minimum_size})
+    io.stderr:write(string.format("quantize_weights: %d Consts quantized\n",
+                                  r.folded))
+    return r
+  end,
+}
