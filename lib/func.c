@@ -9,6 +9,7 @@
  * Bodies are parsed and encoded by func_body.c, checked by func_check.c.
  */
 #include "func_impl.h"
+#include "bounds.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,7 +295,8 @@ const Tensorflow__OpDef *fl_raw_sig(ge_fn *f)
 		if (ge_find_len_field(f->raw, f->raw + f->raw_len, FD_SIGNATURE,
 				      &b, &n))
 			n = 0, b = (const uint8_t *)"";
-		f->sig = tensorflow__op_def__unpack(NULL, n, b);
+		f->sig = (Tensorflow__OpDef *)ge_pb_unpack(
+		&tensorflow__op_def__descriptor, n, b);
 		if (!f->sig) {
 			f->sig = ge_xmalloc(sizeof *f->sig);
 			tensorflow__op_def__init(f->sig);
@@ -719,7 +721,8 @@ static void with_name(const uint8_t *p, size_t n, const char *name,
 		if ((tag >> 3) == FD_SIGNATURE && (tag & 7) == 2) {
 			if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
 				break;
-			Tensorflow__OpDef *d = tensorflow__op_def__unpack(NULL, l, p);
+			Tensorflow__OpDef *d = (Tensorflow__OpDef *)ge_pb_unpack(
+		&tensorflow__op_def__descriptor, l, p);
 			p += l;
 			if (!d) {
 				ge_buf_add(out, fs, (size_t)(p - fs));
@@ -795,7 +798,8 @@ static void rename_ref_site(const ge_func_ref *r, const char *from,
 	const uint8_t *raw = ge_op_attr_raw(r->in, r->op, r->attr, &len);
 	if (!raw)
 		return;
-	Tensorflow__AttrValue *v = tensorflow__attr_value__unpack(NULL, len, raw);
+	Tensorflow__AttrValue *v = (Tensorflow__AttrValue *)ge_pb_unpack(
+		&tensorflow__attr_value__descriptor, len, raw);
 	if (!v)
 		return;
 	if (rename_in_attr(v, from, to))

@@ -7,6 +7,7 @@
  * was renamed or its body's version moved since the parse.
  */
 #include "func_impl.h"
+#include "bounds.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -786,9 +787,11 @@ static void build_sig(ge_fn *f)
 	if (ge_find_len_field(f->raw, f->raw + f->raw_len, FD_SIGNATURE, &sb,
 			      &sn))
 		sn = 0, sb = (const uint8_t *)"";
-	Tensorflow__OpDef *d = tensorflow__op_def__unpack(NULL, sn, sb);
+	Tensorflow__OpDef *d = (Tensorflow__OpDef *)ge_pb_unpack(
+		&tensorflow__op_def__descriptor, sn, sb);
 	if (!d)
-		d = tensorflow__op_def__unpack(NULL, 0, (const uint8_t *)"");
+		d = (Tensorflow__OpDef *)ge_pb_unpack(
+		&tensorflow__op_def__descriptor, 0, (const uint8_t *)"");
 	Tensorflow__OpDef__ArgDef **oi = d->input_arg, **oo = d->output_arg;
 	size_t noi = d->n_input_arg, noo = d->n_output_arg;
 	char *oname = d->name;
@@ -864,7 +867,8 @@ void fl_fn_sync(ge_fn *f)
 	f->cur = NULL;
 	if (f->sig_changed) {
 		build_sig(f);
-		f->cur = tensorflow__op_def__unpack(NULL, f->sig_bytes.len,
+		f->cur = (Tensorflow__OpDef *)ge_pb_unpack(
+		&tensorflow__op_def__descriptor, f->sig_bytes.len,
 						    f->sig_bytes.data);
 	}
 	f->sync_ver = b->version;

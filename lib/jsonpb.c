@@ -3,6 +3,7 @@
  * holds the proto3 JSON mapping between its values and protobuf-c messages.
  */
 #include "jsonpb.h"
+#include "bounds.h"
 #include "pbfield.h"
 #include "textpb.h"
 
@@ -1098,7 +1099,7 @@ static json_t *any_json(const ProtobufCMessage *msg,
 	const ProtobufCMessageDescriptor *td =
 		slash ? ge_textpb_lookup(slash + 1, strlen(slash + 1)) : NULL;
 	ProtobufCMessage *inner =
-		td ? protobuf_c_message_unpack(td, NULL, val->len, val->data)
+		td ? ge_pb_unpack(td, val->len, val->data)
 		   : NULL;
 	const ProtobufCFieldDescriptor *u2, *v2;
 	if (!inner) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "meta.h"
+#include "bounds.h"
 #include "transform.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 #include "tensorflow/core/protobuf/saver.pb-c.h"
@@ -21,7 +22,7 @@ static ProtobufCMessage *clone(const ProtobufCMessage *m)
 	uint8_t *b = ge_xmalloc(n ? n : 1);
 	protobuf_c_message_pack(m, b);
 	ProtobufCMessage *c =
-		protobuf_c_message_unpack(m->descriptor, NULL, n, b);
+		ge_pb_unpack(m->descriptor, n, b);
 	free(b);
 	return c;
 }

@@ -15,6 +15,7 @@
  * exactly, so an unedited weight comes back byte for byte.
  */
 #include "config.h"
+#include "bounds.h"
 #include "graph.h"
 #include "meta.h"
 #include "model.h"
@@ -472,7 +473,8 @@ static int topology(writer *W, ge_graph *g, json_t **out)
 	int rc = ge_serialize(g, GE_FMT_GRAPHDEF, &b, W->err);
 	if (rc)
 		return rc;
-	Tensorflow__GraphDef *gd = tensorflow__graph_def__unpack(NULL, b.len,
+	Tensorflow__GraphDef *gd = (Tensorflow__GraphDef *)ge_pb_unpack(
+		&tensorflow__graph_def__descriptor, b.len,
 								 b.data);
 	ge_buf_free(&b);
 	if (!gd)

@@ -12,6 +12,7 @@
  * function; g:functions() on a body lists its root's functions.
  */
 #include "config.h"
+#include "bounds.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -309,7 +310,8 @@ static void push_attrs(lua_State *L, lge_func *F)
 		size_t len;
 		const char *k = ge_func_attr(g, F->id, i, &v, &len);
 		Tensorflow__AttrValue *av =
-			tensorflow__attr_value__unpack(NULL, len, v);
+			(Tensorflow__AttrValue *)ge_pb_unpack(
+		&tensorflow__attr_value__descriptor, len, v);
 		if (!av)
 			continue;
 		lge_pushattr(L, av);
