@@ -3,7 +3,7 @@
 # through the commands: each is refused with exit status 2 and one line
 # naming the file and the node (or field path), within the memory budget,
 # without reading outside the model, hanging, or leaving temp files.  The
-# numbers are the cases of the issue on hostile input.
+# numbers are the cases listed in doc/hostile-input.md.
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 SRC=${GE_TOP_SRCDIR:-.}
 T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-hostile.XXXXXX"` || exit 1

@@ -1,6 +1,6 @@
 #!/bin/sh
 # hostile-kill.sh: SavedModel saves killed with SIGKILL at random moments
-# (case 7 of the issue on hostile input).  Two models, A and B, are saved
+# (case 7 of doc/hostile-input.md).  Two models, A and B, are saved
 # in turn over the same destination D; each save is killed after a random
 # delay drawn over the length of a save, until at least 50 kills have
 # landed mid-save (a temp directory of the save is there afterwards).

@@ -1,7 +1,7 @@
 /*
  * hostile.c: the limits of lib/bounds.c and the file system rules of
  * lib/fsutil.c, on inputs built here: nesting, sizes and the budget, the
- * quadratic checkpoint index (case 4 of the issue on hostile input), paths
+ * quadratic checkpoint index (case 4 of doc/hostile-input.md), paths
  * inside a model, FIFOs and devices, directory swaps with and without
  * renameat2(RENAME_EXCHANGE), and what killed saves leave behind.
  */
