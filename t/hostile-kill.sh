@@ -75,7 +75,9 @@ while read d; do
 	   ls -d D.old-$pid-* >/dev/null 2>&1; then
 		mid=`expr $mid + 1`
 	fi
-	# D.old-* alone means the fallback was killed between its renames:
+	# D.old-* alone means a fallback save was killed between its renames
+	# (this one, or an earlier one whose old directory the next save had
+	# not put back yet when it was killed):
 	# the next save puts the old directory back; D itself must be whole
 	# whenever it is there, and is there but in that one case
 	if test -d D; then
@@ -83,7 +85,7 @@ while read d; do
 		elif same D $ref; then prev=$ref
 		else bad=`expr $bad + 1`; echo "# kill $kills: D is incomplete"
 		fi
-	elif ! ls -d D.old-$pid-* >/dev/null 2>&1; then
+	elif ! ls -d D.old-* >/dev/null 2>&1; then
 		bad=`expr $bad + 1`; echo "# kill $kills: no D and no old copy"
 	fi
 	test $st -eq 0 && prev=$ref
