@@ -365,8 +365,27 @@ int ge_file_read(const char *path, uint8_t **data, size_t *len, ge_error *err)
 	uint8_t *buf = ge_xmalloc(cap + 1);
 	for (;;) {
 		if (n == cap) {
+			/* the file is read whole: only a file that grew since
+			 * the stat needs a bigger buffer, so the end is probed
+			 * first rather than the buffer doubled for nothing */
+			uint8_t probe;
+			ssize_t r = read(fd, &probe, 1);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0 && n > 0) {
+				if (r < 0) {
+					int e = errno;
+					free(buf);
+					close(fd);
+					return ge_err(err, GE_EIO, "%s: %s",
+						      path, strerror(e));
+				}
+				break;
+			}
 			cap *= 2;
 			buf = ge_xrealloc(buf, cap + 1);
+			if (r == 1)
+				buf[n++] = probe;
 		}
 		ssize_t r = read(fd, buf + n, cap - n);
 		if (r < 0) {

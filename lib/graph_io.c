@@ -971,9 +971,17 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 					e->owned = ge_xmalloc(se->len ? se->len : 1);
 					memcpy(e->owned, se->owned, se->len);
 					e->raw = e->owned;
-				} else {
+				} else if (se->raw >= src->src &&
+					   se->raw < src->src + src->src_len) {
 					e->owned = NULL;
 					e->raw = REBASE(se->raw);
+				} else { /* in the source's arena */
+					uint8_t *c = ge_arena_alloc(
+						&g->arena, se->len ? se->len : 1);
+					if (se->len)
+						memcpy(c, se->raw, se->len);
+					e->owned = NULL;
+					e->raw = c;
 				}
 			}
 		}
@@ -1031,7 +1039,8 @@ int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 						&o->ents[k].val->base, NULL);
 			}
 			o->n_ents = 0;
-			free(o->ents);
+			if (o->flags & OPF_ENTS_OWNED)
+				free(o->ents);
 			if (o->flags & OPF_IN_OWNED)
 				free(o->in);
 			if (o->flags & OPF_USES_OWNED)

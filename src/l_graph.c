@@ -303,9 +303,30 @@ static int g_add_op(lua_State *L)
 	for (size_t i = 0; i < n_ctl; i++)
 		if (ge_op_add_control_input(g, id, ctl[i], &err) != GE_OK)
 			goto fail;
-	for (size_t i = 0; i < na; i++)
-		ge_op_set_attr_raw(g, id, pa[i].name, enc->data + pa[i].off,
-				   pa[i].len);
+	if (na) {
+		const char *names_s[ADD_OP_SMALL];
+		const uint8_t *bytes_s[ADD_OP_SMALL];
+		size_t lens_s[ADD_OP_SMALL];
+		const char **names = names_s;
+		const uint8_t **bytes = bytes_s;
+		size_t *lens = lens_s;
+		if (na > ADD_OP_SMALL) { /* C memory: nothing raises below */
+			names = ge_xmalloc(na * sizeof *names);
+			bytes = ge_xmalloc(na * sizeof *bytes);
+			lens = ge_xmalloc(na * sizeof *lens);
+		}
+		for (size_t i = 0; i < na; i++) {
+			names[i] = pa[i].name;
+			bytes[i] = enc->data + pa[i].off;
+			lens[i] = pa[i].len;
+		}
+		ge_op_add_attrs_raw(g, id, na, names, bytes, lens);
+		if (names != names_s) {
+			free(names);
+			free(bytes);
+			free(lens);
+		}
+	}
 	if (enc == &add_op_enc)
 		add_op_enc_busy = 0;
 	if (device)
