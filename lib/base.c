@@ -177,11 +177,29 @@ void ge_buf_tag(ge_buf *b, uint32_t field, int wiretype)
 	ge_buf_varint(b, ((uint64_t)field << 3) | (uint64_t)wiretype);
 }
 
+static size_t put_varint(uint8_t *d, uint64_t v)
+{
+	size_t n = 0;
+	do {
+		uint8_t c = v & 0x7f;
+		v >>= 7;
+		d[n++] = c | (v ? 0x80 : 0);
+	} while (v);
+	return n;
+}
+
+/* One reserve for tag, length and bytes: every field of an encoded op
+ * passes here. */
 void ge_buf_lenfield(ge_buf *b, uint32_t field, const void *p, size_t n)
 {
-	ge_buf_tag(b, field, 2);
-	ge_buf_varint(b, n);
-	ge_buf_add(b, p, n);
+	ge_buf_reserve(b, n + 20);
+	size_t at = b->len;
+	at += put_varint(b->data + at, (uint64_t)field << 3 | 2);
+	at += put_varint(b->data + at, n);
+	if (n)
+		memcpy(b->data + at, p, n);
+	b->len = at + n;
+	b->data[b->len] = 0;
 }
 
 void ge_buf_wrap(ge_buf *b, size_t start, uint32_t field)
