@@ -121,8 +121,9 @@ static int g_tensor(lua_State *L)
 /* Inputs, control inputs and attrs are checked and encoded before the op
  * is created, so a bad argument leaves the graph untouched. */
 struct pending_attr {
-	const char *name; /* a key of the attrs table, which holds it */
-	size_t off, len;
+	const char *name; /* held by the attrs or raw_attrs table */
+	size_t off, len;  /* in the encoding buffer */
+	const char *raw;  /* or these bytes (raw_attrs) */
 };
 
 static int cmp_attr(const void *a, const void *b)
@@ -204,8 +205,77 @@ static size_t add_op_inputs(lua_State *L, lge_graph *G, size_t nin,
 	return n_data;
 }
 
+/* Reads the nr pairs of raw_attrs (7) into ra; a name also in pa (the
+ * attrs) or given twice raises. */
+static void add_op_raw(lua_State *L, struct pending_attr *ra, size_t nr,
+		       const struct pending_attr *pa, size_t na)
+{
+	for (size_t i = 0; i < nr; i++) {
+		size_t len;
+		lua_rawgeti(L, 7, (lua_Integer)(2 * i + 1));
+		lua_rawgeti(L, 7, (lua_Integer)(2 * i + 2));
+		if (lua_type(L, -2) != LUA_TSTRING || !*lua_tostring(L, -2) ||
+		    lua_type(L, -1) != LUA_TSTRING)
+			luaL_argerror(L, 2,
+				      lua_pushfstring(L, "raw_attrs[%d]: a name "
+							 "and a string of bytes "
+							 "expected",
+						      (int)(2 * i + 1)));
+		/* both held by raw_attrs */
+		ra[i].name = lua_tostring(L, -2);
+		ra[i].raw = lua_tolstring(L, -1, &len);
+		ra[i].len = len;
+		lua_pop(L, 2);
+		for (size_t j = 0; j < na + i; j++)
+			if (!strcmp(j < na ? pa[j].name : ra[j - na].name,
+				    ra[i].name))
+				luaL_argerror(L, 2,
+					      lua_pushfstring(L, "attr '%s' given "
+								 "twice",
+							      ra[i].name));
+	}
+}
+
+/* Gives the new op its attrs (pa, encoded in enc), then its raw ones, in
+ * one call. */
+static void add_op_attrs(ge_graph *g, ge_opid id, const struct pending_attr *pa,
+			 size_t na, const struct pending_attr *ra, size_t nr,
+			 const ge_buf *enc)
+{
+	const char *names_s[2 * ADD_OP_SMALL];
+	const uint8_t *bytes_s[2 * ADD_OP_SMALL];
+	size_t lens_s[2 * ADD_OP_SMALL];
+	const char **names = names_s;
+	const uint8_t **bytes = bytes_s;
+	size_t *lens = lens_s;
+	size_t n = na + nr;
+	if (!n)
+		return;
+	if (n > 2 * ADD_OP_SMALL) {
+		names = ge_xmalloc(n * sizeof *names);
+		bytes = ge_xmalloc(n * sizeof *bytes);
+		lens = ge_xmalloc(n * sizeof *lens);
+	}
+	for (size_t i = 0; i < na; i++) {
+		names[i] = pa[i].name;
+		bytes[i] = enc->data + pa[i].off;
+		lens[i] = pa[i].len;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		names[na + i] = ra[i].name;
+		bytes[na + i] = (const uint8_t *)ra[i].raw;
+		lens[na + i] = ra[i].len;
+	}
+	ge_op_add_attrs_raw(g, id, n, names, bytes, lens);
+	if (names != names_s) {
+		free(names);
+		free(bytes);
+		free(lens);
+	}
+}
+
 /* g:add_op{type=, name=, inputs=, control_inputs=, attrs=, attr_kinds=,
- * device=} -> op */
+ * raw_attrs=, device=} -> op */
 static int g_add_op(lua_State *L)
 {
 	lge_graph *G = lge_checkgraph(L, 1);
@@ -238,6 +308,15 @@ static int g_add_op(lua_State *L)
 	t = lua_getfield(L, 2, "attr_kinds");
 	if (t != LUA_TNIL && t != LUA_TTABLE)
 		return luaL_argerror(L, 2, "field 'attr_kinds' must be a table");
+	/* raw_attrs (7): {name, bytes, name, bytes, ...}, kept in order */
+	t = lua_getfield(L, 2, "raw_attrs");
+	if (t != LUA_TNIL && t != LUA_TTABLE)
+		return luaL_argerror(L, 2, "field 'raw_attrs' must be a list");
+	size_t nr = t == LUA_TTABLE ? lua_rawlen(L, 7) : 0;
+	if (nr % 2)
+		return luaL_argerror(L, 2, "field 'raw_attrs' must list name, "
+					   "bytes pairs");
+	nr /= 2;
 
 	ge_tref in_s[ADD_OP_SMALL];
 	ge_opid ctl_s[ADD_OP_SMALL];
@@ -269,6 +348,9 @@ static int g_add_op(lua_State *L)
 	}
 	/* sorted, so the NodeDef never depends on table order */
 	qsort(pa, na, sizeof *pa, cmp_attr);
+	struct pending_attr ra_s[ADD_OP_SMALL];
+	struct pending_attr *ra = small_or_ud(L, ra_s, nr, sizeof *ra);
+	add_op_raw(L, ra, nr, pa, na);
 	const Tensorflow__OpDef *def = na ? ge_graph_opdef(g, type) : NULL;
 	ge_buf *enc = &add_op_enc;
 	if (add_op_enc_busy)
@@ -303,30 +385,8 @@ static int g_add_op(lua_State *L)
 	for (size_t i = 0; i < n_ctl; i++)
 		if (ge_op_add_control_input(g, id, ctl[i], &err) != GE_OK)
 			goto fail;
-	if (na) {
-		const char *names_s[ADD_OP_SMALL];
-		const uint8_t *bytes_s[ADD_OP_SMALL];
-		size_t lens_s[ADD_OP_SMALL];
-		const char **names = names_s;
-		const uint8_t **bytes = bytes_s;
-		size_t *lens = lens_s;
-		if (na > ADD_OP_SMALL) { /* C memory: nothing raises below */
-			names = ge_xmalloc(na * sizeof *names);
-			bytes = ge_xmalloc(na * sizeof *bytes);
-			lens = ge_xmalloc(na * sizeof *lens);
-		}
-		for (size_t i = 0; i < na; i++) {
-			names[i] = pa[i].name;
-			bytes[i] = enc->data + pa[i].off;
-			lens[i] = pa[i].len;
-		}
-		ge_op_add_attrs_raw(g, id, na, names, bytes, lens);
-		if (names != names_s) {
-			free(names);
-			free(bytes);
-			free(lens);
-		}
-	}
+	/* C memory only from here: nothing raises */
+	add_op_attrs(g, id, pa, na, ra, nr, enc);
 	if (enc == &add_op_enc)
 		add_op_enc_busy = 0;
 	if (device)

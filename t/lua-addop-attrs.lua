@@ -62,4 +62,33 @@ kb:set_attr("Truncate", false)
 is(b:serialize(), a:serialize(), "same GraphDef bytes as set_attr one by one")
 ok(#h:serialize() > 0, "the reordered clone serializes")
 
+-- raw_attrs: encoded bytes in the given order, after attrs
+local r = ge.graph()
+local s = r:add_op{type = "NoOp", name = "s"}
+s:set_attr("v", 3, "int")
+local three = s:attr_raw("v")
+s:set_attr("v", "float32", "type")
+local f32 = s:attr_raw("v")
+local q = r:add_op{type = "Identity", name = "q", attrs = {T = "float32"},
+                   raw_attrs = {"z", three, "b", f32}}
+same({"T", "z", "b"}, q:attr_names(), "raw_attrs follow attrs, in order")
+is(3, (q:attr("z")), "raw bytes read back")
+is(three, q:attr_raw("z"), "byte for byte")
+local q2 = r:add_op{type = "Identity", name = "q2", attrs = {T = "float32"}}
+q2:set_attr_raw("z", three)
+q2:set_attr_raw("b", f32)
+local b1, b2 = q:attr_raw("b"), q2:attr_raw("b")
+is(b2, b1, "the same bytes as set_attr_raw gives")
+tap.raises("given twice", function()
+  r:add_op{type = "X", name = "x1", attrs = {T = "float32"},
+           raw_attrs = {"T", three}}
+end, "a name in attrs and raw_attrs raises")
+tap.raises("pairs", function()
+  r:add_op{type = "X", name = "x2", raw_attrs = {"T"}}
+end, "an odd list raises")
+tap.raises("a string of bytes expected", function()
+  r:add_op{type = "X", name = "x3", raw_attrs = {"T", 3}}
+end, "bytes must be a string")
+is(nil, r:op("x1") or r:op("x2") or r:op("x3"), "the graph is unchanged")
+
 tap.done()
