@@ -13,6 +13,7 @@
 
 void ge_match_free(ge_match *m)
 {
+	free(m->items);
 	free(m->caps);
 	free(m->ops);
 	free(m->consts);
@@ -30,14 +31,23 @@ const ge_capture *ge_match_capture(const ge_match *m, const char *name)
 
 /* ------------------------------------------------------------ matcher */
 
-/* The capture names of one root pattern, in order of first appearance. */
+/* The capture names of one root pattern, in order of first appearance,
+ * and for each: how often it is made inside a rest and outside any, and
+ * referred to by a ref; a name made inside a rest is a list capture. */
+typedef struct plan_use {
+	unsigned in_rest, outside, refs;
+	int kind; /* GE_CAP_OP or GE_CAP_TENSOR, of what it holds */
+} plan_use;
+
 typedef struct plan {
 	const char **names;
+	plan_use *use;
+	unsigned char *list;
 	size_t n;
 } plan;
 
-static int plan_walk(plan *pl, const ge_pat *p, int operand, int depth,
-		     ge_error *err)
+static int plan_walk(plan *pl, const ge_pat *p, int operand, int in_rest,
+		     int depth, ge_error *err)
 {
 	if (depth > MAX_DEPTH)
 		return ge_err(err, GE_EINVAL, "pattern nested too deeply");
@@ -52,30 +62,69 @@ static int plan_walk(plan *pl, const ge_pat *p, int operand, int depth,
 		if (i == pl->n) {
 			pl->names = ge_xrealloc(pl->names, (pl->n + 1) *
 								   sizeof *pl->names);
+			pl->use = ge_xrealloc(pl->use,
+					      (pl->n + 1) * sizeof *pl->use);
+			memset(&pl->use[pl->n], 0, sizeof *pl->use);
 			pl->names[pl->n++] = p->capture;
 		}
+		plan_use *u = &pl->use[i];
+		if (p->kind == GE_PAT_REF)
+			u->refs++;
+		else if (in_rest)
+			u->in_rest++;
+		else
+			u->outside++;
+		if (p->kind != GE_PAT_REF)
+			u->kind = p->kind == GE_PAT_ANY ? GE_CAP_TENSOR
+							: GE_CAP_OP;
 	}
 	int rc;
 	for (size_t i = 0; i < p->n_operands; i++)
-		if ((rc = plan_walk(pl, p->operands[i], 1, depth + 1, err)))
+		if ((rc = plan_walk(pl, p->operands[i], 1, in_rest, depth + 1,
+				    err)))
 			return rc;
 	for (size_t i = 0; i < p->n_ctrl; i++)
-		if ((rc = plan_walk(pl, p->ctrl[i], 0, depth + 1, err)))
+		if ((rc = plan_walk(pl, p->ctrl[i], 0, in_rest, depth + 1,
+				    err)))
 			return rc;
-	if (p->sub && (rc = plan_walk(pl, p->sub, 0, depth + 1, err)))
+	if (p->sub &&
+	    (rc = plan_walk(pl, p->sub, 0, in_rest || p->kind == GE_PAT_REST,
+			    depth + 1, err)))
 		return rc;
 	return GE_OK;
 }
 
+static void plan_free(plan *pl)
+{
+	free(pl->names);
+	free(pl->use);
+	free(pl->list);
+	memset(pl, 0, sizeof *pl);
+}
+
 static int plan_make(plan *pl, const ge_pat *p, ge_error *err)
 {
-	pl->names = NULL;
-	pl->n = 0;
-	int rc = plan_walk(pl, p, 0, 0, err);
-	if (rc) {
-		free(pl->names);
-		pl->names = NULL;
+	memset(pl, 0, sizeof *pl);
+	int rc = plan_walk(pl, p, 0, 0, 0, err);
+	if (!rc)
+		pl->list = ge_xcalloc(pl->n + 1, 1);
+	for (size_t i = 0; !rc && i < pl->n; i++) {
+		const plan_use *u = &pl->use[i];
+		if (!u->in_rest)
+			continue;
+		/* one list per name: the value of each element of the rest */
+		if (u->outside || u->refs || u->in_rest > 1)
+			rc = ge_err(err, GE_EINVAL,
+				    "capture \"%s\" inside rest() holds a "
+				    "list: it must appear once, and not in a "
+				    "ref (to require one value for every "
+				    "element, capture it outside and use "
+				    "ref inside)",
+				    pl->names[i]);
+		pl->list[i] = 1;
 	}
+	if (rc)
+		plan_free(pl);
 	return rc;
 }
 
@@ -99,6 +148,9 @@ typedef struct M {
 	const ge_graph *g;
 	const plan *pl;
 	ge_capture *caps;
+	ge_tref *items;  /* elements of list captures, in match order */
+	size_t *item_slot;
+	size_t n_items, cap_items;
 	size_t *trail;
 	size_t n_trail, cap_trail;
 	ge_opid *ops, *consts;
@@ -115,7 +167,7 @@ typedef struct M {
 } M;
 
 typedef struct mark {
-	size_t trail, ops, consts;
+	size_t trail, ops, consts, items;
 	long progress;
 } mark;
 
@@ -134,6 +186,8 @@ static void m_init(M *m, const ge_graph *g, const plan *pl)
 static void m_free(M *m)
 {
 	free(m->caps);
+	free(m->items);
+	free(m->item_slot);
 	free(m->trail);
 	free(m->ops);
 	free(m->consts);
@@ -142,6 +196,7 @@ static void m_free(M *m)
 static void save(const M *m, mark *k)
 {
 	k->trail = m->n_trail;
+	k->items = m->n_items;
 	k->ops = m->n_ops;
 	k->consts = m->n_consts;
 	k->progress = m->progress;
@@ -151,6 +206,7 @@ static void undo(M *m, const mark *k)
 {
 	while (m->n_trail > k->trail)
 		m->caps[m->trail[--m->n_trail]].kind = GE_CAP_NONE;
+	m->n_items = k->items;
 	m->n_ops = k->ops;
 	m->n_consts = k->consts;
 	m->progress = k->progress;
@@ -182,6 +238,20 @@ static void bind(M *m, size_t slot, int kind, ge_tref t)
 	m->trail[m->n_trail++] = slot;
 	m->caps[slot].kind = kind;
 	m->caps[slot].t = t;
+}
+
+/* One more element of a list capture (undone with the marks). */
+static void bind_item(M *m, size_t slot, ge_tref t)
+{
+	if (m->n_items == m->cap_items) {
+		m->cap_items = m->cap_items ? m->cap_items * 2 : 16;
+		m->items = ge_xrealloc(m->items,
+				       m->cap_items * sizeof *m->items);
+		m->item_slot = ge_xrealloc(m->item_slot, m->cap_items *
+							 sizeof *m->item_slot);
+	}
+	m->items[m->n_items] = t;
+	m->item_slot[m->n_items++] = slot;
 }
 
 /* ---- explanations ---- */
@@ -652,7 +722,9 @@ static int check_local(M *m, const ge_pat *p, ge_tref t, const loc *at)
 				    "rejected by the predicate");
 	}
 
-	if (slot != (size_t)-1)
+	if (slot != (size_t)-1 && m->pl->list[slot])
+		bind_item(m, slot, t);
+	else if (slot != (size_t)-1)
 		bind(m, slot, kind, t);
 	if (p->kind == GE_PAT_OP)
 		push_id(&m->ops, &m->n_ops, &m->cap_ops, op);
@@ -950,6 +1022,32 @@ static size_t sort_unique(ge_opid *v, size_t n)
 	return k;
 }
 
+/* The list captures of a result: each slot's elements, in match order,
+ * gathered slot by slot into out->items. */
+static void take_lists(const M *m, ge_match *out)
+{
+	if (out->cap_items < m->n_items + 1) {
+		out->cap_items = m->n_items + 1;
+		out->items = ge_xrealloc(out->items,
+					 out->cap_items * sizeof *out->items);
+	}
+	size_t k = 0;
+	for (size_t s = 0; s < m->pl->n; s++) {
+		ge_capture *c = &out->caps[s];
+		c->is_list = m->pl->list[s];
+		c->items = NULL;
+		c->n_items = 0;
+		if (!c->is_list)
+			continue;
+		c->kind = m->pl->use[s].kind;
+		c->items = out->items + k;
+		for (size_t i = 0; i < m->n_items; i++)
+			if (m->item_slot[i] == s)
+				out->items[k++] = m->items[i];
+		c->n_items = (size_t)(out->items + k - c->items);
+	}
+}
+
 static void take_result(M *m, ge_opid root, ge_match *out)
 {
 	out->root = root;
@@ -961,6 +1059,7 @@ static void take_result(M *m, ge_opid root, ge_match *out)
 	if (m->pl->n)
 		memcpy(out->caps, m->caps, m->pl->n * sizeof *out->caps);
 	out->n_caps = m->pl->n;
+	take_lists(m, out);
 	if (out->cap_ops < m->n_ops) {
 		out->cap_ops = m->n_ops;
 		out->ops = ge_xrealloc(out->ops, out->cap_ops * sizeof *out->ops);
@@ -1004,7 +1103,7 @@ int ge_match_at(const ge_pat *p, const ge_graph *g, ge_opid op, ge_match *out,
 	if ((rc = root_ok(p, err)) || (rc = plan_make(&pl, p, err)))
 		return rc;
 	if (!ge_op_alive(g, op)) {
-		free(pl.names);
+		plan_free(&pl);
 		return 0;
 	}
 	M m;
@@ -1014,7 +1113,7 @@ int ge_match_at(const ge_pat *p, const ge_graph *g, ge_opid op, ge_match *out,
 	if (rc > 0 && out)
 		take_result(&m, op, out);
 	m_free(&m);
-	free(pl.names);
+	plan_free(&pl);
 	return rc;
 }
 
@@ -1026,7 +1125,7 @@ int ge_match_explain(const ge_pat *p, const ge_graph *g, ge_opid op,
 	if ((rc = root_ok(p, err)) || (rc = plan_make(&pl, p, err)))
 		return rc;
 	if (!ge_op_alive(g, op)) {
-		free(pl.names);
+		plan_free(&pl);
 		if (op < ge_graph_capacity(g))
 			ge_buf_printf(out, "op \"%s\" was removed from the graph",
 				      ge_op_name(g, op));
@@ -1048,7 +1147,7 @@ int ge_match_explain(const ge_pat *p, const ge_graph *g, ge_opid op,
 			   why.len);
 	ge_buf_free(&why);
 	m_free(&m);
-	free(pl.names);
+	plan_free(&pl);
 	return rc;
 }
 
@@ -1356,7 +1455,7 @@ void ge_match_iter_free(ge_match_iter *it)
 	if (!it)
 		return;
 	m_free(&it->m);
-	free(it->pl.names);
+	plan_free(&it->pl);
 	ge_pat_free((ge_pat *)it->p);
 	free(it->cand);
 	free(it->claimed);

@@ -55,9 +55,12 @@
  * tensor whose producer is the captured op, or exactly the captured
  * tensor.  Operands are matched left to right, depth first, so in
  * op("Add", any "x", op("Conv2D", ref "x", const)) the ref refers to the
- * Add's first input (a residual block).  A capture inside rest applies to
- * every element (they must all be the same), and a capture inside an
- * absent optional stays unbound.
+ * Add's first input (a residual block).  A capture inside rest is a list
+ * capture: it holds one value per input the rest took, in order (the
+ * variadic tail as a list); its name may appear only once, only inside
+ * that rest, and not in a ref.  A ref inside rest to a capture made
+ * outside it requires every element to be that same value.  A capture
+ * inside an absent optional stays unbound.
  *
  * The ops of a match are those matched by op patterns, and (listed
  * separately) by const patterns.  Constants are often shared (one axis
@@ -175,10 +178,16 @@ enum { GE_CAP_NONE = 0, GE_CAP_OP = 1, GE_CAP_TENSOR = 2 };
 
 typedef struct ge_capture {
 	const char *name;   /* owned by the pattern */
-	int kind;           /* GE_CAP_NONE: not bound (absent optional) */
+	int kind;           /* GE_CAP_NONE: not bound (absent optional);
+			       for a list: the kind of its elements */
 	ge_tref t;          /* GE_CAP_OP: t.op (t.index: the output the
 			       parent read, 0 at the root, GE_CONTROL for a
 			       control operand); GE_CAP_TENSOR: the tensor */
+	int is_list;        /* a capture inside rest: items, one per input
+			       the rest took (in order; fewer when an
+			       optional inside was absent) */
+	const ge_tref *items; /* owned by the ge_match */
+	size_t n_items;
 } ge_capture;
 
 /* Filled by the matching functions; reuse one across calls and release
@@ -193,8 +202,10 @@ typedef struct ge_match {
 	ge_opid *consts;    /* ops matched by const patterns only */
 	size_t n_consts;
 	size_t cap_caps, cap_ops, cap_consts;
+	ge_tref *items;     /* the elements of list captures */
+	size_t cap_items;
 } ge_match;
-#define GE_MATCH_INIT {GE_NOOP, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0}
+#define GE_MATCH_INIT {GE_NOOP, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0, NULL, 0}
 void ge_match_free(ge_match *m);
 /* The capture named name, or NULL when the pattern has no such name. */
 const ge_capture *ge_match_capture(const ge_match *m, const char *name);

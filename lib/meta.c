@@ -312,6 +312,22 @@ void ge_saver_def_touch(ge_graph *g)
 		s->dirty = 1;
 }
 
+Tensorflow__MetaGraphDef__MetaInfoDef *ge_meta_info_def(ge_graph *g)
+{
+	seg *s = nth_seg(g, MG_INFO, 0);
+	return s ? (Tensorflow__MetaGraphDef__MetaInfoDef *)seg_msg(
+			   s, &tensorflow__meta_graph_def__meta_info_def__descriptor)
+		 : NULL;
+}
+
+int ge_meta_add(ge_graph *g, int field, ProtobufCMessage *msg)
+{
+	if ((field == MG_INFO || field == MG_SAVER) && nth_seg(g, field, 0))
+		return -1;
+	seg_append(meta_of(g), (uint32_t)field, msg);
+	return 0;
+}
+
 /* The SavedObjectGraph (MetaGraphDef field 7), decoded on first use;
  * callers that change it call ge_object_graph_touch. */
 enum { MG_OBJECT_GRAPH = 7 };

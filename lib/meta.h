@@ -45,6 +45,17 @@ struct Tensorflow__SignatureDef *ge_signature_get(ge_graph *g,
 						  const char *name);
 void ge_signature_touch(ge_graph *g, const char *name);
 
+/* The MetaInfoDef, or NULL. */
+struct Tensorflow__MetaGraphDef__MetaInfoDef *ge_meta_info_def(ge_graph *g);
+/* Adds a field to g's MetaGraphDef (made if g has none): GE_META_INFO (a
+ * MetaInfoDef), GE_META_SAVER (a SaverDef) or GE_META_SIGNATURE (a
+ * SignatureDefEntry).  The graph takes msg, which must be unpacked by
+ * protobuf-c.  Returns -1 (msg not taken) when g already has a MetaInfoDef
+ * or SaverDef. */
+enum { GE_META_INFO = 1, GE_META_SAVER = 3, GE_META_SIGNATURE = 5 };
+struct ProtobufCMessage;
+int ge_meta_add(ge_graph *g, int field, struct ProtobufCMessage *msg);
+
 /* The SaverDef, or NULL. */
 struct Tensorflow__SaverDef *ge_saver_def(ge_graph *g);
 void ge_saver_def_touch(ge_graph *g);

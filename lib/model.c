@@ -763,6 +763,21 @@ static int file_exists(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static int cpb_name(const char *path)
+{
+	size_t n = strlen(path);
+	return n >= 4 && !strcmp(path + n - 4, ".cpb");
+}
+
+/* Why a directory is not a SavedModel we read. */
+static const char *chunked_or_missing(const char *dir)
+{
+	char p[PATH_MAX];
+	if (!pjoin(p, sizeof p, dir, "saved_model.cpb") && file_exists(p))
+		return "chunked SavedModel: not supported yet";
+	return "directory holds no saved_model.pb or saved_model.pbtxt";
+}
+
 int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 	    ge_error *err)
 {
@@ -775,13 +790,15 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 		if (!file_exists(file)) {
 			pjoin(file, sizeof file, path, "saved_model.pbtxt");
 			if (!file_exists(file))
-				return ge_err(err, GE_EIO,
-					      "%s: directory holds no "
-					      "saved_model.pb or "
-					      "saved_model.pbtxt",
-					      path);
+				return ge_err(err, GE_EIO, "%s: %s", path,
+					      chunked_or_missing(path));
 		}
 	} else {
+		if (cpb_name(path))
+			return ge_err(err, GE_EFORMAT,
+				      "%s: chunked SavedModel: not supported "
+				      "yet",
+				      path);
 		if (strlen(path) >= sizeof file)
 			return ge_err(err, GE_EIO, "%s: path too long", path);
 		memcpy(file, path, strlen(path) + 1);

@@ -592,9 +592,26 @@ int ge_transform_op_if_inside_handler(ge_tinfo *I, ge_opid op, ge_opid *op_,
 int ge_replace_t_with_placeholder_handler(ge_tinfo *I, ge_tref t,
 					  ge_tref *t_, void *ud, ge_error *err)
 {
-	(void)ud;
-	ge_opid ph = ge_make_placeholder_from_tensor(I->g_, I->g, t, I->scope_,
-						     NULL, err);
+	const ge_ph_naming *nm = ud;
+	ge_opid ph;
+	if (nm && nm->name) {
+		ge_buf b = GE_BUF_INIT;
+		int rc = nm->name(I, t, &b, nm->ud, err);
+		ge_buf_addc(&b, 0);
+		int64_t dims[64];
+		int rank = ge_op_output_shape(I->g, t.op, t.index, dims, 64);
+		int dt = ge_op_output_dtype(I->g, t.op, t.index);
+		ph = rc ? GE_NOOP
+			: ge_make_placeholder(I->g_, dt > 100 ? dt - 100 : dt,
+					      dims, rank > 64 ? -1 : rank,
+					      I->scope_, (const char *)b.data,
+					      err);
+		ge_buf_free(&b);
+	} else {
+		ph = ge_make_placeholder_from_tensor(I->g_, I->g, t, I->scope_,
+						     nm ? nm->prefix : NULL,
+						     err);
+	}
 	if (ph == GE_NOOP)
 		return GE_EINVAL;
 	*t_ = (ge_tref){ph, 0};

@@ -660,6 +660,8 @@ static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 			*info = NULL;
 		return rc;
 	}
+	/* a whole MetaGraphDef into another graph keeps its saver */
+	ge_meta_carry(I);
 	/* the handlers may live on the caller's stack */
 	I->tr = NULL;
 	if (info)
@@ -766,18 +768,10 @@ static int add_loop_ops(ge_graph *g, ge_opvec *ops, ge_error *err)
 	return GE_OK;
 }
 
-int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
-		     const ge_tpair *repl, size_t n_repl,
-		     const ge_transform_opts *o, ge_tref *out, ge_tinfo **info,
-		     ge_error *err)
+int ge_graph_replace_view(ge_graph *g, const ge_tref *targets,
+			  size_t n_targets, const ge_tpair *repl,
+			  size_t n_repl, ge_view *v, ge_error *err)
 {
-	ge_transform_opts opts = {0};
-	if (o)
-		opts = *o;
-	if (opts.dst_graph && opts.dst_graph != g)
-		return ge_err(err, GE_EINVAL,
-			      "graph_replace works within one graph");
-	opts.dst_graph = g;
 	for (size_t i = 0; i < n_targets; i++)
 		if (targets[i].op == GE_NOOP || !ge_op_alive(g, targets[i].op) ||
 		    targets[i].index < 0)
@@ -792,8 +786,6 @@ int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
 	ge_walk_opts fo = GE_WALK_OPTS_INIT, bo = GE_WALK_OPTS_INIT;
 	fo.control = bo.control = 1;
 	ge_opvec ops = GE_VEC_INIT;
-	ge_view v = GE_VIEW_INIT;
-	ge_tinfo *I = NULL;
 	int rc = ge_get_walks_intersection_ops(g, &fwd, &bwd, &fo, &bo, &ops,
 					       err);
 	if (!rc && !ops.n)
@@ -802,7 +794,28 @@ int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
 	if (!rc)
 		rc = add_loop_ops(g, &ops, err);
 	if (!rc)
-		rc = ge_view_init(&v, g, ops.v, ops.n, NULL, 0, err);
+		rc = ge_view_init(v, g, ops.v, ops.n, NULL, 0, err);
+	ge_opvec_free(&ops);
+	free(from);
+	return rc;
+}
+
+int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
+		     const ge_tpair *repl, size_t n_repl,
+		     const ge_transform_opts *o, ge_tref *out, ge_tinfo **info,
+		     ge_error *err)
+{
+	ge_transform_opts opts = {0};
+	if (o)
+		opts = *o;
+	if (opts.dst_graph && opts.dst_graph != g)
+		return ge_err(err, GE_EINVAL,
+			      "graph_replace works within one graph");
+	opts.dst_graph = g;
+	ge_view v = GE_VIEW_INIT;
+	ge_tinfo *I = NULL;
+	int rc = ge_graph_replace_view(g, targets, n_targets, repl, n_repl, &v,
+				       err);
 	if (!rc)
 		rc = ge_copy_with_input_replacements(&v, repl, n_repl, &opts,
 						     NULL, &I, err);
@@ -815,7 +828,5 @@ int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
 	else
 		ge_tinfo_free(I);
 	ge_view_free(&v);
-	ge_opvec_free(&ops);
-	free(from);
 	return rc;
 }

@@ -145,10 +145,20 @@ int ge_copy_op_handler(ge_tinfo *info, ge_opid op, const ge_tref *new_inputs,
  * 0: keep_if_possible off); else GE_NOOP. */
 int ge_transform_op_if_inside_handler(ge_tinfo *info, ge_opid op,
 				      ge_opid *op_, void *ud, ge_error *err);
+/* How replace_t_with_placeholder_handler names its placeholders, given
+ * as its ud (NULL: the default).  name, when set, writes the name for
+ * source tensor t into out (under the destination scope, uniquified);
+ * else prefix replaces "geph" in placeholder_name. */
+typedef struct ge_ph_naming {
+	const char *prefix;
+	int (*name)(ge_tinfo *info, ge_tref t, ge_buf *out, void *ud,
+		    ge_error *err);
+	void *ud;
+} ge_ph_naming;
 /* replace_t_with_placeholder_handler: a Placeholder in the destination
  * with t's dtype and static shape, named
  * placeholder_name(t, destination scope) ("geph__a_0", "copy/geph__a_0"),
- * uniquified. */
+ * uniquified; ud: a ge_ph_naming or NULL. */
 int ge_replace_t_with_placeholder_handler(ge_tinfo *info, ge_tref t,
 					  ge_tref *t_, void *ud,
 					  ge_error *err);
@@ -222,6 +232,17 @@ int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
 		     const ge_tpair *repl, size_t n_repl,
 		     const ge_transform_opts *o, ge_tref *out, ge_tinfo **info,
 		     ge_error *err);
+/* After a transform copied the whole of a graph into another graph
+ * (meta_carry.c): gives the destination the source's MetaInfoDef and
+ * SaverDef when it has none, and its signatures whose tensors were all
+ * copied (not one of the same key), every name renamed as the copy was.
+ * A SaverDef naming an op that was not copied is dropped. */
+void ge_meta_carry(ge_tinfo *I);
+/* The view graph_replace copies: the ops between the replaced tensors and
+ * the targets (with the rest of any while loop they touch), in v. */
+int ge_graph_replace_view(ge_graph *g, const ge_tref *targets,
+			  size_t n_targets, const ge_tpair *repl,
+			  size_t n_repl, ge_view *v, ge_error *err);
 
 /* ------------------------------------------------------------ info */
 

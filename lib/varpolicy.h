@@ -143,5 +143,12 @@ int ge_copy_with_input_replacements_vars(ge_view *sgv, const ge_tpair *repl,
 					 const ge_var_opts *vo, ge_view *out,
 					 ge_tinfo **info, ge_ckpt_plan *plan,
 					 ge_error *err);
+/* graph_replace (transform.h) with a variables policy, as
+ * copy_with_input_replacements has (replace_vars.c). */
+int ge_graph_replace_vars(ge_graph *g, const ge_tref *targets,
+			  size_t n_targets, const ge_tpair *repl,
+			  size_t n_repl, const ge_transform_opts *o,
+			  const ge_var_opts *vo, ge_tref *out,
+			  ge_tinfo **info, ge_ckpt_plan *plan, ge_error *err);
 
 #endif

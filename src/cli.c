@@ -159,6 +159,28 @@ int cli_variables_missing(const ge_graph *g, char *why, size_t cap)
 	return 1;
 }
 
+int cli_has_values(const ge_graph *g)
+{
+	const char *dir = ge_graph_savedmodel_dir(g);
+	if (!dir || !cli_count_variables(g))
+		return 0;
+	char path[4096];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/variables/variables.index", dir);
+	return stat(path, &st) == 0;
+}
+
+void cli_warn_dropped_values(int had_values, const char *out)
+{
+	struct stat st;
+	if (!had_values || (stat(out, &st) == 0 && S_ISDIR(st.st_mode)))
+		return;
+	cli_errmsg("%s: warning: the input's variable values (its "
+		   "variables/ checkpoint) are not in this file; save to a "
+		   "SavedModel directory to keep them",
+		   out);
+}
+
 int cli_status(const ge_error *err)
 {
 	static const struct {
@@ -198,13 +220,7 @@ int cli_load_model(const char *path, const struct cli_model_opts *o,
 		cli_errmsg("%s", err.msg);
 		return cli_status(&err);
 	}
-	char why[4200];
-	if (!(o && (o->allow_missing_variables || o->no_check)) &&
-	    cli_variables_missing(*out, why, sizeof why)) {
-		cli_errmsg("%s", why);
-		ge_graph_free(*out);
-		*out = NULL;
-		return EXIT_USAGE;
-	}
+	/* a SavedModel with variables but no variables/ directory has no
+	 * values to lose: it loads (and saves) as it is */
 	return 0;
 }

@@ -109,6 +109,12 @@ size_t cli_count_variables(const ge_graph *g);
  * variables/variables.index: returns 1 and describes it in why. */
 int cli_variables_missing(const ge_graph *g, char *why, size_t cap);
 
+/* Whether g came from a SavedModel whose variables/ holds values. */
+int cli_has_values(const ge_graph *g);
+/* After saving to out: a warning when the input had values (had_values,
+ * from cli_has_values) and out is a file, which cannot hold them. */
+void cli_warn_dropped_values(int had_values, const char *out);
+
 /* ---- recipes (cmd_run.c) ---- */
 
 /* [-0, +1, e] Pushes the gerewrite.recipe module (configured with the
@@ -156,7 +162,8 @@ const char *cli_command_usage(const char *name);
 
 /* ---- the prompt (repl.c) ---- */
 
-/* Runs the interactive loop until end of input. */
-void cli_repl(lua_State *L);
+/* Runs the interactive loop until end of input; returns the exit code
+ * (without a terminal, that of the first error). */
+int cli_repl(lua_State *L);
 
 #endif

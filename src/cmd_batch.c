@@ -7,8 +7,12 @@
  * and assets/ are not models).  A file named *.pb, *.pbtxt, *.pbtext,
  * *.meta or *.graphdef is a model whatever it holds, so a corrupt one is
  * reported, not skipped.  Any other file is a model when its content is a
- * GraphDef or MetaGraphDef (text, or binary up to 64 MiB); other files
- * are ignored.  Names starting with '.' and OUTDIR itself are skipped.
+ * GraphDef or MetaGraphDef (text, or binary up to 64 MiB); a *.json file
+ * that is a TensorFlow.js graph model is one too; other files are
+ * ignored.  Files named like models that
+ * hold another message (an OpList, a config) and chunked SavedModels are
+ * reported as skipped, with the reason (batch_scan.c).  Names starting
+ * with '.' and OUTDIR itself are not entered.
  * Directories are read in name order and the list is sorted by path
  * (bytewise), so every run and every shard sees the same order.
  *
@@ -52,6 +56,7 @@
 
 #include <lauxlib.h>
 
+#include "batch_scan.h"
 #include "cli.h"
 #include "jsonpb.h"
 
@@ -84,6 +89,15 @@ static void add_job(struct jobs *j, const char *in, const char *rel)
 	x->in = ge_xstrdup(in);
 	x->rel = ge_xstrdup(rel);
 	x->ops_before = x->ops_after = -1;
+}
+
+/* A model found but not to be run, with the reason. */
+static void add_skipped(struct jobs *j, const char *in, const char *rel,
+			const char *why)
+{
+	add_job(j, in, rel);
+	j->v[j->n - 1].status = 2;
+	j->v[j->n - 1].error = ge_xstrdup(why);
 }
 
 static int ends_with(const char *s, const char *suf)
@@ -198,12 +212,21 @@ static void walk(struct walk *w, const char *path, const char *rel)
 				continue;
 			if (is_savedmodel_dir(p))
 				add_job(w->jobs, p, r);
+			else if (batch_chunked_dir(p))
+				add_skipped(w->jobs, p, r,
+					    "chunked SavedModel: not supported "
+					    "yet");
 			else
 				walk(w, p, r);
 		} else if (S_ISREG(st.st_mode)) {
+			char why[256];
 			if (model_name(name) || tfjs_file(p, name) ||
-			    sniff_file(p, st.st_size))
-				add_job(w->jobs, p, r);
+			    sniff_file(p, st.st_size)) {
+				if (batch_skip_reason(p, why, sizeof why))
+					add_skipped(w->jobs, p, r, why);
+				else
+					add_job(w->jobs, p, r);
+			}
 		}
 	}
 	for (int i = 0; i < n; i++)
@@ -448,7 +471,12 @@ static int write_report(const char *path, const char *recipe,
 				    count_or_null(j->ops_before));
 		json_object_set_new(m, "ops_after", count_or_null(j->ops_after));
 		json_object_set_new(m, "seconds", json_real(j->seconds));
-		json_object_set_new(m, "error", str_or_null(j->error));
+		/* a model found but not run says why, one that failed
+		 * what went wrong */
+		if (j->status == 2 && j->error)
+			json_object_set_new(m, "reason", json_string(j->error));
+		json_object_set_new(m, "error",
+				    str_or_null(j->status == 1 ? j->error : NULL));
 		json_array_append_new(ms, m);
 	}
 	json_object_set_new(r, "models", ms);
@@ -473,17 +501,32 @@ static int write_report(const char *path, const char *recipe,
 
 /* ------------------------------------------------------------ progress */
 
+/* The last `width` bytes of a path, "..." first when it was cut: the
+ * useful end of a long path is its end. */
+static const char *trim_left(const char *path, size_t width, char *buf,
+			     size_t cap)
+{
+	size_t n = strlen(path);
+	if (n <= width || width < 4) {
+		snprintf(buf, cap, "%s", path);
+		return buf;
+	}
+	snprintf(buf, cap, "...%s", path + n - (width - 3));
+	return buf;
+}
+
+/* current: the model's path relative to the input directory */
 static void progress(int on, size_t done, size_t total, size_t failed,
 		     const char *current)
 {
 	if (!on)
 		return;
-	char line[200];
-	int n = snprintf(line, sizeof line, "[%zu/%zu] %zu failed  %s", done,
-			 total, failed, current ? current : "");
-	if (n > 78)
-		memcpy(line + 75, "...", 4);
-	fprintf(stderr, "\r\033[K%s", line);
+	char head[64], tail[PATH_MAX + 4];
+	int n = snprintf(head, sizeof head, "[%zu/%zu] %zu failed  ", done,
+			 total, failed);
+	size_t width = n < 70 ? (size_t)(78 - n) : 8;
+	fprintf(stderr, "\r\033[K%s%s", head,
+		trim_left(current ? current : "", width, tail, sizeof tail));
 	fflush(stderr);
 }
 
@@ -668,6 +711,19 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 		while (running < (size_t)njobs && next < jobs.n) {
 			struct job *j = &jobs.v[next];
 			struct stat st;
+			if (j->status == 2) {
+				/* found but not run: the reason is kept */
+				if (!quiet) {
+					if (tty)
+						fputs("\r\033[K", stderr);
+					printf("skipped %s: %s\n", j->in,
+					       j->error);
+				}
+				counts[2]++;
+				done++;
+				next++;
+				continue;
+			}
 			if (resume && stat(j->out, &st) == 0) {
 				j->status = 2;
 				counts[2]++;
@@ -704,7 +760,7 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 			workers[slot] = (struct worker){pid, p[0], next, now()};
 			running++;
 			next++;
-			progress(tty, done, jobs.n, counts[1], j->in);
+			progress(tty, done, jobs.n, counts[1], j->rel);
 		}
 		if (!running)
 			continue;

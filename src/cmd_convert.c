@@ -115,6 +115,8 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 	if (ge_save(g, a.pos[1], &so, &err) != GE_OK) {
 		cli_errmsg("%s", err.msg);
 		rc = cli_status(&err);
+	} else {
+		cli_warn_dropped_values(cli_has_values(g), a.pos[1]);
 	}
 	ge_graph_free(g);
 out:

@@ -1,10 +1,12 @@
 /*
  * cmd_diff.c: `gerewrite diff A B`: the ops removed (-), added (+) and
  * changed (~) from A to B, matched by name (lib/diff.c), one line each,
- * then a count.  Then the function libraries: functions only in A (-) or
- * B (+), and for a function in both whose bytes differ, the ops of its
- * body the same way, each line prefixed "function 'f': ".  Exit 0 when
- * the graphs and libraries are the same, 1 when not.
+ * then a count.  A changed tensor attr (a Const's value) shows its dtype
+ * and shape on both sides and the largest absolute difference.  Then the
+ * function libraries: functions only in A (-) or B (+), and for a
+ * function in both whose bytes differ, the ops of its body the same way,
+ * each line prefixed "function 'f': ".  Exit 0 when the graphs and
+ * libraries are the same, 1 when not.
  */
 #include "config.h"
 
@@ -14,6 +16,47 @@
 #include "cli.h"
 #include "diff.h"
 #include "func.h"
+#include "tensordiff.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/tensor.pb-c.h"
+
+/* "float32[4,2]" for a tensor value. */
+static void add_tensor_type(ge_buf *b, const Tensorflow__TensorProto *t)
+{
+	const char *dt = ge_dtype_name(t->dtype);
+	ge_buf_adds(b, dt ? dt : "?");
+	const Tensorflow__TensorShapeProto *s = t->tensor_shape;
+	if (s && s->unknown_rank) {
+		ge_buf_adds(b, "[*]");
+		return;
+	}
+	ge_buf_addc(b, '[');
+	for (size_t i = 0; s && i < s->n_dim; i++)
+		ge_buf_printf(b, "%s%lld", i ? "," : "",
+			      (long long)s->dim[i]->size);
+	ge_buf_addc(b, ']');
+}
+
+/* For a tensor attr changed on both sides: " (float32[2] -> float32[2],
+ * largest absolute difference 0.5)". */
+static void add_tensor_change(ge_buf *b, const ge_graph *ga, ge_opid ia,
+			      const ge_graph *gb, ge_opid ib, const char *name)
+{
+	const Tensorflow__AttrValue *x = ge_op_attr(ga, ia, name, NULL);
+	const Tensorflow__AttrValue *y = ge_op_attr(gb, ib, name, NULL);
+	if (!x || !y || x->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR ||
+	    y->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR ||
+	    !x->tensor || !y->tensor)
+		return;
+	ge_buf_adds(b, " (");
+	add_tensor_type(b, x->tensor);
+	ge_buf_adds(b, " -> ");
+	add_tensor_type(b, y->tensor);
+	double d;
+	if (ge_tensor_max_abs_diff(x->tensor, y->tensor, &d) == 0)
+		ge_buf_printf(b, ", largest absolute difference %.6g", d);
+	ge_buf_addc(b, ')');
+}
 
 /* Appends the data inputs of an op as "a, b:1" (at most 8 shown). */
 static void add_inputs(ge_buf *b, const ge_graph *g, ge_opid id)
@@ -96,11 +139,17 @@ static void describe(ge_buf *b, const ge_graph *ga, const ge_graph *gb,
 		while (names.len && names.data[names.len - 1] == '\n')
 			names.data[--names.len] = 0;
 		ge_buf_printf(b, "%sattrs ", sep);
-		for (size_t i = 0; i < names.len; i++) {
-			if (names.data[i] == '\n')
+		ge_buf_addc(&names, 0);
+		char *p = (char *)names.data;
+		while (p && *p) {
+			char *nl = strchr(p, '\n');
+			if (nl)
+				*nl = 0;
+			if (p != (char *)names.data)
 				ge_buf_adds(b, ", ");
-			else
-				ge_buf_addc(b, names.data[i]);
+			ge_buf_adds(b, p);
+			add_tensor_change(b, ga, e->a, gb, e->b, p);
+			p = nl ? nl + 1 : NULL;
 		}
 		ge_buf_free(&names);
 	}

@@ -6,9 +6,9 @@
  *
  * "Likely" inputs are Placeholders and the other ops that read nothing
  * (no data input) and produce something, except Consts, variables and
- * NoOps; likely outputs are ops whose outputs nobody reads, data or
- * control, except Consts, NoOps and variable assignments (training
- * graphs leave many of those unread).  Const sizes are the encoded
+ * NoOps; likely outputs are the signatures' outputs, else the ops whose
+ * outputs nobody reads without the training, saver and summary machinery
+ * (info_outputs.c).  Const sizes are the encoded
  * values, as the file holds them.  They are guesses, as the words say:
  * a GraphDef does not record its inputs and outputs (a SavedModel's
  * signatures do, and are listed too).
@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "info_outputs.h"
 #include "func.h"
 #include "shapes.h"
 #include "meta.h"
@@ -174,6 +175,20 @@ static void list_ops(const char *title, const ge_graph *g, const ge_opvec *v)
 	}
 	if (v->n > LIST_MAX)
 		printf("  ... %zu more\n", v->n - LIST_MAX);
+}
+
+/* The signatures' outputs, else the unread ops that are not machinery. */
+static void print_likely_outputs(ge_graph *g, ge_opvec *outs)
+{
+	size_t left = 0;
+	int sig = info_likely_outputs(g, outs, &left);
+	list_ops(sig ? "likely outputs, from the signatures" : "likely outputs",
+		 g, outs);
+	if (left)
+		printf("  (%zu more unread op%s left out: training, saver, "
+		       "summary, initialization and loop or shape "
+		       "bookkeeping)\n",
+		       left, left == 1 ? "" : "s");
 }
 
 static int is_arg_or_ret(const char *t)
@@ -453,10 +468,6 @@ int cmd_info(lua_State *L, int argc, char **argv)
 			 (!is_const && strcmp(t, "NoOp") != 0 && nout > 0 &&
 			  ge_op_num_inputs(g, id) == 0))
 			ge_opvec_push(&ins, id);
-		if (!is_const && strcmp(t, "NoOp") != 0 &&
-		    strncmp(t, "Assign", 6) != 0 && nout > 0 && nuses == 0 &&
-		    ncouts == 0)
-			ge_opvec_push(&outs, id);
 	}
 	/* count by type: sort by name, fold, then by count */
 	qsort(tc, nt, sizeof *tc, cmp_type);
@@ -480,7 +491,7 @@ int cmd_info(lua_State *L, int argc, char **argv)
 		printf("  %7zu  %s\n", tc[i].n, tc[i].type);
 	}
 	list_ops("likely inputs", g, &ins);
-	list_ops("likely outputs", g, &outs);
+	print_likely_outputs(g, &outs);
 	if (vars.n)
 		list_ops("variables", g, &vars);
 	print_collections(g);

@@ -320,17 +320,6 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		res->status = cli_status(&err);
 		goto done;
 	}
-	/* a recipe that reads the values itself (freeze) says which are
-	 * missing better than this check can */
-	lua_getfield(L, rec, "checks_variables");
-	int own_check = lua_toboolean(L, -1);
-	lua_pop(L, 1);
-	if (!own_check && !(mo && mo->allow_missing_variables) &&
-	    cli_variables_missing(g, res->error, sizeof res->error)) {
-		ge_graph_free(g);
-		res->status = EXIT_USAGE;
-		goto done;
-	}
 	/* a library that calls what is not there, or itself, is refused
 	 * before the recipe sees it */
 	if (ge_flib_check(g, &err) != GE_OK) {
@@ -340,6 +329,7 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		goto done;
 	}
 	res->ops_before = (long)ge_graph_num_ops(g);
+	int had_values = cli_has_values(g);
 	lge_pushgraph(L, g);
 	int gi = lua_gettop(L);
 	lua_getfield(L, rec, "run");
@@ -379,6 +369,7 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		res->status = cli_status(&err);
 		goto done;
 	}
+	cli_warn_dropped_values(had_values, out);
 done:
 	/* the graphs go now rather than at the next collection */
 	for (int i = top + 1; i <= lua_gettop(L); i++) {

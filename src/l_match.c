@@ -595,7 +595,17 @@ static void push_hit(lua_State *L, int gidx, const ge_match *m)
 		const ge_capture *c = &m->caps[i];
 		if (c->kind == GE_CAP_NONE)
 			continue;
-		if (c->kind == GE_CAP_OP || c->t.index < 0)
+		if (c->is_list) {
+			/* the variadic tail, one value per input */
+			lua_createtable(L, (int)c->n_items, 0);
+			for (size_t k = 0; k < c->n_items; k++) {
+				if (c->kind == GE_CAP_OP)
+					lge_pushop(L, gidx, c->items[k].op);
+				else
+					lge_pushtensor(L, gidx, c->items[k]);
+				lua_rawseti(L, -2, (lua_Integer)k + 1);
+			}
+		} else if (c->kind == GE_CAP_OP || c->t.index < 0)
 			lge_pushop(L, gidx, c->t.op);
 		else
 			lge_pushtensor(L, gidx, c->t);

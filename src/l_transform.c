@@ -960,9 +960,10 @@ static int read_topts(lua_State *L, int idx, int no_graph, int *opts,
 		      ge_transform_opts *o)
 {
 	static const char *const known[] = {"dst_graph", "dst_scope",
-		"src_scope", "reuse_dst_scope", "variables", NULL};
+		"src_scope", "reuse_dst_scope", "variables", "placeholders",
+		NULL};
 	static const char *const known_gr[] = {"dst_scope", "src_scope",
-		"reuse_dst_scope", NULL};
+		"reuse_dst_scope", "variables", NULL};
 	int gidx = 0;
 	memset(o, 0, sizeof *o);
 	if (lua_type(L, idx) == LUA_TTABLE && !lua_getmetatable(L, idx)) {
@@ -1210,6 +1211,15 @@ static int run_transform(lua_State *L, int vidx, int gs, int gd, int opts,
 	return 2;
 }
 
+/* `placeholders` names the placeholders of copy only: the other
+ * transforms keep or replace their inputs. */
+static void copy_only(lua_State *L, int opts)
+{
+	if (!lua_isnil(L, lsel_optfield(L, opts, "placeholders")))
+		luaL_error(L, "'placeholders' is an option of copy only");
+	lua_pop(L, 1);
+}
+
 /* tr(sgv, dst_graph, dst_scope [, src_scope [, reuse_dst_scope]]) or
  * tr(sgv, {dst_graph=, dst_scope=, src_scope=, reuse_dst_scope=,
  * variables=}) -> view, info */
@@ -1221,6 +1231,7 @@ static int tr_call(lua_State *L)
 	lua_settop(L, 6);
 	luaL_checkudata(L, 1, LGE_TRANSFORMER);
 	int given = read_topts(L, 3, 0, &opts, &o);
+	copy_only(L, opts);
 	lsel_toview(L, 2, 2);
 	int vidx = lua_gettop(L);
 	transform_graphs(L, vidx, given, &gs, &gd);
@@ -1280,6 +1291,47 @@ static int tr_newindex(lua_State *L)
 
 /* ------------------------------------------------------------ functions */
 
+/* The `placeholders` option of copy: a function(t) -> name. */
+struct ph_fn {
+	lua_State *L;
+	int fn, gs;
+};
+
+/* ph_call(fn, graph, &t) -> name; run protected by ph_name. */
+static int ph_call(lua_State *L)
+{
+	const ge_tref *t = lua_touserdata(L, 3);
+	lua_pushvalue(L, 1);
+	lge_pushtensor(L, 2, *t);
+	lua_call(L, 1, 1);
+	if (lua_type(L, -1) != LUA_TSTRING || !lua_rawlen(L, -1))
+		return luaL_error(L, "the placeholders function must return "
+				     "a name (got %s)",
+				  luaL_typename(L, -1));
+	return 1;
+}
+
+static int ph_name(ge_tinfo *I, ge_tref t, ge_buf *out, void *ud,
+		   ge_error *err)
+{
+	(void)I;
+	struct ph_fn *p = ud;
+	lua_State *L = p->L;
+	lua_pushcfunction(L, ph_call);
+	lua_pushvalue(L, p->fn);
+	lua_pushvalue(L, p->gs);
+	lua_pushlightuserdata(L, &t);
+	if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
+		const char *m = lua_tostring(L, -1);
+		ge_err(err, GE_EINVAL, "%s", m ? m : "error in placeholders");
+		lua_pop(L, 1);
+		return GE_EINVAL;
+	}
+	ge_buf_adds(out, lua_tostring(L, -1));
+	lua_pop(L, 1);
+	return GE_OK;
+}
+
 /* copy(sgv [, opts | dst_graph, dst_scope, src_scope, reuse]) ->
  * view, info */
 static int m_copy(lua_State *L)
@@ -1295,6 +1347,23 @@ static int m_copy(lua_State *L)
 	if (!o.dst_graph)
 		o.dst_graph = G_at(L, gd)->g;
 	ge_transformer_init(&tr);
+	/* placeholders = "prefix" or function(t) -> name */
+	ge_ph_naming nm = {NULL, NULL, NULL};
+	struct ph_fn pf = {L, 0, gs};
+	int ph = lsel_optfield(L, opts, "placeholders");
+	if (lua_type(L, ph) == LUA_TSTRING) {
+		nm.prefix = lua_tostring(L, ph);
+	} else if (lua_type(L, ph) == LUA_TFUNCTION) {
+		pf.fn = ph;
+		nm.name = ph_name;
+		nm.ud = &pf;
+	} else if (!lua_isnil(L, ph)) {
+		return luaL_error(L, "option 'placeholders' must be a prefix or "
+				     "a function(t) returning a name");
+	}
+	if (!lua_isnil(L, ph))
+		tr.transform_external_input_ud =
+			tr.transform_external_hidden_input_ud = &nm;
 	return run_transform(L, vidx, gs, gd, opts, &o, &tr, NULL, NULL, 0);
 }
 
@@ -1307,6 +1376,7 @@ static int m_copy_with_input_replacements(lua_State *L)
 	size_t n;
 	lua_settop(L, 6);
 	int given = read_topts(L, 3, 0, &opts, &o);
+	copy_only(L, opts);
 	lsel_toview(L, 1, 1);
 	int vidx = lua_gettop(L);
 	transform_graphs(L, vidx, given, &gs, &gd);
@@ -1431,10 +1501,12 @@ static int m_graph_replace(lua_State *L)
 	int info = lua_gettop(L);
 	ge_tref *out = lua_newuserdatauv(L, (ts->n + 1) * sizeof *out, 0);
 	ge_tinfo *I = NULL;
-	int rc = ge_graph_replace(G->g, ts->v, ts->n, p, n, &o, out, &I, &err);
-	settle_info(ti, I, rc == GE_OK);
-	if (rc)
-		return lge_raise(L, &err);
+	/* the variables policy, as copy_with_input_replacements has it */
+	lge_varopts vo;
+	lge_checkvaropts(L, opts, gidx, &vo);
+	int rc = ge_graph_replace_vars(G->g, ts->v, ts->n, p, n, &o, &vo.vo,
+				       out, &I, NULL, &err);
+	finish(L, NULL, ti, I, rc, &vo, &err);
 	lua_newtable(L);
 	rebuild_targets(L, 1, pos, lua_gettop(L), out, gidx);
 	lua_pushvalue(L, info);

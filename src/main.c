@@ -96,8 +96,8 @@ static const struct subcommand subcommands[] = {
 	 "  -f, --format F           format of OUT (default: from its name and\n"
 	 "                           the input's format)\n"
 	 "  -t, --tags T             SavedModel tag set to read (default serve)\n"
-	 "  --allow-missing-variables  read a SavedModel whose variables/ is\n"
-	 "                           missing although its graph has variables\n"
+	 "  --allow-missing-variables  accepted for old scripts: a SavedModel\n"
+	 "                           without variables/ loads and saves as it is\n"
 	 "  --functions WHICH        the function bodies the recipe runs on:\n"
 	 "                           reachable (default), all or none\n"
 	 "\n"
@@ -110,12 +110,14 @@ static const struct subcommand subcommands[] = {
 	 "           [--functions reachable|all|none]\n"
 	 "\n"
 	 "Runs RECIPE on every model found under the DIRs (SavedModel\n"
-	 "directories; files named .pb, .pbtxt, .pbtext, .meta; TensorFlow.js\n"
-	 "model .json files; other files whose content is a GraphDef or\n"
-	 "MetaGraphDef), each in its own process, and writes the results under\n"
-	 "OUTDIR with the same layout.  A TensorFlow.js result is a directory\n"
-	 "with its shards: a/m.json becomes a/m/model.json (a/model.json\n"
-	 "stays).\n"
+	 "directories; files named .pb, .pbtxt, .pbtext, .meta, .graphdef;\n"
+	 "TensorFlow.js model .json files; other files whose content is a\n"
+	 "GraphDef or MetaGraphDef), each in its own process, and writes the\n"
+	 "results under OUTDIR with the same layout.  A TensorFlow.js result\n"
+	 "is a directory with its shards: a/m.json becomes a/m/model.json\n"
+	 "(a/model.json stays).  Files named like models that hold something\n"
+	 "else (an OpList, a config) and chunked SavedModels are skipped, with\n"
+	 "the reason.\n"
 	 "\n"
 	 "  -o, --output OUTDIR      where the results go (required)\n"
 	 "  -j, --jobs N             worker processes (default 1)\n"
@@ -129,7 +131,8 @@ static const struct subcommand subcommands[] = {
 	 "  --functions WHICH        function bodies to run on, as for run\n"
 	 "  -q, --quiet              no progress line\n"
 	 "\n"
-	 "Exit status: 0 all models done, 1 some failed, 2 usage error,\n"
+	 "Exit status: 0 all models done or skipped, 1 some failed, 2 usage\n"
+	 "error, "
 	 "3 the recipe does not load.\n"},
 	{"convert", cmd_convert, "convert a model between formats",
 	 "Usage: " PROG " convert IN OUT [--format F] [--tags T]\n"
@@ -154,8 +157,8 @@ static const struct subcommand subcommands[] = {
 	 "  --quantize-weights P,...  tfjs: only the weights whose names match\n"
 	 "                   one of these shell patterns\n"
 	 "  -t, --tags T     SavedModel tag set to read (default serve)\n"
-	 "  --allow-missing-variables  convert a SavedModel whose variables/\n"
-	 "                   is missing although its graph has variables\n"
+	 "  --allow-missing-variables  accepted for old scripts: a SavedModel\n"
+	 "                   without variables/ converts as it is\n"
 	 "\n"
 	 "Exit status: 0 written, 2 IN unreadable or OUT not written.\n"},
 	{"validate", cmd_validate, "check a model and list its problems",
@@ -185,20 +188,28 @@ static const struct subcommand subcommands[] = {
 	 "\n"
 	 "Exit status: 0 same graph, 1 different, 2 error.\n"},
 	{"dot", cmd_dot, "draw a model with Graphviz",
-	 "Usage: " PROG " dot MODEL [--scope S] [--highlight X] [--func F]\n"
-	 "           [-o OUT]\n"
+	 "Usage: " PROG " dot MODEL [--scope S] [--collapse N] [--highlight X]\n"
+	 "           [--func F] [-o OUT]\n"
 	 "\n"
-	 "Writes the graph in Graphviz's DOT language: to standard output, to\n"
-	 "OUT, or, when OUT ends in .svg, through Graphviz's dot program.\n"
+	 "Draws the graph: name scopes as boxes around their ops, each op\n"
+	 "labelled with its name within its scope and its type, data edges\n"
+	 "with the tensor's dtype and shape, control edges dashed, and a\n"
+	 "legend.  Writes Graphviz's DOT language to standard output, or to\n"
+	 "OUT in the format its extension names: .dot or .gv (text), .svg,\n"
+	 ".png or .pdf (through Graphviz's dot program).\n"
 	 "\n"
 	 "  -s, --scope S       only the ops in name scope S (with the ops\n"
-	 "                      feeding them, drawn as boxes outside)\n"
+	 "                      feeding or reading them drawn as grey\n"
+	 "                      ellipses); an unknown S is an error that names\n"
+	 "                      the nearest scopes\n"
+	 "  --collapse N        draw each scope of more than N ops as one node\n"
+	 "                      with its op count\n"
 	 "  --highlight X       colour ops: X is a model (ops added or changed\n"
 	 "                      since it are coloured, e.g. the model a recipe\n"
 	 "                      started from), a file of op names (one a line)\n"
 	 "                      or a comma-separated list of op names\n"
 	 "  --func F            draw the body of function F of the library\n"
-	 "  -o, --output OUT    where to write (.dot, .gv or .svg)\n"},
+	 "  -o, --output OUT    where to write (.dot, .gv, .svg, .png, .pdf)\n"},
 	{"help", cmd_help, "show this help, a command's or a recipe's", NULL},
 	{"version", cmd_version, "show the version", NULL},
 	{NULL, NULL, NULL, NULL},
@@ -588,7 +599,7 @@ static int run_main(lua_State *L, int argc, char **argv)
 			return rc;
 	}
 	if (o.interactive || (!o.script && !o.has_e && isatty(STDIN_FILENO))) {
-		cli_repl(L);
+		return cli_repl(L);
 	} else if (!o.script && !o.has_e) {
 		if ((rc = load_script(L, "-"))) {
 			cli_report(L);

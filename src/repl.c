@@ -11,10 +11,19 @@
  * $GEREWRITE_HISTORY or ~/.gerewrite_history, and tab completion of Lua
  * names, fields, methods (after ':') and op names of a graph (inside
  * g:op(" ... ), computed by gerewrite.repl's complete().  Under a pipe
- * there is no prompt, banner or history.
+ * there is no prompt, banner or history, and the first error ends the
+ * run (exit 1), as it would in a script.
+ *
+ * ^C at the prompt clears the line (or the unfinished chunk), ^C while a
+ * chunk runs interrupts it; ^D on an empty line leaves, but while the
+ * model loaded as g has edits that were not saved, the prompt says so
+ * and the first ^D only warns.  help() prints entries of the API
+ * reference, from an index made of doc/lua-api.md at build time.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +42,11 @@
 #endif
 
 #include "cli.h"
+#include "lge.h"
+
+/* The help index (src/apihelp_data.c, made by src/gen-apihelp.sh). */
+extern const unsigned char ge_apihelp_data[];
+extern const size_t ge_apihelp_size;
 
 static const char *history_path(void)
 {
@@ -63,6 +77,7 @@ static void repl_func(lua_State *L, const char *name)
 static lua_State *complL;
 static char **cands; /* the current candidates, NULL-terminated */
 static size_t ncands, nextcand;
+static char close_call[8]; /* what follows a unique op name: ")" */
 
 static void free_cands(void)
 {
@@ -81,8 +96,8 @@ static int call_complete(lua_State *L)
 	lua_pushstring(L, line);
 	lua_pushinteger(L, start);
 	lua_pushinteger(L, end);
-	lua_call(L, 3, 1);
-	return 1;
+	lua_call(L, 3, 2);
+	return 2;
 }
 
 /* Asks gerewrite.repl for the candidates replacing line[start, end). */
@@ -91,13 +106,20 @@ static void compute_cands(int start, int end)
 	lua_State *L = complL;
 	int top = lua_gettop(L);
 	free_cands();
+	close_call[0] = 0;
 	lua_pushcfunction(L, call_complete);
 	lua_pushstring(L, rl_line_buffer);
 	lua_pushinteger(L, start);
 	lua_pushinteger(L, end);
 	/* a completion never raises into readline, whatever the line */
-	if (lua_pcall(L, 3, 1, 0) == LUA_OK && lua_istable(L, -1)) {
-		size_t n = lua_rawlen(L, -1);
+	if (lua_pcall(L, 3, 2, 0) == LUA_OK && lua_istable(L, -2)) {
+		size_t n = lua_rawlen(L, -2);
+		const char *cl = lua_tostring(L, -1);
+		/* only when nothing follows the cursor yet */
+		if (cl && strlen(cl) < sizeof close_call &&
+		    !rl_line_buffer[rl_point])
+			strcpy(close_call, cl);
+		lua_pop(L, 1);
 		cands = ge_xcalloc(n + 1, sizeof *cands);
 		for (size_t i = 1; i <= n; i++) {
 			if (lua_rawgeti(L, -1, (lua_Integer)i) == LUA_TSTRING)
@@ -126,6 +148,9 @@ static char **attempt_completion(const char *text, int start, int end)
 	compute_cands(start, end);
 	if (!ncands)
 		return NULL;
+	/* readline closes the quote of a unique match, then appends this */
+	if (ncands == 1 && close_call[0])
+		rl_completion_append_character = close_call[0];
 	return rl_completion_matches(text, generator);
 }
 
@@ -160,8 +185,116 @@ static void setup_readline(lua_State *L)
 	rl_completer_word_break_characters = code_breaks;
 	rl_completion_word_break_hook = word_breaks;
 	rl_attempted_completion_function = attempt_completion;
+	/* so that readline closes the quote itself and then appends
+	 * rl_completion_append_character */
+	rl_completer_quote_characters = "\"'";
 }
 #endif
+
+/* ------------------------------------------------------------ ^C */
+
+#ifdef HAVE_READLINE
+/* While readline waits for a key, ^C only sets a flag: the read returns
+ * EINTR (no SA_RESTART) and repl_getc turns it into an emptied line. */
+static volatile sig_atomic_t got_sigint;
+static int line_cancelled;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	got_sigint = 1;
+}
+
+static int repl_getc(FILE *f)
+{
+	for (;;) {
+		unsigned char c;
+		ssize_t r = read(fileno(f), &c, 1);
+		if (r == 1)
+			return c;
+		if (r == 0)
+			return EOF;
+		if (errno != EINTR)
+			return EOF;
+		if (got_sigint) {
+			got_sigint = 0;
+			line_cancelled = 1;
+			rl_replace_line("", 0);
+			fputs("^C", rl_outstream ? rl_outstream : stdout);
+			return '\n';
+		}
+	}
+}
+
+static char *read_tty_line(const char *prompt)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	got_sigint = 0;
+	line_cancelled = 0;
+	sigaction(SIGINT, &sa, &old);
+	char *line = readline(prompt);
+	sigaction(SIGINT, &old, NULL);
+	return line;
+}
+#endif
+
+/* ------------------------------------------------------------ unsaved edits */
+
+/* The model loaded as the global g, and its version when last loaded or
+ * saved; 0 when g was not a graph at start. */
+static const ge_graph *tracked;
+static uint64_t saved_version;
+
+static int unsaved(void)
+{
+	return tracked && ge_graph_version(tracked) != saved_version;
+}
+
+/* Called by the wrapped g:save after it succeeded. */
+static int mark_saved(lua_State *L)
+{
+	lge_graph *G = luaL_testudata(L, 1, "gerewrite.graph");
+	if (G && G->g && G->g == tracked)
+		saved_version = ge_graph_version(tracked);
+	return 0;
+}
+
+static void track_global_g(lua_State *L)
+{
+	if (lua_getglobal(L, "g") == LUA_TUSERDATA) {
+		lge_graph *G = luaL_testudata(L, -1, "gerewrite.graph");
+		if (G && G->g) {
+			tracked = G->g;
+			saved_version = ge_graph_version(tracked);
+			repl_func(L, "track_saves");
+			lua_pushcfunction(L, mark_saved);
+			lua_call(L, 1, 0);
+		}
+	}
+	lua_pop(L, 1);
+}
+
+/* ------------------------------------------------------------ help */
+
+static int l_help(lua_State *L)
+{
+	int n = lua_gettop(L);
+	repl_func(L, "help");
+	lua_insert(L, 1);
+	lua_pushlstring(L, (const char *)ge_apihelp_data, ge_apihelp_size);
+	lua_insert(L, 2);
+	lua_call(L, n + 1, 1);
+	size_t len;
+	const char *s = lua_tolstring(L, -1, &len);
+	if (s) {
+		fwrite(s, 1, len, stdout);
+		fputc('\n', stdout);
+	}
+	return 0;
+}
 
 /* ------------------------------------------------------------ reading */
 
@@ -169,8 +302,18 @@ static void setup_readline(lua_State *L)
  * Prompts (and line editing) only when standard input is a terminal. */
 static int read_line(lua_State *L, int first, int tty)
 {
-	const char *prompt = first ? "> " : ">> ";
-#ifdef HAVE_LINE_EDITING
+	const char *prompt = first ? (unsaved() ? "g unsaved> " : "> ")
+				   : ">> ";
+#ifdef HAVE_READLINE
+	if (tty) {
+		char *line = read_tty_line(prompt);
+		if (!line)
+			return 0;
+		lua_pushstring(L, line);
+		free(line);
+		return 1;
+	}
+#elif defined(HAVE_LINE_EDITING)
 	if (tty) {
 		char *line = readline(prompt);
 		if (!line)
@@ -207,6 +350,16 @@ static int read_line(lua_State *L, int first, int tty)
 	return 1;
 }
 
+/* Whether ^C emptied the line just read. */
+static int cancelled(void)
+{
+#ifdef HAVE_READLINE
+	return line_cancelled;
+#else
+	return 0;
+#endif
+}
+
 /* Whether a load failed only because the chunk is not finished yet; then
  * the message is popped. */
 static int incomplete(lua_State *L, int status)
@@ -225,12 +378,17 @@ static int incomplete(lua_State *L, int status)
 
 /* [-0, +2, -] Reads and compiles one chunk: first as "return <line>" so
  * expressions print, else as statements, reading more lines while it is
- * incomplete.  Returns -1 at end of input (nothing pushed), else the load
+ * incomplete.  Returns -1 at end of input, -2 when ^C dropped the chunk
+ * (nothing pushed), else the load
  * status with the source text and then the chunk (or message) pushed. */
 static int load_chunk(lua_State *L, int tty)
 {
 	if (!read_line(L, 1, tty))
 		return -1;
+	if (cancelled()) {
+		lua_pop(L, 1);
+		return -2;
+	}
 	const char *line = lua_tostring(L, -1);
 	const char *ret = lua_pushfstring(L, "return %s", line);
 	int st = luaL_loadbufferx(L, ret, strlen(ret), "=stdin", "t");
@@ -248,6 +406,10 @@ static int load_chunk(lua_State *L, int tty)
 			/* end of input inside a chunk: compile it for
 			 * its error message */
 			return luaL_loadbufferx(L, src, len, "=stdin", "t");
+		if (cancelled()) {
+			lua_pop(L, 2);
+			return -2;
+		}
 		lua_pushliteral(L, "\n");
 		lua_insert(L, -2);
 		lua_concat(L, 3);
@@ -274,26 +436,46 @@ static int print_all(lua_State *L)
 	return 0;
 }
 
-void cli_repl(lua_State *L)
+int cli_repl(lua_State *L)
 {
 	int tty = isatty(STDIN_FILENO);
 	const char *hist = tty ? history_path() : NULL;
+	int rc = 0, warned = 0;
 #ifdef HAVE_LINE_EDITING
 	if (tty) {
 		setup_readline(L);
+#ifdef HAVE_READLINE
+		rl_catch_signals = 0;
+		rl_getc_function = repl_getc;
+#endif
 		stifle_history(1000);
 		if (hist)
 			read_history(hist);
 	}
 #endif
-	if (tty)
-		printf("%s %s (%s); ge is the module, ^D leaves\n", PROG,
-		       PACKAGE_VERSION, LUA_RELEASE);
+	lua_pushcfunction(L, l_help);
+	lua_setglobal(L, "help");
+	if (tty) {
+		track_global_g(L);
+		printf("%s %s (%s); ge is the module, help() the reference, "
+		       "^D leaves\n",
+		       PROG, PACKAGE_VERSION, LUA_RELEASE);
+	}
 	for (;;) {
 		int base = lua_gettop(L);
 		int st = load_chunk(L, tty);
-		if (st == -1)
+		if (st == -2)
+			continue;
+		if (st == -1) {
+			if (tty && unsaved() && !warned) {
+				printf("\ng has unsaved edits: g:save(PATH) "
+				       "writes them; ^D again leaves\n");
+				warned = 1;
+				continue;
+			}
 			break;
+		}
+		warned = 0;
 #ifdef HAVE_LINE_EDITING
 		if (tty && lua_rawlen(L, base + 1) > 0) {
 			add_history(lua_tostring(L, base + 1));
@@ -313,6 +495,12 @@ void cli_repl(lua_State *L)
 		if (st != LUA_OK)
 			cli_report(L);
 		lua_settop(L, base);
+		if (st != LUA_OK && !tty) {
+			/* without a terminal, as a script: stop at the
+			 * first error */
+			rc = st == LUA_ERRSYNTAX ? EXIT_SYNTAX : EXIT_RUNTIME;
+			break;
+		}
 	}
 #ifdef HAVE_LINE_EDITING
 	if (tty)
@@ -322,4 +510,5 @@ void cli_repl(lua_State *L)
 #endif
 	if (tty)
 		fputc('\n', stdout); /* leave the prompt's line */
+	return rc;
 }

@@ -131,13 +131,24 @@ refused "a file that does not exist" "$T/nonexistent.pb" ""
 # ---------------------------------------------------------------- variables
 mkdir "$T/novars"
 cp "$SAVED/saved_model.pb" "$T/novars/"
-refused "a SavedModel whose variables/ is missing" "$T/novars" \
-	"variables/variables.index"
-"$BIN" convert --allow-missing-variables "$T/novars" "$T/novars-out" \
-	>/dev/null 2>"$T/err"
-ok $? "--allow-missing-variables converts it"
+# no values to lose: it loads and saves, without a warning
+"$BIN" convert "$T/novars" "$T/novars-out" >/dev/null 2>"$T/err"
+ok $? "a SavedModel whose variables/ is missing converts"
+test ! -s "$T/err"
+ok $? "without a warning"
 test -f "$T/novars-out/saved_model.pb" && test ! -d "$T/novars-out/variables"
 ok $? "and the copy has no variables either"
+"$BIN" convert --allow-missing-variables "$T/novars" "$T/novars-out2" \
+	>/dev/null 2>"$T/err"
+ok $? "--allow-missing-variables is still accepted"
+"$BIN" run remove_device "$T/novars" -o "$T/novars-run" >/dev/null 2>"$T/err"
+ok $? "run takes it too"
+"$BIN" convert "$SAVED" "$T/withvars.pb" >/dev/null 2>"$T/err"
+grep -F "warning: the input's variable values" "$T/err" >/dev/null
+ok $? "writing a SavedModel with values to one file warns that they are dropped"
+"$BIN" convert "$SAVED" "$T/withvars-dir" >/dev/null 2>"$T/err"
+test ! -s "$T/err" && test -f "$T/withvars-dir/variables/variables.index"
+ok $? "writing it to a SavedModel directory keeps them, without a warning"
 "$BIN" validate "$T/novars" >"$T/stdout" 2>"$T/err"
 test $? -eq 1 && grep -F "variables/variables.index" "$T/stdout" >/dev/null
 ok $? "validate lists the missing variables as a problem"

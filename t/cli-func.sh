@@ -110,7 +110,7 @@ F=__inference__wrapped_model_5601
 run "$BIN" dot "$T/mm" --func $F --highlight "$MM"
 is_rc 0 "dot --func"
 has "$T/out" "digraph" "dot --func writes DOT"
-has "$T/out" 'model/dense/MatMul/noise/add\nAddV2", fillcolor="#b7e4a7"' \
+has "$T/out" 'tooltip="model/dense/MatMul/noise/add", fillcolor="#b7e4a7"' \
 	"the body's new ops are highlighted against the original's body"
 has "$T/out" '\n_Arg"' "with the _Arg ops"
 run "$BIN" dot "$MM" --func nope

@@ -177,21 +177,20 @@ x * 2
 for i = 1, 2 do
 print(i)
 end
-error("oops")
 "a", nil, 3
 ge.graph()
+error("oops")
 print("after")
 '
 run_in "$input" "$BIN" -i
-is_rc 0 "a piped prompt"
+is_rc 1 "a piped prompt stops at the first error"
 is_out '2
 6
 1
 2
 a	nil	3
-graph "" (0 ops)
-after' "expressions print, no prompt or banner when not a terminal"
-is_err "gerewrite: stdin:1: oops" "errors do not end the session"
+graph "" (0 ops)' "expressions print, no prompt or banner when not a terminal"
+is_err "gerewrite: stdin:1: oops" "the error is reported"
 run_in 'for i = 1, 2 do' "$BIN" -i
 has "$T/err" "<eof>" "an unfinished chunk at the end is reported"
 run_in 'print(z)' "$BIN" -i -e 'z = 9'

@@ -2,9 +2,9 @@
 # doc-examples.sh: runs the Lua examples of the documentation, so that
 # what the reference shows is what the program does.
 #
-# - doc/lua-api.md and doc/graph_editor.md: every ```lua fenced block is a
-#   complete script (blocks that are not meant to run use another fence:
-#   ```text, or none).
+# - every doc/*.md but match.md: every ```lua fenced block is a complete
+#   script (blocks that are not meant to run use another fence: ```text,
+#   or none); doc/lua-api.md and doc/graph_editor.md must have some.
 # - README (plain text): an example is a block indented by four spaces
 #   whose first line is a Lua comment naming a script, `-- tour.lua: ...`;
 #   it runs until the first non-blank line indented by less.
@@ -66,8 +66,16 @@ extract_readme() {
 	' "$1"
 }
 
+# every page of doc/, so that a new page's examples run too
+DOCS=
+for f in "$SRC"/doc/*.md; do
+	case $f in */match.md) continue ;; esac
+	DOCS="$DOCS doc/`basename "$f"`"
+done
+DOCS="$DOCS README"
+
 status=0
-for doc in doc/lua-api.md doc/graph_editor.md README; do
+for doc in $DOCS; do
 	tag=`echo "$doc" | tr '/' '_'`
 	if test ! -r "$SRC/$doc"; then
 		echo "$SRC/$doc: cannot read" >&2
@@ -82,7 +90,7 @@ done
 
 n=0
 failed=0
-for doc in doc/lua-api.md doc/graph_editor.md README; do
+for doc in $DOCS; do
 	tag=`echo "$doc" | tr '/' '_'`
 	found=0
 	for f in "$T/blocks/$tag"-*.lua; do
@@ -103,6 +111,7 @@ for doc in doc/lua-api.md doc/graph_editor.md README; do
 		fi
 		rm -rf "$d"
 	done
+	case $doc in doc/lua-api.md|doc/graph_editor.md|README) ;; *) found=1 ;; esac
 	if test $found -eq 0; then
 		n=`expr $n + 1`
 		echo "not ok $n - $doc has examples"

@@ -252,4 +252,26 @@ raises("bad replacement", function()
   ge.rewrite(g5, {pattern = "Relu", action = function() return {[1] = 2} end})
 end, "replacements must be tensors")
 
+-- a capture inside rest is a list: the variadic tail, one tensor per input
+do
+  local g6 = ge.graph()
+  local F = "float32"
+  for _, n in ipairs{"a", "b", "c"} do
+    g6:add_op{type = "Placeholder", name = n, attrs = {dtype = F}}
+  end
+  g6:add_op{type = "AddN", name = "sum", inputs = {"a", "b", "c"}, attrs = {T = F, N = 3}}
+  g6:add_op{type = "AddN", name = "twice", inputs = {"a", "a"}, attrs = {T = F, N = 2}}
+  local hit = m.op("AddN", m.any "first", m.rest(m.any "tail")):match(g6:op("sum"))
+  same({g6:tensor("b:0"), g6:tensor("c:0")}, hit.tail, "m.rest(m.any \"tail\") captures the tail as a list")
+  is(g6:tensor("a:0"), hit.first, "after the operands before it")
+  hit = m.op("AddN", m.rest(m.op("Placeholder"):as "ins")):match(g6:op("sum"))
+  same({g6:op("a"), g6:op("b"), g6:op("c")}, hit.ins, "an op pattern's list holds ops")
+  local rep = m.op("AddN", m.any "x", m.rest(m.ref "x"))
+  ok(rep:match(g6:op("twice")) and not rep:match(g6:op("sum")),
+     "m.ref inside rest keeps the same-value meaning")
+  raises("holds a list", function()
+    m.op("AddN", m.any "x", m.rest(m.any "x")):match(g6:op("sum"))
+  end, "a list capture's name reused outside the rest is refused")
+end
+
 tap.done()

@@ -548,9 +548,41 @@ static void test_variadic(void)
 	ge_pat *fixed = op("ConcatV2", any(NULL), cst(NULL), NULL);
 	is_string("ConcatV2 \"cat3\": has 4 data inputs, expected 2",
 		  explain(fixed, g, "cat3"), "explain the arity");
-	/* a rest with a capture: all elements the same */
-	ge_pat *same = op("ConcatV2", rest(any("x")), NULL);
-	is_int(0, count(same, g, 0), "captures inside a rest must agree");
+	/* a capture inside a rest: the tail as a list, one per input */
+	ge_pat *tail = op("ConcatV2", any("first"), rest(any("tail")),
+			  cst(NULL), NULL);
+	is_int(1, ge_match_at(tail, g, OP(g, "cat3"), &m, &err),
+	       "a capture inside rest matches whatever the elements are");
+	const ge_capture *tc = ge_match_capture(&m, "tail");
+	ok(tc && tc->is_list && tc->kind == GE_CAP_TENSOR && tc->n_items == 2,
+	   "it holds a list of the two tensors of the tail");
+	ok(tc && tc->n_items == 2 && tc->items[0].op == OP(g, "b") &&
+		   tc->items[1].op == OP(g, "c"),
+	   "in input order");
+	is_int(1, ge_match_at(tail, g, OP(g, "cat1"), &m, &err),
+	       "an empty tail matches");
+	tc = ge_match_capture(&m, "tail");
+	ok(tc && tc->is_list && tc->n_items == 0, "as an empty list");
+	ge_pat *ops = op("ConcatV2", rest(as(op("Relu", any(NULL), NULL), "relus")),
+			 rest(any(NULL)), cst(NULL), NULL);
+	ge_match_at(ops, g, OP(g, "catr"), &m, &err);
+	tc = ge_match_capture(&m, "relus");
+	ok(tc && tc->kind == GE_CAP_OP && tc->n_items == 2 &&
+		   tc->items[0].op == OP(g, "ra") && tc->items[1].op == OP(g, "rb"),
+	   "an op pattern's list holds the ops");
+	/* the same-value meaning: capture outside, ref inside */
+	ge_pat *same = op("ConcatV2", any("x"), rest(ref("x")), cst(NULL), NULL);
+	is_string("cat1", roots(same, g, 0),
+		  "ref inside rest: every element the same (cat3's differ)");
+	ge_pat *bad = op("ConcatV2", any("x"), rest(any("x")), NULL);
+	ge_error e2 = {0};
+	is_int(GE_EINVAL, ge_match_at(bad, g, OP(g, "cat3"), &m, &e2),
+	       "a list capture's name used outside the rest is refused");
+	ok(strstr(e2.msg, "inside rest() holds a list") != NULL,
+	   "saying why");
+	ge_pat_free(tail);
+	ge_pat_free(ops);
+	ge_pat_free(bad);
 	ge_pat_free(p);
 	ge_pat_free(mid);
 	ge_pat_free(relus);

@@ -2,8 +2,10 @@
 # repl.sh: the interactive prompt on a terminal, driven through tmux:
 # completion of methods after ':', of op names inside g:op(", of module
 # fields; results and lists of ops as printed; an error that does not end
-# the session; history within a session and across sessions.  Skipped
-# when tmux is not installed.
+# the session; history within a session and across sessions; ^C that
+# clears the line, the unsaved-edits prompt and the ^D that warns;
+# tables printed as constructors; help.  Skipped when tmux is not
+# installed.
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 case $BIN in /*) ;; *) BIN=`pwd`/$BIN ;; esac
 if ! command -v tmux >/dev/null 2>&1; then
@@ -76,7 +78,7 @@ start() {
 		"env HOME='$T' GEREWRITE_HISTORY='$T/history' TERM=screen '$BIN' -i '$T/m.pb'"
 }
 start
-expect "ge is the module, ^D leaves" "the prompt starts with a banner"
+expect "ge is the module, help() the reference, ^D leaves" "the prompt starts with a banner"
 expect 'g = graph "' "and says what g is"
 
 keys 'g:o' Tab
@@ -84,8 +86,8 @@ expect_line "> g:op" "TAB after ':' completes a method name"
 keys '("den' Tab
 expect_line '> g:op("dense/' "TAB in g:op(\" completes an op name"
 keys 'r' Tab
-expect_line '> g:op("dense/relu"' "up to a unique name, closing the quote"
-keys ')' Enter
+expect_line '> g:op("dense/relu")' "up to a unique name, closing the quote and the call"
+keys Enter
 expect 'op Relu "dense/relu"' "the result prints with tostring"
 
 keys 'ge.reroute_t' Tab
@@ -116,6 +118,41 @@ done
 test `grep -c -x 'op Relu "dense/relu"' "$T/screen"` -ge 2
 ok $? "a recalled line runs again"
 
+keys 'print("spin" .. "ning") while true do end' Enter
+expect "spinning" "a chunk that runs forever"
+keys C-c
+expect "interrupted" "^C stops a running chunk"
+keys '40 + 3' Enter
+expect "43" "and the session goes on"
+keys 'x = 1 + ' C-c
+expect_line '>' "^C clears the line"
+keys '41 + 1' Enter
+expect "42" "and the session goes on after ^C"
+keys 'for i = 1, 2 do' Enter
+expect_line '>>' "an unfinished chunk asks for more"
+keys C-c
+expect_line '>' "^C drops the unfinished chunk"
+tmx has-session -t t 2>/dev/null
+ok $? "^C at the prompt does not end the session"
+
+keys '{a = 1, "x", b = {c = true}}' Enter
+expect '{"x", a = 1, b = {c = true}}' "a table with named fields prints as a constructor"
+keys 'g:opdef("Relu")' Enter
+expect 'name = "Relu"' "an OpDef prints its fields"
+keys 'help "copy"' Enter
+expect 'copy(v [, opts]) -> view, info' "help prints the reference's line"
+keys 'help(ge.reroute_ts)' Enter
+expect 'reroute_ts(' "help of a function value"
+
+keys 'g:op("y"):set_attr("T", "float32")' Enter
+expect_line 'g unsaved>' "the prompt says when g has unsaved edits"
+keys C-d
+expect "g has unsaved edits: g:save(PATH) writes them; ^D again leaves" \
+	"^D with unsaved edits warns"
+tmx has-session -t t 2>/dev/null
+ok $? "and does not leave"
+keys "g:save('$T/saved.pb')" Enter
+expect_line '>' "after g:save the prompt is plain again"
 keys C-d
 i=0
 while tmx has-session -t t 2>/dev/null && test $i -lt 100; do
@@ -129,8 +166,8 @@ ok $? "the history is saved"
 
 start
 expect "ge is the module" "a second session"
-keys Up
-expect_line '> g:op("dense/relu")' "recalls the first session's lines"
+keys Up Up
+expect_line '> g:op("y"):set_attr("T", "float32")' "recalls the first session's lines"
 keys C-u C-d
 
 echo "1..$n"

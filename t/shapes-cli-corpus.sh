@@ -29,6 +29,6 @@ has "$T/err" "op 'Reshape' (Reshape): cannot reshape [1,12,12,32] (4608 elements
 test ! -e "$T/bad.pb"
 ok $? "and writes nothing"
 run "$BIN" dot "$T/b8.pb"
-has "$T/out" 'label="[8,5408]"' "dot labels edges with their shapes"
+has "$T/out" '[8,5408]"]' "dot labels edges with their shapes"
 echo "1..$n"
 exit $failed

@@ -8,18 +8,79 @@ local ge = ...
 
 local concat, sort = table.concat, table.sort
 
--- One value on one line: strings quoted, plain tables shallowly listed,
--- objects by their tostring.
-local function show(v)
+-- Plain tables print as Lua constructors: list items first, then the
+-- named fields sorted by key; short ones on one line, longer ones one
+-- entry a line, indented, cut after SHOW_MAX entries; nesting deeper than
+-- SHOW_DEPTH and cycles print as "{...}".  Objects print by tostring.
+local SHOW_WIDTH, SHOW_MAX, SHOW_DEPTH = 72, 20, 4
+
+local function show_key(k)
+  if type(k) == "string" and k:match("^[%a_][%w_]*$") then return k end
+  if type(k) == "string" then
+    return "[" .. (string.format("%q", k):gsub("\\\n", "\\n")) .. "]"
+  end
+  return "[" .. tostring(k) .. "]"
+end
+
+local function key_order(a, b)
+  local ta, tb = type(a), type(b)
+  if ta ~= tb then return ta < tb end
+  if ta == "number" or ta == "string" then return a < b end
+  return tostring(a) < tostring(b)
+end
+
+local show
+
+-- The entries of a plain table as strings, at most SHOW_MAX of them, and
+-- how many were left out.
+local function entries(v, indent, depth, seen)
+  local parts, n = {}, #v
+  local total = 0
+  for i = 1, n do
+    total = total + 1
+    if #parts < SHOW_MAX then parts[#parts + 1] = show(v[i], indent, depth, seen) end
+  end
+  local keys = {}
+  for k in pairs(v) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then
+      keys[#keys + 1] = k
+    end
+  end
+  sort(keys, key_order)
+  for _, k in ipairs(keys) do
+    total = total + 1
+    if #parts < SHOW_MAX then
+      parts[#parts + 1] = show_key(k) .. " = " .. show(v[k], indent, depth, seen)
+    end
+  end
+  return parts, total - #parts
+end
+
+function show(v, indent, depth, seen)
+  indent, depth, seen = indent or "", depth or 0, seen or {}
   if type(v) == "string" then
-    if #v > 60 then v = v:sub(1, 57) .. "..." end
+    if #v > 200 then v = v:sub(1, 197) .. "..." end
     return (string.format("%q", v):gsub("\\\n", "\\n"))
   end
   if type(v) ~= "table" or getmetatable(v) then return tostring(v) end
-  local parts = {}
-  for i = 1, math.min(#v, 8) do parts[i] = show(v[i]) end
-  if #v > 8 then parts[#parts + 1] = "..." end
-  return "{" .. concat(parts, ", ") .. "}"
+  if next(v) == nil then return "{}" end
+  if seen[v] or depth >= SHOW_DEPTH then return "{...}" end
+  seen[v] = true
+  local inner = indent .. "  "
+  local parts, more = entries(v, inner, depth + 1, seen)
+  seen[v] = nil
+  local flat = "{" .. concat(parts, ", ") ..
+    (more > 0 and string.format(", ... %d more", more) or "") .. "}"
+  if #flat + #indent <= SHOW_WIDTH and not flat:find("\n", 1, true) then
+    return flat
+  end
+  local lines = {"{"}
+  for _, p in ipairs(parts) do lines[#lines + 1] = inner .. p .. "," end
+  if more > 0 then
+    lines[#lines + 1] = string.format("%s-- ... %d more", inner, more)
+  end
+  lines[#lines + 1] = indent .. "}"
+  return concat(lines, "\n")
 end
 
 local function describe_op(op)

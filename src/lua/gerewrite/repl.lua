@@ -2,8 +2,10 @@
 --
 -- show(n, ...) turns the values of one entry into the text printed;
 -- complete(line, start, stop) lists the words that may replace
--- line:sub(start + 1, stop) when the user presses TAB.  Both are called
--- by src/repl.c; neither changes anything in the session.
+-- line:sub(start + 1, stop) when the user presses TAB; help(index, x)
+-- finds x in the API reference's index.  They are called by src/repl.c;
+-- none changes anything in the session but track_saves(mark), which
+-- makes g:save report a success to mark.
 local ge = require "gerewrite"
 
 local M = {}
@@ -139,9 +141,9 @@ end
 -- Methods whose first argument is an op or tensor name of the graph.
 local takes_name = {op = true, tensor = true, remove_op = true}
 
---- complete(line, start, stop) -> list of words: candidates for the word
--- line:sub(start + 1, stop) (start and stop count bytes from 0, as
--- readline does).
+--- complete(line, start, stop) -> list of words, close: candidates for
+-- the word line:sub(start + 1, stop) (start and stop count bytes from 0,
+-- as readline does), and what closes the call after a unique op name.
 function M.complete(line, start, stop)
   local word = line:sub(start + 1, stop)
   local before = line:sub(1, start)
@@ -155,7 +157,7 @@ function M.complete(line, start, stop)
       local n = op.name
       if n:sub(1, #word) == word then names[#names + 1] = n end
     end
-    return finish(names, word)
+    return finish(names, word), ")"
   end
   if before:match("[\"']$") then return {} end
   -- a.b.c or a.b:c
@@ -176,6 +178,91 @@ function M.complete(line, start, stop)
   end
   for _, k in ipairs(keywords) do out[#out + 1] = k end
   return finish(out, word)
+end
+
+-- ---------------------------------------------------------------- help
+
+local INTRO = [[
+help(ge.copy), help "copy" or help "g:op" print the entries of the API
+reference (doc/lua-api.md) for a function; help "pattern" lists those
+whose name holds the pattern.  ge.describe(x) shows an op, a graph, a
+tensor or a table; TAB completes names, methods and op names; ^C clears
+the line; ^D leaves.]]
+
+-- The dotted name of a function of the module (ge.copy, Graph.op), or nil.
+local function name_of(f)
+  for k, v in pairs(ge) do
+    if rawequal(v, f) then return "ge." .. k end
+  end
+  for k, t in pairs(ge) do
+    if type(t) == "table" and type(k) == "string" then
+      for k2, v in pairs(t) do
+        if rawequal(v, f) and type(k2) == "string" then
+          return "ge." .. k .. "." .. k2
+        end
+      end
+    end
+  end
+  return nil
+end
+
+local function last_part(n) return n:match("[^.:]+$") or n end
+
+--- help(index, [x]) -> text: the entries of the index (lines
+-- "NAMES<TAB>SECTION<TAB>TEXT") for x, a function of the module or a
+-- name; the introduction without x.
+function M.help(index, x, ...)
+  if x == nil and select("#", ...) == 0 then return INTRO end
+  local want
+  if type(x) == "function" then
+    want = name_of(x)
+    if not want then return "not a function of the gerewrite module" end
+  elseif type(x) == "string" then
+    want = x
+  else
+    return "help: give a function of the module or its name (help \"copy\")"
+  end
+  -- the entries naming want exactly, else its last part, else holding it
+  local tiers, seen = {{}, {}, {}}, {}
+  local wl = last_part(want)
+  for line in index:gmatch("[^\n]+") do
+    local names, section, text = line:match("^([^\t]*)\t([^\t]*)\t(.*)$")
+    if names and not seen[text] then
+      local best = 4
+      for n in names:gmatch("%S+") do
+        local t = n == want and 1 or last_part(n) == wl and 2 or
+                  n:find(want, 1, true) and 3 or 4
+        if t < best then best = t end
+      end
+      if best < 4 then
+        seen[text] = true
+        local tier = tiers[best]
+        tier[#tier + 1] = text .. "  [" .. section .. "]"
+      end
+    end
+  end
+  for _, tier in ipairs(tiers) do
+    if #tier > 0 then return concat(tier, "\n") end
+  end
+  return "nothing in the API reference for " .. want
+end
+
+-- ---------------------------------------------------------------- saves
+
+--- track_saves(mark): g:save calls mark(graph) after it succeeded.
+function M.track_saves(mark)
+  local g = rawget(_G, "g")
+  local mt = getmetatable(g)
+  local methods = mt and rawget(mt, "__methods")
+  if type(methods) ~= "table" or type(methods.save) ~= "function" then
+    return
+  end
+  local save = methods.save
+  methods.save = function(self, ...)
+    local r = table.pack(save(self, ...))
+    if r[1] then mark(self) end
+    return table.unpack(r, 1, r.n)
+  end
 end
 
 return M

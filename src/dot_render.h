@@ -1,0 +1,39 @@
+/*
+ * dot_render.h: the picture of `gerewrite dot` (dot_render.c): DOT text
+ * with name-scope clusters, labels relative to the scope drawn, large
+ * scopes collapsed into one node, shapes on edges and a legend; unknown
+ * scopes with the nearest ones suggested; output by file extension.
+ */
+#ifndef GE_DOT_RENDER_H
+#define GE_DOT_RENDER_H
+
+#include "base.h"
+#include "graph.h"
+
+/* Colours of the --highlight marks (cmd_dot.c), drawn by dot_render. */
+enum { DOT_MARK_NONE, DOT_MARK_ADDED, DOT_MARK_CHANGED };
+
+struct dot_view {
+	const char *scope;          /* NULL: the whole graph */
+	size_t collapse;            /* 0: none; else scopes over this many
+				       ops become one node */
+	const unsigned char *mark;  /* per op id, DOT_MARK_*, or NULL */
+	size_t removed;             /* ops removed since the --highlight model */
+};
+
+/* Appends the DOT text of the view of g to b. */
+void dot_render(ge_buf *b, const ge_graph *g, const struct dot_view *v);
+
+/* Whether some op lies in scope (the op named scope, or under scope/). */
+int dot_scope_exists(const ge_graph *g, const char *scope);
+/* Appends to b up to 5 existing scopes nearest to the unknown scope (by
+ * edit distance, then name), comma-separated; nothing when none is near. */
+void dot_suggest_scopes(const ge_graph *g, const char *scope, ge_buf *b);
+
+/* Writes the DOT text to out in the format its extension names: .dot or
+ * .gv (text), .svg, .png, .pdf (through Graphviz's dot, $GEREWRITE_DOT
+ * names another program).  Returns 0 or EXIT_USAGE after a message;
+ * the file appears whole or not at all. */
+int dot_write(const char *out, const ge_buf *dot);
+
+#endif
