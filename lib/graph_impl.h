@@ -1,10 +1,11 @@
 /*
  * graph_impl.h: the representation behind graph.h.  Included by the graph
- * layer (graph.c, graph_io.c, check.c) and by the files that keep data
- * with a graph through its hooks or parse GraphDef bytes into one: model.c,
- * meta.c (through meta_impl.h), tfjs.c, varpolicy.c and shapes.c, and the function
- * library (func.c, func_body.c, func_check.c through func_impl.h).
- * Nothing else includes it, nothing outside lib/ ever.
+ * layer (graph.c, graph_io.c, check.c, frames.c, shapes.c, and the
+ * function library's func.c, func_body.c, func_check.c through
+ * func_impl.h) and by the files that keep data with a graph through its
+ * hooks or parse GraphDef bytes into one: model.c, meta.c (through
+ * meta_impl.h), tfjs.c and ckptplan.c.  Nothing else includes it,
+ * nothing outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
 #define GE_GRAPH_IMPL_H

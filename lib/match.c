@@ -271,8 +271,8 @@ static void add_subject(ge_buf *b, const ge_graph *g, ge_tref t,
 	if (tensor) {
 		ge_buf_adds(b, "tensor ");
 		ge_buf *tmp = &(ge_buf)GE_BUF_INIT;
-		ge_buf_printf(tmp, "%s:%d", ge_op_name(g, t.op),
-			      t.index < 0 ? 0 : t.index);
+		ge_tensor_put(g, (ge_tref){t.op, t.index < 0 ? 0 : t.index}, 0,
+			      tmp);
 		ge_pat_add_quoted(b, (const char *)tmp->data, tmp->len, 200);
 		ge_buf_free(tmp);
 	} else {

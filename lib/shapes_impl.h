@@ -1,6 +1,8 @@
 /*
- * shapes_impl.h: what the shape driver (shapes.c) and the per-op shape
- * functions (shapes_ops.c) share.  Not part of the library's API.
+ * shapes_impl.h: what the shape driver (shapes.c), the per-op shape
+ * functions (shapes_ops.c, shapes_slice.c, shapes_handles.c) and the
+ * evaluator's layout ops (eval_layout.c) share.  Not part of the
+ * library's API.
  */
 #ifndef GE_SHAPES_IMPL_H
 #define GE_SHAPES_IMPL_H

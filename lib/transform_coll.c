@@ -193,7 +193,7 @@ static int map_name(ge_tinfo *I, const char *s, int must_copy, ge_buf *out)
 			return 0;
 		t_ = t;
 	}
-	ge_buf_printf(out, "%s:%d", ge_op_name(I->g_, t_.op), t_.index);
+	ge_tensor_put(I->g_, t_, 0, out);
 	return 1;
 }
 

@@ -1,6 +1,5 @@
 /* varpolicy.c: see varpolicy.h. */
 #include "varpolicy.h"
-#include "graph_impl.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -377,7 +376,7 @@ static char *map_name(ge_tinfo *I, int same, const char *name)
 	if (t.index == GE_CONTROL)
 		ge_buf_adds(&b, ge_op_name(g_, t.op));
 	else
-		ge_buf_printf(&b, "%s:%d", ge_op_name(g_, t.op), (int)t.index);
+		ge_tensor_put(g_, t, 0, &b);
 	size_t len;
 	return (char *)ge_buf_steal(&b, &len);
 }

@@ -70,11 +70,8 @@ static void add_inputs(ge_buf *b, const ge_graph *g, ge_opid id)
 			ge_buf_adds(b, ", ");
 		if (t.op == GE_NOOP)
 			ge_buf_adds(b, ge_op_dangling_input(g, id, i));
-		else if (t.index == 0)
-			ge_buf_adds(b, ge_op_name(g, t.op));
 		else
-			ge_buf_printf(b, "%s:%d", ge_op_name(g, t.op),
-				      (int)t.index);
+			ge_tensor_put(g, t, 1, b);
 	}
 	if (n > 8)
 		ge_buf_printf(b, ", ... (%zu)", n);
@@ -96,7 +93,7 @@ static void add_controls(ge_buf *b, const ge_graph *g, ge_opid id)
 			ge_buf_printf(b, "%s%s", d && d[0] == '^' ? "" : "^",
 				      d ? d : "?");
 		} else {
-			ge_buf_printf(b, "^%s", ge_op_name(g, c));
+			ge_tensor_put(g, (ge_tref){c, GE_CONTROL}, 1, b);
 		}
 	}
 	if (n > 8)

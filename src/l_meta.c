@@ -114,7 +114,7 @@ static int add_one(lua_State *L, lge_graph *G, const char *name, int idx,
 		ge_buf_adds(&b, ge_op_name(G->g, id));
 	} else if (lge_testtensor(L, idx)) {
 		ge_tref t = lge_checktensorin(L, idx, G, 0);
-		ge_buf_printf(&b, "%s:%d", ge_op_name(G->g, t.op), t.index);
+		ge_tensor_put(G->g, t, 0, &b);
 	} else if (lua_type(L, idx) == LUA_TSTRING) {
 		size_t n;
 		const char *s = lua_tolstring(L, idx, &n);
