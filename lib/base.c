@@ -179,11 +179,29 @@ void ge_buf_tag(ge_buf *b, uint32_t field, int wiretype)
 	ge_buf_varint(b, ((uint64_t)field << 3) | (uint64_t)wiretype);
 }
 
+static size_t put_varint(uint8_t *d, uint64_t v)
+{
+	size_t n = 0;
+	do {
+		uint8_t c = v & 0x7f;
+		v >>= 7;
+		d[n++] = c | (v ? 0x80 : 0);
+	} while (v);
+	return n;
+}
+
+/* One reserve for tag, length and bytes: every field of an encoded op
+ * passes here. */
 void ge_buf_lenfield(ge_buf *b, uint32_t field, const void *p, size_t n)
 {
-	ge_buf_tag(b, field, 2);
-	ge_buf_varint(b, n);
-	ge_buf_add(b, p, n);
+	ge_buf_reserve(b, n + 20);
+	size_t at = b->len;
+	at += put_varint(b->data + at, (uint64_t)field << 3 | 2);
+	at += put_varint(b->data + at, n);
+	if (n)
+		memcpy(b->data + at, p, n);
+	b->len = at + n;
+	b->data[b->len] = 0;
 }
 
 void ge_buf_wrap(ge_buf *b, size_t start, uint32_t field)
@@ -374,6 +392,22 @@ int ge_file_read(const char *path, uint8_t **data, size_t *len, ge_error *err)
 	uint8_t *buf = ge_xmalloc(cap + 1);
 	for (;;) {
 		if (n == cap) {
+			/* the file is read whole: only a file that grew since
+			 * the stat needs a bigger buffer, so the end is probed
+			 * first rather than the buffer doubled for nothing */
+			uint8_t probe;
+			ssize_t r = read(fd, &probe, 1);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				int e = errno;
+				free(buf);
+				close(fd);
+				return ge_err(err, GE_EIO, "%s: %s", path,
+					      strerror(e));
+			}
+			if (r == 0)
+				break;
 			if (cap >= max) {
 				free(buf);
 				close(fd);
@@ -382,6 +416,7 @@ int ge_file_read(const char *path, uint8_t **data, size_t *len, ge_error *err)
 			}
 			cap = cap * 2 < max ? cap * 2 : (size_t)max;
 			buf = ge_xrealloc(buf, cap + 1);
+			buf[n++] = probe;
 		}
 		ssize_t r = read(fd, buf + n, cap - n);
 		if (r < 0) {

@@ -313,6 +313,11 @@ void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n)
 {
 	ge_graph *root = fl_root(g);
 	struct ge_flib *l = fl_lib(root);
+	if (!l->n_fn) { /* nothing to reach: no walk over every op */
+		*n = 0;
+		*out = ge_xmalloc(sizeof **out);
+		return;
+	}
 	uint8_t *seen = ge_xcalloc(l->n_fn + 1, 1);
 	ge_funcid *queue = ge_xmalloc((l->n_fn + 1) * sizeof *queue);
 	size_t qh = 0, qt = 0;

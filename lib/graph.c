@@ -89,7 +89,8 @@ static void op_free_storage(ge_op *o)
 			protobuf_c_message_free_unpacked(
 				&o->ents[i].val->base, NULL);
 	}
-	free(o->ents);
+	if (o->flags & OPF_ENTS_OWNED)
+		free(o->ents);
 }
 
 void ge_graph_free(ge_graph *g)
@@ -1487,6 +1488,41 @@ static void set_attr_raw(ge_graph *g, ge_opid id, const char *name,
 	e->owned = copy;
 	e->raw = copy;
 	e->len = len;
+	o->nout = -1;
+	touch(g, id);
+}
+
+void ge_op_add_attrs_raw(ge_graph *g, ge_opid id, size_t n,
+			 const char *const *names,
+			 const uint8_t *const *bytes, const size_t *lens)
+{
+	ge_op *o = OP(g, id);
+	if (o->raw || o->n_ents) {
+		for (size_t i = 0; i < n; i++)
+			ge_op_set_attr_raw(g, id, names[i], bytes[i], lens[i]);
+		return;
+	}
+	o->flags |= OPF_SPLIT;
+	if (!n)
+		return;
+	/* exactly n entries, not owned: a later attr moves them to the heap
+	 * (make_room) */
+	if (o->flags & OPF_ENTS_OWNED)
+		free(o->ents);
+	o->flags &= ~(uint32_t)OPF_ENTS_OWNED;
+	o->ents = ge_arena_alloc(&g->arena, n * sizeof *o->ents);
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(names[i], "_class"))
+			ge_coloc_drop(g);
+		ge_attr_ent *e = &o->ents[o->n_ents++];
+		memset(e, 0, sizeof *e);
+		e->key = ge_intern(g, names[i], strlen(names[i]));
+		uint8_t *copy = ge_arena_alloc(&g->arena, lens[i] ? lens[i] : 1);
+		if (lens[i])
+			memcpy(copy, bytes[i], lens[i]);
+		e->raw = copy;
+		e->len = lens[i];
+	}
 	o->nout = -1;
 	touch(g, id);
 }

@@ -236,6 +236,13 @@ void ge_op_set_attr(ge_graph *g, ge_opid id, const char *name,
 /* Same from already-encoded AttrValue bytes. */
 void ge_op_set_attr_raw(ge_graph *g, ge_opid id, const char *name,
 			const uint8_t *bytes, size_t len);
+/* ge_op_set_attr_raw for each of n attrs, in order, on an op that has no
+ * attrs yet (a new op): their names are interned and their bytes kept in
+ * the graph's memory, as a loaded op's are in its file, so a new op costs
+ * no allocation per attr.  An op with attrs gets them one by one. */
+void ge_op_add_attrs_raw(ge_graph *g, ge_opid id, size_t n,
+			 const char *const *names,
+			 const uint8_t *const *bytes, const size_t *lens);
 /* Raw encoded AttrValue bytes of an attr, or NULL. */
 const uint8_t *ge_op_attr_raw(const ge_graph *g, ge_opid id, const char *name,
 			      size_t *len);

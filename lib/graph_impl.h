@@ -89,7 +89,7 @@ typedef struct ge_graph_hooks {
 	void (*func_roots)(ge_graph *g, void (*add)(void *ud, const char *name),
 			   void *ud);
 } ge_graph_hooks;
-#define GE_GRAPH_MAX_HOOKS 4
+#define GE_GRAPH_MAX_HOOKS 8
 
 struct ge_graph {
 	char *name;

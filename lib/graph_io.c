@@ -439,17 +439,27 @@ void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out)
 	ge_op_encode_ex(g, id, out, put_input_text);
 }
 
+static size_t varint_size(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
 void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		     ge_input_text_fn text)
 {
 	const ge_op *o = &g->ops[id];
-	ge_buf tmp = GE_BUF_INIT;
 	ge_buf_lenfield(out, ND_NAME, o->name, strlen(o->name));
 	ge_buf_lenfield(out, ND_OP, o->type, strlen(o->type));
+	/* written in place and wrapped: no scratch buffer per op */
 	for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
-		tmp.len = 0;
-		text(g, id, s, &tmp);
-		ge_buf_lenfield(out, ND_INPUT, tmp.data, tmp.len);
+		size_t start = out->len;
+		text(g, id, s, out);
+		ge_buf_wrap(out, start, ND_INPUT);
 	}
 	if (*o->device)
 		ge_buf_lenfield(out, ND_DEVICE, o->device, strlen(o->device));
@@ -458,10 +468,11 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		for (uint32_t i = 0; i < o->n_ents; i++) {
 			const ge_attr_ent *e = &o->ents[i];
 			size_t kl = strlen(e->key);
-			tmp.len = 0;
-			ge_buf_lenfield(&tmp, 1, e->key, kl);
-			ge_buf_lenfield(&tmp, 2, e->raw, e->len);
-			ge_buf_lenfield(out, ND_ATTR, tmp.data, tmp.len);
+			ge_buf_tag(out, ND_ATTR, 2);
+			ge_buf_varint(out, 2 + varint_size(kl) + kl +
+						   varint_size(e->len) + e->len);
+			ge_buf_lenfield(out, 1, e->key, kl);
+			ge_buf_lenfield(out, 2, e->raw, e->len);
 		}
 	}
 	if (o->raw) {
@@ -480,7 +491,6 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 			ge_buf_add(out, fs, (size_t)(p - fs));
 		}
 	}
-	ge_buf_free(&tmp);
 }
 
 /* Emits the GraphDef through a sink, so that the same code fills a
@@ -1024,9 +1034,17 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 					e->owned = ge_xmalloc(se->len ? se->len : 1);
 					memcpy(e->owned, se->owned, se->len);
 					e->raw = e->owned;
-				} else {
+				} else if (se->raw >= src->src &&
+					   se->raw < src->src + src->src_len) {
 					e->owned = NULL;
 					e->raw = REBASE(se->raw);
+				} else { /* in the source's arena */
+					uint8_t *c = ge_arena_alloc(
+						&g->arena, se->len ? se->len : 1);
+					if (se->len)
+						memcpy(c, se->raw, se->len);
+					e->owned = NULL;
+					e->raw = c;
 				}
 			}
 		}
@@ -1084,7 +1102,8 @@ int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 						&o->ents[k].val->base, NULL);
 			}
 			o->n_ents = 0;
-			free(o->ents);
+			if (o->flags & OPF_ENTS_OWNED)
+				free(o->ents);
 			if (o->flags & OPF_IN_OWNED)
 				free(o->in);
 			if (o->flags & OPF_USES_OWNED)

@@ -510,8 +510,20 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 	const char *dev = ge_op_device(g, op);
 	if (*dev)
 		ge_op_set_device(g_, id, dev);
-	size_t na = ge_op_num_attrs(g, op);
+	size_t na = ge_op_num_attrs(g, op), nk = 0;
 	int has_shapes = 0;
+	/* all at once: the copy's attrs live in its graph's arena */
+	const char *keys_s[16];
+	const uint8_t *raws_s[16];
+	size_t lens_s[16];
+	const char **keys = keys_s;
+	const uint8_t **raws = raws_s;
+	size_t *lens = lens_s;
+	if (na > 16) {
+		keys = ge_xmalloc(na * sizeof *keys);
+		raws = ge_xmalloc(na * sizeof *raws);
+		lens = ge_xmalloc(na * sizeof *lens);
+	}
 	for (size_t a = 0; a < na; a++) {
 		const char *key = ge_op_attr_name(g, op, a);
 		size_t len;
@@ -520,7 +532,15 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 			continue;
 		if (!strcmp(key, "_output_shapes"))
 			has_shapes = 1;
-		ge_op_set_attr_raw(g_, id, key, raw, len);
+		keys[nk] = key;
+		raws[nk] = raw;
+		lens[nk++] = len;
+	}
+	ge_op_add_attrs_raw(g_, id, nk, keys, raws, lens);
+	if (keys != keys_s) {
+		free(keys);
+		free(raws);
+		free(lens);
 	}
 	for (size_t k = 0; k < n_inputs; k++)
 		if ((rc = ge_op_add_input(g_, id, new_inputs[k], err))) {

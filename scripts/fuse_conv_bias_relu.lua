@@ -96,20 +96,27 @@ local function fuser(p, renames)
        (bias:attr("data_format") or "NHWC") ~= (conv:attr("data_format") or "NHWC") then
       return false
     end
-    local f = g:add_op{type = "_FusedConv2D",
-                       name = g:unique_name(act.name .. "/fused"),
-                       inputs = {hit.x, hit.w, hit.b}, device = conv.device}
+    -- the attrs in this order, as bytes, in the add_op call
+    local attrs, n = {}, 0
     for i, name in ipairs(CONV_ATTRS) do
-      if raw[i] then f:set_attr_raw(name, raw[i]) end
+      if raw[i] then
+        attrs[n + 1], attrs[n + 2] = name, raw[i]
+        n = n + 2
+      end
     end
     if p.targs then
-      f:set_attr_raw("TArgs", targs(t))
-      f:set_attr_raw("num_host_args", nhost)
+      attrs[n + 1], attrs[n + 2] = "TArgs", targs(t)
+      attrs[n + 3], attrs[n + 4] = "num_host_args", nhost
+      n = n + 4
     end
     local at = act.type
-    f:set_attr_raw("fused_ops", fused_ops(at))
-    f:set_attr_raw("num_args", nargs)
-    f:set_attr_raw("epsilon", eps)
+    attrs[n + 1], attrs[n + 2] = "fused_ops", fused_ops(at)
+    attrs[n + 3], attrs[n + 4] = "num_args", nargs
+    attrs[n + 5], attrs[n + 6] = "epsilon", eps
+    local f = g:add_op{type = "_FusedConv2D",
+                       name = g:unique_name(act.name .. "/fused"),
+                       inputs = {hit.x, hit.w, hit.b}, device = conv.device,
+                       raw_attrs = attrs}
     if at == "LeakyRelu" then
       f:set_attr("leakyrelu_alpha", act:attr("alpha") or 0.2, "float")
     end

@@ -52,6 +52,8 @@ noise runs in the loop's frame.]],
       end
     end
     local done = 0
+    -- the stddev tensor of each dtype, made once
+    local stddevs = {}
     for i, op in ipairs(sites) do
       local x = op:output(0)
       -- ops without an OpDef (_FusedConv2D) usually say their type in T
@@ -115,11 +117,14 @@ noise runs in the loop's frame.]],
       end
       -- a Const has no input: in a loop it waits on the site, which puts
       -- it in the loop's frame (as tf.while_loop does with its pivot)
+      local value = stddevs[sdtype]
+      if not value then
+        value = ge.tensor_value(sdtype, {}, {p.stddev})
+        stddevs[sdtype] = value
+      end
       local stddev = add{type = "Const", name = "stddev",
                          control_inputs = in_loop[op] and {op} or nil,
-                         attrs = {dtype = sdtype,
-                                  value = ge.tensor_value(sdtype, {},
-                                                          {p.stddev})}}
+                         attrs = {dtype = sdtype, value = value}}
       local scaled = add{type = "Mul", name = "mul",
                          inputs = {noise, stddev:output(0)},
                          attrs = {T = sdtype}}

@@ -41,7 +41,7 @@ void lge_pushgraph(lua_State *L, ge_graph *g)
 
 lge_graph *lge_checkgraph(lua_State *L, int arg)
 {
-	lge_graph *G = luaL_checkudata(L, arg, LGE_GRAPH);
+	lge_graph *G = lge_checkudata(L, arg, LGE_GRAPH);
 	if (!G->g)
 		luaL_error(L, "graph is closed");
 	return G;
@@ -57,7 +57,7 @@ ge_graph *lge_checkanygraph(lua_State *L, int arg, lge_graph **owner)
 	else if ((t = lge_testtensor(L, arg)))
 		G = t->owner;
 	else
-		G = luaL_testudata(L, arg, LGE_GRAPH);
+		G = lge_testudata(L, arg, LGE_GRAPH);
 	if (!G)
 		luaL_typeerror(L, arg, "gerewrite.graph, op or tensor");
 	if (!G->g)
@@ -121,8 +121,9 @@ static int g_tensor(lua_State *L)
 /* Inputs, control inputs and attrs are checked and encoded before the op
  * is created, so a bad argument leaves the graph untouched. */
 struct pending_attr {
-	const char *name; /* held by the key list on the stack */
-	size_t off, len;
+	const char *name; /* held by the attrs or raw_attrs table */
+	size_t off, len;  /* in the encoding buffer */
+	const char *raw;  /* or these bytes (raw_attrs) */
 };
 
 static int cmp_attr(const void *a, const void *b)
@@ -131,8 +132,150 @@ static int cmp_attr(const void *a, const void *b)
 		      ((const struct pending_attr *)b)->name);
 }
 
+/* Most ops have a few inputs and attrs: their lists live on the C stack,
+ * and only longer ones in a userdata, so an add_op makes no garbage but
+ * the op itself. */
+#define ADD_OP_SMALL 16
+
+static void *small_or_ud(lua_State *L, void *small, size_t n, size_t size)
+{
+	if (n <= ADD_OP_SMALL)
+		return small;
+	return lua_newuserdatauv(L, n * size, 0);
+}
+
+/* One encoding buffer reused by every add_op: errors raised while encoding
+ * leave it marked busy, and later calls then use a buffer of their own. */
+static ge_buf add_op_enc = GE_BUF_INIT;
+static int add_op_enc_busy;
+
+/* The kind the OpDef gives attr `name`, as lge_opdefkind does, from the
+ * OpDef looked up once per add_op. */
+static const char *def_kind(const Tensorflow__OpDef *d, const char *name)
+{
+	for (size_t i = 0; d && i < d->n_attr; i++)
+		if (!strcmp(d->attr[i]->name, name)) {
+			int k = ge_attrkind_parse(d->attr[i]->type);
+			return k < 0 ? NULL : ge_attrkind_name(k);
+		}
+	return NULL;
+}
+
+/* Reads the inputs (3) and control inputs (4) of the spec at 2 into in
+ * and ctl; returns n_data and sets *n_ctl. */
+static size_t add_op_inputs(lua_State *L, lge_graph *G, size_t nin,
+			    size_t nci, ge_tref *in, ge_opid *ctl,
+			    size_t *n_ctlp)
+{
+	size_t n_data = 0, n_ctl = 0;
+	for (size_t i = 0; i < nin; i++) {
+		ge_tref r;
+		lua_rawgeti(L, 3, (lua_Integer)i + 1);
+		const char *why = lge_totensorin(L, -1, G, 1, &r);
+		if (why)
+			luaL_argerror(L, 2,
+				      lua_pushfstring(L, "inputs[%d]: %s",
+						      (int)i + 1, why));
+		lua_pop(L, 1);
+		if (r.index == GE_CONTROL)
+			ctl[n_ctl++] = r.op;
+		else
+			in[n_data++] = r;
+	}
+	for (size_t i = 0; i < nci; i++) {
+		ge_opid c;
+		lua_rawgeti(L, 4, (lua_Integer)i + 1);
+		const char *why = lge_toopin(L, -1, G, &c);
+		if (why)
+			luaL_argerror(L, 2,
+				      lua_pushfstring(L, "control_inputs[%d]: %s",
+						      (int)i + 1, why));
+		lua_pop(L, 1);
+		ctl[n_ctl++] = c;
+	}
+	for (size_t i = 0; i < n_ctl; i++)
+		for (size_t j = 0; j < i; j++)
+			if (ctl[i] == ctl[j])
+				luaL_argerror(
+					L, 2,
+					lua_pushfstring(
+						L, "control input '%s' given twice",
+						ge_op_name(G->g, ctl[i])));
+	*n_ctlp = n_ctl;
+	return n_data;
+}
+
+/* Reads the nr pairs of raw_attrs (7) into ra; a name also in pa (the
+ * attrs) or given twice raises. */
+static void add_op_raw(lua_State *L, struct pending_attr *ra, size_t nr,
+		       const struct pending_attr *pa, size_t na)
+{
+	for (size_t i = 0; i < nr; i++) {
+		size_t len;
+		lua_rawgeti(L, 7, (lua_Integer)(2 * i + 1));
+		lua_rawgeti(L, 7, (lua_Integer)(2 * i + 2));
+		if (lua_type(L, -2) != LUA_TSTRING || !*lua_tostring(L, -2) ||
+		    lua_type(L, -1) != LUA_TSTRING)
+			luaL_argerror(L, 2,
+				      lua_pushfstring(L, "raw_attrs[%d]: a name "
+							 "and a string of bytes "
+							 "expected",
+						      (int)(2 * i + 1)));
+		/* both held by raw_attrs */
+		ra[i].name = lua_tostring(L, -2);
+		ra[i].raw = lua_tolstring(L, -1, &len);
+		ra[i].len = len;
+		lua_pop(L, 2);
+		for (size_t j = 0; j < na + i; j++)
+			if (!strcmp(j < na ? pa[j].name : ra[j - na].name,
+				    ra[i].name))
+				luaL_argerror(L, 2,
+					      lua_pushfstring(L, "attr '%s' given "
+								 "twice",
+							      ra[i].name));
+	}
+}
+
+/* Gives the new op its attrs (pa, encoded in enc), then its raw ones, in
+ * one call. */
+static void add_op_attrs(ge_graph *g, ge_opid id, const struct pending_attr *pa,
+			 size_t na, const struct pending_attr *ra, size_t nr,
+			 const ge_buf *enc)
+{
+	const char *names_s[2 * ADD_OP_SMALL];
+	const uint8_t *bytes_s[2 * ADD_OP_SMALL];
+	size_t lens_s[2 * ADD_OP_SMALL];
+	const char **names = names_s;
+	const uint8_t **bytes = bytes_s;
+	size_t *lens = lens_s;
+	size_t n = na + nr;
+	if (!n)
+		return;
+	if (n > 2 * ADD_OP_SMALL) {
+		names = ge_xmalloc(n * sizeof *names);
+		bytes = ge_xmalloc(n * sizeof *bytes);
+		lens = ge_xmalloc(n * sizeof *lens);
+	}
+	for (size_t i = 0; i < na; i++) {
+		names[i] = pa[i].name;
+		bytes[i] = enc->data + pa[i].off;
+		lens[i] = pa[i].len;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		names[na + i] = ra[i].name;
+		bytes[na + i] = (const uint8_t *)ra[i].raw;
+		lens[na + i] = ra[i].len;
+	}
+	ge_op_add_attrs_raw(g, id, n, names, bytes, lens);
+	if (names != names_s) {
+		free(names);
+		free(bytes);
+		free(lens);
+	}
+}
+
 /* g:add_op{type=, name=, inputs=, control_inputs=, attrs=, attr_kinds=,
- * device=} -> op */
+ * raw_attrs=, device=} -> op */
 static int g_add_op(lua_State *L)
 {
 	lge_graph *G = lge_checkgraph(L, 1);
@@ -150,7 +293,7 @@ static int g_add_op(lua_State *L)
 	if (name && ge_graph_find(g, name) != GE_NOOP)
 		return luaL_error(L, "an op named '%s' already exists", name);
 
-	/* inputs (3), data refs (4), control ops (5) */
+	/* inputs (3), control ops (4), attrs (5), attr_kinds (6) */
 	int t = lua_getfield(L, 2, "inputs");
 	if (t != LUA_TNIL && t != LUA_TTABLE)
 		return luaL_argerror(L, 2, "field 'inputs' must be a list");
@@ -159,86 +302,73 @@ static int g_add_op(lua_State *L)
 	if (t != LUA_TNIL && t != LUA_TTABLE)
 		return luaL_argerror(L, 2, "field 'control_inputs' must be a list");
 	size_t nci = t == LUA_TTABLE ? lua_rawlen(L, 4) : 0;
-	ge_tref *in = lua_newuserdatauv(L, (nin + 1) * sizeof *in, 0); /* 5 */
-	ge_opid *ctl = lua_newuserdatauv(L, (nin + nci + 1) * sizeof *ctl,
-					 0); /* 6 */
-	size_t n_data = 0, n_ctl = 0;
-	for (size_t i = 0; i < nin; i++) {
-		ge_tref r;
-		lua_rawgeti(L, 3, (lua_Integer)i + 1);
-		const char *why = lge_totensorin(L, -1, G, 1, &r);
-		if (why)
-			return luaL_argerror(
-				L, 2,
-				lua_pushfstring(L, "inputs[%d]: %s", (int)i + 1, why));
-		lua_pop(L, 1);
-		if (r.index == GE_CONTROL)
-			ctl[n_ctl++] = r.op;
-		else
-			in[n_data++] = r;
-	}
-	for (size_t i = 0; i < nci; i++) {
-		ge_opid c;
-		lua_rawgeti(L, 4, (lua_Integer)i + 1);
-		const char *why = lge_toopin(L, -1, G, &c);
-		if (why)
-			return luaL_argerror(
-				L, 2,
-				lua_pushfstring(L, "control_inputs[%d]: %s",
-						(int)i + 1, why));
-		lua_pop(L, 1);
-		ctl[n_ctl++] = c;
-	}
-	for (size_t i = 0; i < n_ctl; i++)
-		for (size_t j = 0; j < i; j++)
-			if (ctl[i] == ctl[j])
-				return luaL_argerror(
-					L, 2,
-					lua_pushfstring(
-						L, "control input '%s' given twice",
-						ge_op_name(g, ctl[i])));
-
-	/* attrs (7), attr_kinds (8), names (9), encodings (10), list (11) */
 	t = lua_getfield(L, 2, "attrs");
 	if (t != LUA_TNIL && t != LUA_TTABLE)
 		return luaL_argerror(L, 2, "field 'attrs' must be a table");
 	t = lua_getfield(L, 2, "attr_kinds");
 	if (t != LUA_TNIL && t != LUA_TTABLE)
 		return luaL_argerror(L, 2, "field 'attr_kinds' must be a table");
-	lua_newtable(L);
-	ge_buf *enc = lge_newbuf(L);
+	/* raw_attrs (7): {name, bytes, name, bytes, ...}, kept in order */
+	t = lua_getfield(L, 2, "raw_attrs");
+	if (t != LUA_TNIL && t != LUA_TTABLE)
+		return luaL_argerror(L, 2, "field 'raw_attrs' must be a list");
+	size_t nr = t == LUA_TTABLE ? lua_rawlen(L, 7) : 0;
+	if (nr % 2)
+		return luaL_argerror(L, 2, "field 'raw_attrs' must list name, "
+					   "bytes pairs");
+	nr /= 2;
+
+	ge_tref in_s[ADD_OP_SMALL];
+	ge_opid ctl_s[ADD_OP_SMALL];
+	ge_tref *in = small_or_ud(L, in_s, nin, sizeof *in);
+	ge_opid *ctl = small_or_ud(L, ctl_s, nin + nci, sizeof *ctl);
+	size_t n_ctl;
+	size_t n_data = add_op_inputs(L, G, nin, nci, in, ctl, &n_ctl);
+
 	size_t na = 0;
-	if (lua_type(L, 7) == LUA_TTABLE) {
+	if (lua_type(L, 5) == LUA_TTABLE) {
 		lua_pushnil(L);
-		while (lua_next(L, 7)) {
+		while (lua_next(L, 5)) {
 			lua_pop(L, 1);
 			if (lua_type(L, -1) != LUA_TSTRING)
 				return luaL_argerror(L, 2,
 						     "attr names must be strings");
-			lua_pushvalue(L, -1);
-			lua_rawseti(L, 9, (lua_Integer)++na);
+			na++;
 		}
 	}
-	struct pending_attr *pa =
-		lua_newuserdatauv(L, (na + 1) * sizeof *pa, 0); /* 11 */
-	for (size_t i = 0; i < na; i++) {
-		lua_rawgeti(L, 9, (lua_Integer)i + 1);
-		pa[i].name = lua_tostring(L, -1);
-		lua_pop(L, 1);
+	struct pending_attr pa_s[ADD_OP_SMALL];
+	struct pending_attr *pa = small_or_ud(L, pa_s, na, sizeof *pa);
+	if (na) {
+		size_t i = 0;
+		lua_pushnil(L);
+		while (lua_next(L, 5)) {
+			lua_pop(L, 1);
+			pa[i++].name = lua_tostring(L, -1);
+		}
 	}
 	/* sorted, so the NodeDef never depends on table order */
 	qsort(pa, na, sizeof *pa, cmp_attr);
+	struct pending_attr ra_s[ADD_OP_SMALL];
+	struct pending_attr *ra = small_or_ud(L, ra_s, nr, sizeof *ra);
+	add_op_raw(L, ra, nr, pa, na);
+	const Tensorflow__OpDef *def = na ? ge_graph_opdef(g, type) : NULL;
+	ge_buf *enc = &add_op_enc;
+	if (add_op_enc_busy)
+		enc = lge_newbuf(L);
+	else
+		add_op_enc_busy = 1;
+	enc->len = 0;
 	for (size_t i = 0; i < na; i++) {
 		const char *kind = NULL;
-		if (lua_type(L, 8) == LUA_TTABLE) {
-			if (lua_getfield(L, 8, pa[i].name) == LUA_TSTRING)
+		if (lua_type(L, 6) == LUA_TTABLE) {
+			if (lua_getfield(L, 6, pa[i].name) == LUA_TSTRING)
 				kind = lua_tostring(L, -1);
 			lua_pop(L, 1); /* held by attr_kinds */
 		}
-		lua_getfield(L, 7, pa[i].name);
+		lua_getfield(L, 5, pa[i].name);
 		pa[i].off = enc->len;
-		lge_encodeattr(L, -1, pa[i].name, kind,
-			       lge_opdefkind(g, type, pa[i].name), enc);
+		lge_encodeattr(L, -1, pa[i].name, kind, def_kind(def, pa[i].name),
+			       enc);
 		pa[i].len = enc->len - pa[i].off;
 		lua_pop(L, 1);
 	}
@@ -248,22 +378,26 @@ static int g_add_op(lua_State *L)
 		name = ge_graph_unique_name(g, type);
 	ge_opid id = ge_graph_add_op(g, name, type, &err);
 	if (id == GE_NOOP)
-		return lge_raise(L, &err);
+		goto fail_enc;
 	for (size_t i = 0; i < n_data; i++)
 		if (ge_op_add_input(g, id, in[i], &err) != GE_OK)
 			goto fail;
 	for (size_t i = 0; i < n_ctl; i++)
 		if (ge_op_add_control_input(g, id, ctl[i], &err) != GE_OK)
 			goto fail;
-	for (size_t i = 0; i < na; i++)
-		ge_op_set_attr_raw(g, id, pa[i].name, enc->data + pa[i].off,
-				   pa[i].len);
+	/* C memory only from here: nothing raises */
+	add_op_attrs(g, id, pa, na, ra, nr, enc);
+	if (enc == &add_op_enc)
+		add_op_enc_busy = 0;
 	if (device)
 		ge_op_set_device(g, id, device);
 	lge_pushop(L, 1, id);
 	return 1;
 fail:
 	ge_graph_remove_op(g, id, 1, NULL);
+fail_enc:
+	if (enc == &add_op_enc)
+		add_op_enc_busy = 0;
 	return lge_raise(L, &err);
 }
 

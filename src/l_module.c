@@ -78,10 +78,42 @@ void lge_addquoted(luaL_Buffer *b, const char *s)
 	luaL_addchar(b, '"');
 }
 
+/* The metatables of the types checked on every call, remembered when
+ * made: luaL_testudata looks a metatable up by name each time.  Objects
+ * whose metatable is not remembered (another interpreter's) take the slow
+ * path. */
+static const char *const fast_names[] = {LGE_GRAPH, LGE_OP, LGE_TENSOR};
+#define N_FAST (sizeof fast_names / sizeof *fast_names)
+static const void *fast_mt[N_FAST];
+
+void *lge_testudata(lua_State *L, int arg, const char *tname)
+{
+	void *p = lua_touserdata(L, arg);
+	if (!p || !lua_getmetatable(L, arg))
+		return NULL;
+	const void *mt = lua_topointer(L, -1);
+	lua_pop(L, 1);
+	for (size_t i = 0; i < N_FAST; i++)
+		if (fast_mt[i] == mt)
+			return strcmp(fast_names[i], tname) ? NULL : p;
+	return luaL_testudata(L, arg, tname);
+}
+
+void *lge_checkudata(lua_State *L, int arg, const char *tname)
+{
+	void *p = lge_testudata(L, arg, tname);
+	if (!p)
+		luaL_typeerror(L, arg, tname);
+	return p;
+}
+
 void lge_newtype(lua_State *L, const char *tname, const luaL_Reg *meta,
 		 const luaL_Reg *methods)
 {
 	luaL_newmetatable(L, tname);
+	for (size_t i = 0; i < N_FAST; i++)
+		if (!strcmp(fast_names[i], tname))
+			fast_mt[i] = lua_topointer(L, -1);
 	if (meta)
 		luaL_setfuncs(L, meta, 0);
 	if (lua_getfield(L, -1, "__methods") != LUA_TTABLE) {

@@ -40,12 +40,12 @@ void lge_pushopordangling(lua_State *L, int gidx, ge_opid id,
 
 lge_op *lge_testop(lua_State *L, int arg)
 {
-	return luaL_testudata(L, arg, LGE_OP);
+	return lge_testudata(L, arg, LGE_OP);
 }
 
 lge_op *lge_checkop(lua_State *L, int arg)
 {
-	lge_op *o = luaL_checkudata(L, arg, LGE_OP);
+	lge_op *o = lge_checkudata(L, arg, LGE_OP);
 	if (!o->owner->g)
 		luaL_error(L, "the op's graph is closed");
 	if (!ge_op_alive(o->owner->g, o->id))

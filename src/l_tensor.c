@@ -37,12 +37,12 @@ void lge_pushtensor(lua_State *L, int gidx, ge_tref t)
 
 lge_tensor *lge_testtensor(lua_State *L, int arg)
 {
-	return luaL_testudata(L, arg, LGE_TENSOR);
+	return lge_testudata(L, arg, LGE_TENSOR);
 }
 
 lge_tensor *lge_checktensor(lua_State *L, int arg)
 {
-	lge_tensor *x = luaL_checkudata(L, arg, LGE_TENSOR);
+	lge_tensor *x = lge_checkudata(L, arg, LGE_TENSOR);
 	if (!x->owner->g)
 		luaL_error(L, "the tensor's graph is closed");
 	if (!ge_op_alive(x->owner->g, x->t.op))

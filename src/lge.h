@@ -159,6 +159,9 @@ const char *lge_errkind(int code);
 /* [-0, +0, m] Adds s to b quoted in double quotes, escaping '"', '\\' and
  * control bytes, so tostring stays on one line. */
 void lge_addquoted(luaL_Buffer *b, const char *s);
+/* luaL_testudata and luaL_checkudata, fast for graphs, ops and tensors */
+void *lge_testudata(lua_State *L, int arg, const char *tname);
+void *lge_checkudata(lua_State *L, int arg, const char *tname);
 /* [-0, +1, m] Creates a metatable `tname` with the given metamethods and a
  * "__methods" table holding `methods` (either may be NULL), leaves the
  * metatable on the stack.  Other binding files add methods to an existing
