@@ -20,6 +20,7 @@
 #include "meta.h"
 #include "model.h"
 #include "tensor.h"
+#include "fsutil.h"
 #include "tfjs.h"
 
 #include <dirent.h>
@@ -613,27 +614,15 @@ static int carry_over(const char *dir, const char *tmp, const char *path,
 	return rc;
 }
 
-/* Puts the finished tmp directory in the place of dir. */
+/* Puts the finished tmp directory in the place of dir: swapped whole
+ * (ge_dir_swap), or, for the working directory or /, which cannot be
+ * swapped, file by file with the model.json last. */
 static int swap_in(const char *tmp, const char *dir, const char *path,
 		   int in_place, ge_error *err)
 {
+	if (!in_place)
+		return ge_dir_swap(tmp, dir, err);
 	struct stat st;
-	if (in_place)
-		goto by_file;
-	if (stat(dir, &st) < 0) {
-		if (rename(tmp, dir) < 0)
-			return ge_err(err, GE_EIO, "%s: %s", dir, strerror(errno));
-		return GE_OK;
-	}
-	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
-		ge_remove_tree(tmp);
-		return GE_OK;
-	}
-	if (errno != EINVAL && errno != ENOSYS)
-		return ge_err(err, GE_EIO, "%s: %s", dir, strerror(errno));
-by_file:;
-	/* no exchange here: the files move one by one, the model.json
-	 * last */
 	DIR *d = opendir(tmp);
 	if (!d)
 		return ge_err(err, GE_EIO, "%s: %s", tmp, strerror(errno));
@@ -712,12 +701,18 @@ static int write_dir(writer *W, json_t *root, size_t shard, size_t nshards)
 	 * files are made inside it and moved into place one by one */
 	int in_place = !strcmp(dir, ".") || !strcmp(dir, "/");
 	char tmp[PATH_MAX];
-	if (in_place)
+	int made;
+	if (in_place) {
 		snprintf(tmp, sizeof tmp, "%s/.%s.tmp-XXXXXX",
 			 !strcmp(dir, "/") ? "" : ".", base_of(path));
-	else
-		snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", dir);
-	if (!mkdtemp(tmp)) {
+		made = mkdtemp(tmp) != NULL;
+	} else {
+		/* what killed saves to dir left, then a temp name carrying
+		 * our pid, removed on SIGINT/SIGTERM */
+		ge_tmp_clean(dir);
+		made = ge_tmp_create(dir, 1, tmp, sizeof tmp) == 0;
+	}
+	if (!made) {
 		rc = ge_err(err, GE_EIO, "%s: cannot create a directory beside "
 			    "%s: %s", path, dir, strerror(errno));
 	} else {
@@ -733,8 +728,10 @@ static int write_dir(writer *W, json_t *root, size_t shard, size_t nshards)
 			rc = write_files(W, tmp, root, shard, nshards);
 		if (!rc)
 			rc = swap_in(tmp, dir, path, in_place, err);
-		else
+		if (rc) {
 			ge_remove_tree(tmp);
+			ge_tmp_forget(tmp);
+		}
 	}
 	free(dir);
 	return rc;
