@@ -19,37 +19,6 @@
 
 /* ------------------------------------------------------------ bodies */
 
-static const Tensorflow__AttrValue *op_attr_or_default(
-	const ge_graph *b, ge_opid p, const Tensorflow__OpDef *d,
-	const char *name)
-{
-	const Tensorflow__AttrValue *v = ge_op_attr(b, p, name, NULL);
-	return v ? v : fl_sig_default(d, name);
-}
-
-static int out_count(const ge_graph *b, ge_opid p, const Tensorflow__OpDef *d,
-		     const Tensorflow__OpDef__ArgDef *a)
-{
-	if (a->number_attr && *a->number_attr) {
-		const Tensorflow__AttrValue *v =
-			op_attr_or_default(b, p, d, a->number_attr);
-		if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_I ||
-		    v->i < 0 || v->i > 1000000)
-			return -1;
-		return (int)v->i;
-	}
-	if (a->type_list_attr && *a->type_list_attr) {
-		const Tensorflow__AttrValue *v =
-			op_attr_or_default(b, p, d, a->type_list_attr);
-		if (!v)
-			return -1;
-		if (v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST)
-			return 0;
-		return (int)v->list->n_type;
-	}
-	return 1;
-}
-
 /* Output arg `out` (n bytes) of op p: its first flat output index and
  * tensor count.  With out NULL, finds the arg holding flat index n and
  * returns its name.  -1 / NULL when the OpDef or an attr is missing. */
@@ -75,7 +44,7 @@ static const char *out_arg(const ge_graph *b, ge_opid p, const char *out,
 	int base = 0;
 	for (size_t i = 0; i < d->n_output_arg; i++) {
 		const Tensorflow__OpDef__ArgDef *a = d->output_arg[i];
-		int k = out_count(b, p, d, a);
+		int k = ge_op_arg_count(b, p, d, a);
 		if (k < 0)
 			return NULL;
 		if (out ? (!strncmp(a->name, out, n) && !a->name[n])

@@ -1617,10 +1617,8 @@ static const Tensorflow__AttrValue *attr_or_default(const ge_graph *g,
 	return NULL;
 }
 
-/* Number of tensors an OpDef output arg stands for on this op; -1 if an
- * attr it depends on is missing. */
-static int arg_count(const ge_graph *g, ge_opid id, const Tensorflow__OpDef *d,
-		     const Tensorflow__OpDef__ArgDef *a)
+int ge_op_arg_count(const ge_graph *g, ge_opid id, const Tensorflow__OpDef *d,
+		    const Tensorflow__OpDef__ArgDef *a)
 {
 	if (a->number_attr && *a->number_attr) {
 		const Tensorflow__AttrValue *v =
@@ -1664,7 +1662,7 @@ int ge_op_num_outputs(const ge_graph *g, ge_opid id)
 	if (d) {
 		n = 0;
 		for (size_t i = 0; i < d->n_output_arg; i++) {
-			int k = arg_count(g, id, d, d->output_arg[i]);
+			int k = ge_op_arg_count(g, id, d, d->output_arg[i]);
 			if (k < 0) {
 				n = -1;
 				break;
@@ -1699,7 +1697,7 @@ int ge_op_output_dtype(const ge_graph *g, ge_opid id, int index)
 	int base = 0;
 	for (size_t i = 0; i < d->n_output_arg; i++) {
 		const Tensorflow__OpDef__ArgDef *a = d->output_arg[i];
-		int k = arg_count(g, id, d, a);
+		int k = ge_op_arg_count(g, id, d, a);
 		if (k < 0)
 			return 0;
 		if (index < base + k) {

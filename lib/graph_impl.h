@@ -228,4 +228,12 @@ const struct Tensorflow__OpDef *ge_flib_opdef(const ge_graph *g,
 /* Tells a scanned library of a library field appended to g->fields. */
 void ge_flib_add_field(ge_graph *g, const uint8_t *p, size_t len);
 
+/* Number of tensors an OpDef output arg stands for on op id (its
+ * number_attr or type_list_attr, the OpDef's default when the op lacks
+ * it); -1 if an attr it depends on is missing. */
+struct Tensorflow__OpDef__ArgDef;
+int ge_op_arg_count(const ge_graph *g, ge_opid id,
+		    const struct Tensorflow__OpDef *d,
+		    const struct Tensorflow__OpDef__ArgDef *a);
+
 #endif
