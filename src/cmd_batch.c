@@ -660,239 +660,255 @@ static int parse_uint(const char *s, long *out)
 	return 0;
 }
 
-int cmd_batch(lua_State *L, int argc, char **argv)
-{
+/* One invocation: what the options asked for, the recipe, the models. */
+struct batch {
 	struct cli_args a;
-	struct cli_model_opts mo = {0};
-	const char *outdir = NULL, *report = NULL, *shard = NULL,
-		   *format = NULL, *val;
-	long njobs = 1, shard_i = 1, shard_n = 1;
-	int resume = 0, quiet = 0, key, rc = 0;
-	char **params = ge_xcalloc((size_t)argc + 1, sizeof *params);
-	int nparams = 0;
-	struct jobs jobs = {NULL, 0, 0};
-	struct worker *workers = NULL;
-	struct limits lim = {0, 0};
-	cli_args_init(&a, "batch", argc, argv);
-	while ((key = cli_getopt(&a, batch_opts, &val)) > 0) {
+	struct cli_model_opts mo;
+	const char *outdir, *report, *shard, *format;
+	long njobs, shard_i, shard_n;
+	int resume, quiet, tty;
+	char **params;
+	int nparams;
+	ge_format outfmt;
+	int rec, par; /* stack slots of the recipe and its parameters */
+	const char *rname, *rpath;
+	struct jobs jobs;
+	struct worker *workers;
+	struct limits lim;
+	size_t counts[3]; /* done, failed, skipped */
+};
+
+static int batch_shard_opt(struct batch *b, const char *val)
+{
+	const char *sl = strchr(val, '/');
+	char ib[32];
+	if (sl && (size_t)(sl - val) < sizeof ib) {
+		memcpy(ib, val, (size_t)(sl - val));
+		ib[sl - val] = 0;
+	}
+	if (!sl || (size_t)(sl - val) >= sizeof ib ||
+	    parse_uint(ib, &b->shard_i) || parse_uint(sl + 1, &b->shard_n) ||
+	    b->shard_i > b->shard_n)
+		return cli_usage("batch", "--shard needs I/N with "
+					  "1 <= I <= N (got '%s')",
+				 val);
+	b->shard = val;
+	return 0;
+}
+
+static int batch_options(struct batch *b)
+{
+	const char *val;
+	int key, rc = 0;
+	while ((key = cli_getopt(&b->a, batch_opts, &val)) > 0) {
 		switch (key) {
-		case O_OUT: outdir = val; break;
+		case O_OUT: b->outdir = val; break;
 		case O_JOBS:
-			if (parse_uint(val, &njobs)) {
-				rc = cli_usage("batch", "-j needs a number of "
-							"workers (got '%s')",
-					       val);
-				goto out;
-			}
+			if (parse_uint(val, &b->njobs))
+				return cli_usage("batch", "-j needs a number "
+							  "of workers (got "
+							  "'%s')",
+						 val);
 			break;
-		case O_PARAM: params[nparams++] = (char *)val; break;
-		case O_REPORT: report = val; break;
-		case O_SHARD: {
-			const char *sl = strchr(val, '/');
-			char ib[32];
-			if (sl && (size_t)(sl - val) < sizeof ib) {
-				memcpy(ib, val, (size_t)(sl - val));
-				ib[sl - val] = 0;
-			}
-			if (!sl || (size_t)(sl - val) >= sizeof ib ||
-			    parse_uint(ib, &shard_i) ||
-			    parse_uint(sl + 1, &shard_n) || shard_i > shard_n) {
-				rc = cli_usage("batch", "--shard needs I/N with "
-							"1 <= I <= N (got '%s')",
-					       val);
-				goto out;
-			}
-			shard = val;
+		case O_PARAM: b->params[b->nparams++] = (char *)val; break;
+		case O_REPORT: b->report = val; break;
+		case O_SHARD:
+			if ((rc = batch_shard_opt(b, val)))
+				return rc;
 			break;
-		}
-		case O_RESUME: resume = 1; break;
-		case O_FORMAT: format = val; break;
-		case O_TAGS: mo.tags = val; break;
-		case O_ALLOW_MISSING: mo.allow_missing_variables = 1; break;
-		case O_QUIET: quiet = 1; break;
+		case O_RESUME: b->resume = 1; break;
+		case O_FORMAT: b->format = val; break;
+		case O_TAGS: b->mo.tags = val; break;
+		case O_ALLOW_MISSING: b->mo.allow_missing_variables = 1; break;
+		case O_QUIET: b->quiet = 1; break;
 		case O_FUNCTIONS:
-			if (cli_functions_opt("batch", val, &mo)) {
-				rc = EXIT_USAGE;
-				goto out;
-			}
+			if (cli_functions_opt("batch", val, &b->mo))
+				return EXIT_USAGE;
 			break;
 		case O_TIMEOUT: {
 			char *end;
-			lim.timeout = strtod(val, &end);
-			if (end == val || *end || !(lim.timeout > 0) ||
-			    lim.timeout > 1e7) {
-				rc = cli_usage("batch", "--timeout needs a number "
-							"of seconds (got '%s')",
-					       val);
-				goto out;
-			}
+			b->lim.timeout = strtod(val, &end);
+			if (end == val || *end || !(b->lim.timeout > 0) ||
+			    b->lim.timeout > 1e7)
+				return cli_usage("batch", "--timeout needs a "
+							  "number of seconds "
+							  "(got '%s')",
+						 val);
 			break;
 		}
 		case O_MAX_MEMORY:
-			if (ge_parse_size(val, &lim.max_memory) ||
-			    !lim.max_memory) {
-				rc = cli_usage("batch", "--max-memory needs a size "
-							"(512M, 2G; got '%s')",
-					       val);
-				goto out;
-			}
+			if (ge_parse_size(val, &b->lim.max_memory) ||
+			    !b->lim.max_memory)
+				return cli_usage("batch", "--max-memory needs "
+							  "a size (512M, 2G; "
+							  "got '%s')",
+						 val);
 			break;
 		}
 	}
-	ge_format outfmt = GE_FMT_AUTO;
-	if (key < 0) {
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	if (a.npos < 2) {
-		rc = cli_usage("batch", "RECIPE and at least one DIR are needed");
-		goto out;
-	}
-	if (!outdir) {
-		rc = cli_usage("batch", "the output directory is missing (-o "
-					"OUTDIR)");
-		goto out;
-	}
-	if ((rc = cli_format("batch", format, &outfmt)))
-		goto out;
+	if (key < 0)
+		return EXIT_USAGE;
+	if (b->a.npos < 2)
+		return cli_usage("batch", "RECIPE and at least one DIR are needed");
+	if (!b->outdir)
+		return cli_usage("batch", "the output directory is missing (-o "
+					  "OUTDIR)");
+	return cli_format("batch", b->format, &b->outfmt);
+}
 
-	/* the recipe and its parameters first: nothing is read if wrong */
-	int top = lua_gettop(L);
-	if ((rc = cli_load_recipe(L, a.pos[0])))
-		goto out;
-	if ((rc = cli_recipe_params(L, -1, params, nparams)))
-		goto out;
-	int rec = top + 1, par = top + 2;
-	lua_getfield(L, rec, "name");
-	lua_getfield(L, rec, "path");
-	const char *rname = lua_tostring(L, -2), *rpath = lua_tostring(L, -1);
+/* The recipe and its parameters first: nothing is read if wrong. */
+static int batch_recipe(lua_State *L, struct batch *b)
+{
+	int rc, top = lua_gettop(L);
+	if ((rc = cli_load_recipe(L, b->a.pos[0])))
+		return rc;
+	if ((rc = cli_recipe_params(L, -1, b->params, b->nparams)))
+		return rc;
+	b->rec = top + 1;
+	b->par = top + 2;
+	lua_getfield(L, b->rec, "name");
+	lua_getfield(L, b->rec, "path");
+	b->rname = lua_tostring(L, -2);
+	b->rpath = lua_tostring(L, -1);
+	return 0;
+}
 
-	/* find the models */
-	if (mkdirs(outdir) < 0) {
-		cli_errmsg("%s: %s", outdir, strerror(errno));
-		rc = EXIT_USAGE;
-		goto out;
+/* The models under the DIRs, sorted, this shard's share, with their
+ * output paths. */
+static int batch_find(struct batch *b)
+{
+	struct jobs *jobs = &b->jobs;
+	if (mkdirs(b->outdir) < 0) {
+		cli_errmsg("%s: %s", b->outdir, strerror(errno));
+		return EXIT_USAGE;
 	}
 	char outreal[PATH_MAX];
-	struct walk w = {&jobs, realpath(outdir, outreal) ? outreal : NULL, 0};
-	int ndirs = a.npos - 1;
-	for (int i = 1; i < a.npos; i++) {
-		const char *d = a.pos[i];
+	struct walk w = {jobs, realpath(b->outdir, outreal) ? outreal : NULL,
+			 0};
+	int ndirs = b->a.npos - 1;
+	for (int i = 1; i < b->a.npos; i++) {
+		const char *d = b->a.pos[i];
 		struct stat st;
 		char bb[PATH_MAX];
 		const char *base = base_name(d, bb, sizeof bb);
 		if (stat(d, &st) != 0) {
 			cli_errmsg("%s: %s", d, strerror(errno));
-			rc = EXIT_USAGE;
-			goto out;
+			return EXIT_USAGE;
 		}
 		if (!S_ISDIR(st.st_mode) || is_savedmodel_dir(d))
-			add_job(&jobs, d, base);
+			add_job(jobs, d, base);
 		else
 			walk(&w, d, ndirs > 1 ? base : "");
 	}
-	if (w.err) {
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	qsort(jobs.v, jobs.n, sizeof *jobs.v, cmp_job);
-	for (size_t i = 1; i < jobs.n; i++)
-		if (!strcmp(jobs.v[i].rel, jobs.v[i - 1].rel)) {
+	if (w.err)
+		return EXIT_USAGE;
+	qsort(jobs->v, jobs->n, sizeof *jobs->v, cmp_job);
+	for (size_t i = 1; i < jobs->n; i++)
+		if (!strcmp(jobs->v[i].rel, jobs->v[i - 1].rel)) {
 			cli_errmsg("%s and %s would both be written to %s/%s",
-				   jobs.v[i - 1].in, jobs.v[i].in, outdir,
-				   jobs.v[i].rel);
-			rc = EXIT_USAGE;
-			goto out;
+				   jobs->v[i - 1].in, jobs->v[i].in, b->outdir,
+				   jobs->v[i].rel);
+			return EXIT_USAGE;
 		}
 	/* keep this shard's share */
 	size_t k = 0;
-	for (size_t i = 0; i < jobs.n; i++) {
-		if ((long)(i % (size_t)shard_n) == shard_i - 1) {
-			jobs.v[k++] = jobs.v[i];
+	for (size_t i = 0; i < jobs->n; i++) {
+		if ((long)(i % (size_t)b->shard_n) == b->shard_i - 1) {
+			jobs->v[k++] = jobs->v[i];
 		} else {
-			free(jobs.v[i].in);
-			free(jobs.v[i].rel);
+			free(jobs->v[i].in);
+			free(jobs->v[i].rel);
 		}
 	}
-	jobs.n = k;
-	for (size_t i = 0; i < jobs.n; i++)
-		jobs.v[i].out = out_path(outdir, jobs.v[i].rel, outfmt);
-	if ((rc = same_outputs(&jobs)))
-		goto out;
+	jobs->n = k;
+	for (size_t i = 0; i < jobs->n; i++)
+		jobs->v[i].out = out_path(b->outdir, jobs->v[i].rel, b->outfmt);
+	return same_outputs(jobs);
+}
 
-	/* run */
-	int tty = !quiet && isatty(STDERR_FILENO);
-	size_t counts[3] = {0, 0, 0}, done = 0, next = 0, running = 0;
-	workers = ge_xcalloc((size_t)njobs, sizeof *workers);
-	for (long i = 0; i < njobs; i++)
-		workers[i].pid = 0;
-	while (next < jobs.n || running > 0) {
-		while (running < (size_t)njobs && next < jobs.n) {
-			struct job *j = &jobs.v[next];
-			struct stat st;
-			if (j->status == 2) {
-				/* found but not run: the reason is kept */
-				if (!quiet) {
-					if (tty)
-						fputs("\r\033[K", stderr);
-					printf("skipped %s: %s\n", j->in,
-					       j->error);
-				}
-				counts[2]++;
-				done++;
-				next++;
-				continue;
-			}
-			if (resume && stat(j->out, &st) == 0) {
-				j->status = 2;
-				counts[2]++;
-				done++;
-				next++;
-				continue;
-			}
-			int p[2];
-			if (pipe(p) < 0) {
-				cli_errmsg("pipe: %s", strerror(errno));
-				rc = EXIT_USAGE;
-				goto out;
-			}
-			fflush(NULL);
-			pid_t pid = fork();
-			if (pid < 0) {
-				cli_errmsg("fork: %s", strerror(errno));
-				close(p[0]);
-				close(p[1]);
-				rc = EXIT_USAGE;
-				goto out;
-			}
-			if (pid == 0) {
-				close(p[0]);
-				for (long i = 0; i < njobs; i++)
-					if (workers[i].pid)
-						close(workers[i].fd);
-				child(L, rec, par, j, &mo, outfmt, p[1], &lim);
-			}
-			close(p[1]);
-			long slot = 0;
-			while (workers[slot].pid)
-				slot++;
-			workers[slot] =
-				(struct worker){pid, p[0], next, now(), 0};
-			running++;
-			next++;
-			progress(tty, done, jobs.n, counts[1], j->rel);
+/* Starts the model at *next in a free worker, or settles it here when it
+ * is not to be run; 0 or EXIT_USAGE. */
+static int batch_start(lua_State *L, struct batch *b, size_t *next,
+		       size_t *done, size_t *running)
+{
+	struct job *j = &b->jobs.v[*next];
+	struct stat st;
+	if (j->status == 2) {
+		/* found but not run: the reason is kept */
+		if (!b->quiet) {
+			if (b->tty)
+				fputs("\r\033[K", stderr);
+			printf("skipped %s: %s\n", j->in, j->error);
 		}
+		b->counts[2]++;
+		(*done)++;
+		(*next)++;
+		return 0;
+	}
+	if (b->resume && stat(j->out, &st) == 0) {
+		j->status = 2;
+		b->counts[2]++;
+		(*done)++;
+		(*next)++;
+		return 0;
+	}
+	int p[2];
+	if (pipe(p) < 0) {
+		cli_errmsg("pipe: %s", strerror(errno));
+		return EXIT_USAGE;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		cli_errmsg("fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return EXIT_USAGE;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		for (long i = 0; i < b->njobs; i++)
+			if (b->workers[i].pid)
+				close(b->workers[i].fd);
+		child(L, b->rec, b->par, j, &b->mo, b->outfmt, p[1], &b->lim);
+	}
+	close(p[1]);
+	long slot = 0;
+	while (b->workers[slot].pid)
+		slot++;
+	b->workers[slot] = (struct worker){pid, p[0], *next, now(), 0};
+	(*running)++;
+	(*next)++;
+	progress(b->tty, *done, b->jobs.n, b->counts[1], j->rel);
+	return 0;
+}
+
+/* The worker loop: at most -j children at a time, each model's result
+ * collected as its child ends. */
+static int batch_run(lua_State *L, struct batch *b)
+{
+	struct worker *workers;
+	size_t done = 0, next = 0, running = 0;
+	int rc;
+	b->tty = !b->quiet && isatty(STDERR_FILENO);
+	workers = b->workers = ge_xcalloc((size_t)b->njobs, sizeof *workers);
+	for (long i = 0; i < b->njobs; i++)
+		workers[i].pid = 0;
+	while (next < b->jobs.n || running > 0) {
+		while (running < (size_t)b->njobs && next < b->jobs.n)
+			if ((rc = batch_start(L, b, &next, &done, &running)))
+				return rc;
 		if (!running)
 			continue;
 		int st;
-		pid_t pid = waitpid(-1, &st, lim.timeout > 0 ? WNOHANG : 0);
+		pid_t pid = waitpid(-1, &st, b->lim.timeout > 0 ? WNOHANG : 0);
 		if (pid == 0) {
 			/* the watchdog: a worker whose own timer did not end
 			 * it (blocked in the kernel, signals masked) */
 			double t = now();
-			for (long i = 0; i < njobs; i++)
+			for (long i = 0; i < b->njobs; i++)
 				if (workers[i].pid && !workers[i].killed &&
-				    t - workers[i].start > lim.timeout + 5) {
+				    t - workers[i].start > b->lim.timeout + 5) {
 					kill(workers[i].pid, SIGKILL);
 					workers[i].killed = 1;
 				}
@@ -903,49 +919,64 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 			if (errno == EINTR)
 				continue;
 			cli_errmsg("waitpid: %s", strerror(errno));
-			rc = EXIT_USAGE;
-			goto out;
+			return EXIT_USAGE;
 		}
 		long slot;
-		for (slot = 0; slot < njobs; slot++)
+		for (slot = 0; slot < b->njobs; slot++)
 			if (workers[slot].pid == pid)
 				break;
-		if (slot == njobs)
+		if (slot == b->njobs)
 			continue;
-		struct job *j = &jobs.v[workers[slot].job];
-		finish(j, &workers[slot], st, &lim);
+		struct job *j = &b->jobs.v[workers[slot].job];
+		finish(j, &workers[slot], st, &b->lim);
 		workers[slot].pid = 0;
 		running--;
 		done++;
-		counts[j->status]++;
+		b->counts[j->status]++;
 		if (j->status == 1) {
-			if (tty)
+			if (b->tty)
 				fputs("\r\033[K", stderr);
 			cli_errmsg("%s", j->error);
 		}
-		progress(tty, done, jobs.n, counts[1], NULL);
+		progress(b->tty, done, b->jobs.n, b->counts[1], NULL);
 	}
-	if (tty)
+	return 0;
+}
+
+/* The summary line and the --report file; the exit status. */
+static int batch_report(struct batch *b)
+{
+	size_t *counts = b->counts;
+	if (b->tty)
 		fputs("\r\033[K", stderr);
-	printf("%zu model%s: %zu done, %zu failed, %zu skipped\n", jobs.n,
-	       jobs.n == 1 ? "" : "s", counts[0], counts[1], counts[2]);
-	if (report &&
-	    write_report(report, rname, rpath, params, nparams, shard, &jobs,
-			 counts)) {
-		rc = EXIT_USAGE;
-		goto out;
+	printf("%zu model%s: %zu done, %zu failed, %zu skipped\n", b->jobs.n,
+	       b->jobs.n == 1 ? "" : "s", counts[0], counts[1], counts[2]);
+	if (b->report &&
+	    write_report(b->report, b->rname, b->rpath, b->params, b->nparams,
+			 b->shard, &b->jobs, counts))
+		return EXIT_USAGE;
+	return counts[1] ? EXIT_RUNTIME : 0;
+}
+
+int cmd_batch(lua_State *L, int argc, char **argv)
+{
+	struct batch b = {.njobs = 1, .shard_i = 1, .shard_n = 1,
+			  .outfmt = GE_FMT_AUTO};
+	int rc;
+	b.params = ge_xcalloc((size_t)argc + 1, sizeof *b.params);
+	cli_args_init(&b.a, "batch", argc, argv);
+	if (!(rc = batch_options(&b)) && !(rc = batch_recipe(L, &b)) &&
+	    !(rc = batch_find(&b)) && !(rc = batch_run(L, &b)))
+		rc = batch_report(&b);
+	for (size_t i = 0; i < b.jobs.n; i++) {
+		free(b.jobs.v[i].in);
+		free(b.jobs.v[i].rel);
+		free(b.jobs.v[i].out);
+		free(b.jobs.v[i].error);
 	}
-	rc = counts[1] ? EXIT_RUNTIME : 0;
-out:
-	for (size_t i = 0; i < jobs.n; i++) {
-		free(jobs.v[i].in);
-		free(jobs.v[i].rel);
-		free(jobs.v[i].out);
-		free(jobs.v[i].error);
-	}
-	free(jobs.v);
-	free(workers);
-	free(params);
-	cli_args_free(&a);
+	free(b.jobs.v);
+	free(b.workers);
+	free(b.params);
+	cli_args_free(&b.a);
 	return rc;
 }
