@@ -170,10 +170,13 @@ int cli_has_values(const ge_graph *g)
 	return stat(path, &st) == 0;
 }
 
-void cli_warn_dropped_values(int had_values, const char *out)
+void cli_warn_dropped_values(int had_values, const ge_graph *saved,
+			     const char *out)
 {
 	struct stat st;
-	if (!had_values || (stat(out, &st) == 0 && S_ISDIR(st.st_mode)))
+	/* a graph left without variables (frozen) needs no checkpoint */
+	if (!had_values || !cli_count_variables(saved) ||
+	    (stat(out, &st) == 0 && S_ISDIR(st.st_mode)))
 		return;
 	cli_errmsg("%s: warning: the input's variable values (its "
 		   "variables/ checkpoint) are not in this file; save to a "

@@ -111,9 +111,11 @@ int cli_variables_missing(const ge_graph *g, char *why, size_t cap);
 
 /* Whether g came from a SavedModel whose variables/ holds values. */
 int cli_has_values(const ge_graph *g);
-/* After saving to out: a warning when the input had values (had_values,
- * from cli_has_values) and out is a file, which cannot hold them. */
-void cli_warn_dropped_values(int had_values, const char *out);
+/* After saving `saved` to out: a warning when the input had values
+ * (had_values, from cli_has_values), the saved graph still has variables
+ * and out is a file, which cannot hold their values. */
+void cli_warn_dropped_values(int had_values, const ge_graph *saved,
+			     const char *out);
 
 /* ---- recipes (cmd_run.c) ---- */
 

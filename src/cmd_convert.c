@@ -123,7 +123,7 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 		cli_errmsg("%s", err.msg);
 		rc = cli_status(&err);
 	} else {
-		cli_warn_dropped_values(cli_has_values(g), a.pos[1]);
+		cli_warn_dropped_values(cli_has_values(g), g, a.pos[1]);
 	}
 	ge_graph_free(g);
 out:

@@ -369,7 +369,7 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		res->status = cli_status(&err);
 		goto done;
 	}
-	cli_warn_dropped_values(had_values, out);
+	cli_warn_dropped_values(had_values, G->g, out);
 done:
 	/* the graphs go now rather than at the next collection */
 	for (int i = top + 1; i <= lua_gettop(L); i++) {
