@@ -229,9 +229,12 @@ static size_t check_node(const Tensorflow__OpDef *d,
 				const char *an = d->attr[a]->name;
 				int req = !d->attr[a]->default_value;
 				/* first bytes first: most names differ there */
+				/* the key may hold a NUL byte: strncmp stops
+				 * there, so the name's length is checked with
+				 * strnlen, never past its end */
 				if (kv[e].klen && an[0] == kv[e].key[0] &&
 				    !strncmp(an, kv[e].key, kv[e].klen) &&
-				    !an[kv[e].klen]) {
+				    strnlen(an, kv[e].klen + 1) == kv[e].klen) {
 					ad = d->attr[a];
 					if (req && r < 64)
 						found |= 1ull << r;

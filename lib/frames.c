@@ -118,8 +118,9 @@ static int32_t frame_for(ge_frames *F, const char *s, size_t len,
 	size_t k = h & (F->hcap - 1);
 	while (F->hash[k]) {
 		struct frm *x = &F->f[F->hash[k] - 1];
+		/* s may hold a NUL byte: never read the name past its end */
 		if (x->parent == parent && !strncmp(x->name, s, len) &&
-		    !x->name[len])
+		    strnlen(x->name, len + 1) == len)
 			return (int32_t)F->hash[k] - 1;
 		k = (k + 1) & (F->hcap - 1);
 	}
