@@ -361,9 +361,20 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 		const char *type;
 		const Tensorflow__OpDef *def;
 	} memo[64] = {{NULL, NULL}};
+	/* a fresh load's classes (graph_io.c): an op whose attrs are those
+	 * of an earlier op of its type that passed gets the same answer */
+	const ge_opid *cls = g->attr_cls &&
+				     g->attr_cls_version == g->version
+			     ? g->attr_cls
+			     : NULL;
+	uint64_t *passed = cls ? ge_xcalloc(g->n_ops / 64 + 1, 8) : NULL;
 	for (size_t i = 0; i < g->n_ops && problems < max; i++) {
 		const ge_op *o = &g->ops[i];
 		if (o->flags & OPF_DEAD)
+			continue;
+		if (cls && cls[i] != i && !(o->flags & OPF_DIRTY) &&
+		    !(g->ops[cls[i]].flags & OPF_DIRTY) &&
+		    (passed[cls[i] / 64] >> (cls[i] % 64) & 1))
 			continue;
 		size_t n = 0;
 		if (o->flags & OPF_SPLIT) {
@@ -386,10 +397,14 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 			memo[slot].type = o->type;
 			memo[slot].def = ge_graph_opdef(g, o->type);
 		}
-		problems += check_node(memo[slot].def, "", o->name, o->type,
+		size_t pr = check_node(memo[slot].def, "", o->name, o->type,
 				       kv, n, fatal_only, report);
+		if (passed && !pr)
+			passed[i / 64] |= 1ull << (i % 64);
+		problems += pr;
 	}
 	free(kv);
+	free(passed);
 	/* once the library is modelled (func.h), its bodies are checked as
 	 * graphs of their own, as they are now: the bytes read may be stale */
 	for (size_t i = 0; i < g->n_fields && problems < max && !g->flib; i++) {

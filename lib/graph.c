@@ -100,6 +100,7 @@ void ge_graph_free(ge_graph *g)
 	for (size_t i = 0; i < g->n_ops; i++)
 		op_free_storage(&g->ops[i]);
 	free(g->ops);
+	free(g->attr_cls);
 	if (g->src_owned)
 		free(g->src);
 	free(g->in_pool);

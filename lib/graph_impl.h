@@ -159,6 +159,12 @@ struct ge_graph {
 	/* inferred shapes (shapes.c, freed through its hooks), checked
 	 * against version by their owner */
 	void *shapes;
+
+	/* set by a load (graph_io.c), for the attr check (check.c): the
+	 * first op with the same type and attr bytes as each op; meaningful
+	 * while version is attr_cls_version, or NULL */
+	ge_opid *attr_cls;
+	uint64_t attr_cls_version;
 };
 
 #define IDX_TOMB 0xffffffffull

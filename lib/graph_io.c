@@ -62,17 +62,16 @@ struct span {
 
 static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 		     size_t index, size_t *n_inputs, struct span *type_out,
-		     struct span *dev_out, ge_error *err)
+		     struct span *dev_out, struct span *attrs_out, ge_error *err)
 {
 	const uint8_t *name = NULL, *type = NULL, *dev = NULL;
 	size_t name_len = 0, type_len = 0, dev_len = 0, nin = 0;
 	const uint8_t *start = p;
-	const uint8_t *bad_attr = NULL;
-	size_t bad_len = 0, n_attr = 0, bad_idx = 0;
-	const char *why = NULL;
+	const uint8_t *attr0 = NULL, *attr1 = NULL;
 	char lab[300];
 	while (p < end) {
 		uint64_t tag, len;
+		const uint8_t *fs = p;
 		if (ge_read_varint(&p, end, &tag))
 			goto bad;
 		uint32_t f = (uint32_t)(tag >> 3);
@@ -87,17 +86,11 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 			case ND_INPUT: nin++; break;
 			case ND_DEVICE: dev = p; dev_len = len; break;
 			case ND_ATTR:
-				/* attrs are decoded lazily, by protobuf-c,
-				 * which recurses: their nesting and wire
-				 * types are checked now */
-				if (!bad_attr &&
-				    ge_pb_check(ATTR_ENTRY, p, len,
-						GE_MAX_DEPTH - 2, &why)) {
-					bad_attr = p;
-					bad_len = len;
-					bad_idx = n_attr;
-				}
-				n_attr++;
+				/* checked once the node is known to be
+				 * well formed (check_attr_span) */
+				if (!attr0)
+					attr0 = fs;
+				attr1 = p + len;
 				break;
 			}
 			p += len;
@@ -122,20 +115,14 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 		return ge_err(err, GE_EFORMAT,
 			      "%s: node '%s': op type or device holds a NUL "
 			      "byte", g->name, o->name);
-	if (bad_attr) {
-		char key[128];
-		peek_name(bad_attr, bad_attr + bad_len, key, sizeof key);
-		return ge_err(err, GE_EFORMAT,
-			      "%s: node '%s': attr %s%s%s#%zu is corrupt (%s)",
-			      g->name, o->name, *key ? "'" : "", key,
-			      *key ? "' " : "", bad_idx, why);
-	}
 	o->raw = start;
 	o->raw_len = (uint32_t)(end - start);
 	o->nout = -1;
 	*n_inputs = nin;
 	*type_out = (struct span){(const char *)type, type_len};
 	*dev_out = (struct span){(const char *)dev, dev_len};
+	*attrs_out = (struct span){(const char *)attr0,
+				   attr0 ? (size_t)(attr1 - attr0) : 0};
 	return GE_OK;
 bad:
 	return ge_err(err, GE_EFORMAT, "%s: %s: malformed NodeDef (bad field "
@@ -225,6 +212,77 @@ static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
 	return GE_OK;
 }
 
+/* Attrs are decoded lazily, by protobuf-c, which recurses: their nesting
+ * and wire types are checked at load, entry by entry, naming the first
+ * bad one.  The span holds the node's attr fields (and whatever fields
+ * stand between them), all well formed at the top level. */
+static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
+			   ge_error *err)
+{
+	const uint8_t *p = (const uint8_t *)a.p, *end = p + a.n;
+	size_t n_attr = 0;
+	while (p < end) {
+		uint64_t tag, len;
+		ge_read_varint(&p, end, &tag);
+		if ((tag >> 3) != ND_ATTR) {
+			ge_skip_field(&p, end, (int)(tag & 7));
+			continue;
+		}
+		ge_read_varint(&p, end, &len);
+		const char *why = NULL;
+		if (ge_pb_check(ATTR_ENTRY, p, len, GE_MAX_DEPTH - 2, &why)) {
+			char key[128];
+			peek_name(p, p + len, key, sizeof key);
+			return ge_err(err, GE_EFORMAT,
+				      "%s: node '%s': attr %s%s%s#%zu is corrupt "
+				      "(%s)",
+				      g->name, o->name, *key ? "'" : "", key,
+				      *key ? "' " : "", n_attr, why);
+		}
+		p += len;
+		n_attr++;
+	}
+	return GE_OK;
+}
+
+/* Graphs repeat the same op type with the same attr bytes over and over
+ * (every Relu of a float model).  A direct-mapped memo of the ops seen
+ * with each (type, attr bytes) lets a load check those bytes once: a hit
+ * is a node whose attrs are byte for byte those of an earlier node of the
+ * same type, which passed.  Each op gets that earlier op's id as its
+ * class (g->attr_cls), so the attr check against the OpDef (check.c) also
+ * looks at each class once.  The memo only ever skips work whose result
+ * is known, so a collision or an eviction costs a check, never a wrong
+ * answer. */
+enum { MEMO_BITS = 14 };
+struct attr_memo {
+	uint64_t h;
+	const char *type; /* interned */
+	const char *p;    /* attr bytes, in g->src */
+	uint32_t n;
+	ge_opid id;
+};
+
+static uint64_t span_hash(const char *type, struct span a)
+{
+	uint64_t h = (uint64_t)(uintptr_t)type * 0x9e3779b97f4a7c15ull ^ a.n;
+	const char *p = a.p;
+	size_t n = a.n;
+	for (; n >= 8; p += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	if (n) {
+		uint64_t w = 0;
+		memcpy(&w, p, n);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+	}
+	h ^= h >> 32;
+	return h * 0xc4ceb9fe1a85ec53ull;
+}
+
 /* Parse step 2: one op per node (name, type, device, raw bytes), and the
  * number of inputs of each (nin, malloc'd) and in all. */
 static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
@@ -235,6 +293,9 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 	g->cap_ops = n_nodes ? n_nodes : 1;
 	uint32_t *nin = ge_xmalloc((n_nodes + 1) * sizeof *nin);
 	size_t total_in = 0;
+	g->attr_cls = ge_xmalloc((n_nodes + 1) * sizeof *g->attr_cls);
+	struct attr_memo *memo = ge_xcalloc((size_t)1 << MEMO_BITS,
+					    sizeof *memo);
 	for (size_t i = 0; p < end;) {
 		uint64_t tag, l;
 		ge_read_varint(&p, end, &tag);
@@ -244,21 +305,37 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 		}
 		ge_read_varint(&p, end, &l);
 		size_t k = 0;
-		struct span ts = {NULL, 0}, ds = {NULL, 0};
+		struct span ts = {NULL, 0}, ds = {NULL, 0}, as = {NULL, 0};
 		g->n_ops = i + 1;
-		int rc = scan_node(g, p, p + l, i, &k, &ts, &ds, err);
+		int rc = scan_node(g, p, p + l, i, &k, &ts, &ds, &as, err);
+		ge_op *o = &g->ops[i];
+		if (!rc) {
+			o->type = ge_intern(g, ts.p, ts.n);
+			o->device = ge_intern(g, ds.p ? ds.p : "", ds.n);
+			uint64_t h = span_hash(o->type, as);
+			struct attr_memo *m = &memo[h >> (64 - MEMO_BITS)];
+			if (m->h == h && m->type == o->type && m->n == as.n &&
+			    (!as.n || !memcmp(m->p, as.p, as.n))) {
+				g->attr_cls[i] = m->id;
+			} else if (!(rc = check_attr_span(g, o, as, err))) {
+				*m = (struct attr_memo){h, o->type, as.p,
+							(uint32_t)as.n,
+							(ge_opid)i};
+				g->attr_cls[i] = (ge_opid)i;
+			}
+		}
 		if (rc) {
+			free(memo);
 			free(nin);
 			return rc;
 		}
-		ge_op *o = &g->ops[i];
-		o->type = ge_intern(g, ts.p, ts.n);
-		o->device = ge_intern(g, ds.p ? ds.p : "", ds.n);
 		nin[i] = (uint32_t)k;
 		total_in += k;
 		p += l;
 		i++;
 	}
+	free(memo);
+	g->attr_cls_version = g->version;
 	g->n_ops = n_nodes;
 	g->n_live = n_nodes;
 	*nin_out = nin;

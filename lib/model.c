@@ -902,6 +902,9 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 		return rc;
 	}
 	ge_buf_free(&why);
+	/* only the load's check reads the classes */
+	free(g->attr_cls);
+	g->attr_cls = NULL;
 	if (g->meta && g->meta->savedmodel) {
 		char real[PATH_MAX];
 		const char *d = dir ? path : NULL;
