@@ -10,6 +10,7 @@
  */
 #include "graph_impl.h"
 #include "bounds.h"
+#include "filemap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +102,9 @@ void ge_graph_free(ge_graph *g)
 		op_free_storage(&g->ops[i]);
 	free(g->ops);
 	free(g->attr_cls);
-	if (g->src_owned)
+	if (g->src_owned == 2)
+		ge_file_unmap(g->src, g->src_len);
+	else if (g->src_owned)
 		free(g->src);
 	free(g->in_pool);
 	free(g->uses_pool);

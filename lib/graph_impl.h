@@ -99,7 +99,8 @@ struct ge_graph {
 
 	uint8_t *src;              /* the GraphDef bytes ops point into */
 	size_t src_len;
-	int src_owned;             /* else borrowed from the container */
+	int src_owned;             /* 1 malloc'd, 2 mapped (filemap.h),
+				      0 borrowed from the container */
 	ge_tref *in_pool;          /* load-time pools the ops point into */
 	ge_use *uses_pool;
 	ge_opid *couts_pool;

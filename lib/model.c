@@ -17,6 +17,7 @@
 #include "meta.h"
 #include "model.h"
 #include "bundle.h"
+#include "filemap.h"
 #include "opreg.h"
 #include "textpb.h"
 #include "tfjs.h"
@@ -846,6 +847,10 @@ static const char *chunked_or_missing(const char *dir)
 	return "directory holds no saved_model.pb or saved_model.pbtxt";
 }
 
+/* Smaller files are read: a mapping and its lease cost more than the
+ * copy they save. */
+#define MAP_MIN ((size_t)1 << 20)
+
 int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 	    ge_error *err)
 {
@@ -873,7 +878,24 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 	}
 	uint8_t *data;
 	size_t len;
-	int rc = ge_file_read(file, &data, &len, err);
+	ge_graph *g;
+	int rc;
+	/* a binary GraphDef's ops point into its bytes: a large one is
+	 * mapped, not copied (filemap.h says why that is safe) */
+	if (!dir && (fmt == GE_FMT_AUTO || fmt == GE_FMT_GRAPHDEF) &&
+	    ge_file_map(file, MAP_MIN, &data, &len)) {
+		if (fmt == GE_FMT_GRAPHDEF ||
+		    ge_sniff(data, len) == GE_FMT_GRAPHDEF) {
+			rc = ge_graph_parse_graphdef_buf(data, len, 2, file, &g,
+							 err);
+			if (rc)
+				return rc;
+			g->format = GE_FMT_GRAPHDEF;
+			goto check;
+		}
+		ge_file_unmap(data, len);
+	}
+	rc = ge_file_read(file, &data, &len, err);
 	if (rc)
 		return rc;
 	if (dir && fmt == GE_FMT_AUTO) {
@@ -888,10 +910,10 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 			return GE_EFORMAT;
 		}
 	}
-	ge_graph *g;
 	rc = parse_owned(data, len, fmt, file, opts, &g, err);
 	if (rc)
 		return rc;
+check:;
 	ge_buf why = GE_BUF_INIT;
 	if (!(opts && opts->no_check) && ge_graph_check_attrs(g, 1, 1, &why)) {
 		if (why.len && why.data[why.len - 1] == '\n')

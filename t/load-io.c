@@ -1,0 +1,250 @@
+/*
+ * load-io: the load of a large GraphDef.  Attrs are checked once per
+ * distinct (op type, attr bytes), and that memo must refuse what a check
+ * of every node refuses, with the same message; files are mapped under a
+ * read lease, and a file truncated or rewritten in place while its graph
+ * is loaded must leave the graph with the bytes it loaded (no SIGBUS, no
+ * bytes of the new file), as a read() would.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "filemap.h"
+#include "graph.h"
+#include "model.h"
+#include "tap.h"
+#include "testutil.h"
+
+static char tmp[] = "/tmp/ge-load-io-XXXXXX";
+
+static const char *path(const char *name)
+{
+	return path_in(tmp, name);
+}
+
+/* A text GraphDef of n copies of a node (printf format with %d for its
+ * index), then tail. */
+static char *repeat(const char *fmt, int n, const char *tail)
+{
+	ge_buf b = GE_BUF_INIT;
+	for (int i = 0; i < n; i++)
+		ge_buf_printf(&b, fmt, i);
+	ge_buf_printf(&b, "%s", tail);
+	return (char *)b.data;
+}
+
+/* Binary bytes of a text GraphDef, written to name. */
+static void write_binary(const char *txt, const char *name, ge_buf *out)
+{
+	ge_graph *g;
+	ge_error err;
+	ge_load_opts lo = {GE_FMT_AUTO, NULL, 1};
+	if (ge_parse((const uint8_t *)txt, strlen(txt), GE_FMT_GRAPHDEF_TEXT,
+		     "fixture", &lo, &g, &err)) {
+		printf("Bail out! %s\n", err.msg);
+		exit(1);
+	}
+	out->len = 0;
+	ge_serialize(g, GE_FMT_GRAPHDEF, out, NULL);
+	write_file(path(name), out->data, out->len);
+	ge_graph_free(g);
+}
+
+static int load_msg(const char *name, char *msg, size_t cap)
+{
+	ge_graph *g;
+	ge_error err;
+	int rc = ge_load(path(name), NULL, &g, &err);
+	if (rc == GE_OK) {
+		ge_graph_free(g);
+		snprintf(msg, cap, "(loaded)");
+	} else {
+		const char *m = strstr(err.msg, "node '");
+		snprintf(msg, cap, "%s", m ? m : err.msg);
+	}
+	return rc;
+}
+
+#define RELU "node { name: 'r%d' op: 'Relu' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+#define CONST "node { name: 'c%d' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } " \
+	"attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } " \
+	"float_val: 1 } } } }\n"
+
+static void test_memo(void)
+{
+	ge_buf bin = GE_BUF_INIT;
+	char msg[1100];
+
+	/* the same attr bytes under another type are checked again */
+	char *t = repeat(RELU, 50,
+			 "node { name: 'idn' op: 'IdentityN' attr { key: 'T' "
+			 "value { type: DT_FLOAT } } }\n");
+	write_binary(t, "types.pb", &bin);
+	free(t);
+	ok(load_msg("types.pb", msg, sizeof msg) == GE_EFORMAT,
+	   "attr bytes accepted for Relu are refused for IdentityN");
+	is_string("node 'idn' (IdentityN): attr 'T' holds a type where the op "
+		  "wants list(type)",
+		  msg, "  naming that node");
+
+	/* identical good nodes, then one that differs in a bad way */
+	t = repeat(CONST, 40,
+		   "node { name: 'bad' op: 'Const' attr { key: 'dtype' value { "
+		   "type: DT_FLOAT } } attr { key: 'value' value { tensor { "
+		   "dtype: DT_FLOAT tensor_shape { dim { size: -3 } } } } } }\n");
+	write_binary(t, "dims.pb", &bin);
+	free(t);
+	ok(load_msg("dims.pb", msg, sizeof msg) == GE_EFORMAT,
+	   "a bad Const after forty identical good ones is refused");
+	is_string("node 'bad' (Const): attr 'value' holds a tensor with "
+		  "dimension -3",
+		  msg, "  naming it");
+
+	/* the first of many identical nodes is bad: the first is named */
+	t = repeat("node { name: 'k%d' op: 'Const' attr { key: 'dtype' value "
+		   "{ type: DT_FLOAT } } }\n",
+		   30, "");
+	write_binary(t, "novalue.pb", &bin);
+	free(t);
+	ok(load_msg("novalue.pb", msg, sizeof msg) == GE_EFORMAT,
+	   "thirty Consts without a value are refused");
+	is_string("node 'k0' (Const): missing required attr 'value'", msg,
+		  "  naming the first");
+
+	/* many identical nodes load, and save byte for byte */
+	t = repeat(RELU, 300, "");
+	write_binary(t, "relus.pb", &bin);
+	free(t);
+	ge_graph *g;
+	ge_error err;
+	ok(ge_load(path("relus.pb"), NULL, &g, &err) == GE_OK,
+	   "three hundred identical Relus load");
+	ge_buf out = GE_BUF_INIT;
+	ge_serialize(g, GE_FMT_GRAPHDEF, &out, NULL);
+	ok(out.len == bin.len && !memcmp(out.data, bin.data, bin.len),
+	   "  and come back byte for byte");
+	ok(ge_graph_check_attrs(g, (size_t)-1, 0, NULL) == 0,
+	   "  and pass the full check");
+	ge_buf_free(&out);
+	ge_graph_free(g);
+	ge_buf_free(&bin);
+}
+
+static int file_is(const char *p, const ge_buf *want)
+{
+	uint8_t *d;
+	size_t n;
+	if (ge_file_read(p, &d, &n, NULL))
+		return 0;
+	int same = n == want->len && !memcmp(d, want->data, n);
+	free(d);
+	return same;
+}
+
+/* In a child process (another opener, as `cp` over the file would be):
+ * truncates the file, then writes junk of another size into it. */
+static void rewrite_elsewhere(const char *p)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(p, O_WRONLY | O_TRUNC);
+		if (fd < 0)
+			_exit(1);
+		static const char junk[] = "not a graph any more";
+		_exit(write(fd, junk, sizeof junk) == (ssize_t)sizeof junk ? 0
+									   : 1);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		;
+}
+
+static void test_map(void)
+{
+	ge_buf bin = GE_BUF_INIT;
+	char *t = repeat(CONST, 200, "");
+	write_binary(t, "big.pb", &bin);
+	free(t);
+	if (bin.len % 4096 == 0)
+		ge_buf_add(&bin, "", 0);
+
+	/* the mapping itself */
+	uint8_t *d;
+	size_t n;
+	int mapped = ge_file_map(path("big.pb"), 1, &d, &n);
+	if (!mapped) {
+		tap_diag("no read lease here (file system or rights): the "
+			 "file is read, which the tests below also cover");
+		tap_skip(4, "no read lease");
+	} else {
+		ok(n == bin.len && !memcmp(d, bin.data, n), "file mapped");
+		is_int(1, ge_file_map_state(d), "  reading the file");
+		rewrite_elsewhere(path("big.pb"));
+		is_int(2, ge_file_map_state(d),
+		       "rewritten by another process: the bytes were copied "
+		       "first");
+		ok(!memcmp(d, bin.data, n), "  and are those mapped");
+		ge_file_unmap(d, n);
+	}
+
+	/* a loaded graph keeps its bytes when the file is cut under it */
+	write_file(path("big.pb"), bin.data, bin.len);
+	ge_graph *g;
+	ge_error err;
+	ok(ge_load(path("big.pb"), NULL, &g, &err) == GE_OK, "load");
+	rewrite_elsewhere(path("big.pb"));
+	ok(ge_save(g, path("out.pb"), NULL, &err) == GE_OK,
+	   "save after the file was truncated and rewritten");
+	ok(file_is(path("out.pb"), &bin), "  gives the bytes loaded");
+	is_string("c199", ge_op_name(g, 199), "  names read as loaded");
+	ge_graph_free(g);
+
+	/* truncated by this very process */
+	write_file(path("big.pb"), bin.data, bin.len);
+	ok(ge_load(path("big.pb"), NULL, &g, &err) == GE_OK, "load again");
+	ok(truncate(path("big.pb"), 0) == 0, "truncate it from this process");
+	ok(ge_save(g, path("out2.pb"), NULL, &err) == GE_OK &&
+		   file_is(path("out2.pb"), &bin),
+	   "  the save gives the bytes loaded");
+	ge_graph_free(g);
+
+	/* saved over the file it was loaded from */
+	write_file(path("big.pb"), bin.data, bin.len);
+	ok(ge_load(path("big.pb"), NULL, &g, &err) == GE_OK, "load");
+	ge_save_opts so = {.format = GE_FMT_AUTO, .overwrite = 1};
+	ok(ge_save(g, path("big.pb"), &so, &err) == GE_OK,
+	   "save over the loaded file");
+	ok(file_is(path("big.pb"), &bin), "  byte for byte");
+	ge_op_set_device(g, 0, "/cpu:0");
+	ok(ge_save(g, path("big.pb"), &so, &err) == GE_OK,
+	   "edit and save over it again");
+	ge_graph *h;
+	ok(ge_load(path("big.pb"), NULL, &h, &err) == GE_OK &&
+		   !strcmp(ge_op_device(h, 0), "/cpu:0") &&
+		   ge_graph_num_ops(h) == 200,
+	   "  it loads with the edit");
+	ge_graph_free(h);
+	ge_graph_free(g);
+	ge_buf_free(&bin);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmp)) {
+		printf("Bail out! mkdtemp\n");
+		return 1;
+	}
+	/* every file of these tests is mapped when it can be */
+	setenv("GEREWRITE_MAP_MIN", "1", 1);
+	test_memo();
+	test_map();
+	rm_dir(tmp);
+	return tap_done();
+}
