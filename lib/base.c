@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,6 +71,19 @@ void *ge_xcalloc(size_t n, size_t size)
 	if (!p)
 		oom(n * size);
 	return p;
+}
+
+void ge_advise_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t pg = 4096, a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+	uintptr_t e = ((uintptr_t)p + len) & ~(pg - 1);
+	if (len >= (4u << 20) && e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)len;
+#endif
 }
 
 void *ge_xrealloc(void *p, size_t n)

@@ -92,6 +92,11 @@ static inline int ge_read_varint(const uint8_t **p, const uint8_t *end,
 /* Skips one field of the given wire type; returns 0 or -1. */
 int ge_skip_field(const uint8_t **p, const uint8_t *end, int wiretype);
 
+/* Asks for huge pages over a large array about to be filled (a load's
+ * ops, edges, name index): one page fault per 2 MiB instead of per 4 KiB
+ * where the kernel gives them on request.  A hint; nothing if small. */
+void ge_advise_huge(void *p, size_t len);
+
 /* Arena: many small allocations freed in one call. */
 typedef struct ge_arena_chunk ge_arena_chunk;
 typedef struct ge_arena {

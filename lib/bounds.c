@@ -117,6 +117,19 @@ uint64_t ge_shape_elems(const int64_t *dims, size_t rank)
 
 /* ---- wire walker ---- */
 
+/* A field by number: fields are sorted by number, and in most messages
+ * numbered without gaps from the first, so the number is an index. */
+static const ProtobufCFieldDescriptor *
+field_by_id(const ProtobufCMessageDescriptor *d, unsigned id)
+{
+	if (d->n_fields) {
+		unsigned k = id - d->fields[0].id;
+		if (k < d->n_fields && d->fields[k].id == id)
+			return &d->fields[k];
+	}
+	return protobuf_c_message_descriptor_get_field(d, id);
+}
+
 static int walk(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 		const uint8_t *end, int depth, const char **why)
 {
@@ -146,9 +159,7 @@ static int walk(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 			return -1;
 		}
 		const ProtobufCFieldDescriptor *f =
-			d ? protobuf_c_message_descriptor_get_field(
-				    d, (unsigned)(tag >> 3))
-			  : NULL;
+			d ? field_by_id(d, (unsigned)(tag >> 3)) : NULL;
 		if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
 		    walk(f->descriptor, p, p + l, depth - 1, why))
 			return -1;

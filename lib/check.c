@@ -23,18 +23,19 @@ enum { AV_LIST = 1, AV_S = 2, AV_I = 3, AV_F = 4, AV_B = 5, AV_TYPE = 6,
 /* The AttrValue field an OpDef attr type calls for. */
 static int field_for_type(const char *t)
 {
-	static const struct {
-		const char *name;
-		int field;
-	} map[] = {{"string", AV_S}, {"int", AV_I},     {"float", AV_F},
-		   {"bool", AV_B},   {"type", AV_TYPE}, {"shape", AV_SHAPE},
-		   {"tensor", AV_TENSOR}, {"func", AV_FUNC}};
-	if (!strncmp(t, "list(", 5))
-		return AV_LIST;
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (!strcmp(t, map[i].name))
-			return map[i].field;
-	return 0;
+	/* by first letter: called for every attr of a node that is checked */
+	switch (t[0]) {
+	case 'l': return !strncmp(t, "list(", 5) ? AV_LIST : 0;
+	case 's': return !strcmp(t, "string") ? AV_S
+			 : !strcmp(t, "shape") ? AV_SHAPE : 0;
+	case 'i': return !strcmp(t, "int") ? AV_I : 0;
+	case 'f': return !strcmp(t, "float") ? AV_F
+			 : !strcmp(t, "func") ? AV_FUNC : 0;
+	case 'b': return !strcmp(t, "bool") ? AV_B : 0;
+	case 't': return !strcmp(t, "type") ? AV_TYPE
+			 : !strcmp(t, "tensor") ? AV_TENSOR : 0;
+	default: return 0;
+	}
 }
 
 static const char *field_name(int f)

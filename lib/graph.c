@@ -224,6 +224,7 @@ void ge_idx_grow(ge_graph *g, size_t want)
 	while (cap < want * 2)
 		cap *= 2;
 	uint64_t *idx = ge_xcalloc(cap, sizeof *idx);
+	ge_advise_huge(idx, cap * sizeof *idx);
 	size_t used = 0;
 	for (size_t i = 0; i < g->idx_cap; i++) {
 		uint64_t v = g->idx[i];

@@ -283,6 +283,25 @@ static uint64_t span_hash(const char *type, struct span a)
 	return h * 0xc4ceb9fe1a85ec53ull;
 }
 
+/* Op types and devices interned through a small cache of those last
+ * seen: a graph has few of them, repeated node after node. */
+enum { TCACHE = 16 };
+struct tcache {
+	const char *s; /* interned */
+	size_t n;
+};
+
+static const char *intern_cached(ge_graph *g, struct tcache *c, struct span t)
+{
+	struct tcache *e = &c[(t.n * 31 + (unsigned char)t.p[0] +
+			       (unsigned char)t.p[t.n - 1]) % TCACHE];
+	if (e->s && e->n == t.n && !memcmp(e->s, t.p, t.n))
+		return e->s;
+	e->s = ge_intern(g, t.p, t.n);
+	e->n = t.n;
+	return e->s;
+}
+
 /* Parse step 2: one op per node (name, type, device, raw bytes), and the
  * number of inputs of each (nin, malloc'd) and in all. */
 static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
@@ -290,12 +309,16 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 {
 	const uint8_t *p = g->src, *end = g->src + g->src_len;
 	g->ops = ge_xcalloc(n_nodes ? n_nodes : 1, sizeof *g->ops);
+	ge_advise_huge(g->ops, n_nodes * sizeof *g->ops);
 	g->cap_ops = n_nodes ? n_nodes : 1;
 	uint32_t *nin = ge_xmalloc((n_nodes + 1) * sizeof *nin);
 	size_t total_in = 0;
 	g->attr_cls = ge_xmalloc((n_nodes + 1) * sizeof *g->attr_cls);
+	ge_advise_huge(g->attr_cls, n_nodes * sizeof *g->attr_cls);
 	struct attr_memo *memo = ge_xcalloc((size_t)1 << MEMO_BITS,
 					    sizeof *memo);
+	struct tcache tcache[TCACHE] = {{NULL, 0}};
+	const char *nodev = ge_intern(g, "", 0);
 	for (size_t i = 0; p < end;) {
 		uint64_t tag, l;
 		ge_read_varint(&p, end, &tag);
@@ -310,8 +333,8 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 		int rc = scan_node(g, p, p + l, i, &k, &ts, &ds, &as, err);
 		ge_op *o = &g->ops[i];
 		if (!rc) {
-			o->type = ge_intern(g, ts.p, ts.n);
-			o->device = ge_intern(g, ds.p ? ds.p : "", ds.n);
+			o->type = intern_cached(g, tcache, ts);
+			o->device = ds.n ? intern_cached(g, tcache, ds) : nodev;
 			uint64_t h = span_hash(o->type, as);
 			struct attr_memo *m = &memo[h >> (64 - MEMO_BITS)];
 			if (m->h == h && m->type == o->type && m->n == as.n &&
@@ -364,13 +387,17 @@ static int resolve_inputs(ge_graph *g, const uint32_t *nin, size_t total_in,
 			  uint32_t *nuse, uint32_t *ncout, ge_error *err)
 {
 	g->in_pool = ge_xmalloc((total_in ? total_in : 1) * sizeof *g->in_pool);
+	ge_advise_huge(g->in_pool, total_in * sizeof *g->in_pool);
 	size_t pos = 0;
 	char lab[300];
 	for (size_t i = 0; i < g->n_ops; i++) {
 		ge_op *o = &g->ops[i];
 		o->in = g->in_pool + pos;
 		const uint8_t *q = o->raw, *qe = o->raw + o->raw_len;
-		while (q < qe) {
+		/* the fields after the last input (attrs) are not walked */
+		if (!nin[i])
+			q = qe;
+		while (q < qe && o->n_in + o->n_ctrl < nin[i]) {
 			uint64_t tag, l;
 			ge_read_varint(&q, qe, &tag);
 			if ((tag >> 3) != ND_INPUT) {
@@ -434,6 +461,8 @@ static void fill_uses(ge_graph *g, const uint32_t *nuse, const uint32_t *ncout)
 				  sizeof *g->uses_pool);
 	g->couts_pool = ge_xmalloc((total_cout ? total_cout : 1) *
 				   sizeof *g->couts_pool);
+	ge_advise_huge(g->uses_pool, total_use * sizeof *g->uses_pool);
+	ge_advise_huge(g->couts_pool, total_cout * sizeof *g->couts_pool);
 	size_t up = 0, cp = 0;
 	for (size_t i = 0; i < n_nodes; i++) {
 		g->ops[i].uses = g->uses_pool + up;
