@@ -219,6 +219,8 @@ static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
 static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
 			   ge_error *err)
 {
+	if (!a.n) /* no attrs: a.p is NULL */
+		return GE_OK;
 	const uint8_t *p = (const uint8_t *)a.p, *end = p + a.n;
 	size_t n_attr = 0;
 	while (p < end) {
