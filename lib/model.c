@@ -803,7 +803,12 @@ int ge_parse(const uint8_t *data, size_t len, ge_format fmt, const char *name,
 	if (len) /* an empty buffer may have no data pointer at all */
 		memcpy(copy, data, len);
 	copy[len] = 0;
-	return parse_owned(copy, len, fmt, name, opts, out, err);
+	int rc = parse_owned(copy, len, fmt, name, opts, out, err);
+	if (!rc) { /* kept by a load for its check only */
+		free((*out)->attr_cls);
+		(*out)->attr_cls = NULL;
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------ load */
