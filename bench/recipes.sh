@@ -55,7 +55,7 @@ if [ ! -f "$g100" ]; then
 	if [ $have_peer = 1 ]; then $py "$peer/gen.py" 100000 "$g100"
 	else "$b/bench/gen_graph" "$g100" 100000; fi
 fi
-echo "== 100,000-node graph ($(du -h "$g100" | cut -f1)), best of $repeat"
+echo "== 100,000-node graph ($(du -hL "$g100" | cut -f1)), best of $repeat"
 set -- $(best "$ge" convert "$g100" "$tmp/plain.pb")
 plain_w=$1 plain_rss=$2
 line "gerewrite convert (load + save)" "$plain_w" "$plain_rss"
@@ -79,7 +79,7 @@ fi
 
 g1m="$tmp/g1m.pb"
 [ -f "$g1m" ] || "$b/bench/gen_graph" "$g1m" 1000000
-echo "== 1,000,000-node graph ($(du -h "$g1m" | cut -f1)), best of $repeat"
+echo "== 1,000,000-node graph ($(du -hL "$g1m" | cut -f1)), best of $repeat"
 set -- $(best cp "$g1m" "$tmp/cp.pb")
 cp_w=$1
 line "cp of the file" "$1" "$2"
@@ -92,7 +92,7 @@ set -- $(best "$b/bench/bench_io" "$g1m" "$tmp/io.pb")
 io_w=$1 io_rss=$2
 line "bench_io (ge_load + ge_save, fsync included)" "$io_w" "$io_rss"
 sed 's/^/       last run: /' "$tmp/out"
-echo "     peak RSS $(ratio "$io_rss" "$(($(stat -c %s "$g1m") / 1024))")x the file"
+echo "     peak RSS $(ratio "$io_rss" "$(($(stat -L -c %s "$g1m") / 1024))")x the file"
 set -- $(best "$b/bench/bench_pbc" "$g1m" "$tmp/pbc.pb")
 pbc_w=$1
 line "bench_pbc (protobuf-c unpack + pack)" "$1" "$2"

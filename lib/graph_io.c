@@ -110,11 +110,8 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 	if (!type || !type_len)
 		return ge_err(err, GE_EFORMAT, "%s: node '%s' has no op type",
 			      g->name, o->name);
-	/* a NUL would cut them short on save */
-	if (memchr(type, 0, type_len) || (dev && memchr(dev, 0, dev_len)))
-		return ge_err(err, GE_EFORMAT,
-			      "%s: node '%s': op type or device holds a NUL "
-			      "byte", g->name, o->name);
+	/* a NUL in the op type or device is refused by scan_nodes, which
+	 * looks for one only in those it has not met before */
 	o->raw = start;
 	o->raw_len = (uint32_t)(end - start);
 	o->nout = -1;
@@ -293,15 +290,21 @@ struct tcache {
 	size_t n;
 };
 
-static const char *intern_cached(ge_graph *g, struct tcache *c, struct span t)
+static int intern_cached(ge_graph *g, struct tcache *c, struct span t,
+			 const char **out)
 {
 	struct tcache *e = &c[(t.n * 31 + (unsigned char)t.p[0] +
 			       (unsigned char)t.p[t.n - 1]) % TCACHE];
-	if (e->s && e->n == t.n && !memcmp(e->s, t.p, t.n))
-		return e->s;
-	e->s = ge_intern(g, t.p, t.n);
+	if (e->s && e->n == t.n && !memcmp(e->s, t.p, t.n)) {
+		*out = e->s;
+		return 0;
+	}
+	/* a NUL would cut it short on save */
+	if (memchr(t.p, 0, t.n))
+		return -1;
+	e->s = *out = ge_intern(g, t.p, t.n);
 	e->n = t.n;
-	return e->s;
+	return 0;
 }
 
 /* Parse step 2: one op per node (name, type, device, raw bytes), and the
@@ -334,9 +337,13 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 		g->n_ops = i + 1;
 		int rc = scan_node(g, p, p + l, i, &k, &ts, &ds, &as, err);
 		ge_op *o = &g->ops[i];
+		o->device = nodev;
+		if (!rc && (intern_cached(g, tcache, ts, &o->type) ||
+			    (ds.n && intern_cached(g, tcache, ds, &o->device))))
+			rc = ge_err(err, GE_EFORMAT,
+				    "%s: node '%s': op type or device holds a "
+				    "NUL byte", g->name, o->name);
 		if (!rc) {
-			o->type = intern_cached(g, tcache, ts);
-			o->device = ds.n ? intern_cached(g, tcache, ds) : nodev;
 			uint64_t h = span_hash(o->type, as);
 			struct attr_memo *m = &memo[h >> (64 - MEMO_BITS)];
 			if (m->h == h && m->type == o->type && m->n == as.n &&
@@ -649,6 +656,20 @@ static void emit_fields(const ge_graph *g, size_t from, size_t to,
 	}
 }
 
+/* GraphDef.node's tag and a node's length (raw_len is 32 bits: at most
+ * five varint bytes). */
+static size_t node_header(uint8_t *h, uint32_t len)
+{
+	size_t n = 0;
+	h[n++] = (GD_NODE << 3) | 2;
+	while (len >= 0x80) {
+		h[n++] = (uint8_t)(len | 0x80);
+		len >>= 7;
+	}
+	h[n++] = (uint8_t)len;
+	return n;
+}
+
 static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 {
 	ge_buf hdr = GE_BUF_INIT, node = GE_BUF_INIT;
@@ -678,12 +699,16 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 		if (o->flags & OPF_DEAD)
 			continue;
 		if (o->raw && !(o->flags & OPF_DIRTY)) {
-			/* the node's tag and length stand right before it */
-			hdr.len = 0;
-			ge_buf_tag(&hdr, GD_NODE, 2);
-			ge_buf_varint(&hdr, o->raw_len);
-			const uint8_t *start = o->raw - hdr.len;
-			if (start >= g->src && !memcmp(start, hdr.data, hdr.len)) {
+			/* the node's tag and length stand right before it
+			 * (made here, not in a ge_buf: once per node) */
+			uint8_t h[8];
+			size_t hl = node_header(h, o->raw_len);
+			const uint8_t *start = o->raw - hl;
+			size_t k = 0;
+			if (start >= g->src)
+				while (k < hl && start[k] == h[k])
+					k++;
+			if (k == hl) {
 				if (run && start == run_end) {
 					run_end = o->raw + o->raw_len;
 					continue;

@@ -136,6 +136,55 @@ static void test_memo(void)
 	ge_buf_free(&bin);
 }
 
+/* NodeDef bytes: name, op type and device (any bytes), wrapped as a
+ * GraphDef node field. */
+static void raw_node(ge_buf *b, const char *name, const char *type,
+		     size_t tlen, const char *dev, size_t dlen)
+{
+	ge_buf n = GE_BUF_INIT;
+	ge_buf_lenfield(&n, 1, name, strlen(name));
+	ge_buf_lenfield(&n, 2, type, tlen);
+	if (dlen)
+		ge_buf_lenfield(&n, 4, dev, dlen);
+	ge_buf_lenfield(b, 1, n.data, n.len);
+	ge_buf_free(&n);
+}
+
+static void test_nul(void)
+{
+	/* op types and devices are checked for a NUL once each: a type met
+	 * before is not looked at again, one that differs is */
+	ge_buf b = GE_BUF_INIT;
+	raw_node(&b, "a", "NoOp", 4, "/cpu:0", 6);
+	raw_node(&b, "b", "NoOp", 4, "/cpu:0", 6);
+	raw_node(&b, "c", "No\0p", 4, "", 0);
+	ge_graph *g;
+	ge_error err;
+	ok(ge_parse(b.data, b.len, GE_FMT_GRAPHDEF, "nul.pb", NULL, &g,
+		    &err) == GE_EFORMAT,
+	   "an op type with a NUL after two without is refused");
+	is_string("nul.pb: node 'c': op type or device holds a NUL byte",
+		  err.msg, "  naming the node");
+	b.len = 0;
+	raw_node(&b, "a", "NoOp", 4, "/cpu:0", 6);
+	raw_node(&b, "d", "NoOp", 4, "/cpu\0:", 6);
+	ok(ge_parse(b.data, b.len, GE_FMT_GRAPHDEF, "nul.pb", NULL, &g,
+		    &err) == GE_EFORMAT,
+	   "a device with a NUL is refused");
+	is_string("nul.pb: node 'd': op type or device holds a NUL byte",
+		  err.msg, "  naming the node");
+	b.len = 0;
+	raw_node(&b, "a", "NoOp", 4, "/cpu:0", 6);
+	raw_node(&b, "b", "NoOp", 4, "/cpu:0", 6);
+	ok(ge_parse(b.data, b.len, GE_FMT_GRAPHDEF, "ok.pb", NULL, &g,
+		    &err) == GE_OK &&
+		   !strcmp(ge_op_device(g, 1), "/cpu:0") &&
+		   ge_op_type(g, 0) == ge_op_type(g, 1),
+	   "  the same without: one interned type, devices kept");
+	ge_graph_free(g);
+	ge_buf_free(&b);
+}
+
 static int file_is(const char *p, const ge_buf *want)
 {
 	uint8_t *d;
@@ -244,6 +293,7 @@ int main(void)
 	/* every file of these tests is mapped when it can be */
 	setenv("GEREWRITE_MAP_MIN", "1", 1);
 	test_memo();
+	test_nul();
 	test_map();
 	rm_dir(tmp);
 	return tap_done();
