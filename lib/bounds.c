@@ -145,6 +145,13 @@ static int walk(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 			return -1;
 		}
 		int wt = (int)(tag & 7);
+		if (wt == 0) { /* most fields: inline, as ge_skip_field does */
+			if (ge_read_varint(&p, end, &l)) {
+				*why = "truncated field";
+				return -1;
+			}
+			continue;
+		}
 		if (wt != 2) {
 			if (ge_skip_field(&p, end, wt)) {
 				*why = wt == 3 || wt == 4 || wt > 5
