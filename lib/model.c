@@ -252,10 +252,14 @@ static int name_is(const char *s, size_t n, const char *w)
 	return strlen(w) == n && !memcmp(s, w, n);
 }
 
-ge_format ge_sniff(const uint8_t *data, size_t len)
+/* The checks of ge_sniff before its walk of the binary fields: JSON and
+ * the text formats.  1 when they decide (*f), 0 when the bytes are to be
+ * walked as binary. */
+static int sniff_head(const uint8_t *data, size_t len, ge_format *f)
 {
+	*f = GE_FMT_AUTO;
 	if (!len)
-		return GE_FMT_AUTO;
+		return 1;
 	size_t i = 0;
 	while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\t' ||
 			   data[i] == '\r'))
@@ -263,28 +267,37 @@ ge_format ge_sniff(const uint8_t *data, size_t len)
 	if (i < len && data[i] == '{') {
 		/* JSON: a tfjs model carries a GraphDef as modelTopology */
 		if (memmem(data, len, "\"modelTopology\"", 15))
-			return GE_FMT_TFJS;
-		return GE_FMT_AUTO;
+			*f = GE_FMT_TFJS;
+		return 1;
 	}
 	if (looks_like_text(data, len)) {
-		const char *f;
-		size_t n = first_text_field(data, len, &f);
-		if (name_is(f, n, "node") || name_is(f, n, "versions") ||
-		    name_is(f, n, "library") || name_is(f, n, "version") ||
-		    name_is(f, n, "debug_info"))
-			return GE_FMT_GRAPHDEF_TEXT;
-		if (name_is(f, n, "meta_info_def") || name_is(f, n, "graph_def") ||
-		    name_is(f, n, "saver_def") ||
-		    name_is(f, n, "collection_def") ||
-		    name_is(f, n, "signature_def") ||
-		    name_is(f, n, "asset_file_def") ||
-		    name_is(f, n, "object_graph_def"))
-			return GE_FMT_META_TEXT;
-		if (name_is(f, n, "saved_model_schema_version") ||
-		    name_is(f, n, "meta_graphs"))
-			return GE_FMT_SAVEDMODEL_TEXT;
-		return GE_FMT_AUTO;
+		const char *t;
+		size_t n = first_text_field(data, len, &t);
+		if (name_is(t, n, "node") || name_is(t, n, "versions") ||
+		    name_is(t, n, "library") || name_is(t, n, "version") ||
+		    name_is(t, n, "debug_info"))
+			*f = GE_FMT_GRAPHDEF_TEXT;
+		else if (name_is(t, n, "meta_info_def") ||
+			 name_is(t, n, "graph_def") ||
+			 name_is(t, n, "saver_def") ||
+			 name_is(t, n, "collection_def") ||
+			 name_is(t, n, "signature_def") ||
+			 name_is(t, n, "asset_file_def") ||
+			 name_is(t, n, "object_graph_def"))
+			*f = GE_FMT_META_TEXT;
+		else if (name_is(t, n, "saved_model_schema_version") ||
+			 name_is(t, n, "meta_graphs"))
+			*f = GE_FMT_SAVEDMODEL_TEXT;
+		return 1;
 	}
+	return 0;
+}
+
+ge_format ge_sniff(const uint8_t *data, size_t len)
+{
+	ge_format head;
+	if (sniff_head(data, len, &head))
+		return head;
 	struct shape s;
 	if (wire_shape(data, data + len, &s))
 		return GE_FMT_AUTO;
@@ -856,6 +869,66 @@ static const char *chunked_or_missing(const char *dir)
  * copy they save. */
 #define MAP_MIN ((size_t)1 << 20)
 
+/* Whether ge_sniff calls bytes that parsed as a GraphDef (g) a GraphDef:
+ * its walk of the top-level fields, done from what the parse kept (the
+ * fields besides nodes, the first node), so that a large file is walked
+ * once, not twice.  0 when unsure: the caller then does it the long way. */
+static int sniffs_as_graphdef(const ge_graph *g)
+{
+	unsigned count[6] = {0}, wt[6] = {0};
+	if (!g->n_ops) /* ge_sniff has more to say of a graph without nodes */
+		return 0;
+	for (size_t i = 0; i < g->n_fields; i++) {
+		const uint8_t *p = g->fields[i].p;
+		uint64_t tag;
+		if (ge_read_varint(&p, p + g->fields[i].len, &tag) ||
+		    (tag >> 3) >= 6)
+			return 0;
+		count[tag >> 3]++;
+		wt[tag >> 3] = (unsigned)(tag & 7);
+	}
+	if ((count[3] && wt[3] != 0) || count[2] > 1 || count[4] > 1 ||
+	    count[5] > 1)
+		return 0;
+	return looks_like_node(g->ops[0].raw, g->ops[0].raw_len);
+}
+
+/* A large binary GraphDef: mapped, and parsed before the format is known
+ * for sure (sniffs_as_graphdef).  GE_OK with *out; LONG_WAY when the
+ * file is to be read and parsed the ordinary way (not mapped, not a
+ * GraphDef, or bytes that do not parse: the ordinary way then gives the
+ * message); another code is the error of a GraphDef asked for by fmt. */
+enum { LONG_WAY = 1 };
+
+static int load_mapped(const char *file, ge_format fmt, ge_graph **out,
+		       ge_error *err)
+{
+	uint8_t *data;
+	size_t len;
+	ge_format head;
+	if (!ge_file_map(file, MAP_MIN, &data, &len))
+		return LONG_WAY;
+	if (fmt != GE_FMT_GRAPHDEF && sniff_head(data, len, &head)) {
+		ge_file_unmap(data, len);
+		return LONG_WAY;
+	}
+	ge_error scratch;
+	ge_graph *g;
+	/* the graph owns the mapping from here, on failure too */
+	int rc = ge_graph_parse_graphdef_buf(data, len, 2, file, &g,
+					     fmt == GE_FMT_GRAPHDEF ? err
+								    : &scratch);
+	if (rc)
+		return fmt == GE_FMT_GRAPHDEF ? rc : LONG_WAY;
+	if (fmt != GE_FMT_GRAPHDEF && !sniffs_as_graphdef(g)) {
+		ge_graph_free(g);
+		return LONG_WAY;
+	}
+	g->format = GE_FMT_GRAPHDEF;
+	*out = g;
+	return GE_OK;
+}
+
 int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 	    ge_error *err)
 {
@@ -887,18 +960,12 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 	int rc;
 	/* a binary GraphDef's ops point into its bytes: a large one is
 	 * mapped, not copied (filemap.h says why that is safe) */
-	if (!dir && (fmt == GE_FMT_AUTO || fmt == GE_FMT_GRAPHDEF) &&
-	    ge_file_map(file, MAP_MIN, &data, &len)) {
-		if (fmt == GE_FMT_GRAPHDEF ||
-		    ge_sniff(data, len) == GE_FMT_GRAPHDEF) {
-			rc = ge_graph_parse_graphdef_buf(data, len, 2, file, &g,
-							 err);
-			if (rc)
-				return rc;
-			g->format = GE_FMT_GRAPHDEF;
+	if (!dir && (fmt == GE_FMT_AUTO || fmt == GE_FMT_GRAPHDEF)) {
+		rc = load_mapped(file, fmt, &g, err);
+		if (rc == GE_OK)
 			goto check;
-		}
-		ge_file_unmap(data, len);
+		if (rc != LONG_WAY)
+			return rc;
 	}
 	rc = ge_file_read(file, &data, &len, err);
 	if (rc)
