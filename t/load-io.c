@@ -185,6 +185,79 @@ static void test_nul(void)
 	ge_buf_free(&b);
 }
 
+/* ge_load of a file (mapped, parsed as a GraphDef first) and ge_parse
+ * of the same bytes (sniffed first) agree: same result, same message,
+ * same format. */
+static int same_as_parse(const uint8_t *d, size_t n, const char *what)
+{
+	write_file(path("sniff.pb"), d, n);
+	ge_graph *a = NULL, *b = NULL;
+	ge_error ea, eb;
+	int ra = ge_load(path("sniff.pb"), NULL, &a, &ea);
+	int rb = ge_parse(d, n, GE_FMT_AUTO, path("sniff.pb"), NULL, &b, &eb);
+	int same = ra == rb && (ra ? !strcmp(ea.msg, eb.msg)
+				   : ge_graph_format(a) == ge_graph_format(b) &&
+					     ge_graph_num_ops(a) ==
+						     ge_graph_num_ops(b));
+	if (!same)
+		tap_diag("%s: load %d '%s', parse %d '%s'", what, ra,
+			 ra ? ea.msg : "", rb, rb ? eb.msg : "");
+	ge_graph_free(a);
+	ge_graph_free(b);
+	return same;
+}
+
+static void test_sniff(void)
+{
+	ge_buf bin = GE_BUF_INIT, x = GE_BUF_INIT;
+	char *t = repeat(RELU, 20, "versions { producer: 27 }\n");
+	write_binary(t, "s.pb", &bin);
+	free(t);
+	ok(same_as_parse(bin.data, bin.len, "graph"), "a GraphDef loads as parsed");
+	int all = 1;
+	for (size_t cut = 1; cut < bin.len; cut += 7)
+		all &= same_as_parse(bin.data, cut, "cut");
+	ok(all, "  and each truncation gives the message a parse gives");
+	/* top-level fields ge_sniff does not take for a GraphDef's */
+	static const uint8_t extra[][3] = {
+		{(7 << 3) | 0, 1, 0},      /* field 7 */
+		{(3 << 3) | 2, 1, 0},      /* version as bytes */
+		{(20 << 3) | 0, 1, 0},     /* field 20 */
+		{(5 << 3) | 2, 0, 0},      /* a debug_info ... */
+	};
+	static const size_t extra_len[] = {2, 3, 3, 2};
+	all = 1;
+	for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) {
+		x.len = 0;
+		ge_buf_add(&x, bin.data, bin.len);
+		ge_buf_add(&x, extra[i], extra_len[i]);
+		all &= same_as_parse(x.data, x.len, "extra field");
+	}
+	/* ... given twice, and a library twice */
+	x.len = 0;
+	ge_buf_add(&x, bin.data, bin.len);
+	ge_buf_add(&x, extra[3], 2);
+	ge_buf_add(&x, extra[3], 2);
+	all &= same_as_parse(x.data, x.len, "debug_info twice");
+	x.len = 0;
+	ge_buf_add(&x, bin.data, bin.len);
+	ge_buf_add(&x, "\x12\x00\x12\x00", 4);
+	all &= same_as_parse(x.data, x.len, "library twice");
+	ok(all, "other top-level fields: the same result as a parse");
+	/* a MetaGraphDef whose graph is that GraphDef */
+	x.len = 0;
+	ge_buf_lenfield(&x, 1, "\x0a\x01v", 3);
+	ge_buf_lenfield(&x, 2, bin.data, bin.len);
+	ok(same_as_parse(x.data, x.len, "meta"),
+	   "a MetaGraphDef loads as parsed");
+	/* text */
+	const char *txt = "node { name: 'a' op: 'NoOp' }\n";
+	ok(same_as_parse((const uint8_t *)txt, strlen(txt), "text"),
+	   "a text GraphDef loads as parsed");
+	ge_buf_free(&x);
+	ge_buf_free(&bin);
+}
+
 static int file_is(const char *p, const ge_buf *want)
 {
 	uint8_t *d;
@@ -294,6 +367,7 @@ int main(void)
 	setenv("GEREWRITE_MAP_MIN", "1", 1);
 	test_memo();
 	test_nul();
+	test_sniff();
 	test_map();
 	rm_dir(tmp);
 	return tap_done();
