@@ -512,6 +512,8 @@ static void writer_flush(ge_writer *w)
 	w->buf.len = 0;
 }
 
+enum { WRITEBACK_PIECE = 8u << 20 };
+
 void ge_writer_put(ge_writer *w, const void *p, size_t n)
 {
 	if (w->failed)
@@ -519,8 +521,12 @@ void ge_writer_put(ge_writer *w, const void *p, size_t n)
 	if (n >= (1u << 16)) {
 		writer_flush(w);
 		const uint8_t *s = p;
+		/* a large run goes in pieces, each handed to the disk as soon
+		 * as written, so that the commit's fsync has less left to
+		 * wait for (it still waits for all of it) */
+		size_t piece = n >= WRITEBACK_PIECE * 2 ? WRITEBACK_PIECE : n;
 		while (!w->failed && n) {
-			ssize_t r = write(w->fd, s, n);
+			ssize_t r = write(w->fd, s, n < piece ? n : piece);
 			if (r < 0) {
 				if (errno == EINTR)
 					continue;
@@ -529,6 +535,11 @@ void ge_writer_put(ge_writer *w, const void *p, size_t n)
 			}
 			s += r;
 			n -= (size_t)r;
+#ifdef SYNC_FILE_RANGE_WRITE
+			if (piece == WRITEBACK_PIECE)
+				sync_file_range(w->fd, 0, 0,
+						SYNC_FILE_RANGE_WRITE);
+#endif
 		}
 		return;
 	}
