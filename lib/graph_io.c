@@ -104,8 +104,7 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 	if (memchr(name, 0, name_len))
 		return ge_err(err, GE_EFORMAT, "%s: node #%zu: name holds a NUL "
 			      "byte", g->name, index);
-	ge_op *o = &g->ops[index];
-	memset(o, 0, sizeof *o);
+	ge_op *o = &g->ops[index]; /* zeroed: scan_nodes callocs them */
 	o->name = ge_arena_strndup(&g->arena, (const char *)name, name_len);
 	if (!type || !type_len)
 		return ge_err(err, GE_EFORMAT, "%s: node '%s' has no op type",
