@@ -369,24 +369,43 @@ static int remove_unneeded(rw *w, const ge_rule *rule, const char *root,
 	return rc;
 }
 
+/* Each name passes from an op of the match that the replacement removes
+ * to a new op; checked before anything changes, the new ops go on
+ * failure. */
+static int check_names(rw *w, const ge_rule *rule, const char *root,
+		       const ge_rewrite_repl *r, ge_opid cap_before,
+		       ge_error *err)
+{
+	ge_graph *g = w->g;
+	for (size_t i = 0; i + 1 < r->names.n; i += 2) {
+		ge_opid nu = r->names.v[i], old = r->names.v[i + 1];
+		int rc = GE_OK;
+		if (nu < cap_before || !ge_op_alive(g, nu) ||
+		    old >= w->mark_cap || !(w->mark[old] & MK_S))
+			rc = ge_err(err, GE_EINVAL,
+				    "rule '%s' at '%s': a name can only pass "
+				    "from an op of the match to a new op",
+				    RNAME(rule), root);
+		else if (w->mark[old] & MK_ALL)
+			rc = ge_err(err, GE_EGRAPH,
+				    "rule '%s' at '%s': '%s' cannot take the "
+				    "name '%s': that op stays in the graph",
+				    RNAME(rule), root, ge_op_name(g, nu),
+				    ge_op_name(g, old));
+		if (rc) {
+			remove_new_ops(g, cap_before);
+			return rc;
+		}
+	}
+	return GE_OK;
+}
+
 static int take_names(rw *w, const ge_rule *rule, const char *root,
 		      const ge_rewrite_repl *r, ge_error *err)
 {
 	ge_graph *g = w->g;
 	for (size_t i = 0; i + 1 < r->names.n; i += 2) {
 		ge_opid nu = r->names.v[i], old = r->names.v[i + 1];
-		if (!ge_op_alive(g, nu) || old >= w->mark_cap ||
-		    !(w->mark[old] & MK_S))
-			return ge_err(err, GE_EINVAL,
-				      "rule '%s' at '%s': a name can only pass "
-				      "from an op of the match to a new op",
-				      RNAME(rule), root);
-		if (ge_op_alive(g, old))
-			return ge_err(err, GE_EGRAPH,
-				      "rule '%s' at '%s': '%s' cannot take the "
-				      "name '%s': that op stays in the graph",
-				      RNAME(rule), root, ge_op_name(g, nu),
-				      ge_op_name(g, old));
 		int rc = ge_op_set_name(g, nu, ge_op_name(g, old), err);
 		if (rc) {
 			ge_err_prefix(err, "rule '%s' at '%s'", RNAME(rule),
@@ -419,6 +438,8 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 		mark_needs(w, m, r, cap_before);
 		if (!allow)
 			rc = check_orphans(w, rule, root, m, r, cap_before, err);
+		if (!rc)
+			rc = check_names(w, rule, root, r, cap_before, err);
 	}
 	if (!rc)
 		rc = reroute_readers(w, rule, root, r, cap_before, err);

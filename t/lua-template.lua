@@ -178,4 +178,49 @@ is(ge.rewrite(g5, {pattern = lk, template = s})[1], 1,
    "an attr some of the label's types have")
 is(g5:op("r1"):attr("leakyrelu_alpha"), nil, "... absent on a Relu")
 
+-- the other fields: type_from, name_suffix, a literal device, control
+-- inputs, "label:k", a new op reading an earlier one
+local g6 = assert(ge.parse(G, "graphdef-text"))
+local split = m.template(m.op("Relu6", m.any "y"):as "r", {
+  ops = {{as = "a", type_from = "r", name_from = "r", name_suffix = "/a",
+          device = "/cpu:1", inputs = {"y"}, control_inputs = {"r"},
+          attrs = {{"T", from = "r"}}},
+         {as = "b", type = "Identity", name_from = "r", inputs = {"a:0"},
+          control_inputs = {"a"}, attrs = {{"T", from = "r"}}}},
+  replace = {r = "b"},
+})
+local okc, err = pcall(ge.rewrite, g6, {name = "split", template = split})
+ok(not okc and tostring(err):find("cannot take the name 'r2': that op stays",
+                                  1, true),
+   "a name from an op the rewrite keeps (a new op waits on it): refused")
+ok(g6:op("r2").type == "Relu6" and not g6:op("r2/a") and
+   g6:op("out").inputs[1].op.name == "r2", "... before anything changed")
+local g7 = assert(ge.parse(G, "graphdef-text"))
+split = m.template(m.op("Relu6", m.any "y"):as "r", {
+  ops = {{as = "a", type_from = "r", name_from = "r", name_suffix = "/a",
+          device = "/cpu:1", inputs = {"y"}, attrs = {{"T", from = "r"}}},
+         {as = "b", type = "Identity", name_from = "r", inputs = {"a:0"},
+          control_inputs = {"a"}, attrs = {{"T", from = "r"}}}},
+  replace = {r = "b"},
+})
+is(ge.rewrite(g7, {name = "split", template = split})[1], 1, "a two-op template")
+local a7, b7 = g7:op("r2/a"), g7:op("r2")
+ok(a7 and a7.type == "Relu6" and a7.device == "/cpu:1", "type_from, name_suffix, device")
+ok(b7 and b7.type == "Identity" and b7.inputs[1].op == a7, "the second op reads the first")
+is(b7.control_inputs[1], a7, "... and waits on it")
+is(g7:op("out").inputs[1].op, b7, "the reader reads the second op")
+-- the same template on another graph
+local g8 = assert(ge.parse(G, "graphdef-text"))
+is(ge.rewrite(g8, {name = "split", template = split})[1], 1, "a template is reused")
+
+-- an absent optional leaves its site alone when the template uses it
+local opt = m.op("Identity", m.optional(m.op("Relu6", m.any "y"):as "r6"))
+  :as "id"
+local g9 = assert(ge.parse(G .. node("id2", "Identity", {"in"}), "graphdef-text"))
+counts = ge.rewrite(g9, {pattern = opt, template = {
+  ops = {{as = "n", type = "Identity", inputs = {"r6:0"},
+          attrs = {{"T", from = "id"}}}},
+  replace = {id = "n"}}})
+is(counts[1], 1, "only the site whose optional is present")
+
 tap.done()
