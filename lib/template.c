@@ -401,6 +401,7 @@ int ge_tmpl_add_op(ge_tmpl *t, const char *as, const char *type,
 	if (t->n_ops >= 100000)
 		return ge_err(err, GE_EINVAL, "too many new ops");
 	t->ops = ge_xrealloc(t->ops, (t->n_ops + 1) * sizeof *t->ops);
+	t->made = ge_xrealloc(t->made, (t->n_ops + 1) * sizeof *t->made);
 	ospec *o = &t->ops[t->n_ops];
 	memset(o, 0, sizeof *o);
 	o->as = as ? ge_xstrdup(as) : NULL;
@@ -990,8 +991,6 @@ int ge_tmpl_action(ge_graph *g, const ge_match *m, ge_rewrite_repl *r,
 			return 0;
 	if (!conditions_hold(t, g, m) || !lists_ok(t, g, m))
 		return 0;
-	if (!t->made && t->n_ops)
-		t->made = ge_xcalloc(t->n_ops, sizeof *t->made);
 	ge_opid cap0 = (ge_opid)ge_graph_capacity(g);
 	int rc = 1;
 	for (size_t i = 0; rc == 1 && i < t->n_ops; i++)
