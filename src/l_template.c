@@ -69,8 +69,8 @@ static void check(bctx *b, int rc, const ge_error *err)
 		fail(b, err->msg);
 }
 
-/* The keys of the table at idx are strings of known, or integers when
- * allow_ints. */
+/* The keys of the table at idx are strings of known, or integers from 1
+ * to allow_ints. */
 static void known_keys(bctx *b, int idx, const char *const *known,
 		       int allow_ints)
 {
@@ -78,7 +78,8 @@ static void known_keys(bctx *b, int idx, const char *const *known,
 	lua_pushnil(L);
 	while (lua_next(L, idx)) {
 		lua_pop(L, 1);
-		int ok = allow_ints && lua_type(L, -1) == LUA_TNUMBER;
+		int ok = lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 &&
+			 lua_tointeger(L, -1) <= allow_ints;
 		if (lua_type(L, -1) == LUA_TSTRING)
 			for (const char *const *k = known; *k && !ok; k++)
 				ok = !strcmp(*k, lua_tostring(L, -1));
@@ -260,7 +261,7 @@ static void read_attr(bctx *b, int op, const char *type, int e)
 	if (lua_type(L, e) != LUA_TTABLE)
 		fail(b, "expected {name, value [, kind]} or {name, from = "
 			"label}");
-	known_keys(b, e, attr_keys, 1);
+	known_keys(b, e, attr_keys, 3);
 	if (lua_rawgeti(L, e, 1) != LUA_TSTRING)
 		fail(b, "the attr's name (a string) comes first");
 	const char *name = lua_tostring(L, -1);

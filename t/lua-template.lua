@@ -148,6 +148,10 @@ s = spec()
 s.ops[1].inputz = {}
 bad(s, "template 'fuse': ops[1]: unknown field 'inputz'", "a misspelt field")
 s = spec()
+s.ops[1].attrs[1] = {"T", frum = "conv"}
+bad(s, "template 'fuse': ops[1].attrs[1]: unknown field 'frum'",
+    "a misspelt attr field")
+s = spec()
 s.replace = {act = "nope"}
 bad(s, "template 'fuse': replace['act']: unknown label 'nope'",
     "an unknown replacement")
