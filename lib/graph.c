@@ -1119,8 +1119,9 @@ void ge_op_clear_control_inputs(ge_graph *g, ge_opid id)
 	touch(g, id);
 }
 
-static ge_opid new_op(ge_graph *g, const char *name, size_t name_len,
-		      const char *type, size_t type_len)
+/* A new op of the arena name nm, interned type and device. */
+static ge_opid new_op_named(ge_graph *g, const char *nm, const char *itype,
+			    const char *idevice)
 {
 	if (g->n_ops == g->cap_ops) {
 		g->cap_ops = g->cap_ops ? g->cap_ops * 2 : 64;
@@ -1129,12 +1130,19 @@ static ge_opid new_op(ge_graph *g, const char *name, size_t name_len,
 	ge_opid id = (ge_opid)g->n_ops++;
 	ge_op *o = &g->ops[id];
 	memset(o, 0, sizeof *o);
-	o->name = ge_arena_strndup(&g->arena, name, name_len);
-	o->type = ge_intern(g, type, type_len);
-	o->device = ge_intern(g, "", 0);
+	o->name = nm;
+	o->type = itype;
+	o->device = idevice;
 	o->nout = -1;
 	g->n_live++;
 	return id;
+}
+
+static ge_opid new_op(ge_graph *g, const char *name, size_t name_len,
+		      const char *type, size_t type_len)
+{
+	return new_op_named(g, ge_arena_strndup(&g->arena, name, name_len),
+			    ge_intern(g, type, type_len), ge_intern(g, "", 0));
 }
 
 ge_opid ge_graph_add_op(ge_graph *g, const char *name, const char *type,
@@ -1308,12 +1316,15 @@ static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
 	return ge_idx_find_n(g, s, n, 1) != GE_NOOP || used_find(g, s, n, h);
 }
 
-const char *ge_graph_unique_name(ge_graph *g, const char *name)
+/* ge_graph_unique_name for the n bytes of name (NUL-terminated there);
+ * also gives the ge_hash_ci of the result. */
+static const char *unique_name_h(ge_graph *g, const char *name, size_t n,
+				 uint32_t *hash)
 {
-	size_t n = strlen(name);
 	uint32_t h = ge_hash_ci(name, n);
 	if (!name_in_use(g, name, n, h)) {
 		used_add(g, name, n, h);
+		*hash = h;
 		return ge_arena_strndup(&g->arena, name, n);
 	}
 	struct ge_namectr *e = used_find(g, name, n, h);
@@ -1328,10 +1339,29 @@ const char *ge_graph_unique_name(ge_graph *g, const char *name)
 	}
 	/* used_add may move the table: look the base entry up again */
 	used_add(g, name, n, h)->next = i + 1;
-	used_add(g, (char *)b.data, b.len, ge_hash_ci(b.data, b.len));
+	*hash = ge_hash_ci(b.data, b.len);
+	used_add(g, (char *)b.data, b.len, *hash);
 	const char *r = ge_arena_strndup(&g->arena, (char *)b.data, b.len);
 	ge_buf_free(&b);
 	return r;
+}
+
+const char *ge_graph_unique_name(ge_graph *g, const char *name)
+{
+	uint32_t h;
+	return unique_name_h(g, name, strlen(name), &h);
+}
+
+ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
+			 const char *itype, const char *idevice)
+{
+	uint32_t h;
+	ge_opid id = new_op_named(g, unique_name_h(g, name, n, &h), itype,
+				  idevice);
+	g->ops[id].flags = OPF_DIRTY;
+	ge_idx_add(g, id);
+	g->version++;
+	return id;
 }
 
 /* ------------------------------------------------------------ attrs */

@@ -4,7 +4,8 @@
  * function library's func.c, func_body.c, func_check.c through
  * func_impl.h) and by the files that keep data with a graph through its
  * hooks or parse GraphDef bytes into one: model.c, meta.c (through
- * meta_impl.h), tfjs.c and ckptplan.c.  Nothing else includes it,
+ * meta_impl.h), tfjs.c and ckptplan.c, and the batch inserts of
+ * insert.c.  Nothing else includes it,
  * nothing outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
@@ -173,6 +174,11 @@ void ge_idx_build(ge_graph *g);
 ge_opid ge_idx_insert(ge_graph *g, ge_opid id);
 ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n, int ci);
 size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
+/* For the batch inserts of insert.c: ge_graph_unique_name of the n bytes
+ * of name (NUL-terminated there), then a new op so named, of the interned
+ * type and device, without edges or attrs (it is dirty). */
+ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
+			 const char *itype, const char *idevice);
 
 
 /* Parses GraphDef bytes in place.  With take, the graph owns data (a
