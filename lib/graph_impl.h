@@ -4,9 +4,9 @@
  * function library's func.c, func_body.c, func_check.c through
  * func_impl.h) and by the files that keep data with a graph through its
  * hooks or parse GraphDef bytes into one: model.c, meta.c (through
- * meta_impl.h), tfjs.c and ckptplan.c, and the batch inserts of
- * insert.c.  Nothing else includes it,
- * nothing outside lib/ ever.
+ * meta_impl.h), tfjs.c and ckptplan.c; the unique names of names.c and
+ * the batch inserts of insert.c.  Nothing else includes it, nothing
+ * outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
 #define GE_GRAPH_IMPL_H
@@ -173,6 +173,14 @@ void ge_idx_build(ge_graph *g);
  * indexed: then returns that op and leaves the index alone. */
 ge_opid ge_idx_insert(ge_graph *g, ge_opid id);
 ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n, int ci);
+/* The same two for a name whose ge_hash_ci is h. */
+ge_opid ge_idx_insert_h(ge_graph *g, ge_opid id, uint32_t h);
+ge_opid ge_idx_find_h(const ge_graph *g, const char *name, size_t n, int ci,
+		      uint32_t h);
+/* A new live op named nm (kept: an arena string) of the interned type and
+ * device, without edges or attrs; not indexed. */
+ge_opid ge_new_op(ge_graph *g, const char *nm, const char *itype,
+		  const char *idevice);
 size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
 /* For the batch inserts of insert.c: ge_graph_unique_name of the n bytes
  * of name (NUL-terminated there), then a new op so named, of the interned

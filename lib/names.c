@@ -1,0 +1,125 @@
+/*
+ * names.c: TensorFlow's unique names for new ops (ge_graph_unique_name),
+ * and the op creation of the batch inserts that goes with them.
+ *
+ * Every name handed out is remembered, lower-cased, with the next suffix
+ * to try, so that two calls never return the same name.  A name is hashed
+ * once (ge_hash_ci, the name index's hash) for both tables it is looked
+ * up in and for its entry in the name index: with thousands of new ops,
+ * hashing was most of the cost of naming them.
+ */
+#include "graph_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct ge_namectr {
+	const char *name;  /* lower-cased, arena */
+	uint32_t hash;
+	uint32_t next;     /* next suffix to try */
+};
+
+static struct ge_namectr *used_find(const ge_graph *g, const char *s, size_t n,
+				    uint32_t h)
+{
+	if (!g->used_cap)
+		return NULL;
+	size_t j = h & (g->used_cap - 1);
+	while (g->used[j].name) {
+		if (g->used[j].hash == h &&
+		    strncasecmp(g->used[j].name, s, n) == 0 &&
+		    g->used[j].name[n] == 0)
+			return &g->used[j];
+		j = (j + 1) & (g->used_cap - 1);
+	}
+	return NULL;
+}
+
+static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
+				   uint32_t h)
+{
+	struct ge_namectr *e = used_find(g, s, n, h);
+	if (e)
+		return e;
+	if ((g->used_n + 1) * 2 > g->used_cap) {
+		size_t cap = g->used_cap ? g->used_cap * 2 : 64;
+		struct ge_namectr *t = ge_xcalloc(cap, sizeof *t);
+		for (size_t i = 0; i < g->used_cap; i++) {
+			if (!g->used[i].name)
+				continue;
+			size_t j = g->used[i].hash & (cap - 1);
+			while (t[j].name)
+				j = (j + 1) & (cap - 1);
+			t[j] = g->used[i];
+		}
+		free(g->used);
+		g->used = t;
+		g->used_cap = cap;
+	}
+	size_t j = h & (g->used_cap - 1);
+	while (g->used[j].name)
+		j = (j + 1) & (g->used_cap - 1);
+	char *lc = ge_arena_strndup(&g->arena, s, n);
+	for (char *p = lc; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p += 32;
+	g->used[j].name = lc;
+	g->used[j].hash = h;
+	g->used[j].next = 1;
+	g->used_n++;
+	return &g->used[j];
+}
+
+static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
+{
+	return ge_idx_find_h(g, s, n, 1, h) != GE_NOOP || used_find(g, s, n, h);
+}
+
+/* ge_graph_unique_name for the n bytes of name (NUL-terminated there);
+ * also gives the ge_hash_ci of the result. */
+static const char *unique_name_h(ge_graph *g, const char *name, size_t n,
+				 uint32_t *hash)
+{
+	uint32_t h = ge_hash_ci(name, n);
+	if (!name_in_use(g, name, n, h)) {
+		used_add(g, name, n, h);
+		*hash = h;
+		return ge_arena_strndup(&g->arena, name, n);
+	}
+	struct ge_namectr *e = used_find(g, name, n, h);
+	uint32_t i = e ? e->next : 1;
+	ge_buf b = GE_BUF_INIT;
+	for (;; i++) {
+		b.len = 0;
+		ge_buf_printf(&b, "%s_%u", name, i);
+		uint32_t hh = ge_hash_ci(b.data, b.len);
+		if (!name_in_use(g, (char *)b.data, b.len, hh))
+			break;
+	}
+	/* used_add may move the table: look the base entry up again */
+	used_add(g, name, n, h)->next = i + 1;
+	*hash = ge_hash_ci(b.data, b.len);
+	used_add(g, (char *)b.data, b.len, *hash);
+	const char *r = ge_arena_strndup(&g->arena, (char *)b.data, b.len);
+	ge_buf_free(&b);
+	return r;
+}
+
+const char *ge_graph_unique_name(ge_graph *g, const char *name)
+{
+	uint32_t h;
+	return unique_name_h(g, name, strlen(name), &h);
+}
+
+ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
+			 const char *itype, const char *idevice)
+{
+	uint32_t h;
+	ge_opid id = ge_new_op(g, unique_name_h(g, name, n, &h), itype,
+			       idevice);
+	g->ops[id].flags = OPF_DIRTY;
+	ge_idx_insert_h(g, id, h);
+	g->version++;
+	return id;
+}
