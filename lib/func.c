@@ -579,6 +579,11 @@ static void op_attr_funcs(const ge_graph *g, ge_opid id, name_fn fn, void *ud)
 	const char *k;
 	size_t kl, vl;
 	while (ge_raw_attr_next(&p, end, &k, &kl, &v, &vl)) {
+		/* a function is named under tag 0x52 (AttrValue.func) or 0x4a
+		 * (ListValue.func): a value holding neither byte names none,
+		 * and most values are skipped without a walk */
+		if (!memchr(v, 0x52, vl) && !memchr(v, 0x4a, vl))
+			continue;
 		if (kl >= sizeof key)
 			kl = sizeof key - 1;
 		memcpy(key, k, kl);

@@ -18,6 +18,8 @@
 
 #include "frames.h"
 #include "graph_impl.h"
+#include "shapes.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
 
 /* A template ready for the graph: interned strings, arena copies. */
 typedef struct prep_op {
@@ -431,6 +433,75 @@ void ge_ins_result_free(ge_ins_result *res)
 	free(res->skipped);
 	free(res->outputs);
 	memset(res, 0, sizeof *res);
+}
+
+/* ------------------------------------------------------------ dtypes */
+
+/* AttrValue bytes holding a type and nothing else (field 6): the type,
+ * else -1. */
+static int raw_type(const uint8_t *v, size_t n)
+{
+	const uint8_t *p = v + 1;
+	uint64_t x;
+	if (n < 2 || v[0] != (6 << 3) || ge_read_varint(&p, v + n, &x) ||
+	    p != v + n || x > 0x7fffffff)
+		return -1;
+	return (int)x;
+}
+
+/* Output 0's dtype when the OpDef makes it simple: a fixed type, or the
+ * type attr the op holds as plain bytes; else -1 (ask the slow way). */
+static int fast_dtype(const ge_graph *g, ge_opid id,
+		      const Tensorflow__OpDef *d)
+{
+	if (!d || !d->n_output_arg)
+		return -1;
+	const Tensorflow__OpDef__ArgDef *a = d->output_arg[0];
+	if ((a->number_attr && *a->number_attr) ||
+	    (a->type_list_attr && *a->type_list_attr))
+		return -1;
+	if (a->type)
+		return a->type;
+	if (!a->type_attr || !*a->type_attr)
+		return -1;
+	/* read in place: splitting the attrs of every site costs more than
+	 * the rest of this */
+	const ge_op *o = &g->ops[id];
+	if ((o->flags & OPF_SPLIT) || !o->raw)
+		return -1;
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *v;
+	const char *key;
+	size_t kl, vl, nl = strlen(a->type_attr);
+	while (ge_raw_attr_next(&p, end, &key, &kl, &v, &vl))
+		if (strnlen(key, kl) == nl && !memcmp(key, a->type_attr, nl))
+			return raw_type(v, vl);
+	return -1;
+}
+
+void ge_insert_site_dtypes(ge_graph *g, const ge_tref *sites, size_t n,
+			   const char *attr, int *out)
+{
+	/* the OpDef of the last few op types seen */
+	enum { WAYS = 8 };
+	const char *type[WAYS] = {0};
+	const Tensorflow__OpDef *def[WAYS] = {0};
+	for (size_t k = 0; k < n; k++) {
+		ge_tref t = sites[k];
+		const char *ty = g->ops[t.op].type;
+		size_t w = ((uintptr_t)ty >> 4) % WAYS;
+		if (type[w] != ty) {
+			type[w] = ty;
+			def[w] = ge_graph_opdef(g, ty);
+		}
+		int dt = t.index == 0 ? fast_dtype(g, t.op, def[w]) : -1;
+		if (dt < 0)
+			dt = ge_op_output_dtype(g, t.op, t.index);
+		if (!dt)
+			dt = ge_shapes_dtype(g, t);
+		if (!dt && attr && ge_op_attr_type(g, t.op, attr, &dt))
+			dt = 0;
+		out[k] = dt;
+	}
 }
 
 /* ------------------------------------------------------------ by type */

@@ -108,6 +108,14 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 		    ge_ins_result *res, ge_error *err);
 void ge_ins_result_free(ge_ins_result *res);
 
+/* The dtype of each of the n sites, as t.dtype gives it (the OpDef and
+ * the op's attrs, else shape inference), else that of the op's type attr
+ * `attr` when attr is not NULL; 0 when unknown.  The same answers as
+ * ge_op_output_dtype and ge_shapes_dtype, with one OpDef lookup per op
+ * type and no attr decoded where the type attr's bytes say it. */
+void ge_insert_site_dtypes(ge_graph *g, const ge_tref *sites, size_t n,
+			   const char *attr, int *out);
+
 /* The live ops whose type is one of the n types (compared exactly), in
  * node order, appended to out. */
 void ge_graph_ops_of_types(const ge_graph *g, const char *const *types,

@@ -61,9 +61,7 @@ static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
 	while (g->used[j].name)
 		j = (j + 1) & (g->used_cap - 1);
 	char *lc = ge_arena_strndup(&g->arena, s, n);
-	for (char *p = lc; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p += 32;
+	ge_ascii_lower(lc, n);
 	g->used[j].name = lc;
 	g->used[j].hash = h;
 	g->used[j].next = 1;

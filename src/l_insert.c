@@ -14,7 +14,6 @@
 
 #include "insert.h"
 #include "lge.h"
-#include "shapes.h"
 
 /* Where the pieces of one call live while it runs. */
 typedef struct ctx {
@@ -282,18 +281,6 @@ static void read_template(ctx *c, int idx, ge_ins_template *t)
 	lua_pop(L, 1);
 }
 
-/* The dtype a site's template is chosen by: the tensor's (as t.dtype
- * gives it), else its op's type attr `attr`. */
-static int site_dtype(ge_graph *g, ge_tref t, const char *attr)
-{
-	int dt = ge_op_output_dtype(g, t.op, t.index);
-	if (!dt)
-		dt = ge_shapes_dtype(g, t);
-	if (!dt && attr && ge_op_attr_type(g, t.op, attr, &dt))
-		dt = 0;
-	return dt;
-}
-
 static ge_tref *read_sites(ctx *c)
 {
 	lua_State *L = c->L;
@@ -394,8 +381,10 @@ static int g_insert_after(lua_State *L)
 	uint32_t *st = NULL;
 	if (dts) {
 		st = scratch(&c, c.n_sites, sizeof *st);
+		int *sdt = scratch(&c, c.n_sites, sizeof *sdt);
+		ge_insert_site_dtypes(g, sites, c.n_sites, dattr, sdt);
 		for (size_t k = 0; k < c.n_sites; k++) {
-			int dt = site_dtype(g, sites[k], dattr);
+			int dt = sdt[k];
 			size_t i = 0;
 			while (i < nt && dts[i] != dt)
 				i++;

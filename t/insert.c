@@ -216,8 +216,35 @@ static void test_by_type(void)
 	ge_graph_free(g);
 }
 
+/* Names that differ only in ASCII case hash alike, whatever their
+ * length (the hash folds eight bytes at a time); other bytes are kept. */
+static void test_hash_ci(void)
+{
+	int bad = 0;
+	for (int b = 0; b < 256; b++) {
+		uint8_t x[19], y[19];
+		int l = b >= 'A' && b <= 'Z' ? b + 32 : b;
+		for (size_t n = 1; n <= sizeof x; n++) {
+			memset(x, 'q', n);
+			memset(y, 'Q', n);
+			x[n - 1] = (uint8_t)b;
+			y[n - 1] = (uint8_t)l;
+			bad += ge_hash_ci(x, n) != ge_hash_ci(y, n);
+		}
+	}
+	is_int(0, bad, "ge_hash_ci folds ASCII case at every position");
+	const uint8_t other[] = {'@', '[', '`', '{', 0xc1, 0xda, 0xe1};
+	bad = 0;
+	for (size_t i = 0; i < sizeof other; i++) {
+		uint8_t a = other[i], c = (uint8_t)(other[i] ^ 0x20);
+		bad += ge_hash_ci(&a, 1) == ge_hash_ci(&c, 1);
+	}
+	is_int(0, bad, "... and nothing else");
+}
+
 int main(void)
 {
+	test_hash_ci();
 	test_basic();
 	test_errors();
 	test_by_type();
