@@ -364,19 +364,6 @@ static uint64_t lower8(uint64_t w)
 	return w | (upper >> 2);
 }
 
-void ge_ascii_lower(char *s, size_t n)
-{
-	uint64_t w;
-	for (; n >= 8; s += 8, n -= 8) {
-		memcpy(&w, s, 8);
-		w = lower8(w);
-		memcpy(s, &w, 8);
-	}
-	for (; n; s++, n--)
-		if (*s >= 'A' && *s <= 'Z')
-			*s += 32;
-}
-
 /* Op names are hashed by the hundred thousand (the name index, unique
  * names): eight bytes a step, folded to lower case together. */
 uint32_t ge_hash_ci(const void *p, size_t n)

@@ -109,8 +109,6 @@ void ge_arena_free(ge_arena *a);
  * ASCII case as strncasecmp does (TensorFlow's name rule). */
 uint32_t ge_hash(const void *p, size_t n);
 uint32_t ge_hash_ci(const void *p, size_t n);
-/* Folds ASCII 'A'..'Z' of the n bytes at s to lower case, in place. */
-void ge_ascii_lower(char *s, size_t n);
 
 /* Whole-file I/O.  ge_file_read returns a malloc'd buffer (NUL-terminated). */
 int ge_file_read(const char *path, uint8_t **data, size_t *len, ge_error *err);

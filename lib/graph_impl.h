@@ -187,6 +187,9 @@ size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
  * type and device, without edges or attrs (it is dirty). */
 ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
 			 const char *itype, const char *idevice);
+/* Room for n more ops (the ops array, the name index, the names handed
+ * out), so that adding them moves no table. */
+void ge_graph_reserve_ops(ge_graph *g, size_t n);
 
 
 /* Parses GraphDef bytes in place.  With take, the graph owns data (a

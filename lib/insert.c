@@ -379,6 +379,11 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	ge_input_edit *edits;
 	size_t ne = collect_readers(g, sites, n, flags, &edits, first, skip);
 
+	size_t n_new = 0;
+	for (size_t k = 0; k < n; k++)
+		if (!skip[k])
+			n_new += tmpls[site_tmpl ? site_tmpl[k] : 0].n_ops;
+	ge_graph_reserve_ops(g, n_new);
 	prep_op **prep = ge_xcalloc(n_tmpls, sizeof *prep);
 	ge_opid *ids = ge_xmalloc((max_ops + 1) * sizeof *ids);
 	res->outputs = ge_xmalloc((n + 1) * sizeof *res->outputs);
@@ -396,7 +401,6 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 			prep[ti] = prepare(g, t);
 		nb.len = 0;
 		ge_buf_adds(&nb, g->ops[sites[k].op].name);
-		ge_buf_addc(&nb, '/');
 		size_t base = nb.len;
 		for (size_t j = 0; j < t->n_ops; j++) {
 			const ge_ins_op *to = &t->ops[j];

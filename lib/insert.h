@@ -13,7 +13,7 @@
  *     kept once in the graph, shared by all the ops made from it; an int
  *     attr may instead take one value per site (a seed that differs per
  *     site);
- *   - names are <site op name>/<template name>, made unique exactly as
+ *   - names are <site op name><template name>, made unique exactly as
  *     ge_graph_unique_name makes them, site by site and in template order,
  *     so the result equals the same ops added one by one;
  *   - every reader of a site tensor (any data input reading it, taken
@@ -59,7 +59,7 @@ typedef struct ge_ins_attr {
 
 typedef struct ge_ins_op {
 	const char *type;
-	const char *name;    /* relative: <site op name>/<name> */
+	const char *name;    /* a suffix: the op is <site op name><name> */
 	const char *device;  /* NULL: the site op's device */
 	const ge_ins_ref *in;
 	size_t n_in;

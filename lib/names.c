@@ -2,8 +2,9 @@
  * names.c: TensorFlow's unique names for new ops (ge_graph_unique_name),
  * and the op creation of the batch inserts that goes with them.
  *
- * Every name handed out is remembered, lower-cased, with the next suffix
- * to try, so that two calls never return the same name.  A name is hashed
+ * Every name handed out is remembered (the op's own copy of it, as names
+ * compare ignoring case) with the next suffix to try, so that two calls
+ * never return the same name.  A name is hashed
  * once (ge_hash_ci, the name index's hash) for both tables it is looked
  * up in and for its entry in the name index: with thousands of new ops,
  * hashing was most of the cost of naming them.
@@ -15,7 +16,7 @@
 #include <strings.h>
 
 struct ge_namectr {
-	const char *name;  /* lower-cased, arena */
+	const char *name;  /* as first given (arena), compared ignoring case */
 	uint32_t hash;
 	uint32_t next;     /* next suffix to try */
 };
@@ -36,37 +37,57 @@ static struct ge_namectr *used_find(const ge_graph *g, const char *s, size_t n,
 	return NULL;
 }
 
-static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
-				   uint32_t h)
+static void used_grow(ge_graph *g, size_t cap)
 {
-	struct ge_namectr *e = used_find(g, s, n, h);
-	if (e)
-		return e;
-	if ((g->used_n + 1) * 2 > g->used_cap) {
-		size_t cap = g->used_cap ? g->used_cap * 2 : 64;
-		struct ge_namectr *t = ge_xcalloc(cap, sizeof *t);
-		for (size_t i = 0; i < g->used_cap; i++) {
-			if (!g->used[i].name)
-				continue;
-			size_t j = g->used[i].hash & (cap - 1);
-			while (t[j].name)
-				j = (j + 1) & (cap - 1);
-			t[j] = g->used[i];
-		}
-		free(g->used);
-		g->used = t;
-		g->used_cap = cap;
+	struct ge_namectr *t = ge_xcalloc(cap, sizeof *t);
+	for (size_t i = 0; i < g->used_cap; i++) {
+		if (!g->used[i].name)
+			continue;
+		size_t j = g->used[i].hash & (cap - 1);
+		while (t[j].name)
+			j = (j + 1) & (cap - 1);
+		t[j] = g->used[i];
 	}
+	free(g->used);
+	g->used = t;
+	g->used_cap = cap;
+}
+
+/* Enters a name known to be absent; keep is its text, in the arena. */
+static struct ge_namectr *used_new(ge_graph *g, const char *keep, uint32_t h)
+{
+	if ((g->used_n + 1) * 2 > g->used_cap)
+		used_grow(g, g->used_cap ? g->used_cap * 2 : 64);
 	size_t j = h & (g->used_cap - 1);
 	while (g->used[j].name)
 		j = (j + 1) & (g->used_cap - 1);
-	char *lc = ge_arena_strndup(&g->arena, s, n);
-	ge_ascii_lower(lc, n);
-	g->used[j].name = lc;
+	g->used[j].name = keep;
 	g->used[j].hash = h;
 	g->used[j].next = 1;
 	g->used_n++;
 	return &g->used[j];
+}
+
+static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
+				   uint32_t h)
+{
+	struct ge_namectr *e = used_find(g, s, n, h);
+	return e ? e : used_new(g, ge_arena_strndup(&g->arena, s, n), h);
+}
+
+void ge_graph_reserve_ops(ge_graph *g, size_t n)
+{
+	if (g->n_ops + n > g->cap_ops) {
+		g->cap_ops = g->n_ops + n;
+		g->ops = ge_xrealloc(g->ops, g->cap_ops * sizeof *g->ops);
+	}
+	if (g->n_live + n + 16 > g->idx_cap / 2)
+		ge_idx_grow(g, g->n_live + n + 16);
+	size_t cap = g->used_cap ? g->used_cap : 64;
+	while ((g->used_n + n + 1) * 2 > cap)
+		cap *= 2;
+	if (cap > g->used_cap)
+		used_grow(g, cap);
 }
 
 static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
@@ -81,9 +102,11 @@ static const char *unique_name_h(ge_graph *g, const char *name, size_t n,
 {
 	uint32_t h = ge_hash_ci(name, n);
 	if (!name_in_use(g, name, n, h)) {
-		used_add(g, name, n, h);
+		/* one copy: the op's name and the entry's */
+		const char *r = ge_arena_strndup(&g->arena, name, n);
+		used_new(g, r, h);
 		*hash = h;
-		return ge_arena_strndup(&g->arena, name, n);
+		return r;
 	}
 	struct ge_namectr *e = used_find(g, name, n, h);
 	uint32_t i = e ? e->next : 1;
@@ -98,8 +121,8 @@ static const char *unique_name_h(ge_graph *g, const char *name, size_t n,
 	/* used_add may move the table: look the base entry up again */
 	used_add(g, name, n, h)->next = i + 1;
 	*hash = ge_hash_ci(b.data, b.len);
-	used_add(g, (char *)b.data, b.len, *hash);
 	const char *r = ge_arena_strndup(&g->arena, (char *)b.data, b.len);
+	used_new(g, r, *hash);
 	ge_buf_free(&b);
 	return r;
 }

@@ -40,19 +40,17 @@ noise runs in the loop's frame.]],
   },
   run = function(g, p)
     if p.stddev < 0 then error("stddev must not be negative") end
-    local sites = g:ops(p.types)
-    local seed, seeds = p.seed, {}
-    if seed < 0 then
-      seed, seeds = 0, nil
-    else
-      for i = 1, #sites do seeds[i] = i end
-    end
+    -- every op of the types, without a wrapper for each
+    local sites = {types = p.types}
+    -- seed2: the site's position (1, 2, ...); both 0 for seed=-1
+    local seed, seed2, site_attrs = p.seed, nil, {seed2 = "position"}
+    if seed < 0 then seed, seed2, site_attrs = 0, 0, nil end
     -- the ops after a site of dtype `dtype`; inputs: 0 is the site, k
     -- the k-th op of the list
     local function template(dtype)
       local ops = {}
       local function add(spec)
-        spec.name = "noise/" .. spec.name
+        spec.name = "/noise/" .. spec.name
         ops[#ops + 1] = spec
         return #ops
       end
@@ -68,8 +66,8 @@ noise runs in the loop's frame.]],
       local noise = add{type = "RandomStandardNormal", name = "random",
                         inputs = {shape},
                         attrs = {dtype = FLOAT32, T = "int32", seed = seed,
-                                 seed2 = not seeds and 0 or nil},
-                        site_attrs = {seed2 = seeds}}
+                                 seed2 = seed2},
+                        site_attrs = site_attrs}
       if sdtype ~= FLOAT32 then
         noise = add{type = "Cast", name = "cast", inputs = {noise},
                     attrs = {SrcT = FLOAT32, DstT = sdtype,

@@ -22,6 +22,7 @@ typedef struct ctx {
 	size_t n_sites;
 	int sites_idx;
 	int keep; /* a table holding the scratch userdata */
+	int by_type; /* sites given as {types = ...}: ops, no wrappers */
 	/* per-site int lists already read, by the Lua table they came from */
 	const void *int_keys[16];
 	const int64_t *int_vals[16];
@@ -112,10 +113,21 @@ static ge_ins_ref *read_refs(ctx *c, int spec, size_t j, int ctl,
 	return r;
 }
 
-/* The per-site ints of the list at idx, read once per list. */
+/* The per-site ints of the list at idx, read once per list, or the
+ * sites' positions for "position". */
 static const int64_t *site_ints(ctx *c, int idx, size_t j, const char *name)
 {
 	lua_State *L = c->L;
+	if (lua_type(L, idx) == LUA_TSTRING) {
+		if (strcmp(lua_tostring(L, idx), "position"))
+			luaL_error(L, "template op %d: site_attrs.%s must be a "
+				      "list of integers or \"position\"",
+				   (int)j + 1, name);
+		int64_t *v = scratch(c, c->n_sites, sizeof *v);
+		for (size_t k = 0; k < c->n_sites; k++)
+			v[k] = (int64_t)k + 1;
+		return v;
+	}
 	const void *key = lua_topointer(L, idx);
 	for (size_t i = 0; i < c->n_ints; i++)
 		if (c->int_keys[i] == key)
@@ -197,10 +209,12 @@ static ge_ins_attr *read_attrs(ctx *c, int spec, size_t j, const char *type,
 						   (int)j + 1, name);
 			a[i].name = name;
 			if (t == 2) {
-				if (lua_type(L, -1) != LUA_TTABLE)
+				if (lua_type(L, -1) != LUA_TTABLE &&
+				    lua_type(L, -1) != LUA_TSTRING)
 					luaL_error(L, "template op %d: "
 						      "site_attrs.%s must be a "
-						      "list of integers",
+						      "list of integers or "
+						      "\"position\"",
 						   (int)j + 1, name);
 				a[i].site_ints = site_ints(c, lua_gettop(L), j,
 							   name);
@@ -250,8 +264,12 @@ static void read_template(ctx *c, int idx, ge_ins_template *t)
 			luaL_error(L, "template op %d: field 'type' is required",
 				   (int)j + 1);
 		o->name = lge_optfield(L, spec, "name");
-		if (!o->name)
-			o->name = o->type;
+		if (!o->name) {
+			/* "/<type>", kept until the call returns */
+			o->name = lua_pushfstring(L, "/%s", o->type);
+			lua_rawseti(L, c->keep,
+				    (lua_Integer)lua_rawlen(L, c->keep) + 1);
+		}
 		o->device = lge_optfield(L, spec, "device");
 		o->in = read_refs(c, spec, j, 0, &o->n_in);
 		o->ctrl = read_refs(c, spec, j, 1, &o->n_ctrl);
@@ -284,6 +302,38 @@ static void read_template(ctx *c, int idx, ge_ins_template *t)
 static ge_tref *read_sites(ctx *c)
 {
 	lua_State *L = c->L;
+	if (!c->n_sites && lua_getfield(L, c->sites_idx, "types") == LUA_TNIL)
+		lua_pop(L, 1);
+	else if (!c->n_sites) {
+		/* {types = ...}: the ops of those types, as g:ops(types) */
+		size_t nt = 1;
+		if (lua_type(L, -1) == LUA_TTABLE)
+			nt = lua_rawlen(L, -1);
+		else if (lua_type(L, -1) != LUA_TSTRING)
+			luaL_argerror(L, 2, "types: an op type or a list of them "
+					    "expected");
+		const char **types = scratch(c, nt, sizeof *types);
+		for (size_t i = 0; lua_type(L, -1) == LUA_TTABLE && i < nt; i++) {
+			if (lua_rawgeti(L, -1, (lua_Integer)i + 1) !=
+			    LUA_TSTRING)
+				luaL_argerror(L, 2, "types: a list of op types "
+						    "expected");
+			types[i] = lua_tostring(L, -1); /* held by the list */
+			lua_pop(L, 1);
+		}
+		if (lua_type(L, -1) == LUA_TSTRING)
+			types[0] = lua_tostring(L, -1);
+		ge_opvec v = GE_VEC_INIT;
+		ge_graph_ops_of_types(c->G->g, types, nt, &v);
+		c->n_sites = v.n;
+		c->by_type = 1;
+		ge_tref *s = scratch(c, v.n, sizeof *s);
+		for (size_t k = 0; k < v.n; k++)
+			s[k] = (ge_tref){v.v[k], 0};
+		ge_opvec_free(&v);
+		lua_pop(L, 1);
+		return s;
+	}
 	ge_tref *s = scratch(c, c->n_sites, sizeof *s);
 	for (size_t k = 0; k < c->n_sites; k++) {
 		lua_rawgeti(L, c->sites_idx, (lua_Integer)k + 1);
@@ -345,6 +395,15 @@ static size_t read_templates(ctx *c, int idx, ge_ins_template **tp,
 	return n;
 }
 
+/* [-0, +1] Site k as the caller gave it (an op for {types = ...}). */
+static void push_site(ctx *c, const ge_tref *sites, size_t k)
+{
+	if (c->by_type)
+		lge_pushop(c->L, 1, sites[k].op);
+	else
+		lua_rawgeti(c->L, c->sites_idx, (lua_Integer)k + 1);
+}
+
 /* g:insert_after(sites, template [, {skip_unread=, dtype_attr=,
  * outputs=}]) -> {inserted=, skipped=, outputs=} | nil, message, site,
  * dtype */
@@ -402,7 +461,7 @@ static int g_insert_after(lua_State *L)
 			else
 				lua_pushfstring(L, "the dtype of '%s' is unknown",
 						x);
-			lua_rawgeti(L, 2, (lua_Integer)k + 1);
+			push_site(&c, sites, k);
 			if (dt)
 				lge_pushdtype(L, dt);
 			else
@@ -420,7 +479,7 @@ static int g_insert_after(lua_State *L)
 	lua_setfield(L, -2, "inserted");
 	lua_createtable(L, (int)r.n_skipped, 0);
 	for (size_t i = 0; i < r.n_skipped; i++) {
-		lua_rawgeti(L, 2, (lua_Integer)r.skipped[i] + 1);
+		push_site(&c, sites, r.skipped[i]);
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	lua_setfield(L, -2, "skipped");

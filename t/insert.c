@@ -44,9 +44,9 @@ static void template(ge_ins_op ops[2], ge_ins_attr at[3], ge_ins_ref in[2],
 	at[2] = (ge_ins_attr){"seed", NULL, 0, seeds};
 	in[0] = R_SITE;
 	in[1] = R_OP0;
-	ops[0] = (ge_ins_op){"Const", "noise/scale", NULL, NULL, 0, NULL, 0,
+	ops[0] = (ge_ins_op){"Const", "/noise/scale", NULL, NULL, 0, NULL, 0,
 			     1, at, 1};
-	ops[1] = (ge_ins_op){"Mul", "noise/mul", NULL, in, 2, NULL, 0, 0,
+	ops[1] = (ge_ins_op){"Mul", "/noise/mul", NULL, in, 2, NULL, 0, 0,
 			     at + 1, 2};
 }
 

@@ -41,15 +41,15 @@ end
 
 local function template(dtype, seeds)
   return {
-    {type = "Const", name = "noise/scale", loop_anchor = true,
+    {type = "Const", name = "/noise/scale", loop_anchor = true,
      attrs = {dtype = dtype, value = ge.tensor_value(dtype, {}, {0.5})}},
-    {type = "Shape", name = "noise/shape", inputs = {0},
+    {type = "Shape", name = "/noise/shape", inputs = {0},
      attrs = {T = dtype, out_type = "int32"}},
-    {type = "RandomStandardNormal", name = "noise/random", inputs = {2},
+    {type = "RandomStandardNormal", name = "/noise/random", inputs = {2},
      attrs = {dtype = dtype, T = "int32", seed = 3},
      site_attrs = {seed2 = seeds}},
-    {type = "Mul", name = "noise/mul", inputs = {3, 1}, attrs = {T = dtype}},
-    {type = "AddV2", name = "noise/add", inputs = {0, 4}, attrs = {T = dtype}},
+    {type = "Mul", name = "/noise/mul", inputs = {3, 1}, attrs = {T = dtype}},
+    {type = "AddV2", name = "/noise/add", inputs = {0, 4}, attrs = {T = dtype}},
   }
 end
 
@@ -69,24 +69,24 @@ local function by_hand(g, sites, seeds)
     else
       local dt = x.dtype
       local function add(spec)
-        spec.name = g:unique_name(op.name .. "/" .. spec.name)
+        spec.name = g:unique_name(op.name .. spec.name)
         spec.device = op.device
         return g:add_op(spec)
       end
-      local scale = add{type = "Const", name = "noise/scale",
+      local scale = add{type = "Const", name = "/noise/scale",
                         control_inputs = op.frame ~= "" and {op} or nil,
                         attrs = {dtype = dt,
                                  value = ge.tensor_value(dt, {}, {0.5})}}
-      local shape = add{type = "Shape", name = "noise/shape", inputs = {x},
+      local shape = add{type = "Shape", name = "/noise/shape", inputs = {x},
                         attrs = {T = dt, out_type = "int32"}}
-      local rnd = add{type = "RandomStandardNormal", name = "noise/random",
+      local rnd = add{type = "RandomStandardNormal", name = "/noise/random",
                       inputs = {shape:output(0)},
                       attrs = {dtype = dt, T = "int32", seed = 3,
                                seed2 = seeds[i]}}
-      local mul = add{type = "Mul", name = "noise/mul",
+      local mul = add{type = "Mul", name = "/noise/mul",
                       inputs = {rnd:output(0), scale:output(0)},
                       attrs = {T = dt}}
-      local out = add{type = "AddV2", name = "noise/add",
+      local out = add{type = "AddV2", name = "/noise/add",
                       inputs = {x, mul:output(0)}, attrs = {T = dt}}
       for _, r in ipairs(readers) do r[1]:set_input(r[2], out:output(0)) end
     end
@@ -128,6 +128,17 @@ same({h:op("c3")}, unread, "by hand: the same site unread")
 ok(g:serialize() == h:serialize(),
    "the same bytes as add_op and set_input per site")
 
+-- sites by type and seeds by position: no wrapper per op
+local g5, h5 = build(), build()
+r = g5:insert_after({types = "Relu"},
+                    {float32 = template(F, "position"),
+                     float16 = template("float16", "position")},
+                    {skip_unread = true})
+same({g5:op("c3")}, r.skipped, "{types = ...}: a skipped site comes as its op")
+by_hand(h5, h5:ops{"Relu"}, {1, 2, 3, 4, 5, 6})
+ok(g5:serialize() == h5:serialize(),
+   "{types = ...} and \"position\": the same bytes as by hand")
+
 -- a site with no template: nothing changes
 local g2 = build()
 local n = #g2
@@ -138,6 +149,9 @@ is("'c4:0' is float16: the template has no case for it", msg, "message")
 is(g2:op("c4"), site, "the site as given")
 is("float16", dtype, "its dtype")
 is(n, #g2, "nothing changed")
+res, msg, site = g2:insert_after({types = {"Relu"}},
+                                 {float32 = template(F, seeds)})
+ok(res == nil and site == g2:op("c4"), "{types = ...}: the site as its op")
 local p = g2:add_op{type = "Mystery", name = "m", inputs = {"x:0"},
                     attrs = {T = "int32"}, attr_kinds = {T = "type"}}
 res, msg, site, dtype = g2:insert_after({p}, {float32 = template(F, seeds)})
@@ -184,11 +198,11 @@ is(n, #g3, "nothing changed")
 -- fixed tensors, {k, i} refs, control inputs and the output field
 local g4 = build()
 r = g4:insert_after({g4:op("c1"), g4:op("c2")}, {
-  {type = "Unpack", name = "parts", inputs = {0},
+  {type = "Unpack", name = "/parts", inputs = {0},
    attrs = {T = F, num = 2, axis = 0}},
-  {type = "AddN", name = "sum", inputs = {{1, 1}, "x:0"},
+  {type = "AddN", name = "/sum", inputs = {{1, 1}, "x:0"},
    control_inputs = {"enter", 0}, attrs = {T = F, N = 2}},
-  {type = "NoOp", name = "done", control_inputs = {2}, device = ""},
+  {type = "NoOp", name = "/done", control_inputs = {2}, device = ""},
   output = 2,
 }, {outputs = true})
 is("c1/sum:0", r.outputs[1].name, "the output field")
