@@ -104,7 +104,8 @@ static int check_template(const ge_graph *g, const ge_ins_template *t,
 			if (!at->name || !*at->name)
 				return ref_desc_err(err, o->type, j,
 						    "an attr needs a name");
-			if (!at->site_ints && !at->bytes && at->len)
+			if (!at->site_ints && !at->site_bytes && !at->bytes &&
+			    at->len)
 				return ref_desc_err(err, o->type, j,
 						    "an attr has no bytes");
 			for (size_t b = 0; b < a; b++)
@@ -176,7 +177,7 @@ static prep_op *prepare(ge_graph *g, const ge_ins_template *t)
 			const ge_ins_attr *at = &o->attrs[a];
 			p[j].keys[a] = ge_intern(g, at->name, strlen(at->name));
 			p[j].bytes[a] = NULL;
-			if (at->site_ints)
+			if (at->site_ints || at->site_bytes)
 				continue;
 			uint8_t *c = ge_arena_alloc(&g->arena,
 						    at->len ? at->len : 1);
@@ -301,9 +302,17 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 			e->key = p->keys[a];
 			e->owned = NULL;
 			e->val = NULL;
-			if (to->attrs[a].site_ints) {
-				e->raw = encode_int_attr(
-					g, to->attrs[a].site_ints[k], &e->len);
+			const ge_ins_attr *at = &to->attrs[a];
+			if (at->site_ints) {
+				e->raw = encode_int_attr(g, at->site_ints[k],
+							 &e->len);
+			} else if (at->site_bytes) {
+				e->len = at->site_lens[k];
+				uint8_t *c = ge_arena_alloc(&g->arena,
+							    e->len ? e->len : 1);
+				if (e->len)
+					memcpy(c, at->site_bytes[k], e->len);
+				e->raw = c;
 			} else {
 				e->raw = p->bytes[a];
 				e->len = to->attrs[a].len;

@@ -55,6 +55,10 @@ typedef struct ge_ins_attr {
 	/* ...or, when not NULL, an int attr (AttrValue.i) holding
 	 * site_ints[k] at site k (indexed like the sites) */
 	const int64_t *site_ints;
+	/* ...or, when not NULL, the encoded AttrValue site_bytes[k] (of
+	 * site_lens[k] bytes) at site k */
+	const uint8_t *const *site_bytes;
+	const size_t *site_lens;
 } ge_ins_attr;
 
 typedef struct ge_ins_op {

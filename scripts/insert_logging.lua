@@ -56,22 +56,34 @@ NextIteration, LoopCond) are never logged: log the ops around them.]],
         selected[#selected + 1] = op
       end
     end
-    for _, op in ipairs(selected) do
-      local x = op:output(0)
-      local words = {}
-      if p.show_op then words[#words + 1] = op.type end
-      if p.show_name then words[#words + 1] = op.name end
-      if p.message ~= "" then words[#words + 1] = p.message end
-      local print_op = g:add_op{
-        type = "Print", name = g:unique_name(op.name .. "__print__"),
-        inputs = {x, x}, device = op.device,
-        attrs = {T = x.dtype, U = {x.dtype},
-                 message = table.concat(words, " "),
-                 first_n = p.first_n, summarize = p.summarize},
-        attr_kinds = {U = "list(type)"},
-      }
-      x:replace_all_uses_with(print_op:output(0),
-                              {cannot_modify = {print_op}})
+    -- one Print per op, all made in one call: a template per dtype,
+    -- and the message per op when it names the op
+    local templates, messages = {}, nil
+    if p.show_name then messages = {} end
+    for i, op in ipairs(selected) do
+      local dt = op:output(0).dtype
+      if messages then
+        local words = {}
+        if p.show_op then words[#words + 1] = op.type end
+        words[#words + 1] = op.name
+        if p.message ~= "" then words[#words + 1] = p.message end
+        messages[i] = table.concat(words, " ")
+      end
+      if not templates[dt] then
+        local words = {}
+        if p.show_op then words[#words + 1] = op.type end
+        if p.message ~= "" then words[#words + 1] = p.message end
+        templates[dt] = {{
+          type = "Print", name = "__print__", inputs = {0, 0},
+          attrs = {T = dt, U = {dt},
+                   message = not messages and table.concat(words, " ")
+                             or nil,
+                   first_n = p.first_n, summarize = p.summarize},
+          attr_kinds = {U = "list(type)"},
+          site_attrs = {message = messages},
+        }}
+      end
     end
+    if #selected > 0 then g:insert_after(selected, templates) end
   end,
 }

@@ -14,6 +14,7 @@
 
 #include "insert.h"
 #include "lge.h"
+#include "opattrs.h"
 
 /* Where the pieces of one call live while it runs. */
 typedef struct ctx {
@@ -23,10 +24,14 @@ typedef struct ctx {
 	int sites_idx;
 	int keep; /* a table holding the scratch userdata */
 	int by_type; /* sites given as {types = ...}: ops, no wrappers */
-	/* per-site int lists already read, by the Lua table they came from */
-	const void *int_keys[16];
-	const int64_t *int_vals[16];
-	size_t n_ints;
+	/* per-site lists already read, by the Lua table they came from and
+	 * the kind they were encoded as */
+	struct seen {
+		const void *key;
+		const char *kind;
+		ge_ins_attr a;
+	} seen[16];
+	size_t n_seen;
 } ctx;
 
 /* Zeroed memory that lives until the call returns: a userdata kept in
@@ -113,45 +118,75 @@ static ge_ins_ref *read_refs(ctx *c, int spec, size_t j, int ctl,
 	return r;
 }
 
-/* The per-site ints of the list at idx, read once per list, or the
- * sites' positions for "position". */
-static const int64_t *site_ints(ctx *c, int idx, size_t j, const char *name)
+/* The per-site values of attr `name` from the value at idx (the top of
+ * the stack): "position" (the sites' positions, 1, 2, ...), or a list
+ * with one value per site, encoded as `attrs` values are (kind, else
+ * the OpDef's hint) once per list and kind; integers of an int attr take
+ * the short way. */
+static void site_values(ctx *c, int idx, size_t j, const char *name,
+			const char *kind, const char *hint, ge_ins_attr *a)
 {
 	lua_State *L = c->L;
+	const char *k = kind ? kind : hint;
+	int ints = !k || ge_attrkind_parse(k) == GE_AK_I;
 	if (lua_type(L, idx) == LUA_TSTRING) {
-		if (strcmp(lua_tostring(L, idx), "position"))
+		if (strcmp(lua_tostring(L, idx), "position") || !ints)
 			luaL_error(L, "template op %d: site_attrs.%s must be a "
-				      "list of integers or \"position\"",
+				      "list or \"position\" (int attrs)",
 				   (int)j + 1, name);
 		int64_t *v = scratch(c, c->n_sites, sizeof *v);
-		for (size_t k = 0; k < c->n_sites; k++)
-			v[k] = (int64_t)k + 1;
-		return v;
+		for (size_t i = 0; i < c->n_sites; i++)
+			v[i] = (int64_t)i + 1;
+		a->site_ints = v;
+		return;
 	}
 	const void *key = lua_topointer(L, idx);
-	for (size_t i = 0; i < c->n_ints; i++)
-		if (c->int_keys[i] == key)
-			return c->int_vals[i];
+	for (size_t i = 0; i < c->n_seen; i++)
+		if (c->seen[i].key == key && c->seen[i].kind == k) {
+			a->site_ints = c->seen[i].a.site_ints;
+			a->site_bytes = c->seen[i].a.site_bytes;
+			a->site_lens = c->seen[i].a.site_lens;
+			return;
+		}
 	if (lua_rawlen(L, idx) < c->n_sites)
 		luaL_error(L, "template op %d: site_attrs.%s must hold one "
-			      "integer per site (%d)",
+			      "value per site (%d)",
 			   (int)j + 1, name, (int)c->n_sites);
-	int64_t *v = scratch(c, c->n_sites, sizeof *v);
-	for (size_t k = 0; k < c->n_sites; k++) {
-		int ok;
-		lua_rawgeti(L, -1, (lua_Integer)k + 1);
-		v[k] = lua_tointegerx(L, -1, &ok);
+	for (size_t i = 0; i < c->n_sites && ints; i++) {
+		lua_rawgeti(L, idx, (lua_Integer)i + 1);
+		ints = lua_isinteger(L, -1);
 		lua_pop(L, 1);
-		if (!ok)
-			luaL_error(L, "template op %d: site_attrs.%s[%d] is "
-				      "not an integer",
-				   (int)j + 1, name, (int)k + 1);
 	}
-	if (c->n_ints < sizeof c->int_keys / sizeof c->int_keys[0]) {
-		c->int_keys[c->n_ints] = key;
-		c->int_vals[c->n_ints++] = v;
+	if (ints) {
+		int64_t *v = scratch(c, c->n_sites, sizeof *v);
+		for (size_t i = 0; i < c->n_sites; i++) {
+			lua_rawgeti(L, idx, (lua_Integer)i + 1);
+			v[i] = lua_tointeger(L, -1);
+			lua_pop(L, 1);
+		}
+		a->site_ints = v;
+	} else {
+		ge_buf *enc = lge_newbuf(L);
+		lua_rawseti(L, c->keep, (lua_Integer)lua_rawlen(L, c->keep) + 1);
+		size_t *off = scratch(c, c->n_sites + 1, sizeof *off);
+		for (size_t i = 0; i < c->n_sites; i++) {
+			lua_rawgeti(L, idx, (lua_Integer)i + 1);
+			off[i] = enc->len;
+			lge_encodeattr(L, lua_gettop(L), name, kind, hint, enc);
+			lua_pop(L, 1);
+		}
+		off[c->n_sites] = enc->len;
+		const uint8_t **b = scratch(c, c->n_sites, sizeof *b);
+		size_t *len = scratch(c, c->n_sites, sizeof *len);
+		for (size_t i = 0; i < c->n_sites; i++) {
+			b[i] = enc->data + off[i];
+			len[i] = off[i + 1] - off[i];
+		}
+		a->site_bytes = b;
+		a->site_lens = len;
 	}
-	return v;
+	if (c->n_seen < sizeof c->seen / sizeof c->seen[0])
+		c->seen[c->n_seen++] = (struct seen){key, k, *a};
 }
 
 static int cmp_attr(const void *a, const void *b)
@@ -208,36 +243,35 @@ static ge_ins_attr *read_attrs(ctx *c, int spec, size_t j, const char *type,
 						      "'%s' given twice",
 						   (int)j + 1, name);
 			a[i].name = name;
-			if (t == 2) {
-				if (lua_type(L, -1) != LUA_TTABLE &&
-				    lua_type(L, -1) != LUA_TSTRING)
-					luaL_error(L, "template op %d: "
-						      "site_attrs.%s must be a "
-						      "list of integers or "
-						      "\"position\"",
-						   (int)j + 1, name);
-				a[i].site_ints = site_ints(c, lua_gettop(L), j,
-							   name);
-				lua_pop(L, 1);
-				i++;
-				continue;
-			}
 			const char *kind = NULL;
 			if (lua_type(L, attrs + 1) == LUA_TTABLE &&
 			    lua_getfield(L, attrs + 1, name) == LUA_TSTRING)
 				kind = lua_tostring(L, -1); /* held */
 			if (lua_type(L, attrs + 1) == LUA_TTABLE)
 				lua_pop(L, 1);
+			const char *hint = lge_opdefkind(c->G->g, type, name);
+			if (t == 2) {
+				if (lua_type(L, -1) != LUA_TTABLE &&
+				    lua_type(L, -1) != LUA_TSTRING)
+					luaL_error(L, "template op %d: "
+						      "site_attrs.%s must be a "
+						      "list or \"position\"",
+						   (int)j + 1, name);
+				site_values(c, lua_gettop(L), j, name, kind,
+					    hint, &a[i]);
+				lua_pop(L, 1);
+				i++;
+				continue;
+			}
 			off[i] = enc->len;
-			lge_encodeattr(L, lua_gettop(L), name, kind,
-				       lge_opdefkind(c->G->g, type, name), enc);
+			lge_encodeattr(L, lua_gettop(L), name, kind, hint, enc);
 			a[i].len = enc->len - off[i];
 			lua_pop(L, 1);
 			i++;
 		}
 	}
 	for (i = 0; i < na; i++)
-		if (!a[i].site_ints)
+		if (!a[i].site_ints && !a[i].site_bytes)
 			a[i].bytes = enc->data + off[i];
 	qsort(a, na, sizeof *a, cmp_attr);
 	lua_settop(L, attrs - 1); /* the spec holds the names */

@@ -39,9 +39,9 @@ static void template(ge_ins_op ops[2], ge_ins_attr at[3], ge_ins_ref in[2],
 		     const int64_t *seeds)
 {
 	memset(ops, 0, 2 * sizeof *ops);
-	at[0] = (ge_ins_attr){"dtype", T_FLOAT, sizeof T_FLOAT, NULL};
-	at[1] = (ge_ins_attr){"T", T_FLOAT, sizeof T_FLOAT, NULL};
-	at[2] = (ge_ins_attr){"seed", NULL, 0, seeds};
+	at[0] = (ge_ins_attr){"dtype", T_FLOAT, sizeof T_FLOAT, NULL, NULL, NULL};
+	at[1] = (ge_ins_attr){"T", T_FLOAT, sizeof T_FLOAT, NULL, NULL, NULL};
+	at[2] = (ge_ins_attr){"seed", NULL, 0, seeds, NULL, NULL};
 	in[0] = R_SITE;
 	in[1] = R_OP0;
 	ops[0] = (ge_ins_op){"Const", "/noise/scale", NULL, NULL, 0, NULL, 0,

@@ -182,7 +182,7 @@ raises("not the site (0) nor an earlier op", function()
   "an input naming a later op")
 raises("field 'type' is required", function()
   g3:insert_after({c1}, {{name = "x"}}) end, "a spec without type")
-raises("one integer per site", function()
+raises("one value per site", function()
   g3:insert_after({c1, g3:op("c2")},
                   {{type = "Identity", site_attrs = {seed = {1}}}}) end,
   "a short per-site list")
