@@ -39,6 +39,14 @@ local function build()
   return g
 end
 
+local function raises(pat, f, what)
+  local okk, e = pcall(f)
+  ok(not okk and tostring(e):find(pat, 1, true), what)
+  if okk or not tostring(e):find(pat, 1, true) then
+    tap.diag(tostring(e))
+  end
+end
+
 local function template(dtype, seeds)
   return {
     {type = "Const", name = "/noise/scale", loop_anchor = true,
@@ -139,6 +147,21 @@ by_hand(h5, h5:ops{"Relu"}, {1, 2, 3, 4, 5, 6})
 ok(g5:serialize() == h5:serialize(),
    "{types = ...} and \"position\": the same bytes as by hand")
 
+-- per-site values of other kinds: a string per site
+local g6 = build()
+r = g6:insert_after({g6:op("c1"), g6:op("c2")}, {{
+  type = "Print", name = "__print__", inputs = {0, 0},
+  attrs = {T = F, U = {F}}, attr_kinds = {U = "list(type)"},
+  site_attrs = {message = {"first", "second"}, first_n = {3, 4}},
+}})
+ok(r.inserted == 2 and g6:op("c2__print__"), "a suffix name without '/'")
+is("second", (g6:op("c2__print__"):attr("message")), "a string per site")
+is(3, (g6:op("c1__print__"):attr("first_n")), "an int per site")
+raises("must be a list", function()
+  g6:insert_after({g6:op("c1")}, {{type = "Print", inputs = {0, 0},
+                   site_attrs = {message = "position"}}}) end,
+  "\"position\" for a string attr")
+
 -- a site with no template: nothing changes
 local g2 = build()
 local n = #g2
@@ -167,13 +190,6 @@ ok(res and res.inserted == 1 and g2:op("m/noise/add"),
 local g3 = build()
 n = #g3
 local c1 = g3:op("c1")
-local function raises(pat, f, what)
-  local okk, e = pcall(f)
-  ok(not okk and tostring(e):find(pat, 1, true), what)
-  if okk or not tostring(e):find(pat, 1, true) then
-    tap.diag(tostring(e))
-  end
-end
 raises("given twice", function()
   g3:insert_after({c1, c1:output(0)}, template(F, seeds)) end,
   "a site given twice")
