@@ -190,6 +190,9 @@ ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
 /* Room for n more ops (the ops array, the name index, the names handed
  * out), so that adding them moves no table. */
 void ge_graph_reserve_ops(ge_graph *g, size_t n);
+/* Starts fetching the table slots that naming `name` will probe: on a
+ * large graph each probe is a cache miss, which a batch can overlap. */
+void ge_names_prefetch(const ge_graph *g, const char *name, size_t n);
 
 
 /* Parses GraphDef bytes in place.  With take, the graph owns data (a

@@ -323,6 +323,20 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 	return id;
 }
 
+/* Starts fetching what naming the ops of the next site will read. */
+static void prefetch_site(const ge_graph *g, const ge_ins_template *t,
+			  ge_tref site, ge_buf *b)
+{
+	b->len = 0;
+	ge_buf_adds(b, g->ops[site.op].name);
+	size_t base = b->len;
+	for (size_t j = 0; j < t->n_ops; j++) {
+		b->len = base;
+		ge_buf_adds(b, t->ops[j].name);
+		ge_names_prefetch(g, (const char *)b->data, b->len);
+	}
+}
+
 /* The readers of each site (edits whose tensor is filled in later), and
  * which sites are skipped. */
 static size_t collect_readers(const ge_graph *g, const ge_tref *sites,
@@ -397,7 +411,7 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	ge_opid *ids = ge_xmalloc((max_ops + 1) * sizeof *ids);
 	res->outputs = ge_xmalloc((n + 1) * sizeof *res->outputs);
 	res->skipped = ge_xmalloc((n + 1) * sizeof *res->skipped);
-	ge_buf nb = GE_BUF_INIT;
+	ge_buf nb = GE_BUF_INIT, pb = GE_BUF_INIT;
 	for (size_t k = 0; k < n; k++) {
 		res->outputs[k] = (ge_tref){GE_NOOP, 0};
 		if (skip[k]) {
@@ -406,6 +420,9 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 		}
 		size_t ti = site_tmpl ? site_tmpl[k] : 0;
 		const ge_ins_template *t = &tmpls[ti];
+		if (k + 1 < n)
+			prefetch_site(g, &tmpls[site_tmpl ? site_tmpl[k + 1] : 0],
+				      sites[k + 1], &pb);
 		if (!prep[ti])
 			prep[ti] = prepare(g, t);
 		nb.len = 0;
@@ -427,6 +444,7 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 		res->inserted++;
 	}
 	ge_buf_free(&nb);
+	ge_buf_free(&pb);
 	/* checked above: the readers are live and the outputs exist */
 	int rc = ge_graph_set_inputs(g, edits, ne, err);
 	for (size_t t = 0; t < n_tmpls; t++)

@@ -144,3 +144,12 @@ ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
 	g->version++;
 	return id;
 }
+
+void ge_names_prefetch(const ge_graph *g, const char *name, size_t n)
+{
+	uint32_t h = ge_hash_ci(name, n);
+	if (g->idx_cap)
+		__builtin_prefetch(&g->idx[h & (g->idx_cap - 1)]);
+	if (g->used_cap)
+		__builtin_prefetch(&g->used[h & (g->used_cap - 1)]);
+}
