@@ -43,7 +43,9 @@ typedef struct ge_op {
 	ge_tref *in;               /* n_in data, then n_ctrl control */
 	ge_use *uses;              /* sorted by (op, slot) */
 	ge_opid *couts;            /* sorted */
-	const uint8_t *raw;        /* original NodeDef bytes, or NULL */
+	const uint8_t *raw;        /* original NodeDef bytes (for an op of
+				      insert.c, attr entries in the arena),
+				      or NULL */
 	ge_attr_ent *ents;
 	uint32_t n_in, n_ctrl;
 	uint32_t n_uses;

@@ -1073,6 +1073,13 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		o->type = ge_intern(g, s->type, strlen(s->type));
 		o->device = ge_intern(g, s->device, strlen(s->device));
 		o->raw = REBASE(s->raw);
+		if (s->raw && !(src->src && s->raw >= src->src &&
+				s->raw < src->src + src->src_len)) {
+			/* a new op's attrs, in the source's arena */
+			uint8_t *c = ge_arena_alloc(&g->arena, s->raw_len + 1);
+			memcpy(c, s->raw, s->raw_len);
+			o->raw = c;
+		}
 		/* heap arrays keep room for the next power of two (graph.c) */
 		uint32_t nin = s->n_in + s->n_ctrl;
 		o->in = ge_xmalloc(ge_edge_room(nin) * sizeof *o->in);

@@ -21,12 +21,16 @@
 #include "shapes.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
-/* A template ready for the graph: interned strings, arena copies. */
+/* A template op ready for the graph.  Its attrs are kept as the bytes of
+ * a NodeDef's attr entries (field 5), which is what a loaded op holds:
+ * the new op's raw bytes.  Without per-site attrs every op made from it
+ * shares one copy in the arena; with them, each op gets the entries with
+ * its own values spliced in. */
 typedef struct prep_op {
 	const char *type;     /* interned */
 	const char *device;   /* interned, or NULL: the site op's */
-	const char **keys;    /* interned attr names */
-	const uint8_t **bytes;/* arena copies (NULL for a per-site attr) */
+	const uint8_t *blob;  /* shared attr entries (no per-site attr) */
+	size_t blob_len;
 	uint32_t n_uses;      /* data inputs of later template ops reading it */
 } prep_op;
 
@@ -157,38 +161,74 @@ static int check_sites(const ge_graph *g, const ge_tref *sites, size_t n,
 	return rc;
 }
 
-/* Interns a template's strings and copies its attr bytes into g. */
+/* Appends one attr map entry (NodeDef field 5) to b. */
+static void put_entry(ge_buf *b, const char *key, const uint8_t *v,
+		      size_t len)
+{
+	size_t kl = strlen(key);
+	ge_buf inner = GE_BUF_INIT;
+	ge_buf_lenfield(&inner, 1, key, kl);
+	ge_buf_lenfield(&inner, 2, v, len);
+	ge_buf_lenfield(b, 5, inner.data, inner.len);
+	ge_buf_free(&inner);
+}
+
+/* The attr entries of template op `to` at site k, appended to b. */
+static void put_entries(ge_buf *b, const ge_ins_op *to, size_t k)
+{
+	for (size_t a = 0; a < to->n_attrs; a++) {
+		const ge_ins_attr *at = &to->attrs[a];
+		if (at->site_ints) {
+			/* AttrValue{i: v}: field 3, varint */
+			uint8_t v[11];
+			size_t n = 0;
+			uint64_t u = (uint64_t)at->site_ints[k];
+			v[n++] = 3 << 3;
+			for (; u >= 0x80; u >>= 7)
+				v[n++] = (uint8_t)(u | 0x80);
+			v[n++] = (uint8_t)u;
+			put_entry(b, at->name, v, n);
+		} else if (at->site_bytes) {
+			put_entry(b, at->name, at->site_bytes[k],
+				  at->site_lens[k]);
+		} else {
+			put_entry(b, at->name, at->bytes, at->len);
+		}
+	}
+}
+
+static int per_site(const ge_ins_op *to)
+{
+	for (size_t a = 0; a < to->n_attrs; a++)
+		if (to->attrs[a].site_ints || to->attrs[a].site_bytes)
+			return 1;
+	return 0;
+}
+
+/* Interns a template's strings, encodes its attrs into g. */
 static prep_op *prepare(ge_graph *g, const ge_ins_template *t)
 {
 	prep_op *p = ge_xcalloc(t->n_ops, sizeof *p);
+	ge_buf b = GE_BUF_INIT;
 	for (size_t j = 0; j < t->n_ops; j++) {
 		const ge_ins_op *o = &t->ops[j];
 		p[j].type = ge_intern(g, o->type, strlen(o->type));
 		p[j].device = o->device ? ge_intern(g, o->device,
 						    strlen(o->device))
 					: NULL;
-		if (o->n_attrs) {
-			p[j].keys = ge_arena_alloc(&g->arena, o->n_attrs *
-								   sizeof *p[j].keys);
-			p[j].bytes = ge_arena_alloc(&g->arena, o->n_attrs *
-								    sizeof *p[j].bytes);
-		}
-		for (size_t a = 0; a < o->n_attrs; a++) {
-			const ge_ins_attr *at = &o->attrs[a];
-			p[j].keys[a] = ge_intern(g, at->name, strlen(at->name));
-			p[j].bytes[a] = NULL;
-			if (at->site_ints || at->site_bytes)
-				continue;
-			uint8_t *c = ge_arena_alloc(&g->arena,
-						    at->len ? at->len : 1);
-			if (at->len)
-				memcpy(c, at->bytes, at->len);
-			p[j].bytes[a] = c;
+		if (o->n_attrs && !per_site(o)) {
+			b.len = 0;
+			put_entries(&b, o, 0);
+			uint8_t *c = ge_arena_alloc(&g->arena, b.len);
+			memcpy(c, b.data, b.len);
+			p[j].blob = c;
+			p[j].blob_len = b.len;
 		}
 		for (size_t i = 0; i < o->n_in; i++)
 			if (o->in[i].kind == GE_INS_OP)
 				p[o->in[i].op].n_uses++;
 	}
+	ge_buf_free(&b);
 	return p;
 }
 
@@ -226,28 +266,10 @@ static void cout_append(ge_graph *g, ge_opid producer, ge_opid c)
 	p->couts[p->n_couts++] = c;
 }
 
-/* AttrValue{i: v}: field 3, varint (negative values as ten bytes). */
-static uint8_t *encode_int_attr(ge_graph *g, int64_t v, size_t *len)
-{
-	uint8_t tmp[11];
-	size_t n = 0;
-	uint64_t u = (uint64_t)v;
-	tmp[n++] = 3 << 3;
-	while (u >= 0x80) {
-		tmp[n++] = (uint8_t)(u | 0x80);
-		u >>= 7;
-	}
-	tmp[n++] = (uint8_t)u;
-	uint8_t *c = ge_arena_alloc(&g->arena, n);
-	memcpy(c, tmp, n);
-	*len = n;
-	return c;
-}
-
 /* Makes one template op at site k (whose earlier ops are ids[0..j-1]). */
 static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 		       ge_tref site, size_t k, int anchor, const ge_opid *ids,
-		       const char *name, size_t name_len)
+		       const char *name, size_t name_len, ge_buf *scratch)
 {
 	const char *dev = p->device ? p->device : g->ops[site.op].device;
 	ge_opid id = ge_add_op_unique(g, name, name_len, p->type, dev);
@@ -293,32 +315,17 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 		o->in[o->n_in + o->n_ctrl++] = (ge_tref){c, GE_CONTROL};
 		cout_append(g, c, id);
 	}
-	o->flags |= OPF_SPLIT;
-	if (to->n_attrs) {
-		o->ents = ge_arena_alloc(&g->arena,
-					 to->n_attrs * sizeof *o->ents);
-		for (size_t a = 0; a < to->n_attrs; a++) {
-			ge_attr_ent *e = &o->ents[a];
-			e->key = p->keys[a];
-			e->owned = NULL;
-			e->val = NULL;
-			const ge_ins_attr *at = &to->attrs[a];
-			if (at->site_ints) {
-				e->raw = encode_int_attr(g, at->site_ints[k],
-							 &e->len);
-			} else if (at->site_bytes) {
-				e->len = at->site_lens[k];
-				uint8_t *c = ge_arena_alloc(&g->arena,
-							    e->len ? e->len : 1);
-				if (e->len)
-					memcpy(c, at->site_bytes[k], e->len);
-				e->raw = c;
-			} else {
-				e->raw = p->bytes[a];
-				e->len = to->attrs[a].len;
-			}
-		}
-		o->n_ents = (uint32_t)to->n_attrs;
+	if (p->blob) {
+		o->raw = p->blob;
+		o->raw_len = (uint32_t)p->blob_len;
+	} else if (to->n_attrs) {
+		ge_buf *b = scratch;
+		b->len = 0;
+		put_entries(b, to, k);
+		uint8_t *c = ge_arena_alloc(&g->arena, b->len);
+		memcpy(c, b->data, b->len);
+		o->raw = c;
+		o->raw_len = (uint32_t)b->len;
 	}
 	return id;
 }
@@ -376,14 +383,18 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	if (!n_tmpls)
 		return ge_err(err, GE_EINVAL, "no template");
 	size_t max_ops = 0;
-	int any_anchor = 0;
+	int any_anchor = 0, coloc = 0;
 	for (size_t t = 0; t < n_tmpls; t++) {
 		if (check_template(g, &tmpls[t], n, err))
 			return GE_EINVAL;
 		if (tmpls[t].n_ops > max_ops)
 			max_ops = tmpls[t].n_ops;
-		for (size_t j = 0; j < tmpls[t].n_ops; j++)
-			any_anchor |= tmpls[t].ops[j].loop_anchor;
+		for (size_t j = 0; j < tmpls[t].n_ops; j++) {
+			const ge_ins_op *o = &tmpls[t].ops[j];
+			any_anchor |= o->loop_anchor;
+			for (size_t a = 0; a < o->n_attrs; a++)
+				coloc |= !strcmp(o->attrs[a].name, "_class");
+		}
 	}
 	if (check_sites(g, sites, n, site_tmpl, n_tmpls, err))
 		return GE_EINVAL;
@@ -407,11 +418,14 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 		if (!skip[k])
 			n_new += tmpls[site_tmpl ? site_tmpl[k] : 0].n_ops;
 	ge_graph_reserve_ops(g, n_new);
+	/* new colocations: the index is rebuilt when next needed */
+	if (coloc)
+		ge_coloc_drop(g);
 	prep_op **prep = ge_xcalloc(n_tmpls, sizeof *prep);
 	ge_opid *ids = ge_xmalloc((max_ops + 1) * sizeof *ids);
 	res->outputs = ge_xmalloc((n + 1) * sizeof *res->outputs);
 	res->skipped = ge_xmalloc((n + 1) * sizeof *res->skipped);
-	ge_buf nb = GE_BUF_INIT, pb = GE_BUF_INIT;
+	ge_buf nb = GE_BUF_INIT, pb = GE_BUF_INIT, ab = GE_BUF_INIT;
 	for (size_t k = 0; k < n; k++) {
 		res->outputs[k] = (ge_tref){GE_NOOP, 0};
 		if (skip[k]) {
@@ -435,7 +449,7 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 			ge_buf_addc(&nb, 0);
 			ids[j] = make_op(g, to, &prep[ti][j], sites[k], k,
 					 to->loop_anchor && in_loop[k], ids,
-					 (const char *)nb.data, nb.len - 1);
+					 (const char *)nb.data, nb.len - 1, &ab);
 		}
 		ge_tref out = {ids[t->out_op], t->out_index};
 		res->outputs[k] = out;
@@ -445,6 +459,7 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	}
 	ge_buf_free(&nb);
 	ge_buf_free(&pb);
+	ge_buf_free(&ab);
 	/* checked above: the readers are live and the outputs exist */
 	int rc = ge_graph_set_inputs(g, edits, ne, err);
 	for (size_t t = 0; t < n_tmpls; t++)

@@ -162,6 +162,32 @@ raises("must be a list", function()
                    site_attrs = {message = "position"}}}) end,
   "\"position\" for a string attr")
 
+-- the new ops share their attr bytes: editing one leaves the others,
+-- a clone keeps them, a rename reaches their colocation attrs
+local g7 = build()
+g7:op("h").name = "h0" -- a rename builds the colocation index
+g7:insert_after({types = "Relu"}, {float32 = {
+  {type = "Identity", name = "/id", inputs = {0},
+   attrs = {T = F, _class = {"loc:@x"}}}},
+  float16 = {{type = "Identity", name = "/id", inputs = {0},
+              attrs = {T = "float16"}}}})
+local c7 = g7:clone()
+ok(c7:serialize() == g7:serialize(), "a clone writes the same bytes")
+g7:op("c1/id"):set_attr("T", "int32")
+is("int32", (g7:op("c1/id"):attr("T")), "an attr of one new op changed")
+is("float32", (g7:op("c2/id"):attr("T")), "... the others keep theirs")
+is("float32", (c7:op("c1/id"):attr("T")), "... and so does the clone")
+g7:op("x").name = "x2"
+same({"loc:@x2"}, (g7:op("c2/id"):attr("_class")),
+     "a rename updates the new ops' colocation")
+local e = ge.graph()
+local p0 = e:add_op{type = "Placeholder", name = "p", attrs = {dtype = F}}
+e:add_op{type = "Identity", name = "q", inputs = {p0:output(0)},
+         attrs = {T = F}}
+e:insert_after({p0}, {{type = "Identity", name = "/id", inputs = {0},
+                       attrs = {T = F}}})
+ok(e:clone():serialize() == e:serialize(), "the same in a new graph")
+
 -- a site with no template: nothing changes
 local g2 = build()
 local n = #g2
