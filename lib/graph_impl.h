@@ -185,16 +185,18 @@ ge_opid ge_new_op(ge_graph *g, const char *nm, const char *itype,
 		  const char *idevice);
 size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
 /* For the batch inserts of insert.c: ge_graph_unique_name of the n bytes
- * of name (NUL-terminated there), then a new op so named, of the interned
- * type and device, without edges or attrs (it is dirty). */
+ * of name (NUL-terminated there; hash is their ge_hash_ci), then a new op
+ * so named, of the interned type and device, without edges or attrs (it
+ * is dirty). */
 ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
-			 const char *itype, const char *idevice);
+			 uint32_t hash, const char *itype, const char *idevice);
 /* Room for n more ops (the ops array, the name index, the names handed
  * out), so that adding them moves no table. */
 void ge_graph_reserve_ops(ge_graph *g, size_t n);
-/* Starts fetching the table slots that naming `name` will probe: on a
- * large graph each probe is a cache miss, which a batch can overlap. */
-void ge_names_prefetch(const ge_graph *g, const char *name, size_t n);
+/* Starts fetching the table slots that naming a name of ge_hash_ci h
+ * will probe: on a large graph each probe is a cache miss, which a batch
+ * can overlap. */
+void ge_names_prefetch(const ge_graph *g, uint32_t h);
 
 
 /* Parses GraphDef bytes in place.  With take, the graph owns data (a

@@ -543,20 +543,27 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		}
 	}
 	if (o->raw) {
+		/* kept fields that follow each other are copied as one run */
 		const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+		const uint8_t *run = p;
 		while (p < end) {
 			const uint8_t *fs = p;
 			uint64_t tag;
 			if (ge_read_varint(&p, end, &tag) ||
-			    ge_skip_field(&p, end, (int)(tag & 7)))
+			    ge_skip_field(&p, end, (int)(tag & 7))) {
+				p = fs;
 				break;
+			}
 			uint32_t f = (uint32_t)(tag >> 3);
-			if (f >= ND_NAME && f <= ND_DEVICE)
-				continue;
-			if (f == ND_ATTR && (o->flags & OPF_SPLIT))
-				continue;
-			ge_buf_add(out, fs, (size_t)(p - fs));
+			if ((f >= ND_NAME && f <= ND_DEVICE) ||
+			    (f == ND_ATTR && (o->flags & OPF_SPLIT))) {
+				if (run < fs)
+					ge_buf_add(out, run, (size_t)(fs - run));
+				run = p;
+			}
 		}
+		if (run < p)
+			ge_buf_add(out, run, (size_t)(p - run));
 	}
 	if (out->data)
 		out->data[out->len] = 0;

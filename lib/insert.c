@@ -162,15 +162,42 @@ static int check_sites(const ge_graph *g, const ge_tref *sites, size_t n,
 }
 
 /* Appends one attr map entry (NodeDef field 5) to b. */
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+	for (; v >= 0x80; v >>= 7)
+		n++;
+	return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t)(v | 0x80);
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* Field 5 of a NodeDef: {1: key, 2: AttrValue bytes}, written into room
+ * reserved once (it is done per new op). */
 static void put_entry(ge_buf *b, const char *key, const uint8_t *v,
 		      size_t len)
 {
 	size_t kl = strlen(key);
-	ge_buf inner = GE_BUF_INIT;
-	ge_buf_lenfield(&inner, 1, key, kl);
-	ge_buf_lenfield(&inner, 2, v, len);
-	ge_buf_lenfield(b, 5, inner.data, inner.len);
-	ge_buf_free(&inner);
+	size_t el = 2 + varint_len(kl) + kl + varint_len(len) + len;
+	ge_buf_reserve(b, el + 11);
+	uint8_t *p = b->data + b->len;
+	*p++ = 5 << 3 | 2;
+	p = put_varint(p, el);
+	*p++ = 1 << 3 | 2;
+	p = put_varint(p, kl);
+	memcpy(p, key, kl);
+	p += kl;
+	*p++ = 2 << 3 | 2;
+	p = put_varint(p, len);
+	if (len)
+		memcpy(p, v, len);
+	b->len = (size_t)(p + len - b->data);
 }
 
 /* The attr entries of template op `to` at site k, appended to b. */
@@ -181,13 +208,10 @@ static void put_entries(ge_buf *b, const ge_ins_op *to, size_t k)
 		if (at->site_ints) {
 			/* AttrValue{i: v}: field 3, varint */
 			uint8_t v[11];
-			size_t n = 0;
-			uint64_t u = (uint64_t)at->site_ints[k];
-			v[n++] = 3 << 3;
-			for (; u >= 0x80; u >>= 7)
-				v[n++] = (uint8_t)(u | 0x80);
-			v[n++] = (uint8_t)u;
-			put_entry(b, at->name, v, n);
+			v[0] = 3 << 3;
+			uint8_t *e = put_varint(v + 1,
+						(uint64_t)at->site_ints[k]);
+			put_entry(b, at->name, v, (size_t)(e - v));
 		} else if (at->site_bytes) {
 			put_entry(b, at->name, at->site_bytes[k],
 				  at->site_lens[k]);
@@ -269,10 +293,11 @@ static void cout_append(ge_graph *g, ge_opid producer, ge_opid c)
 /* Makes one template op at site k (whose earlier ops are ids[0..j-1]). */
 static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 		       ge_tref site, size_t k, int anchor, const ge_opid *ids,
-		       const char *name, size_t name_len, ge_buf *scratch)
+		       const char *name, size_t name_len, uint32_t hash,
+		       ge_buf *scratch)
 {
 	const char *dev = p->device ? p->device : g->ops[site.op].device;
-	ge_opid id = ge_add_op_unique(g, name, name_len, p->type, dev);
+	ge_opid id = ge_add_op_unique(g, name, name_len, hash, p->type, dev);
 	ge_op *o = &g->ops[id];
 	size_t room = to->n_in + to->n_ctrl + (anchor ? 1 : 0);
 	if (room)
@@ -330,17 +355,29 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 	return id;
 }
 
-/* Starts fetching what naming the ops of the next site will read. */
-static void prefetch_site(const ge_graph *g, const ge_ins_template *t,
-			  ge_tref site, ge_buf *b)
+/* The names a site's ops ask for (<site op name><template name>, each
+ * NUL-terminated in b at off[j]) and their hashes: made one site ahead,
+ * so that the table slots they probe are fetched meanwhile. */
+typedef struct site_names {
+	ge_buf b;
+	size_t *off;
+	uint32_t *hash;
+} site_names;
+
+static void name_site(const ge_graph *g, const ge_ins_template *t,
+		      ge_tref site, site_names *s)
 {
-	b->len = 0;
-	ge_buf_adds(b, g->ops[site.op].name);
-	size_t base = b->len;
+	const char *sn = g->ops[site.op].name;
+	size_t sl = strlen(sn);
+	s->b.len = 0;
 	for (size_t j = 0; j < t->n_ops; j++) {
-		b->len = base;
-		ge_buf_adds(b, t->ops[j].name);
-		ge_names_prefetch(g, (const char *)b->data, b->len);
+		s->off[j] = s->b.len;
+		ge_buf_add(&s->b, sn, sl);
+		ge_buf_adds(&s->b, t->ops[j].name);
+		s->hash[j] = ge_hash_ci(s->b.data + s->off[j],
+					s->b.len - s->off[j]);
+		ge_buf_addc(&s->b, 0);
+		ge_names_prefetch(g, s->hash[j]);
 	}
 }
 
@@ -425,8 +462,21 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	ge_opid *ids = ge_xmalloc((max_ops + 1) * sizeof *ids);
 	res->outputs = ge_xmalloc((n + 1) * sizeof *res->outputs);
 	res->skipped = ge_xmalloc((n + 1) * sizeof *res->skipped);
-	ge_buf nb = GE_BUF_INIT, pb = GE_BUF_INIT, ab = GE_BUF_INIT;
-	for (size_t k = 0; k < n; k++) {
+	ge_buf ab = GE_BUF_INIT;
+	site_names sn[2];
+	for (int i = 0; i < 2; i++) {
+		sn[i].b = (ge_buf)GE_BUF_INIT;
+		sn[i].off = ge_xmalloc((max_ops + 1) * sizeof *sn[i].off);
+		sn[i].hash = ge_xmalloc((max_ops + 1) * sizeof *sn[i].hash);
+	}
+	int cur = 0;
+	size_t k = 0;
+	while (k < n && skip[k])
+		k++;
+	if (k < n)
+		name_site(g, &tmpls[site_tmpl ? site_tmpl[k] : 0], sites[k],
+			  &sn[cur]);
+	for (k = 0; k < n; k++) {
 		res->outputs[k] = (ge_tref){GE_NOOP, 0};
 		if (skip[k]) {
 			res->skipped[res->n_skipped++] = k;
@@ -434,32 +484,35 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 		}
 		size_t ti = site_tmpl ? site_tmpl[k] : 0;
 		const ge_ins_template *t = &tmpls[ti];
-		if (k + 1 < n)
-			prefetch_site(g, &tmpls[site_tmpl ? site_tmpl[k + 1] : 0],
-				      sites[k + 1], &pb);
+		size_t next = k + 1;
+		while (next < n && skip[next])
+			next++;
+		if (next < n)
+			name_site(g, &tmpls[site_tmpl ? site_tmpl[next] : 0],
+				  sites[next], &sn[!cur]);
 		if (!prep[ti])
 			prep[ti] = prepare(g, t);
-		nb.len = 0;
-		ge_buf_adds(&nb, g->ops[sites[k].op].name);
-		size_t base = nb.len;
+		const site_names *s = &sn[cur];
 		for (size_t j = 0; j < t->n_ops; j++) {
 			const ge_ins_op *to = &t->ops[j];
-			nb.len = base;
-			ge_buf_adds(&nb, to->name);
-			ge_buf_addc(&nb, 0);
+			const char *nm = (const char *)s->b.data + s->off[j];
 			ids[j] = make_op(g, to, &prep[ti][j], sites[k], k,
-					 to->loop_anchor && in_loop[k], ids,
-					 (const char *)nb.data, nb.len - 1, &ab);
+					 to->loop_anchor && in_loop[k], ids, nm,
+					 strlen(nm), s->hash[j], &ab);
 		}
+		cur = !cur;
 		ge_tref out = {ids[t->out_op], t->out_index};
 		res->outputs[k] = out;
 		for (size_t i = first[k]; i < first[k + 1]; i++)
 			edits[i].t = out;
 		res->inserted++;
 	}
-	ge_buf_free(&nb);
-	ge_buf_free(&pb);
 	ge_buf_free(&ab);
+	for (int i = 0; i < 2; i++) {
+		ge_buf_free(&sn[i].b);
+		free(sn[i].off);
+		free(sn[i].hash);
+	}
 	/* checked above: the readers are live and the outputs exist */
 	int rc = ge_graph_set_inputs(g, edits, ne, err);
 	for (size_t t = 0; t < n_tmpls; t++)

@@ -95,12 +95,11 @@ static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
 	return ge_idx_find_h(g, s, n, 1, h) != GE_NOOP || used_find(g, s, n, h);
 }
 
-/* ge_graph_unique_name for the n bytes of name (NUL-terminated there);
- * also gives the ge_hash_ci of the result. */
+/* ge_graph_unique_name for the n bytes of name (NUL-terminated there),
+ * whose ge_hash_ci is h; also gives the ge_hash_ci of the result. */
 static const char *unique_name_h(ge_graph *g, const char *name, size_t n,
-				 uint32_t *hash)
+				 uint32_t h, uint32_t *hash)
 {
-	uint32_t h = ge_hash_ci(name, n);
 	if (!name_in_use(g, name, n, h)) {
 		/* one copy: the op's name and the entry's */
 		const char *r = ge_arena_strndup(&g->arena, name, n);
@@ -130,14 +129,15 @@ static const char *unique_name_h(ge_graph *g, const char *name, size_t n,
 const char *ge_graph_unique_name(ge_graph *g, const char *name)
 {
 	uint32_t h;
-	return unique_name_h(g, name, strlen(name), &h);
+	size_t n = strlen(name);
+	return unique_name_h(g, name, n, ge_hash_ci(name, n), &h);
 }
 
 ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
-			 const char *itype, const char *idevice)
+			 uint32_t hash, const char *itype, const char *idevice)
 {
 	uint32_t h;
-	ge_opid id = ge_new_op(g, unique_name_h(g, name, n, &h), itype,
+	ge_opid id = ge_new_op(g, unique_name_h(g, name, n, hash, &h), itype,
 			       idevice);
 	g->ops[id].flags = OPF_DIRTY;
 	ge_idx_insert_h(g, id, h);
@@ -145,9 +145,8 @@ ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
 	return id;
 }
 
-void ge_names_prefetch(const ge_graph *g, const char *name, size_t n)
+void ge_names_prefetch(const ge_graph *g, uint32_t h)
 {
-	uint32_t h = ge_hash_ci(name, n);
 	if (g->idx_cap)
 		__builtin_prefetch(&g->idx[h & (g->idx_cap - 1)]);
 	if (g->used_cap)
