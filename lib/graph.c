@@ -659,6 +659,7 @@ int ge_op_set_name(ge_graph *g, ge_opid id, const char *name, ge_error *err)
 			      "cannot rename '%s' to '%s': name already taken",
 			      g->ops[id].name, name);
 	char *old = (char *)g->ops[id].name;
+	ge_names_release(g, id);
 	idx_del(g, id);
 	g->ops[id].name = ge_arena_strdup(&g->arena, name);
 	ge_idx_add(g, id);
@@ -1249,6 +1250,7 @@ int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err)
 			couts_remove(OP(g, t.op), id);
 	}
 	o->n_in = o->n_ctrl = 0;
+	ge_names_release(g, id);
 	if (!(o->flags & OPF_DUPNAME))
 		idx_del(g, id);
 	o->flags |= OPF_DEAD;

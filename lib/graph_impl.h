@@ -36,6 +36,8 @@ enum {
 	OPF_COUTS_OWNED = 32,
 	OPF_DUPNAME = 64,    /* loaded with a name another op already had */
 	OPF_ENTS_OWNED = 128,/* ents[] allocated (always, once split) */
+	OPF_NAMED = 256,     /* named by ge_add_op_unique: its name joins the
+				names handed out when it leaves the index */
 };
 
 typedef struct ge_op {
@@ -190,8 +192,11 @@ size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
  * is dirty). */
 ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
 			 uint32_t hash, const char *itype, const char *idevice);
-/* Room for n more ops (the ops array, the name index, the names handed
- * out), so that adding them moves no table. */
+/* An op leaves the name index (removed or renamed): a name it was given
+ * by ge_add_op_unique stays taken for unique names. */
+void ge_names_release(ge_graph *g, ge_opid id);
+/* Room for n more ops (the ops array, the name index), so that adding
+ * them moves no table. */
 void ge_graph_reserve_ops(ge_graph *g, size_t n);
 /* Starts fetching the table slots that naming a name of ge_hash_ci h
  * will probe: on a large graph each probe is a cache miss, which a batch

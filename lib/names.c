@@ -2,12 +2,13 @@
  * names.c: TensorFlow's unique names for new ops (ge_graph_unique_name),
  * and the op creation of the batch inserts that goes with them.
  *
- * Every name handed out is remembered (the op's own copy of it, as names
- * compare ignoring case) with the next suffix to try, so that two calls
- * never return the same name.  A name is hashed
- * once (ge_hash_ci, the name index's hash) for both tables it is looked
- * up in and for its entry in the name index: with thousands of new ops,
- * hashing was most of the cost of naming them.
+ * Every name handed out is remembered (compared ignoring case) with the
+ * next suffix to try, so that two calls never return the same name.  A
+ * name given to an op made here is remembered by the name index while
+ * the op holds it, and enters the table of names handed out only when
+ * the op is removed or renamed: a batch of thousands of new ops then
+ * fills one table, not two.  A name is hashed once (ge_hash_ci, the name
+ * index's hash) for every table it is looked up or entered in.
  */
 #include "graph_impl.h"
 
@@ -83,11 +84,6 @@ void ge_graph_reserve_ops(ge_graph *g, size_t n)
 	}
 	if (g->n_live + n + 16 > g->idx_cap / 2)
 		ge_idx_grow(g, g->n_live + n + 16);
-	size_t cap = g->used_cap ? g->used_cap : 64;
-	while ((g->used_n + n + 1) * 2 > cap)
-		cap *= 2;
-	if (cap > g->used_cap)
-		used_grow(g, cap);
 }
 
 static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
@@ -98,12 +94,13 @@ static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
 /* ge_graph_unique_name for the n bytes of name (NUL-terminated there),
  * whose ge_hash_ci is h; also gives the ge_hash_ci of the result. */
 static const char *unique_name_h(ge_graph *g, const char *name, size_t n,
-				 uint32_t h, uint32_t *hash)
+				 uint32_t h, uint32_t *hash, int for_op)
 {
 	if (!name_in_use(g, name, n, h)) {
 		/* one copy: the op's name and the entry's */
 		const char *r = ge_arena_strndup(&g->arena, name, n);
-		used_new(g, r, h);
+		if (!for_op)
+			used_new(g, r, h);
 		*hash = h;
 		return r;
 	}
@@ -121,7 +118,8 @@ static const char *unique_name_h(ge_graph *g, const char *name, size_t n,
 	used_add(g, name, n, h)->next = i + 1;
 	*hash = ge_hash_ci(b.data, b.len);
 	const char *r = ge_arena_strndup(&g->arena, (char *)b.data, b.len);
-	used_new(g, r, *hash);
+	if (!for_op)
+		used_new(g, r, *hash);
 	ge_buf_free(&b);
 	return r;
 }
@@ -130,16 +128,18 @@ const char *ge_graph_unique_name(ge_graph *g, const char *name)
 {
 	uint32_t h;
 	size_t n = strlen(name);
-	return unique_name_h(g, name, n, ge_hash_ci(name, n), &h);
+	return unique_name_h(g, name, n, ge_hash_ci(name, n), &h, 0);
 }
 
 ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
 			 uint32_t hash, const char *itype, const char *idevice)
 {
 	uint32_t h;
-	ge_opid id = ge_new_op(g, unique_name_h(g, name, n, hash, &h), itype,
-			       idevice);
-	g->ops[id].flags = OPF_DIRTY;
+	/* the name index holds the name while the op has it: it joins the
+	 * names handed out only when the op leaves (ge_names_release) */
+	ge_opid id = ge_new_op(g, unique_name_h(g, name, n, hash, &h, 1),
+			       itype, idevice);
+	g->ops[id].flags = OPF_DIRTY | OPF_NAMED;
 	ge_idx_insert_h(g, id, h);
 	g->version++;
 	return id;
@@ -151,4 +151,16 @@ void ge_names_prefetch(const ge_graph *g, uint32_t h)
 		__builtin_prefetch(&g->idx[h & (g->idx_cap - 1)]);
 	if (g->used_cap)
 		__builtin_prefetch(&g->used[h & (g->used_cap - 1)]);
+}
+
+void ge_names_release(ge_graph *g, ge_opid id)
+{
+	ge_op *o = &g->ops[id];
+	if (!(o->flags & OPF_NAMED))
+		return;
+	o->flags &= ~(uint32_t)OPF_NAMED;
+	size_t n = strlen(o->name);
+	uint32_t h = ge_hash_ci(o->name, n);
+	if (!used_find(g, o->name, n, h))
+		used_new(g, o->name, h);
 }

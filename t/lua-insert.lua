@@ -188,6 +188,35 @@ e:insert_after({p0}, {{type = "Identity", name = "/id", inputs = {0},
                        attrs = {T = F}}})
 ok(e:clone():serialize() == e:serialize(), "the same in a new graph")
 
+-- names handed out stay taken when their ops go, as with unique_name
+local g8, h8 = build(), build()
+local t8 = {{type = "Identity", name = "/id", inputs = {0}, attrs = {T = F}}}
+g8:insert_after({g8:op("c1"), g8:op("c2")}, t8)
+for _, site in ipairs{h8:op("c1"), h8:op("c2")} do
+  local x = site:output(0)
+  local readers = x:consumers()
+  local id = h8:add_op{type = "Identity", inputs = {x}, attrs = {T = F},
+                       name = h8:unique_name(site.name .. "/id"),
+                       device = site.device}
+  for _, r in ipairs(readers) do
+    for slot, t in ipairs(r.inputs) do
+      if t == x then r:set_input(slot - 1, id:output(0)) end
+    end
+  end
+end
+for _, gg in ipairs{g8, h8} do
+  gg:remove_op(gg:op("c1/id"), {force = true})
+  gg:op("c2/id").name = "moved"
+end
+is(h8:unique_name("c1/id"), g8:unique_name("c1/id"),
+   "a removed op's name: as after add_op")
+is(h8:unique_name("c1/ID"), g8:unique_name("c1/ID"),
+   "... whatever the case")
+is(h8:unique_name("c2/id"), g8:unique_name("c2/id"),
+   "a renamed op's old name: as after add_op")
+is(h8:unique_name("c1/noise/x"), g8:unique_name("c1/noise/x"),
+   "a name no op had")
+
 -- a site with no template: nothing changes
 local g2 = build()
 local n = #g2
