@@ -3,13 +3,15 @@
  * tensors in one pass (see insert.h for the contract).
  *
  * Why it works on the representation: a site's ops are made with what a
- * loaded op has, not with the edit primitives.  Their input arrays, their
- * attr entries and the use lists that only the template fills are carved
- * exactly from the graph's arena (a later growth moves an array to the
- * heap, as it does a loaded op's pooled arrays), the attr bytes of each
- * template op are copied into the arena once and shared by every op made
- * from it, and names are made unique and indexed with one hash each.  A
- * site then costs no allocation of its own beyond the arena.
+ * loaded op has, not with the edit primitives.  Their input arrays and
+ * the use lists that only the template fills are carved exactly from the
+ * graph's arena (a later growth moves an array to the heap, as it does a
+ * loaded op's pooled arrays); their attrs are NodeDef attr-entry bytes,
+ * as a loaded op's are, encoded once per template op and shared by every
+ * op made from it; names are made unique and indexed with one hash each,
+ * the next site's table slots fetched ahead.  A site then costs no
+ * allocation of its own beyond the arena, and the tables are sized once
+ * for the whole batch.
  */
 #include "insert.h"
 
@@ -44,7 +46,7 @@ static int ref_desc_err(ge_error *err, const char *type, size_t j,
 /* Checks a template against the graph: refs to earlier ops, tensors that
  * exist, no control input or attr given twice. */
 static int check_template(const ge_graph *g, const ge_ins_template *t,
-			  size_t n_sites, ge_error *err)
+			  ge_error *err)
 {
 	if (!t->n_ops)
 		return ge_err(err, GE_EINVAL, "a template needs at least one op");
@@ -121,7 +123,6 @@ static int check_template(const ge_graph *g, const ge_ins_template *t,
 						      at->name);
 		}
 	}
-	(void)n_sites;
 	return GE_OK;
 }
 
@@ -422,7 +423,7 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	size_t max_ops = 0;
 	int any_anchor = 0, coloc = 0;
 	for (size_t t = 0; t < n_tmpls; t++) {
-		if (check_template(g, &tmpls[t], n, err))
+		if (check_template(g, &tmpls[t], err))
 			return GE_EINVAL;
 		if (tmpls[t].n_ops > max_ops)
 			max_ops = tmpls[t].n_ops;

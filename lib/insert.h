@@ -3,16 +3,16 @@
  *
  * Recipes that instrument a graph (noise after every Conv2D, a Print
  * after chosen tensors) repeat one small pattern at many sites: a few new
- * ops reading the site tensor, named under the site's op, and every op
+ * ops reading the site tensor, named after the site's op, and every op
  * that read the site reading the chain's last output instead.  Done op by
  * op from a script, each site costs a handful of calls, name lookups and
  * attr encodings; ge_insert_after takes the pattern once, as a template,
  * and makes every site's ops in one pass:
  *
  *   - each template op's attrs are given encoded (AttrValue bytes) and
- *     kept once in the graph, shared by all the ops made from it; an int
- *     attr may instead take one value per site (a seed that differs per
- *     site);
+ *     kept once in the graph, shared by all the ops made from it; an attr
+ *     may instead take one value per site (a seed, a message that names
+ *     the site);
  *   - names are <site op name><template name>, made unique exactly as
  *     ge_graph_unique_name makes them, site by site and in template order,
  *     so the result equals the same ops added one by one;

@@ -1,11 +1,11 @@
 /*
  * l_insert.c: g:insert_after, the binding of ge_insert_after (insert.h).
  *
- * A template is read once into C structs that live in userdata on the
- * stack (so a Lua error while reading frees them), its attrs encoded once
- * as add_op encodes them (names sorted, kinds from attr_kinds or the
- * OpDef); the sites are handed over as one array.  No userdata is made
- * per site or per new op.
+ * A template is read once into C structs that live in userdata held by
+ * the call's keep table (so a Lua error while reading frees them), its
+ * attrs encoded once as add_op encodes them (names sorted, kinds from
+ * attr_kinds or the OpDef); the sites are handed over as one array.  No
+ * userdata is made per new op, nor per site for {types = ...}.
  */
 #include "config.h"
 
