@@ -370,14 +370,23 @@ uint32_t ge_hash_ci(const void *p, size_t n)
 {
 	const uint8_t *s = p;
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
-	for (; n >= 8; s += 8, n -= 8) {
+	size_t left = n;
+	for (; left >= 8; s += 8, left -= 8) {
 		memcpy(&w, s, 8);
 		h = (h ^ lower8(w)) * 0xff51afd7ed558ccdull;
 		h ^= h >> 29;
 	}
-	if (n) {
-		w = 0;
-		memcpy(&w, s, n);
+	if (left) {
+		/* the last bytes: one load ending at the end when the name
+		 * is long enough, shifted to drop the bytes already mixed */
+		if (n >= 8) {
+			memcpy(&w, s + left - 8, 8);
+			w >>= 8 * (8 - left);
+		} else {
+			w = 0;
+			for (size_t i = 0; i < left; i++)
+				w |= (uint64_t)s[i] << (8 * i);
+		}
 		h = (h ^ lower8(w)) * 0xff51afd7ed558ccdull;
 	}
 	h ^= h >> 32;

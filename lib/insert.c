@@ -369,17 +369,23 @@ static void name_site(const ge_graph *g, const ge_ins_template *t,
 		      ge_tref site, site_names *s)
 {
 	const char *sn = g->ops[site.op].name;
-	size_t sl = strlen(sn);
+	size_t sl = strlen(sn), len = 0;
+	for (size_t j = 0; j < t->n_ops; j++)
+		len += sl + strlen(t->ops[j].name) + 1;
 	s->b.len = 0;
+	ge_buf_reserve(&s->b, len);
+	uint8_t *p = s->b.data;
 	for (size_t j = 0; j < t->n_ops; j++) {
-		s->off[j] = s->b.len;
-		ge_buf_add(&s->b, sn, sl);
-		ge_buf_adds(&s->b, t->ops[j].name);
-		s->hash[j] = ge_hash_ci(s->b.data + s->off[j],
-					s->b.len - s->off[j]);
-		ge_buf_addc(&s->b, 0);
+		size_t tl = strlen(t->ops[j].name);
+		s->off[j] = (size_t)(p - s->b.data);
+		memcpy(p, sn, sl);
+		memcpy(p + sl, t->ops[j].name, tl);
+		s->hash[j] = ge_hash_ci(p, sl + tl);
+		p[sl + tl] = 0;
+		p += sl + tl + 1;
 		ge_names_prefetch(g, s->hash[j]);
 	}
+	s->b.len = len;
 }
 
 /* The readers of each site (edits whose tensor is filled in later), and
