@@ -575,13 +575,17 @@ static void op_attr_funcs(const ge_graph *g, ge_opid id, name_fn fn, void *ud)
 	}
 	if (!o->raw)
 		return;
+	/* a function is named under tag 0x52 (AttrValue.func) or 0x4a
+	 * (ListValue.func): a node holding neither byte names none, and
+	 * most nodes are passed without a walk */
+	if (!memchr(o->raw, 0x52, o->raw_len) &&
+	    !memchr(o->raw, 0x4a, o->raw_len))
+		return;
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *v;
 	const char *k;
 	size_t kl, vl;
 	while (ge_raw_attr_next(&p, end, &k, &kl, &v, &vl)) {
-		/* a function is named under tag 0x52 (AttrValue.func) or 0x4a
-		 * (ListValue.func): a value holding neither byte names none,
-		 * and most values are skipped without a walk */
+		/* the same test for each value */
 		if (!memchr(v, 0x52, vl) && !memchr(v, 0x4a, vl))
 			continue;
 		if (kl >= sizeof key)
