@@ -318,17 +318,25 @@ static void read_template(ctx *c, int idx, ge_ins_template *t)
 	t->out_op = (uint32_t)(n - 1);
 	t->out_index = 0;
 	int ty = lua_getfield(L, idx, "output");
-	if (ty == LUA_TNUMBER || ty == LUA_TTABLE) {
-		ge_ins_ref r;
-		read_ref(c, lua_gettop(L), n, 0, 0, &r);
-		if (r.kind != GE_INS_OP)
+	if (ty != LUA_TNIL) {
+		lua_Integer k = 0, out = 0;
+		int ok = 0, ok2 = 1;
+		if (ty == LUA_TTABLE) {
+			lua_rawgeti(L, -1, 1);
+			lua_rawgeti(L, -2, 2);
+			k = lua_tointegerx(L, -2, &ok);
+			out = lua_tointegerx(L, -1, &ok2);
+			lua_pop(L, 2);
+		} else {
+			k = lua_tointegerx(L, -1, &ok);
+		}
+		if (!ok || !ok2 || k < 1 || (size_t)k > n || out < 0 ||
+		    out > 0x7fffffff)
 			luaL_error(L, "template output: an op of the template "
-				      "expected");
-		t->out_op = r.op;
-		t->out_index = r.index;
-	} else if (ty != LUA_TNIL) {
-		luaL_error(L, "template output: an op index or {op, output} "
-			      "expected");
+				      "(1 to %d) or {op, output} expected",
+				   (int)n);
+		t->out_op = (uint32_t)(k - 1);
+		t->out_index = (int32_t)out;
 	}
 	lua_pop(L, 1);
 }

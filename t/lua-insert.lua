@@ -261,6 +261,9 @@ raises("given twice", function()
   g3:insert_after({c1}, {{type = "Identity", attrs = {seed = 1},
                           site_attrs = {seed = {1}}}}) end,
   "an attr both fixed and per site")
+raises("template output: an op of the template (1 to 1)", function()
+  g3:insert_after({c1}, {{type = "Identity", inputs = {0}}, output = 2}) end,
+  "an output that is no op of the template")
 raises("unknown option", function()
   g3:insert_after({c1}, {{type = "Identity"}}, {skip = true}) end,
   "an unknown option")
