@@ -673,10 +673,19 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 			body = o->raw;
 			blen = o->raw_len;
 		} else {
-			node.len = 0;
+			/* encoded after room for its tag and length, and
+			 * handed on with them in one piece */
+			enum { ROOM = 11 };
+			ge_buf_reserve(&node, ROOM);
+			node.len = ROOM;
 			ge_op_encode(g, (ge_opid)i, &node);
-			body = node.data;
-			blen = node.len;
+			blen = node.len - ROOM;
+			uint8_t h[ROOM], *e = put_varint(h + 1, blen);
+			h[0] = GD_NODE << 3 | 2;
+			size_t hl = (size_t)(e - h);
+			memcpy(node.data + ROOM - hl, h, hl);
+			put(ctx, node.data + ROOM - hl, hl + blen);
+			continue;
 		}
 		hdr.len = 0;
 		ge_buf_tag(&hdr, GD_NODE, 2);
