@@ -199,6 +199,26 @@ static void test_errors(void)
 	ge_graph_free(g);
 }
 
+static void test_dtypes(void)
+{
+	char txt[8192];
+	snprintf(txt, sizeof txt, "%s%s", FIXTURE,
+		 "node { name: \"m\" op: \"Mystery\" "
+		 "attr { key: \"T\" value { type: DT_INT32 } } }\n"
+		 "node { name: \"h\" op: \"Const\" "
+		 "attr { key: \"dtype\" value { type: DT_HALF } } }\n");
+	ge_graph *g = parse(txt);
+	ge_tref s[4] = {T(g, "c0"), T(g, "h"), T(g, "m"), T(g, "enter")};
+	int dt[4], dt2[4];
+	ge_insert_site_dtypes(g, s, 4, NULL, dt);
+	ge_insert_site_dtypes(g, s, 4, "T", dt2);
+	ok(dt[0] == 1 && dt[1] == 19 && dt[3] == 1,
+	   "site dtypes from the OpDef and the type attrs");
+	ok(dt[2] == 0 && dt2[2] == 3, "an op without OpDef: its type attr "
+				      "when asked for");
+	ge_graph_free(g);
+}
+
 static void test_by_type(void)
 {
 	ge_graph *g = parse(FIXTURE);
@@ -247,6 +267,7 @@ int main(void)
 	test_hash_ci();
 	test_basic();
 	test_errors();
+	test_dtypes();
 	test_by_type();
 	return tap_done();
 }
