@@ -1000,7 +1000,14 @@ int ge_graph_set_inputs(ge_graph *g, const ge_input_edit *e, size_t n,
 		adds[na++] = (struct pu){e[i].t.op, {e[i].op, e[i].slot}};
 	}
 	/* A use stays on a producer's list while its slot still reads it. */
-	qsort(olds, no, sizeof *olds, cmp_opid);
+	/* batches made in node order (insert.c) come sorted */
+	size_t so = 1, sa = 1;
+	while (so < no && olds[so - 1] <= olds[so])
+		so++;
+	while (sa < na && cmp_pu(&adds[sa - 1], &adds[sa]) <= 0)
+		sa++;
+	if (so < no)
+		qsort(olds, no, sizeof *olds, cmp_opid);
 	for (size_t i = 0; i < no; i++) {
 		if (i && olds[i] == olds[i - 1])
 			continue;
@@ -1015,7 +1022,8 @@ int ge_graph_set_inputs(ge_graph *g, const ge_input_edit *e, size_t n,
 		p->n_uses = w;
 	}
 	/* Merge the new uses into each producer's sorted list. */
-	qsort(adds, na, sizeof *adds, cmp_pu);
+	if (sa < na)
+		qsort(adds, na, sizeof *adds, cmp_pu);
 	for (size_t i = 0; i < na;) {
 		size_t j = i;
 		while (j < na && adds[j].p == adds[i].p)
