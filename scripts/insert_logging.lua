@@ -46,7 +46,10 @@ NextIteration, LoopCond) are never logged: log the ops around them.]],
     for _, n in ipairs(p.name) do names[n] = true end
     local any = #p.op > 0 or #p.name > 0 or p.prefix ~= ""
     local selected = {}
-    for _, op in ipairs(g:ops()) do
+    -- chosen by type alone: only the ops of those types are looked at
+    local candidates = (#p.name == 0 and p.prefix == "" and #p.op > 0)
+                       and g:ops(p.op) or g:ops()
+    for _, op in ipairs(candidates) do
       local pick = not any or types[op.type] or names[op.name] or
                    (p.prefix ~= "" and op.name:sub(1, #p.prefix) == p.prefix)
       local x = pick and op.outputs[1]
