@@ -999,13 +999,13 @@ int ge_graph_set_inputs(ge_graph *g, const ge_input_edit *e, size_t n,
 			olds[no++] = old.op;
 		adds[na++] = (struct pu){e[i].t.op, {e[i].op, e[i].slot}};
 	}
-	/* A use stays on a producer's list while its slot still reads it. */
 	/* batches made in node order (insert.c) come sorted */
 	size_t so = 1, sa = 1;
 	while (so < no && olds[so - 1] <= olds[so])
 		so++;
 	while (sa < na && cmp_pu(&adds[sa - 1], &adds[sa]) <= 0)
 		sa++;
+	/* A use stays on a producer's list while its slot still reads it. */
 	if (so < no)
 		qsort(olds, no, sizeof *olds, cmp_opid);
 	for (size_t i = 0; i < no; i++) {
