@@ -575,10 +575,27 @@ static void op_attr_funcs(const ge_graph *g, ge_opid id, name_fn fn, void *ud)
 	}
 	if (!o->raw)
 		return;
-	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *v;
+	/* a function is named under tag 0x52 (AttrValue.func) or 0x4a
+	 * (ListValue.func): a node whose bytes after its name, op, inputs
+	 * and device (which come first) hold neither byte names none, and
+	 * most nodes are passed without a walk */
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *v, *q = p;
+	while (q < end && (*q >> 3) >= 1 && (*q >> 3) <= 4 && (*q & 7) == 2) {
+		const uint8_t *r = q + 1;
+		uint64_t l;
+		if (ge_read_varint(&r, end, &l) || l > (uint64_t)(end - r))
+			break;
+		q = r + l;
+	}
+	if (!memchr(q, 0x52, (size_t)(end - q)) &&
+	    !memchr(q, 0x4a, (size_t)(end - q)))
+		return;
 	const char *k;
 	size_t kl, vl;
 	while (ge_raw_attr_next(&p, end, &k, &kl, &v, &vl)) {
+		/* the same test for each value */
+		if (!memchr(v, 0x52, vl) && !memchr(v, 0x4a, vl))
+			continue;
 		if (kl >= sizeof key)
 			kl = sizeof key - 1;
 		memcpy(key, k, kl);

@@ -70,12 +70,6 @@ ge_graph *ge_graph_new(void)
 	return g;
 }
 
-struct ge_namectr {
-	const char *name;  /* lower-cased, arena */
-	uint32_t hash;
-	uint32_t next;     /* next suffix to try */
-};
-
 static void op_free_storage(ge_op *o)
 {
 	if (o->flags & OPF_IN_OWNED)
@@ -244,12 +238,16 @@ void ge_idx_grow(ge_graph *g, size_t want)
 
 ge_opid ge_idx_insert(ge_graph *g, ge_opid id)
 {
+	const char *nm = g->ops[id].name;
+	return ge_idx_insert_h(g, id, ge_hash_ci(nm, strlen(nm)));
+}
+
+ge_opid ge_idx_insert_h(ge_graph *g, ge_opid id, uint32_t h)
+{
 	if ((g->idx_used + 1) * 4 >= g->idx_cap * 3)
 		ge_idx_grow(g, g->n_live + 1 > g->idx_used ? g->n_live + 1
 							 : g->idx_used + 1);
 	const char *nm = g->ops[id].name;
-	size_t n = strlen(nm);
-	uint32_t h = ge_hash_ci(nm, n);
 	size_t j = h & (g->idx_cap - 1), tomb = (size_t)-1;
 	for (; g->idx[j]; j = (j + 1) & (g->idx_cap - 1)) {
 		uint64_t v = g->idx[j];
@@ -335,9 +333,14 @@ static void idx_del(ge_graph *g, ge_opid id)
 ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n,
 			  int ci)
 {
+	return ge_idx_find_h(g, name, n, ci, ge_hash_ci(name, n));
+}
+
+ge_opid ge_idx_find_h(const ge_graph *g, const char *name, size_t n, int ci,
+		      uint32_t h)
+{
 	if (!g->idx_cap)
 		return GE_NOOP;
-	uint32_t h = ge_hash_ci(name, n);
 	size_t j = h & (g->idx_cap - 1);
 	while (g->idx[j]) {
 		uint64_t v = g->idx[j];
@@ -661,6 +664,7 @@ int ge_op_set_name(ge_graph *g, ge_opid id, const char *name, ge_error *err)
 			      "cannot rename '%s' to '%s': name already taken",
 			      g->ops[id].name, name);
 	char *old = (char *)g->ops[id].name;
+	ge_names_release(g, id);
 	idx_del(g, id);
 	g->ops[id].name = ge_arena_strdup(&g->arena, name);
 	ge_idx_add(g, id);
@@ -1000,8 +1004,15 @@ int ge_graph_set_inputs(ge_graph *g, const ge_input_edit *e, size_t n,
 			olds[no++] = old.op;
 		adds[na++] = (struct pu){e[i].t.op, {e[i].op, e[i].slot}};
 	}
+	/* batches made in node order (insert.c) come sorted */
+	size_t so = 1, sa = 1;
+	while (so < no && olds[so - 1] <= olds[so])
+		so++;
+	while (sa < na && cmp_pu(&adds[sa - 1], &adds[sa]) <= 0)
+		sa++;
 	/* A use stays on a producer's list while its slot still reads it. */
-	qsort(olds, no, sizeof *olds, cmp_opid);
+	if (so < no)
+		qsort(olds, no, sizeof *olds, cmp_opid);
 	for (size_t i = 0; i < no; i++) {
 		if (i && olds[i] == olds[i - 1])
 			continue;
@@ -1016,7 +1027,8 @@ int ge_graph_set_inputs(ge_graph *g, const ge_input_edit *e, size_t n,
 		p->n_uses = w;
 	}
 	/* Merge the new uses into each producer's sorted list. */
-	qsort(adds, na, sizeof *adds, cmp_pu);
+	if (sa < na)
+		qsort(adds, na, sizeof *adds, cmp_pu);
 	for (size_t i = 0; i < na;) {
 		size_t j = i;
 		while (j < na && adds[j].p == adds[i].p)
@@ -1124,8 +1136,8 @@ void ge_op_clear_control_inputs(ge_graph *g, ge_opid id)
 	touch(g, id);
 }
 
-static ge_opid new_op(ge_graph *g, const char *name, size_t name_len,
-		      const char *type, size_t type_len)
+ge_opid ge_new_op(ge_graph *g, const char *nm, const char *itype,
+		  const char *idevice)
 {
 	if (g->n_ops == g->cap_ops) {
 		g->cap_ops = g->cap_ops ? g->cap_ops * 2 : 64;
@@ -1134,12 +1146,19 @@ static ge_opid new_op(ge_graph *g, const char *name, size_t name_len,
 	ge_opid id = (ge_opid)g->n_ops++;
 	ge_op *o = &g->ops[id];
 	memset(o, 0, sizeof *o);
-	o->name = ge_arena_strndup(&g->arena, name, name_len);
-	o->type = ge_intern(g, type, type_len);
-	o->device = ge_intern(g, "", 0);
+	o->name = nm;
+	o->type = itype;
+	o->device = idevice;
 	o->nout = -1;
 	g->n_live++;
 	return id;
+}
+
+static ge_opid new_op(ge_graph *g, const char *name, size_t name_len,
+		      const char *type, size_t type_len)
+{
+	return ge_new_op(g, ge_arena_strndup(&g->arena, name, name_len),
+			 ge_intern(g, type, type_len), ge_intern(g, "", 0));
 }
 
 ge_opid ge_graph_add_op(ge_graph *g, const char *name, const char *type,
@@ -1244,6 +1263,7 @@ int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err)
 			couts_remove(OP(g, t.op), id);
 	}
 	o->n_in = o->n_ctrl = 0;
+	ge_names_release(g, id);
 	if (!(o->flags & OPF_DUPNAME))
 		idx_del(g, id);
 	o->flags |= OPF_DEAD;
@@ -1253,90 +1273,6 @@ int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err)
 		if (g->hooks[i]->on_remove)
 			g->hooks[i]->on_remove(g, o->name);
 	return GE_OK;
-}
-
-/* ------------------------------------------------------------ unique names */
-
-static struct ge_namectr *used_find(const ge_graph *g, const char *s, size_t n,
-				    uint32_t h)
-{
-	if (!g->used_cap)
-		return NULL;
-	size_t j = h & (g->used_cap - 1);
-	while (g->used[j].name) {
-		if (g->used[j].hash == h &&
-		    strncasecmp(g->used[j].name, s, n) == 0 &&
-		    g->used[j].name[n] == 0)
-			return &g->used[j];
-		j = (j + 1) & (g->used_cap - 1);
-	}
-	return NULL;
-}
-
-static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
-				   uint32_t h)
-{
-	struct ge_namectr *e = used_find(g, s, n, h);
-	if (e)
-		return e;
-	if ((g->used_n + 1) * 2 > g->used_cap) {
-		size_t cap = g->used_cap ? g->used_cap * 2 : 64;
-		struct ge_namectr *t = ge_xcalloc(cap, sizeof *t);
-		for (size_t i = 0; i < g->used_cap; i++) {
-			if (!g->used[i].name)
-				continue;
-			size_t j = g->used[i].hash & (cap - 1);
-			while (t[j].name)
-				j = (j + 1) & (cap - 1);
-			t[j] = g->used[i];
-		}
-		free(g->used);
-		g->used = t;
-		g->used_cap = cap;
-	}
-	size_t j = h & (g->used_cap - 1);
-	while (g->used[j].name)
-		j = (j + 1) & (g->used_cap - 1);
-	char *lc = ge_arena_strndup(&g->arena, s, n);
-	for (char *p = lc; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p += 32;
-	g->used[j].name = lc;
-	g->used[j].hash = h;
-	g->used[j].next = 1;
-	g->used_n++;
-	return &g->used[j];
-}
-
-static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
-{
-	return ge_idx_find_n(g, s, n, 1) != GE_NOOP || used_find(g, s, n, h);
-}
-
-const char *ge_graph_unique_name(ge_graph *g, const char *name)
-{
-	size_t n = strlen(name);
-	uint32_t h = ge_hash_ci(name, n);
-	if (!name_in_use(g, name, n, h)) {
-		used_add(g, name, n, h);
-		return ge_arena_strndup(&g->arena, name, n);
-	}
-	struct ge_namectr *e = used_find(g, name, n, h);
-	uint32_t i = e ? e->next : 1;
-	ge_buf b = GE_BUF_INIT;
-	for (;; i++) {
-		b.len = 0;
-		ge_buf_printf(&b, "%s_%u", name, i);
-		uint32_t hh = ge_hash_ci(b.data, b.len);
-		if (!name_in_use(g, (char *)b.data, b.len, hh))
-			break;
-	}
-	/* used_add may move the table: look the base entry up again */
-	used_add(g, name, n, h)->next = i + 1;
-	used_add(g, (char *)b.data, b.len, ge_hash_ci(b.data, b.len));
-	const char *r = ge_arena_strndup(&g->arena, (char *)b.data, b.len);
-	ge_buf_free(&b);
-	return r;
 }
 
 /* ------------------------------------------------------------ attrs */

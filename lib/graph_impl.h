@@ -4,8 +4,9 @@
  * function library's func.c, func_body.c, func_check.c through
  * func_impl.h) and by the files that keep data with a graph through its
  * hooks or parse GraphDef bytes into one: model.c, meta.c (through
- * meta_impl.h), tfjs.c and ckptplan.c.  Nothing else includes it,
- * nothing outside lib/ ever.
+ * meta_impl.h), tfjs.c and ckptplan.c; the unique names of names.c and
+ * the batch inserts of insert.c.  Nothing else includes it, nothing
+ * outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
 #define GE_GRAPH_IMPL_H
@@ -35,6 +36,8 @@ enum {
 	OPF_COUTS_OWNED = 32,
 	OPF_DUPNAME = 64,    /* loaded with a name another op already had */
 	OPF_ENTS_OWNED = 128,/* ents[] allocated (always, once split) */
+	OPF_NAMED = 256,     /* named by ge_add_op_unique: its name joins the
+				names handed out when it leaves the index */
 };
 
 typedef struct ge_op {
@@ -42,7 +45,9 @@ typedef struct ge_op {
 	ge_tref *in;               /* n_in data, then n_ctrl control */
 	ge_use *uses;              /* sorted by (op, slot) */
 	ge_opid *couts;            /* sorted */
-	const uint8_t *raw;        /* original NodeDef bytes, or NULL */
+	const uint8_t *raw;        /* original NodeDef bytes (for an op of
+				      insert.c, attr entries in the arena),
+				      or NULL */
 	ge_attr_ent *ents;
 	uint32_t n_in, n_ctrl;
 	uint32_t n_uses;
@@ -179,7 +184,31 @@ void ge_idx_build(ge_graph *g);
  * indexed: then returns that op and leaves the index alone. */
 ge_opid ge_idx_insert(ge_graph *g, ge_opid id);
 ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n, int ci);
+/* The same two for a name whose ge_hash_ci is h. */
+ge_opid ge_idx_insert_h(ge_graph *g, ge_opid id, uint32_t h);
+ge_opid ge_idx_find_h(const ge_graph *g, const char *name, size_t n, int ci,
+		      uint32_t h);
+/* A new live op named nm (kept: an arena string) of the interned type and
+ * device, without edges or attrs; not indexed. */
+ge_opid ge_new_op(ge_graph *g, const char *nm, const char *itype,
+		  const char *idevice);
 size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
+/* For the batch inserts of insert.c: ge_graph_unique_name of the n bytes
+ * of name (NUL-terminated there; hash is their ge_hash_ci), then a new op
+ * so named, of the interned type and device, without edges or attrs (it
+ * is dirty). */
+ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
+			 uint32_t hash, const char *itype, const char *idevice);
+/* An op leaves the name index (removed or renamed): a name it was given
+ * by ge_add_op_unique stays taken for unique names. */
+void ge_names_release(ge_graph *g, ge_opid id);
+/* Room for n more ops (the ops array, the name index), so that adding
+ * them moves no table. */
+void ge_graph_reserve_ops(ge_graph *g, size_t n);
+/* Starts fetching the table slots that naming a name of ge_hash_ci h
+ * will probe: on a large graph each probe is a cache miss, which a batch
+ * can overlap. */
+void ge_names_prefetch(const ge_graph *g, uint32_t h);
 
 
 /* Parses GraphDef bytes in place.  With take, the graph owns data (a

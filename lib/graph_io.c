@@ -563,48 +563,124 @@ static size_t varint_size(uint64_t v)
 	return n;
 }
 
+/* Writers into room already reserved: the fields of a NodeDef have
+ * numbers below 16, so their tags are one byte.  A re-encoded op costs
+ * one reserve per field and no moves, which matters when a recipe adds
+ * ops by the hundred thousand. */
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static void put_lenfield(ge_buf *b, uint32_t field, const void *s, size_t n)
+{
+	ge_buf_reserve(b, n + 11);
+	uint8_t *p = b->data + b->len;
+	*p++ = (uint8_t)(field << 3 | 2);
+	p = put_varint(p, n);
+	if (n)
+		memcpy(p, s, n);
+	b->len = (size_t)(p + n - b->data);
+}
+
+/* An input as GraphDef writes it ("x", "x:1", "^x"), for a live op. */
+static void put_input(ge_buf *b, const ge_graph *g, ge_tref t, int ctl)
+{
+	const char *nm = g->ops[t.op].name;
+	size_t nl = strlen(nm), k = 0;
+	char num[12];
+	uint32_t x = t.index > 0 && !ctl ? (uint32_t)t.index : 0;
+	while (x) {
+		num[k++] = (char)('0' + x % 10);
+		x /= 10;
+	}
+	size_t n = nl + (ctl ? 1 : 0) + (k ? k + 1 : 0);
+	ge_buf_reserve(b, n + 11);
+	uint8_t *p = b->data + b->len;
+	*p++ = ND_INPUT << 3 | 2;
+	p = put_varint(p, n);
+	if (ctl)
+		*p++ = '^';
+	memcpy(p, nm, nl);
+	p += nl;
+	if (k) {
+		*p++ = ':';
+		while (k)
+			*p++ = (uint8_t)num[--k];
+	}
+	b->len = (size_t)(p - b->data);
+}
+
 void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		     ge_input_text_fn text)
 {
 	const ge_op *o = &g->ops[id];
-	ge_buf_lenfield(out, ND_NAME, o->name, strlen(o->name));
-	ge_buf_lenfield(out, ND_OP, o->type, strlen(o->type));
-	/* written in place and wrapped: no scratch buffer per op */
+	put_lenfield(out, ND_NAME, o->name, strlen(o->name));
+	put_lenfield(out, ND_OP, o->type, strlen(o->type));
 	for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
+		if (text == put_input_text && o->in[s].op != GE_NOOP) {
+			put_input(out, g, o->in[s], s >= o->n_in);
+			continue;
+		}
+		/* written in place and wrapped: no scratch buffer per op */
 		size_t start = out->len;
 		text(g, id, s, out);
 		ge_buf_wrap(out, start, ND_INPUT);
 	}
 	if (*o->device)
-		ge_buf_lenfield(out, ND_DEVICE, o->device, strlen(o->device));
+		put_lenfield(out, ND_DEVICE, o->device, strlen(o->device));
 	/* Attrs, then any other field, in the order they were read. */
 	if (o->flags & OPF_SPLIT) {
 		for (uint32_t i = 0; i < o->n_ents; i++) {
 			const ge_attr_ent *e = &o->ents[i];
 			size_t kl = strlen(e->key);
-			ge_buf_tag(out, ND_ATTR, 2);
-			ge_buf_varint(out, 2 + varint_size(kl) + kl +
-						   varint_size(e->len) + e->len);
-			ge_buf_lenfield(out, 1, e->key, kl);
-			ge_buf_lenfield(out, 2, e->raw, e->len);
+			size_t el = 2 + varint_size(kl) + kl +
+				    varint_size(e->len) + e->len;
+			ge_buf_reserve(out, el + 11);
+			uint8_t *p = out->data + out->len;
+			*p++ = ND_ATTR << 3 | 2;
+			p = put_varint(p, el);
+			*p++ = 1 << 3 | 2;
+			p = put_varint(p, kl);
+			memcpy(p, e->key, kl);
+			p += kl;
+			*p++ = 2 << 3 | 2;
+			p = put_varint(p, e->len);
+			if (e->len)
+				memcpy(p, e->raw, e->len);
+			out->len = (size_t)(p + e->len - out->data);
 		}
 	}
 	if (o->raw) {
+		/* kept fields that follow each other are copied as one run */
 		const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+		const uint8_t *run = p;
 		while (p < end) {
 			const uint8_t *fs = p;
 			uint64_t tag;
 			if (ge_read_varint(&p, end, &tag) ||
-			    ge_skip_field(&p, end, (int)(tag & 7)))
+			    ge_skip_field(&p, end, (int)(tag & 7))) {
+				p = fs;
 				break;
+			}
 			uint32_t f = (uint32_t)(tag >> 3);
-			if (f >= ND_NAME && f <= ND_DEVICE)
-				continue;
-			if (f == ND_ATTR && (o->flags & OPF_SPLIT))
-				continue;
-			ge_buf_add(out, fs, (size_t)(p - fs));
+			if ((f >= ND_NAME && f <= ND_DEVICE) ||
+			    (f == ND_ATTR && (o->flags & OPF_SPLIT))) {
+				if (run < fs)
+					ge_buf_add(out, run, (size_t)(fs - run));
+				run = p;
+			}
 		}
+		if (run < p)
+			ge_buf_add(out, run, (size_t)(p - run));
 	}
+	if (out->data)
+		out->data[out->len] = 0;
 }
 
 /* Emits the GraphDef through a sink, so that the same code fills a
@@ -729,10 +805,19 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 			body = o->raw;
 			blen = o->raw_len;
 		} else {
-			node.len = 0;
+			/* encoded after room for its tag and length, and
+			 * handed on with them in one piece */
+			enum { ROOM = 11 };
+			ge_buf_reserve(&node, ROOM);
+			node.len = ROOM;
 			ge_op_encode(g, (ge_opid)i, &node);
-			body = node.data;
-			blen = node.len;
+			blen = node.len - ROOM;
+			uint8_t h[ROOM], *e = put_varint(h + 1, blen);
+			h[0] = GD_NODE << 3 | 2;
+			size_t hl = (size_t)(e - h);
+			memcpy(node.data + ROOM - hl, h, hl);
+			put(ctx, node.data + ROOM - hl, hl + blen);
+			continue;
 		}
 		hdr.len = 0;
 		ge_buf_tag(&hdr, GD_NODE, 2);
@@ -1141,6 +1226,13 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		o->type = ge_intern(g, s->type, strlen(s->type));
 		o->device = ge_intern(g, s->device, strlen(s->device));
 		o->raw = REBASE(s->raw);
+		if (s->raw && !(src->src && s->raw >= src->src &&
+				s->raw < src->src + src->src_len)) {
+			/* a new op's attrs, in the source's arena */
+			uint8_t *c = ge_arena_alloc(&g->arena, s->raw_len + 1);
+			memcpy(c, s->raw, s->raw_len);
+			o->raw = c;
+		}
 		/* heap arrays keep room for the next power of two (graph.c) */
 		uint32_t nin = s->n_in + s->n_ctrl;
 		o->in = ge_xmalloc(ge_edge_room(nin) * sizeof *o->in);

@@ -46,7 +46,10 @@ NextIteration, LoopCond) are never logged: log the ops around them.]],
     for _, n in ipairs(p.name) do names[n] = true end
     local any = #p.op > 0 or #p.name > 0 or p.prefix ~= ""
     local selected = {}
-    for _, op in ipairs(g:ops()) do
+    -- chosen by type alone: only the ops of those types are looked at
+    local candidates = (#p.name == 0 and p.prefix == "" and #p.op > 0)
+                       and g:ops(p.op) or g:ops()
+    for _, op in ipairs(candidates) do
       local pick = not any or types[op.type] or names[op.name] or
                    (p.prefix ~= "" and op.name:sub(1, #p.prefix) == p.prefix)
       local x = pick and op.outputs[1]
@@ -56,22 +59,34 @@ NextIteration, LoopCond) are never logged: log the ops around them.]],
         selected[#selected + 1] = op
       end
     end
-    for _, op in ipairs(selected) do
-      local x = op:output(0)
-      local words = {}
-      if p.show_op then words[#words + 1] = op.type end
-      if p.show_name then words[#words + 1] = op.name end
-      if p.message ~= "" then words[#words + 1] = p.message end
-      local print_op = g:add_op{
-        type = "Print", name = g:unique_name(op.name .. "__print__"),
-        inputs = {x, x}, device = op.device,
-        attrs = {T = x.dtype, U = {x.dtype},
-                 message = table.concat(words, " "),
-                 first_n = p.first_n, summarize = p.summarize},
-        attr_kinds = {U = "list(type)"},
-      }
-      x:replace_all_uses_with(print_op:output(0),
-                              {cannot_modify = {print_op}})
+    -- one Print per op, all made in one call: a template per dtype,
+    -- and the message per op when it names the op
+    local templates, messages = {}, nil
+    if p.show_name then messages = {} end
+    for i, op in ipairs(selected) do
+      local dt = op:output(0).dtype
+      if messages then
+        local words = {}
+        if p.show_op then words[#words + 1] = op.type end
+        words[#words + 1] = op.name
+        if p.message ~= "" then words[#words + 1] = p.message end
+        messages[i] = table.concat(words, " ")
+      end
+      if not templates[dt] then
+        local words = {}
+        if p.show_op then words[#words + 1] = op.type end
+        if p.message ~= "" then words[#words + 1] = p.message end
+        templates[dt] = {{
+          type = "Print", name = "__print__", inputs = {0, 0},
+          attrs = {T = dt, U = {dt},
+                   message = not messages and table.concat(words, " ")
+                             or nil,
+                   first_n = p.first_n, summarize = p.summarize},
+          attr_kinds = {U = "list(type)"},
+          site_attrs = {message = messages},
+        }}
+      end
     end
+    if #selected > 0 then g:insert_after(selected, templates) end
   end,
 }

@@ -40,116 +40,85 @@ noise runs in the loop's frame.]],
   },
   run = function(g, p)
     if p.stddev < 0 then error("stddev must not be negative") end
-    local types = {}
-    for _, t in ipairs(p.types) do types[t] = true end
-    local sites, unread = {}, {}
-    -- frames before any edit: an op in a loop anchors its Const there
-    local in_loop = {}
-    for _, op in ipairs(g:ops()) do
-      if types[op.type] then
-        sites[#sites + 1] = op
-        in_loop[op] = op.frame ~= ""
-      end
-    end
-    local done = 0
-    -- the stddev tensor of each dtype, made once
-    local stddevs = {}
-    for i, op in ipairs(sites) do
-      local x = op:output(0)
-      -- ops without an OpDef (_FusedConv2D) usually say their type in T
-      local dtype = x.dtype
-      if not dtype then
-        local t, kind = op:attr("T")
-        if kind == "type" then dtype = t end
-      end
-      if not dtype then
-        error(string.format("the dtype of %s is unknown", x.name))
-      end
-      local cast = false
-      if INTEGER[dtype] then
-        if p.integers ~= "cast" then
-          error(string.format("%s (%s) is %s: noise on integers needs "
-            .. "integers=cast (add in float32, round)", x.name, op.type,
-            dtype))
-        end
-        cast = true
-      elseif not FLOATING[dtype] then
-        error(string.format("%s (%s) is %s: no noise can be added to it",
-                            x.name, op.type, dtype))
-      end
-      -- who reads x, by input slot, before the noise ops read it too
-      local readers = {}
-      for _, c in ipairs(x:consumers()) do
-        for slot, t in ipairs(c.inputs) do
-          if t == x then readers[#readers + 1] = {c, slot - 1} end
-        end
-      end
-      if #readers == 0 then
-        unread[#unread + 1] = op.name
-        goto continue
-      end
-      local scope = op.name .. "/noise/"
-      local dev = op.device
+    -- every op of the types, without a wrapper for each
+    local sites = {types = p.types}
+    -- seed2: the site's position (1, 2, ...); both 0 for seed=-1
+    local seed, seed2, site_attrs = p.seed, nil, {seed2 = "position"}
+    if seed < 0 then seed, seed2, site_attrs = 0, 0, nil end
+    -- the ops after a site of dtype `dtype`; inputs: 0 is the site, k
+    -- the k-th op of the list
+    local function template(dtype)
+      local ops = {}
       local function add(spec)
-        spec.name = g:unique_name(scope .. spec.name)
-        spec.device = dev
-        return g:add_op(spec)
+        spec.name = "/noise/" .. spec.name
+        ops[#ops + 1] = spec
+        return #ops
       end
-      local src, sdtype = x, dtype
+      local cast = INTEGER[dtype]
+      local src, sdtype = 0, dtype
       if cast then
-        src = add{type = "Cast", name = "to_float", inputs = {x},
-                  attrs = {SrcT = dtype, DstT = FLOAT32,
-                           Truncate = false}}:output(0)
+        src = add{type = "Cast", name = "to_float", inputs = {0},
+                  attrs = {SrcT = dtype, DstT = FLOAT32, Truncate = false}}
         sdtype = FLOAT32
       end
-      local shape = add{type = "Shape", name = "shape", inputs = {x},
+      local shape = add{type = "Shape", name = "shape", inputs = {0},
                         attrs = {T = dtype, out_type = "int32"}}
-      local seed, seed2 = p.seed, i
-      if p.seed < 0 then seed, seed2 = 0, 0 end
       local noise = add{type = "RandomStandardNormal", name = "random",
-                        inputs = {shape:output(0)},
-                        attrs = {dtype = FLOAT32, T = "int32",
-                                 seed = seed, seed2 = seed2}}:output(0)
+                        inputs = {shape},
+                        attrs = {dtype = FLOAT32, T = "int32", seed = seed,
+                                 seed2 = seed2},
+                        site_attrs = site_attrs}
       if sdtype ~= FLOAT32 then
         noise = add{type = "Cast", name = "cast", inputs = {noise},
                     attrs = {SrcT = FLOAT32, DstT = sdtype,
-                             Truncate = false}}:output(0)
+                             Truncate = false}}
       end
       -- a Const has no input: in a loop it waits on the site, which puts
       -- it in the loop's frame (as tf.while_loop does with its pivot)
-      local value = stddevs[sdtype]
-      if not value then
-        value = ge.tensor_value(sdtype, {}, {p.stddev})
-        stddevs[sdtype] = value
-      end
-      local stddev = add{type = "Const", name = "stddev",
-                         control_inputs = in_loop[op] and {op} or nil,
-                         attrs = {dtype = sdtype, value = value}}
+      local stddev = add{type = "Const", name = "stddev", loop_anchor = true,
+                         attrs = {dtype = sdtype,
+                                  value = ge.tensor_value(sdtype, {},
+                                                          {p.stddev})}}
       local scaled = add{type = "Mul", name = "mul",
-                         inputs = {noise, stddev:output(0)},
-                         attrs = {T = sdtype}}
-      local noisy = add{type = "AddV2", name = "add",
-                        inputs = {src, scaled:output(0)},
-                        attrs = {T = sdtype}}:output(0)
+                         inputs = {noise, stddev}, attrs = {T = sdtype}}
+      local noisy = add{type = "AddV2", name = "add", inputs = {src, scaled},
+                        attrs = {T = sdtype}}
       if cast then
         local r = add{type = "Round", name = "round", inputs = {noisy},
                       attrs = {T = FLOAT32}}
-        noisy = add{type = "Cast", name = "to_" .. dtype,
-                    inputs = {r:output(0)},
-                    attrs = {SrcT = FLOAT32, DstT = dtype,
-                             Truncate = false}}:output(0)
+        add{type = "Cast", name = "to_" .. dtype, inputs = {r},
+            attrs = {SrcT = FLOAT32, DstT = dtype, Truncate = false}}
       end
-      for _, r in ipairs(readers) do
-        r[1]:set_input(r[2], noisy)
-      end
-      done = done + 1
-      ::continue::
+      return ops
     end
+    local templates = {}
+    for dtype in pairs(FLOATING) do templates[dtype] = template(dtype) end
+    if p.integers == "cast" then
+      for dtype in pairs(INTEGER) do templates[dtype] = template(dtype) end
+    end
+    -- ops without an OpDef (_FusedConv2D) usually say their type in T
+    local r, _, op, dtype = g:insert_after(sites, templates,
+                                           {skip_unread = true,
+                                            dtype_attr = "T"})
+    if not r then
+      local x = op:output(0)
+      if not dtype then
+        error(string.format("the dtype of %s is unknown", x.name))
+      elseif INTEGER[dtype] then
+        error(string.format("%s (%s) is %s: noise on integers needs "
+          .. "integers=cast (add in float32, round)", x.name, op.type,
+          dtype))
+      end
+      error(string.format("%s (%s) is %s: no noise can be added to it",
+                          x.name, op.type, dtype))
+    end
+    local unread = {}
+    for i, s in ipairs(r.skipped) do unread[i] = s.name end
     if #unread > 0 then
       io.stderr:write("insert_noise: no noise after ops nobody reads "
                       .. "(it would change nothing): "
                       .. table.concat(unread, ", ") .. "\n")
     end
-    return {sites = done, unread = unread}
+    return {sites = r.inserted, unread = unread}
   end,
 }

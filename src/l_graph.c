@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "func.h"
+#include "insert.h"
 #include "lge.h"
 #include "select.h"
 #include "shapes.h"
@@ -70,10 +71,42 @@ ge_graph *lge_checkanygraph(lua_State *L, int arg, lge_graph **owner)
 
 /* ------------------------------------------------------------ methods */
 
-/* g:ops() -> list of the live ops in node order */
+/* g:ops(types): the ops of the given types (a type or a list of them),
+ * with wrappers made only for those */
+static int g_ops_of_types(lua_State *L, ge_graph *g)
+{
+	size_t n = 1;
+	if (lua_type(L, 2) == LUA_TTABLE)
+		n = lua_rawlen(L, 2);
+	else
+		luaL_checkstring(L, 2);
+	const char **types = lua_newuserdatauv(L, (n ? n : 1) * sizeof *types,
+					       0);
+	if (lua_type(L, 2) == LUA_TSTRING)
+		types[0] = lua_tostring(L, 2);
+	for (size_t i = 0; lua_type(L, 2) == LUA_TTABLE && i < n; i++) {
+		if (lua_rawgeti(L, 2, (lua_Integer)i + 1) != LUA_TSTRING)
+			luaL_argerror(L, 2, "a list of op types expected");
+		types[i] = lua_tostring(L, -1); /* held by the list */
+		lua_pop(L, 1);
+	}
+	ge_opvec v = GE_VEC_INIT;
+	ge_graph_ops_of_types(g, types, n, &v);
+	lua_createtable(L, (int)v.n, 0);
+	for (size_t i = 0; i < v.n; i++) {
+		lge_pushop(L, 1, v.v[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	ge_opvec_free(&v);
+	return 1;
+}
+
+/* g:ops([types]) -> list of the live ops in node order (of those types) */
 static int g_ops(lua_State *L)
 {
 	ge_graph *g = lge_checkgraph(L, 1)->g;
+	if (!lua_isnoneornil(L, 2))
+		return g_ops_of_types(L, g);
 	size_t cap = ge_graph_capacity(g);
 	lua_createtable(L, (int)ge_graph_num_ops(g), 0);
 	lua_Integer k = 0;

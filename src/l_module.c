@@ -444,6 +444,7 @@ static void (*const openers[])(lua_State *L) = {
 	lge_open_inline,
 	lge_open_shapes,
 	lge_open_fold,
+	lge_open_insert,
 	NULL,
 };
 

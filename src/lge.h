@@ -234,6 +234,7 @@ void lge_open_fold(lua_State *L);      /* l_fold.c: ge.fold_constants, ... */
 void lge_open_opmatcher(lua_State *L); /* l_opmatcher.c: ge.OpMatcher,
 					   ge.op_type */
 void lge_open_func(lua_State *L);      /* l_func.c: g:functions(), ... */
+void lge_open_insert(lua_State *L);    /* l_insert.c: g:insert_after */
 
 /* ---- function bodies (l_func.c) ---- */
 
