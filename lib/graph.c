@@ -205,6 +205,8 @@ const char *ge_intern(ge_graph *g, const char *s, size_t n)
 	return x;
 }
 
+static void keep_claim(ge_graph *g, ge_op *o);
+
 /* ------------------------------------------------------------ name index */
 
 /* A slot holds the name's hash (high half) beside id + 1 (low half), so
@@ -239,12 +241,16 @@ void ge_idx_grow(ge_graph *g, size_t want)
 
 ge_opid ge_idx_insert(ge_graph *g, ge_opid id)
 {
+	const char *nm = g->ops[id].name;
+	return ge_idx_insert_h(g, id, ge_hash_ci(nm, strlen(nm)));
+}
+
+ge_opid ge_idx_insert_h(ge_graph *g, ge_opid id, uint32_t h)
+{
 	if ((g->idx_used + 1) * 4 >= g->idx_cap * 3)
 		ge_idx_grow(g, g->n_live + 1 > g->idx_used ? g->n_live + 1
 							 : g->idx_used + 1);
 	const char *nm = g->ops[id].name;
-	size_t n = strlen(nm);
-	uint32_t h = ge_hash_ci(nm, n);
 	size_t j = h & (g->idx_cap - 1), tomb = (size_t)-1;
 	for (; g->idx[j]; j = (j + 1) & (g->idx_cap - 1)) {
 		uint64_t v = g->idx[j];
@@ -332,7 +338,14 @@ ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n,
 {
 	if (!g->idx_cap)
 		return GE_NOOP;
-	uint32_t h = ge_hash_ci(name, n);
+	return ge_idx_find_h(g, name, n, ci, ge_hash_ci(name, n));
+}
+
+ge_opid ge_idx_find_h(const ge_graph *g, const char *name, size_t n, int ci,
+		      uint32_t h)
+{
+	if (!g->idx_cap)
+		return GE_NOOP;
 	size_t j = h & (g->idx_cap - 1);
 	while (g->idx[j]) {
 		uint64_t v = g->idx[j];
@@ -656,6 +669,7 @@ int ge_op_set_name(ge_graph *g, ge_opid id, const char *name, ge_error *err)
 			      "cannot rename '%s' to '%s': name already taken",
 			      g->ops[id].name, name);
 	char *old = (char *)g->ops[id].name;
+	keep_claim(g, OP(g, id));
 	idx_del(g, id);
 	g->ops[id].name = ge_arena_strdup(&g->arena, name);
 	ge_idx_add(g, id);
@@ -1239,6 +1253,7 @@ int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err)
 			couts_remove(OP(g, t.op), id);
 	}
 	o->n_in = o->n_ctrl = 0;
+	keep_claim(g, o);
 	if (!(o->flags & OPF_DUPNAME))
 		idx_del(g, id);
 	o->flags |= OPF_DEAD;
@@ -1292,10 +1307,9 @@ static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
 	size_t j = h & (g->used_cap - 1);
 	while (g->used[j].name)
 		j = (j + 1) & (g->used_cap - 1);
-	char *lc = ge_arena_strndup(&g->arena, s, n);
-	for (char *p = lc; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p += 32;
+	char *lc = ge_arena_alloc(&g->arena, n + 1);
+	ge_lower_ascii(lc, s, n);
+	lc[n] = 0;
 	g->used[j].name = lc;
 	g->used[j].hash = h;
 	g->used[j].next = 1;
@@ -1306,6 +1320,21 @@ static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
 static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
 {
 	return ge_idx_find_n(g, s, n, 1) != GE_NOOP || used_find(g, s, n, h);
+}
+
+int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h)
+{
+	return ge_idx_find_h(g, s, n, 1, h) == GE_NOOP && !used_find(g, s, n, h);
+}
+
+/* An op holding a claimed name lets go of it: the claim stays. */
+static void keep_claim(ge_graph *g, ge_op *o)
+{
+	if (!(o->flags & OPF_CLAIMED))
+		return;
+	o->flags &= ~(uint32_t)OPF_CLAIMED;
+	size_t n = strlen(o->name);
+	used_add(g, o->name, n, ge_hash_ci(o->name, n));
 }
 
 const char *ge_graph_unique_name(ge_graph *g, const char *name)

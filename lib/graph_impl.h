@@ -4,7 +4,8 @@
  * function library's func.c, func_body.c, func_check.c through
  * func_impl.h) and by the files that keep data with a graph through its
  * hooks or parse GraphDef bytes into one: model.c, meta.c (through
- * meta_impl.h), tfjs.c and ckptplan.c.  Nothing else includes it,
+ * meta_impl.h), tfjs.c and ckptplan.c; and graph_copy.c, the copies
+ * that share their source's attr bytes.  Nothing else includes it,
  * nothing outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
@@ -35,6 +36,11 @@ enum {
 	OPF_COUTS_OWNED = 32,
 	OPF_DUPNAME = 64,    /* loaded with a name another op already had */
 	OPF_ENTS_OWNED = 128,/* ents[] allocated (always, once split) */
+	OPF_RAWATTRS = 256,  /* raw holds attr entries only (a copy's, shared
+				with its source: graph_copy.c) */
+	OPF_CLAIMED = 512,   /* the name counts as handed out by unique_name
+				without a `used` entry while the op has it:
+				removing or renaming the op makes one */
 };
 
 typedef struct ge_op {
@@ -172,6 +178,15 @@ void ge_idx_build(ge_graph *g);
  * indexed: then returns that op and leaves the index alone. */
 ge_opid ge_idx_insert(ge_graph *g, ge_opid id);
 ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n, int ci);
+/* The same two with the name's ge_hash_ci given. */
+ge_opid ge_idx_insert_h(ge_graph *g, ge_opid id, uint32_t h);
+ge_opid ge_idx_find_h(const ge_graph *g, const char *name, size_t n, int ci,
+		      uint32_t h);
+/* Whether name s (n bytes, h its ge_hash_ci) is free for
+ * ge_graph_unique_name: no op has it (in any case) and unique_name never
+ * handed it out.  An op added under such a name with OPF_CLAIMED holds it
+ * as unique_name would have. */
+int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h);
 size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
 
 

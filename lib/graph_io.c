@@ -475,7 +475,10 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 			ge_buf_lenfield(out, 2, e->raw, e->len);
 		}
 	}
-	if (o->raw) {
+	if (o->raw && (o->flags & (OPF_RAWATTRS | OPF_SPLIT)) == OPF_RAWATTRS) {
+		/* a copy's attrs, shared with its source: already encoded */
+		ge_buf_add(out, o->raw, o->raw_len);
+	} else if (o->raw) {
 		const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 		while (p < end) {
 			const uint8_t *fs = p;
@@ -1018,7 +1021,8 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 			memcpy(o->couts, s->couts,
 			       s->n_couts * sizeof *o->couts);
 		o->flags |= OPF_IN_OWNED | OPF_USES_OWNED | OPF_COUTS_OWNED;
-		o->flags &= ~(uint32_t)OPF_ENTS_OWNED;
+		/* names unique_name handed out are not carried over */
+		o->flags &= ~(uint32_t)(OPF_ENTS_OWNED | OPF_CLAIMED);
 		o->ents = NULL;
 		if (s->n_ents) {
 			o->ents = ge_xmalloc(ge_edge_room(s->n_ents) *

@@ -3,6 +3,7 @@
  * default handlers (transform.h).
  */
 #include "transform_impl.h"
+#include "graph_copy.h"
 
 /* ------------------------------------------------------------ strings */
 
@@ -364,6 +365,8 @@ void ge_tinfo_free(ge_tinfo *I)
 	}
 	ge_opvec_free(&I->res_src);
 	ge_opvec_free(&I->res_dst);
+	ge_opvec_free(&I->fast);
+	ge_buf_free(&I->nbuf);
 	free(I);
 }
 
@@ -572,6 +575,61 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 		ge_tvec_push(outputs_, (ge_tref){id, k});
 	*op_ = id;
 	return GE_OK;
+}
+
+int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+		       size_t n_inputs, ge_opid *op_, ge_tvec *outputs_,
+		       const ge_copy_op_opts *co, unsigned *vflags)
+{
+	ge_graph *g = I->g;
+	const uint8_t *run;
+	size_t len;
+	unsigned fl;
+	if (I->g_ != g || !ge_op_attr_run(g, op, &run, &len, &fl))
+		return 0;
+	/* new_name's plain case; the stock handler takes the others (the
+	 * scope's own op, names outside the scope) */
+	const char *nm = ge_op_name(g, op);
+	size_t sn = strlen(I->scope), dn = strlen(I->scope_);
+	if (strncmp(nm, I->scope, sn))
+		return 0;
+	ge_buf *nb = &I->nbuf;
+	nb->len = 0;
+	ge_buf_add(nb, I->scope_, dn);
+	ge_buf_adds(nb, nm + sn);
+	if (dn > 1 && nb->len == dn - 1 && !memcmp(nb->data, I->scope_, dn - 1))
+		return 0;
+	for (size_t k = 0; k < n_inputs; k++)
+		if (!ge_op_alive(g, new_inputs[k].op) || new_inputs[k].index < 0)
+			return 0;
+	int same = 1;
+	if (!(co && co->copy_shape)) {
+		size_t nin = ge_op_num_inputs(g, op);
+		int changed = nin != n_inputs;
+		for (size_t k = 0; k < nin && k < n_inputs && !changed; k++) {
+			ge_tref t = ge_op_input(g, op, k);
+			if (t.op != GE_NOOP && !same_shape(I, t, new_inputs[k]))
+				changed = 1;
+		}
+		/* `_output_shapes` to recompute: the stock handler's work */
+		if (changed && (fl & GE_RUN_SHAPES))
+			return 0;
+		same = !changed;
+	}
+	ge_opid id = ge_graph_add_copy(g, op, run, len, (char *)nb->data,
+				       nb->len, ge_hash_ci(nb->data, nb->len),
+				       new_inputs, n_inputs);
+	if (id == GE_NOOP)
+		return 0; /* the name is taken: unique_name picks another */
+	ge_opvec_push(&I->fast, id);
+	if (I->cur_op == op)
+		I->cur_shape_same = same;
+	int nout = ge_op_num_outputs(g, op);
+	for (int k = 0; k < nout; k++)
+		ge_tvec_push(outputs_, (ge_tref){id, k});
+	*op_ = id;
+	*vflags = fl & GE_RUN_CLASS ? 0 : VOF_NO_CLASS;
+	return 1;
 }
 
 int ge_transform_op_if_inside_handler(ge_tinfo *I, ge_opid op, ge_opid *op_,

@@ -52,7 +52,7 @@ static inline int is_exit(const char *t)
 /* ------------------------------------------------------------ state */
 
 enum { VOP_PENDING = 0, VOP_COPIED = 1, VOP_SHARED = 2 };
-enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2 };
+enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2, VOF_NO_CLASS = 4 };
 
 /* One op of the view, by its position in node order. */
 struct vop {
@@ -118,6 +118,11 @@ struct ge_tinfo {
 	/* handler scratch: set by copy_op_handler for the op being copied */
 	int cur_shape_same;
 	ge_opid cur_op;
+
+	/* copies made by ge_tx_copy_op_fast, whose producers do not list
+	 * them yet; and its name scratch */
+	ge_opvec fast;
+	ge_buf nbuf;
 };
 
 static inline uint64_t pack_t(ge_tref t)
@@ -141,6 +146,15 @@ static inline struct vop *vop_of(const ge_tinfo *I, ge_opid op)
 void ge_tx_scoped_name(const ge_tinfo *I, const char *name, ge_buf *out);
 int ge_tx_lookup_name(const ge_graph *g, const char *name, ge_tref *out);
 void ge_tx_tref_name(const ge_graph *g, ge_tref t, ge_buf *out);
+
+/* ge_copy_op_handler's work for a copy within one graph, done by
+ * sharing the source's attr bytes (graph_copy.h): returns 1 when done
+ * (*vflags gets VOF_NO_CLASS when the copy has no `_class`; the copy is
+ * appended to I->fast, for ge_graph_link_inputs), 0 when the stock
+ * handler must do it. */
+int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+		       size_t n_inputs, ge_opid *op_, ge_tvec *outputs_,
+		       const ge_copy_op_opts *co, unsigned *vflags);
 
 /* transform_coll.c */
 void ge_tx_snapshot_collections(ge_tinfo *I);

@@ -1,0 +1,211 @@
+/*
+ * graph_copy.c: copies of ops that share their source's encoded attrs
+ * (graph_copy.h).
+ */
+#include "graph_impl.h"
+#include "graph_copy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A varint in its shortest form (what an encoder writes). */
+static int short_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	if (ge_read_varint(&p, end, v))
+		return -1;
+	if (p - *pp > 1 && p[-1] == 0)
+		return -1;
+	*pp = p;
+	return 0;
+}
+
+/* One attr entry [p, end) laid out as a re-encode writes it: key (1),
+ * value (2), each present once. */
+static int canonical_entry(const uint8_t *p, const uint8_t *end,
+			   const uint8_t **key, size_t *klen)
+{
+	uint64_t kl, vl;
+	if (p >= end || *p++ != 0x0a || short_varint(&p, end, &kl) ||
+	    kl > (uint64_t)(end - p))
+		return -1;
+	*key = p;
+	*klen = (size_t)kl;
+	if (memchr(p, 0, (size_t)kl))
+		return -1;
+	p += kl;
+	if (p >= end || *p++ != 0x12 || short_varint(&p, end, &vl) ||
+	    vl != (uint64_t)(end - p))
+		return -1;
+	return 0;
+}
+
+int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
+		   size_t *len, unsigned *fl)
+{
+	enum { MAXK = 24 };
+	const ge_op *o = &g->ops[id];
+	const uint8_t *keys[MAXK];
+	size_t klens[MAXK];
+	uint32_t n = 0;
+	*fl = 0;
+	*run = NULL;
+	*len = 0;
+	if (!o->raw)
+		return !o->n_ents;
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+	const uint8_t *start = NULL, *stop = NULL;
+	while (p < end) {
+		const uint8_t *fs = p;
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return 0;
+		if (tag != ((5 << 3) | 2)) {
+			if (start && !stop)
+				stop = fs;
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return 0;
+			continue;
+		}
+		if (stop || p - fs != 1 || short_varint(&p, end, &l) ||
+		    l > (uint64_t)(end - p) || n == MAXK)
+			return 0;
+		if (!start)
+			start = fs;
+		const uint8_t *k;
+		size_t kl;
+		if (canonical_entry(p, p + l, &k, &kl))
+			return 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (klens[i] == kl && !memcmp(keys[i], k, kl))
+				return 0;
+		keys[n] = k;
+		klens[n++] = kl;
+		if (kl == 14 && !memcmp(k, "_output_shapes", 14))
+			*fl |= GE_RUN_SHAPES;
+		else if (kl == 6 && !memcmp(k, "_class", 6))
+			*fl |= GE_RUN_CLASS;
+		p += l;
+	}
+	/* split ents are the entries as read unless one was set or removed */
+	if (o->flags & OPF_SPLIT) {
+		if (o->n_ents != n)
+			return 0;
+		for (uint32_t i = 0; i < o->n_ents; i++)
+			if (o->ents[i].owned)
+				return 0;
+	}
+	if (start) {
+		*run = start;
+		*len = (size_t)((stop ? stop : end) - start);
+	}
+	return 1;
+}
+
+void ge_graph_reserve(ge_graph *g, size_t n)
+{
+	if (g->n_ops + n <= g->cap_ops)
+		return;
+	g->cap_ops = g->n_ops + n;
+	g->ops = ge_xrealloc(g->ops, g->cap_ops * sizeof *g->ops);
+}
+
+ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
+			  size_t len, const char *name, size_t n, uint32_t h,
+			  const ge_tref *in, size_t n_in)
+{
+	if (!n || g->n_ops >= 0xfffffff0u || !ge_name_free(g, name, n, h))
+		return GE_NOOP;
+	if (g->n_ops == g->cap_ops)
+		ge_graph_reserve(g, g->cap_ops ? g->cap_ops : 64);
+	ge_opid id = (ge_opid)g->n_ops++;
+	ge_op *o = &g->ops[id];
+	const ge_op *s = &g->ops[src];
+	memset(o, 0, sizeof *o);
+	o->name = ge_arena_strndup(&g->arena, name, n);
+	o->type = s->type;
+	o->device = s->device;
+	/* same type, same attrs: the same output count, where it is not
+	 * read from the consumers */
+	o->nout = s->nout;
+	/* the name is claimed without a `used` entry (graph_impl.h) */
+	o->flags = OPF_DIRTY | OPF_CLAIMED;
+	if (len) {
+		o->raw = run;
+		o->raw_len = (uint32_t)len;
+		o->flags |= OPF_RAWATTRS;
+	} else {
+		o->flags |= OPF_SPLIT;
+	}
+	if (n_in) {
+		/* exactly n_in: a later input moves it to the heap */
+		o->in = ge_arena_alloc(&g->arena, n_in * sizeof *o->in);
+		memcpy(o->in, in, n_in * sizeof *o->in);
+		o->n_in = (uint32_t)n_in;
+	}
+	g->n_live++;
+	ge_idx_insert_h(g, id, h);
+	g->version++;
+	return id;
+}
+
+static int cmp_use(const void *a, const void *b)
+{
+	const ge_use *x = a, *y = b;
+	if (x->op != y->op)
+		return x->op < y->op ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n)
+{
+	if (!n)
+		return;
+	/* per producer: the uses to add, then where the next one goes */
+	uint32_t *at = ge_xcalloc(g->n_ops, sizeof *at);
+	for (size_t i = 0; i < n; i++) {
+		const ge_op *c = &g->ops[ops[i]];
+		for (uint32_t s = 0; s < c->n_in; s++)
+			if (c->in[s].op != GE_NOOP)
+				at[c->in[s].op]++;
+	}
+	for (size_t p = 0; p < g->n_ops; p++) {
+		if (!at[p])
+			continue;
+		ge_op *P = &g->ops[p];
+		uint32_t m = P->n_uses, tot = m + at[p];
+		ge_use *u;
+		if (!m && !(P->flags & OPF_USES_OWNED)) {
+			u = ge_arena_alloc(&g->arena, tot * sizeof *u);
+		} else {
+			/* heap arrays keep graph.c's room rule */
+			u = ge_xmalloc(ge_edge_room(tot) * sizeof *u);
+			if (m)
+				memcpy(u, P->uses, m * sizeof *u);
+			if (P->flags & OPF_USES_OWNED)
+				free(P->uses);
+			P->flags |= OPF_USES_OWNED;
+		}
+		P->uses = u;
+		at[p] = m;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const ge_op *c = &g->ops[ops[i]];
+		for (uint32_t s = 0; s < c->n_in; s++) {
+			ge_opid p = c->in[s].op;
+			if (p != GE_NOOP)
+				g->ops[p].uses[at[p]++] = (ge_use){ops[i], s};
+		}
+	}
+	for (size_t p = 0; p < g->n_ops; p++) {
+		ge_op *P = &g->ops[p];
+		if (at[p] <= P->n_uses)
+			continue;
+		uint32_t m = P->n_uses;
+		P->n_uses = at[p];
+		/* older uses may come from ops made after some of these */
+		if (m && cmp_use(&P->uses[m - 1], &P->uses[m]) > 0)
+			qsort(P->uses, P->n_uses, sizeof *P->uses, cmp_use);
+	}
+	free(at);
+}
