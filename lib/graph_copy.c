@@ -20,21 +20,33 @@ static int short_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
+/* The same, one byte long in most cases. */
+static inline int short_varint1(const uint8_t **pp, const uint8_t *end,
+				uint64_t *v)
+{
+	if (*pp < end && **pp < 0x80) {
+		*v = *(*pp)++;
+		return 0;
+	}
+	return short_varint(pp, end, v);
+}
+
 /* One attr entry [p, end) laid out as a re-encode writes it: key (1),
  * value (2), each present once. */
 static int canonical_entry(const uint8_t *p, const uint8_t *end,
 			   const uint8_t **key, size_t *klen)
 {
 	uint64_t kl, vl;
-	if (p >= end || *p++ != 0x0a || short_varint(&p, end, &kl) ||
+	if (p >= end || *p++ != 0x0a || short_varint1(&p, end, &kl) ||
 	    kl > (uint64_t)(end - p))
 		return -1;
 	*key = p;
 	*klen = (size_t)kl;
-	if (memchr(p, 0, (size_t)kl))
-		return -1;
+	for (size_t i = 0; i < kl; i++)
+		if (!p[i])
+			return -1;
 	p += kl;
-	if (p >= end || *p++ != 0x12 || short_varint(&p, end, &vl) ||
+	if (p >= end || *p++ != 0x12 || short_varint1(&p, end, &vl) ||
 	    vl != (uint64_t)(end - p))
 		return -1;
 	return 0;
@@ -63,11 +75,18 @@ int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 		if (tag != ((5 << 3) | 2)) {
 			if (start && !stop)
 				stop = fs;
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
+			if ((tag & 7) == 2) {
+				/* name, op, input, device: skipped inline */
+				if (ge_read_varint(&p, end, &l) ||
+				    l > (uint64_t)(end - p))
+					return 0;
+				p += l;
+			} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
 				return 0;
+			}
 			continue;
 		}
-		if (stop || p - fs != 1 || short_varint(&p, end, &l) ||
+		if (stop || p - fs != 1 || short_varint1(&p, end, &l) ||
 		    l > (uint64_t)(end - p) || n == MAXK)
 			return 0;
 		if (!start)
@@ -104,10 +123,19 @@ int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 
 void ge_graph_reserve(ge_graph *g, size_t n)
 {
+	/* the name index grows once, not at each doubling on the way */
+	if (g->idx_cap && (g->idx_used + n + 1) * 4 >= g->idx_cap * 3)
+		ge_idx_grow(g, g->idx_used + n + 1);
 	if (g->n_ops + n <= g->cap_ops)
 		return;
 	g->cap_ops = g->n_ops + n;
 	g->ops = ge_xrealloc(g->ops, g->cap_ops * sizeof *g->ops);
+}
+
+void ge_graph_prefetch_name(const ge_graph *g, uint32_t h)
+{
+	if (g->idx_cap)
+		__builtin_prefetch(&g->idx[h & (g->idx_cap - 1)], 1);
 }
 
 ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
@@ -208,4 +236,102 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n)
 			qsort(P->uses, P->n_uses, sizeof *P->uses, cmp_use);
 	}
 	free(at);
+}
+
+/* ------------------------------------------------------------ save */
+
+static size_t vlen(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t *put_v(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint8_t *put_lf(uint8_t *p, uint8_t tag, const void *s, size_t n)
+{
+	*p++ = tag;
+	p = put_v(p, n);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* An input's text as a save writes it: "x", "x:2", "^x", or a dangling
+ * input's own text; its length, or its bytes at p. */
+static size_t input_text(const ge_graph *g, const ge_op *o, uint32_t s,
+			 uint8_t *p)
+{
+	ge_tref t = o->in[s];
+	if (t.op == GE_NOOP) {
+		const char *d = g->dangling[t.index];
+		size_t n = strlen(d);
+		if (p)
+			memcpy(p, d, n);
+		return n;
+	}
+	const char *nm = g->ops[t.op].name;
+	size_t n = strlen(nm), k = 0;
+	char num[12];
+	int ctrl = s >= o->n_in;
+	if (!ctrl && t.index > 0)
+		for (uint32_t x = (uint32_t)t.index; x; x /= 10)
+			num[k++] = (char)('0' + x % 10);
+	if (p) {
+		if (ctrl)
+			*p++ = '^';
+		memcpy(p, nm, n);
+		p += n;
+		if (k)
+			*p++ = ':';
+		for (size_t i = k; i; i--)
+			*p++ = (uint8_t)num[i - 1];
+	}
+	return (size_t)ctrl + n + (k ? k + 1 : 0);
+}
+
+int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
+{
+	const ge_op *o = &g->ops[id];
+	if ((o->flags & (OPF_RAWATTRS | OPF_SPLIT)) != OPF_RAWATTRS)
+		return 0;
+	size_t nl = strlen(o->name), tl = strlen(o->type);
+	size_t dl = strlen(o->device), nin = o->n_in + o->n_ctrl;
+	size_t body = 1 + vlen(nl) + nl + 1 + vlen(tl) + tl + o->raw_len;
+	for (uint32_t s = 0; s < nin; s++) {
+		size_t il = input_text(g, o, s, NULL);
+		body += 1 + vlen(il) + il;
+	}
+	if (dl)
+		body += 1 + vlen(dl) + dl;
+	ge_buf_reserve(out, 1 + vlen(body) + body);
+	uint8_t *p = out->data + out->len;
+	*p++ = (1 << 3) | 2; /* GraphDef.node */
+	p = put_v(p, body);
+	p = put_lf(p, (1 << 3) | 2, o->name, nl);
+	p = put_lf(p, (2 << 3) | 2, o->type, tl);
+	for (uint32_t s = 0; s < nin; s++) {
+		size_t il = input_text(g, o, s, NULL);
+		*p++ = (3 << 3) | 2;
+		p = put_v(p, il);
+		p += input_text(g, o, s, p);
+	}
+	if (dl)
+		p = put_lf(p, (4 << 3) | 2, o->device, dl);
+	memcpy(p, o->raw, o->raw_len);
+	p += o->raw_len;
+	out->len = (size_t)(p - out->data);
+	out->data[out->len] = 0;
+	return 1;
 }

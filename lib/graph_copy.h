@@ -45,7 +45,18 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
  * consumer lists of the ops they read, in one pass. */
 void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n);
 
-/* Makes room for n more ops (one reallocation instead of several). */
+/* The save of a copy made here (neither its attrs read since, which
+ * splits them, nor set): appends the whole GraphDef.node field, header
+ * included, in one piece, the bytes ge_op_encode gives; returns 1.  For
+ * any other op returns 0 and appends nothing. */
+int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out);
+
+/* Makes room for n more ops, in the op table and the name index (one
+ * reallocation each instead of several). */
 void ge_graph_reserve(ge_graph *g, size_t n);
+/* Asks the cache for the name index slot of a name (h its ge_hash_ci)
+ * that is about to be looked up: on a large graph each lookup is a cache
+ * miss otherwise. */
+void ge_graph_prefetch_name(const ge_graph *g, uint32_t h);
 
 #endif

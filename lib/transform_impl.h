@@ -123,6 +123,13 @@ struct ge_tinfo {
 	 * them yet; and its name scratch */
 	ge_opvec fast;
 	ge_buf nbuf;
+	/* the names of the copies of the ops some positions ahead, whose
+	 * index slots were prefetched: position + 1 (0: none), name, hash */
+	struct tx_ahead {
+		size_t at;
+		uint32_t h;
+		ge_buf name;
+	} ahead[16];
 };
 
 static inline uint64_t pack_t(ge_tref t)
