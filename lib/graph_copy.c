@@ -52,6 +52,35 @@ static int canonical_entry(const uint8_t *p, const uint8_t *end,
 	return 0;
 }
 
+/* ge_op_attr_run for an op whose raw bytes were found shareable before:
+ * the run starts at the first attr entry (after name, op, inputs and
+ * device) and ends with the bytes. */
+static int known_run(const ge_op *o, const uint8_t **run, size_t *len,
+		     unsigned *fl)
+{
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+	while (p < end && *p != ((5 << 3) | 2)) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return 0;
+		if ((tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return 0;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return 0;
+		p += l;
+	}
+	if (p < end) {
+		*run = p;
+		*len = (size_t)(end - p);
+	}
+	*fl = (o->flags & OPF_RUN_SHAPES ? GE_RUN_SHAPES : 0) |
+	      (o->flags & OPF_RUN_CLASS ? GE_RUN_CLASS : 0);
+	return 1;
+}
+
 int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 		   size_t *len, unsigned *fl)
 {
@@ -67,6 +96,8 @@ int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 		return !o->n_ents;
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 	const uint8_t *start = NULL, *stop = NULL;
+	if ((o->flags & (OPF_RUN_OK | OPF_SPLIT)) == OPF_RUN_OK)
+		return known_run(o, run, len, fl);
 	while (p < end) {
 		const uint8_t *fs = p;
 		uint64_t tag, l;
@@ -118,7 +149,23 @@ int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 		*run = start;
 		*len = (size_t)((stop ? stop : end) - start);
 	}
+	/* const_cast: the verdict is a cache, like split attrs */
+	if (!(o->flags & OPF_SPLIT) && !stop)
+		((ge_op *)o)->flags |=
+			OPF_RUN_OK | (*fl & GE_RUN_SHAPES ? OPF_RUN_SHAPES : 0) |
+			(*fl & GE_RUN_CLASS ? OPF_RUN_CLASS : 0);
 	return 1;
+}
+
+int ge_graph_may_have_type(const ge_graph *g, const char *type)
+{
+	if (!g->strs_cap)
+		return 0;
+	size_t n = strlen(type), j = ge_hash(type, n) & (g->strs_cap - 1);
+	for (; g->strs[j]; j = (j + 1) & (g->strs_cap - 1))
+		if (!strcmp(g->strs[j], type))
+			return 1;
+	return 0;
 }
 
 void ge_graph_reserve(ge_graph *g, size_t n)

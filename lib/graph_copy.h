@@ -51,6 +51,11 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n);
  * any other op returns 0 and appends nothing. */
 int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out);
 
+/* 0 when no op of g has that type (op types are interned, and this asks
+ * the table of interned strings); 1 when some op may have it.  Lets a
+ * search by type over a large graph stop before it starts. */
+int ge_graph_may_have_type(const ge_graph *g, const char *type);
+
 /* Makes room for n more ops, in the op table and the name index (one
  * reallocation each instead of several). */
 void ge_graph_reserve(ge_graph *g, size_t n);

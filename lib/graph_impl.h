@@ -41,6 +41,13 @@ enum {
 	OPF_CLAIMED = 512,   /* the name counts as handed out by unique_name
 				without a `used` entry while the op has it:
 				removing or renaming the op makes one */
+	/* graph_copy.c's verdict on raw, kept while the attrs are not split
+	 * (raw does not change until then): the attr entries are a
+	 * shareable run from the first one to the end, holding
+	 * `_output_shapes` / `_class` */
+	OPF_RUN_OK = 1024,
+	OPF_RUN_SHAPES = 2048,
+	OPF_RUN_CLASS = 4096,
 };
 
 typedef struct ge_op {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_copy.h"
 #include "meta.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
@@ -435,7 +436,14 @@ int ge_graph_variables(ge_graph *g, ge_varlist *out, ge_error *err)
 		return rc;
 	}
 	struct type_memo memo = {{NULL}, {0}};
-	for (size_t id = 0; id < b.nops; id++)
+	/* a graph without variable ops (the copy of a frozen model, say) and
+	 * no VariableDef: nothing to look for */
+	size_t scan = b.nops;
+	if (!b.n && !ge_graph_may_have_type(g, "VariableV2") &&
+	    !ge_graph_may_have_type(g, "Variable") &&
+	    !ge_graph_may_have_type(g, "VarHandleOp"))
+		scan = 0;
+	for (size_t id = 0; id < scan; id++)
 		if (ge_op_alive(g, (ge_opid)id) &&
 		    type_kind(&memo, ge_op_type(g, (ge_opid)id)) == TK_VARIABLE)
 			get_or_add(&b, (ge_opid)id);
@@ -465,7 +473,8 @@ int ge_graph_variables(ge_graph *g, ge_varlist *out, ge_error *err)
 		rk[i] = out->v[i].key;
 		out->v[i].key = NULL;
 	}
-	saver_keys(g, out);
+	if (b.n)
+		saver_keys(g, out); /* keys of variables: none to find */
 	for (size_t i = 0; i < b.n; i++) {
 		if (!out->v[i].key)
 			out->v[i].key = rk[i];
