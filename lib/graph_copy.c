@@ -238,13 +238,19 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n)
 		return;
 	/* per producer: the uses to add, then where the next one goes */
 	uint32_t *at = ge_xcalloc(g->n_ops, sizeof *at);
+	size_t lo = g->n_ops; /* the producers lie in [lo, n_ops) */
 	for (size_t i = 0; i < n; i++) {
 		const ge_op *c = &g->ops[ops[i]];
-		for (uint32_t s = 0; s < c->n_in; s++)
-			if (c->in[s].op != GE_NOOP)
-				at[c->in[s].op]++;
+		for (uint32_t s = 0; s < c->n_in; s++) {
+			ge_opid p = c->in[s].op;
+			if (p == GE_NOOP)
+				continue;
+			at[p]++;
+			if (p < lo)
+				lo = p;
+		}
 	}
-	for (size_t p = 0; p < g->n_ops; p++) {
+	for (size_t p = lo; p < g->n_ops; p++) {
 		if (!at[p])
 			continue;
 		ge_op *P = &g->ops[p];
@@ -272,7 +278,7 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n)
 				g->ops[p].uses[at[p]++] = (ge_use){ops[i], s};
 		}
 	}
-	for (size_t p = 0; p < g->n_ops; p++) {
+	for (size_t p = lo; p < g->n_ops; p++) {
 		ge_op *P = &g->ops[p];
 		if (at[p] <= P->n_uses)
 			continue;
@@ -356,8 +362,11 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
 	size_t nl = strlen(o->name), tl = strlen(o->type);
 	size_t dl = strlen(o->device), nin = o->n_in + o->n_ctrl;
 	size_t body = 1 + vlen(nl) + nl + 1 + vlen(tl) + tl + o->raw_len;
+	size_t ils[8]; /* the first inputs' text lengths, for the writes */
 	for (uint32_t s = 0; s < nin; s++) {
 		size_t il = input_text(g, o, s, NULL);
+		if (s < 8)
+			ils[s] = il;
 		body += 1 + vlen(il) + il;
 	}
 	if (dl)
@@ -369,7 +378,7 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
 	p = put_lf(p, (1 << 3) | 2, o->name, nl);
 	p = put_lf(p, (2 << 3) | 2, o->type, tl);
 	for (uint32_t s = 0; s < nin; s++) {
-		size_t il = input_text(g, o, s, NULL);
+		size_t il = s < 8 ? ils[s] : input_text(g, o, s, NULL);
 		*p++ = (3 << 3) | 2;
 		p = put_v(p, il);
 		p += input_text(g, o, s, p);
