@@ -232,27 +232,31 @@ static int cmp_use(const void *a, const void *b)
 	return x->slot < y->slot ? -1 : x->slot > y->slot;
 }
 
-void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n)
+void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
+			  ge_link_scratch *x)
 {
 	if (!n)
 		return;
+	if (x->cap < g->n_ops) {
+		size_t cap = g->n_ops + g->n_ops / 2;
+		x->at = ge_xrealloc(x->at, cap * sizeof *x->at);
+		memset(x->at + x->cap, 0, (cap - x->cap) * sizeof *x->at);
+		x->cap = cap;
+	}
 	/* per producer: the uses to add, then where the next one goes */
-	uint32_t *at = ge_xcalloc(g->n_ops, sizeof *at);
-	size_t lo = g->n_ops; /* the producers lie in [lo, n_ops) */
+	uint32_t *at = x->at;
+	ge_opvec *prod = &x->prod;
+	prod->n = 0;
 	for (size_t i = 0; i < n; i++) {
 		const ge_op *c = &g->ops[ops[i]];
 		for (uint32_t s = 0; s < c->n_in; s++) {
 			ge_opid p = c->in[s].op;
-			if (p == GE_NOOP)
-				continue;
-			at[p]++;
-			if (p < lo)
-				lo = p;
+			if (p != GE_NOOP && !at[p]++)
+				ge_opvec_push(prod, p);
 		}
 	}
-	for (size_t p = lo; p < g->n_ops; p++) {
-		if (!at[p])
-			continue;
+	for (size_t k = 0; k < prod->n; k++) {
+		ge_opid p = prod->v[k];
 		ge_op *P = &g->ops[p];
 		uint32_t m = P->n_uses, tot = m + at[p];
 		ge_use *u;
@@ -278,17 +282,24 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n)
 				g->ops[p].uses[at[p]++] = (ge_use){ops[i], s};
 		}
 	}
-	for (size_t p = lo; p < g->n_ops; p++) {
+	for (size_t k = 0; k < prod->n; k++) {
+		ge_opid p = prod->v[k];
 		ge_op *P = &g->ops[p];
-		if (at[p] <= P->n_uses)
-			continue;
 		uint32_t m = P->n_uses;
 		P->n_uses = at[p];
+		at[p] = 0;
 		/* older uses may come from ops made after some of these */
 		if (m && cmp_use(&P->uses[m - 1], &P->uses[m]) > 0)
 			qsort(P->uses, P->n_uses, sizeof *P->uses, cmp_use);
 	}
-	free(at);
+}
+
+void ge_link_scratch_free(ge_link_scratch *x)
+{
+	free(x->at);
+	ge_opvec_free(&x->prod);
+	x->at = NULL;
+	x->cap = 0;
 }
 
 /* ------------------------------------------------------------ save */

@@ -42,8 +42,17 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 			  const ge_tref *in, size_t n_in);
 
 /* Adds ops (made by ge_graph_add_copy, in increasing id order) to the
- * consumer lists of the ops they read, in one pass. */
-void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n);
+ * consumer lists of the ops they read, in one pass over their inputs.
+ * The scratch (zeroed before the first use, freed with
+ * ge_link_scratch_free) serves every call of one series of copies. */
+typedef struct ge_link_scratch {
+	uint32_t *at;  /* per op id, zero between calls */
+	size_t cap;
+	ge_opvec prod;
+} ge_link_scratch;
+void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
+			  ge_link_scratch *x);
+void ge_link_scratch_free(ge_link_scratch *x);
 
 /* The save of a copy made here (neither its attrs read since, which
  * splits them, nor set): appends the whole GraphDef.node field, header

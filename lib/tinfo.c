@@ -366,6 +366,7 @@ void ge_tinfo_free(ge_tinfo *I)
 	ge_opvec_free(&I->res_src);
 	ge_opvec_free(&I->res_dst);
 	ge_opvec_free(&I->fast);
+	ge_link_scratch_free(&I->link);
 	ge_buf_free(&I->nbuf);
 	for (size_t i = 0; i < sizeof I->ahead / sizeof I->ahead[0]; i++)
 		ge_buf_free(&I->ahead[i].name);
@@ -585,12 +586,15 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 static int fast_name(const ge_tinfo *I, ge_opid op, ge_buf *nb)
 {
 	const char *nm = ge_op_name(I->g, op);
-	size_t sn = strlen(I->scope), dn = strlen(I->scope_);
-	if (strncmp(nm, I->scope, sn))
+	size_t sn = I->scope_len, dn = I->dst_scope_len;
+	if (sn && strncmp(nm, I->scope, sn))
 		return 0;
+	size_t rest = strlen(nm + sn);
 	nb->len = 0;
-	ge_buf_add(nb, I->scope_, dn);
-	ge_buf_adds(nb, nm + sn);
+	ge_buf_reserve(nb, dn + rest);
+	memcpy(nb->data, I->scope_, dn);
+	memcpy(nb->data + dn, nm + sn, rest + 1);
+	nb->len = dn + rest;
 	return !(dn > 1 && nb->len == dn - 1 &&
 		 !memcmp(nb->data, I->scope_, dn - 1));
 }

@@ -37,6 +37,15 @@ static int check_dst_tensor(ge_tinfo *I, ge_tref t, const char *what,
 	return rc;
 }
 
+/* Copies made by ge_tx_copy_op_fast join their producers' consumer
+ * lists: at the end of the copy pass, and before a handler other than
+ * the op handler runs (it may look at consumers). */
+static void flush_fast(ge_tinfo *I)
+{
+	ge_graph_link_inputs(I->g_, I->fast.v, I->fast.n, &I->link);
+	I->fast.n = 0;
+}
+
 /* The tensor a copied consumer reads in place of source tensor t. */
 static int resolve(ge_tinfo *I, ge_tref t, ge_tref *t_, ge_error *err)
 {
@@ -76,6 +85,7 @@ static int resolve(ge_tinfo *I, ge_tref t, ge_tref *t_, ge_error *err)
 	}
 	int input = ge_tmap_get(&I->inset, t, NULL);
 	const ge_transformer *tr = I->tr;
+	flush_fast(I);
 	if (input)
 		rc = tr->transform_external_input_handler(
 			I, t, t_, tr->transform_external_input_ud, err);
@@ -138,8 +148,11 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 	const ge_copy_op_opts *co = tr->transform_op_ud;
 	int fast = tr->transform_op_handler == ge_copy_op_handler &&
 		   I->g == I->g_ && !(co && co->nodedef_fn);
-	if (fast)
+	if (fast) {
 		ge_graph_reserve(I->g_, I->n);
+		I->scope_len = strlen(I->scope);
+		I->dst_scope_len = strlen(I->scope_);
+	}
 	for (size_t i = 0; i < I->n && !rc; i++) {
 		struct vop *w = &I->vops[i];
 		ge_opid op = w->op;
@@ -227,8 +240,7 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 	}
 	ge_tvec_free(&in);
 	ge_tvec_free(&outs);
-	ge_graph_link_inputs(I->g_, I->fast.v, I->fast.n);
-	I->fast.n = 0;
+	flush_fast(I);
 	return rc;
 }
 

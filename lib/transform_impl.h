@@ -9,6 +9,7 @@
 #define GE_TRANSFORM_IMPL_H
 
 #include "transform.h"
+#include "graph_copy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,8 @@ struct ge_tinfo {
 	/* copies made by ge_tx_copy_op_fast, whose producers do not list
 	 * them yet; and its name scratch */
 	ge_opvec fast;
+	struct ge_link_scratch link;
+	size_t scope_len, dst_scope_len;
 	ge_buf nbuf;
 	/* the names of the copies of the ops some positions ahead, whose
 	 * index slots were prefetched: position + 1 (0: none), name, hash */

@@ -29,7 +29,11 @@ static const char *GRAPH =
 	"attr { key: \"_class\" value { list { s: \"loc:@w\" } } } }\n"
 	"node { name: \"k\" op: \"Identity\" input: \"foo/bar/h\" "
 	"input: \"^w/read\" " T32 "}\n"
-	"node { name: \"noattr\" op: \"NoOp\" input: \"^k\" }\n";
+	"node { name: \"noattr\" op: \"NoOp\" input: \"^k\" }\n"
+	"node { name: \"sp\" op: \"Split\" input: \"a\" input: \"foo/d\" "
+	T32 "attr { key: \"num_split\" value { i: 2 } } }\n"
+	"node { name: \"u0\" op: \"Identity\" input: \"sp\" " T32 "}\n"
+	"node { name: \"u1\" op: \"Identity\" input: \"sp:1\" " T32 "}\n";
 
 /* copy_op_handler behind another pointer: the general path. */
 static int plain_handler(ge_tinfo *info, ge_opid op, const ge_tref *in,
@@ -158,6 +162,50 @@ static void test_same_as_general(void)
 	ge_graph_free(h);
 }
 
+/* An external input handler that looks at the graph while the copy runs:
+ * the consumers of the input's producer, copies made so far included. */
+static int seen_uses;
+static int peek_handler(ge_tinfo *info, ge_tref t, ge_tref *t_, void *ud,
+			ge_error *err)
+{
+	size_t n;
+	ge_op_uses(ge_tinfo_graph(info), t.op, &n);
+	seen_uses += (int)n;
+	return ge_keep_t_if_possible_handler(info, t, t_, ud, err);
+}
+
+static int copy_peeking(ge_graph *g, int general)
+{
+	ge_transformer tr;
+	ge_transform_opts o = {0};
+	ge_view v = GE_VIEW_INIT;
+	ge_error err;
+	ge_transformer_init(&tr);
+	if (general)
+		tr.transform_op_handler = plain_handler;
+	tr.transform_external_input_handler = peek_handler;
+	o.dst_scope = "p";
+	/* u1's input handler runs after u0 was copied reading sp:0 */
+	mkview(&v, g, "foo/bar/g,foo/bar/e,k,noattr,u0,u1", "");
+	seen_uses = 0;
+	int rc = ge_transform(&tr, &v, &o, NULL, NULL, &err);
+	ge_view_free(&v);
+	return rc ? -1 : seen_uses;
+}
+
+static void test_handlers_see_consumers(void)
+{
+	ge_graph *g = parse(GRAPH), *h = ge_graph_clone(g);
+	int a = copy_peeking(g, 0), b = copy_peeking(h, 1);
+	ok(a > 0 && a == b,
+	   "an input handler sees the consumers the general copy shows it "
+	   "(%d, %d)", a, b);
+	ok(same_bytes(g, h) && same_consumers(g, h),
+	   "a partial copy with external inputs: the general copy's result");
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
 static void test_view_graph(void)
 {
 	ge_graph *g = parse(GRAPH);
@@ -190,6 +238,7 @@ int main(void)
 {
 	test_attr_run();
 	test_same_as_general();
+	test_handlers_see_consumers();
 	test_view_graph();
 	return tap_done();
 }
