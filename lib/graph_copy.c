@@ -186,8 +186,8 @@ void ge_graph_prefetch_name(const ge_graph *g, uint32_t h)
 }
 
 ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
-			  size_t len, const char *name, size_t n, uint32_t h,
-			  const ge_tref *in, size_t n_in)
+			  size_t len, unsigned fl, const char *name, size_t n,
+			  uint32_t h, const ge_tref *in, size_t n_in)
 {
 	if (!n || g->n_ops >= 0xfffffff0u || !ge_name_free(g, name, n, h))
 		return GE_NOOP;
@@ -221,6 +221,10 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 	g->n_live++;
 	ge_idx_insert_h(g, id, h);
 	g->version++;
+	/* the colocation index must learn of the copy (as an attr set
+	 * tells it) */
+	if (fl & GE_RUN_CLASS)
+		ge_coloc_drop(g);
 	return id;
 }
 

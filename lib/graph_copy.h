@@ -31,15 +31,15 @@ enum {
 int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 		   size_t *len, unsigned *fl);
 
-/* Adds a copy of op src (type, device, the attrs run from
- * ge_op_attr_run) named name (n bytes, h its ge_hash_ci), claimed as
+/* Adds a copy of op src (type, device, the attrs run and its GE_RUN_*
+ * bits from ge_op_attr_run) named name (n bytes, h its ge_hash_ci), claimed as
  * ge_graph_unique_name claims a free name, reading in (live tensors of g).
  * The producers do not list the copy as a consumer until
  * ge_graph_link_inputs runs over it.  Returns GE_NOOP, adding nothing,
  * when the name is taken. */
 ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
-			  size_t len, const char *name, size_t n, uint32_t h,
-			  const ge_tref *in, size_t n_in);
+			  size_t len, unsigned fl, const char *name, size_t n,
+			  uint32_t h, const ge_tref *in, size_t n_in);
 
 /* Adds ops (made by ge_graph_add_copy, in increasing id order) to the
  * consumer lists of the ops they read, in one pass over their inputs.

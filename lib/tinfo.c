@@ -653,7 +653,7 @@ int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 			return 0;
 		same = !changed;
 	}
-	ge_opid id = ge_graph_add_copy(g, op, run, len, (char *)nb->data,
+	ge_opid id = ge_graph_add_copy(g, op, run, len, fl, (char *)nb->data,
 				       nb->len, h, new_inputs, n_inputs);
 	if (id == GE_NOOP)
 		return 0; /* the name is taken: unique_name picks another */

@@ -62,6 +62,20 @@ static int copy_whole(ge_graph *g, const char *scope, int general)
 	return rc;
 }
 
+/* The first `_class` entry of an op. */
+static const char *sattr_class(const ge_graph *g, const char *op)
+{
+	const Tensorflow__AttrValue *v = ge_op_attr(g, OP(g, op), "_class",
+						    NULL);
+	static char b[256];
+	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST ||
+	    !v->list->n_s)
+		return "(none)";
+	snprintf(b, sizeof b, "%.*s", (int)v->list->s[0].len,
+		 (const char *)v->list->s[0].data);
+	return b;
+}
+
 static int same_bytes(const ge_graph *a, const ge_graph *b)
 {
 	ge_buf x = GE_BUF_INIT, y = GE_BUF_INIT;
@@ -130,6 +144,11 @@ static void test_same_as_general(void)
 	ge_op_set_attr_raw(g, OP(g, "foo/bar/e"), "T",
 			   (const uint8_t *)"\x30\x02", 2);
 	ge_graph *h = ge_graph_clone(g);
+	ge_error err;
+	/* a rename builds the colocation index, which copies must not leave
+	 * behind */
+	ge_op_set_name(g, OP(g, "foo/b"), "foo/bb", &err);
+	ge_op_set_name(h, OP(h, "foo/b"), "foo/bb", &err);
 	ok(!copy_whole(g, "tower", 0) && !copy_whole(h, "tower", 1),
 	   "whole-graph copies, shared and general");
 	ok(!copy_whole(g, "tower", 0) && !copy_whole(h, "tower", 1),
@@ -142,8 +161,11 @@ static void test_same_as_general(void)
 		  "a copy's data inputs");
 	is_string("tower_1/w/read", cins(g, "tower_1/k"),
 		  "... and control inputs");
+	ge_op_set_name(g, OP(g, "tower/w"), "tw", &err);
+	ge_op_set_name(h, OP(h, "tower/w"), "tw", &err);
+	is_string("loc:@tw", sattr_class(g, "tower/w/read"),
+		  "renaming a copy renames it in the copies colocated with it");
 	/* names the copies hold stay handed out when they let go */
-	ge_error err;
 	ge_graph_remove_op(g, OP(g, "tower/noattr"), 1, &err);
 	ge_graph_remove_op(h, OP(h, "tower/noattr"), 1, &err);
 	ge_op_set_name(g, OP(g, "tower/k"), "kk", &err);
@@ -186,7 +208,7 @@ static int copy_peeking(ge_graph *g, int general)
 	tr.transform_external_input_handler = peek_handler;
 	o.dst_scope = "p";
 	/* u1's input handler runs after u0 was copied reading sp:0 */
-	mkview(&v, g, "foo/bar/g,foo/bar/e,k,noattr,u0,u1", "");
+	mkview(&v, g, "foo/bar/g,foo/bar/e,k,noattr,u0,u1,w/read", "");
 	seen_uses = 0;
 	int rc = ge_transform(&tr, &v, &o, NULL, NULL, &err);
 	ge_view_free(&v);
@@ -196,12 +218,20 @@ static int copy_peeking(ge_graph *g, int general)
 static void test_handlers_see_consumers(void)
 {
 	ge_graph *g = parse(GRAPH), *h = ge_graph_clone(g);
+	ge_error err;
+	ge_op_set_name(g, OP(g, "foo/b"), "foo/bb", &err);
+	ge_op_set_name(h, OP(h, "foo/b"), "foo/bb", &err);
 	int a = copy_peeking(g, 0), b = copy_peeking(h, 1);
 	ok(a > 0 && a == b,
 	   "an input handler sees the consumers the general copy shows it "
 	   "(%d, %d)", a, b);
 	ok(same_bytes(g, h) && same_consumers(g, h),
 	   "a partial copy with external inputs: the general copy's result");
+	/* p/w/read stays colocated with w, which was not copied */
+	ge_op_set_name(g, OP(g, "w"), "w2", &err);
+	ge_op_set_name(h, OP(h, "w"), "w2", &err);
+	is_string("loc:@w2", sattr_class(g, "p/w/read"),
+		  "renaming an op renames it in the copies colocated with it");
 	ge_graph_free(g);
 	ge_graph_free(h);
 }
