@@ -247,6 +247,10 @@ void ge_op_add_attrs_raw(ge_graph *g, ge_opid id, size_t n,
 const uint8_t *ge_op_attr_raw(const ge_graph *g, ge_opid id, const char *name,
 			      size_t *len);
 int ge_op_remove_attr(ge_graph *g, ge_opid id, const char *name);
+/* 0 when the op certainly has no attr `name` (its bytes, not yet split,
+ * never mention it), 1 when it may: a cheap filter before ge_op_attr on
+ * every op of a graph. */
+int ge_op_may_have_attr(const ge_graph *g, ge_opid id, const char *name);
 /* Convenience readers: return 0 and fill *out, or -1 when absent/other. */
 int ge_op_attr_int(const ge_graph *g, ge_opid id, const char *name, int64_t *out);
 int ge_op_attr_type(const ge_graph *g, ge_opid id, const char *name, int *out);

@@ -815,6 +815,11 @@ static int op_may_have_attr(const ge_op *o, const char *key)
 	return memmem(o->raw, o->raw_len, key, strlen(key)) != NULL;
 }
 
+int ge_op_may_have_attr(const ge_graph *g, ge_opid id, const char *key)
+{
+	return op_may_have_attr(&g->ops[id], key);
+}
+
 static int is_next_iteration(const char *t)
 {
 	return !strcmp(t, "NextIteration") || !strcmp(t, "RefNextIteration");

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+
 static int tensor_ok(const ge_graph *g, ge_tref t)
 {
 	return t.op != GE_NOOP && t.op < ge_graph_capacity(g) &&
@@ -1118,4 +1120,40 @@ int ge_select_ops_and_ts(const ge_graph *g, const ge_sel_arg *args, size_t n,
 		return rc;
 	so.restrict_ts_regex = 1;
 	return ge_select_ts(g, args, n, &so, ts, err);
+}
+
+/* ------------------------------------------------------------ colocation */
+
+void ge_colocation_targets(const ge_graph *g, ge_opvec *out)
+{
+	ge_opset seen;
+	ge_opset_init(&seen, g);
+	size_t cap = ge_graph_capacity(g);
+	char *name = NULL;
+	size_t name_cap = 0;
+	for (size_t i = 0; i < cap; i++) {
+		ge_opid id = (ge_opid)i;
+		if (!ge_op_alive(g, id) || !ge_op_may_have_attr(g, id, "_class"))
+			continue;
+		const Tensorflow__AttrValue *v = ge_op_attr(g, id, "_class", NULL);
+		if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST)
+			continue;
+		for (size_t k = 0; k < v->list->n_s; k++) {
+			const ProtobufCBinaryData *s = &v->list->s[k];
+			if (s->len <= 5 || memcmp(s->data, "loc:@", 5) ||
+			    memchr(s->data + 5, 0, s->len - 5))
+				continue;
+			if (s->len - 5 + 1 > name_cap) {
+				name_cap = s->len - 5 + 1;
+				name = ge_xrealloc(name, name_cap);
+			}
+			memcpy(name, s->data + 5, s->len - 5);
+			name[s->len - 5] = 0;
+			ge_opid t = ge_graph_find(g, name);
+			if (t != GE_NOOP && ge_opset_insert(&seen, t))
+				ge_opvec_push(out, t);
+		}
+	}
+	free(name);
+	ge_opset_free(&seen);
 }

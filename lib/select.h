@@ -248,4 +248,14 @@ int ge_select_ops_and_ts(const ge_graph *g, const ge_sel_arg *args, size_t n,
 			 const ge_select_opts *o, ge_opvec *ops, ge_tvec *ts,
 			 ge_error *err);
 
+/* ------------------------------------------------------------ colocation */
+
+/* The ops other ops are colocated with: every live op named X by a
+ * "loc:@X" entry in some op's `_class` attr, appended to out once each,
+ * in the order first named.  Names of ops not in the graph are skipped.  Recipes that
+ * remove or merge ops keep these, as TensorFlow's own graph transforms
+ * do, since a colocation group pointing at a missing op fails at import.
+ * Only ops whose bytes mention `_class` are decoded. */
+void ge_colocation_targets(const ge_graph *g, ge_opvec *out);
+
 #endif

@@ -1,6 +1,7 @@
 -- fold_batch_norms: fold batch normalization into the weights before it
 -- (transform_graph's fold_batch_norms).
-return {
+local recipe
+recipe = {
   name = "fold_batch_norms",
   description = [[
 Fold batch normalization into the conv or MatMul weights before it.
@@ -17,9 +18,10 @@ fold_old_batch_norms do the same: both forms are folded by either.]],
   run = function(g)
     local r = ge.fold_batch_norms(g)
     io.stderr:write(string.format(
-      "fold_batch_norms: %d folded, %d ops removed, %d left as they were\n",
-      r.folded, r.removed, r.skipped))
+      "%s: %d folded, %d ops removed, %d left as they were\n",
+      recipe.name, r.folded, r.removed, r.skipped))
     for _, n in ipairs(r.notes) do io.stderr:write("  ", n, "\n") end
     return r
   end,
 }
+return recipe

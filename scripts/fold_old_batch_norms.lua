@@ -1,25 +1,8 @@
--- fold_old_batch_norms: fold batch normalization into the weights before it
--- (transform_graph's fold_old_batch_norms).
-return {
-  name = "fold_old_batch_norms",
-  description = [[
-Fold batch normalization into the conv or MatMul weights before it.
-
-FusedBatchNorm, FusedBatchNormV2/V3 (inference) and
-BatchNormWithGlobalNormalization after a Conv2D, DepthwiseConv2dNative
-or MatMul, with Const parameters, become a BiasAdd of the same name over
-the conv with scaled weights; a Mul of such a conv by a Const scale (per
-channel or scalar), the form fold_constants leaves, is folded into the
-weights and the conv takes the Mul's name.  Run fold_constants first
-when the parameters are computed.  fold_batch_norms and
-fold_old_batch_norms do the same: both forms are folded by either.]],
-  params = {},
-  run = function(g)
-    local r = ge.fold_batch_norms(g)
-    io.stderr:write(string.format(
-      "fold_old_batch_norms: %d folded, %d ops removed, %d left as they were\n",
-      r.folded, r.removed, r.skipped))
-    for _, n in ipairs(r.notes) do io.stderr:write("  ", n, "\n") end
-    return r
-  end,
-}
+-- fold_old_batch_norms: transform_graph's name for folding the older
+-- batch-norm ops.  Here one recipe folds both the old and the new forms,
+-- so this is fold_batch_norms (the file beside this one) under the other
+-- name.
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local r = assert(require("gerewrite.recipe").load(here .. "fold_batch_norms.lua"))
+r.name = "fold_old_batch_norms"
+return r

@@ -1,22 +1,6 @@
 -- merge_duplicate_nodes: compute each value once (transform_graph's
 -- merge_duplicate_nodes).
 
--- The ops that other ops are colocated with (their _class attr lists
--- "loc:@name"): removing one would leave a dangling colocation.
-local function colocation_targets(g)
-  local set = {}
-  for _, op in ipairs(g:ops()) do
-    local c = op:attr("_class")
-    if type(c) == "table" then
-      for _, s in ipairs(c) do
-        local n = type(s) == "string" and s:match("^loc:@(.+)$")
-        if n then set[n] = true end
-      end
-    end
-  end
-  return set
-end
-
 local function protected_set(p)
   local s = {}
   for _, list in ipairs{p.inputs, p.outputs} do
@@ -69,7 +53,9 @@ _class attr) never merge.]],
   },
   run = function(g, p)
     local protected = protected_set(p)
-    for n in pairs(colocation_targets(g)) do protected[n] = true end
+    -- ops others are colocated with: removing one leaves a dangling
+    -- loc:@ reference
+    for _, op in ipairs(g:colocation_targets()) do protected[op.name] = true end
     local mergeable_type = {}
     local function mergeable(op)
       if protected[op.name] then return false end

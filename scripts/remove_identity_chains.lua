@@ -13,22 +13,6 @@ local function set_of(list)
   return s
 end
 
--- The ops that other ops are colocated with (their _class attr lists
--- "loc:@name"): removing one would leave a dangling colocation.
-local function colocation_targets(g)
-  local set = {}
-  for _, op in ipairs(g:ops()) do
-    local c = op:attr("_class")
-    if type(c) == "table" then
-      for _, s in ipairs(c) do
-        local n = type(s) == "string" and s:match("^loc:@(.+)$")
-        if n then set[n] = true end
-      end
-    end
-  end
-  return set
-end
-
 -- The ops whose outputs a signature names: what a user fetches.
 local function signature_outputs(g)
   local set = {}
@@ -115,7 +99,9 @@ local function rules(p, g)
   local keep = set_of(p.keep)
   for n in pairs(set_of(p.outputs or {})) do keep[n] = true end
   for n in pairs(signature_outputs(g)) do keep[n] = true end
-  for n in pairs(colocation_targets(g)) do keep[n] = true end
+  -- ops others are colocated with: removing one leaves a dangling
+  -- loc:@ reference
+  for _, op in ipairs(g:colocation_targets()) do keep[op.name] = true end
   local pat = m.op("Identity", m.any "x"):where(function(op)
     return removable(op, p, keep)
   end)

@@ -1,21 +1,5 @@
 -- remove_nodes: bypass and delete ops of some types (transform_graph's
 -- remove_nodes), typically Identity and CheckNumerics in inference graphs.
--- The ops that other ops are colocated with (their _class attr lists
--- "loc:@name"): removing one would leave a dangling colocation.
-local function colocation_targets(g)
-  local set = {}
-  for _, op in ipairs(g:ops()) do
-    local c = op:attr("_class")
-    if type(c) == "table" then
-      for _, s in ipairs(c) do
-        local n = type(s) == "string" and s:match("^loc:@(.+)$")
-        if n then set[n] = true end
-      end
-    end
-  end
-  return set
-end
-
 return {
   name = "remove_nodes",
   description = [[
@@ -43,7 +27,9 @@ it cannot re-home.  The ops kept so are counted on stderr.]],
   },
   run = function(g, p)
     local types, protected, pivots, removed = {}, {}, 0, 0
-    for n in pairs(colocation_targets(g)) do protected[n] = true end
+    -- ops others are colocated with: removing one leaves a dangling
+    -- loc:@ reference
+    for _, op in ipairs(g:colocation_targets()) do protected[op.name] = true end
     for _, t in ipairs(p.op) do types[t] = true end
     for _, list in ipairs{p.inputs, p.outputs} do
       for _, s in ipairs(list) do

@@ -8,6 +8,7 @@
 
 #include "func.h"
 #include "lge.h"
+#include "select.h"
 #include "shapes.h"
 #include "opattrs.h"
 #include "tfjs.h"
@@ -82,6 +83,21 @@ static int g_ops(lua_State *L)
 		lge_pushop(L, 1, (ge_opid)id);
 		lua_rawseti(L, -2, ++k);
 	}
+	return 1;
+}
+
+/* g:colocation_targets() -> {op, ...}: the ops others are colocated with */
+static int g_colocation_targets(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	ge_opvec v = GE_VEC_INIT;
+	ge_colocation_targets(g, &v);
+	lua_createtable(L, (int)v.n, 0);
+	for (size_t i = 0; i < v.n; i++) {
+		lge_pushop(L, 1, v.v[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	ge_opvec_free(&v);
 	return 1;
 }
 
@@ -839,6 +855,7 @@ static const luaL_Reg graph_meta[] = {
 static const luaL_Reg graph_methods[] = {
 	{"ops", g_ops},
 	{"op", g_op},
+	{"colocation_targets", g_colocation_targets},
 	{"tensor", g_tensor},
 	{"add_op", g_add_op},
 	{"remove_op", g_remove_op},

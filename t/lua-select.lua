@@ -150,4 +150,16 @@ is("foo/bar/e", names(sops), "select_ops_and_ts: ops from plain regexes")
 is("a:0", names(sts), "and tensors from (?#ts)")
 is("foo/bar/e", names(ge.select_ops(e)), "no regex, no graph option needed")
 
+-- colocation targets: ops named by some op's loc:@ entries
+local cg = assert(ge.parse([[
+node { name: "v" op: "NoOp" }
+node { name: "a" op: "NoOp" attr { key: "_class" value {
+  list { s: "loc:@v" s: "loc:@gone" } } } }
+]], "graphdef-text"))
+is("v", names(cg:colocation_targets()), "colocation_targets from the file")
+cg:op("v"):set_attr("_class", {"loc:@a"}, "list(s)")
+is("a,v", names(cg:colocation_targets()),
+   "and from an attr set since (in node order of the naming ops)")
+is(0, #g:colocation_targets(), "none in a graph without _class")
+
 tap.done()

@@ -707,6 +707,34 @@ static void test_versions(void)
 	ge_graph_free(g);
 }
 
+/* ---------------------------------------------------------------- colocation */
+
+static void test_colocation_targets(void)
+{
+	ge_graph *g = parse(
+		"node { name: \"v\" op: \"NoOp\" }\n"
+		"node { name: \"w\" op: \"NoOp\" }\n"
+		"node { name: \"a\" op: \"NoOp\" attr { key: \"_class\" value {"
+		" list { s: \"loc:@w\" s: \"loc:@gone\" s: \"other\""
+		" s: \"loc:@\" } } } }\n"
+		"node { name: \"b\" op: \"NoOp\" attr { key: \"_class\" value {"
+		" list { s: \"loc:@v\" s: \"loc:@w\" } } } }\n"
+		"node { name: \"c\" op: \"NoOp\" attr { key: \"_class\" value {"
+		" s: \"loc:@a\" } } }\n");
+	ge_opvec v = GE_VEC_INIT;
+	ge_colocation_targets(g, &v);
+	is_string("w,v", opnames(g, &v),
+		  "colocation targets: each once, first named first; missing "
+		  "ops, empty names, other strings and non-list _class skipped");
+	ge_opvec_free(&v);
+	ge_graph_free(g);
+	g = parse("node { name: \"x\" op: \"NoOp\" }\n");
+	ge_colocation_targets(g, &v);
+	ok(v.n == 0, "no _class, no colocation targets");
+	ge_opvec_free(&v);
+	ge_graph_free(g);
+}
+
 int main(void)
 {
 	ge_graph *g = parse(FIXTURE);
@@ -719,6 +747,7 @@ int main(void)
 	test_walks(g);
 	test_select(g);
 	test_versions();
+	test_colocation_targets();
 	ge_graph_free(g);
 	ge_regex_cache_clear();
 	return tap_done();
