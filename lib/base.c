@@ -351,46 +351,37 @@ uint32_t ge_hash(const void *p, size_t n)
 	return fmix(h);
 }
 
-/* Eight bytes with 'A'..'Z' turned to lower case (bytes >= 0x80 kept):
- * per byte, bit 7 of b + 0x3f says b >= 'A', of b + 0x25 says b > 'Z'. */
-static inline uint64_t lower8(uint64_t x)
+/* ASCII upper case to lower case in eight bytes at once: a byte gets
+ * 0x20 when it lies in 'A'..'Z' (bytes from 0x80 are left alone). */
+static uint64_t fold8(uint64_t w)
 {
-	const uint64_t hi = 0x8080808080808080ull;
-	uint64_t b = x & ~hi;
-	uint64_t up = (b + 0x3f3f3f3f3f3f3f3full) &
-		      ~(b + 0x2525252525252525ull) & ~x & hi;
-	return x | up >> 2;
+	const uint64_t ones = 0x0101010101010101ull, high = ones * 0x80;
+	uint64_t low7 = w & ~high;
+	uint64_t ge_a = low7 + ones * (0x80 - 'A');
+	uint64_t gt_z = low7 + ones * (0x80 - 'Z' - 1);
+	return w | ((ge_a & ~gt_z & ~w & high) >> 2);
 }
 
-void ge_lower_ascii(char *dst, const char *src, size_t n)
-{
-	uint64_t w;
-	for (; n >= 8; src += 8, dst += 8, n -= 8) {
-		memcpy(&w, src, 8);
-		w = lower8(w);
-		memcpy(dst, &w, 8);
-	}
-	for (; n; n--, src++, dst++)
-		*dst = *src >= 'A' && *src <= 'Z' ? (char)(*src + 32) : *src;
-}
-
-/* Names are hashed on every index insert and lookup: eight bytes a step
- * (names that differ only in ASCII case hash alike). */
+/* Names are hashed once per op at every load: eight bytes a step, not
+ * one (the index keeps only these values, never on disk). */
 uint32_t ge_hash_ci(const void *p, size_t n)
 {
 	const uint8_t *s = p;
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
 	for (; n >= 8; s += 8, n -= 8) {
+		uint64_t w;
 		memcpy(&w, s, 8);
-		h = (h ^ lower8(w)) * 0xff51afd7ed558ccdull;
+		h = (h ^ fold8(w)) * 0xff51afd7ed558ccdull;
 		h ^= h >> 29;
 	}
 	if (n) {
-		w = 0;
+		uint64_t w = 0;
 		memcpy(&w, s, n);
-		h = (h ^ lower8(w)) * 0xff51afd7ed558ccdull;
+		h = (h ^ fold8(w)) * 0xff51afd7ed558ccdull;
 	}
-	return fmix((uint32_t)(h ^ h >> 32));
+	h ^= h >> 32;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return (uint32_t)(h >> 32);
 }
 
 /* ---- files ---- */

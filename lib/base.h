@@ -105,13 +105,9 @@ char *ge_arena_strndup(ge_arena *a, const char *s, size_t n);
 char *ge_arena_strdup(ge_arena *a, const char *s);
 void ge_arena_free(ge_arena *a);
 
-/* ge_hash is FNV-1a; ge_hash_ci folds ASCII case (TensorFlow's name
- * rule) and reads eight bytes a step.  Both are for in-memory tables:
- * nothing written depends on their values. */
+/* FNV-1a; the _ci variant folds ASCII case (TensorFlow's name rule). */
 uint32_t ge_hash(const void *p, size_t n);
 uint32_t ge_hash_ci(const void *p, size_t n);
-/* Copies n bytes, 'A'..'Z' in lower case (dst may be src). */
-void ge_lower_ascii(char *dst, const char *src, size_t n);
 
 /* Whole-file I/O.  ge_file_read returns a malloc'd buffer (NUL-terminated). */
 int ge_file_read(const char *path, uint8_t **data, size_t *len, ge_error *err);

@@ -336,8 +336,6 @@ static void idx_del(ge_graph *g, ge_opid id)
 ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n,
 			  int ci)
 {
-	if (!g->idx_cap)
-		return GE_NOOP;
 	return ge_idx_find_h(g, name, n, ci, ge_hash_ci(name, n));
 }
 
@@ -1307,9 +1305,10 @@ static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
 	size_t j = h & (g->used_cap - 1);
 	while (g->used[j].name)
 		j = (j + 1) & (g->used_cap - 1);
-	char *lc = ge_arena_alloc(&g->arena, n + 1);
-	ge_lower_ascii(lc, s, n);
-	lc[n] = 0;
+	char *lc = ge_arena_strndup(&g->arena, s, n);
+	for (char *p = lc; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p += 32;
 	g->used[j].name = lc;
 	g->used[j].hash = h;
 	g->used[j].next = 1;
@@ -1320,21 +1319,6 @@ static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
 static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
 {
 	return ge_idx_find_n(g, s, n, 1) != GE_NOOP || used_find(g, s, n, h);
-}
-
-int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h)
-{
-	return ge_idx_find_h(g, s, n, 1, h) == GE_NOOP && !used_find(g, s, n, h);
-}
-
-/* An op holding a claimed name lets go of it: the claim stays. */
-static void keep_claim(ge_graph *g, ge_op *o)
-{
-	if (!(o->flags & OPF_CLAIMED))
-		return;
-	o->flags &= ~(uint32_t)OPF_CLAIMED;
-	size_t n = strlen(o->name);
-	used_add(g, o->name, n, ge_hash_ci(o->name, n));
 }
 
 const char *ge_graph_unique_name(ge_graph *g, const char *name)
@@ -1361,6 +1345,23 @@ const char *ge_graph_unique_name(ge_graph *g, const char *name)
 	const char *r = ge_arena_strndup(&g->arena, (char *)b.data, b.len);
 	ge_buf_free(&b);
 	return r;
+}
+
+/* Copies (graph_copy.c) hold their names with OPF_CLAIMED instead of an
+ * entry in `used`: the name is free for them when unique_name would hand
+ * it out as it is, and the entry is made when the op lets go of it. */
+int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h)
+{
+	return ge_idx_find_h(g, s, n, 1, h) == GE_NOOP && !used_find(g, s, n, h);
+}
+
+static void keep_claim(ge_graph *g, ge_op *o)
+{
+	if (!(o->flags & OPF_CLAIMED))
+		return;
+	o->flags &= ~(uint32_t)OPF_CLAIMED;
+	size_t n = strlen(o->name);
+	used_add(g, o->name, n, ge_hash_ci(o->name, n));
 }
 
 /* ------------------------------------------------------------ attrs */

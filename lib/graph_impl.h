@@ -185,15 +185,10 @@ void ge_idx_build(ge_graph *g);
  * indexed: then returns that op and leaves the index alone. */
 ge_opid ge_idx_insert(ge_graph *g, ge_opid id);
 ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n, int ci);
-/* The same two with the name's ge_hash_ci given. */
+/* The same two for a name whose ge_hash_ci is h. */
 ge_opid ge_idx_insert_h(ge_graph *g, ge_opid id, uint32_t h);
 ge_opid ge_idx_find_h(const ge_graph *g, const char *name, size_t n, int ci,
 		      uint32_t h);
-/* Whether name s (n bytes, h its ge_hash_ci) is free for
- * ge_graph_unique_name: no op has it (in any case) and unique_name never
- * handed it out.  An op added under such a name with OPF_CLAIMED holds it
- * as unique_name would have. */
-int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h);
 size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
 
 
@@ -228,6 +223,12 @@ void ge_frames_release(struct ge_frames *F);
 
 /* Forgets the colocation index (rebuilt on the next rename). */
 void ge_coloc_drop(ge_graph *g);
+
+/* Whether name s (n bytes, h its ge_hash_ci) is free for
+ * ge_graph_unique_name: no op has it (in any case) and unique_name never
+ * handed it out.  An op added under such a name with OPF_CLAIMED holds it
+ * as unique_name would have (graph_copy.c). */
+int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h);
 
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);

@@ -476,10 +476,7 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 			ge_buf_lenfield(out, 2, e->raw, e->len);
 		}
 	}
-	if (o->raw && (o->flags & (OPF_RAWATTRS | OPF_SPLIT)) == OPF_RAWATTRS) {
-		/* a copy's attrs, shared with its source: already encoded */
-		ge_buf_add(out, o->raw, o->raw_len);
-	} else if (o->raw) {
+	if (o->raw) {
 		const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 		while (p < end) {
 			const uint8_t *fs = p;
