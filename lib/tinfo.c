@@ -365,12 +365,19 @@ void ge_tinfo_free(ge_tinfo *I)
 	}
 	ge_opvec_free(&I->res_src);
 	ge_opvec_free(&I->res_dst);
+	ge_tx_scratch_free(I);
+	free(I);
+}
+
+void ge_tx_scratch_free(ge_tinfo *I)
+{
 	ge_opvec_free(&I->fast);
 	ge_link_scratch_free(&I->link);
 	ge_buf_free(&I->nbuf);
-	for (size_t i = 0; i < sizeof I->ahead / sizeof I->ahead[0]; i++)
+	for (size_t i = 0; i < sizeof I->ahead / sizeof I->ahead[0]; i++) {
 		ge_buf_free(&I->ahead[i].name);
-	free(I);
+		I->ahead[i].at = 0;
+	}
 }
 
 /* ------------------------------------------------------------ shapes */

@@ -707,6 +707,9 @@ static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 	ge_meta_carry(I);
 	/* the handlers may live on the caller's stack */
 	I->tr = NULL;
+	/* the info may live long (a Lua value until collected): the copy
+	 * pass's scratch goes now, for the next transform to reuse */
+	ge_tx_scratch_free(I);
 	if (info)
 		*info = I;
 	else

@@ -167,6 +167,10 @@ int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 		       size_t n_inputs, ge_opid *op_, ge_tvec *outputs_,
 		       const ge_copy_op_opts *co, unsigned *vflags);
 
+/* Frees what only the copy pass uses (fast copies, their links, name
+ * scratch); the info stays whole. */
+void ge_tx_scratch_free(ge_tinfo *I);
+
 /* transform_coll.c */
 void ge_tx_snapshot_collections(ge_tinfo *I);
 int ge_tx_assign_collections(ge_tinfo *I, ge_error *err);
