@@ -243,8 +243,14 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
 		return;
 	if (x->cap < g->n_ops) {
 		size_t cap = g->n_ops + g->n_ops / 2;
-		x->at = ge_xrealloc(x->at, cap * sizeof *x->at);
-		memset(x->at + x->cap, 0, (cap - x->cap) * sizeof *x->at);
+		if (!x->at) {
+			/* fresh zero pages: only the producers' are touched */
+			x->at = ge_xcalloc(cap, sizeof *x->at);
+		} else {
+			x->at = ge_xrealloc(x->at, cap * sizeof *x->at);
+			memset(x->at + x->cap, 0,
+			       (cap - x->cap) * sizeof *x->at);
+		}
 		x->cap = cap;
 	}
 	/* per producer: the uses to add, then where the next one goes */
