@@ -142,6 +142,19 @@ int ge_pat_kind(const ge_pat *p);
 const char *ge_pat_types(const ge_pat *p);
 /* The capture name (the referenced name for ref), or NULL. */
 const char *ge_pat_capture(const ge_pat *p);
+/* What a capture name of a pattern binds, for tools that refer to the
+ * values of a match by name (rewrite templates). */
+typedef struct ge_pat_capinfo {
+	const char *name;   /* owned by the pattern */
+	int kind;           /* GE_CAP_OP when an op or const pattern captures
+			       it, else GE_CAP_TENSOR */
+	const char *types;  /* an op capture's type list as given ("Const"
+			       for a const pattern); NULL: any type */
+	int is_list;        /* captured inside rest */
+} ge_pat_capinfo;
+/* The capture names of p in the order of ge_match.caps; *n gets their
+ * number.  The array is the caller's to free (NULL when there are none). */
+ge_pat_capinfo *ge_pat_captures(const ge_pat *p, size_t *n);
 /* One deterministic line describing p, e.g.
  * op("Relu", op("BiasAdd", any, const "b")):as("act"). */
 void ge_pat_describe(const ge_pat *p, ge_buf *out);
@@ -280,8 +293,14 @@ int ge_match_all(const ge_pat *p, const ge_graph *g, ge_opindex *ix,
  * (from[i]) and their replacements (to[i]); see ge_rewrite. */
 typedef struct ge_rewrite_repl {
 	ge_tvec from, to;
+	ge_opvec names;     /* (new op, op of the match) pairs */
 } ge_rewrite_repl;
+#define GE_REWRITE_REPL_INIT {GE_VEC_INIT, GE_VEC_INIT, GE_VEC_INIT}
 void ge_rewrite_replace(ge_rewrite_repl *r, ge_tref from, ge_tref to);
+/* Once the match's unneeded ops are removed, new_op (made by the action)
+ * takes the name of old_op, an op of the match, which must be gone by
+ * then: the replacement keeps the name a reader may fetch. */
+void ge_rewrite_take_name(ge_rewrite_repl *r, ge_opid new_op, ge_opid old_op);
 
 /* An action gets the graph and one match (valid during the call).  It
  * edits the graph itself, or fills r, or both.  It returns > 0 when it

@@ -744,3 +744,51 @@ void ge_pat_describe(const ge_pat *p, ge_buf *out)
 {
 	describe(p, out, 0);
 }
+
+/* ------------------------------------------------------------ captures */
+
+static void caps_walk(const ge_pat *p, int in_rest, int depth,
+		      ge_pat_capinfo **v, size_t *n, size_t *cap)
+{
+	if (depth > MAX_DEPTH)
+		return;
+	if (p->capture) {
+		size_t i;
+		for (i = 0; i < *n; i++)
+			if (!strcmp((*v)[i].name, p->capture))
+				break;
+		if (i == *n) {
+			if (*n == *cap) {
+				*cap = *cap ? *cap * 2 : 8;
+				*v = ge_xrealloc(*v, *cap * sizeof **v);
+			}
+			(*v)[(*n)++] = (ge_pat_capinfo){p->capture,
+							GE_CAP_TENSOR, NULL, 0};
+		}
+		ge_pat_capinfo *c = &(*v)[i];
+		if (in_rest && p->kind != GE_PAT_REF)
+			c->is_list = 1;
+		if ((p->kind == GE_PAT_OP || p->kind == GE_PAT_CONST) &&
+		    c->kind != GE_CAP_OP) {
+			c->kind = GE_CAP_OP;
+			c->types = p->kind == GE_PAT_CONST ? "Const"
+							   : p->types_text;
+		}
+	}
+	for (size_t i = 0; i < p->n_operands; i++)
+		caps_walk(p->operands[i], in_rest, depth + 1, v, n, cap);
+	for (size_t i = 0; i < p->n_ctrl; i++)
+		caps_walk(p->ctrl[i], in_rest, depth + 1, v, n, cap);
+	if (p->sub)
+		caps_walk(p->sub, in_rest || p->kind == GE_PAT_REST, depth + 1,
+			  v, n, cap);
+}
+
+ge_pat_capinfo *ge_pat_captures(const ge_pat *p, size_t *n)
+{
+	ge_pat_capinfo *v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	caps_walk(p, 0, 0, &v, n, &cap);
+	return v;
+}

@@ -15,6 +15,12 @@ void ge_rewrite_replace(ge_rewrite_repl *r, ge_tref from, ge_tref to)
 	ge_tvec_push(&r->to, to);
 }
 
+void ge_rewrite_take_name(ge_rewrite_repl *r, ge_opid new_op, ge_opid old_op)
+{
+	ge_opvec_push(&r->names, new_op);
+	ge_opvec_push(&r->names, old_op);
+}
+
 #define RNAME(r) ((r)->name ? (r)->name : "(unnamed)")
 
 enum {
@@ -363,6 +369,53 @@ static int remove_unneeded(rw *w, const ge_rule *rule, const char *root,
 	return rc;
 }
 
+/* Each name passes from an op of the match that the replacement removes
+ * to a new op; checked before anything changes, the new ops go on
+ * failure. */
+static int check_names(rw *w, const ge_rule *rule, const char *root,
+		       const ge_rewrite_repl *r, ge_opid cap_before,
+		       ge_error *err)
+{
+	ge_graph *g = w->g;
+	for (size_t i = 0; i + 1 < r->names.n; i += 2) {
+		ge_opid nu = r->names.v[i], old = r->names.v[i + 1];
+		int rc = GE_OK;
+		if (nu < cap_before || !ge_op_alive(g, nu) ||
+		    old >= w->mark_cap || !(w->mark[old] & MK_S))
+			rc = ge_err(err, GE_EINVAL,
+				    "rule '%s' at '%s': a name can only pass "
+				    "from an op of the match to a new op",
+				    RNAME(rule), root);
+		else if (w->mark[old] & MK_ALL)
+			rc = ge_err(err, GE_EGRAPH,
+				    "rule '%s' at '%s': '%s' cannot take the "
+				    "name '%s': that op stays in the graph",
+				    RNAME(rule), root, ge_op_name(g, nu),
+				    ge_op_name(g, old));
+		if (rc) {
+			remove_new_ops(g, cap_before);
+			return rc;
+		}
+	}
+	return GE_OK;
+}
+
+static int take_names(rw *w, const ge_rule *rule, const char *root,
+		      const ge_rewrite_repl *r, ge_error *err)
+{
+	ge_graph *g = w->g;
+	for (size_t i = 0; i + 1 < r->names.n; i += 2) {
+		ge_opid nu = r->names.v[i], old = r->names.v[i + 1];
+		int rc = ge_op_set_name(g, nu, ge_op_name(g, old), err);
+		if (rc) {
+			ge_err_prefix(err, "rule '%s' at '%s'", RNAME(rule),
+				      root);
+			return rc;
+		}
+	}
+	return GE_OK;
+}
+
 /* Applies replacement r of a match: check it, mark what stays needed,
  * refuse to orphan what outsiders need, reroute the readers, remove the
  * rest (as lua.c's pmain, a short driver over named steps). */
@@ -385,11 +438,15 @@ static int apply_repl(rw *w, const ge_rule *rule, const ge_match *m,
 		mark_needs(w, m, r, cap_before);
 		if (!allow)
 			rc = check_orphans(w, rule, root, m, r, cap_before, err);
+		if (!rc)
+			rc = check_names(w, rule, root, r, cap_before, err);
 	}
 	if (!rc)
 		rc = reroute_readers(w, rule, root, r, cap_before, err);
 	if (!rc)
 		rc = remove_unneeded(w, rule, root, m, err);
+	if (!rc)
+		rc = take_names(w, rule, root, r, err);
 	clear_s(w, m);
 	if (w->use_rmap)
 		ge_tmap_free(&w->rmap);
@@ -404,7 +461,7 @@ static int run_rule(rw *w, const ge_rule *rule, ge_opindex *ix,
 	ge_graph *g = w->g;
 	ge_match_iter *it;
 	ge_match m = GE_MATCH_INIT;
-	ge_rewrite_repl r = {GE_VEC_INIT, GE_VEC_INIT};
+	ge_rewrite_repl r = GE_REWRITE_REPL_INIT;
 	int rc = ge_match_iter_new(rule->pattern, g, ix, GE_MATCH_NONOVERLAP,
 				   &it, err);
 	*count = 0;
@@ -420,7 +477,7 @@ static int run_rule(rw *w, const ge_rule *rule, ge_opindex *ix,
 			break;
 		uint64_t v0 = ge_graph_version(g);
 		ge_opid cap0 = (ge_opid)ge_graph_capacity(g);
-		r.from.n = r.to.n = 0;
+		r.from.n = r.to.n = r.names.n = 0;
 		if (err) {
 			err->code = GE_OK;
 			err->msg[0] = 0;
@@ -437,7 +494,7 @@ static int run_rule(rw *w, const ge_rule *rule, ge_opindex *ix,
 			rc = err ? err->code : GE_EINVAL;
 			break;
 		}
-		if (r.from.n) {
+		if (r.from.n || r.names.n) {
 			rc = apply_repl(w, rule, &m, &r, cap0,
 					o->allow_remove_consumed, err);
 			if (rc)
@@ -452,6 +509,7 @@ static int run_rule(rw *w, const ge_rule *rule, ge_opindex *ix,
 		rc = GE_OK;
 	ge_tvec_free(&r.from);
 	ge_tvec_free(&r.to);
+	ge_opvec_free(&r.names);
 	ge_match_free(&m);
 	ge_match_iter_free(it);
 	return rc;

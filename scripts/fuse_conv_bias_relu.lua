@@ -1,5 +1,6 @@
 -- fuse_conv_bias_relu: Conv2D -> BiasAdd -> Relu into one _FusedConv2D, as
--- TensorFlow's grappler remapper writes it, using ge.match and ge.rewrite.
+-- TensorFlow's grappler remapper writes it, using ge.match and a ge.rewrite
+-- template.
 local m = ge.match
 
 -- The Conv2D attrs the fused op carries over, with the OpDef's defaults
@@ -30,7 +31,7 @@ local function pattern(p)
   end
   -- conv and bias feed nothing else, and no op involved has control
   -- inputs (the fused op could not keep them apart); control outputs are
-  -- checked by the action
+  -- checked by the template
   local conv = m.op("Conv2D", m.any "x", m.any "w"):single_use()
     :control_inputs():where(format):as "conv"
   local bias = m.op("BiasAdd", conv, m.any "b"):single_use()
@@ -38,91 +39,37 @@ local function pattern(p)
   return m.op(table.concat(acts, "|"), bias):control_inputs():as "act"
 end
 
--- Encoded AttrValue bytes of a Lua value, through a scratch op: the
--- attrs every fused op gets the same are encoded once, not per site.
-local scratch = ge.graph():add_op{type = "NoOp", name = "scratch"}
-local function encode(value, kind)
-  scratch:set_attr("v", value, kind)
-  return scratch:attr_raw("v")
-end
-
-local function memo(f)
-  local cache = {}
-  return function(k)
-    local v = cache[k]
-    if v == nil then
-      v = f(k)
-      cache[k] = v
-    end
-    return v
+-- What replaces a site, as data: the rewrite driver builds each fused op
+-- in C.  A site is left alone unless the three ops agree on T and data
+-- format and none has control outputs.
+local function template(p)
+  local attrs = {}
+  for _, name in ipairs(CONV_ATTRS) do
+    attrs[#attrs + 1] = {name, from = "conv"} -- or the OpDef's default
   end
-end
-
--- Builds the fused op for a match; its name is fixed after the rewrite
--- (the activation's name is still taken while the action runs).
-local function fuser(p, renames)
-  local defaults -- encoded OpDef defaults of the conv attrs
-  local eps, nargs, nhost = encode(0.0, "float"), encode(1, "int"),
-    encode(0, "int")
-  local fused_ops = memo(function(act)
-    return encode({"BiasAdd", act}, "list(string)")
-  end)
-  -- TArgs from the bytes of T
-  local targs = memo(function(traw)
-    scratch:set_attr_raw("T", traw)
-    return encode({(scratch:attr("T"))}, "list(type)")
-  end)
-  local raw = {}
-  return function(hit, g)
-    local conv, bias, act = hit.conv, hit.bias, hit.act
-    if #conv:control_outputs() > 0 or #bias:control_outputs() > 0 or
-       #act:control_outputs() > 0 then
-      return false
-    end
-    if not defaults then
-      defaults = {}
-      for _, a in ipairs(g:opdef("Conv2D").attrs) do
-        if a.default ~= nil then defaults[a.name] = encode(a.default, a.type) end
-      end
-    end
-    for i, name in ipairs(CONV_ATTRS) do
-      raw[i] = conv:attr_raw(name) or defaults[name] or false
-    end
-    local t = raw[1]
-    if not t or bias:attr_raw("T") ~= t or act:attr_raw("T") ~= t then
-      return false
-    end
-    if (bias:attr_raw("data_format") or defaults.data_format) ~= raw[6] and
-       (bias:attr("data_format") or "NHWC") ~= (conv:attr("data_format") or "NHWC") then
-      return false
-    end
-    -- the attrs in this order, as bytes, in the add_op call
-    local attrs, n = {}, 0
-    for i, name in ipairs(CONV_ATTRS) do
-      if raw[i] then
-        attrs[n + 1], attrs[n + 2] = name, raw[i]
-        n = n + 2
-      end
-    end
-    if p.targs then
-      attrs[n + 1], attrs[n + 2] = "TArgs", targs(t)
-      attrs[n + 3], attrs[n + 4] = "num_host_args", nhost
-      n = n + 4
-    end
-    local at = act.type
-    attrs[n + 1], attrs[n + 2] = "fused_ops", fused_ops(at)
-    attrs[n + 3], attrs[n + 4] = "num_args", nargs
-    attrs[n + 5], attrs[n + 6] = "epsilon", eps
-    local f = g:add_op{type = "_FusedConv2D",
-                       name = g:unique_name(act.name .. "/fused"),
-                       inputs = {hit.x, hit.w, hit.b}, device = conv.device,
-                       raw_attrs = attrs}
-    if at == "LeakyRelu" then
-      f:set_attr("leakyrelu_alpha", act:attr("alpha") or 0.2, "float")
-    end
-    renames[#renames + 1] = {f, act.name}
-    return {[act:output(0)] = f:output(0)}
+  if p.targs then
+    attrs[#attrs + 1] = {"TArgs", {{attr_of = "conv.T"}}, "list(type)"}
+    attrs[#attrs + 1] = {"num_host_args", 0, "int"}
   end
+  attrs[#attrs + 1] = {"fused_ops", {"BiasAdd", {type_of = "act"}},
+                       "list(string)"}
+  attrs[#attrs + 1] = {"num_args", 1, "int"}
+  attrs[#attrs + 1] = {"epsilon", 0.0, "float"}
+  for _, a in ipairs(p.activations) do
+    if a == "LeakyRelu" then
+      -- written for a LeakyRelu only: no other activation has alpha
+      attrs[#attrs + 1] = {"leakyrelu_alpha", from = "act.alpha"}
+    end
+  end
+  return {
+    name = "fuse_conv_bias_relu",
+    same = {{"conv.T", "bias.T", "act.T"},
+            {"conv.data_format", "bias.data_format"}},
+    no_control_outputs = {"conv", "bias", "act"},
+    ops = {{as = "fused", type = "_FusedConv2D", name_from = "act",
+            device_from = "conv", inputs = {"x", "w", "b"}, attrs = attrs}},
+    replace = {act = "fused"},
+  }
 end
 
 return {
@@ -155,12 +102,9 @@ only, the GPU one NHWC and NCHW.]],
   },
   pattern = pattern,
   run = function(g, p)
-    local renames = {}
-    local counts = ge.rewrite(g, {
-      {name = "fuse_conv_bias_relu", pattern = pattern(p),
-       action = fuser(p, renames)},
-    })
-    for _, r in ipairs(renames) do r[1].name = r[2] end
+    local counts = ge.rewrite(g, {name = "fuse_conv_bias_relu",
+                                  pattern = pattern(p),
+                                  template = template(p)})
     return {fused = counts[1]}
   end,
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "lge.h"
+#include "l_template.h"
 #include "match.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
@@ -787,6 +788,11 @@ static int g_matches(lua_State *L)
 	return 1;
 }
 
+ge_pat *lge_checkpattern(lua_State *L, int idx)
+{
+	return checkpat(L, idx);
+}
+
 /* m.matches(g, p [, opts]) */
 static int m_matches(lua_State *L)
 {
@@ -939,8 +945,9 @@ static int m_rewrite(lua_State *L)
 	}
 	/* one rule alone, or a list of them */
 	lua_getfield(L, 2, "pattern");
-	int single = !lua_isnil(L, -1);
-	lua_pop(L, 1);
+	lua_getfield(L, 2, "template");
+	int single = !lua_isnil(L, -1) || !lua_isnil(L, -2);
+	lua_pop(L, 2);
 	if (single) {
 		lua_createtable(L, 1, 0);
 		lua_pushvalue(L, 2);
@@ -952,7 +959,7 @@ static int m_rewrite(lua_State *L)
 		return luaL_error(L, "rewrite: no rules");
 	if (n > 10000)
 		return luaL_error(L, "rewrite: too many rules");
-	luaL_checkstack(L, (int)n * 4 + 10, "too many rules");
+	luaL_checkstack(L, (int)n * 6 + 10, "too many rules");
 	ge_rule *rules = lua_newuserdatauv(L, (size_t)n * sizeof *rules, 0);
 	lrule *lr = lua_newuserdatauv(L, (size_t)n * sizeof *lr, 0);
 	lctx x;
@@ -966,25 +973,54 @@ static int m_rewrite(lua_State *L)
 			lua_geti(L, rt, 1);
 		}
 		int pidx = lua_gettop(L);
+		lua_getfield(L, rt, "template");
+		ge_tmpl *tm = lge_testtemplate(L, -1);
+		if (lua_isnil(L, pidx) && tm) {
+			/* a made template brings its pattern */
+			lua_pushvalue(L, -1);
+			lua_replace(L, pidx);
+		}
 		if (lua_isnil(L, pidx))
 			return luaL_error(L, "rewrite: rule %d has no pattern",
 					  (int)i);
-		ge_pat *p = checkpat(L, pidx);
+		ge_pat *p = tm ? (ge_pat *)ge_tmpl_pattern(tm)
+			       : checkpat(L, pidx);
+		if (tm && lge_testtemplate(L, pidx) != tm &&
+		    checkpat(L, pidx) != p)
+			return luaL_error(L, "rewrite: rule %d: its template "
+					     "was made for another pattern",
+					  (int)i);
+		int tidx = lua_isnil(L, -1) ? 0 : lua_gettop(L);
+		const char *name;
+		if (lua_getfield(L, rt, "name") == LUA_TSTRING)
+			name = lua_tostring(L, -1);
+		else
+			name = lua_pushfstring(L, "rule %d", (int)i);
+		if (tidx) {
+			if (lua_getfield(L, rt, "action") != LUA_TNIL)
+				return luaL_error(L, "rewrite: rule %d has an "
+						     "action and a template",
+						  (int)i);
+			if (!tm)
+				tm = lge_buildtemplate(L, tidx, p, name);
+			/* rt, pattern, template and name stay on the stack */
+			rules[i - 1] = (ge_rule){name, p, ge_tmpl_action, tm};
+			lr[i - 1] = (lrule){&x, 0, name};
+			continue;
+		}
+		lua_pop(L, 1); /* the template field: nil */
 		if (lua_getfield(L, rt, "action") == LUA_TNIL) {
 			lua_pop(L, 1);
 			lua_geti(L, rt, 2);
 		}
 		if (!lua_isfunction(L, -1))
 			return luaL_error(L, "rewrite: rule %d needs an action "
-					     "function",
+					     "function or a template",
 					  (int)i);
 		int fidx = lua_gettop(L);
-		const char *name;
-		if (lua_getfield(L, rt, "name") == LUA_TSTRING)
-			name = lua_tostring(L, -1);
-		else
-			name = lua_pushfstring(L, "rule %d", (int)i);
-		/* rt, pattern, action and name stay on the stack */
+		/* rt, pattern, name and action stay on the stack */
+		lua_pushstring(L, name);
+		name = lua_tostring(L, -1);
 		rules[i - 1] = (ge_rule){name, p, action_cb, &lr[i - 1]};
 		lr[i - 1] = (lrule){&x, fidx, name};
 	}
@@ -1023,6 +1059,7 @@ static const luaL_Reg match_funcs[] = {
 	{"explain", m_explain},
 	{"matches", m_matches},
 	{"rewrite", m_rewrite},
+	{"template", lge_m_template},
 	/* methods of patterns, also callable as m.as(p, ...) */
 	{"as", p_as},
 	{"where", p_where},
@@ -1056,6 +1093,7 @@ void lge_open_match(lua_State *L)
 	lua_pushvalue(L, m);
 	lua_setfield(L, -2, "__index");
 	lua_pop(L, 1);
+	lge_open_template(L);
 	luaL_newmetatable(L, LGE_MATCHITER);
 	lua_pushcfunction(L, iter_gc);
 	lua_setfield(L, -2, "__gc");
