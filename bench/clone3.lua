@@ -3,7 +3,7 @@
 -- a save: what ../shared/peer/pypeer.py clone does with plain protobuf.
 local src, dst = ...
 local g = assert(ge.load(src))
-local whole = ge.sgv(g:ops())
+local whole = ge.sgv(g)
 for k = 1, 3 do ge.copy(whole, {dst_scope = "tower_" .. k}) end
 assert(g:save(dst, {overwrite = true}))
 print(string.format("clone nodes=%d", #g))

@@ -4,8 +4,9 @@
  * function library's func.c, func_body.c, func_check.c through
  * func_impl.h) and by the files that keep data with a graph through its
  * hooks or parse GraphDef bytes into one: model.c, meta.c (through
- * meta_impl.h), tfjs.c and ckptplan.c; the unique names of names.c and
- * the batch inserts of insert.c.  Nothing else includes it, nothing
+ * meta_impl.h), tfjs.c and ckptplan.c; the unique names of names.c,
+ * the batch inserts of insert.c and graph_copy.c, the copies that
+ * share their source's attr bytes.  Nothing else includes it, nothing
  * outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
@@ -36,8 +37,18 @@ enum {
 	OPF_COUTS_OWNED = 32,
 	OPF_DUPNAME = 64,    /* loaded with a name another op already had */
 	OPF_ENTS_OWNED = 128,/* ents[] allocated (always, once split) */
-	OPF_NAMED = 256,     /* named by ge_add_op_unique: its name joins the
-				names handed out when it leaves the index */
+	OPF_NAMED = 256,     /* named by ge_add_op_unique or a copy (graph_copy.c):
+				its name joins the names handed out when it
+				leaves the index */
+	OPF_RAWATTRS = 512,  /* raw holds attr entries only (a copy's, shared
+				with its source: graph_copy.c) */
+	/* graph_copy.c's verdict on raw, kept while the attrs are not split
+	 * (raw does not change until then): the attr entries are a
+	 * shareable run from the first one to the end, holding
+	 * `_output_shapes` / `_class` */
+	OPF_RUN_OK = 1024,
+	OPF_RUN_SHAPES = 2048,
+	OPF_RUN_CLASS = 4096,
 };
 
 typedef struct ge_op {
@@ -242,6 +253,12 @@ void ge_frames_release(struct ge_frames *F);
 
 /* Forgets the colocation index (rebuilt on the next rename). */
 void ge_coloc_drop(ge_graph *g);
+
+/* Whether name s (n bytes, h its ge_hash_ci) is free for
+ * ge_graph_unique_name: no op has it (in any case) and unique_name never
+ * handed it out.  An op added under such a name with OPF_NAMED holds it
+ * as unique_name would have (graph_copy.c). */
+int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h);
 
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);

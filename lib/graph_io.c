@@ -8,6 +8,7 @@
  * back byte for byte and an edit changes only the nodes it touched.
  */
 #include "graph_impl.h"
+#include "graph_copy.h"
 #include "bounds.h"
 #include "frames.h"
 
@@ -798,6 +799,11 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 		if (run) {
 			put(ctx, run, (size_t)(run_end - run));
 			run = NULL;
+		}
+		node.len = 0;
+		if (ge_op_encode_shared(g, (ge_opid)i, &node)) {
+			put(ctx, node.data, node.len); /* a copy (graph_copy.h) */
+			continue;
 		}
 		const uint8_t *body;
 		size_t blen;

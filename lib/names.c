@@ -78,12 +78,14 @@ static struct ge_namectr *used_add(ge_graph *g, const char *s, size_t n,
 
 void ge_graph_reserve_ops(ge_graph *g, size_t n)
 {
+	/* the name index grows once, not at each doubling on the way (the
+	 * load factor of ge_idx_insert_h) */
+	if ((g->idx_used + n + 1) * 4 >= g->idx_cap * 3)
+		ge_idx_grow(g, g->idx_used + n + 1);
 	if (g->n_ops + n > g->cap_ops) {
 		g->cap_ops = g->n_ops + n;
 		g->ops = ge_xrealloc(g->ops, g->cap_ops * sizeof *g->ops);
 	}
-	if (g->n_live + n + 16 > g->idx_cap / 2)
-		ge_idx_grow(g, g->n_live + n + 16);
 }
 
 static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
@@ -143,6 +145,11 @@ ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
 	ge_idx_insert_h(g, id, h);
 	g->version++;
 	return id;
+}
+
+int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h)
+{
+	return !name_in_use(g, s, n, h);
 }
 
 void ge_names_prefetch(const ge_graph *g, uint32_t h)

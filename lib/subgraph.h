@@ -45,6 +45,15 @@ typedef struct ge_view {
  * not hold a view (it is overwritten). */
 int ge_view_init(ge_view *v, ge_graph *g, const ge_opid *ops, size_t n,
 		 const ge_tref *pass, size_t n_pass, ge_error *err);
+/* ge_view_init over every live op of g in id order, without the list: a
+ * whole graph has no inputs, and its outputs are the tensors no op reads.
+ * A graph without ops gives the empty view. */
+void ge_view_init_graph(ge_view *v, ge_graph *g);
+/* A view of ops (n > 0, live ops of g, no repeats) with the given
+ * boundary, taken over from ins and outs (left empty): for a caller
+ * that knows it, such as a copy that maps its source's boundary. */
+void ge_view_init_known(ge_view *v, ge_graph *g, ge_opvec *ops,
+			ge_tvec *ins, ge_tvec *outs, ge_tvec *pass);
 void ge_view_free(ge_view *v);
 /* dst receives a copy of src (dst must not hold a view). */
 void ge_view_copy(ge_view *dst, const ge_view *src);

@@ -3,6 +3,7 @@
  * default handlers (transform.h).
  */
 #include "transform_impl.h"
+#include "graph_copy.h"
 
 /* ------------------------------------------------------------ strings */
 
@@ -364,7 +365,19 @@ void ge_tinfo_free(ge_tinfo *I)
 	}
 	ge_opvec_free(&I->res_src);
 	ge_opvec_free(&I->res_dst);
+	ge_tx_scratch_free(I);
 	free(I);
+}
+
+void ge_tx_scratch_free(ge_tinfo *I)
+{
+	ge_opvec_free(&I->fast);
+	ge_link_scratch_free(&I->link);
+	ge_buf_free(&I->nbuf);
+	for (size_t i = 0; i < sizeof I->ahead / sizeof I->ahead[0]; i++) {
+		ge_buf_free(&I->ahead[i].name);
+		I->ahead[i].at = 0;
+	}
 }
 
 /* ------------------------------------------------------------ shapes */
@@ -572,6 +585,95 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 		ge_tvec_push(outputs_, (ge_tref){id, k});
 	*op_ = id;
 	return GE_OK;
+}
+
+/* The copy's name in nb when new_name's plain case gives it; else 0: the
+ * stock handler takes the others (the scope's own op, names outside the
+ * scope). */
+static int fast_name(const ge_tinfo *I, ge_opid op, ge_buf *nb)
+{
+	const char *nm = ge_op_name(I->g, op);
+	size_t sn = I->scope_len, dn = I->dst_scope_len;
+	if (sn && strncmp(nm, I->scope, sn))
+		return 0;
+	size_t rest = strlen(nm + sn);
+	nb->len = 0;
+	ge_buf_reserve(nb, dn + rest);
+	memcpy(nb->data, I->scope_, dn);
+	memcpy(nb->data + dn, nm + sn, rest + 1);
+	nb->len = dn + rest;
+	return !(dn > 1 && nb->len == dn - 1 &&
+		 !memcmp(nb->data, I->scope_, dn - 1));
+}
+
+/* After the copy of the op at position i: the name of the copy of the op
+ * AHEAD positions later, made now so that its index slot is in the cache
+ * when its turn comes. */
+static void look_ahead(ge_tinfo *I, size_t i)
+{
+	enum { AHEAD = sizeof I->ahead / sizeof I->ahead[0] };
+	size_t j = i + AHEAD;
+	struct tx_ahead *a = &I->ahead[j % AHEAD];
+	a->at = 0;
+	if (j >= I->n || !fast_name(I, I->vops[j].op, &a->name))
+		return;
+	a->h = ge_hash_ci(a->name.data, a->name.len);
+	a->at = j + 1;
+	ge_graph_prefetch_name(I->g_, a->h);
+}
+
+int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+		       size_t n_inputs, ge_opid *op_, ge_tvec *outputs_,
+		       const ge_copy_op_opts *co, unsigned *vflags)
+{
+	ge_graph *g = I->g;
+	const uint8_t *run;
+	size_t len;
+	unsigned fl;
+	if (I->g_ != g || !ge_op_attr_run(g, op, &run, &len, &fl))
+		return 0;
+	size_t at = I->pos[op] - 1;
+	struct tx_ahead *a =
+		&I->ahead[at % (sizeof I->ahead / sizeof I->ahead[0])];
+	const ge_buf *nb = &a->name;
+	uint32_t h = a->h;
+	if (a->at != at + 1) {
+		if (!fast_name(I, op, &I->nbuf))
+			return 0;
+		nb = &I->nbuf;
+		h = ge_hash_ci(nb->data, nb->len);
+	}
+	for (size_t k = 0; k < n_inputs; k++)
+		if (!ge_op_alive(g, new_inputs[k].op) || new_inputs[k].index < 0)
+			return 0;
+	int same = 1;
+	if (!(co && co->copy_shape)) {
+		size_t nin = ge_op_num_inputs(g, op);
+		int changed = nin != n_inputs;
+		for (size_t k = 0; k < nin && k < n_inputs && !changed; k++) {
+			ge_tref t = ge_op_input(g, op, k);
+			if (t.op != GE_NOOP && !same_shape(I, t, new_inputs[k]))
+				changed = 1;
+		}
+		/* `_output_shapes` to recompute: the stock handler's work */
+		if (changed && (fl & GE_RUN_SHAPES))
+			return 0;
+		same = !changed;
+	}
+	ge_opid id = ge_graph_add_copy(g, op, run, len, fl, (char *)nb->data,
+				       nb->len, h, new_inputs, n_inputs);
+	if (id == GE_NOOP)
+		return 0; /* the name is taken: unique_name picks another */
+	look_ahead(I, at);
+	ge_opvec_push(&I->fast, id);
+	if (I->cur_op == op)
+		I->cur_shape_same = same;
+	int nout = ge_op_num_outputs(g, op);
+	for (int k = 0; k < nout; k++)
+		ge_tvec_push(outputs_, (ge_tref){id, k});
+	*op_ = id;
+	*vflags = fl & GE_RUN_CLASS ? 0 : VOF_NO_CLASS;
+	return 1;
 }
 
 int ge_transform_op_if_inside_handler(ge_tinfo *I, ge_opid op, ge_opid *op_,

@@ -18,6 +18,7 @@
  */
 #include "transform_impl.h"
 #include "frames.h"
+#include "graph_copy.h"
 
 /* ------------------------------------------------------------ copy pass */
 
@@ -34,6 +35,15 @@ static int check_dst_tensor(ge_tinfo *I, ge_tref t, const char *what,
 			what, (char *)b.data);
 	ge_buf_free(&b);
 	return rc;
+}
+
+/* Copies made by ge_tx_copy_op_fast join their producers' consumer
+ * lists: at the end of the copy pass, and before a handler other than
+ * the op handler runs (it may look at consumers). */
+static void flush_fast(ge_tinfo *I)
+{
+	ge_graph_link_inputs(I->g_, I->fast.v, I->fast.n, &I->link);
+	I->fast.n = 0;
 }
 
 /* The tensor a copied consumer reads in place of source tensor t. */
@@ -75,6 +85,7 @@ static int resolve(ge_tinfo *I, ge_tref t, ge_tref *t_, ge_error *err)
 	}
 	int input = ge_tmap_get(&I->inset, t, NULL);
 	const ge_transformer *tr = I->tr;
+	flush_fast(I);
 	if (input)
 		rc = tr->transform_external_input_handler(
 			I, t, t_, tr->transform_external_input_ud, err);
@@ -133,6 +144,15 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 	const ge_transformer *tr = I->tr;
 	ge_tvec in = GE_VEC_INIT, outs = GE_VEC_INIT;
 	int rc = GE_OK;
+	/* the stock copy within one graph shares attr bytes (graph_copy.h) */
+	const ge_copy_op_opts *co = tr->transform_op_ud;
+	int fast = tr->transform_op_handler == ge_copy_op_handler &&
+		   I->g == I->g_ && !(co && co->nodedef_fn);
+	if (fast) {
+		ge_graph_reserve(I->g_, I->n);
+		I->scope_len = strlen(I->scope);
+		I->dst_scope_len = strlen(I->scope_);
+	}
 	for (size_t i = 0; i < I->n && !rc; i++) {
 		struct vop *w = &I->vops[i];
 		ge_opid op = w->op;
@@ -171,14 +191,20 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		if (rc)
 			break;
 		ge_opid op_ = GE_NOOP;
+		unsigned vflags = 0;
 		outs.n = 0;
 		I->cur_op = op;
 		I->cur_shape_same = 0;
-		rc = tr->transform_op_handler(I, op, in.v, in.n, &op_, &outs,
-					      tr->transform_op_ud, err);
+		if (!fast || !ge_tx_copy_op_fast(I, op, in.v, in.n, &op_, &outs,
+						 tr->transform_op_ud, &vflags))
+			rc = tr->transform_op_handler(I, op, in.v, in.n, &op_,
+						      &outs,
+						      tr->transform_op_ud,
+						      err);
 		I->cur_op = GE_NOOP;
 		if (rc)
 			break;
+		w->flags |= (uint8_t)vflags;
 		if (op_ == GE_NOOP || !ge_op_alive(I->g_, op_)) {
 			rc = ge_err(err, GE_EINVAL,
 				    "the op handler returned no op of the "
@@ -214,6 +240,7 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 	}
 	ge_tvec_free(&in);
 	ge_tvec_free(&outs);
+	flush_fast(I);
 	return rc;
 }
 
@@ -304,7 +331,7 @@ static void remap_colocation(ge_tinfo *I)
 	for (size_t i = 0; i < I->n; i++) {
 		struct vop *w = &I->vops[i];
 		size_t len;
-		if (w->state != VOP_COPIED ||
+		if (w->state != VOP_COPIED || (w->flags & VOF_NO_CLASS) ||
 		    !ge_op_attr_raw(I->g_, w->op_, "_class", &len))
 			continue;
 		const Tensorflow__AttrValue *v =
@@ -477,10 +504,22 @@ static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 		if (!(rc = resolve(I, I->sgv.passthroughs.v[i], &t_, err)))
 			ge_tvec_push(&pass, t_);
 	}
+	if (!rc && out && I->res_dst.n) {
+		/* the boundary is the source's, mapped: not recomputed */
+		ge_opvec ops = GE_VEC_INIT;
+		ops.v = ge_xmalloc(I->res_dst.n * sizeof *ops.v);
+		ops.cap = ops.n = I->res_dst.n;
+		memcpy(ops.v, I->res_dst.v, ops.n * sizeof *ops.v);
+		size_t up = 1; /* new ops come in increasing ids: no repeats */
+		while (up < ops.n && ops.v[up - 1] < ops.v[up])
+			up++;
+		if (up < ops.n)
+			ge_opvec_unique(I->g_, &ops);
+		ge_view_init_known(out, I->g_, &ops, &ins, &outs, &pass);
+		return GE_OK;
+	}
 	if (!rc && out) {
 		ge_opvec ops = GE_VEC_INIT;
-		for (size_t i = 0; i < I->res_dst.n; i++)
-			ge_opvec_push(&ops, I->res_dst.v[i]);
 		rc = ge_view_init(out, I->g_, ops.v, ops.n, NULL, 0, err);
 		ge_opvec_free(&ops);
 		if (!rc) {
@@ -552,7 +591,11 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	I->order = ge_xmalloc((I->n + 1) * sizeof *I->order);
 	if (I->n)
 		memcpy(I->order, sgv->ops.v, I->n * sizeof *I->order);
-	qsort(I->order, I->n, sizeof *I->order, cmp_opid);
+	size_t sorted = 1;
+	while (sorted < I->n && I->order[sorted - 1] < I->order[sorted])
+		sorted++;
+	if (sorted < I->n)
+		qsort(I->order, I->n, sizeof *I->order, cmp_opid);
 	I->pos_cap = ge_graph_capacity(I->g);
 	/* calloc: zero pages are only touched where the view lies */
 	I->pos = ge_xcalloc(I->pos_cap + 1, sizeof *I->pos);
@@ -664,6 +707,9 @@ static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 	ge_meta_carry(I);
 	/* the handlers may live on the caller's stack */
 	I->tr = NULL;
+	/* the info may live long (a Lua value until collected): the copy
+	 * pass's scratch goes now, for the next transform to reuse */
+	ge_tx_scratch_free(I);
 	if (info)
 		*info = I;
 	else

@@ -9,6 +9,7 @@
 #define GE_TRANSFORM_IMPL_H
 
 #include "transform.h"
+#include "graph_copy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,8 @@ static inline int is_type(const char *t, const char *a, const char *b)
 
 static inline int is_enter(const char *t)
 {
-	return is_type(t, "Enter", "RefEnter");
+	/* asked of every op a copy makes: most fail at the first byte */
+	return (*t == 'E' || *t == 'R') && is_type(t, "Enter", "RefEnter");
 }
 
 static inline int is_exit(const char *t)
@@ -52,7 +54,7 @@ static inline int is_exit(const char *t)
 /* ------------------------------------------------------------ state */
 
 enum { VOP_PENDING = 0, VOP_COPIED = 1, VOP_SHARED = 2 };
-enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2 };
+enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2, VOF_NO_CLASS = 4 };
 
 /* One op of the view, by its position in node order. */
 struct vop {
@@ -118,6 +120,20 @@ struct ge_tinfo {
 	/* handler scratch: set by copy_op_handler for the op being copied */
 	int cur_shape_same;
 	ge_opid cur_op;
+
+	/* copies made by ge_tx_copy_op_fast, whose producers do not list
+	 * them yet; and its name scratch */
+	ge_opvec fast;
+	struct ge_link_scratch link;
+	size_t scope_len, dst_scope_len;
+	ge_buf nbuf;
+	/* the names of the copies of the ops some positions ahead, whose
+	 * index slots were prefetched: position + 1 (0: none), name, hash */
+	struct tx_ahead {
+		size_t at;
+		uint32_t h;
+		ge_buf name;
+	} ahead[16];
 };
 
 static inline uint64_t pack_t(ge_tref t)
@@ -141,6 +157,19 @@ static inline struct vop *vop_of(const ge_tinfo *I, ge_opid op)
 void ge_tx_scoped_name(const ge_tinfo *I, const char *name, ge_buf *out);
 int ge_tx_lookup_name(const ge_graph *g, const char *name, ge_tref *out);
 void ge_tx_tref_name(const ge_graph *g, ge_tref t, ge_buf *out);
+
+/* ge_copy_op_handler's work for a copy within one graph, done by
+ * sharing the source's attr bytes (graph_copy.h): returns 1 when done
+ * (*vflags gets VOF_NO_CLASS when the copy has no `_class`; the copy is
+ * appended to I->fast, for ge_graph_link_inputs), 0 when the stock
+ * handler must do it. */
+int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+		       size_t n_inputs, ge_opid *op_, ge_tvec *outputs_,
+		       const ge_copy_op_opts *co, unsigned *vflags);
+
+/* Frees what only the copy pass uses (fast copies, their links, name
+ * scratch); the info stays whole. */
+void ge_tx_scratch_free(ge_tinfo *I);
 
 /* transform_coll.c */
 void ge_tx_snapshot_collections(ge_tinfo *I);

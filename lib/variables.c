@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_copy.h"
 #include "meta.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
@@ -21,6 +22,32 @@ int ge_is_variable_op_type(const char *type)
 {
 	return !strcmp(type, "VariableV2") || !strcmp(type, "Variable") ||
 	       !strcmp(type, "VarHandleOp");
+}
+
+/* What an op type is to the list: op types are interned per graph, so a
+ * small direct-mapped memo of type pointers saves the string compares on
+ * every op of a large graph. */
+enum { TK_OTHER, TK_VARIABLE, TK_SAVE3, TK_SAVE2 };
+struct type_memo {
+	const char *type[64];
+	uint8_t kind[64];
+};
+
+static int type_kind(struct type_memo *m, const char *type)
+{
+	size_t slot = ((uintptr_t)type >> 3) & 63;
+	if (m->type[slot] == type)
+		return m->kind[slot];
+	int k = TK_OTHER;
+	if (ge_is_variable_op_type(type))
+		k = TK_VARIABLE;
+	else if (!strcmp(type, "SaveV2") || !strcmp(type, "SaveSlices"))
+		k = TK_SAVE3;
+	else if (!strcmp(type, "Save"))
+		k = TK_SAVE2;
+	m->type[slot] = type;
+	m->kind[slot] = (uint8_t)k;
+	return k;
 }
 
 /* What is known about one variable while the list is built. */
@@ -235,14 +262,15 @@ static ge_opid var_behind(const ge_graph *g, const uint32_t *by_op,
 static void saver_keys(ge_graph *g, ge_varlist *l)
 {
 	size_t cap = ge_graph_capacity(g);
+	struct type_memo memo = {{NULL}, {0}};
 	for (size_t id = 0; id < cap; id++) {
 		if (!ge_op_alive(g, (ge_opid)id))
 			continue;
-		const char *type = ge_op_type(g, (ge_opid)id);
+		int kind = type_kind(&memo, ge_op_type(g, (ge_opid)id));
 		size_t first;
-		if (!strcmp(type, "SaveV2") || !strcmp(type, "SaveSlices"))
+		if (kind == TK_SAVE3)
 			first = 3;
-		else if (!strcmp(type, "Save"))
+		else if (kind == TK_SAVE2)
 			first = 2;
 		else
 			continue;
@@ -407,9 +435,17 @@ int ge_graph_variables(ge_graph *g, ge_varlist *out, ge_error *err)
 		pending_free(&b);
 		return rc;
 	}
-	for (size_t id = 0; id < b.nops; id++)
+	struct type_memo memo = {{NULL}, {0}};
+	/* a graph without variable ops (the copy of a frozen model, say) and
+	 * no VariableDef: nothing to look for */
+	size_t scan = b.nops;
+	if (!b.n && !ge_graph_may_have_type(g, "VariableV2") &&
+	    !ge_graph_may_have_type(g, "Variable") &&
+	    !ge_graph_may_have_type(g, "VarHandleOp"))
+		scan = 0;
+	for (size_t id = 0; id < scan; id++)
 		if (ge_op_alive(g, (ge_opid)id) &&
-		    ge_is_variable_op_type(ge_op_type(g, (ge_opid)id)))
+		    type_kind(&memo, ge_op_type(g, (ge_opid)id)) == TK_VARIABLE)
 			get_or_add(&b, (ge_opid)id);
 	if (b.n)
 		qsort(b.p, b.n, sizeof *b.p, cmp_pending);
@@ -437,7 +473,8 @@ int ge_graph_variables(ge_graph *g, ge_varlist *out, ge_error *err)
 		rk[i] = out->v[i].key;
 		out->v[i].key = NULL;
 	}
-	saver_keys(g, out);
+	if (b.n)
+		saver_keys(g, out); /* keys of variables: none to find */
 	for (size_t i = 0; i < b.n; i++) {
 		if (!out->v[i].key)
 			out->v[i].key = rk[i];

@@ -641,6 +641,8 @@ static struct dup *dup_of(struct dup *d, size_t nd, ge_opid var)
 static void extend_savers(struct vp *p, ge_tinfo *I, struct dup *d, size_t nd)
 {
 	ge_graph *g = p->g;
+	if (!nd)
+		return; /* no duplicate to save: no need to look for savers */
 	for (size_t id = 0; id < p->first_new; id++) {
 		if (!ge_op_alive(g, (ge_opid)id) ||
 		    strcmp(ge_op_type(g, (ge_opid)id), "SaveV2"))

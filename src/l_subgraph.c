@@ -170,6 +170,13 @@ static int sg_make_view(lua_State *L)
 		lua_settop(L, 1);
 		return 1;
 	}
+	/* a graph alone: the view of all its ops, made without a list */
+	if (top == 1 && luaL_testudata(L, 1, LGE_GRAPH)) {
+		lge_graph *G = lge_checkgraph(L, 1);
+		ge_view_init_graph(&v, G->g);
+		lsel_pushview(L, &v, ge_view_is_empty(&v) ? 0 : 1);
+		return 1;
+	}
 	lua_pushcfunction(L, lsel_select_ops_and_ts);
 	for (int i = 1; i <= top; i++)
 		lua_pushvalue(L, i);

@@ -1,0 +1,408 @@
+/*
+ * graph_copy.c: copies of ops that share their source's encoded attrs
+ * (graph_copy.h).
+ */
+#include "graph_impl.h"
+#include "graph_copy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A varint in its shortest form (what an encoder writes). */
+static int short_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	if (ge_read_varint(&p, end, v))
+		return -1;
+	if (p - *pp > 1 && p[-1] == 0)
+		return -1;
+	*pp = p;
+	return 0;
+}
+
+/* The same, one byte long in most cases. */
+static inline int short_varint1(const uint8_t **pp, const uint8_t *end,
+				uint64_t *v)
+{
+	if (*pp < end && **pp < 0x80) {
+		*v = *(*pp)++;
+		return 0;
+	}
+	return short_varint(pp, end, v);
+}
+
+/* One attr entry [p, end) laid out as a re-encode writes it: key (1),
+ * value (2), each present once. */
+static int canonical_entry(const uint8_t *p, const uint8_t *end,
+			   const uint8_t **key, size_t *klen)
+{
+	uint64_t kl, vl;
+	if (p >= end || *p++ != 0x0a || short_varint1(&p, end, &kl) ||
+	    kl > (uint64_t)(end - p))
+		return -1;
+	*key = p;
+	*klen = (size_t)kl;
+	for (size_t i = 0; i < kl; i++)
+		if (!p[i])
+			return -1;
+	p += kl;
+	if (p >= end || *p++ != 0x12 || short_varint1(&p, end, &vl) ||
+	    vl != (uint64_t)(end - p))
+		return -1;
+	return 0;
+}
+
+/* ge_op_attr_run for an op whose raw bytes were found shareable before:
+ * the run starts at the first attr entry (after name, op, inputs and
+ * device) and ends with the bytes. */
+static int known_run(const ge_op *o, const uint8_t **run, size_t *len,
+		     unsigned *fl)
+{
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+	while (p < end && *p != ((5 << 3) | 2)) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return 0;
+		if ((tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return 0;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return 0;
+		p += l;
+	}
+	if (p < end) {
+		*run = p;
+		*len = (size_t)(end - p);
+	}
+	*fl = (o->flags & OPF_RUN_SHAPES ? GE_RUN_SHAPES : 0) |
+	      (o->flags & OPF_RUN_CLASS ? GE_RUN_CLASS : 0);
+	return 1;
+}
+
+int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
+		   size_t *len, unsigned *fl)
+{
+	enum { MAXK = 24 };
+	const ge_op *o = &g->ops[id];
+	const uint8_t *keys[MAXK];
+	size_t klens[MAXK];
+	uint32_t n = 0;
+	*fl = 0;
+	*run = NULL;
+	*len = 0;
+	if (!o->raw)
+		return !o->n_ents;
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+	const uint8_t *start = NULL, *stop = NULL;
+	if ((o->flags & (OPF_RUN_OK | OPF_SPLIT)) == OPF_RUN_OK)
+		return known_run(o, run, len, fl);
+	while (p < end) {
+		const uint8_t *fs = p;
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return 0;
+		if (tag != ((5 << 3) | 2)) {
+			if (start && !stop)
+				stop = fs;
+			if ((tag & 7) == 2) {
+				/* name, op, input, device: skipped inline */
+				if (ge_read_varint(&p, end, &l) ||
+				    l > (uint64_t)(end - p))
+					return 0;
+				p += l;
+			} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
+				return 0;
+			}
+			continue;
+		}
+		if (stop || p - fs != 1 || short_varint1(&p, end, &l) ||
+		    l > (uint64_t)(end - p) || n == MAXK)
+			return 0;
+		if (!start)
+			start = fs;
+		const uint8_t *k;
+		size_t kl;
+		if (canonical_entry(p, p + l, &k, &kl))
+			return 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (klens[i] == kl && !memcmp(keys[i], k, kl))
+				return 0;
+		keys[n] = k;
+		klens[n++] = kl;
+		if (kl == 14 && !memcmp(k, "_output_shapes", 14))
+			*fl |= GE_RUN_SHAPES;
+		else if (kl == 6 && !memcmp(k, "_class", 6))
+			*fl |= GE_RUN_CLASS;
+		p += l;
+	}
+	/* split ents are the entries as read unless one was set or removed */
+	if (o->flags & OPF_SPLIT) {
+		if (o->n_ents != n)
+			return 0;
+		for (uint32_t i = 0; i < o->n_ents; i++)
+			if (o->ents[i].owned)
+				return 0;
+	}
+	if (start) {
+		*run = start;
+		*len = (size_t)((stop ? stop : end) - start);
+	}
+	/* const_cast: the verdict is a cache, like split attrs */
+	if (!(o->flags & OPF_SPLIT) && !stop)
+		((ge_op *)o)->flags |=
+			OPF_RUN_OK | (*fl & GE_RUN_SHAPES ? OPF_RUN_SHAPES : 0) |
+			(*fl & GE_RUN_CLASS ? OPF_RUN_CLASS : 0);
+	return 1;
+}
+
+int ge_graph_may_have_type(const ge_graph *g, const char *type)
+{
+	if (!g->strs_cap)
+		return 0;
+	size_t n = strlen(type), j = ge_hash(type, n) & (g->strs_cap - 1);
+	for (; g->strs[j]; j = (j + 1) & (g->strs_cap - 1))
+		if (!strcmp(g->strs[j], type))
+			return 1;
+	return 0;
+}
+
+void ge_graph_reserve(ge_graph *g, size_t n)
+{
+	ge_graph_reserve_ops(g, n);
+}
+
+void ge_graph_prefetch_name(const ge_graph *g, uint32_t h)
+{
+	if (g->idx_cap)
+		__builtin_prefetch(&g->idx[h & (g->idx_cap - 1)], 1);
+}
+
+ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
+			  size_t len, unsigned fl, const char *name, size_t n,
+			  uint32_t h, const ge_tref *in, size_t n_in)
+{
+	if (!n || g->n_ops >= 0xfffffff0u || !ge_name_free(g, name, n, h))
+		return GE_NOOP;
+	if (g->n_ops == g->cap_ops)
+		ge_graph_reserve(g, g->cap_ops ? g->cap_ops : 64);
+	ge_opid id = (ge_opid)g->n_ops++;
+	ge_op *o = &g->ops[id];
+	const ge_op *s = &g->ops[src];
+	memset(o, 0, sizeof *o);
+	o->name = ge_arena_strndup(&g->arena, name, n);
+	o->type = s->type;
+	o->device = s->device;
+	/* same type, same attrs: the same output count, where it is not
+	 * read from the consumers */
+	o->nout = s->nout;
+	/* the name is claimed without a `used` entry (graph_impl.h) */
+	o->flags = OPF_DIRTY | OPF_NAMED;
+	if (len) {
+		o->raw = run;
+		o->raw_len = (uint32_t)len;
+		o->flags |= OPF_RAWATTRS;
+	} else {
+		o->flags |= OPF_SPLIT;
+	}
+	if (n_in) {
+		/* exactly n_in: a later input moves it to the heap */
+		o->in = ge_arena_alloc(&g->arena, n_in * sizeof *o->in);
+		memcpy(o->in, in, n_in * sizeof *o->in);
+		o->n_in = (uint32_t)n_in;
+	}
+	g->n_live++;
+	ge_idx_insert_h(g, id, h);
+	g->version++;
+	/* the colocation index must learn of the copy (as an attr set
+	 * tells it) */
+	if (fl & GE_RUN_CLASS)
+		ge_coloc_drop(g);
+	return id;
+}
+
+static int cmp_use(const void *a, const void *b)
+{
+	const ge_use *x = a, *y = b;
+	if (x->op != y->op)
+		return x->op < y->op ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
+			  ge_link_scratch *x)
+{
+	if (!n)
+		return;
+	if (x->cap < g->n_ops) {
+		size_t cap = g->n_ops + g->n_ops / 2;
+		if (!x->at) {
+			/* fresh zero pages: only the producers' are touched */
+			x->at = ge_xcalloc(cap, sizeof *x->at);
+		} else {
+			x->at = ge_xrealloc(x->at, cap * sizeof *x->at);
+			memset(x->at + x->cap, 0,
+			       (cap - x->cap) * sizeof *x->at);
+		}
+		x->cap = cap;
+	}
+	/* per producer: the uses to add, then where the next one goes */
+	uint32_t *at = x->at;
+	ge_opvec *prod = &x->prod;
+	prod->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		const ge_op *c = &g->ops[ops[i]];
+		for (uint32_t s = 0; s < c->n_in; s++) {
+			ge_opid p = c->in[s].op;
+			if (p != GE_NOOP && !at[p]++)
+				ge_opvec_push(prod, p);
+		}
+	}
+	for (size_t k = 0; k < prod->n; k++) {
+		ge_opid p = prod->v[k];
+		ge_op *P = &g->ops[p];
+		uint32_t m = P->n_uses, tot = m + at[p];
+		ge_use *u;
+		if (!m && !(P->flags & OPF_USES_OWNED)) {
+			u = ge_arena_alloc(&g->arena, tot * sizeof *u);
+		} else {
+			/* heap arrays keep graph.c's room rule */
+			u = ge_xmalloc(ge_edge_room(tot) * sizeof *u);
+			if (m)
+				memcpy(u, P->uses, m * sizeof *u);
+			if (P->flags & OPF_USES_OWNED)
+				free(P->uses);
+			P->flags |= OPF_USES_OWNED;
+		}
+		P->uses = u;
+		at[p] = m;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const ge_op *c = &g->ops[ops[i]];
+		for (uint32_t s = 0; s < c->n_in; s++) {
+			ge_opid p = c->in[s].op;
+			if (p != GE_NOOP)
+				g->ops[p].uses[at[p]++] = (ge_use){ops[i], s};
+		}
+	}
+	for (size_t k = 0; k < prod->n; k++) {
+		ge_opid p = prod->v[k];
+		ge_op *P = &g->ops[p];
+		uint32_t m = P->n_uses;
+		P->n_uses = at[p];
+		at[p] = 0;
+		/* older uses may come from ops made after some of these */
+		if (m && cmp_use(&P->uses[m - 1], &P->uses[m]) > 0)
+			qsort(P->uses, P->n_uses, sizeof *P->uses, cmp_use);
+	}
+}
+
+void ge_link_scratch_free(ge_link_scratch *x)
+{
+	free(x->at);
+	ge_opvec_free(&x->prod);
+	x->at = NULL;
+	x->cap = 0;
+}
+
+/* ------------------------------------------------------------ save */
+
+static size_t vlen(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t *put_v(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint8_t *put_lf(uint8_t *p, uint8_t tag, const void *s, size_t n)
+{
+	*p++ = tag;
+	p = put_v(p, n);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* An input's text as a save writes it: "x", "x:2", "^x", or a dangling
+ * input's own text; its length, or its bytes at p. */
+static size_t input_text(const ge_graph *g, const ge_op *o, uint32_t s,
+			 uint8_t *p)
+{
+	ge_tref t = o->in[s];
+	if (t.op == GE_NOOP) {
+		const char *d = g->dangling[t.index];
+		size_t n = strlen(d);
+		if (p)
+			memcpy(p, d, n);
+		return n;
+	}
+	const char *nm = g->ops[t.op].name;
+	size_t n = strlen(nm), k = 0;
+	char num[12];
+	int ctrl = s >= o->n_in;
+	if (!ctrl && t.index > 0)
+		for (uint32_t x = (uint32_t)t.index; x; x /= 10)
+			num[k++] = (char)('0' + x % 10);
+	if (p) {
+		if (ctrl)
+			*p++ = '^';
+		memcpy(p, nm, n);
+		p += n;
+		if (k)
+			*p++ = ':';
+		for (size_t i = k; i; i--)
+			*p++ = (uint8_t)num[i - 1];
+	}
+	return (size_t)ctrl + n + (k ? k + 1 : 0);
+}
+
+int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
+{
+	const ge_op *o = &g->ops[id];
+	if ((o->flags & (OPF_RAWATTRS | OPF_SPLIT)) != OPF_RAWATTRS)
+		return 0;
+	size_t nl = strlen(o->name), tl = strlen(o->type);
+	size_t dl = strlen(o->device), nin = o->n_in + o->n_ctrl;
+	size_t body = 1 + vlen(nl) + nl + 1 + vlen(tl) + tl + o->raw_len;
+	size_t ils[8]; /* the first inputs' text lengths, for the writes */
+	for (uint32_t s = 0; s < nin; s++) {
+		size_t il = input_text(g, o, s, NULL);
+		if (s < 8)
+			ils[s] = il;
+		body += 1 + vlen(il) + il;
+	}
+	if (dl)
+		body += 1 + vlen(dl) + dl;
+	ge_buf_reserve(out, 1 + vlen(body) + body);
+	uint8_t *p = out->data + out->len;
+	*p++ = (1 << 3) | 2; /* GraphDef.node */
+	p = put_v(p, body);
+	p = put_lf(p, (1 << 3) | 2, o->name, nl);
+	p = put_lf(p, (2 << 3) | 2, o->type, tl);
+	for (uint32_t s = 0; s < nin; s++) {
+		size_t il = s < 8 ? ils[s] : input_text(g, o, s, NULL);
+		*p++ = (3 << 3) | 2;
+		p = put_v(p, il);
+		p += input_text(g, o, s, p);
+	}
+	if (dl)
+		p = put_lf(p, (4 << 3) | 2, o->device, dl);
+	memcpy(p, o->raw, o->raw_len);
+	p += o->raw_len;
+	out->len = (size_t)(p - out->data);
+	out->data[out->len] = 0;
+	return 1;
+}

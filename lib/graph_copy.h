@@ -1,0 +1,76 @@
+/*
+ * graph_copy.h: copies of ops within their own graph that share the
+ * source's encoded attrs, for the transform's copy (tinfo.c).
+ *
+ * A copy made here points at the source's attr entries in the graph's
+ * input bytes instead of decoding or re-encoding them; a save writes them
+ * in one piece after the copy's name, type, inputs and device.  The copy
+ * is byte for byte what ge_graph_add_op followed by ge_op_add_attrs_raw of
+ * every attr and ge_op_add_input of every input makes, so the fast path
+ * is taken only where that holds (see ge_op_attr_run); callers fall back
+ * to those functions otherwise.
+ */
+#ifndef GE_GRAPH_COPY_H
+#define GE_GRAPH_COPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+
+enum {
+	GE_RUN_SHAPES = 1, /* an `_output_shapes` attr is among them */
+	GE_RUN_CLASS = 2,  /* a `_class` attr is among them */
+};
+
+/* Whether the attrs of op id are a run of entries in its NodeDef bytes
+ * that a copy can share: each entry holds its key then its value, in the
+ * shortest encoding, keys are distinct and hold no NUL, and nothing
+ * edited them since the load.  Then returns 1 with the run (len 0 when the
+ * op has no attrs) and GE_RUN_* bits in *fl; else 0. */
+int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
+		   size_t *len, unsigned *fl);
+
+/* Adds a copy of op src (type, device, the attrs run and its GE_RUN_*
+ * bits from ge_op_attr_run) named name (n bytes, h its ge_hash_ci), claimed as
+ * ge_graph_unique_name claims a free name, reading in (live tensors of g).
+ * The producers do not list the copy as a consumer until
+ * ge_graph_link_inputs runs over it.  Returns GE_NOOP, adding nothing,
+ * when the name is taken. */
+ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
+			  size_t len, unsigned fl, const char *name, size_t n,
+			  uint32_t h, const ge_tref *in, size_t n_in);
+
+/* Adds ops (made by ge_graph_add_copy, in increasing id order) to the
+ * consumer lists of the ops they read, in one pass over their inputs.
+ * The scratch (zeroed before the first use, freed with
+ * ge_link_scratch_free) serves every call of one series of copies. */
+typedef struct ge_link_scratch {
+	uint32_t *at;  /* per op id, zero between calls */
+	size_t cap;
+	ge_opvec prod;
+} ge_link_scratch;
+void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
+			  ge_link_scratch *x);
+void ge_link_scratch_free(ge_link_scratch *x);
+
+/* The save of a copy made here (neither its attrs read since, which
+ * splits them, nor set): appends the whole GraphDef.node field, header
+ * included, in one piece, the bytes ge_op_encode gives; returns 1.  For
+ * any other op returns 0 and appends nothing. */
+int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out);
+
+/* 0 when no op of g has that type (op types are interned, and this asks
+ * the table of interned strings); 1 when some op may have it.  Lets a
+ * search by type over a large graph stop before it starts. */
+int ge_graph_may_have_type(const ge_graph *g, const char *type);
+
+/* Makes room for n more ops, in the op table and the name index (one
+ * reallocation each instead of several). */
+void ge_graph_reserve(ge_graph *g, size_t n);
+/* Asks the cache for the name index slot of a name (h its ge_hash_ci)
+ * that is about to be looked up: on a large graph each lookup is a cache
+ * miss otherwise. */
+void ge_graph_prefetch_name(const ge_graph *g, uint32_t h);
+
+#endif

@@ -1,0 +1,274 @@
+/* graph-copy.c: copies within one graph that share their source's attr
+ * bytes (lib/graph_copy.h), and the whole-graph view (ge_view_init_graph).
+ * Each copy is checked against the same copy made the general way: a
+ * transformer whose op handler wraps copy_op_handler, which the shared
+ * path never serves. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "testutil.h"
+
+#include "graph.h"
+#include "graph_copy.h"
+#include "subgraph.h"
+#include "transform.h"
+
+#define T32 "attr { key: \"T\" value { type: DT_FLOAT } } "
+
+/* Data and control edges, a colocated pair, an op without attrs, a NUL-free
+ * but unusual attr layout (value before key) and attrs out of key order. */
+static const char *GRAPH =
+	FX_EDITOR_GRAPH
+	"node { name: \"w\" op: \"VariableV2\" "
+	"attr { key: \"dtype\" value { type: DT_FLOAT } } "
+	"attr { key: \"shape\" value { shape { dim { size: 2 } } } } "
+	"attr { key: \"_class\" value { list { s: \"loc:@w\" } } } }\n"
+	"node { name: \"w/read\" op: \"Identity\" input: \"w\" " T32
+	"attr { key: \"_class\" value { list { s: \"loc:@w\" } } } }\n"
+	"node { name: \"k\" op: \"Identity\" input: \"foo/bar/h\" "
+	"input: \"^w/read\" " T32 "}\n"
+	"node { name: \"noattr\" op: \"NoOp\" input: \"^k\" }\n"
+	"node { name: \"sp\" op: \"Split\" input: \"a\" input: \"foo/d\" "
+	T32 "attr { key: \"num_split\" value { i: 2 } } }\n"
+	"node { name: \"u0\" op: \"Identity\" input: \"sp\" " T32 "}\n"
+	"node { name: \"u1\" op: \"Identity\" input: \"sp:1\" " T32 "}\n";
+
+/* copy_op_handler behind another pointer: the general path. */
+static int plain_handler(ge_tinfo *info, ge_opid op, const ge_tref *in,
+			 size_t n, ge_opid *op_, ge_tvec *outs, void *ud,
+			 ge_error *err)
+{
+	return ge_copy_op_handler(info, op, in, n, op_, outs, ud, err);
+}
+
+static int copy_whole(ge_graph *g, const char *scope, int general)
+{
+	ge_transformer tr;
+	ge_transform_opts o = {0};
+	ge_view v, out = GE_VIEW_INIT;
+	ge_error err;
+	ge_transformer_init(&tr);
+	if (general)
+		tr.transform_op_handler = plain_handler;
+	o.dst_scope = scope;
+	ge_view_init_graph(&v, g);
+	int rc = ge_transform(&tr, &v, &o, &out, NULL, &err);
+	if (rc)
+		tap_diag("copy: %s", err.msg);
+	ge_view_free(&v);
+	ge_view_free(&out);
+	return rc;
+}
+
+/* The first `_class` entry of an op. */
+static const char *sattr_class(const ge_graph *g, const char *op)
+{
+	const Tensorflow__AttrValue *v = ge_op_attr(g, OP(g, op), "_class",
+						    NULL);
+	static char b[256];
+	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST ||
+	    !v->list->n_s)
+		return "(none)";
+	snprintf(b, sizeof b, "%.*s", (int)v->list->s[0].len,
+		 (const char *)v->list->s[0].data);
+	return b;
+}
+
+static int same_bytes(const ge_graph *a, const ge_graph *b)
+{
+	ge_buf x = GE_BUF_INIT, y = GE_BUF_INIT;
+	ge_graph_encode_graphdef(a, &x);
+	ge_graph_encode_graphdef(b, &y);
+	int same = x.len == y.len && !memcmp(x.data, y.data, x.len);
+	ge_buf_free(&x);
+	ge_buf_free(&y);
+	return same;
+}
+
+/* Every op's consumers, by name, in the order the graph keeps them. */
+static int same_consumers(const ge_graph *a, const ge_graph *b)
+{
+	for (size_t id = 0; id < ge_graph_capacity(a); id++) {
+		if (!ge_op_alive(a, (ge_opid)id))
+			continue;
+		ge_opid j = ge_graph_find(b, ge_op_name(a, (ge_opid)id));
+		size_t na, nb;
+		const ge_use *ua = ge_op_uses(a, (ge_opid)id, &na);
+		const ge_use *ub = ge_op_uses(b, j, &nb);
+		if (j == GE_NOOP || na != nb)
+			return 0;
+		for (size_t k = 0; k < na; k++)
+			if (strcmp(ge_op_name(a, ua[k].op),
+				   ge_op_name(b, ub[k].op)) ||
+			    ua[k].slot != ub[k].slot)
+				return 0;
+		for (size_t k = 1; k < na; k++)
+			if (ua[k - 1].op > ua[k].op ||
+			    (ua[k - 1].op == ua[k].op &&
+			     ua[k - 1].slot >= ua[k].slot))
+				return 0;
+	}
+	return 1;
+}
+
+static void test_attr_run(void)
+{
+	ge_graph *g = parse(GRAPH);
+	const uint8_t *run;
+	size_t len;
+	unsigned fl;
+	ok(ge_op_attr_run(g, OP(g, "foo/c"), &run, &len, &fl) == 1 && len &&
+		   fl == GE_RUN_SHAPES,
+	   "a loaded op's attrs are one shareable run, with _output_shapes");
+	ok(ge_op_attr_run(g, OP(g, "w"), &run, &len, &fl) == 1 &&
+		   fl == GE_RUN_CLASS,
+	   "... _class told");
+	ok(ge_op_attr_run(g, OP(g, "noattr"), &run, &len, &fl) == 1 && !len,
+	   "an op without attrs: an empty run");
+	ge_op_set_attr_raw(g, OP(g, "foo/c"), "T", (const uint8_t *)"\x30\x02",
+			   2);
+	ok(!ge_op_attr_run(g, OP(g, "foo/c"), &run, &len, &fl),
+	   "an attr set since the load: not shareable");
+	ge_op_remove_attr(g, OP(g, "foo/b"), "dtype");
+	ok(!ge_op_attr_run(g, OP(g, "foo/b"), &run, &len, &fl),
+	   "an attr removed since the load: not shareable");
+	ge_graph_free(g);
+}
+
+static void test_same_as_general(void)
+{
+	ge_graph *g = parse(GRAPH);
+	/* an edited source op: the copy takes the general path for it */
+	ge_op_set_attr_raw(g, OP(g, "foo/bar/e"), "T",
+			   (const uint8_t *)"\x30\x02", 2);
+	ge_graph *h = ge_graph_clone(g);
+	ge_error err;
+	/* a rename builds the colocation index, which copies must not leave
+	 * behind */
+	ge_op_set_name(g, OP(g, "foo/b"), "foo/bb", &err);
+	ge_op_set_name(h, OP(h, "foo/b"), "foo/bb", &err);
+	ok(!copy_whole(g, "tower", 0) && !copy_whole(h, "tower", 1),
+	   "whole-graph copies, shared and general");
+	ok(!copy_whole(g, "tower", 0) && !copy_whole(h, "tower", 1),
+	   "again, under a uniquified scope");
+	is_int((long long)ge_graph_num_ops(h), (long long)ge_graph_num_ops(g),
+	       "as many ops");
+	ok(same_bytes(g, h), "the saved bytes are the general copy's");
+	ok(same_consumers(g, h), "consumer lists are the general copy's");
+	is_string("tower_1/foo/bar/h:0", ins(g, "tower_1/k"),
+		  "a copy's data inputs");
+	is_string("tower_1/w/read", cins(g, "tower_1/k"),
+		  "... and control inputs");
+	ge_op_set_name(g, OP(g, "tower/w"), "tw", &err);
+	ge_op_set_name(h, OP(h, "tower/w"), "tw", &err);
+	is_string("loc:@tw", sattr_class(g, "tower/w/read"),
+		  "renaming a copy renames it in the copies colocated with it");
+	/* names the copies hold stay handed out when they let go */
+	ge_graph_remove_op(g, OP(g, "tower/noattr"), 1, &err);
+	ge_graph_remove_op(h, OP(h, "tower/noattr"), 1, &err);
+	ge_op_set_name(g, OP(g, "tower/k"), "kk", &err);
+	ge_op_set_name(h, OP(h, "tower/k"), "kk", &err);
+	is_string(ge_graph_unique_name(h, "tower/noattr"),
+		  ge_graph_unique_name(g, "tower/noattr"),
+		  "a removed copy's name is still taken");
+	is_string(ge_graph_unique_name(h, "Tower/K"),
+		  ge_graph_unique_name(g, "Tower/K"),
+		  "a renamed copy's old name is still taken, in any case");
+	ok(same_bytes(g, h), "still the same bytes after the edits");
+	ge_graph *c = ge_graph_clone(g);
+	ok(same_bytes(c, g), "a clone of the copies saves the same bytes");
+	ge_graph_free(c);
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
+/* An external input handler that looks at the graph while the copy runs:
+ * the consumers of the input's producer, copies made so far included. */
+static int seen_uses;
+static int peek_handler(ge_tinfo *info, ge_tref t, ge_tref *t_, void *ud,
+			ge_error *err)
+{
+	size_t n;
+	ge_op_uses(ge_tinfo_graph(info), t.op, &n);
+	seen_uses += (int)n;
+	return ge_keep_t_if_possible_handler(info, t, t_, ud, err);
+}
+
+static int copy_peeking(ge_graph *g, int general)
+{
+	ge_transformer tr;
+	ge_transform_opts o = {0};
+	ge_view v = GE_VIEW_INIT;
+	ge_error err;
+	ge_transformer_init(&tr);
+	if (general)
+		tr.transform_op_handler = plain_handler;
+	tr.transform_external_input_handler = peek_handler;
+	o.dst_scope = "p";
+	/* u1's input handler runs after u0 was copied reading sp:0 */
+	mkview(&v, g, "foo/bar/g,foo/bar/e,k,noattr,u0,u1,w/read", "");
+	seen_uses = 0;
+	int rc = ge_transform(&tr, &v, &o, NULL, NULL, &err);
+	ge_view_free(&v);
+	return rc ? -1 : seen_uses;
+}
+
+static void test_handlers_see_consumers(void)
+{
+	ge_graph *g = parse(GRAPH), *h = ge_graph_clone(g);
+	ge_error err;
+	ge_op_set_name(g, OP(g, "foo/b"), "foo/bb", &err);
+	ge_op_set_name(h, OP(h, "foo/b"), "foo/bb", &err);
+	int a = copy_peeking(g, 0), b = copy_peeking(h, 1);
+	ok(a > 0 && a == b,
+	   "an input handler sees the consumers the general copy shows it "
+	   "(%d, %d)", a, b);
+	ok(same_bytes(g, h) && same_consumers(g, h),
+	   "a partial copy with external inputs: the general copy's result");
+	/* p/w/read stays colocated with w, which was not copied */
+	ge_op_set_name(g, OP(g, "w"), "w2", &err);
+	ge_op_set_name(h, OP(h, "w"), "w2", &err);
+	is_string("loc:@w2", sattr_class(g, "p/w/read"),
+		  "renaming an op renames it in the copies colocated with it");
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
+static void test_view_graph(void)
+{
+	ge_graph *g = parse(GRAPH);
+	ge_view a, b;
+	ge_opvec all = GE_VEC_INIT;
+	ge_graph_remove_op(g, OP(g, "noattr"), 1, NULL);
+	for (size_t id = 0; id < ge_graph_capacity(g); id++)
+		if (ge_op_alive(g, (ge_opid)id))
+			ge_opvec_push(&all, (ge_opid)id);
+	ge_view_init_graph(&a, g);
+	ok(!ge_view_init(&b, g, all.v, all.n, NULL, 0, NULL),
+	   "the view of the op list");
+	is_string(opnames(g, &b.ops), opnames(g, &a.ops),
+		  "whole-graph view: the same ops");
+	is_string(tnames(g, &b.inputs), tnames(g, &a.inputs),
+		  "... inputs (none)");
+	is_string(tnames(g, &b.outputs), tnames(g, &a.outputs),
+		  "... outputs (what no op reads)");
+	ge_view_free(&a);
+	ge_view_free(&b);
+	ge_opvec_free(&all);
+	ge_graph *e = ge_graph_new();
+	ge_view_init_graph(&a, e);
+	ok(ge_view_is_empty(&a), "an empty graph gives the empty view");
+	ge_graph_free(e);
+	ge_graph_free(g);
+}
+
+int main(void)
+{
+	test_attr_run();
+	test_same_as_general();
+	test_handlers_see_consumers();
+	test_view_graph();
+	return tap_done();
+}

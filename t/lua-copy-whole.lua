@@ -1,0 +1,75 @@
+-- lua-copy-whole.lua: ge.sgv(g) is the whole-graph view, made in C; the
+-- clone x3 scenario of bench/clone3.lua (three ge.copy of the whole graph
+-- in the same graph) gives the bytes of copies made through a Lua op
+-- handler (which never takes the shared-attr road), and its copies behave
+-- like any op afterwards.
+local tap = require "tap"
+local ok, is = tap.ok, tap.is
+
+local dir = os.tmpname()
+os.remove(dir)
+assert(os.execute("mkdir -p '" .. dir .. "'"))
+local function path(n) return dir .. "/" .. n end
+local function slurp(p)
+  local f = assert(io.open(p, "rb")) local s = f:read("a") f:close() return s
+end
+
+local F = 'attr { key: "T" value { type: DT_FLOAT } } '
+local SH = 'attr { key: "_output_shapes" value { list { shape { dim { size: 2 } } } } } '
+local TXT = [[
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } ]] .. SH .. [[ }
+node { name: "w" op: "VariableV2" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { dim { size: 2 } } } } }
+node { name: "w/read" op: "Identity" input: "w" ]] .. F .. [[ attr { key: "_class" value { list { s: "loc:@w" } } } }
+node { name: "y" op: "Mul" input: "x" input: "w/read" ]] .. F .. SH .. [[ device: "/cpu:0" }
+node { name: "sp" op: "Split" input: "x" input: "y" ]] .. F .. [[ attr { key: "num_split" value { i: 2 } } }
+node { name: "z" op: "AddN" input: "sp:1" input: "sp" input: "^w/read" ]] .. F .. [[ attr { key: "N" value { i: 2 } } }
+]]
+local f = assert(io.open(path("g.pbtxt"), "w")) f:write(TXT) f:close()
+assert(assert(ge.load(path("g.pbtxt"))):save(path("g.pb")))
+
+local g = assert(ge.load(path("g.pb")))
+local whole, list = ge.sgv(g), ge.sgv(g:ops())
+is(ge.type(whole), "view", "ge.sgv(g) is a view")
+is(#whole.ops, #list.ops, "of every op")
+for i, op in ipairs(list.ops) do
+  if whole.ops[i] ~= op then ok(false, "op " .. i .. " differs") end
+end
+is(#whole.inputs, #list.inputs, "the same inputs (none)")
+is(#whole.outputs, #list.outputs, "the same outputs")
+for i, t in ipairs(list.outputs) do
+  if whole.outputs[i] ~= t then ok(false, "output " .. i .. " differs") end
+end
+
+-- clone x3 the shared way and through a Lua op handler
+local function clone3(general)
+  local h = assert(ge.load(path("g.pb")))
+  local v = ge.sgv(h)
+  for k = 1, 3 do
+    if general then
+      local tr = ge.Transformer()
+      tr.transform_op_handler = function(info, op, ...)
+        return ge.copy_op_handler(info, op, ...)
+      end
+      tr(v, {dst_scope = "tower_" .. k})
+    else
+      ge.copy(v, {dst_scope = "tower_" .. k})
+    end
+  end
+  return h
+end
+local a, b = clone3(false), clone3(true)
+assert(a:save(path("a.pb")))
+assert(b:save(path("b.pb")))
+ok(slurp(path("a.pb")) == slurp(path("b.pb")),
+   "clone x3: the bytes of copies made through a Lua op handler")
+is(#a, 24, "four times the ops")
+is(a:op("tower_2/z"):input(0).name, "tower_2/sp:1", "a copy reads the copies")
+is(#a:op("tower_3/sp"):output(1):consumers(), 1,
+   "the copies' consumers are known")
+a:op("tower_1/w").name = "w1"
+is(a:op("tower_1/w/read"):attr("_class")[1], "loc:@w1",
+   "a copy's colocation follows a rename")
+is(a:unique_name("tower_1/w"), "tower_1/w_1",
+   "the renamed copy's old name stays taken")
+os.execute("rm -rf '" .. dir .. "'")
+tap.done()
