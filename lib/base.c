@@ -193,28 +193,17 @@ void ge_buf_tag(ge_buf *b, uint32_t field, int wiretype)
 	ge_buf_varint(b, ((uint64_t)field << 3) | (uint64_t)wiretype);
 }
 
-static size_t put_varint(uint8_t *d, uint64_t v)
-{
-	size_t n = 0;
-	do {
-		uint8_t c = v & 0x7f;
-		v >>= 7;
-		d[n++] = c | (v ? 0x80 : 0);
-	} while (v);
-	return n;
-}
-
 /* One reserve for tag, length and bytes: every field of an encoded op
  * passes here. */
 void ge_buf_lenfield(ge_buf *b, uint32_t field, const void *p, size_t n)
 {
 	ge_buf_reserve(b, n + 20);
-	size_t at = b->len;
-	at += put_varint(b->data + at, (uint64_t)field << 3 | 2);
-	at += put_varint(b->data + at, n);
+	uint8_t *d = b->data + b->len;
+	d = ge_put_uvarint(d, (uint64_t)field << 3 | 2);
+	d = ge_put_uvarint(d, n);
 	if (n)
-		memcpy(b->data + at, p, n);
-	b->len = at + n;
+		memcpy(d, p, n);
+	b->len = (size_t)(d - b->data) + n;
 	b->data[b->len] = 0;
 }
 

@@ -66,6 +66,24 @@ void ge_buf_free(ge_buf *b);
 /* Detaches the data (caller frees) and resets the buffer. */
 uint8_t *ge_buf_steal(ge_buf *b, size_t *len);
 
+/* Varints written into room already reserved (at most 10 bytes each), for
+ * encoders that reserve once for many fields. */
+static inline size_t ge_uvarint_size(uint64_t v)
+{
+	size_t n = 1;
+	for (; v >= 0x80; v >>= 7)
+		n++;
+	return n;
+}
+
+static inline uint8_t *ge_put_uvarint(uint8_t *p, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t)(v | 0x80);
+	*p++ = (uint8_t)v;
+	return p;
+}
+
 /* Protobuf wire helpers on a buffer. */
 void ge_buf_varint(ge_buf *b, uint64_t v);
 void ge_buf_tag(ge_buf *b, uint32_t field, int wiretype);

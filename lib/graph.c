@@ -780,9 +780,8 @@ size_t ge_edge_room(uint32_t n)
 	return c;
 }
 
-/* Returns the array, moved or grown so that element n (0-based) fits. */
-static void *make_room(void *a, uint32_t n, size_t elsz, uint32_t *flags,
-		       uint32_t owned_flag)
+void *ge_edge_make_room(void *a, uint32_t n, size_t elsz, uint32_t *flags,
+			uint32_t owned_flag)
 {
 	if (*flags & owned_flag) {
 		if (n < 4 || (n & (n - 1)))
@@ -798,14 +797,14 @@ static void *make_room(void *a, uint32_t n, size_t elsz, uint32_t *flags,
 
 static void in_grow(ge_op *o)
 {
-	o->in = make_room(o->in, o->n_in + o->n_ctrl, sizeof *o->in, &o->flags,
-			  OPF_IN_OWNED);
+	o->in = ge_edge_make_room(o->in, o->n_in + o->n_ctrl, sizeof *o->in,
+				  &o->flags, OPF_IN_OWNED);
 }
 
 static void uses_insert(ge_op *p, ge_use u)
 {
-	p->uses = make_room(p->uses, p->n_uses, sizeof *p->uses, &p->flags,
-			    OPF_USES_OWNED);
+	p->uses = ge_edge_make_room(p->uses, p->n_uses, sizeof *p->uses,
+				    &p->flags, OPF_USES_OWNED);
 	/* binary search for the first entry greater than u */
 	uint32_t lo = 0, hi = p->n_uses;
 	while (lo < hi) {
@@ -861,8 +860,8 @@ static void uses_renumber(ge_graph *g, ge_opid c, uint32_t from, int delta)
 
 static void couts_insert(ge_op *p, ge_opid c)
 {
-	p->couts = make_room(p->couts, p->n_couts, sizeof *p->couts, &p->flags,
-			     OPF_COUTS_OWNED);
+	p->couts = ge_edge_make_room(p->couts, p->n_couts, sizeof *p->couts,
+				     &p->flags, OPF_COUTS_OWNED);
 	uint32_t lo = 0, hi = p->n_couts;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
@@ -1338,8 +1337,9 @@ static void split_attrs(const ge_graph *g, ge_opid id)
 	const char *key;
 	size_t keylen, vallen;
 	while (ge_raw_attr_next(&p, end, &key, &keylen, &val, &vallen)) {
-		o->ents = make_room(o->ents, o->n_ents, sizeof *o->ents,
-				    &o->flags, OPF_ENTS_OWNED);
+		o->ents = ge_edge_make_room(o->ents, o->n_ents,
+					    sizeof *o->ents, &o->flags,
+					    OPF_ENTS_OWNED);
 		ge_attr_ent *e = &o->ents[o->n_ents++];
 		memset(e, 0, sizeof *e);
 		/* const_cast: the arena is logically part of the cache */
@@ -1413,8 +1413,9 @@ static void set_attr_raw(ge_graph *g, ge_opid id, const char *name,
 	ge_attr_ent *e = find_ent(g, id, name);
 	ge_op *o = OP(g, id);
 	if (!e) {
-		o->ents = make_room(o->ents, o->n_ents, sizeof *o->ents,
-				    &o->flags, OPF_ENTS_OWNED);
+		o->ents = ge_edge_make_room(o->ents, o->n_ents,
+					    sizeof *o->ents, &o->flags,
+					    OPF_ENTS_OWNED);
 		e = &o->ents[o->n_ents++];
 		memset(e, 0, sizeof *e);
 		e->key = ge_arena_strdup(&g->arena, name);
@@ -1447,7 +1448,7 @@ void ge_op_add_attrs_raw(ge_graph *g, ge_opid id, size_t n,
 	if (!n)
 		return;
 	/* exactly n entries, not owned: a later attr moves them to the heap
-	 * (make_room) */
+	 * (ge_edge_make_room) */
 	if (o->flags & OPF_ENTS_OWNED)
 		free(o->ents);
 	o->flags &= ~(uint32_t)OPF_ENTS_OWNED;

@@ -308,30 +308,10 @@ void ge_link_scratch_free(ge_link_scratch *x)
 
 /* ------------------------------------------------------------ save */
 
-static size_t vlen(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static uint8_t *put_v(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 static uint8_t *put_lf(uint8_t *p, uint8_t tag, const void *s, size_t n)
 {
 	*p++ = tag;
-	p = put_v(p, n);
+	p = ge_put_uvarint(p, n);
 	memcpy(p, s, n);
 	return p + n;
 }
@@ -376,26 +356,26 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
 		return 0;
 	size_t nl = strlen(o->name), tl = strlen(o->type);
 	size_t dl = strlen(o->device), nin = o->n_in + o->n_ctrl;
-	size_t body = 1 + vlen(nl) + nl + 1 + vlen(tl) + tl + o->raw_len;
+	size_t body = 1 + ge_uvarint_size(nl) + nl + 1 + ge_uvarint_size(tl) + tl + o->raw_len;
 	size_t ils[8]; /* the first inputs' text lengths, for the writes */
 	for (uint32_t s = 0; s < nin; s++) {
 		size_t il = input_text(g, o, s, NULL);
 		if (s < 8)
 			ils[s] = il;
-		body += 1 + vlen(il) + il;
+		body += 1 + ge_uvarint_size(il) + il;
 	}
 	if (dl)
-		body += 1 + vlen(dl) + dl;
-	ge_buf_reserve(out, 1 + vlen(body) + body);
+		body += 1 + ge_uvarint_size(dl) + dl;
+	ge_buf_reserve(out, 1 + ge_uvarint_size(body) + body);
 	uint8_t *p = out->data + out->len;
 	*p++ = (1 << 3) | 2; /* GraphDef.node */
-	p = put_v(p, body);
+	p = ge_put_uvarint(p, body);
 	p = put_lf(p, (1 << 3) | 2, o->name, nl);
 	p = put_lf(p, (2 << 3) | 2, o->type, tl);
 	for (uint32_t s = 0; s < nin; s++) {
 		size_t il = s < 8 ? ils[s] : input_text(g, o, s, NULL);
 		*p++ = (3 << 3) | 2;
-		p = put_v(p, il);
+		p = ge_put_uvarint(p, il);
 		p += input_text(g, o, s, p);
 	}
 	if (dl)

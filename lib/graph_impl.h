@@ -244,6 +244,12 @@ int ge_find_len_field(const uint8_t *p, const uint8_t *end, uint32_t field,
  * which copies of the arrays must follow): the next power of two at or
  * above n, at least 4. */
 size_t ge_edge_room(uint32_t n);
+/* An edge (or attr entry) array of n elements, moved or grown by that
+ * rule so that element n (0-based) fits: a heap array (owned_flag set in
+ * *flags) is grown when n is such a power, a pooled or arena one is
+ * copied to the heap and owned_flag set. */
+void *ge_edge_make_room(void *a, uint32_t n, size_t elsz, uint32_t *flags,
+			uint32_t owned_flag);
 
 /* Installs h on g, once: installing it again does nothing. */
 void ge_graph_add_hooks(ge_graph *g, const ge_graph_hooks *h);

@@ -554,42 +554,10 @@ void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out)
 	ge_op_encode_ex(g, id, out, put_input_text);
 }
 
-static size_t varint_size(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-/* Writers into room already reserved: the fields of a NodeDef have
- * numbers below 16, so their tags are one byte.  A re-encoded op costs
- * one reserve per field and no moves, which matters when a recipe adds
- * ops by the hundred thousand. */
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static void put_lenfield(ge_buf *b, uint32_t field, const void *s, size_t n)
-{
-	ge_buf_reserve(b, n + 11);
-	uint8_t *p = b->data + b->len;
-	*p++ = (uint8_t)(field << 3 | 2);
-	p = put_varint(p, n);
-	if (n)
-		memcpy(p, s, n);
-	b->len = (size_t)(p + n - b->data);
-}
-
-/* An input as GraphDef writes it ("x", "x:1", "^x"), for a live op. */
+/* An input as GraphDef writes it ("x", "x:1", "^x"), for a live op,
+ * written into room reserved once (the field number is below 16, so its
+ * tag is one byte): a re-encoded op costs one reserve per field and no
+ * moves, which matters when a recipe adds ops by the hundred thousand. */
 static void put_input(ge_buf *b, const ge_graph *g, ge_tref t, int ctl)
 {
 	const char *nm = g->ops[t.op].name;
@@ -604,7 +572,7 @@ static void put_input(ge_buf *b, const ge_graph *g, ge_tref t, int ctl)
 	ge_buf_reserve(b, n + 11);
 	uint8_t *p = b->data + b->len;
 	*p++ = ND_INPUT << 3 | 2;
-	p = put_varint(p, n);
+	p = ge_put_uvarint(p, n);
 	if (ctl)
 		*p++ = '^';
 	memcpy(p, nm, nl);
@@ -621,8 +589,8 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		     ge_input_text_fn text)
 {
 	const ge_op *o = &g->ops[id];
-	put_lenfield(out, ND_NAME, o->name, strlen(o->name));
-	put_lenfield(out, ND_OP, o->type, strlen(o->type));
+	ge_buf_lenfield(out, ND_NAME, o->name, strlen(o->name));
+	ge_buf_lenfield(out, ND_OP, o->type, strlen(o->type));
 	for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
 		if (text == put_input_text && o->in[s].op != GE_NOOP) {
 			put_input(out, g, o->in[s], s >= o->n_in);
@@ -634,24 +602,24 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		ge_buf_wrap(out, start, ND_INPUT);
 	}
 	if (*o->device)
-		put_lenfield(out, ND_DEVICE, o->device, strlen(o->device));
+		ge_buf_lenfield(out, ND_DEVICE, o->device, strlen(o->device));
 	/* Attrs, then any other field, in the order they were read. */
 	if (o->flags & OPF_SPLIT) {
 		for (uint32_t i = 0; i < o->n_ents; i++) {
 			const ge_attr_ent *e = &o->ents[i];
 			size_t kl = strlen(e->key);
-			size_t el = 2 + varint_size(kl) + kl +
-				    varint_size(e->len) + e->len;
+			size_t el = 2 + ge_uvarint_size(kl) + kl +
+				    ge_uvarint_size(e->len) + e->len;
 			ge_buf_reserve(out, el + 11);
 			uint8_t *p = out->data + out->len;
 			*p++ = ND_ATTR << 3 | 2;
-			p = put_varint(p, el);
+			p = ge_put_uvarint(p, el);
 			*p++ = 1 << 3 | 2;
-			p = put_varint(p, kl);
+			p = ge_put_uvarint(p, kl);
 			memcpy(p, e->key, kl);
 			p += kl;
 			*p++ = 2 << 3 | 2;
-			p = put_varint(p, e->len);
+			p = ge_put_uvarint(p, e->len);
 			if (e->len)
 				memcpy(p, e->raw, e->len);
 			out->len = (size_t)(p + e->len - out->data);
@@ -818,7 +786,7 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 			node.len = ROOM;
 			ge_op_encode(g, (ge_opid)i, &node);
 			blen = node.len - ROOM;
-			uint8_t h[ROOM], *e = put_varint(h + 1, blen);
+			uint8_t h[ROOM], *e = ge_put_uvarint(h + 1, blen);
 			h[0] = GD_NODE << 3 | 2;
 			size_t hl = (size_t)(e - h);
 			memcpy(node.data + ROOM - hl, h, hl);

@@ -163,39 +163,23 @@ static int check_sites(const ge_graph *g, const ge_tref *sites, size_t n,
 }
 
 /* Appends one attr map entry (NodeDef field 5) to b. */
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-	for (; v >= 0x80; v >>= 7)
-		n++;
-	return n;
-}
-
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-	for (; v >= 0x80; v >>= 7)
-		*p++ = (uint8_t)(v | 0x80);
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 /* Field 5 of a NodeDef: {1: key, 2: AttrValue bytes}, written into room
  * reserved once (it is done per new op). */
 static void put_entry(ge_buf *b, const char *key, const uint8_t *v,
 		      size_t len)
 {
 	size_t kl = strlen(key);
-	size_t el = 2 + varint_len(kl) + kl + varint_len(len) + len;
+	size_t el = 2 + ge_uvarint_size(kl) + kl + ge_uvarint_size(len) + len;
 	ge_buf_reserve(b, el + 11);
 	uint8_t *p = b->data + b->len;
 	*p++ = 5 << 3 | 2;
-	p = put_varint(p, el);
+	p = ge_put_uvarint(p, el);
 	*p++ = 1 << 3 | 2;
-	p = put_varint(p, kl);
+	p = ge_put_uvarint(p, kl);
 	memcpy(p, key, kl);
 	p += kl;
 	*p++ = 2 << 3 | 2;
-	p = put_varint(p, len);
+	p = ge_put_uvarint(p, len);
 	if (len)
 		memcpy(p, v, len);
 	b->len = (size_t)(p + len - b->data);
@@ -210,7 +194,7 @@ static void put_entries(ge_buf *b, const ge_ins_op *to, size_t k)
 			/* AttrValue{i: v}: field 3, varint */
 			uint8_t v[11];
 			v[0] = 3 << 3;
-			uint8_t *e = put_varint(v + 1,
+			uint8_t *e = ge_put_uvarint(v + 1,
 						(uint64_t)at->site_ints[k]);
 			put_entry(b, at->name, v, (size_t)(e - v));
 		} else if (at->site_bytes) {
@@ -257,37 +241,21 @@ static prep_op *prepare(ge_graph *g, const ge_ins_template *t)
 	return p;
 }
 
-/* Appends to an edge array of n elements (a new consumer has the highest
- * id, so it sorts last), growing it by graph.c's rule: a heap array has
- * room up to ge_edge_room(n), a pooled or arena one is full. */
-static void *append_room(void *a, uint32_t n, size_t elsz, uint32_t *flags,
-			 uint32_t owned_flag)
-{
-	if (*flags & owned_flag) {
-		if (n < 4 || (n & (n - 1)))
-			return a;
-		return ge_xrealloc(a, ge_edge_room(n + 1) * elsz);
-	}
-	void *b = ge_xmalloc(ge_edge_room(n + 1) * elsz);
-	if (n)
-		memcpy(b, a, (size_t)n * elsz);
-	*flags |= owned_flag;
-	return b;
-}
-
+/* Appends to an edge array (a new consumer has the highest id, so it
+ * sorts last). */
 static void use_append(ge_graph *g, ge_opid producer, ge_use u)
 {
 	ge_op *p = &g->ops[producer];
-	p->uses = append_room(p->uses, p->n_uses, sizeof *p->uses, &p->flags,
-			      OPF_USES_OWNED);
+	p->uses = ge_edge_make_room(p->uses, p->n_uses, sizeof *p->uses,
+				    &p->flags, OPF_USES_OWNED);
 	p->uses[p->n_uses++] = u;
 }
 
 static void cout_append(ge_graph *g, ge_opid producer, ge_opid c)
 {
 	ge_op *p = &g->ops[producer];
-	p->couts = append_room(p->couts, p->n_couts, sizeof *p->couts,
-			       &p->flags, OPF_COUTS_OWNED);
+	p->couts = ge_edge_make_room(p->couts, p->n_couts, sizeof *p->couts,
+				     &p->flags, OPF_COUTS_OWNED);
 	p->couts[p->n_couts++] = c;
 }
 
