@@ -417,6 +417,22 @@ static int same_shape(ge_tinfo *I, ge_tref t, ge_tref t_)
 	return 1;
 }
 
+/* Whether a copy of op reading new_inputs may have other shapes than op:
+ * another input count, or an input not known to keep its shape. */
+static int inputs_changed(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+			  size_t n_inputs)
+{
+	size_t nin = ge_op_num_inputs(I->g, op);
+	if (nin != n_inputs)
+		return 1;
+	for (size_t k = 0; k < nin; k++) {
+		ge_tref t = ge_op_input(I->g, op, k);
+		if (t.op != GE_NOOP && !same_shape(I, t, new_inputs[k]))
+			return 1;
+	}
+	return 0;
+}
+
 /* Ops whose single output has the shape of their first input. */
 static int shape_preserving(const char *t)
 {
@@ -565,13 +581,7 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 	 * so that the ops after it can tell. */
 	int same = 1;
 	if (!(co && co->copy_shape)) {
-		size_t nin = ge_op_num_inputs(g, op);
-		int changed = nin != n_inputs;
-		for (size_t k = 0; k < nin && k < n_inputs && !changed; k++) {
-			ge_tref t = ge_op_input(g, op, k);
-			if (t.op != GE_NOOP && !same_shape(I, t, new_inputs[k]))
-				changed = 1;
-		}
+		int changed = inputs_changed(I, op, new_inputs, n_inputs);
 		if (changed)
 			same = has_shapes ? fix_output_shapes(I, op, id) : 0;
 	}
@@ -648,13 +658,7 @@ int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 			return 0;
 	int same = 1;
 	if (!(co && co->copy_shape)) {
-		size_t nin = ge_op_num_inputs(g, op);
-		int changed = nin != n_inputs;
-		for (size_t k = 0; k < nin && k < n_inputs && !changed; k++) {
-			ge_tref t = ge_op_input(g, op, k);
-			if (t.op != GE_NOOP && !same_shape(I, t, new_inputs[k]))
-				changed = 1;
-		}
+		int changed = inputs_changed(I, op, new_inputs, n_inputs);
 		/* `_output_shapes` to recompute: the stock handler's work */
 		if (changed && (fl & GE_RUN_SHAPES))
 			return 0;
