@@ -8,6 +8,7 @@
 
 #include "func.h"
 #include "insert.h"
+#include "l_editor.h"
 #include "lge.h"
 #include "select.h"
 #include "shapes.h"
@@ -92,11 +93,7 @@ static int g_ops_of_types(lua_State *L, ge_graph *g)
 	}
 	ge_opvec v = GE_VEC_INIT;
 	ge_graph_ops_of_types(g, types, n, &v);
-	lua_createtable(L, (int)v.n, 0);
-	for (size_t i = 0; i < v.n; i++) {
-		lge_pushop(L, 1, v.v[i]);
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
-	}
+	lsel_pushops(L, 1, v.v, v.n);
 	ge_opvec_free(&v);
 	return 1;
 }
@@ -125,11 +122,7 @@ static int g_colocation_targets(lua_State *L)
 	ge_graph *g = lge_checkgraph(L, 1)->g;
 	ge_opvec v = GE_VEC_INIT;
 	ge_colocation_targets(g, &v);
-	lua_createtable(L, (int)v.n, 0);
-	for (size_t i = 0; i < v.n; i++) {
-		lge_pushop(L, 1, v.v[i]);
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
-	}
+	lsel_pushops(L, 1, v.v, v.n);
 	ge_opvec_free(&v);
 	return 1;
 }
