@@ -846,10 +846,11 @@ int ge_graph_replace_view(ge_graph *g, const ge_tref *targets,
 	return rc;
 }
 
-int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
-		     const ge_tpair *repl, size_t n_repl,
-		     const ge_transform_opts *o, ge_tref *out, ge_tinfo **info,
-		     ge_error *err)
+int ge_graph_replace_with(ge_graph *g, const ge_tref *targets,
+			  size_t n_targets, const ge_tpair *repl,
+			  size_t n_repl, const ge_transform_opts *o,
+			  ge_replace_copy_fn copy, void *ud, ge_tref *out,
+			  ge_tinfo **info, ge_error *err)
 {
 	ge_transform_opts opts = {0};
 	if (o)
@@ -863,8 +864,7 @@ int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
 	int rc = ge_graph_replace_view(g, targets, n_targets, repl, n_repl, &v,
 				       err);
 	if (!rc)
-		rc = ge_copy_with_input_replacements(&v, repl, n_repl, &opts,
-						     NULL, &I, err);
+		rc = copy(&v, repl, n_repl, &opts, ud, &I, err);
 	if (!rc && out)
 		for (size_t i = 0; i < n_targets; i++)
 			if (!ge_tinfo_transformed_t(I, targets[i], &out[i]))
@@ -875,4 +875,22 @@ int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
 		ge_tinfo_free(I);
 	ge_view_free(&v);
 	return rc;
+}
+
+static int plain_copy(ge_view *sgv, const ge_tpair *repl, size_t n_repl,
+		      const ge_transform_opts *o, void *ud, ge_tinfo **info,
+		      ge_error *err)
+{
+	(void)ud;
+	return ge_copy_with_input_replacements(sgv, repl, n_repl, o, NULL,
+					       info, err);
+}
+
+int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
+		     const ge_tpair *repl, size_t n_repl,
+		     const ge_transform_opts *o, ge_tref *out, ge_tinfo **info,
+		     ge_error *err)
+{
+	return ge_graph_replace_with(g, targets, n_targets, repl, n_repl, o,
+				     plain_copy, NULL, out, info, err);
 }

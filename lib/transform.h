@@ -232,6 +232,19 @@ int ge_graph_replace(ge_graph *g, const ge_tref *targets, size_t n_targets,
 		     const ge_tpair *repl, size_t n_repl,
 		     const ge_transform_opts *o, ge_tref *out, ge_tinfo **info,
 		     ge_error *err);
+/* How ge_graph_replace_with copies the view: a copy with input
+ * replacements (ge_copy_with_input_replacements or a variant of it, such
+ * as the one with a variables policy of varpolicy.h), given ud. */
+typedef int (*ge_replace_copy_fn)(ge_view *sgv, const ge_tpair *repl,
+				  size_t n_repl, const ge_transform_opts *o,
+				  void *ud, ge_tinfo **info, ge_error *err);
+/* graph_replace with the copy done by copy(ud): what ge_graph_replace
+ * and the variables layer's ge_graph_replace_vars share. */
+int ge_graph_replace_with(ge_graph *g, const ge_tref *targets,
+			  size_t n_targets, const ge_tpair *repl,
+			  size_t n_repl, const ge_transform_opts *o,
+			  ge_replace_copy_fn copy, void *ud, ge_tref *out,
+			  ge_tinfo **info, ge_error *err);
 /* After a transform copied the whole of a graph into another graph
  * (meta_carry.c): gives the destination the source's MetaInfoDef and
  * SaverDef when it has none, and its signatures whose tensors were all
