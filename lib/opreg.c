@@ -1,6 +1,7 @@
 /* opreg.c: see opreg.h. */
 #include "opreg.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,38 +68,177 @@ const Tensorflow__OpDef *ge_opreg_find_in(const Tensorflow__OpList *list,
 	return NULL;
 }
 
-/* ---- the built-in table ---- */
+/* ---- the built-in table ----
+ *
+ * Decoding all 1,500-odd OpDefs costs more than loading a small graph, and
+ * a run asks for a few dozen types.  So the table is first only scanned:
+ * each OpDef's name and byte span, indexed by name; an OpDef is unpacked
+ * when its type is first asked for.  The scan reads the bytes as hostile
+ * input (lengths bounded by what is left), though they are ours. */
 
-static Tensorflow__OpList *builtin;
-static ge_oplist_index *builtin_index;
-static const Tensorflow__OpList empty_list = TENSORFLOW__OP_LIST__INIT;
+struct builtin_op {
+	const uint8_t *p;          /* the OpDef's bytes */
+	size_t len;
+	const char *name;          /* into the bytes, not NUL-terminated */
+	size_t name_len;
+	Tensorflow__OpDef *def;    /* unpacked on first use, or NULL */
+	int failed;                /* its bytes did not unpack */
+};
 
-static void builtin_load(void)
+static struct builtin_op *bops;
+static size_t n_bops;
+static uint32_t *bslots;           /* entry + 1, 0 empty; power of 2 */
+static size_t bmask;
+static int bscanned;
+static Tensorflow__OpList *blist;  /* ge_opreg_list's view, built on demand */
+
+/* The name of OpDef bytes as protobuf-c gives it: the last field 1, cut at
+ * a NUL byte (a C string stops there), "" when absent.  -1 when the bytes
+ * do not parse as fields. */
+static int opdef_name(const uint8_t *p, const uint8_t *end, const char **name,
+		      size_t *len)
 {
-	if (builtin_index)
-		return;
-	builtin = tensorflow__op_list__unpack(NULL, ge_opdefs_size,
-					      ge_opdefs_data);
-	builtin_index = ge_oplist_index_new(builtin ? builtin : &empty_list);
+	*name = "";
+	*len = 0;
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return -1;
+		if (tag != (1 << 3 | 2)) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return -1;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return -1;
+		const uint8_t *nul = memchr(p, 0, (size_t)l);
+		*name = (const char *)p;
+		*len = nul ? (size_t)(nul - p) : (size_t)l;
+		p += l;
+	}
+	return 0;
 }
+
+/* Records each OpDef (OpList field 1) and indexes it by name, the first of
+ * a name winning; stops at the first byte that does not parse. */
+static void builtin_scan(void)
+{
+	if (bscanned)
+		return;
+	bscanned = 1;
+	const uint8_t *p = ge_opdefs_data, *end = p + ge_opdefs_size;
+	size_t cap = 0;
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			break;
+		if (tag != (1 << 3 | 2)) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				break;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			break;
+		struct builtin_op b = {p, (size_t)l, "", 0, NULL, 0};
+		p += l;
+		if (opdef_name(b.p, b.p + b.len, &b.name, &b.name_len))
+			b.failed = 1;
+		if (n_bops == cap) {
+			cap = cap ? cap * 2 : 2048;
+			bops = ge_xrealloc(bops, cap * sizeof *bops);
+		}
+		bops[n_bops++] = b;
+	}
+	size_t ns = 16;
+	while (ns < n_bops * 2)
+		ns *= 2;
+	bslots = ge_xcalloc(ns, sizeof *bslots);
+	bmask = ns - 1;
+	for (size_t i = 0; i < n_bops; i++) {
+		const struct builtin_op *b = &bops[i];
+		size_t j = ge_hash(b->name, b->name_len) & bmask;
+		for (; bslots[j]; j = (j + 1) & bmask) {
+			const struct builtin_op *o = &bops[bslots[j] - 1];
+			if (o->name_len == b->name_len &&
+			    !memcmp(o->name, b->name, b->name_len))
+				break;
+		}
+		if (!bslots[j])
+			bslots[j] = (uint32_t)(i + 1);
+	}
+}
+
+static Tensorflow__OpDef *builtin_def(struct builtin_op *b)
+{
+	if (!b->def && !b->failed) {
+		b->def = tensorflow__op_def__unpack(NULL, b->len, b->p);
+		b->failed = !b->def;
+	}
+	return b->def;
+}
+
+/* Callers mostly pass interned type strings, the same pointer for every op
+ * of a type: a hit by pointer is confirmed by the bytes (the memory may
+ * hold another string by now) and saves the hash. */
+static struct {
+	const char *key;
+	struct builtin_op *b;
+} bmemo[64];
 
 const Tensorflow__OpDef *ge_opreg_find(const char *op_type)
 {
-	builtin_load();
-	return ge_oplist_index_find(builtin_index, op_type);
+	if (!op_type)
+		return NULL;
+	builtin_scan();
+	size_t slot = ((uintptr_t)op_type >> 3) & 63;
+	struct builtin_op *m = bmemo[slot].b;
+	if (bmemo[slot].key == op_type && m &&
+	    !strncmp(m->name, op_type, m->name_len) && !op_type[m->name_len])
+		return builtin_def(m);
+	size_t n = strlen(op_type);
+	size_t j = ge_hash(op_type, n) & bmask;
+	for (; bslots[j]; j = (j + 1) & bmask) {
+		struct builtin_op *b = &bops[bslots[j] - 1];
+		if (b->name_len == n && !memcmp(b->name, op_type, n)) {
+			bmemo[slot].key = op_type;
+			bmemo[slot].b = b;
+			return builtin_def(b);
+		}
+	}
+	return NULL;
 }
 
 const Tensorflow__OpList *ge_opreg_list(void)
 {
-	builtin_load();
-	return builtin ? builtin : &empty_list;
+	if (blist)
+		return blist;
+	builtin_scan();
+	blist = ge_xcalloc(1, sizeof *blist);
+	tensorflow__op_list__init(blist);
+	blist->op = ge_xcalloc(n_bops ? n_bops : 1, sizeof *blist->op);
+	for (size_t i = 0; i < n_bops; i++) {
+		Tensorflow__OpDef *d = builtin_def(&bops[i]);
+		if (d)
+			blist->op[blist->n_op++] = d;
+	}
+	return blist;
 }
 
 void ge_opreg_free(void)
 {
-	ge_oplist_index_free(builtin_index);
-	builtin_index = NULL;
-	if (builtin)
-		tensorflow__op_list__free_unpacked(builtin, NULL);
-	builtin = NULL;
+	if (blist)
+		free(blist->op);
+	free(blist);
+	blist = NULL;
+	for (size_t i = 0; i < n_bops; i++)
+		if (bops[i].def)
+			tensorflow__op_def__free_unpacked(bops[i].def, NULL);
+	free(bops);
+	free(bslots);
+	bops = NULL;
+	bslots = NULL;
+	n_bops = 0;
+	bmask = 0;
+	bscanned = 0;
+	memset(bmemo, 0, sizeof bmemo);
 }

@@ -4,7 +4,8 @@
  *
  * The built-in table is TensorFlow's op registry (ops.pbtxt, converted to
  * binary by gen_opdefs with the prose stripped) compiled into the library.
- * It is decoded on first use and stays until ge_opreg_free.  A container's
+ * Its bytes are scanned on first use (names and spans only); each OpDef is
+ * decoded when its type is first asked for, and stays until ge_opreg_free.  A container's
  * own OpList (a MetaGraphDef's stripped_op_list) is looked up with
  * ge_opreg_find_in or, for many look-ups, through a ge_oplist_index.
  *
@@ -22,8 +23,10 @@
  * the table and stays valid until ge_opreg_free. */
 const Tensorflow__OpDef *ge_opreg_find(const char *op_type);
 
-/* The whole built-in table (never NULL; empty if the embedded data could not
- * be decoded, which only a broken build can cause). */
+/* The whole built-in table (never NULL), every OpDef decoded: for walks
+ * over all ops, which a run that only looks types up never needs.  Its
+ * OpDefs are those ge_opreg_find returns.  An OpDef whose bytes do not
+ * decode (only a broken build can cause that) is left out. */
 const Tensorflow__OpList *ge_opreg_list(void);
 
 /* Releases the built-in table; a later ge_opreg_find decodes it again.

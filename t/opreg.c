@@ -1,4 +1,5 @@
 /* t/opreg.c: the built-in op registry (lib/opreg.c) and OpList indexes. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
@@ -21,8 +22,50 @@ static const char *attr_default_s(const Tensorflow__OpDef *d, const char *attr)
 	return NULL;
 }
 
+/* The embedded table's bytes (lib/opdefs_data.c). */
+extern const unsigned char ge_opdefs_data[];
+extern const size_t ge_opdefs_size;
+
+/* Each OpDef decoded on demand is the one a whole-list decode gives. */
+static void same_as_whole_decode(void)
+{
+	Tensorflow__OpList *w = tensorflow__op_list__unpack(NULL, ge_opdefs_size,
+							    ge_opdefs_data);
+	ok(w != NULL, "the embedded table decodes whole");
+	if (!w)
+		return;
+	size_t differ = 0;
+	for (size_t i = 0; i < w->n_op; i++) {
+		const Tensorflow__OpDef *a = w->op[i];
+		const Tensorflow__OpDef *b = ge_opreg_find(a->name);
+		size_t la = tensorflow__op_def__get_packed_size(a);
+		size_t lb = b ? tensorflow__op_def__get_packed_size(b) : 0;
+		uint8_t *pa = malloc(la + 1), *pb = malloc(lb + 1);
+		tensorflow__op_def__pack(a, pa);
+		if (b)
+			tensorflow__op_def__pack(b, pb);
+		differ += la != lb || memcmp(pa, pb, la);
+		free(pa);
+		free(pb);
+	}
+	is_int(0, (long long)differ,
+	       "every OpDef found by name is the whole decode's OpDef");
+	tensorflow__op_list__free_unpacked(w, NULL);
+}
+
 int main(void)
 {
+	/* before anything decodes the table: the walk decodes what find
+	 * already decoded once, and the same pointers */
+	const Tensorflow__OpDef *first = ge_opreg_find("MatMul");
+	const Tensorflow__OpList *early = ge_opreg_list();
+	int same = 0;
+	for (size_t i = 0; i < early->n_op; i++)
+		same += early->op[i] == first;
+	ok(first && same == 1, "the list holds the OpDef decoded before it");
+	same_as_whole_decode();
+	ge_opreg_free();
+
 	const Tensorflow__OpDef *d = ge_opreg_find("Conv2D");
 	ok(d && !strcmp(d->name, "Conv2D"), "Conv2D is built in");
 	is_int(1, d ? (long long)d->n_output_arg : -1, "Conv2D has 1 output");
