@@ -61,11 +61,18 @@ struct span {
 	size_t n;
 };
 
+/* What the first pass keeps of a node for the second (resolve_inputs):
+ * its input count, where its first input field starts (offset into its
+ * bytes), and its name's length. */
+struct node_scan {
+	uint32_t nin, in0, name_len;
+};
+
 static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
-		     size_t index, size_t *n_inputs, struct span *type_out,
+		     size_t index, struct node_scan *ns, struct span *type_out,
 		     struct span *dev_out, struct span *attrs_out, ge_error *err)
 {
-	const uint8_t *name = NULL, *type = NULL, *dev = NULL;
+	const uint8_t *name = NULL, *type = NULL, *dev = NULL, *in0 = NULL;
 	size_t name_len = 0, type_len = 0, dev_len = 0, nin = 0;
 	const uint8_t *start = p;
 	const uint8_t *attr0 = NULL, *attr1 = NULL;
@@ -84,7 +91,10 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 			switch (f) {
 			case ND_NAME: name = p; name_len = len; break;
 			case ND_OP: type = p; type_len = len; break;
-			case ND_INPUT: nin++; break;
+			case ND_INPUT:
+				if (!nin++)
+					in0 = fs;
+				break;
 			case ND_DEVICE: dev = p; dev_len = len; break;
 			case ND_ATTR:
 				/* checked once the node is known to be
@@ -115,7 +125,9 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 	o->raw = start;
 	o->raw_len = (uint32_t)(end - start);
 	o->nout = -1;
-	*n_inputs = nin;
+	ns->nin = (uint32_t)nin;
+	ns->in0 = in0 ? (uint32_t)(in0 - start) : 0;
+	ns->name_len = (uint32_t)name_len;
 	*type_out = (struct span){(const char *)type, type_len};
 	*dev_out = (struct span){(const char *)dev, dev_len};
 	*attrs_out = (struct span){(const char *)attr0,
@@ -307,16 +319,16 @@ static int intern_cached(ge_graph *g, struct tcache *c, struct span t,
 	return 0;
 }
 
-/* Parse step 2: one op per node (name, type, device, raw bytes), and the
- * number of inputs of each (nin, malloc'd) and in all. */
-static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
+/* Parse step 2: one op per node (name, type, device, raw bytes), what
+ * step 3 needs of each (ns, malloc'd), and the number of inputs in all. */
+static int scan_nodes(ge_graph *g, size_t n_nodes, struct node_scan **ns_out,
 		      size_t *total_out, ge_error *err)
 {
 	const uint8_t *p = g->src, *end = g->src + g->src_len;
 	g->ops = ge_xcalloc(n_nodes ? n_nodes : 1, sizeof *g->ops);
 	ge_advise_huge(g->ops, n_nodes * sizeof *g->ops);
 	g->cap_ops = n_nodes ? n_nodes : 1;
-	uint32_t *nin = ge_xmalloc((n_nodes + 1) * sizeof *nin);
+	struct node_scan *ns = ge_xmalloc((n_nodes + 1) * sizeof *ns);
 	size_t total_in = 0;
 	g->attr_cls = ge_xmalloc((n_nodes + 1) * sizeof *g->attr_cls);
 	ge_advise_huge(g->attr_cls, n_nodes * sizeof *g->attr_cls);
@@ -332,10 +344,9 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 			continue;
 		}
 		ge_read_varint(&p, end, &l);
-		size_t k = 0;
 		struct span ts = {NULL, 0}, ds = {NULL, 0}, as = {NULL, 0};
 		g->n_ops = i + 1;
-		int rc = scan_node(g, p, p + l, i, &k, &ts, &ds, &as, err);
+		int rc = scan_node(g, p, p + l, i, &ns[i], &ts, &ds, &as, err);
 		ge_op *o = &g->ops[i];
 		o->device = nodev;
 		if (!rc && (intern_cached(g, tcache, ts, &o->type) ||
@@ -358,11 +369,10 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 		}
 		if (rc) {
 			free(memo);
-			free(nin);
+			free(ns);
 			return rc;
 		}
-		nin[i] = (uint32_t)k;
-		total_in += k;
+		total_in += ns[i].nin;
 		p += l;
 		i++;
 	}
@@ -370,7 +380,7 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 	g->attr_cls_version = g->version;
 	g->n_ops = n_nodes;
 	g->n_live = n_nodes;
-	*nin_out = nin;
+	*ns_out = ns;
 	*total_out = total_in;
 	return GE_OK;
 }
@@ -378,12 +388,12 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 /* The producer an input names: most inputs name one of the last few
  * nodes (TensorFlow writes ops in creation order), whose names are in
  * cache, so those are tried before the index. */
-static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
-			     size_t nl)
+static ge_opid find_producer(const ge_graph *g, const struct node_scan *ns,
+			     size_t i, const char *s, size_t nl)
 {
 	for (size_t back = 1; back <= 4 && back <= i; back++) {
-		const char *cand = g->ops[i - back].name;
-		if (!strncmp(cand, s, nl) && !cand[nl] &&
+		if (ns[i - back].name_len == nl &&
+		    !memcmp(g->ops[i - back].name, s, nl) &&
 		    !(g->ops[i - back].flags & OPF_DUPNAME))
 			return (ge_opid)(i - back);
 	}
@@ -392,7 +402,8 @@ static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
 
 /* Parse step 3: every node's inputs resolved into the pool; uses and
  * control outputs counted per producer (nuse, ncout). */
-static int resolve_inputs(ge_graph *g, const uint32_t *nin, size_t total_in,
+static int resolve_inputs(ge_graph *g, const struct node_scan *ns,
+			  size_t total_in,
 			  uint32_t *nuse, uint32_t *ncout, ge_error *err)
 {
 	g->in_pool = ge_xmalloc((total_in ? total_in : 1) * sizeof *g->in_pool);
@@ -402,11 +413,14 @@ static int resolve_inputs(ge_graph *g, const uint32_t *nin, size_t total_in,
 	for (size_t i = 0; i < g->n_ops; i++) {
 		ge_op *o = &g->ops[i];
 		o->in = g->in_pool + pos;
-		const uint8_t *q = o->raw, *qe = o->raw + o->raw_len;
-		/* the fields after the last input (attrs) are not walked */
-		if (!nin[i])
+		/* from the first input to the last: the fields before and
+		 * after (name, type, attrs) are not walked */
+		const uint8_t *q = o->raw + ns[i].in0,
+			      *qe = o->raw + o->raw_len;
+		uint32_t nin = ns[i].nin;
+		if (!nin)
 			q = qe;
-		while (q < qe && o->n_in + o->n_ctrl < nin[i]) {
+		while (q < qe && o->n_in + o->n_ctrl < nin) {
 			uint64_t tag, l;
 			ge_read_varint(&q, qe, &tag);
 			if ((tag >> 3) != ND_INPUT) {
@@ -433,7 +447,7 @@ static int resolve_inputs(ge_graph *g, const uint32_t *nin, size_t total_in,
 					      g->name,
 					      op_label(lab, sizeof lab, g, i),
 					      (int)(l > 200 ? 200 : l), s);
-			ge_opid pid = find_producer(g, i, s + off, nl);
+			ge_opid pid = find_producer(g, ns, i, s + off, nl);
 			ge_tref t;
 			if (pid == GE_NOOP)
 				t = (ge_tref){GE_NOOP,
@@ -452,7 +466,7 @@ static int resolve_inputs(ge_graph *g, const uint32_t *nin, size_t total_in,
 					nuse[pid]++;
 			}
 		}
-		pos += nin[i];
+		pos += nin;
 	}
 	return GE_OK;
 }
@@ -504,25 +518,26 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 	g->src_owned = take;
 	g->src_len = len;
 	size_t n_nodes = 0, total_in = 0;
-	uint32_t *nin = NULL, *nuse = NULL, *ncout = NULL;
+	struct node_scan *ns = NULL;
+	uint32_t *nuse = NULL, *ncout = NULL;
 	int rc;
 	if ((rc = split_fields(g, &n_nodes, err)) ||
-	    (rc = scan_nodes(g, n_nodes, &nin, &total_in, err)))
+	    (rc = scan_nodes(g, n_nodes, &ns, &total_in, err)))
 		goto fail;
 	/* Name index.  A repeated name keeps the first op in the index. */
 	ge_idx_build(g);
 	nuse = ge_xcalloc(n_nodes + 1, sizeof *nuse);
 	ncout = ge_xcalloc(n_nodes + 1, sizeof *ncout);
-	if ((rc = resolve_inputs(g, nin, total_in, nuse, ncout, err)))
+	if ((rc = resolve_inputs(g, ns, total_in, nuse, ncout, err)))
 		goto fail;
 	fill_uses(g, nuse, ncout);
-	free(nin);
+	free(ns);
 	free(nuse);
 	free(ncout);
 	*out = g;
 	return GE_OK;
 fail:
-	free(nin);
+	free(ns);
 	free(nuse);
 	free(ncout);
 	/* pools may be partially filled; the ops point into them */
