@@ -113,7 +113,8 @@ static int attr_kind(const uint8_t *p, const uint8_t *end, const uint8_t **body,
 			b = p;
 			p += l;
 			*len = (size_t)l;
-		} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
+		} else if ((tag & 7) == 0 ? ge_read_varint(&p, end, &l)
+					  : ge_skip_field(&p, end, (int)(tag & 7))) {
 			*bad = 1;
 			return kind;
 		} else {
@@ -127,9 +128,10 @@ static int attr_kind(const uint8_t *p, const uint8_t *end, const uint8_t **body,
 	return kind;
 }
 
-/* Checks one attr value against the OpDef attr (or, with d NULL, only its
- * shapes).  Writes a message into msg and returns -1 on a problem. */
-static int check_value(const Tensorflow__OpDef__AttrDef *d, const uint8_t *v,
+/* Checks one attr value against the OpDef attr of type `type`, which calls
+ * for AttrValue field `want` (field_for_type), or with type NULL only its
+ * shapes.  Writes a message into msg and returns -1 on a problem. */
+static int check_value(const char *type, int want, const uint8_t *v,
 		       size_t vlen, char *msg, size_t cap)
 {
 	const uint8_t *body = NULL;
@@ -140,13 +142,10 @@ static int check_value(const Tensorflow__OpDef__AttrDef *d, const uint8_t *v,
 		snprintf(msg, cap, "does not decode as an AttrValue");
 		return -1;
 	}
-	if (d && kind && kind != AV_PLACEHOLDER) {
-		int want = field_for_type(d->type);
-		if (want && want != kind) {
-			snprintf(msg, cap, "holds a %s where the op wants %s",
-				 field_name(kind), d->type);
-			return -1;
-		}
+	if (type && kind && kind != AV_PLACEHOLDER && want && want != kind) {
+		snprintf(msg, cap, "holds a %s where the op wants %s",
+			 field_name(kind), type);
+		return -1;
 	}
 	if (kind == AV_SHAPE) {
 		int64_t m = min_dim(body, body + blen, &bad);
@@ -196,13 +195,66 @@ struct kv {
 	size_t vlen;
 };
 
-/* Collects the attr map entries (field 5) of NodeDef bytes. */
+/* Skips a field of wire type wt; varints and length-delimited fields, all
+ * but a few, inline.  0 or -1, as ge_skip_field. */
+static inline int skip(const uint8_t **p, const uint8_t *end, int wt)
+{
+	uint64_t v;
+	if (wt == 0)
+		return ge_read_varint(p, end, &v);
+	if (wt == 2) {
+		if (ge_read_varint(p, end, &v) || v > (uint64_t)(end - *p))
+			return -1;
+		*p += v;
+		return 0;
+	}
+	return ge_skip_field(p, end, wt);
+}
+
+/* Collects the attr map entries (field 5) of NodeDef bytes, as
+ * ge_raw_attr_next splits them: each entry's last key (1) and value (2),
+ * "" when absent; a field that does not parse ends the entry or the
+ * node.  Done here, in one loop, since a load calls it for every node
+ * whose attrs it has not met before. */
 static size_t raw_attrs(const uint8_t *p, const uint8_t *end, struct kv **out,
 			size_t *cap)
 {
 	size_t n = 0;
-	struct kv e;
-	while (ge_raw_attr_next(&p, end, &e.key, &e.klen, &e.val, &e.vlen)) {
+	while (p < end) {
+		uint64_t tag, len;
+		if (ge_read_varint(&p, end, &tag))
+			break;
+		if (tag != (5 << 3 | 2)) {
+			if (skip(&p, end, (int)(tag & 7)))
+				break;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
+			break;
+		const uint8_t *q = p, *qe = p + len;
+		p = qe;
+		struct kv e = {"", 0, (const uint8_t *)"", 0};
+		while (q < qe) {
+			uint64_t t2, l2;
+			if (ge_read_varint(&q, qe, &t2))
+				break;
+			if ((t2 & 7) != 2) {
+				if (skip(&q, qe, (int)(t2 & 7)))
+					break;
+				continue;
+			}
+			if (ge_read_varint(&q, qe, &l2) ||
+			    l2 > (uint64_t)(qe - q))
+				break;
+			if ((t2 >> 3) == 1) {
+				e.key = (const char *)q;
+				e.klen = (size_t)l2;
+			} else if ((t2 >> 3) == 2) {
+				e.val = q;
+				e.vlen = (size_t)l2;
+			}
+			q += l2;
+		}
 		if (n == *cap) {
 			*cap = *cap ? *cap * 2 : 16;
 			*out = ge_xrealloc(*out, *cap * sizeof **out);
@@ -212,38 +264,67 @@ static size_t raw_attrs(const uint8_t *p, const uint8_t *end, struct kv **out,
 	return n;
 }
 
+/* An OpDef as check_node reads it, worked out once per op type: for each
+ * attr its name's length, the AttrValue field its type calls for, and
+ * whether it is required (has no default). */
+struct adef {
+	const Tensorflow__OpDef *d; /* NULL: no OpDef */
+	struct aattr {
+		size_t len;
+		int want, req;
+	} *a;
+	size_t cap;
+};
+
+static void adef_set(struct adef *x, const Tensorflow__OpDef *d)
+{
+	x->d = d;
+	if (!d)
+		return;
+	if (x->cap < d->n_attr) {
+		x->cap = d->n_attr;
+		x->a = ge_xrealloc(x->a, x->cap * sizeof *x->a);
+	}
+	for (size_t i = 0; i < d->n_attr; i++)
+		x->a[i] = (struct aattr){strlen(d->attr[i]->name),
+					 field_for_type(d->attr[i]->type),
+					 !d->attr[i]->default_value};
+}
+
 /* Checks one node's attrs; `where` prefixes messages ("" for the graph,
  * "function 'f': " inside the library). */
-static size_t check_node(const Tensorflow__OpDef *d,
+static size_t check_node(const struct adef *x,
 			 const char *where, const char *name, const char *type,
 			 const struct kv *kv, size_t n, int fatal_only,
 			 ge_buf *report)
 {
+	const Tensorflow__OpDef *d = x->d;
 	size_t problems = 0;
 	char msg[256];
 	uint64_t found = 0; /* bit per required attr (the first 64) */
 	for (size_t e = 0; e < n; e++) {
-		const Tensorflow__OpDef__AttrDef *ad = NULL;
+		const char *at = NULL; /* the matching attr's type */
+		int want = 0;
 		if (d) {
 			size_t r = 0;
 			for (size_t a = 0; a < d->n_attr; a++) {
 				const char *an = d->attr[a]->name;
-				int req = !d->attr[a]->default_value;
-				/* first bytes first: most names differ there */
-				/* the key may hold a NUL byte: strncmp stops
-				 * there, so the name's length is checked with
-				 * strnlen, never past its end */
-				if (kv[e].klen && an[0] == kv[e].key[0] &&
-				    !strncmp(an, kv[e].key, kv[e].klen) &&
-				    strnlen(an, kv[e].klen + 1) == kv[e].klen) {
-					ad = d->attr[a];
+				int req = x->a[a].req;
+				/* the name holds no NUL, so equal lengths and
+				 * bytes mean a key with a NUL never matches */
+				if (x->a[a].len == kv[e].klen && kv[e].klen &&
+				    an[0] == kv[e].key[0] &&
+				    !memcmp(an, kv[e].key, kv[e].klen)) {
+					at = d->attr[a]->type;
+					want = x->a[a].want;
 					if (req && r < 64)
 						found |= 1ull << r;
 				}
 				r += req;
 			}
 		}
-		if (check_value(ad, kv[e].val, kv[e].vlen, msg, sizeof msg)) {
+		if (check_value(at, want, kv[e].val, kv[e].vlen, msg,
+				sizeof msg)) {
 			problems++;
 			if (report)
 				ge_buf_printf(report,
@@ -255,7 +336,7 @@ static size_t check_node(const Tensorflow__OpDef *d,
 	if (d) {
 		size_t r = 0;
 		for (size_t a = 0; a < d->n_attr; a++) {
-			if (d->attr[a]->default_value)
+			if (!x->a[a].req)
 				continue;
 			if (r < 64 && !(found & (1ull << r)) &&
 			    (!fatal_only || is_const_value(type, d->attr[a]->name))) {
@@ -296,6 +377,7 @@ static size_t check_library(const ge_graph *g, const uint8_t *p,
 	size_t problems = 0;
 	struct kv *kv = NULL;
 	size_t cap = 0;
+	struct adef x = {NULL, NULL, 0};
 	ge_buf fname = GE_BUF_INIT, nname = GE_BUF_INIT, ntype = GE_BUF_INIT,
 	       where = GE_BUF_INIT;
 	while (p < end && problems < max) {
@@ -337,14 +419,15 @@ static size_t check_library(const ge_graph *g, const uint8_t *p,
 			str_field(nd, nde, 1, &nname);
 			str_field(nd, nde, 2, &ntype);
 			size_t n = raw_attrs(nd, nde, &kv, &cap);
-			problems += check_node(ge_graph_opdef(g, (char *)ntype.data),
-					       (char *)where.data,
+			adef_set(&x, ge_graph_opdef(g, (char *)ntype.data));
+			problems += check_node(&x, (char *)where.data,
 					       (char *)nname.data,
 					       (char *)ntype.data, kv, n, fatal_only,
 					       report);
 		}
 	}
 	free(kv);
+	free(x.a);
 	ge_buf_free(&fname);
 	ge_buf_free(&nname);
 	ge_buf_free(&ntype);
@@ -360,8 +443,9 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 	size_t cap = 0;
 	struct {
 		const char *type;
-		const Tensorflow__OpDef *def;
-	} memo[64] = {{NULL, NULL}};
+		struct adef x;
+	} memo[64];
+	memset(memo, 0, sizeof memo);
 	/* a fresh load's classes (graph_io.c): an op whose attrs are those
 	 * of an earlier op of its type that passed gets the same answer */
 	const ge_opid *cls = g->attr_cls &&
@@ -396,9 +480,9 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 		size_t slot = ((uintptr_t)o->type >> 3) & 63;
 		if (memo[slot].type != o->type) {
 			memo[slot].type = o->type;
-			memo[slot].def = ge_graph_opdef(g, o->type);
+			adef_set(&memo[slot].x, ge_graph_opdef(g, o->type));
 		}
-		size_t pr = check_node(memo[slot].def, "", o->name, o->type,
+		size_t pr = check_node(&memo[slot].x, "", o->name, o->type,
 				       kv, n, fatal_only, report);
 		if (passed && !pr)
 			passed[i / 64] |= 1ull << (i % 64);
@@ -406,6 +490,8 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 	}
 	free(kv);
 	free(passed);
+	for (size_t i = 0; i < 64; i++)
+		free(memo[i].x.a);
 	/* once the library is modelled (func.h), its bodies are checked as
 	 * graphs of their own, as they are now: the bytes read may be stale */
 	for (size_t i = 0; i < g->n_fields && problems < max && !g->flib; i++) {

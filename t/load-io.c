@@ -185,6 +185,101 @@ static void test_nul(void)
 	ge_buf_free(&b);
 }
 
+/* A Const node whose attrs are a dtype and one tensor attr under key
+ * (klen bytes, any bytes), with inputs written after the attrs when
+ * `inputs`. */
+static void keyed_const(ge_buf *b, const char *name, const char *key,
+			size_t klen, int inputs)
+{
+	static const uint8_t type_float[] = {0x30, 0x01};    /* type: 1 */
+	/* tensor { dtype: 1 tensor_shape { dim { size: 1 } } } */
+	static const uint8_t tensor[] = {0x42, 0x08, 0x08, 0x01, 0x12, 0x04,
+					 0x12, 0x02, 0x08, 0x01};
+	ge_buf n = GE_BUF_INIT, e = GE_BUF_INIT;
+	ge_buf_lenfield(&n, 1, name, strlen(name));
+	ge_buf_lenfield(&n, 2, "Const", 5);
+	ge_buf_lenfield(&e, 1, "dtype", 5);
+	ge_buf_lenfield(&e, 2, type_float, sizeof type_float);
+	ge_buf_lenfield(&n, 5, e.data, e.len);
+	e.len = 0;
+	ge_buf_lenfield(&e, 1, key, klen);
+	ge_buf_lenfield(&e, 2, tensor, sizeof tensor);
+	ge_buf_lenfield(&n, 5, e.data, e.len);
+	if (inputs) {
+		ge_buf_lenfield(&n, 3, "a", 1);
+		ge_buf_lenfield(&n, 3, "^a", 2);
+	}
+	ge_buf_lenfield(b, 1, n.data, n.len);
+	ge_buf_free(&n);
+	ge_buf_free(&e);
+}
+
+static void test_keys(void)
+{
+	/* an attr key matches an OpDef attr only when it is the whole name:
+	 * not a prefix of it, not the name with a NUL and more after it */
+	static const struct {
+		const char *key;
+		size_t klen;
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{"value", 5, GE_OK, NULL},
+		{"valu", 4, GE_EFORMAT, "missing required attr 'value'"},
+		{"value\0x", 7, GE_EFORMAT, "missing required attr 'value'"},
+		{"value\0", 6, GE_EFORMAT, "missing required attr 'value'"},
+		{"valuex", 6, GE_EFORMAT, "missing required attr 'value'"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		ge_buf b = GE_BUF_INIT;
+		raw_node(&b, "a", "NoOp", 4, "", 0);
+		keyed_const(&b, "k", cases[i].key, cases[i].klen, 0);
+		write_file(path("keys.pb"), b.data, b.len);
+		char msg[300];
+		int rc = load_msg("keys.pb", msg, sizeof msg);
+		is_int(cases[i].rc, rc, "attr key #%zu (%zu bytes)", i,
+		       cases[i].klen);
+		if (cases[i].msg)
+			ok(strstr(msg, cases[i].msg) != NULL, "  %s", msg);
+		ge_buf_free(&b);
+	}
+	/* a dtype where the tensor goes: the kind the OpDef wants */
+	ge_buf b = GE_BUF_INIT;
+	keyed_const(&b, "k", "dtype", 5, 0);
+	write_file(path("keys.pb"), b.data, b.len);
+	ge_graph *g;
+	ge_error err;
+	ge_load_opts lo = {GE_FMT_AUTO, NULL, 1};
+	ok(ge_load(path("keys.pb"), &lo, &g, &err) == GE_OK,
+	   "a tensor under 'dtype' loads unchecked");
+	ge_buf rep = GE_BUF_INIT;
+	ok(ge_graph_check_attrs(g, (size_t)-1, 0, &rep) == 2 &&
+		   strstr((char *)rep.data, "node 'k' (Const): attr 'dtype' "
+					    "holds a tensor where the op "
+					    "wants type") &&
+		   strstr((char *)rep.data, "missing required attr 'value'"),
+	   "  the full check names the kind and the missing value");
+	ge_buf_free(&rep);
+	ge_graph_free(g);
+
+	/* inputs after the attrs: found where they are */
+	b.len = 0;
+	raw_node(&b, "a", "NoOp", 4, "", 0);
+	keyed_const(&b, "k", "value", 5, 1);
+	ok(ge_parse(b.data, b.len, GE_FMT_GRAPHDEF, "late.pb", NULL, &g,
+		    &err) == GE_OK &&
+		   ge_op_num_inputs(g, 1) == 1 &&
+		   ge_op_num_control_inputs(g, 1) == 1,
+	   "inputs written after the attrs resolve");
+	ge_buf out = GE_BUF_INIT;
+	ge_serialize(g, GE_FMT_GRAPHDEF, &out, NULL);
+	ok(out.len == b.len && !memcmp(out.data, b.data, b.len),
+	   "  and save byte for byte");
+	ge_buf_free(&out);
+	ge_graph_free(g);
+	ge_buf_free(&b);
+}
+
 /* ge_load of a file (mapped, parsed as a GraphDef first) and ge_parse
  * of the same bytes (sniffed first) agree: same result, same message,
  * same format. */
@@ -367,6 +462,7 @@ int main(void)
 	setenv("GEREWRITE_MAP_MIN", "1", 1);
 	test_memo();
 	test_nul();
+	test_keys();
 	test_sniff();
 	test_map();
 	rm_dir(tmp);
