@@ -61,15 +61,20 @@ struct span {
 	size_t n;
 };
 
-/* What the first pass keeps of a node for the second (resolve_inputs):
- * its input count, where its first input field starts (offset into its
- * bytes), and its name's length. */
-struct node_scan {
-	uint32_t nin, in0, name_len;
-};
+/* What the first pass keeps of a node for the second (resolve_inputs),
+ * without an array of its own: counts that are zero until fill_uses
+ * stand for them in the meantime. */
+#define SCAN_NIN(o) ((o)->n_uses)       /* the number of inputs */
+#define SCAN_IN0(o) ((o)->n_couts)      /* where the first input starts */
+#define SCAN_NAMELEN(o) ((o)->n_ents)   /* the name's length */
+
+static void scan_clear(ge_op *o)
+{
+	SCAN_NIN(o) = SCAN_IN0(o) = SCAN_NAMELEN(o) = 0;
+}
 
 static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
-		     size_t index, struct node_scan *ns, struct span *type_out,
+		     size_t index, struct span *type_out,
 		     struct span *dev_out, struct span *attrs_out, ge_error *err)
 {
 	const uint8_t *name = NULL, *type = NULL, *dev = NULL, *in0 = NULL;
@@ -125,9 +130,9 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 	o->raw = start;
 	o->raw_len = (uint32_t)(end - start);
 	o->nout = -1;
-	ns->nin = (uint32_t)nin;
-	ns->in0 = in0 ? (uint32_t)(in0 - start) : 0;
-	ns->name_len = (uint32_t)name_len;
+	SCAN_NIN(o) = (uint32_t)nin;
+	SCAN_IN0(o) = in0 ? (uint32_t)(in0 - start) : 0;
+	SCAN_NAMELEN(o) = (uint32_t)name_len;
 	*type_out = (struct span){(const char *)type, type_len};
 	*dev_out = (struct span){(const char *)dev, dev_len};
 	*attrs_out = (struct span){(const char *)attr0,
@@ -319,16 +324,16 @@ static int intern_cached(ge_graph *g, struct tcache *c, struct span t,
 	return 0;
 }
 
-/* Parse step 2: one op per node (name, type, device, raw bytes), what
- * step 3 needs of each (ns, malloc'd), and the number of inputs in all. */
-static int scan_nodes(ge_graph *g, size_t n_nodes, struct node_scan **ns_out,
-		      size_t *total_out, ge_error *err)
+/* Parse step 2: one op per node (name, type, device, raw bytes, and what
+ * step 3 needs: SCAN_NIN and the others), and the number of inputs in
+ * all. */
+static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
+		      ge_error *err)
 {
 	const uint8_t *p = g->src, *end = g->src + g->src_len;
 	g->ops = ge_xcalloc(n_nodes ? n_nodes : 1, sizeof *g->ops);
 	ge_advise_huge(g->ops, n_nodes * sizeof *g->ops);
 	g->cap_ops = n_nodes ? n_nodes : 1;
-	struct node_scan *ns = ge_xmalloc((n_nodes + 1) * sizeof *ns);
 	size_t total_in = 0;
 	g->attr_cls = ge_xmalloc((n_nodes + 1) * sizeof *g->attr_cls);
 	ge_advise_huge(g->attr_cls, n_nodes * sizeof *g->attr_cls);
@@ -346,7 +351,7 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, struct node_scan **ns_out,
 		ge_read_varint(&p, end, &l);
 		struct span ts = {NULL, 0}, ds = {NULL, 0}, as = {NULL, 0};
 		g->n_ops = i + 1;
-		int rc = scan_node(g, p, p + l, i, &ns[i], &ts, &ds, &as, err);
+		int rc = scan_node(g, p, p + l, i, &ts, &ds, &as, err);
 		ge_op *o = &g->ops[i];
 		o->device = nodev;
 		if (!rc && (intern_cached(g, tcache, ts, &o->type) ||
@@ -369,10 +374,9 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, struct node_scan **ns_out,
 		}
 		if (rc) {
 			free(memo);
-			free(ns);
 			return rc;
 		}
-		total_in += ns[i].nin;
+		total_in += SCAN_NIN(o);
 		p += l;
 		i++;
 	}
@@ -380,7 +384,6 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, struct node_scan **ns_out,
 	g->attr_cls_version = g->version;
 	g->n_ops = n_nodes;
 	g->n_live = n_nodes;
-	*ns_out = ns;
 	*total_out = total_in;
 	return GE_OK;
 }
@@ -388,11 +391,11 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, struct node_scan **ns_out,
 /* The producer an input names: most inputs name one of the last few
  * nodes (TensorFlow writes ops in creation order), whose names are in
  * cache, so those are tried before the index. */
-static ge_opid find_producer(const ge_graph *g, const struct node_scan *ns,
-			     size_t i, const char *s, size_t nl)
+static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
+			     size_t nl)
 {
 	for (size_t back = 1; back <= 4 && back <= i; back++) {
-		if (ns[i - back].name_len == nl &&
+		if (SCAN_NAMELEN(&g->ops[i - back]) == nl &&
 		    !memcmp(g->ops[i - back].name, s, nl) &&
 		    !(g->ops[i - back].flags & OPF_DUPNAME))
 			return (ge_opid)(i - back);
@@ -402,8 +405,7 @@ static ge_opid find_producer(const ge_graph *g, const struct node_scan *ns,
 
 /* Parse step 3: every node's inputs resolved into the pool; uses and
  * control outputs counted per producer (nuse, ncout). */
-static int resolve_inputs(ge_graph *g, const struct node_scan *ns,
-			  size_t total_in,
+static int resolve_inputs(ge_graph *g, size_t total_in,
 			  uint32_t *nuse, uint32_t *ncout, ge_error *err)
 {
 	g->in_pool = ge_xmalloc((total_in ? total_in : 1) * sizeof *g->in_pool);
@@ -415,9 +417,9 @@ static int resolve_inputs(ge_graph *g, const struct node_scan *ns,
 		o->in = g->in_pool + pos;
 		/* from the first input to the last: the fields before and
 		 * after (name, type, attrs) are not walked */
-		const uint8_t *q = o->raw + ns[i].in0,
+		const uint8_t *q = o->raw + SCAN_IN0(o),
 			      *qe = o->raw + o->raw_len;
-		uint32_t nin = ns[i].nin;
+		uint32_t nin = SCAN_NIN(o);
 		if (!nin)
 			q = qe;
 		while (q < qe && o->n_in + o->n_ctrl < nin) {
@@ -447,7 +449,7 @@ static int resolve_inputs(ge_graph *g, const struct node_scan *ns,
 					      g->name,
 					      op_label(lab, sizeof lab, g, i),
 					      (int)(l > 200 ? 200 : l), s);
-			ge_opid pid = find_producer(g, ns, i, s + off, nl);
+			ge_opid pid = find_producer(g, i, s + off, nl);
 			ge_tref t;
 			if (pid == GE_NOOP)
 				t = (ge_tref){GE_NOOP,
@@ -488,6 +490,7 @@ static void fill_uses(ge_graph *g, const uint32_t *nuse, const uint32_t *ncout)
 	ge_advise_huge(g->couts_pool, total_cout * sizeof *g->couts_pool);
 	size_t up = 0, cp = 0;
 	for (size_t i = 0; i < n_nodes; i++) {
+		scan_clear(&g->ops[i]);
 		g->ops[i].uses = g->uses_pool + up;
 		g->ops[i].couts = g->couts_pool + cp;
 		up += nuse[i];
@@ -518,32 +521,31 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 	g->src_owned = take;
 	g->src_len = len;
 	size_t n_nodes = 0, total_in = 0;
-	struct node_scan *ns = NULL;
 	uint32_t *nuse = NULL, *ncout = NULL;
 	int rc;
 	if ((rc = split_fields(g, &n_nodes, err)) ||
-	    (rc = scan_nodes(g, n_nodes, &ns, &total_in, err)))
+	    (rc = scan_nodes(g, n_nodes, &total_in, err)))
 		goto fail;
 	/* Name index.  A repeated name keeps the first op in the index. */
 	ge_idx_build(g);
 	nuse = ge_xcalloc(n_nodes + 1, sizeof *nuse);
 	ncout = ge_xcalloc(n_nodes + 1, sizeof *ncout);
-	if ((rc = resolve_inputs(g, ns, total_in, nuse, ncout, err)))
+	if ((rc = resolve_inputs(g, total_in, nuse, ncout, err)))
 		goto fail;
 	fill_uses(g, nuse, ncout);
-	free(ns);
 	free(nuse);
 	free(ncout);
 	*out = g;
 	return GE_OK;
 fail:
-	free(ns);
 	free(nuse);
 	free(ncout);
 	/* pools may be partially filled; the ops point into them */
-	for (size_t i = 0; i < g->n_ops; i++)
+	for (size_t i = 0; i < g->n_ops; i++) {
 		g->ops[i].flags &= ~(uint32_t)(OPF_IN_OWNED | OPF_USES_OWNED |
 					       OPF_COUTS_OWNED);
+		scan_clear(&g->ops[i]);
+	}
 	ge_graph_free(g);
 	return rc;
 }
