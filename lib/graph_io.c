@@ -307,8 +307,8 @@ struct tcache {
 	size_t n;
 };
 
-static int intern_cached(ge_graph *g, struct tcache *c, struct span t,
-			 const char **out)
+static inline int intern_cached(ge_graph *g, struct tcache *c,
+				struct span t, const char **out)
 {
 	struct tcache *e = &c[(t.n * 31 + (unsigned char)t.p[0] +
 			       (unsigned char)t.p[t.n - 1]) % TCACHE];
