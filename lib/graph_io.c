@@ -226,6 +226,37 @@ static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
 	return GE_OK;
 }
 
+/* Whether AttrEntry bytes are a key and a value that is one scalar field
+ * (i, f, b, type, s or placeholder of AttrValue): bytes ge_pb_check
+ * accepts, since no field of them is a message but the value, whose own
+ * field then needs no walk of its own.  0 when the bytes are anything
+ * else: the full check decides those. */
+static int scalar_attr_entry(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t tag, l, v;
+	if (ge_read_varint(&p, end, &tag) || tag != (1 << 3 | 2) ||
+	    ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+		return 0;
+	p += l;
+	if (ge_read_varint(&p, end, &tag) || tag != (2 << 3 | 2) ||
+	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p) ||
+	    ge_read_varint(&p, end, &tag))
+		return 0;
+	switch (tag) {
+	case 3 << 3 | 0: /* i */
+	case 5 << 3 | 0: /* b */
+	case 6 << 3 | 0: /* type */
+		return !ge_read_varint(&p, end, &v) && p == end;
+	case 4 << 3 | 5: /* f */
+		return end - p == 4;
+	case 2 << 3 | 2: /* s */
+	case 9 << 3 | 2: /* placeholder */
+		return !ge_read_varint(&p, end, &l) && l == (uint64_t)(end - p);
+	default:
+		return 0;
+	}
+}
+
 /* Attrs are decoded lazily, by protobuf-c, which recurses: their nesting
  * and wire types are checked at load, entry by entry, naming the first
  * bad one.  The span holds the node's attr fields (and whatever fields
@@ -246,7 +277,8 @@ static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
 		}
 		ge_read_varint(&p, end, &len);
 		const char *why = NULL;
-		if (ge_pb_check(ATTR_ENTRY, p, len, GE_MAX_DEPTH - 2, &why)) {
+		if (!scalar_attr_entry(p, p + len) &&
+		    ge_pb_check(ATTR_ENTRY, p, len, GE_MAX_DEPTH - 2, &why)) {
 			char key[128];
 			peek_name(p, p + len, key, sizeof key);
 			return ge_err(err, GE_EFORMAT,

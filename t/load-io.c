@@ -15,11 +15,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bounds.h"
 #include "filemap.h"
 #include "graph.h"
 #include "model.h"
 #include "tap.h"
 #include "testutil.h"
+#include "tensorflow/core/framework/node_def.pb-c.h"
 
 static char tmp[] = "/tmp/ge-load-io-XXXXXX";
 
@@ -280,6 +282,70 @@ static void test_keys(void)
 	ge_buf_free(&b);
 }
 
+/* Whether a node holding the attr entry e loads (attr kinds unchecked),
+ * and whether the full wire check accepts e: the load's shortcut for
+ * scalar values must agree with it. */
+static int entry_agrees(const uint8_t *e, size_t n)
+{
+	ge_buf node = GE_BUF_INIT, b = GE_BUF_INIT;
+	ge_buf_lenfield(&node, 1, "n", 1);
+	ge_buf_lenfield(&node, 2, "NoOp", 4);
+	ge_buf_lenfield(&node, 5, e, n);
+	ge_buf_lenfield(&b, 1, node.data, node.len);
+	ge_graph *g = NULL;
+	ge_error err;
+	ge_load_opts lo = {GE_FMT_GRAPHDEF, NULL, 1};
+	int loads = ge_parse(b.data, b.len, GE_FMT_GRAPHDEF, "e.pb", &lo, &g,
+			     &err) == GE_OK;
+	ge_graph_free(g);
+	int valid = ge_pb_check(&tensorflow__node_def__attr_entry__descriptor,
+				e, n, GE_MAX_DEPTH - 2, NULL) == 0;
+	ge_buf_free(&node);
+	ge_buf_free(&b);
+	return loads == valid;
+}
+
+static void test_scalar_entries(void)
+{
+	/* key "k", then a value of each scalar kind */
+	static const uint8_t base[][12] = {
+		{0x0a, 1, 'k', 0x12, 2, 0x18, 0x05},             /* i */
+		{0x0a, 1, 'k', 0x12, 3, 0x18, 0x80, 0x01},       /* i, 2 bytes */
+		{0x0a, 1, 'k', 0x12, 5, 0x25, 0, 0, 0x80, 0x3f}, /* f */
+		{0x0a, 1, 'k', 0x12, 2, 0x28, 0x01},             /* b */
+		{0x0a, 1, 'k', 0x12, 2, 0x30, 0x01},             /* type */
+		{0x0a, 1, 'k', 0x12, 4, 0x12, 2, 'o', 'k'},      /* s */
+		{0x0a, 1, 'k', 0x12, 3, 0x4a, 1, 'T'},           /* placeholder */
+		{0x0a, 1, 'k', 0x12, 2, 0x3a, 0x00},             /* shape {} */
+	};
+	static const size_t len[] = {7, 8, 10, 7, 7, 9, 8, 7};
+	static const uint8_t vals[] = {0x00, 0x01, 0x02, 0x05, 0x07, 0x08,
+				       0x0a, 0x12, 0x1a, 0x3a, 0x42, 0x7f,
+				       0x80, 0xff};
+	size_t tried = 0, differ = 0;
+	uint8_t e[16];
+	for (size_t k = 0; k < sizeof len / sizeof *len; k++) {
+		/* as it is, cut short, with a byte more */
+		for (size_t n = 0; n <= len[k] + 1; n++) {
+			memcpy(e, base[k], len[k]);
+			e[len[k]] = 0x08;
+			differ += !entry_agrees(e, n);
+			tried++;
+		}
+		/* every byte replaced by each of vals */
+		for (size_t i = 0; i < len[k]; i++)
+			for (size_t v = 0; v < sizeof vals; v++) {
+				memcpy(e, base[k], len[k]);
+				e[i] = vals[v];
+				differ += !entry_agrees(e, len[k]);
+				tried++;
+			}
+	}
+	is_int(0, (long long)differ,
+	       "scalar attr entries: the load agrees with the wire check on "
+	       "%zu variants", tried);
+}
+
 /* ge_load of a file (mapped, parsed as a GraphDef first) and ge_parse
  * of the same bytes (sniffed first) agree: same result, same message,
  * same format. */
@@ -463,6 +529,7 @@ int main(void)
 	test_memo();
 	test_nul();
 	test_keys();
+	test_scalar_entries();
 	test_sniff();
 	test_map();
 	rm_dir(tmp);
