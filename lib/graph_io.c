@@ -227,10 +227,11 @@ static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
 }
 
 /* Whether AttrEntry bytes are a key and a value that is one scalar field
- * (i, f, b, type, s or placeholder of AttrValue): bytes ge_pb_check
- * accepts, since no field of them is a message but the value, whose own
- * field then needs no walk of its own.  0 when the bytes are anything
- * else: the full check decides those. */
+ * (i, f, b, type, s or placeholder of AttrValue), each well formed: bytes
+ * ge_pb_check accepts, as the only message among them is the value and
+ * its one field is no message.  0 for anything else, which the full
+ * check decides (most graphs repeat their scalar attrs, which the memo
+ * below catches; a graph of distinct Consts does not). */
 static int scalar_attr_entry(const uint8_t *p, const uint8_t *end)
 {
 	uint64_t tag, l, v;
