@@ -46,6 +46,22 @@ static const char *field_name(int f)
 	return f >= 0 && f <= AV_FUNC ? names[f] : "unknown";
 }
 
+/* Skips a field of wire type wt; varints and length-delimited fields, all
+ * but a few, inline.  0 or -1, as ge_skip_field. */
+static inline int skip(const uint8_t **p, const uint8_t *end, int wt)
+{
+	uint64_t v;
+	if (wt == 0)
+		return ge_read_varint(p, end, &v);
+	if (wt == 2) {
+		if (ge_read_varint(p, end, &v) || v > (uint64_t)(end - *p))
+			return -1;
+		*p += v;
+		return 0;
+	}
+	return ge_skip_field(p, end, wt);
+}
+
 /* Smallest dim size of a TensorShapeProto (dim = 2, Dim.size = 1); 0 for
  * none.  *bad set when the bytes do not parse. */
 static int64_t min_dim(const uint8_t *p, const uint8_t *end, int *bad)
@@ -113,8 +129,7 @@ static int attr_kind(const uint8_t *p, const uint8_t *end, const uint8_t **body,
 			b = p;
 			p += l;
 			*len = (size_t)l;
-		} else if ((tag & 7) == 0 ? ge_read_varint(&p, end, &l)
-					  : ge_skip_field(&p, end, (int)(tag & 7))) {
+		} else if (skip(&p, end, (int)(tag & 7))) {
 			*bad = 1;
 			return kind;
 		} else {
@@ -194,22 +209,6 @@ struct kv {
 	const uint8_t *val;
 	size_t vlen;
 };
-
-/* Skips a field of wire type wt; varints and length-delimited fields, all
- * but a few, inline.  0 or -1, as ge_skip_field. */
-static inline int skip(const uint8_t **p, const uint8_t *end, int wt)
-{
-	uint64_t v;
-	if (wt == 0)
-		return ge_read_varint(p, end, &v);
-	if (wt == 2) {
-		if (ge_read_varint(p, end, &v) || v > (uint64_t)(end - *p))
-			return -1;
-		*p += v;
-		return 0;
-	}
-	return ge_skip_field(p, end, wt);
-}
 
 /* Collects the attr map entries (field 5) of NodeDef bytes, as
  * ge_raw_attr_next splits them: each entry's last key (1) and value (2),
