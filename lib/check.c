@@ -94,12 +94,12 @@ static int64_t min_dim(const uint8_t *p, const uint8_t *end, int *bad)
 					}
 					if ((int64_t)v < m)
 						m = (int64_t)v;
-				} else if (ge_skip_field(&q, qe, (int)(t2 & 7))) {
+				} else if (skip(&q, qe, (int)(t2 & 7))) {
 					*bad = 1;
 					break;
 				}
 			}
-		} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
+		} else if (skip(&p, end, (int)(tag & 7))) {
 			*bad = 1;
 			return m;
 		}
