@@ -59,6 +59,9 @@ static int known_run(const ge_op *o, const uint8_t **run, size_t *len,
 		     unsigned *fl)
 {
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+	uint32_t at = o->flags >> OPF_RUN_AT_SHIFT;
+	if (at)
+		p += at - 1;
 	while (p < end && *p != ((5 << 3) | 2)) {
 		uint64_t tag, l;
 		if (ge_read_varint(&p, end, &tag))
@@ -149,11 +152,17 @@ int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 		*run = start;
 		*len = (size_t)((stop ? stop : end) - start);
 	}
-	/* const_cast: the verdict is a cache, like split attrs */
-	if (!(o->flags & OPF_SPLIT) && !stop)
+	/* const_cast: the verdict is a cache, like split attrs; so is where
+	 * the run starts, which the next copies need not look for */
+	if (!(o->flags & OPF_SPLIT) && !stop) {
+		size_t off = (size_t)((start ? start : end) - o->raw) + 1;
 		((ge_op *)o)->flags |=
 			OPF_RUN_OK | (*fl & GE_RUN_SHAPES ? OPF_RUN_SHAPES : 0) |
-			(*fl & GE_RUN_CLASS ? OPF_RUN_CLASS : 0);
+			(*fl & GE_RUN_CLASS ? OPF_RUN_CLASS : 0) |
+			(off < (1u << (32 - OPF_RUN_AT_SHIFT))
+				 ? (uint32_t)off << OPF_RUN_AT_SHIFT
+				 : 0);
+	}
 	return 1;
 }
 
@@ -168,6 +177,26 @@ int ge_graph_may_have_type(const ge_graph *g, const char *type)
 	return 0;
 }
 
+int ge_graph_all_alive(const ge_graph *g, const ge_opid *ops, size_t n,
+		       size_t stride)
+{
+	const uint8_t *p = (const uint8_t *)ops;
+	/* n_live counts the ops not removed: when no op was, every id
+	 * below n_ops is one (GE_NOOP is not) */
+	if (g->n_live == g->n_ops) {
+		for (size_t i = 0; i < n; i++, p += stride)
+			if (*(const ge_opid *)p >= g->n_ops)
+				return 0;
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++, p += stride) {
+		ge_opid id = *(const ge_opid *)p;
+		if (id >= g->n_ops || (g->ops[id].flags & OPF_DEAD))
+			return 0;
+	}
+	return 1;
+}
+
 void ge_graph_reserve(ge_graph *g, size_t n)
 {
 	ge_graph_reserve_ops(g, n);
@@ -179,9 +208,15 @@ void ge_graph_prefetch_name(const ge_graph *g, uint32_t h)
 		__builtin_prefetch(&g->idx[h & (g->idx_cap - 1)], 1);
 }
 
+char *ge_graph_name_room(ge_graph *g, size_t n)
+{
+	return ge_arena_alloc(&g->arena, n + 1);
+}
+
 ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 			  size_t len, unsigned fl, const char *name, size_t n,
-			  uint32_t h, const ge_tref *in, size_t n_in)
+			  uint32_t h, const ge_tref *in, size_t n_in,
+			  int32_t *nout)
 {
 	if (!n || g->n_ops >= 0xfffffff0u || !ge_name_free(g, name, n, h))
 		return GE_NOOP;
@@ -191,18 +226,23 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 	ge_op *o = &g->ops[id];
 	const ge_op *s = &g->ops[src];
 	memset(o, 0, sizeof *o);
-	o->name = ge_arena_strndup(&g->arena, name, n);
+	o->name = name;
 	o->type = s->type;
 	o->device = s->device;
 	/* same type, same attrs: the same output count, where it is not
 	 * read from the consumers */
-	o->nout = s->nout;
+	o->nout = *nout = s->nout;
 	/* the name is claimed without a `used` entry (graph_impl.h) */
 	o->flags = OPF_DIRTY | OPF_NAMED;
 	if (len) {
+		/* the run is the whole of raw: ge_op_attr_run's verdict on
+		 * the source holds for the copy, from offset 0 */
 		o->raw = run;
 		o->raw_len = (uint32_t)len;
-		o->flags |= OPF_RAWATTRS;
+		o->flags |= OPF_RAWATTRS | OPF_RUN_OK |
+			    (fl & GE_RUN_SHAPES ? OPF_RUN_SHAPES : 0) |
+			    (fl & GE_RUN_CLASS ? OPF_RUN_CLASS : 0) |
+			    1u << OPF_RUN_AT_SHIFT;
 	} else {
 		o->flags |= OPF_SPLIT;
 	}

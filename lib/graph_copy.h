@@ -31,15 +31,23 @@ enum {
 int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 		   size_t *len, unsigned *fl);
 
+/* Room in g's arena for a name of n bytes and its NUL (for
+ * ge_graph_add_copy, which keeps the name where it is; room that no copy
+ * takes goes with the graph). */
+char *ge_graph_name_room(ge_graph *g, size_t n);
+
 /* Adds a copy of op src (type, device, the attrs run and its GE_RUN_*
- * bits from ge_op_attr_run) named name (n bytes, h its ge_hash_ci), claimed as
+ * bits from ge_op_attr_run) named name (n bytes, NUL-terminated, in room
+ * from ge_graph_name_room; h its ge_hash_ci), claimed as
  * ge_graph_unique_name claims a free name, reading in (live tensors of g).
- * The producers do not list the copy as a consumer until
+ * *nout gets the source's output count where the source knows it, else
+ * -1.  The producers do not list the copy as a consumer until
  * ge_graph_link_inputs runs over it.  Returns GE_NOOP, adding nothing,
  * when the name is taken. */
 ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 			  size_t len, unsigned fl, const char *name, size_t n,
-			  uint32_t h, const ge_tref *in, size_t n_in);
+			  uint32_t h, const ge_tref *in, size_t n_in,
+			  int32_t *nout);
 
 /* Adds ops (made by ge_graph_add_copy, in increasing id order) to the
  * consumer lists of the ops they read, in one pass over their inputs.
@@ -64,6 +72,13 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out);
  * the table of interned strings); 1 when some op may have it.  Lets a
  * search by type over a large graph stop before it starts. */
 int ge_graph_may_have_type(const ge_graph *g, const char *type);
+
+/* Whether the n op ids at ops, stride bytes apart (a ge_opid at the start
+ * of each; sizeof (ge_opid) for a list of ids, sizeof (ge_tref) for the
+ * ops of a list of tensors), are all live ops of g: the check a view makes
+ * when the graph moved, in one pass. */
+int ge_graph_all_alive(const ge_graph *g, const ge_opid *ops, size_t n,
+		       size_t stride);
 
 /* Makes room for n more ops, in the op table and the name index (one
  * reallocation each instead of several). */

@@ -49,6 +49,9 @@ enum {
 	OPF_RUN_OK = 1024,
 	OPF_RUN_SHAPES = 2048,
 	OPF_RUN_CLASS = 4096,
+	/* with OPF_RUN_OK: where the run starts in raw, + 1, in the bits
+	 * from here up (0: not kept, as for an offset that does not fit) */
+	OPF_RUN_AT_SHIFT = 16,
 };
 
 typedef struct ge_op {

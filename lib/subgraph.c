@@ -1,5 +1,6 @@
 /* subgraph.c: see subgraph.h. */
 #include "subgraph.h"
+#include "graph_copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,11 @@ void ge_view_assign(ge_view *dst, const ge_view *src)
 	*dst = tmp;
 }
 
+static int ts_alive(const ge_graph *g, const ge_tvec *v)
+{
+	return !v->n || ge_graph_all_alive(g, &v->v[0].op, v->n, sizeof *v->v);
+}
+
 static int check_ts(const ge_graph *g, const ge_tvec *v, ge_error *err)
 {
 	for (size_t i = 0; i < v->n; i++)
@@ -195,6 +201,13 @@ int ge_view_check(ge_view *v, ge_error *err)
 	ge_graph *g = v->graph;
 	if (!g || v->version == ge_graph_version(g))
 		return GE_OK;
+	/* the loops below, for their error only */
+	if (ge_graph_all_alive(g, v->ops.v, v->ops.n, sizeof *v->ops.v) &&
+	    ts_alive(g, &v->inputs) && ts_alive(g, &v->outputs) &&
+	    ts_alive(g, &v->passthroughs)) {
+		v->version = ge_graph_version(g);
+		return GE_OK;
+	}
 	for (size_t i = 0; i < v->ops.n; i++)
 		if (check_op(g, v->ops.v[i], err))
 			return GE_EINVAL;

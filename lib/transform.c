@@ -139,6 +139,43 @@ static int is_ident(const ge_tvec *outs, ge_opid op_)
 	return 1;
 }
 
+/* The inputs of op's copy into in; *changed gets whether they may
+ * change the copy's shapes as far as that is known without asking
+ * same_shape (inputs_changed's answer), or -1. */
+static int copy_inputs(ge_tinfo *I, ge_opid op, int fast, ge_tvec *in,
+		       int *changed, ge_error *err)
+{
+	size_t nin = ge_op_num_inputs(I->g, op);
+	int rc = GE_OK, ch = 0;
+	in->n = 0;
+	if (in->cap < nin) {
+		in->v = ge_xrealloc(in->v, nin * sizeof *in->v);
+		in->cap = nin;
+	}
+	for (size_t k = 0; k < nin && !rc; k++) {
+		ge_tref t = ge_op_input(I->g, op, k), t_;
+		struct vop *c;
+		if (fast && !I->imap.n && t.index >= 0 &&
+		    (c = vop_of(I, t.op)) && c->state == VOP_COPIED &&
+		    (c->flags & VOF_IDENT)) {
+			/* what resolve gives for an op of the view copied
+			 * with outputs of its own, and what same_shape says
+			 * of it (the copy is not the op itself) */
+			t_ = (ge_tref){c->op_, t.index};
+			if (!(c->flags & VOF_SHAPE_SAME) && ch >= 0)
+				ch = 1;
+		} else if (t.op == GE_NOOP) {
+			rc = resolve_dangling(I, op, k, &t_, err);
+		} else {
+			rc = resolve(I, t, &t_, err);
+			ch = -1;
+		}
+		in->v[in->n++] = t_;
+	}
+	*changed = ch;
+	return rc;
+}
+
 static int copy_ops(ge_tinfo *I, ge_error *err)
 {
 	const ge_transformer *tr = I->tr;
@@ -152,6 +189,9 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		ge_graph_reserve(I->g_, I->n);
 		I->scope_len = strlen(I->scope);
 		I->dst_scope_len = strlen(I->scope_);
+		I->fast.v = ge_xrealloc(I->fast.v,
+					(I->n + 1) * sizeof *I->fast.v);
+		I->fast.cap = I->n + 1;
 	}
 	for (size_t i = 0; i < I->n && !rc; i++) {
 		struct vop *w = &I->vops[i];
@@ -177,34 +217,30 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 				continue;
 			}
 		}
-		size_t nin = ge_op_num_inputs(I->g, op);
-		in.n = 0;
-		for (size_t k = 0; k < nin && !rc; k++) {
-			ge_tref t = ge_op_input(I->g, op, k), t_;
-			if (t.op == GE_NOOP)
-				rc = resolve_dangling(I, op, k, &t_, err);
-			else
-				rc = resolve(I, t, &t_, err);
-			if (!rc)
-				ge_tvec_push(&in, t_);
-		}
-		if (rc)
+		int changed;
+		if ((rc = copy_inputs(I, op, fast, &in, &changed, err)))
 			break;
 		ge_opid op_ = GE_NOOP;
 		unsigned vflags = 0;
+		uint32_t nout;
+		if (fast && ge_tx_copy_op_fast(I, op, in.v, in.n, changed, co,
+					       &op_, &vflags, &nout)) {
+			/* a new op of the graph with outputs of its own: what
+			 * the checks below would find */
+			w->op_ = op_;
+			w->state = VOP_COPIED;
+			w->flags |= (uint8_t)vflags;
+			w->n = nout;
+			continue;
+		}
 		outs.n = 0;
 		I->cur_op = op;
 		I->cur_shape_same = 0;
-		if (!fast || !ge_tx_copy_op_fast(I, op, in.v, in.n, &op_, &outs,
-						 tr->transform_op_ud, &vflags))
-			rc = tr->transform_op_handler(I, op, in.v, in.n, &op_,
-						      &outs,
-						      tr->transform_op_ud,
-						      err);
+		rc = tr->transform_op_handler(I, op, in.v, in.n, &op_, &outs,
+					      tr->transform_op_ud, err);
 		I->cur_op = GE_NOOP;
 		if (rc)
 			break;
-		w->flags |= (uint8_t)vflags;
 		if (op_ == GE_NOOP || !ge_op_alive(I->g_, op_)) {
 			rc = ge_err(err, GE_EINVAL,
 				    "the op handler returned no op of the "
@@ -477,11 +513,19 @@ static void rename_frames(ge_tinfo *I)
 
 static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 {
+	/* room for every op of the view: at most that many copies */
+	I->res_src.v = ge_xrealloc(I->res_src.v,
+				   (I->n + 1) * sizeof *I->res_src.v);
+	I->res_dst.v = ge_xrealloc(I->res_dst.v,
+				   (I->n + 1) * sizeof *I->res_dst.v);
+	I->res_src.cap = I->res_dst.cap = I->n + 1;
+	size_t nr = 0;
 	for (size_t i = 0; i < I->n; i++)
 		if (I->vops[i].state == VOP_COPIED) {
-			ge_opvec_push(&I->res_src, I->vops[i].op);
-			ge_opvec_push(&I->res_dst, I->vops[i].op_);
+			I->res_src.v[nr] = I->vops[i].op;
+			I->res_dst.v[nr++] = I->vops[i].op_;
 		}
+	I->res_src.n = I->res_dst.n = nr;
 	/* the inputs' counterparts, even those no op reads (passthroughs) */
 	ge_tvec ins = GE_VEC_INIT, outs = GE_VEC_INIT, pass = GE_VEC_INIT;
 	int rc = GE_OK;

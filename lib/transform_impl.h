@@ -55,6 +55,7 @@ static inline int is_exit(const char *t)
 
 enum { VOP_PENDING = 0, VOP_COPIED = 1, VOP_SHARED = 2 };
 enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2, VOF_NO_CLASS = 4 };
+enum { TX_AHEAD = 16 }; /* names of fast copies made ahead (tinfo.c) */
 
 /* One op of the view, by its position in node order. */
 struct vop {
@@ -122,18 +123,19 @@ struct ge_tinfo {
 	ge_opid cur_op;
 
 	/* copies made by ge_tx_copy_op_fast, whose producers do not list
-	 * them yet; and its name scratch */
+	 * them yet (room for all of the view's) */
 	ge_opvec fast;
 	struct ge_link_scratch link;
 	size_t scope_len, dst_scope_len;
-	ge_buf nbuf;
 	/* the names of the copies of the ops some positions ahead, whose
-	 * index slots were prefetched: position + 1 (0: none), name, hash */
+	 * index slots were prefetched: position + 1 (0: none), name (in
+	 * the destination's arena), length, hash */
 	struct tx_ahead {
 		size_t at;
+		const char *name;
+		size_t len;
 		uint32_t h;
-		ge_buf name;
-	} ahead[16];
+	} ahead[TX_AHEAD];
 };
 
 static inline uint64_t pack_t(ge_tref t)
@@ -159,13 +161,16 @@ int ge_tx_lookup_name(const ge_graph *g, const char *name, ge_tref *out);
 void ge_tx_tref_name(const ge_graph *g, ge_tref t, ge_buf *out);
 
 /* ge_copy_op_handler's work for a copy within one graph, done by
- * sharing the source's attr bytes (graph_copy.h): returns 1 when done
- * (*vflags gets VOF_NO_CLASS when the copy has no `_class`; the copy is
- * appended to I->fast, for ge_graph_link_inputs), 0 when the stock
- * handler must do it. */
+ * sharing the source's attr bytes (graph_copy.h): returns 1 when done,
+ * 0 when the stock handler must do it.  changed: whether the new inputs
+ * may change the shapes (inputs_changed's answer), or -1 to ask it here.
+ * The copy *op_ has the source's *nout outputs as its own: *vflags gets
+ * VOF_IDENT, VOF_SHAPE_SAME where it keeps the source's shapes and
+ * VOF_NO_CLASS where it has no `_class`.  The copy is appended to
+ * I->fast (room made by the caller), for ge_graph_link_inputs. */
 int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
-		       size_t n_inputs, ge_opid *op_, ge_tvec *outputs_,
-		       const ge_copy_op_opts *co, unsigned *vflags);
+		       size_t n_inputs, int changed, const ge_copy_op_opts *co,
+		       ge_opid *op_, unsigned *vflags, uint32_t *nout);
 
 /* Frees what only the copy pass uses (fast copies, their links, name
  * scratch); the info stays whole. */
