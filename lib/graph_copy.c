@@ -218,12 +218,19 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 			  uint32_t h, const ge_tref *in, size_t n_in,
 			  int32_t *nout)
 {
-	if (!n || g->n_ops >= 0xfffffff0u || !ge_name_free(g, name, n, h))
+	if (!n || g->n_ops >= 0xfffffff0u ||
+	    ge_name_handed_out(g, name, n, h))
 		return GE_NOOP;
 	if (g->n_ops == g->cap_ops)
 		ge_graph_reserve(g, g->cap_ops ? g->cap_ops : 64);
-	ge_opid id = (ge_opid)g->n_ops++;
+	/* the name is claimed by the op in the next slot; a claim that
+	 * fails leaves the slot unused */
+	ge_opid id = (ge_opid)g->n_ops;
 	ge_op *o = &g->ops[id];
+	o->name = name;
+	if (ge_idx_claim_h(g, id, n, h) != GE_NOOP)
+		return GE_NOOP;
+	g->n_ops++;
 	const ge_op *s = &g->ops[src];
 	memset(o, 0, sizeof *o);
 	o->name = name;
@@ -253,7 +260,6 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 		o->n_in = (uint32_t)n_in;
 	}
 	g->n_live++;
-	ge_idx_insert_h(g, id, h);
 	g->version++;
 	/* the colocation index must learn of the copy (as an attr set
 	 * tells it) */
@@ -293,19 +299,35 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
 	prod->n = 0;
 	for (size_t i = 0; i < n; i++) {
 		const ge_op *c = &g->ops[ops[i]];
+		if (prod->cap < prod->n + c->n_in) {
+			prod->cap = 2 * (prod->n + c->n_in);
+			prod->v = ge_xrealloc(prod->v,
+					      prod->cap * sizeof *prod->v);
+		}
 		for (uint32_t s = 0; s < c->n_in; s++) {
 			ge_opid p = c->in[s].op;
 			if (p != GE_NOOP && !at[p]++)
-				ge_opvec_push(prod, p);
+				prod->v[prod->n++] = p;
 		}
 	}
+	/* the producers without uses yet take theirs from one piece of the
+	 * arena */
+	size_t fresh = 0;
+	for (size_t k = 0; k < prod->n; k++) {
+		const ge_op *P = &g->ops[prod->v[k]];
+		if (!P->n_uses && !(P->flags & OPF_USES_OWNED))
+			fresh += at[prod->v[k]];
+	}
+	ge_use *piece = fresh ? ge_arena_alloc(&g->arena, fresh * sizeof *piece)
+			      : NULL;
 	for (size_t k = 0; k < prod->n; k++) {
 		ge_opid p = prod->v[k];
 		ge_op *P = &g->ops[p];
 		uint32_t m = P->n_uses, tot = m + at[p];
 		ge_use *u;
 		if (!m && !(P->flags & OPF_USES_OWNED)) {
-			u = ge_arena_alloc(&g->arena, tot * sizeof *u);
+			u = piece;
+			piece += tot;
 		} else {
 			/* heap arrays keep graph.c's room rule */
 			u = ge_xmalloc(ge_edge_room(tot) * sizeof *u);

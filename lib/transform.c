@@ -644,6 +644,9 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	/* calloc: zero pages are only touched where the view lies */
 	I->pos = ge_xcalloc(I->pos_cap + 1, sizeof *I->pos);
 	I->vops = ge_xcalloc(I->n + 1, sizeof *I->vops);
+	/* no op of the graph is a loop's Enter: none of the view is */
+	int enters = ge_graph_may_have_type(I->g, "Enter") ||
+		     ge_graph_may_have_type(I->g, "RefEnter");
 	size_t k = 0;
 	for (size_t i = 0; i < I->n; i++) {
 		ge_opid op = I->order[i];
@@ -653,7 +656,7 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 		I->pos[op] = (uint32_t)(k + 1);
 		I->vops[k].op = op;
 		I->vops[k].op_ = GE_NOOP;
-		if (!I->has_enter && is_enter(ge_op_type(I->g, op)))
+		if (enters && !I->has_enter && is_enter(ge_op_type(I->g, op)))
 			I->has_enter = 1;
 		k++;
 	}

@@ -933,20 +933,26 @@ static int vp_setup(struct vp *p, const ge_transformer *tr, ge_view *sgv,
 	ge_opset_init(&p->keep_ops, p->g);
 	ge_opset_init(&p->in_view, p->g);
 	ge_opset_init(&p->added, p->g);
-	ge_tset_init(&p->ext_in, p->g);
+	/* sized for the graph where variables make it fill (it grows) */
+	ge_tset_init(&p->ext_in, NULL);
 	ge_opset_init(&p->seen, p->g);
 	int rc = ge_graph_variables(p->g, &p->vl, err);
 	if (rc)
 		return rc;
 	p->pol = ge_xcalloc(p->vl.n + 1, 1);
-	ge_opset_add_list(&p->in_view, sgv->ops.v, sgv->ops.n);
+	/* only the variables' policies ask */
+	if (p->vl.n) {
+		ge_opset_add_list(&p->in_view, sgv->ops.v, sgv->ops.n);
+		ge_tset_free(&p->ext_in);
+		ge_tset_init(&p->ext_in, p->g);
+	}
 	return GE_OK;
 }
 
 /* The tensors the view reads from outside. */
 static void outside_reads(struct vp *p, const ge_view *sgv, ge_tset *outside)
 {
-	ge_tset_init(outside, p->g);
+	ge_tset_init(outside, p->vl.n ? p->g : NULL);
 	/* only the variables' policies ask */
 	for (size_t i = 0; i < sgv->ops.n && p->vl.n; i++) {
 		ge_opid op = sgv->ops.v[i];
