@@ -4,6 +4,7 @@
  */
 #include "graph_impl.h"
 #include "graph_copy.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,32 @@ int ge_graph_all_alive(const ge_graph *g, const ge_opid *ops, size_t n,
 			return 0;
 	}
 	return 1;
+}
+
+int ge_op_num_outputs_memo(const ge_graph *g, ge_opid id, ge_nout_memo *m)
+{
+	ge_op *o = &g->ops[id];
+	if (o->nout >= 0)
+		return o->nout;
+	/* types are interned: one pointer per type */
+	size_t k = ((uintptr_t)o->type >> 3) % GE_NOUT_MEMO;
+	if (m->type[k] != o->type) {
+		const Tensorflow__OpDef *d = ge_graph_opdef(g, o->type);
+		int n = d ? (int)d->n_output_arg : -1;
+		for (size_t i = 0; d && i < d->n_output_arg && n >= 0; i++) {
+			const Tensorflow__OpDef__ArgDef *a = d->output_arg[i];
+			if ((a->number_attr && *a->number_attr) ||
+			    (a->type_list_attr && *a->type_list_attr))
+				n = -1;
+		}
+		m->type[k] = o->type;
+		m->n[k] = n;
+	}
+	if (m->n[k] < 0)
+		return ge_op_num_outputs(g, id);
+	/* what ge_op_num_outputs finds and keeps: one output per arg */
+	o->nout = m->n[k];
+	return o->nout;
 }
 
 void ge_graph_reserve(ge_graph *g, size_t n)

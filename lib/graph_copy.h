@@ -80,6 +80,17 @@ int ge_graph_may_have_type(const ge_graph *g, const char *type);
 int ge_graph_all_alive(const ge_graph *g, const ge_opid *ops, size_t n,
 		       size_t stride);
 
+/* ge_op_num_outputs, for a walk over many ops of g: the output count of
+ * a type whose OpDef fixes it (no output arg counted by an attr) is
+ * worked out once per type and walk.  The memo starts zeroed and serves
+ * one graph. */
+enum { GE_NOUT_MEMO = 64 };
+typedef struct ge_nout_memo {
+	const char *type[GE_NOUT_MEMO];
+	int n[GE_NOUT_MEMO];
+} ge_nout_memo;
+int ge_op_num_outputs_memo(const ge_graph *g, ge_opid id, ge_nout_memo *m);
+
 /* Makes room for n more ops, in the op table and the name index (one
  * reallocation each instead of several). */
 void ge_graph_reserve(ge_graph *g, size_t n);

@@ -108,11 +108,13 @@ void ge_view_init_graph(ge_view *v, ge_graph *g)
 	v->version = ge_graph_version(g);
 	v->ops.v = ge_xmalloc(ge_graph_num_ops(g) * sizeof *v->ops.v);
 	v->ops.cap = ge_graph_num_ops(g);
+	ge_nout_memo memo;
+	memset(&memo, 0, sizeof memo);
 	for (size_t id = 0; id < cap; id++) {
 		if (!ge_op_alive(g, (ge_opid)id))
 			continue;
 		v->ops.v[v->ops.n++] = (ge_opid)id;
-		int no = ge_op_num_outputs(g, (ge_opid)id);
+		int no = ge_op_num_outputs_memo(g, (ge_opid)id, &memo);
 		size_t nu;
 		const ge_use *u = ge_op_uses(g, (ge_opid)id, &nu);
 		/* which outputs some op reads: a mask for the first 64 */

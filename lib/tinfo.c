@@ -375,6 +375,8 @@ void ge_tx_scratch_free(ge_tinfo *I)
 	ge_link_scratch_free(&I->link);
 	for (size_t i = 0; i < TX_AHEAD; i++)
 		I->ahead[i].at = 0;
+	I->room = NULL;
+	I->room_left = 0;
 }
 
 /* ------------------------------------------------------------ shapes */
@@ -594,17 +596,40 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 	return GE_OK;
 }
 
+/* fast_name's name in room of its own. */
+static char *fast_name_room(ge_tinfo *I, const char *rest, size_t n,
+			    size_t *len)
+{
+	size_t dn = I->dst_scope_len;
+	char *p = ge_graph_name_room(I->g_, dn + n);
+	memcpy(p, I->scope_, dn);
+	memcpy(p + dn, rest, n + 1);
+	*len = dn + n;
+	return p;
+}
+
 /* The copy's name, in room of the destination's arena (len bytes), when
  * new_name's plain case gives it; else NULL: the stock handler takes the
  * others (the scope's own op, names outside the scope). */
-static char *fast_name(const ge_tinfo *I, ge_opid op, size_t *len)
+static char *fast_name(ge_tinfo *I, ge_opid op, size_t *len)
 {
 	const char *nm = ge_op_name(I->g, op);
 	size_t sn = I->scope_len, dn = I->dst_scope_len;
 	if (sn && strncmp(nm, I->scope, sn))
 		return NULL;
-	size_t rest = strlen(nm + sn);
-	char *p = ge_graph_name_room(I->g_, dn + rest);
+	size_t rest = strlen(nm + sn), need = dn + rest + 1;
+	char *p;
+	/* names are carved from pieces of the destination's arena */
+	if (need > I->room_left) {
+		enum { PIECE = 4096 };
+		if (need > PIECE / 4)
+			return fast_name_room(I, nm + sn, rest, len);
+		I->room = ge_graph_name_room(I->g_, PIECE - 1);
+		I->room_left = PIECE;
+	}
+	p = I->room;
+	I->room += need;
+	I->room_left -= need;
 	memcpy(p, I->scope_, dn);
 	memcpy(p + dn, nm + sn, rest + 1);
 	*len = dn + rest;

@@ -599,6 +599,13 @@ static char *finalize(const char *s)
 	return ge_scope_finalize(s ? s : "");
 }
 
+/* 0 when no op of g is an Enter or RefEnter (op types are interned). */
+static int may_have_enters(const ge_graph *g)
+{
+	return ge_graph_may_have_type(g, "Enter") ||
+	       ge_graph_may_have_type(g, "RefEnter");
+}
+
 static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 		 const ge_transform_opts *o, ge_error *err)
 {
@@ -645,8 +652,7 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	I->pos = ge_xcalloc(I->pos_cap + 1, sizeof *I->pos);
 	I->vops = ge_xcalloc(I->n + 1, sizeof *I->vops);
 	/* no op of the graph is a loop's Enter: none of the view is */
-	int enters = ge_graph_may_have_type(I->g, "Enter") ||
-		     ge_graph_may_have_type(I->g, "RefEnter");
+	int enters = may_have_enters(I->g);
 	size_t k = 0;
 	for (size_t i = 0; i < I->n; i++) {
 		ge_opid op = I->order[i];
@@ -711,8 +717,10 @@ static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 	ge_graph *dst = o && o->dst_graph ? o->dst_graph : sgv->graph;
 	size_t first_new = dst ? ge_graph_capacity(dst) : 0;
 	/* a copy of part of a loop would read or feed the original loop
-	 * from outside its frame */
-	int rc = sgv->graph && !(o && o->allow_loop_cuts)
+	 * from outside its frame (a graph without Enters has no loop:
+	 * known without a look at its ops) */
+	int rc = sgv->graph && !(o && o->allow_loop_cuts) &&
+			 may_have_enters(sgv->graph)
 			 ? ge_frames_check_view(sgv->graph, sgv->ops.v,
 						   sgv->ops.n, err)
 			 : GE_OK;

@@ -127,6 +127,8 @@ struct ge_tinfo {
 	ge_opvec fast;
 	struct ge_link_scratch link;
 	size_t scope_len, dst_scope_len;
+	char *room;           /* the rest of a piece of the arena of g_ */
+	size_t room_left;
 	/* the names of the copies of the ops some positions ahead, whose
 	 * index slots were prefetched: position + 1 (0: none), name (in
 	 * the destination's arena), length, hash */

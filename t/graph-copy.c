@@ -316,6 +316,29 @@ static void test_run_kept(void)
 	ge_graph_free(h);
 }
 
+/* Output counts worked out once per type give what each op's own gives:
+ * fixed by the OpDef (Identity, Const), counted by an attr (Split), or
+ * unknown types (read from the consumers, never kept). */
+static void test_nout_memo(void)
+{
+	ge_graph *g = parse(GRAPH);
+	ge_graph_add_op(g, "mystery", "NoSuchOp", NULL);
+	ge_graph *h = ge_graph_clone(g);
+	ge_nout_memo m;
+	memset(&m, 0, sizeof m);
+	int same = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t id = 0; id < ge_graph_capacity(g); id++)
+			if (ge_op_num_outputs_memo(g, (ge_opid)id, &m) !=
+			    ge_op_num_outputs(h, (ge_opid)id))
+				same = 0;
+	ok(same, "memoized output counts are the ops' own");
+	is_int(2, ge_op_num_outputs_memo(g, OP(g, "sp"), &m),
+	       "a count an attr gives");
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
 /* The one-pass check of a moved view, against the op-by-op one. */
 static void test_view_check(void)
 {
@@ -345,6 +368,7 @@ int main(void)
 	test_attr_run();
 	test_run_kept();
 	test_view_check();
+	test_nout_memo();
 	test_same_as_general();
 	test_handlers_see_consumers();
 	test_view_graph();
