@@ -167,6 +167,57 @@ int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 	return 1;
 }
 
+const ge_opid *ge_graph_attr_classes(const ge_graph *g, size_t *n)
+{
+	*n = 0;
+	if (!g->attr_cls || g->attr_cls_version != g->version)
+		return NULL;
+	/* nothing was added since the load either */
+	*n = g->n_ops;
+	return g->attr_cls;
+}
+
+int ge_op_attr_run_like(const ge_graph *g, ge_opid id, ge_opid like,
+			const uint8_t **run, size_t *len, unsigned *fl)
+{
+	const ge_op *o = &g->ops[id], *c = &g->ops[like];
+	const uint8_t *cr;
+	size_t cl;
+	unsigned cf;
+	if (like == id || !o->raw || (o->flags & (OPF_SPLIT | OPF_RUN_OK)) ||
+	    !ge_op_attr_run(g, like, &cr, &cl, &cf) ||
+	    (c->flags & (OPF_SPLIT | OPF_RUN_OK)) != OPF_RUN_OK || !cl)
+		return ge_op_attr_run(g, id, run, len, fl);
+	/* like's attr fields are one run to its end; id's, the same bytes,
+	 * start at its first attr field: the same run where they end id's
+	 * bytes too */
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+	while (p < end && *p != ((5 << 3) | 2)) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return ge_op_attr_run(g, id, run, len, fl);
+		if ((tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return ge_op_attr_run(g, id, run, len, fl);
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return ge_op_attr_run(g, id, run, len, fl);
+		p += l;
+	}
+	size_t off = (size_t)(p - o->raw) + 1;
+	if ((size_t)(end - p) != cl || off >= (1u << (32 - OPF_RUN_AT_SHIFT)))
+		return ge_op_attr_run(g, id, run, len, fl);
+	*run = p;
+	*len = cl;
+	*fl = cf;
+	((ge_op *)o)->flags |= OPF_RUN_OK |
+			       (cf & GE_RUN_SHAPES ? OPF_RUN_SHAPES : 0) |
+			       (cf & GE_RUN_CLASS ? OPF_RUN_CLASS : 0) |
+			       (uint32_t)off << OPF_RUN_AT_SHIFT;
+	return 1;
+}
+
 int ge_graph_may_have_type(const ge_graph *g, const char *type)
 {
 	if (!g->strs_cap)

@@ -36,6 +36,18 @@ int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
  * takes goes with the graph). */
 char *ge_graph_name_room(ge_graph *g, size_t n);
 
+/* The attr classes of g's load, while nothing changed since: for each op
+ * (n of them) the first op of the same type whose attr fields, from the
+ * first to the last, are the same bytes; else NULL. */
+const ge_opid *ge_graph_attr_classes(const ge_graph *g, size_t *n);
+
+/* ge_op_attr_run for op id, whose attr fields are byte for byte those of
+ * op like (its class in ge_graph_attr_classes, taken while valid): like's
+ * verdict serves, once id's attr fields are found where it says and
+ * nothing follows them; else it is ge_op_attr_run. */
+int ge_op_attr_run_like(const ge_graph *g, ge_opid id, ge_opid like,
+			const uint8_t **run, size_t *len, unsigned *fl);
+
 /* Adds a copy of op src (type, device, the attrs run and its GE_RUN_*
  * bits from ge_op_attr_run) named name (n bytes, NUL-terminated, in room
  * from ge_graph_name_room; h its ge_hash_ci), claimed as

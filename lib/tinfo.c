@@ -659,7 +659,10 @@ int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 	const uint8_t *run;
 	size_t len;
 	unsigned fl;
-	if (I->g_ != g || !ge_op_attr_run(g, op, &run, &len, &fl))
+	if (I->g_ != g ||
+	    !(op < I->n_cls
+		      ? ge_op_attr_run_like(g, op, I->cls[op], &run, &len, &fl)
+		      : ge_op_attr_run(g, op, &run, &len, &fl)))
 		return 0;
 	size_t at = I->pos[op] - 1;
 	struct tx_ahead *a = &I->ahead[at % TX_AHEAD];

@@ -192,6 +192,8 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		I->fast.v = ge_xrealloc(I->fast.v,
 					(I->n + 1) * sizeof *I->fast.v);
 		I->fast.cap = I->n + 1;
+		/* ops of one attr class share a verdict on their attrs */
+		I->cls = ge_graph_attr_classes(I->g, &I->n_cls);
 	}
 	for (size_t i = 0; i < I->n && !rc; i++) {
 		struct vop *w = &I->vops[i];

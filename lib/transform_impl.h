@@ -129,6 +129,9 @@ struct ge_tinfo {
 	size_t scope_len, dst_scope_len;
 	char *room;           /* the rest of a piece of the arena of g_ */
 	size_t room_left;
+	/* the source's attr classes, when valid as the copy pass starts */
+	const ge_opid *cls;
+	size_t n_cls;
 	/* the names of the copies of the ops some positions ahead, whose
 	 * index slots were prefetched: position + 1 (0: none), name (in
 	 * the destination's arena), length, hash */

@@ -339,6 +339,60 @@ static void test_nout_memo(void)
 	ge_graph_free(h);
 }
 
+/* Verdicts taken from an op's attr class (ops of one type with the same
+ * attr bytes, as the load found them) are the ops' own: an op whose
+ * fields go on after its attrs, or an edited one, is looked at itself. */
+static void test_run_like(void)
+{
+	ge_buf txt = GE_BUF_INIT;
+	ge_buf_adds(&txt, GRAPH);
+	ge_buf_adds(&txt,
+		    "node { name: \"c1\" op: \"Identity\" input: \"w/read\" "
+		    T32 "}\n"
+		    "node { name: \"c2\" op: \"Identity\" input: \"w/read\" "
+		    T32 "experimental_debug_info { original_node_names: "
+		    "\"zz\" } }\n"
+		    "node { name: \"c3\" op: \"Identity\" input: \"c1\" "
+		    "device: \"/cpu:0\" " T32 "}\n"
+		    "node { name: \"c4\" op: \"Identity\" input: \"c1\" "
+		    T32 "}\n");
+	ge_graph *g = parse((const char *)txt.data);
+	ge_buf_free(&txt);
+	ge_graph *h = ge_graph_clone(g);
+	size_t n;
+	const ge_opid *cls = ge_graph_attr_classes(g, &n);
+	ok(cls && n == ge_graph_capacity(g), "a parsed graph has its classes");
+	ge_opid c1 = OP(g, "c1"), c2 = OP(g, "c2");
+	ok(cls && cls[c2] == cls[c1] && cls[OP(g, "c3")] == cls[c1],
+	   "ops of one type and attr bytes are one class");
+	ge_op_set_attr_raw(g, OP(g, "c4"), "T", (const uint8_t *)"\x30\x02",
+			   2);
+	ge_op_set_attr_raw(h, OP(h, "c4"), "T", (const uint8_t *)"\x30\x02",
+			   2);
+	int all = 1, like = 0;
+	for (int pass = 0; cls && pass < 2; pass++)
+		for (size_t id = 0; id < n; id++) {
+			const uint8_t *r1, *r2;
+			size_t l1, l2;
+			unsigned f1, f2;
+			int a = ge_op_attr_run_like(g, (ge_opid)id, cls[id],
+						    &r1, &l1, &f1);
+			int b = ge_op_attr_run(h, (ge_opid)id, &r2, &l2, &f2);
+			like += cls[id] != (ge_opid)id;
+			if (a != b || l1 != l2 || f1 != f2 ||
+			    (l1 && memcmp(r1, r2, l1)))
+				all = 0;
+		}
+	ok(all && like >= 4, "verdicts by class are the ops' own (%d by class)",
+	   like);
+	ok(!ge_graph_attr_classes(h, &n) && !n, "a clone has none");
+	copy_whole(g, "t", 0);
+	ok(!ge_graph_attr_classes(g, &n) && !n,
+	   "an edit since the load retires them");
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
 /* The one-pass check of a moved view, against the op-by-op one. */
 static void test_view_check(void)
 {
@@ -369,6 +423,7 @@ int main(void)
 	test_run_kept();
 	test_view_check();
 	test_nout_memo();
+	test_run_like();
 	test_same_as_general();
 	test_handlers_see_consumers();
 	test_view_graph();
