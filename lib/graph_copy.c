@@ -310,15 +310,15 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 		return GE_NOOP;
 	g->n_ops++;
 	const ge_op *s = &g->ops[src];
-	memset(o, 0, sizeof *o);
-	o->name = name;
-	o->type = s->type;
-	o->device = s->device;
 	/* same type, same attrs: the same output count, where it is not
-	 * read from the consumers */
-	o->nout = *nout = s->nout;
-	/* the name is claimed without a `used` entry (graph_impl.h) */
-	o->flags = OPF_DIRTY | OPF_NAMED;
+	 * read from the consumers; the name is claimed without a `used`
+	 * entry (graph_impl.h) */
+	*o = (ge_op){.name = name,
+		     .type = s->type,
+		     .device = s->device,
+		     .flags = OPF_DIRTY | OPF_NAMED,
+		     .nout = s->nout};
+	*nout = s->nout;
 	if (len) {
 		/* the run is the whole of raw: ge_op_attr_run's verdict on
 		 * the source holds for the copy, from offset 0 */

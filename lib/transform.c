@@ -652,7 +652,8 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	I->pos_cap = ge_graph_capacity(I->g);
 	/* calloc: zero pages are only touched where the view lies */
 	I->pos = ge_xcalloc(I->pos_cap + 1, sizeof *I->pos);
-	I->vops = ge_xcalloc(I->n + 1, sizeof *I->vops);
+	/* each entry is set below, as its op comes */
+	I->vops = ge_xmalloc((I->n + 1) * sizeof *I->vops);
 	/* no op of the graph is a loop's Enter: none of the view is */
 	int enters = may_have_enters(I->g);
 	size_t k = 0;
@@ -662,8 +663,7 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 			continue;
 		I->order[k] = op;
 		I->pos[op] = (uint32_t)(k + 1);
-		I->vops[k].op = op;
-		I->vops[k].op_ = GE_NOOP;
+		I->vops[k] = (struct vop){op, GE_NOOP, 0, 0, VOP_PENDING, 0};
 		if (enters && !I->has_enter && is_enter(ge_op_type(I->g, op)))
 			I->has_enter = 1;
 		k++;
