@@ -218,6 +218,12 @@ int ge_op_attr_run_like(const ge_graph *g, ge_opid id, ge_opid like,
 	return 1;
 }
 
+const ge_tref *ge_op_data_inputs(const ge_graph *g, ge_opid id, size_t *n)
+{
+	*n = g->ops[id].n_in;
+	return g->ops[id].in;
+}
+
 int ge_graph_may_have_type(const ge_graph *g, const char *type)
 {
 	if (!g->strs_cap)

@@ -674,8 +674,11 @@ int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 			return 0;
 		h = ge_hash_ci(nm, nl);
 	}
+	if (n_inputs && !ge_graph_all_alive(g, &new_inputs[0].op, n_inputs,
+					    sizeof *new_inputs))
+		return 0;
 	for (size_t k = 0; k < n_inputs; k++)
-		if (!ge_op_alive(g, new_inputs[k].op) || new_inputs[k].index < 0)
+		if (new_inputs[k].index < 0)
 			return 0;
 	int same = 1;
 	if (!(co && co->copy_shape)) {

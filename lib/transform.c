@@ -145,7 +145,8 @@ static int is_ident(const ge_tvec *outs, ge_opid op_)
 static int copy_inputs(ge_tinfo *I, ge_opid op, int fast, ge_tvec *in,
 		       int *changed, ge_error *err)
 {
-	size_t nin = ge_op_num_inputs(I->g, op);
+	size_t nin, n_now;
+	const ge_tref *src = ge_op_data_inputs(I->g, op, &nin);
 	int rc = GE_OK, ch = 0;
 	in->n = 0;
 	if (in->cap < nin) {
@@ -153,7 +154,10 @@ static int copy_inputs(ge_tinfo *I, ge_opid op, int fast, ge_tvec *in,
 		in->cap = nin;
 	}
 	for (size_t k = 0; k < nin && !rc; k++) {
-		ge_tref t = ge_op_input(I->g, op, k), t_;
+		/* a dangling input's index is read from its text */
+		ge_tref t = src[k].op != GE_NOOP ? src[k]
+						 : ge_op_input(I->g, op, k),
+			t_;
 		struct vop *c;
 		if (fast && !I->imap.n && t.index >= 0 &&
 		    (c = vop_of(I, t.op)) && c->state == VOP_COPIED &&
@@ -169,6 +173,8 @@ static int copy_inputs(ge_tinfo *I, ge_opid op, int fast, ge_tvec *in,
 		} else {
 			rc = resolve(I, t, &t_, err);
 			ch = -1;
+			/* a handler may have edited the graph */
+			src = ge_op_data_inputs(I->g, op, &n_now);
 		}
 		in->v[in->n++] = t_;
 	}
