@@ -85,23 +85,16 @@ static int known_run(const ge_op *o, const uint8_t **run, size_t *len,
 	return 1;
 }
 
-int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
-		   size_t *len, unsigned *fl)
+/* ge_op_attr_run's first look at an op's raw bytes. */
+static int scan_run(const ge_op *o, const uint8_t **run, size_t *len,
+		    unsigned *fl)
 {
 	enum { MAXK = 24 };
-	const ge_op *o = &g->ops[id];
 	const uint8_t *keys[MAXK];
 	size_t klens[MAXK];
 	uint32_t n = 0;
-	*fl = 0;
-	*run = NULL;
-	*len = 0;
-	if (!o->raw)
-		return !o->n_ents;
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 	const uint8_t *start = NULL, *stop = NULL;
-	if ((o->flags & (OPF_RUN_OK | OPF_SPLIT)) == OPF_RUN_OK)
-		return known_run(o, run, len, fl);
 	while (p < end) {
 		const uint8_t *fs = p;
 		uint64_t tag, l;
@@ -165,6 +158,20 @@ int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 				 : 0);
 	}
 	return 1;
+}
+
+int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
+		   size_t *len, unsigned *fl)
+{
+	const ge_op *o = &g->ops[id];
+	*fl = 0;
+	*run = NULL;
+	*len = 0;
+	if (!o->raw)
+		return !o->n_ents;
+	if ((o->flags & (OPF_RUN_OK | OPF_SPLIT)) == OPF_RUN_OK)
+		return known_run(o, run, len, fl);
+	return scan_run(o, run, len, fl);
 }
 
 const ge_opid *ge_graph_attr_classes(const ge_graph *g, size_t *n)
