@@ -418,8 +418,8 @@ static int same_shape(ge_tinfo *I, ge_tref t, ge_tref t_)
 
 /* Whether a copy of op reading new_inputs may have other shapes than op:
  * another input count, or an input not known to keep its shape. */
-static int inputs_changed(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
-			  size_t n_inputs)
+int ge_tx_inputs_changed(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+			 size_t n_inputs)
 {
 	size_t nin = ge_op_num_inputs(I->g, op);
 	if (nin != n_inputs)
@@ -580,7 +580,7 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 	 * so that the ops after it can tell. */
 	int same = 1;
 	if (!(co && co->copy_shape)) {
-		int changed = inputs_changed(I, op, new_inputs, n_inputs);
+		int changed = ge_tx_inputs_changed(I, op, new_inputs, n_inputs);
 		if (changed)
 			same = has_shapes ? fix_output_shapes(I, op, id) : 0;
 	}
@@ -594,114 +594,6 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 		ge_tvec_push(outputs_, (ge_tref){id, k});
 	*op_ = id;
 	return GE_OK;
-}
-
-/* fast_name's name in room of its own. */
-static char *fast_name_room(ge_tinfo *I, const char *rest, size_t n,
-			    size_t *len)
-{
-	size_t dn = I->dst_scope_len;
-	char *p = ge_graph_name_room(I->g_, dn + n);
-	memcpy(p, I->scope_, dn);
-	memcpy(p + dn, rest, n + 1);
-	*len = dn + n;
-	return p;
-}
-
-/* The copy's name, in room of the destination's arena (len bytes), when
- * new_name's plain case gives it; else NULL: the stock handler takes the
- * others (the scope's own op, names outside the scope). */
-static char *fast_name(ge_tinfo *I, ge_opid op, size_t *len)
-{
-	const char *nm = ge_op_name(I->g, op);
-	size_t sn = I->scope_len, dn = I->dst_scope_len;
-	if (sn && strncmp(nm, I->scope, sn))
-		return NULL;
-	size_t rest = strlen(nm + sn), need = dn + rest + 1;
-	char *p;
-	/* names are carved from pieces of the destination's arena */
-	if (need > I->room_left) {
-		enum { PIECE = 4096 };
-		if (need > PIECE / 4)
-			return fast_name_room(I, nm + sn, rest, len);
-		I->room = ge_graph_name_room(I->g_, PIECE - 1);
-		I->room_left = PIECE;
-	}
-	p = I->room;
-	I->room += need;
-	I->room_left -= need;
-	memcpy(p, I->scope_, dn);
-	memcpy(p + dn, nm + sn, rest + 1);
-	*len = dn + rest;
-	return p;
-}
-
-/* After the copy of the op at position i: the name of the copy of the op
- * TX_AHEAD positions later, made now so that its index slot is in the cache
- * when its turn comes. */
-static void look_ahead(ge_tinfo *I, size_t i)
-{
-	size_t j = i + TX_AHEAD;
-	struct tx_ahead *a = &I->ahead[j % TX_AHEAD];
-	a->at = 0;
-	if (j >= I->n || !(a->name = fast_name(I, I->vops[j].op, &a->len)))
-		return;
-	a->h = ge_hash_ci(a->name, a->len);
-	a->at = j + 1;
-	ge_graph_prefetch_name(I->g_, a->h);
-}
-
-int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
-		       size_t n_inputs, int changed, const ge_copy_op_opts *co,
-		       ge_opid *op_, unsigned *vflags, uint32_t *nout)
-{
-	ge_graph *g = I->g;
-	const uint8_t *run;
-	size_t len;
-	unsigned fl;
-	if (I->g_ != g ||
-	    !(op < I->n_cls
-		      ? ge_op_attr_run_like(g, op, I->cls[op], &run, &len, &fl)
-		      : ge_op_attr_run(g, op, &run, &len, &fl)))
-		return 0;
-	size_t at = I->pos[op] - 1;
-	struct tx_ahead *a = &I->ahead[at % TX_AHEAD];
-	const char *nm = a->name;
-	size_t nl = a->len;
-	uint32_t h = a->h;
-	if (a->at != at + 1) {
-		if (!(nm = fast_name(I, op, &nl)))
-			return 0;
-		h = ge_hash_ci(nm, nl);
-	}
-	if (n_inputs && !ge_graph_all_alive(g, &new_inputs[0].op, n_inputs,
-					    sizeof *new_inputs))
-		return 0;
-	for (size_t k = 0; k < n_inputs; k++)
-		if (new_inputs[k].index < 0)
-			return 0;
-	int same = 1;
-	if (!(co && co->copy_shape)) {
-		if (changed < 0)
-			changed = inputs_changed(I, op, new_inputs, n_inputs);
-		/* `_output_shapes` to recompute: the stock handler's work */
-		if (changed && (fl & GE_RUN_SHAPES))
-			return 0;
-		same = !changed;
-	}
-	int32_t no;
-	ge_opid id = ge_graph_add_copy(g, op, run, len, fl, nm, nl, h,
-				       new_inputs, n_inputs, &no);
-	if (id == GE_NOOP)
-		return 0; /* the name is taken: unique_name picks another */
-	look_ahead(I, at);
-	/* room for every op of the view was made before the copy pass */
-	I->fast.v[I->fast.n++] = id;
-	*nout = (uint32_t)(no >= 0 ? no : ge_op_num_outputs(g, op));
-	*op_ = id;
-	*vflags = VOF_IDENT | (same ? VOF_SHAPE_SAME : 0) |
-		  (fl & GE_RUN_CLASS ? 0 : VOF_NO_CLASS);
-	return 1;
 }
 
 int ge_transform_op_if_inside_handler(ge_tinfo *I, ge_opid op, ge_opid *op_,

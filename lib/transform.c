@@ -5,7 +5,9 @@
  * A transform runs in passes over the view's ops in node order:
  *   1. copy: every op gets its counterpart from the op handler; inputs
  *      come from earlier copies, the input handlers (once per tensor), or,
- *      for an op not copied yet, a temporary stand-in placeholder;
+ *      for an op not copied yet, a temporary stand-in placeholder (the
+ *      stock handler's copy within one graph shares the source's attr
+ *      bytes where it can: copy_op_fast);
  *   2. stand-ins: the slots that read a stand-in are pointed at the real
  *      copy and the stand-in is removed;
  *   3. cross references: control inputs, colocation, frame names,
@@ -37,7 +39,7 @@ static int check_dst_tensor(ge_tinfo *I, ge_tref t, const char *what,
 	return rc;
 }
 
-/* Copies made by ge_tx_copy_op_fast join their producers' consumer
+/* Copies made by copy_op_fast join their producers' consumer
  * lists: at the end of the copy pass, and before a handler other than
  * the op handler runs (it may look at consumers). */
 static void flush_fast(ge_tinfo *I)
@@ -139,9 +141,128 @@ static int is_ident(const ge_tvec *outs, ge_opid op_)
 	return 1;
 }
 
+/* ------------------------------------------------------------ fast copies */
+
+/* fast_name's name in room of its own. */
+static char *fast_name_room(ge_tinfo *I, const char *rest, size_t n,
+			    size_t *len)
+{
+	size_t dn = I->dst_scope_len;
+	char *p = ge_graph_name_room(I->g_, dn + n);
+	memcpy(p, I->scope_, dn);
+	memcpy(p + dn, rest, n + 1);
+	*len = dn + n;
+	return p;
+}
+
+/* The copy's name, in room of the destination's arena (len bytes), when
+ * new_name's plain case gives it; else NULL: the stock handler takes the
+ * others (the scope's own op, names outside the scope). */
+static char *fast_name(ge_tinfo *I, ge_opid op, size_t *len)
+{
+	const char *nm = ge_op_name(I->g, op);
+	size_t sn = I->scope_len, dn = I->dst_scope_len;
+	if (sn && strncmp(nm, I->scope, sn))
+		return NULL;
+	size_t rest = strlen(nm + sn), need = dn + rest + 1;
+	char *p;
+	/* names are carved from pieces of the destination's arena */
+	if (need > I->room_left) {
+		enum { PIECE = 4096 };
+		if (need > PIECE / 4)
+			return fast_name_room(I, nm + sn, rest, len);
+		I->room = ge_graph_name_room(I->g_, PIECE - 1);
+		I->room_left = PIECE;
+	}
+	p = I->room;
+	I->room += need;
+	I->room_left -= need;
+	memcpy(p, I->scope_, dn);
+	memcpy(p + dn, nm + sn, rest + 1);
+	*len = dn + rest;
+	return p;
+}
+
+/* After the copy of the op at position i: the name of the copy of the op
+ * TX_AHEAD positions later, made now so that its index slot is in the cache
+ * when its turn comes. */
+static void look_ahead(ge_tinfo *I, size_t i)
+{
+	size_t j = i + TX_AHEAD;
+	struct tx_ahead *a = &I->ahead[j % TX_AHEAD];
+	a->at = 0;
+	if (j >= I->n || !(a->name = fast_name(I, I->vops[j].op, &a->len)))
+		return;
+	a->h = ge_hash_ci(a->name, a->len);
+	a->at = j + 1;
+	ge_graph_prefetch_name(I->g_, a->h);
+}
+
+/* ge_copy_op_handler's work for a copy within one graph, done by
+ * sharing the source's attr bytes (graph_copy.h): returns 1 when done,
+ * 0 when the stock handler must do it.  changed: whether the new inputs
+ * may change the shapes (ge_tx_inputs_changed's answer), or -1 to ask it
+ * here.  The copy *op_ has the source's *nout outputs as its own: *vflags
+ * gets VOF_IDENT, VOF_SHAPE_SAME where it keeps the source's shapes and
+ * VOF_NO_CLASS where it has no `_class`.  The copy is appended to
+ * I->fast (room made by the caller), for ge_graph_link_inputs. */
+static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+			size_t n_inputs, int changed, const ge_copy_op_opts *co,
+			ge_opid *op_, unsigned *vflags, uint32_t *nout)
+{
+	ge_graph *g = I->g;
+	const uint8_t *run;
+	size_t len;
+	unsigned fl;
+	if (I->g_ != g ||
+	    !(op < I->n_cls
+		      ? ge_op_attr_run_like(g, op, I->cls[op], &run, &len, &fl)
+		      : ge_op_attr_run(g, op, &run, &len, &fl)))
+		return 0;
+	size_t at = I->pos[op] - 1;
+	struct tx_ahead *a = &I->ahead[at % TX_AHEAD];
+	const char *nm = a->name;
+	size_t nl = a->len;
+	uint32_t h = a->h;
+	if (a->at != at + 1) {
+		if (!(nm = fast_name(I, op, &nl)))
+			return 0;
+		h = ge_hash_ci(nm, nl);
+	}
+	if (n_inputs && !ge_graph_all_alive(g, &new_inputs[0].op, n_inputs,
+					    sizeof *new_inputs))
+		return 0;
+	for (size_t k = 0; k < n_inputs; k++)
+		if (new_inputs[k].index < 0)
+			return 0;
+	int same = 1;
+	if (!(co && co->copy_shape)) {
+		if (changed < 0)
+			changed = ge_tx_inputs_changed(I, op, new_inputs,
+						       n_inputs);
+		/* `_output_shapes` to recompute: the stock handler's work */
+		if (changed && (fl & GE_RUN_SHAPES))
+			return 0;
+		same = !changed;
+	}
+	int32_t no;
+	ge_opid id = ge_graph_add_copy(g, op, run, len, fl, nm, nl, h,
+				       new_inputs, n_inputs, &no);
+	if (id == GE_NOOP)
+		return 0; /* the name is taken: unique_name picks another */
+	look_ahead(I, at);
+	/* room for every op of the view was made before the copy pass */
+	I->fast.v[I->fast.n++] = id;
+	*nout = (uint32_t)(no >= 0 ? no : ge_op_num_outputs(g, op));
+	*op_ = id;
+	*vflags = VOF_IDENT | (same ? VOF_SHAPE_SAME : 0) |
+		  (fl & GE_RUN_CLASS ? 0 : VOF_NO_CLASS);
+	return 1;
+}
+
 /* The inputs of op's copy into in; *changed gets whether they may
  * change the copy's shapes as far as that is known without asking
- * same_shape (inputs_changed's answer), or -1. */
+ * same_shape (ge_tx_inputs_changed's answer), or -1. */
 static int copy_inputs(ge_tinfo *I, ge_opid op, int fast, ge_tvec *in,
 		       int *changed, ge_error *err)
 {
@@ -231,7 +352,7 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		ge_opid op_ = GE_NOOP;
 		unsigned vflags = 0;
 		uint32_t nout;
-		if (fast && ge_tx_copy_op_fast(I, op, in.v, in.n, changed, co,
+		if (fast && copy_op_fast(I, op, in.v, in.n, changed, co,
 					       &op_, &vflags, &nout)) {
 			/* a new op of the graph with outputs of its own: what
 			 * the checks below would find */

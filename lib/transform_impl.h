@@ -55,7 +55,7 @@ static inline int is_exit(const char *t)
 
 enum { VOP_PENDING = 0, VOP_COPIED = 1, VOP_SHARED = 2 };
 enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2, VOF_NO_CLASS = 4 };
-enum { TX_AHEAD = 16 }; /* names of fast copies made ahead (tinfo.c) */
+enum { TX_AHEAD = 16 }; /* names of fast copies made ahead (transform.c) */
 
 /* One op of the view, by its position in node order. */
 struct vop {
@@ -122,8 +122,8 @@ struct ge_tinfo {
 	int cur_shape_same;
 	ge_opid cur_op;
 
-	/* copies made by ge_tx_copy_op_fast, whose producers do not list
-	 * them yet (room for all of the view's) */
+	/* copies made by copy_op_fast (transform.c), whose producers do
+	 * not list them yet (room for all of the view's) */
 	ge_opvec fast;
 	struct ge_link_scratch link;
 	size_t scope_len, dst_scope_len;
@@ -165,17 +165,10 @@ void ge_tx_scoped_name(const ge_tinfo *I, const char *name, ge_buf *out);
 int ge_tx_lookup_name(const ge_graph *g, const char *name, ge_tref *out);
 void ge_tx_tref_name(const ge_graph *g, ge_tref t, ge_buf *out);
 
-/* ge_copy_op_handler's work for a copy within one graph, done by
- * sharing the source's attr bytes (graph_copy.h): returns 1 when done,
- * 0 when the stock handler must do it.  changed: whether the new inputs
- * may change the shapes (inputs_changed's answer), or -1 to ask it here.
- * The copy *op_ has the source's *nout outputs as its own: *vflags gets
- * VOF_IDENT, VOF_SHAPE_SAME where it keeps the source's shapes and
- * VOF_NO_CLASS where it has no `_class`.  The copy is appended to
- * I->fast (room made by the caller), for ge_graph_link_inputs. */
-int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
-		       size_t n_inputs, int changed, const ge_copy_op_opts *co,
-		       ge_opid *op_, unsigned *vflags, uint32_t *nout);
+/* Whether a copy of op reading new_inputs may have other shapes than op:
+ * another input count, or an input not known to keep its shape. */
+int ge_tx_inputs_changed(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+			 size_t n_inputs);
 
 /* Frees what only the copy pass uses (fast copies, their links, name
  * scratch); the info stays whole. */
