@@ -297,7 +297,8 @@ static int copy_inputs(ge_tinfo *I, ge_opid op, int fast, ge_tvec *in,
 			/* a handler may have edited the graph */
 			src = ge_op_data_inputs(I->g, op, &n_now);
 		}
-		in->v[in->n++] = t_;
+		if (!rc)
+			in->v[in->n++] = t_;
 	}
 	*changed = ch;
 	return rc;
