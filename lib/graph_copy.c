@@ -388,6 +388,7 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
 	uint32_t *at = x->at;
 	ge_opvec *prod = &x->prod;
 	prod->n = 0;
+	size_t uses = 0;
 	for (size_t i = 0; i < n; i++) {
 		const ge_op *c = &g->ops[ops[i]];
 		if (prod->cap < prod->n + c->n_in) {
@@ -397,20 +398,17 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
 		}
 		for (uint32_t s = 0; s < c->n_in; s++) {
 			ge_opid p = c->in[s].op;
-			if (p != GE_NOOP && !at[p]++)
+			if (p == GE_NOOP)
+				continue;
+			uses++;
+			if (!at[p]++)
 				prod->v[prod->n++] = p;
 		}
 	}
 	/* the producers without uses yet take theirs from one piece of the
-	 * arena */
-	size_t fresh = 0;
-	for (size_t k = 0; k < prod->n; k++) {
-		const ge_op *P = &g->ops[prod->v[k]];
-		if (!P->n_uses && !(P->flags & OPF_USES_OWNED))
-			fresh += at[prod->v[k]];
-	}
-	ge_use *piece = fresh ? ge_arena_alloc(&g->arena, fresh * sizeof *piece)
-			      : NULL;
+	 * arena, sized for all (most are: the copies themselves) */
+	ge_use *piece = uses ? ge_arena_alloc(&g->arena, uses * sizeof *piece)
+			     : NULL;
 	for (size_t k = 0; k < prod->n; k++) {
 		ge_opid p = prod->v[k];
 		ge_op *P = &g->ops[p];
