@@ -61,9 +61,11 @@ static int known_run(const ge_op *o, const uint8_t **run, size_t *len,
 {
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 	uint32_t at = o->flags >> OPF_RUN_AT_SHIFT;
+	/* the run starts at the kept offset (raw does not change): its
+	 * bytes need not be read, nor brought into the cache */
 	if (at)
-		p += at - 1;
-	while (p < end && *p != ((5 << 3) | 2)) {
+		p = at - 1 < o->raw_len ? p + (at - 1) : end;
+	while (!at && p < end && *p != ((5 << 3) | 2)) {
 		uint64_t tag, l;
 		if (ge_read_varint(&p, end, &tag))
 			return 0;
