@@ -227,9 +227,11 @@ int ge_op_attr_run_like(const ge_graph *g, ge_opid id, ge_opid like,
 	return 1;
 }
 
-const ge_tref *ge_op_data_inputs(const ge_graph *g, ge_opid id, size_t *n)
+const ge_tref *ge_op_data_inputs(const ge_graph *g, ge_opid id, size_t *n,
+				 size_t *n_ctrl)
 {
 	*n = g->ops[id].n_in;
+	*n_ctrl = g->ops[id].n_ctrl;
 	return g->ops[id].in;
 }
 

@@ -49,8 +49,10 @@ int ge_op_attr_run_like(const ge_graph *g, ge_opid id, ge_opid like,
 			const uint8_t **run, size_t *len, unsigned *fl);
 
 /* The n data inputs of op id as the graph keeps them: a dangling one has
- * op GE_NOOP and no meaningful index (ge_op_input gives its index). */
-const ge_tref *ge_op_data_inputs(const ge_graph *g, ge_opid id, size_t *n);
+ * op GE_NOOP and no meaningful index (ge_op_input gives its index); and
+ * how many control inputs follow them. */
+const ge_tref *ge_op_data_inputs(const ge_graph *g, ge_opid id, size_t *n,
+				 size_t *n_ctrl);
 
 /* Adds a copy of op src (type, device, the attrs run and its GE_RUN_*
  * bits from ge_op_attr_run) named name (n bytes, NUL-terminated, in room

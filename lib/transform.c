@@ -253,6 +253,7 @@ static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 	look_ahead(I, at);
 	/* room for every op of the view was made before the copy pass */
 	I->fast.v[I->fast.n++] = id;
+	I->n_fast++;
 	*nout = (uint32_t)(no >= 0 ? no : ge_op_num_outputs(g, op));
 	*op_ = id;
 	*vflags = VOF_IDENT | (same ? VOF_SHAPE_SAME : 0) |
@@ -260,14 +261,19 @@ static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 	return 1;
 }
 
-/* The inputs of op's copy into in; *changed gets whether they may
- * change the copy's shapes as far as that is known without asking
- * same_shape (ge_tx_inputs_changed's answer), or -1. */
-static int copy_inputs(ge_tinfo *I, ge_opid op, int fast, ge_tvec *in,
+/* The inputs of the copy of w's op into in; *changed gets whether they
+ * may change the copy's shapes as far as that is known without asking
+ * same_shape (ge_tx_inputs_changed's answer), or -1.  w learns whether
+ * the op has control inputs. */
+static int copy_inputs(ge_tinfo *I, struct vop *w, int fast, ge_tvec *in,
 		       int *changed, ge_error *err)
 {
-	size_t nin, n_now;
-	const ge_tref *src = ge_op_data_inputs(I->g, op, &nin);
+	ge_opid op = w->op;
+	size_t nin, n_now, nc;
+	const ge_tref *src = ge_op_data_inputs(I->g, op, &nin, &nc);
+	/* (in the cache now, not when the control inputs are copied) */
+	if (!nc)
+		w->flags |= VOF_NO_CTRL;
 	int rc = GE_OK, ch = 0;
 	in->n = 0;
 	if (in->cap < nin) {
@@ -295,7 +301,7 @@ static int copy_inputs(ge_tinfo *I, ge_opid op, int fast, ge_tvec *in,
 			rc = resolve(I, t, &t_, err);
 			ch = -1;
 			/* a handler may have edited the graph */
-			src = ge_op_data_inputs(I->g, op, &n_now);
+			src = ge_op_data_inputs(I->g, op, &n_now, &nc);
 		}
 		if (!rc)
 			in->v[in->n++] = t_;
@@ -322,6 +328,7 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		I->fast.cap = I->n + 1;
 		/* ops of one attr class share a verdict on their attrs */
 		I->cls = ge_graph_attr_classes(I->g, &I->n_cls);
+		I->version0 = ge_graph_version(I->g);
 	}
 	for (size_t i = 0; i < I->n && !rc; i++) {
 		struct vop *w = &I->vops[i];
@@ -348,7 +355,7 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 			}
 		}
 		int changed;
-		if ((rc = copy_inputs(I, op, fast, &in, &changed, err)))
+		if ((rc = copy_inputs(I, w, fast, &in, &changed, err)))
 			break;
 		ge_opid op_ = GE_NOOP;
 		unsigned vflags = 0;
@@ -449,9 +456,14 @@ static int add_control_inputs(ge_tinfo *I, ge_error *err)
 {
 	const ge_transformer *tr = I->tr;
 	size_t v;
+	/* nothing but the fast copies changed the graph since the copy pass
+	 * started: an op without control inputs then still has none */
+	int still = I->n_fast &&
+		    ge_graph_version(I->g) == I->version0 + I->n_fast;
 	for (size_t i = 0; i < I->n; i++) {
 		struct vop *w = &I->vops[i];
-		if (w->state != VOP_COPIED)
+		if (w->state != VOP_COPIED ||
+		    (still && (w->flags & VOF_NO_CTRL)))
 			continue;
 		size_t nc = ge_op_num_control_inputs(I->g, w->op);
 		for (size_t k = 0; k < nc; k++) {

@@ -54,7 +54,7 @@ static inline int is_exit(const char *t)
 /* ------------------------------------------------------------ state */
 
 enum { VOP_PENDING = 0, VOP_COPIED = 1, VOP_SHARED = 2 };
-enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2, VOF_NO_CLASS = 4 };
+enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2, VOF_NO_CLASS = 4, VOF_NO_CTRL = 8 };
 enum { TX_AHEAD = 16 }; /* names of fast copies made ahead (transform.c) */
 
 /* One op of the view, by its position in node order. */
@@ -132,6 +132,10 @@ struct ge_tinfo {
 	/* the source's attr classes, when valid as the copy pass starts */
 	const ge_opid *cls;
 	size_t n_cls;
+	/* the source graph's version as the copy pass started, and the
+	 * fast copies made since (each moves it by one) */
+	uint64_t version0;
+	size_t n_fast;
 	/* the names of the copies of the ops some positions ahead, whose
 	 * index slots were prefetched: position + 1 (0: none), name (in
 	 * the destination's arena), length, hash */

@@ -130,5 +130,30 @@ is(tostring(sa:op("e/c/s"):attr("_output_shapes")[1]), "shape [3]",
    "... in a copy of copies too")
 is(sa:op("c/y"):attr("T"), "float64", "a copy of an edited copy keeps the edit")
 ok(sa:op("c/split") ~= nil, "a copy of a renamed copy takes its name")
+
+-- An op's control inputs are copied after the copy pass: one that a
+-- handler gives it during the pass (after its inputs were read) is copied
+-- too, whether the op's copy shared its attr bytes or not.
+for _, general in ipairs{false, true} do
+  local h = assert(ge.load(path("h.pb")))
+  local tr = ge.Transformer()
+  if general then
+    tr.transform_op_handler = function(info, op, ...)
+      return ge.copy_op_handler(info, op, ...)
+    end
+  end
+  tr.transform_external_input_handler = function(info, t)
+    if #h:op("r").control_inputs == 0 then
+      ge.add_control_inputs(h:op("r"), h:op("x3"))
+    end
+    return t
+  end
+  tr(ge.sgv{h:op("r"), h:op("q")}, {dst_scope = "k"})
+  local ci = h:op("k/r").control_inputs
+  ok(#ci == 1 and ci[1] == h:op("x3"),
+     "a control input given during the copy is copied" ..
+     (general and " (general road)" or ""))
+  ok(#h:op("k/q").control_inputs == 0, "... to that op alone")
+end
 os.execute("rm -rf '" .. dir .. "'")
 tap.done()
