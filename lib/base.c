@@ -371,15 +371,25 @@ uint32_t ge_hash_ci(const void *p, size_t n)
 {
 	const uint8_t *s = p;
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	int whole = n >= 8;
 	for (; n >= 8; s += 8, n -= 8) {
 		uint64_t w;
 		memcpy(&w, s, 8);
 		h = (h ^ fold8(w)) * 0xff51afd7ed558ccdull;
 		h ^= h >> 29;
 	}
+	(void)whole;
 	if (n) {
 		uint64_t w = 0;
-		memcpy(&w, s, n);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* the last eight bytes, shifted: the value a copy of the n
+		 * left gives, without a call for a copy of variable size */
+		if (whole) {
+			memcpy(&w, s + n - 8, 8);
+			w >>= 8 * (8 - n);
+		} else
+#endif
+			memcpy(&w, s, n);
 		h = (h ^ fold8(w)) * 0xff51afd7ed558ccdull;
 	}
 	h ^= h >> 32;

@@ -267,6 +267,34 @@ ge_opid ge_idx_insert_h(ge_graph *g, ge_opid id, uint32_t h)
 	return GE_NOOP;
 }
 
+ge_opid ge_idx_claim_h(ge_graph *g, ge_opid id, size_t n, uint32_t h)
+{
+	if ((g->idx_used + 1) * 4 >= g->idx_cap * 3)
+		ge_idx_grow(g, g->n_live + 1 > g->idx_used ? g->n_live + 1
+							 : g->idx_used + 1);
+	const char *nm = g->ops[id].name;
+	size_t mask = g->idx_cap - 1, j = h & mask, tomb = (size_t)-1;
+	for (; g->idx[j]; j = (j + 1) & mask) {
+		uint64_t v = g->idx[j];
+		if (v == IDX_TOMB) {
+			if (tomb == (size_t)-1)
+				tomb = j;
+			continue;
+		}
+		if (SLOT_HASH(v) == h) {
+			const char *x = g->ops[SLOT_ID(v)].name;
+			if (!strncasecmp(x, nm, n) && !x[n])
+				return SLOT_ID(v);
+		}
+	}
+	if (tomb != (size_t)-1)
+		j = tomb;
+	else
+		g->idx_used++;
+	g->idx[j] = SLOT(h, id);
+	return GE_NOOP;
+}
+
 /* Indexes every op of a freshly loaded graph, marking repeated names.
  * The table is far larger than the cache; hashing a few names ahead and
  * prefetching their slots hides most of the misses. */

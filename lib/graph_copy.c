@@ -4,6 +4,7 @@
  */
 #include "graph_impl.h"
 #include "graph_copy.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,12 @@ static int known_run(const ge_op *o, const uint8_t **run, size_t *len,
 		     unsigned *fl)
 {
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
-	while (p < end && *p != ((5 << 3) | 2)) {
+	uint32_t at = o->flags >> OPF_RUN_AT_SHIFT;
+	/* the run starts at the kept offset (raw does not change): its
+	 * bytes need not be read, nor brought into the cache */
+	if (at)
+		p = at - 1 < o->raw_len ? p + (at - 1) : end;
+	while (!at && p < end && *p != ((5 << 3) | 2)) {
 		uint64_t tag, l;
 		if (ge_read_varint(&p, end, &tag))
 			return 0;
@@ -81,23 +87,16 @@ static int known_run(const ge_op *o, const uint8_t **run, size_t *len,
 	return 1;
 }
 
-int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
-		   size_t *len, unsigned *fl)
+/* ge_op_attr_run's first look at an op's raw bytes. */
+static int scan_run(const ge_op *o, const uint8_t **run, size_t *len,
+		    unsigned *fl)
 {
 	enum { MAXK = 24 };
-	const ge_op *o = &g->ops[id];
 	const uint8_t *keys[MAXK];
 	size_t klens[MAXK];
 	uint32_t n = 0;
-	*fl = 0;
-	*run = NULL;
-	*len = 0;
-	if (!o->raw)
-		return !o->n_ents;
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 	const uint8_t *start = NULL, *stop = NULL;
-	if ((o->flags & (OPF_RUN_OK | OPF_SPLIT)) == OPF_RUN_OK)
-		return known_run(o, run, len, fl);
 	while (p < end) {
 		const uint8_t *fs = p;
 		uint64_t tag, l;
@@ -149,12 +148,91 @@ int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 		*run = start;
 		*len = (size_t)((stop ? stop : end) - start);
 	}
-	/* const_cast: the verdict is a cache, like split attrs */
-	if (!(o->flags & OPF_SPLIT) && !stop)
+	/* const_cast: the verdict is a cache, like split attrs; so is where
+	 * the run starts, which the next copies need not look for */
+	if (!(o->flags & OPF_SPLIT) && !stop) {
+		size_t off = (size_t)((start ? start : end) - o->raw) + 1;
 		((ge_op *)o)->flags |=
 			OPF_RUN_OK | (*fl & GE_RUN_SHAPES ? OPF_RUN_SHAPES : 0) |
-			(*fl & GE_RUN_CLASS ? OPF_RUN_CLASS : 0);
+			(*fl & GE_RUN_CLASS ? OPF_RUN_CLASS : 0) |
+			(off < (1u << (32 - OPF_RUN_AT_SHIFT))
+				 ? (uint32_t)off << OPF_RUN_AT_SHIFT
+				 : 0);
+	}
 	return 1;
+}
+
+int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
+		   size_t *len, unsigned *fl)
+{
+	const ge_op *o = &g->ops[id];
+	*fl = 0;
+	*run = NULL;
+	*len = 0;
+	if (!o->raw)
+		return !o->n_ents;
+	if ((o->flags & (OPF_RUN_OK | OPF_SPLIT)) == OPF_RUN_OK)
+		return known_run(o, run, len, fl);
+	return scan_run(o, run, len, fl);
+}
+
+const ge_opid *ge_graph_attr_classes(const ge_graph *g, size_t *n)
+{
+	*n = 0;
+	if (!g->attr_cls || g->attr_cls_version != g->version)
+		return NULL;
+	/* nothing was added since the load either */
+	*n = g->n_ops;
+	return g->attr_cls;
+}
+
+int ge_op_attr_run_like(const ge_graph *g, ge_opid id, ge_opid like,
+			const uint8_t **run, size_t *len, unsigned *fl)
+{
+	const ge_op *o = &g->ops[id], *c = &g->ops[like];
+	const uint8_t *cr;
+	size_t cl;
+	unsigned cf;
+	if (like == id || !o->raw || (o->flags & (OPF_SPLIT | OPF_RUN_OK)) ||
+	    !ge_op_attr_run(g, like, &cr, &cl, &cf) ||
+	    (c->flags & (OPF_SPLIT | OPF_RUN_OK)) != OPF_RUN_OK || !cl)
+		return ge_op_attr_run(g, id, run, len, fl);
+	/* like's attr fields are one run to its end; id's, the same bytes,
+	 * start at its first attr field: the same run where they end id's
+	 * bytes too */
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+	while (p < end && *p != ((5 << 3) | 2)) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return ge_op_attr_run(g, id, run, len, fl);
+		if ((tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return ge_op_attr_run(g, id, run, len, fl);
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return ge_op_attr_run(g, id, run, len, fl);
+		p += l;
+	}
+	size_t off = (size_t)(p - o->raw) + 1;
+	if ((size_t)(end - p) != cl || off >= (1u << (32 - OPF_RUN_AT_SHIFT)))
+		return ge_op_attr_run(g, id, run, len, fl);
+	*run = p;
+	*len = cl;
+	*fl = cf;
+	((ge_op *)o)->flags |= OPF_RUN_OK |
+			       (cf & GE_RUN_SHAPES ? OPF_RUN_SHAPES : 0) |
+			       (cf & GE_RUN_CLASS ? OPF_RUN_CLASS : 0) |
+			       (uint32_t)off << OPF_RUN_AT_SHIFT;
+	return 1;
+}
+
+const ge_tref *ge_op_data_inputs(const ge_graph *g, ge_opid id, size_t *n,
+				 size_t *n_ctrl)
+{
+	*n = g->ops[id].n_in;
+	*n_ctrl = g->ops[id].n_ctrl;
+	return g->ops[id].in;
 }
 
 int ge_graph_may_have_type(const ge_graph *g, const char *type)
@@ -168,6 +246,52 @@ int ge_graph_may_have_type(const ge_graph *g, const char *type)
 	return 0;
 }
 
+int ge_graph_all_alive(const ge_graph *g, const ge_opid *ops, size_t n,
+		       size_t stride)
+{
+	const uint8_t *p = (const uint8_t *)ops;
+	/* n_live counts the ops not removed: when no op was, every id
+	 * below n_ops is one (GE_NOOP is not) */
+	if (g->n_live == g->n_ops) {
+		for (size_t i = 0; i < n; i++, p += stride)
+			if (*(const ge_opid *)p >= g->n_ops)
+				return 0;
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++, p += stride) {
+		ge_opid id = *(const ge_opid *)p;
+		if (id >= g->n_ops || (g->ops[id].flags & OPF_DEAD))
+			return 0;
+	}
+	return 1;
+}
+
+int ge_op_num_outputs_memo(const ge_graph *g, ge_opid id, ge_nout_memo *m)
+{
+	ge_op *o = &g->ops[id];
+	if (o->nout >= 0)
+		return o->nout;
+	/* types are interned: one pointer per type */
+	size_t k = ((uintptr_t)o->type >> 3) % GE_NOUT_MEMO;
+	if (m->type[k] != o->type) {
+		const Tensorflow__OpDef *d = ge_graph_opdef(g, o->type);
+		int n = d ? (int)d->n_output_arg : -1;
+		for (size_t i = 0; d && i < d->n_output_arg && n >= 0; i++) {
+			const Tensorflow__OpDef__ArgDef *a = d->output_arg[i];
+			if ((a->number_attr && *a->number_attr) ||
+			    (a->type_list_attr && *a->type_list_attr))
+				n = -1;
+		}
+		m->type[k] = o->type;
+		m->n[k] = n;
+	}
+	if (m->n[k] < 0)
+		return ge_op_num_outputs(g, id);
+	/* what ge_op_num_outputs finds and keeps: one output per arg */
+	o->nout = m->n[k];
+	return o->nout;
+}
+
 void ge_graph_reserve(ge_graph *g, size_t n)
 {
 	ge_graph_reserve_ops(g, n);
@@ -179,30 +303,48 @@ void ge_graph_prefetch_name(const ge_graph *g, uint32_t h)
 		__builtin_prefetch(&g->idx[h & (g->idx_cap - 1)], 1);
 }
 
+char *ge_graph_name_room(ge_graph *g, size_t n)
+{
+	return ge_arena_alloc(&g->arena, n + 1);
+}
+
 ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 			  size_t len, unsigned fl, const char *name, size_t n,
-			  uint32_t h, const ge_tref *in, size_t n_in)
+			  uint32_t h, const ge_tref *in, size_t n_in,
+			  int32_t *nout)
 {
-	if (!n || g->n_ops >= 0xfffffff0u || !ge_name_free(g, name, n, h))
+	if (!n || g->n_ops >= 0xfffffff0u ||
+	    ge_name_handed_out(g, name, n, h))
 		return GE_NOOP;
 	if (g->n_ops == g->cap_ops)
 		ge_graph_reserve(g, g->cap_ops ? g->cap_ops : 64);
-	ge_opid id = (ge_opid)g->n_ops++;
+	/* the name is claimed by the op in the next slot; a claim that
+	 * fails leaves the slot unused */
+	ge_opid id = (ge_opid)g->n_ops;
 	ge_op *o = &g->ops[id];
+	o->name = name;
+	if (ge_idx_claim_h(g, id, n, h) != GE_NOOP)
+		return GE_NOOP;
+	g->n_ops++;
 	const ge_op *s = &g->ops[src];
-	memset(o, 0, sizeof *o);
-	o->name = ge_arena_strndup(&g->arena, name, n);
-	o->type = s->type;
-	o->device = s->device;
 	/* same type, same attrs: the same output count, where it is not
-	 * read from the consumers */
-	o->nout = s->nout;
-	/* the name is claimed without a `used` entry (graph_impl.h) */
-	o->flags = OPF_DIRTY | OPF_NAMED;
+	 * read from the consumers; the name is claimed without a `used`
+	 * entry (graph_impl.h) */
+	*o = (ge_op){.name = name,
+		     .type = s->type,
+		     .device = s->device,
+		     .flags = OPF_DIRTY | OPF_NAMED,
+		     .nout = s->nout};
+	*nout = s->nout;
 	if (len) {
+		/* the run is the whole of raw: ge_op_attr_run's verdict on
+		 * the source holds for the copy, from offset 0 */
 		o->raw = run;
 		o->raw_len = (uint32_t)len;
-		o->flags |= OPF_RAWATTRS;
+		o->flags |= OPF_RAWATTRS | OPF_RUN_OK |
+			    (fl & GE_RUN_SHAPES ? OPF_RUN_SHAPES : 0) |
+			    (fl & GE_RUN_CLASS ? OPF_RUN_CLASS : 0) |
+			    1u << OPF_RUN_AT_SHIFT;
 	} else {
 		o->flags |= OPF_SPLIT;
 	}
@@ -213,7 +355,6 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 		o->n_in = (uint32_t)n_in;
 	}
 	g->n_live++;
-	ge_idx_insert_h(g, id, h);
 	g->version++;
 	/* the colocation index must learn of the copy (as an attr set
 	 * tells it) */
@@ -251,21 +392,35 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
 	uint32_t *at = x->at;
 	ge_opvec *prod = &x->prod;
 	prod->n = 0;
+	size_t uses = 0;
 	for (size_t i = 0; i < n; i++) {
 		const ge_op *c = &g->ops[ops[i]];
+		if (prod->cap < prod->n + c->n_in) {
+			prod->cap = 2 * (prod->n + c->n_in);
+			prod->v = ge_xrealloc(prod->v,
+					      prod->cap * sizeof *prod->v);
+		}
 		for (uint32_t s = 0; s < c->n_in; s++) {
 			ge_opid p = c->in[s].op;
-			if (p != GE_NOOP && !at[p]++)
-				ge_opvec_push(prod, p);
+			if (p == GE_NOOP)
+				continue;
+			uses++;
+			if (!at[p]++)
+				prod->v[prod->n++] = p;
 		}
 	}
+	/* the producers without uses yet take theirs from one piece of the
+	 * arena, sized for all (most are: the copies themselves) */
+	ge_use *piece = uses ? ge_arena_alloc(&g->arena, uses * sizeof *piece)
+			     : NULL;
 	for (size_t k = 0; k < prod->n; k++) {
 		ge_opid p = prod->v[k];
 		ge_op *P = &g->ops[p];
 		uint32_t m = P->n_uses, tot = m + at[p];
 		ge_use *u;
 		if (!m && !(P->flags & OPF_USES_OWNED)) {
-			u = ge_arena_alloc(&g->arena, tot * sizeof *u);
+			u = piece;
+			piece += tot;
 		} else {
 			/* heap arrays keep graph.c's room rule */
 			u = ge_xmalloc(ge_edge_room(tot) * sizeof *u);

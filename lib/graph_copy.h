@@ -31,15 +31,41 @@ enum {
 int ge_op_attr_run(const ge_graph *g, ge_opid id, const uint8_t **run,
 		   size_t *len, unsigned *fl);
 
+/* Room in g's arena for a name of n bytes and its NUL (for
+ * ge_graph_add_copy, which keeps the name where it is; room that no copy
+ * takes goes with the graph). */
+char *ge_graph_name_room(ge_graph *g, size_t n);
+
+/* The attr classes of g's load, while nothing changed since: for each op
+ * (n of them) the first op of the same type whose attr fields, from the
+ * first to the last, are the same bytes; else NULL. */
+const ge_opid *ge_graph_attr_classes(const ge_graph *g, size_t *n);
+
+/* ge_op_attr_run for op id, whose attr fields are byte for byte those of
+ * op like (its class in ge_graph_attr_classes, taken while valid): like's
+ * verdict serves, once id's attr fields are found where it says and
+ * nothing follows them; else it is ge_op_attr_run. */
+int ge_op_attr_run_like(const ge_graph *g, ge_opid id, ge_opid like,
+			const uint8_t **run, size_t *len, unsigned *fl);
+
+/* The n data inputs of op id as the graph keeps them: a dangling one has
+ * op GE_NOOP and no meaningful index (ge_op_input gives its index); and
+ * how many control inputs follow them. */
+const ge_tref *ge_op_data_inputs(const ge_graph *g, ge_opid id, size_t *n,
+				 size_t *n_ctrl);
+
 /* Adds a copy of op src (type, device, the attrs run and its GE_RUN_*
- * bits from ge_op_attr_run) named name (n bytes, h its ge_hash_ci), claimed as
+ * bits from ge_op_attr_run) named name (n bytes, NUL-terminated, in room
+ * from ge_graph_name_room; h its ge_hash_ci), claimed as
  * ge_graph_unique_name claims a free name, reading in (live tensors of g).
- * The producers do not list the copy as a consumer until
+ * *nout gets the source's output count where the source knows it, else
+ * -1.  The producers do not list the copy as a consumer until
  * ge_graph_link_inputs runs over it.  Returns GE_NOOP, adding nothing,
  * when the name is taken. */
 ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 			  size_t len, unsigned fl, const char *name, size_t n,
-			  uint32_t h, const ge_tref *in, size_t n_in);
+			  uint32_t h, const ge_tref *in, size_t n_in,
+			  int32_t *nout);
 
 /* Adds ops (made by ge_graph_add_copy, in increasing id order) to the
  * consumer lists of the ops they read, in one pass over their inputs.
@@ -64,6 +90,24 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out);
  * the table of interned strings); 1 when some op may have it.  Lets a
  * search by type over a large graph stop before it starts. */
 int ge_graph_may_have_type(const ge_graph *g, const char *type);
+
+/* Whether the n op ids at ops, stride bytes apart (a ge_opid at the start
+ * of each; sizeof (ge_opid) for a list of ids, sizeof (ge_tref) for the
+ * ops of a list of tensors), are all live ops of g: the check a view makes
+ * when the graph moved, in one pass. */
+int ge_graph_all_alive(const ge_graph *g, const ge_opid *ops, size_t n,
+		       size_t stride);
+
+/* ge_op_num_outputs, for a walk over many ops of g: the output count of
+ * a type whose OpDef fixes it (no output arg counted by an attr) is
+ * worked out once per type and walk.  The memo starts zeroed and serves
+ * one graph. */
+enum { GE_NOUT_MEMO = 64 };
+typedef struct ge_nout_memo {
+	const char *type[GE_NOUT_MEMO];
+	int n[GE_NOUT_MEMO];
+} ge_nout_memo;
+int ge_op_num_outputs_memo(const ge_graph *g, ge_opid id, ge_nout_memo *m);
 
 /* Makes room for n more ops, in the op table and the name index (one
  * reallocation each instead of several). */

@@ -49,6 +49,9 @@ enum {
 	OPF_RUN_OK = 1024,
 	OPF_RUN_SHAPES = 2048,
 	OPF_RUN_CLASS = 4096,
+	/* with OPF_RUN_OK: where the run starts in raw, + 1, in the bits
+	 * from here up (0: not kept, as for an offset that does not fit) */
+	OPF_RUN_AT_SHIFT = 16,
 };
 
 typedef struct ge_op {
@@ -199,6 +202,10 @@ ge_opid ge_idx_find_n(const ge_graph *g, const char *name, size_t n, int ci);
 ge_opid ge_idx_insert_h(ge_graph *g, ge_opid id, uint32_t h);
 ge_opid ge_idx_find_h(const ge_graph *g, const char *name, size_t n, int ci,
 		      uint32_t h);
+/* ge_idx_insert_h for an op whose name is n bytes long, when no op holds
+ * it in any case (ge_idx_find_h with ci, then ge_idx_insert_h, in one
+ * probe): else returns the op that does and leaves the index alone. */
+ge_opid ge_idx_claim_h(ge_graph *g, ge_opid id, size_t n, uint32_t h);
 /* A new live op named nm (kept: an arena string) of the interned type and
  * device, without edges or attrs; not indexed. */
 ge_opid ge_new_op(ge_graph *g, const char *nm, const char *itype,
@@ -265,6 +272,9 @@ void ge_coloc_drop(ge_graph *g);
  * handed it out.  An op added under such a name with OPF_NAMED holds it
  * as unique_name would have (graph_copy.c). */
 int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h);
+/* The half of it that asks the names unique_name handed out. */
+int ge_name_handed_out(const ge_graph *g, const char *s, size_t n,
+		       uint32_t h);
 
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);

@@ -816,12 +816,7 @@ int ge_parse(const uint8_t *data, size_t len, ge_format fmt, const char *name,
 	if (len) /* an empty buffer may have no data pointer at all */
 		memcpy(copy, data, len);
 	copy[len] = 0;
-	int rc = parse_owned(copy, len, fmt, name, opts, out, err);
-	if (!rc) { /* kept by a load for its check only */
-		free((*out)->attr_cls);
-		(*out)->attr_cls = NULL;
-	}
-	return rc;
+	return parse_owned(copy, len, fmt, name, opts, out, err);
 }
 
 /* ------------------------------------------------------------ load */
@@ -996,9 +991,8 @@ check:;
 		return rc;
 	}
 	ge_buf_free(&why);
-	/* only the load's check reads the classes */
-	free(g->attr_cls);
-	g->attr_cls = NULL;
+	/* the classes stay for the copies' attr verdicts (graph_copy.c),
+	 * which read them while nothing changed since the load */
 	if (g->meta && g->meta->savedmodel) {
 		char real[PATH_MAX];
 		const char *d = dir ? path : NULL;

@@ -152,6 +152,12 @@ int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h)
 	return !name_in_use(g, s, n, h);
 }
 
+int ge_name_handed_out(const ge_graph *g, const char *s, size_t n,
+		       uint32_t h)
+{
+	return used_find(g, s, n, h) != NULL;
+}
+
 void ge_names_prefetch(const ge_graph *g, uint32_t h)
 {
 	if (g->idx_cap)

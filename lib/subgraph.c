@@ -1,5 +1,6 @@
 /* subgraph.c: see subgraph.h. */
 #include "subgraph.h"
+#include "graph_copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,11 +108,13 @@ void ge_view_init_graph(ge_view *v, ge_graph *g)
 	v->version = ge_graph_version(g);
 	v->ops.v = ge_xmalloc(ge_graph_num_ops(g) * sizeof *v->ops.v);
 	v->ops.cap = ge_graph_num_ops(g);
+	ge_nout_memo memo;
+	memset(&memo, 0, sizeof memo);
 	for (size_t id = 0; id < cap; id++) {
 		if (!ge_op_alive(g, (ge_opid)id))
 			continue;
 		v->ops.v[v->ops.n++] = (ge_opid)id;
-		int no = ge_op_num_outputs(g, (ge_opid)id);
+		int no = ge_op_num_outputs_memo(g, (ge_opid)id, &memo);
 		size_t nu;
 		const ge_use *u = ge_op_uses(g, (ge_opid)id, &nu);
 		/* which outputs some op reads: a mask for the first 64 */
@@ -182,6 +185,11 @@ void ge_view_assign(ge_view *dst, const ge_view *src)
 	*dst = tmp;
 }
 
+static int ts_alive(const ge_graph *g, const ge_tvec *v)
+{
+	return !v->n || ge_graph_all_alive(g, &v->v[0].op, v->n, sizeof *v->v);
+}
+
 static int check_ts(const ge_graph *g, const ge_tvec *v, ge_error *err)
 {
 	for (size_t i = 0; i < v->n; i++)
@@ -195,6 +203,13 @@ int ge_view_check(ge_view *v, ge_error *err)
 	ge_graph *g = v->graph;
 	if (!g || v->version == ge_graph_version(g))
 		return GE_OK;
+	/* the loops below, for their error only */
+	if (ge_graph_all_alive(g, v->ops.v, v->ops.n, sizeof *v->ops.v) &&
+	    ts_alive(g, &v->inputs) && ts_alive(g, &v->outputs) &&
+	    ts_alive(g, &v->passthroughs)) {
+		v->version = ge_graph_version(g);
+		return GE_OK;
+	}
 	for (size_t i = 0; i < v->ops.n; i++)
 		if (check_op(g, v->ops.v[i], err))
 			return GE_EINVAL;

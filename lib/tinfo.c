@@ -373,11 +373,10 @@ void ge_tx_scratch_free(ge_tinfo *I)
 {
 	ge_opvec_free(&I->fast);
 	ge_link_scratch_free(&I->link);
-	ge_buf_free(&I->nbuf);
-	for (size_t i = 0; i < sizeof I->ahead / sizeof I->ahead[0]; i++) {
-		ge_buf_free(&I->ahead[i].name);
+	for (size_t i = 0; i < TX_AHEAD; i++)
 		I->ahead[i].at = 0;
-	}
+	I->room = NULL;
+	I->room_left = 0;
 }
 
 /* ------------------------------------------------------------ shapes */
@@ -419,8 +418,8 @@ static int same_shape(ge_tinfo *I, ge_tref t, ge_tref t_)
 
 /* Whether a copy of op reading new_inputs may have other shapes than op:
  * another input count, or an input not known to keep its shape. */
-static int inputs_changed(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
-			  size_t n_inputs)
+int ge_tx_inputs_changed(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+			 size_t n_inputs)
 {
 	size_t nin = ge_op_num_inputs(I->g, op);
 	if (nin != n_inputs)
@@ -581,7 +580,7 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 	 * so that the ops after it can tell. */
 	int same = 1;
 	if (!(co && co->copy_shape)) {
-		int changed = inputs_changed(I, op, new_inputs, n_inputs);
+		int changed = ge_tx_inputs_changed(I, op, new_inputs, n_inputs);
 		if (changed)
 			same = has_shapes ? fix_output_shapes(I, op, id) : 0;
 	}
@@ -595,89 +594,6 @@ int ge_copy_op_handler(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 		ge_tvec_push(outputs_, (ge_tref){id, k});
 	*op_ = id;
 	return GE_OK;
-}
-
-/* The copy's name in nb when new_name's plain case gives it; else 0: the
- * stock handler takes the others (the scope's own op, names outside the
- * scope). */
-static int fast_name(const ge_tinfo *I, ge_opid op, ge_buf *nb)
-{
-	const char *nm = ge_op_name(I->g, op);
-	size_t sn = I->scope_len, dn = I->dst_scope_len;
-	if (sn && strncmp(nm, I->scope, sn))
-		return 0;
-	size_t rest = strlen(nm + sn);
-	nb->len = 0;
-	ge_buf_reserve(nb, dn + rest);
-	memcpy(nb->data, I->scope_, dn);
-	memcpy(nb->data + dn, nm + sn, rest + 1);
-	nb->len = dn + rest;
-	return !(dn > 1 && nb->len == dn - 1 &&
-		 !memcmp(nb->data, I->scope_, dn - 1));
-}
-
-/* After the copy of the op at position i: the name of the copy of the op
- * AHEAD positions later, made now so that its index slot is in the cache
- * when its turn comes. */
-static void look_ahead(ge_tinfo *I, size_t i)
-{
-	enum { AHEAD = sizeof I->ahead / sizeof I->ahead[0] };
-	size_t j = i + AHEAD;
-	struct tx_ahead *a = &I->ahead[j % AHEAD];
-	a->at = 0;
-	if (j >= I->n || !fast_name(I, I->vops[j].op, &a->name))
-		return;
-	a->h = ge_hash_ci(a->name.data, a->name.len);
-	a->at = j + 1;
-	ge_graph_prefetch_name(I->g_, a->h);
-}
-
-int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
-		       size_t n_inputs, ge_opid *op_, ge_tvec *outputs_,
-		       const ge_copy_op_opts *co, unsigned *vflags)
-{
-	ge_graph *g = I->g;
-	const uint8_t *run;
-	size_t len;
-	unsigned fl;
-	if (I->g_ != g || !ge_op_attr_run(g, op, &run, &len, &fl))
-		return 0;
-	size_t at = I->pos[op] - 1;
-	struct tx_ahead *a =
-		&I->ahead[at % (sizeof I->ahead / sizeof I->ahead[0])];
-	const ge_buf *nb = &a->name;
-	uint32_t h = a->h;
-	if (a->at != at + 1) {
-		if (!fast_name(I, op, &I->nbuf))
-			return 0;
-		nb = &I->nbuf;
-		h = ge_hash_ci(nb->data, nb->len);
-	}
-	for (size_t k = 0; k < n_inputs; k++)
-		if (!ge_op_alive(g, new_inputs[k].op) || new_inputs[k].index < 0)
-			return 0;
-	int same = 1;
-	if (!(co && co->copy_shape)) {
-		int changed = inputs_changed(I, op, new_inputs, n_inputs);
-		/* `_output_shapes` to recompute: the stock handler's work */
-		if (changed && (fl & GE_RUN_SHAPES))
-			return 0;
-		same = !changed;
-	}
-	ge_opid id = ge_graph_add_copy(g, op, run, len, fl, (char *)nb->data,
-				       nb->len, h, new_inputs, n_inputs);
-	if (id == GE_NOOP)
-		return 0; /* the name is taken: unique_name picks another */
-	look_ahead(I, at);
-	ge_opvec_push(&I->fast, id);
-	if (I->cur_op == op)
-		I->cur_shape_same = same;
-	int nout = ge_op_num_outputs(g, op);
-	for (int k = 0; k < nout; k++)
-		ge_tvec_push(outputs_, (ge_tref){id, k});
-	*op_ = id;
-	*vflags = fl & GE_RUN_CLASS ? 0 : VOF_NO_CLASS;
-	return 1;
 }
 
 int ge_transform_op_if_inside_handler(ge_tinfo *I, ge_opid op, ge_opid *op_,

@@ -5,7 +5,9 @@
  * A transform runs in passes over the view's ops in node order:
  *   1. copy: every op gets its counterpart from the op handler; inputs
  *      come from earlier copies, the input handlers (once per tensor), or,
- *      for an op not copied yet, a temporary stand-in placeholder;
+ *      for an op not copied yet, a temporary stand-in placeholder (the
+ *      stock handler's copy within one graph shares the source's attr
+ *      bytes where it can: copy_op_fast);
  *   2. stand-ins: the slots that read a stand-in are pointed at the real
  *      copy and the stand-in is removed;
  *   3. cross references: control inputs, colocation, frame names,
@@ -37,7 +39,7 @@ static int check_dst_tensor(ge_tinfo *I, ge_tref t, const char *what,
 	return rc;
 }
 
-/* Copies made by ge_tx_copy_op_fast join their producers' consumer
+/* Copies made by copy_op_fast join their producers' consumer
  * lists: at the end of the copy pass, and before a handler other than
  * the op handler runs (it may look at consumers). */
 static void flush_fast(ge_tinfo *I)
@@ -139,6 +141,175 @@ static int is_ident(const ge_tvec *outs, ge_opid op_)
 	return 1;
 }
 
+/* ------------------------------------------------------------ fast copies */
+
+/* fast_name's name in room of its own. */
+static char *fast_name_room(ge_tinfo *I, const char *rest, size_t n,
+			    size_t *len)
+{
+	size_t dn = I->dst_scope_len;
+	char *p = ge_graph_name_room(I->g_, dn + n);
+	memcpy(p, I->scope_, dn);
+	memcpy(p + dn, rest, n + 1);
+	*len = dn + n;
+	return p;
+}
+
+/* The copy's name, in room of the destination's arena (len bytes), when
+ * new_name's plain case gives it; else NULL: the stock handler takes the
+ * others (the scope's own op, names outside the scope). */
+static char *fast_name(ge_tinfo *I, ge_opid op, size_t *len)
+{
+	const char *nm = ge_op_name(I->g, op);
+	size_t sn = I->scope_len, dn = I->dst_scope_len;
+	if (sn && strncmp(nm, I->scope, sn))
+		return NULL;
+	size_t rest = strlen(nm + sn), need = dn + rest + 1;
+	char *p;
+	/* names are carved from pieces of the destination's arena */
+	if (need > I->room_left) {
+		enum { PIECE = 4096 };
+		if (need > PIECE / 4)
+			return fast_name_room(I, nm + sn, rest, len);
+		I->room = ge_graph_name_room(I->g_, PIECE - 1);
+		I->room_left = PIECE;
+	}
+	p = I->room;
+	I->room += need;
+	I->room_left -= need;
+	memcpy(p, I->scope_, dn);
+	memcpy(p + dn, nm + sn, rest + 1);
+	*len = dn + rest;
+	return p;
+}
+
+/* After the copy of the op at position i: the name of the copy of the op
+ * TX_AHEAD positions later, made now so that its index slot is in the cache
+ * when its turn comes. */
+static void look_ahead(ge_tinfo *I, size_t i)
+{
+	size_t j = i + TX_AHEAD;
+	struct tx_ahead *a = &I->ahead[j % TX_AHEAD];
+	a->at = 0;
+	if (j >= I->n || !(a->name = fast_name(I, I->vops[j].op, &a->len)))
+		return;
+	a->h = ge_hash_ci(a->name, a->len);
+	a->at = j + 1;
+	ge_graph_prefetch_name(I->g_, a->h);
+}
+
+/* ge_copy_op_handler's work for a copy within one graph, done by
+ * sharing the source's attr bytes (graph_copy.h): returns 1 when done,
+ * 0 when the stock handler must do it.  changed: whether the new inputs
+ * may change the shapes (ge_tx_inputs_changed's answer), or -1 to ask it
+ * here.  The copy *op_ has the source's *nout outputs as its own: *vflags
+ * gets VOF_IDENT, VOF_SHAPE_SAME where it keeps the source's shapes and
+ * VOF_NO_CLASS where it has no `_class`.  The copy is appended to
+ * I->fast (room made by the caller), for ge_graph_link_inputs. */
+static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+			size_t n_inputs, int changed, const ge_copy_op_opts *co,
+			ge_opid *op_, unsigned *vflags, uint32_t *nout)
+{
+	ge_graph *g = I->g;
+	const uint8_t *run;
+	size_t len;
+	unsigned fl;
+	if (I->g_ != g ||
+	    !(op < I->n_cls
+		      ? ge_op_attr_run_like(g, op, I->cls[op], &run, &len, &fl)
+		      : ge_op_attr_run(g, op, &run, &len, &fl)))
+		return 0;
+	size_t at = I->pos[op] - 1;
+	struct tx_ahead *a = &I->ahead[at % TX_AHEAD];
+	const char *nm = a->name;
+	size_t nl = a->len;
+	uint32_t h = a->h;
+	if (a->at != at + 1) {
+		if (!(nm = fast_name(I, op, &nl)))
+			return 0;
+		h = ge_hash_ci(nm, nl);
+	}
+	if (n_inputs && !ge_graph_all_alive(g, &new_inputs[0].op, n_inputs,
+					    sizeof *new_inputs))
+		return 0;
+	for (size_t k = 0; k < n_inputs; k++)
+		if (new_inputs[k].index < 0)
+			return 0;
+	int same = 1;
+	if (!(co && co->copy_shape)) {
+		if (changed < 0)
+			changed = ge_tx_inputs_changed(I, op, new_inputs,
+						       n_inputs);
+		/* `_output_shapes` to recompute: the stock handler's work */
+		if (changed && (fl & GE_RUN_SHAPES))
+			return 0;
+		same = !changed;
+	}
+	int32_t no;
+	ge_opid id = ge_graph_add_copy(g, op, run, len, fl, nm, nl, h,
+				       new_inputs, n_inputs, &no);
+	if (id == GE_NOOP)
+		return 0; /* the name is taken: unique_name picks another */
+	look_ahead(I, at);
+	/* room for every op of the view was made before the copy pass */
+	I->fast.v[I->fast.n++] = id;
+	I->n_fast++;
+	*nout = (uint32_t)(no >= 0 ? no : ge_op_num_outputs(g, op));
+	*op_ = id;
+	*vflags = VOF_IDENT | (same ? VOF_SHAPE_SAME : 0) |
+		  (fl & GE_RUN_CLASS ? 0 : VOF_NO_CLASS);
+	return 1;
+}
+
+/* The inputs of the copy of w's op into in; *changed gets whether they
+ * may change the copy's shapes as far as that is known without asking
+ * same_shape (ge_tx_inputs_changed's answer), or -1.  w learns whether
+ * the op has control inputs. */
+static int copy_inputs(ge_tinfo *I, struct vop *w, int fast, ge_tvec *in,
+		       int *changed, ge_error *err)
+{
+	ge_opid op = w->op;
+	size_t nin, n_now, nc;
+	const ge_tref *src = ge_op_data_inputs(I->g, op, &nin, &nc);
+	/* (in the cache now, not when the control inputs are copied) */
+	if (!nc)
+		w->flags |= VOF_NO_CTRL;
+	int rc = GE_OK, ch = 0;
+	in->n = 0;
+	if (in->cap < nin) {
+		in->v = ge_xrealloc(in->v, nin * sizeof *in->v);
+		in->cap = nin;
+	}
+	for (size_t k = 0; k < nin && !rc; k++) {
+		/* a dangling input's index is read from its text */
+		ge_tref t = src[k].op != GE_NOOP ? src[k]
+						 : ge_op_input(I->g, op, k),
+			t_;
+		struct vop *c;
+		if (fast && !I->imap.n && t.index >= 0 &&
+		    (c = vop_of(I, t.op)) && c->state == VOP_COPIED &&
+		    (c->flags & VOF_IDENT)) {
+			/* what resolve gives for an op of the view copied
+			 * with outputs of its own, and what same_shape says
+			 * of it (the copy is not the op itself) */
+			t_ = (ge_tref){c->op_, t.index};
+			if (!(c->flags & VOF_SHAPE_SAME) && ch >= 0)
+				ch = 1;
+		} else if (t.op == GE_NOOP) {
+			rc = resolve_dangling(I, op, k, &t_, err);
+		} else {
+			rc = resolve(I, t, &t_, err);
+			ch = -1;
+			/* a handler may have edited the graph */
+			src = ge_op_data_inputs(I->g, op, &n_now, &nc);
+		}
+		if (!rc)
+			in->v[in->n++] = t_;
+	}
+	*changed = ch;
+	return rc;
+}
+
 static int copy_ops(ge_tinfo *I, ge_error *err)
 {
 	const ge_transformer *tr = I->tr;
@@ -152,6 +323,12 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		ge_graph_reserve(I->g_, I->n);
 		I->scope_len = strlen(I->scope);
 		I->dst_scope_len = strlen(I->scope_);
+		I->fast.v = ge_xrealloc(I->fast.v,
+					(I->n + 1) * sizeof *I->fast.v);
+		I->fast.cap = I->n + 1;
+		/* ops of one attr class share a verdict on their attrs */
+		I->cls = ge_graph_attr_classes(I->g, &I->n_cls);
+		I->version0 = ge_graph_version(I->g);
 	}
 	for (size_t i = 0; i < I->n && !rc; i++) {
 		struct vop *w = &I->vops[i];
@@ -177,34 +354,30 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 				continue;
 			}
 		}
-		size_t nin = ge_op_num_inputs(I->g, op);
-		in.n = 0;
-		for (size_t k = 0; k < nin && !rc; k++) {
-			ge_tref t = ge_op_input(I->g, op, k), t_;
-			if (t.op == GE_NOOP)
-				rc = resolve_dangling(I, op, k, &t_, err);
-			else
-				rc = resolve(I, t, &t_, err);
-			if (!rc)
-				ge_tvec_push(&in, t_);
-		}
-		if (rc)
+		int changed;
+		if ((rc = copy_inputs(I, w, fast, &in, &changed, err)))
 			break;
 		ge_opid op_ = GE_NOOP;
 		unsigned vflags = 0;
+		uint32_t nout;
+		if (fast && copy_op_fast(I, op, in.v, in.n, changed, co,
+					       &op_, &vflags, &nout)) {
+			/* a new op of the graph with outputs of its own: what
+			 * the checks below would find */
+			w->op_ = op_;
+			w->state = VOP_COPIED;
+			w->flags |= (uint8_t)vflags;
+			w->n = nout;
+			continue;
+		}
 		outs.n = 0;
 		I->cur_op = op;
 		I->cur_shape_same = 0;
-		if (!fast || !ge_tx_copy_op_fast(I, op, in.v, in.n, &op_, &outs,
-						 tr->transform_op_ud, &vflags))
-			rc = tr->transform_op_handler(I, op, in.v, in.n, &op_,
-						      &outs,
-						      tr->transform_op_ud,
-						      err);
+		rc = tr->transform_op_handler(I, op, in.v, in.n, &op_, &outs,
+					      tr->transform_op_ud, err);
 		I->cur_op = GE_NOOP;
 		if (rc)
 			break;
-		w->flags |= (uint8_t)vflags;
 		if (op_ == GE_NOOP || !ge_op_alive(I->g_, op_)) {
 			rc = ge_err(err, GE_EINVAL,
 				    "the op handler returned no op of the "
@@ -283,9 +456,14 @@ static int add_control_inputs(ge_tinfo *I, ge_error *err)
 {
 	const ge_transformer *tr = I->tr;
 	size_t v;
+	/* nothing but the fast copies changed the graph since the copy pass
+	 * started: an op without control inputs then still has none */
+	int still = I->n_fast &&
+		    ge_graph_version(I->g) == I->version0 + I->n_fast;
 	for (size_t i = 0; i < I->n; i++) {
 		struct vop *w = &I->vops[i];
-		if (w->state != VOP_COPIED)
+		if (w->state != VOP_COPIED ||
+		    (still && (w->flags & VOF_NO_CTRL)))
 			continue;
 		size_t nc = ge_op_num_control_inputs(I->g, w->op);
 		for (size_t k = 0; k < nc; k++) {
@@ -477,11 +655,19 @@ static void rename_frames(ge_tinfo *I)
 
 static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 {
+	/* room for every op of the view: at most that many copies */
+	I->res_src.v = ge_xrealloc(I->res_src.v,
+				   (I->n + 1) * sizeof *I->res_src.v);
+	I->res_dst.v = ge_xrealloc(I->res_dst.v,
+				   (I->n + 1) * sizeof *I->res_dst.v);
+	I->res_src.cap = I->res_dst.cap = I->n + 1;
+	size_t nr = 0;
 	for (size_t i = 0; i < I->n; i++)
 		if (I->vops[i].state == VOP_COPIED) {
-			ge_opvec_push(&I->res_src, I->vops[i].op);
-			ge_opvec_push(&I->res_dst, I->vops[i].op_);
+			I->res_src.v[nr] = I->vops[i].op;
+			I->res_dst.v[nr++] = I->vops[i].op_;
 		}
+	I->res_src.n = I->res_dst.n = nr;
 	/* the inputs' counterparts, even those no op reads (passthroughs) */
 	ge_tvec ins = GE_VEC_INIT, outs = GE_VEC_INIT, pass = GE_VEC_INIT;
 	int rc = GE_OK;
@@ -555,6 +741,13 @@ static char *finalize(const char *s)
 	return ge_scope_finalize(s ? s : "");
 }
 
+/* 0 when no op of g is an Enter or RefEnter (op types are interned). */
+static int may_have_enters(const ge_graph *g)
+{
+	return ge_graph_may_have_type(g, "Enter") ||
+	       ge_graph_may_have_type(g, "RefEnter");
+}
+
 static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 		 const ge_transform_opts *o, ge_error *err)
 {
@@ -599,7 +792,10 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	I->pos_cap = ge_graph_capacity(I->g);
 	/* calloc: zero pages are only touched where the view lies */
 	I->pos = ge_xcalloc(I->pos_cap + 1, sizeof *I->pos);
-	I->vops = ge_xcalloc(I->n + 1, sizeof *I->vops);
+	/* each entry is set below, as its op comes */
+	I->vops = ge_xmalloc((I->n + 1) * sizeof *I->vops);
+	/* no op of the graph is a loop's Enter: none of the view is */
+	int enters = may_have_enters(I->g);
 	size_t k = 0;
 	for (size_t i = 0; i < I->n; i++) {
 		ge_opid op = I->order[i];
@@ -607,9 +803,8 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 			continue;
 		I->order[k] = op;
 		I->pos[op] = (uint32_t)(k + 1);
-		I->vops[k].op = op;
-		I->vops[k].op_ = GE_NOOP;
-		if (!I->has_enter && is_enter(ge_op_type(I->g, op)))
+		I->vops[k] = (struct vop){op, GE_NOOP, 0, 0, VOP_PENDING, 0};
+		if (enters && !I->has_enter && is_enter(ge_op_type(I->g, op)))
 			I->has_enter = 1;
 		k++;
 	}
@@ -664,8 +859,10 @@ static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 	ge_graph *dst = o && o->dst_graph ? o->dst_graph : sgv->graph;
 	size_t first_new = dst ? ge_graph_capacity(dst) : 0;
 	/* a copy of part of a loop would read or feed the original loop
-	 * from outside its frame */
-	int rc = sgv->graph && !(o && o->allow_loop_cuts)
+	 * from outside its frame (a graph without Enters has no loop:
+	 * known without a look at its ops) */
+	int rc = sgv->graph && !(o && o->allow_loop_cuts) &&
+			 may_have_enters(sgv->graph)
 			 ? ge_frames_check_view(sgv->graph, sgv->ops.v,
 						   sgv->ops.n, err)
 			 : GE_OK;

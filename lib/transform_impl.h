@@ -54,7 +54,8 @@ static inline int is_exit(const char *t)
 /* ------------------------------------------------------------ state */
 
 enum { VOP_PENDING = 0, VOP_COPIED = 1, VOP_SHARED = 2 };
-enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2, VOF_NO_CLASS = 4 };
+enum { VOF_IDENT = 1, VOF_SHAPE_SAME = 2, VOF_NO_CLASS = 4, VOF_NO_CTRL = 8 };
+enum { TX_AHEAD = 16 }; /* names of fast copies made ahead (transform.c) */
 
 /* One op of the view, by its position in node order. */
 struct vop {
@@ -121,19 +122,29 @@ struct ge_tinfo {
 	int cur_shape_same;
 	ge_opid cur_op;
 
-	/* copies made by ge_tx_copy_op_fast, whose producers do not list
-	 * them yet; and its name scratch */
+	/* copies made by copy_op_fast (transform.c), whose producers do
+	 * not list them yet (room for all of the view's) */
 	ge_opvec fast;
 	struct ge_link_scratch link;
 	size_t scope_len, dst_scope_len;
-	ge_buf nbuf;
+	char *room;           /* the rest of a piece of the arena of g_ */
+	size_t room_left;
+	/* the source's attr classes, when valid as the copy pass starts */
+	const ge_opid *cls;
+	size_t n_cls;
+	/* the source graph's version as the copy pass started, and the
+	 * fast copies made since (each moves it by one) */
+	uint64_t version0;
+	size_t n_fast;
 	/* the names of the copies of the ops some positions ahead, whose
-	 * index slots were prefetched: position + 1 (0: none), name, hash */
+	 * index slots were prefetched: position + 1 (0: none), name (in
+	 * the destination's arena), length, hash */
 	struct tx_ahead {
 		size_t at;
+		const char *name;
+		size_t len;
 		uint32_t h;
-		ge_buf name;
-	} ahead[16];
+	} ahead[TX_AHEAD];
 };
 
 static inline uint64_t pack_t(ge_tref t)
@@ -158,14 +169,10 @@ void ge_tx_scoped_name(const ge_tinfo *I, const char *name, ge_buf *out);
 int ge_tx_lookup_name(const ge_graph *g, const char *name, ge_tref *out);
 void ge_tx_tref_name(const ge_graph *g, ge_tref t, ge_buf *out);
 
-/* ge_copy_op_handler's work for a copy within one graph, done by
- * sharing the source's attr bytes (graph_copy.h): returns 1 when done
- * (*vflags gets VOF_NO_CLASS when the copy has no `_class`; the copy is
- * appended to I->fast, for ge_graph_link_inputs), 0 when the stock
- * handler must do it. */
-int ge_tx_copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
-		       size_t n_inputs, ge_opid *op_, ge_tvec *outputs_,
-		       const ge_copy_op_opts *co, unsigned *vflags);
+/* Whether a copy of op reading new_inputs may have other shapes than op:
+ * another input count, or an input not known to keep its shape. */
+int ge_tx_inputs_changed(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
+			 size_t n_inputs);
 
 /* Frees what only the copy pass uses (fast copies, their links, name
  * scratch); the info stays whole. */

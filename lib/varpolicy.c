@@ -40,6 +40,7 @@ struct vp {
 	ge_varlist vl;
 	uint8_t *pol;           /* per variable */
 	ge_opset shared;        /* ops share_op keeps */
+	int any_shared;         /* whether shared holds any */
 	ge_opset keep_ops;      /* ops whose tensors are kept as inputs */
 	ge_opset in_view;       /* the user's view */
 	ge_opset added;         /* ops added to the view */
@@ -932,21 +933,28 @@ static int vp_setup(struct vp *p, const ge_transformer *tr, ge_view *sgv,
 	ge_opset_init(&p->keep_ops, p->g);
 	ge_opset_init(&p->in_view, p->g);
 	ge_opset_init(&p->added, p->g);
-	ge_tset_init(&p->ext_in, p->g);
+	/* sized for the graph where variables make it fill (it grows) */
+	ge_tset_init(&p->ext_in, NULL);
 	ge_opset_init(&p->seen, p->g);
 	int rc = ge_graph_variables(p->g, &p->vl, err);
 	if (rc)
 		return rc;
 	p->pol = ge_xcalloc(p->vl.n + 1, 1);
-	ge_opset_add_list(&p->in_view, sgv->ops.v, sgv->ops.n);
+	/* only the variables' policies ask */
+	if (p->vl.n) {
+		ge_opset_add_list(&p->in_view, sgv->ops.v, sgv->ops.n);
+		ge_tset_free(&p->ext_in);
+		ge_tset_init(&p->ext_in, p->g);
+	}
 	return GE_OK;
 }
 
 /* The tensors the view reads from outside. */
 static void outside_reads(struct vp *p, const ge_view *sgv, ge_tset *outside)
 {
-	ge_tset_init(outside, p->g);
-	for (size_t i = 0; i < sgv->ops.n; i++) {
+	ge_tset_init(outside, p->vl.n ? p->g : NULL);
+	/* only the variables' policies ask */
+	for (size_t i = 0; i < sgv->ops.n && p->vl.n; i++) {
 		ge_opid op = sgv->ops.v[i];
 		size_t ni = ge_op_num_inputs(p->g, op);
 		for (size_t k = 0; k < ni; k++) {
@@ -1017,6 +1025,7 @@ static int decide_vars(struct vp *p, const ge_var_opts *vo,
 		p->pol[i] = (uint8_t)pol;
 		if (pol == P_SHARE) {
 			ge_opset_add_list(&p->shared, ops.v, ops.n);
+			p->any_shared |= ops.n > 0;
 			ge_opset_add_list(&p->keep_ops, ops.v, ops.n);
 			ge_opset_add_list(&p->keep_ops, rd.v, rd.n);
 		} else if (pol == P_DUP) {
@@ -1086,8 +1095,11 @@ static int extend_view(struct vp *p, const ge_view *sgv,
 static void wrap_transformer(struct vp *p, const ge_transformer *tr)
 {
 	p->tr = *tr;
-	p->tr.share_op = vp_share_op;
-	p->tr.share_op_ud = p;
+	/* nothing shared: vp_share_op would ask the user's share_op alone */
+	if (p->any_shared) {
+		p->tr.share_op = vp_share_op;
+		p->tr.share_op_ud = p;
+	}
 	p->ext.p = p;
 	p->ext.hidden = 0;
 	p->hid.p = p;

@@ -264,9 +264,166 @@ static void test_view_graph(void)
 	ge_graph_free(g);
 }
 
+/* Where an op's attr run starts is kept after the first look, for a
+ * loaded op and for a copy (whose run is all of its attr bytes); an op
+ * whose name, type, inputs and device take more than 64 KiB has it looked
+ * for each time.  Either way the run is the one a fresh look finds. */
+static void test_run_kept(void)
+{
+	enum { LONG = 70000 };
+	ge_buf txt = GE_BUF_INIT;
+	ge_buf_adds(&txt, GRAPH);
+	ge_buf_adds(&txt, "node { name: \"far\" op: \"Identity\" "
+			  "input: \"w/read\" device: \"");
+	for (int i = 0; i < LONG; i++)
+		ge_buf_addc(&txt, 'd');
+	ge_buf_adds(&txt, "\" " T32 "attr { key: \"_output_shapes\" value { "
+			  "list { shape { dim { size: 2 } } } } } }\n");
+	ge_graph *g = parse((const char *)txt.data);
+	ge_graph *h = ge_graph_clone(g);
+	ge_buf_free(&txt);
+	const uint8_t *r1, *r2;
+	size_t l1, l2;
+	unsigned f1, f2;
+	int all = 1;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t id = 0; id < ge_graph_capacity(g); id++) {
+			int a = ge_op_attr_run(g, (ge_opid)id, &r1, &l1, &f1);
+			/* a clone has not looked yet */
+			int b = ge_op_attr_run(h, (ge_opid)id, &r2, &l2, &f2);
+			if (a != b || l1 != l2 || f1 != f2 ||
+			    (l1 && memcmp(r1, r2, l1)))
+				all = 0;
+		}
+	}
+	ok(all, "a kept start gives the run a first look gives");
+	ge_opid far = OP(g, "far");
+	ok(ge_op_attr_run(g, far, &r1, &l1, &f1) && l1 &&
+		   f1 == GE_RUN_SHAPES && r1[0] == ((5 << 3) | 2),
+	   "... past 64 KiB of name, type, inputs and device too");
+	ge_graph *c = ge_graph_clone(g);
+	ok(!copy_whole(g, "cp1", 0) && !copy_whole(g, "cp2", 0) &&
+		   !copy_whole(c, "cp1", 1) && !copy_whole(c, "cp2", 1),
+	   "copies of copies, shared and general");
+	ok(same_bytes(g, c), "... the same bytes");
+	far = OP(g, "cp2/cp1/far");
+	ok(ge_op_attr_run(g, far, &r1, &l1, &f1) &&
+		   ge_op_attr_run(g, OP(g, "far"), &r2, &l2, &f2) &&
+		   r1 == r2 && l1 == l2 && f1 == f2,
+	   "a copy of a copy shares the loaded op's run");
+	ge_graph_free(c);
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
+/* Output counts worked out once per type give what each op's own gives:
+ * fixed by the OpDef (Identity, Const), counted by an attr (Split), or
+ * unknown types (read from the consumers, never kept). */
+static void test_nout_memo(void)
+{
+	ge_graph *g = parse(GRAPH);
+	ge_graph_add_op(g, "mystery", "NoSuchOp", NULL);
+	ge_graph *h = ge_graph_clone(g);
+	ge_nout_memo m;
+	memset(&m, 0, sizeof m);
+	int same = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t id = 0; id < ge_graph_capacity(g); id++)
+			if (ge_op_num_outputs_memo(g, (ge_opid)id, &m) !=
+			    ge_op_num_outputs(h, (ge_opid)id))
+				same = 0;
+	ok(same, "memoized output counts are the ops' own");
+	is_int(2, ge_op_num_outputs_memo(g, OP(g, "sp"), &m),
+	       "a count an attr gives");
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
+/* Verdicts taken from an op's attr class (ops of one type with the same
+ * attr bytes, as the load found them) are the ops' own: an op whose
+ * fields go on after its attrs, or an edited one, is looked at itself. */
+static void test_run_like(void)
+{
+	ge_buf txt = GE_BUF_INIT;
+	ge_buf_adds(&txt, GRAPH);
+	ge_buf_adds(&txt,
+		    "node { name: \"c1\" op: \"Identity\" input: \"w/read\" "
+		    T32 "}\n"
+		    "node { name: \"c2\" op: \"Identity\" input: \"w/read\" "
+		    T32 "experimental_debug_info { original_node_names: "
+		    "\"zz\" } }\n"
+		    "node { name: \"c3\" op: \"Identity\" input: \"c1\" "
+		    "device: \"/cpu:0\" " T32 "}\n"
+		    "node { name: \"c4\" op: \"Identity\" input: \"c1\" "
+		    T32 "}\n");
+	ge_graph *g = parse((const char *)txt.data);
+	ge_buf_free(&txt);
+	ge_graph *h = ge_graph_clone(g);
+	size_t n;
+	const ge_opid *cls = ge_graph_attr_classes(g, &n);
+	ok(cls && n == ge_graph_capacity(g), "a parsed graph has its classes");
+	ge_opid c1 = OP(g, "c1"), c2 = OP(g, "c2");
+	ok(cls && cls[c2] == cls[c1] && cls[OP(g, "c3")] == cls[c1],
+	   "ops of one type and attr bytes are one class");
+	ge_op_set_attr_raw(g, OP(g, "c4"), "T", (const uint8_t *)"\x30\x02",
+			   2);
+	ge_op_set_attr_raw(h, OP(h, "c4"), "T", (const uint8_t *)"\x30\x02",
+			   2);
+	int all = 1, like = 0;
+	for (int pass = 0; cls && pass < 2; pass++)
+		for (size_t id = 0; id < n; id++) {
+			const uint8_t *r1, *r2;
+			size_t l1, l2;
+			unsigned f1, f2;
+			int a = ge_op_attr_run_like(g, (ge_opid)id, cls[id],
+						    &r1, &l1, &f1);
+			int b = ge_op_attr_run(h, (ge_opid)id, &r2, &l2, &f2);
+			like += cls[id] != (ge_opid)id;
+			if (a != b || l1 != l2 || f1 != f2 ||
+			    (l1 && memcmp(r1, r2, l1)))
+				all = 0;
+		}
+	ok(all && like >= 4, "verdicts by class are the ops' own (%d by class)",
+	   like);
+	ok(!ge_graph_attr_classes(h, &n) && !n, "a clone has none");
+	copy_whole(g, "t", 0);
+	ok(!ge_graph_attr_classes(g, &n) && !n,
+	   "an edit since the load retires them");
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
+/* The one-pass check of a moved view, against the op-by-op one. */
+static void test_view_check(void)
+{
+	ge_graph *g = parse(GRAPH);
+	ge_view v;
+	ge_error err;
+	ge_view_init_graph(&v, g);
+	ok(ge_graph_all_alive(g, v.ops.v, v.ops.n, sizeof *v.ops.v),
+	   "every op of a fresh graph is alive");
+	copy_whole(g, "t", 0);
+	ok(!ge_view_check(&v, &err), "a view of a graph that grew is fine");
+	ge_opid id = OP(g, "noattr");
+	ge_graph_remove_op(g, id, 1, NULL);
+	ok(!ge_graph_all_alive(g, v.ops.v, v.ops.n, sizeof *v.ops.v) &&
+		   ge_graph_all_alive(g, v.ops.v, 1, sizeof *v.ops.v),
+	   "a removed op is told");
+	ok(ge_view_check(&v, &err) && strstr(err.msg, "'noattr' was removed"),
+	   "... and named by the view's check");
+	ge_tref t = {GE_NOOP, 0};
+	ok(!ge_graph_all_alive(g, &t.op, 1, sizeof t), "GE_NOOP is no op");
+	ge_view_free(&v);
+	ge_graph_free(g);
+}
+
 int main(void)
 {
 	test_attr_run();
+	test_run_kept();
+	test_view_check();
+	test_nout_memo();
+	test_run_like();
 	test_same_as_general();
 	test_handlers_see_consumers();
 	test_view_graph();

@@ -71,5 +71,89 @@ is(a:op("tower_1/w/read"):attr("_class")[1], "loc:@w1",
    "a copy's colocation follows a rename")
 is(a:unique_name("tower_1/w"), "tower_1/w_1",
    "the renamed copy's old name stays taken")
+
+-- The shared road again, where it could go wrong: copies of copies (whose
+-- attr bytes are already shared), a copy whose attrs were edited since,
+-- a source scope, and inputs whose shapes change (`_output_shapes`
+-- recomputed or dropped down the chain).  Each series gives the bytes of
+-- the same series through a Lua op handler.
+local SH3 = 'attr { key: "_output_shapes" value { list { shape { dim { size: 3 } } } } } '
+local f2 = assert(io.open(path("h.pbtxt"), "w"))
+f2:write(TXT .. [[
+node { name: "x3" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } ]] .. SH3 .. [[ }
+node { name: "r" op: "Relu" input: "y" ]] .. F .. SH .. [[ }
+node { name: "q" op: "Neg" input: "r" ]] .. F .. [[ }
+node { name: "s" op: "Sigmoid" input: "r" ]] .. F .. SH .. [[ }
+]])
+f2:close()
+assert(assert(ge.load(path("h.pbtxt"))):save(path("h.pb")))
+local function series(general)
+  local h = assert(ge.load(path("h.pb")))
+  local function copy(v, o, input)
+    if not general and not input then return ge.copy(v, o) end
+    local tr = ge.Transformer()
+    if general then
+      tr.transform_op_handler = function(info, op, ...)
+        return ge.copy_op_handler(info, op, ...)
+      end
+    end
+    if input then
+      tr.transform_external_input_handler = function() return input end
+    end
+    return tr(v, o)
+  end
+  local a = copy(ge.sgv(h), {dst_scope = "a"})
+  local b = copy(a, {src_scope = "a", dst_scope = "b"})
+  h:op("b/y"):set_attr("T", "float64")
+  h:op("b/sp").name = "b/split"
+  copy(b, {src_scope = "b", dst_scope = "c"})
+  copy(ge.sgv(h), {dst_scope = "d"})
+  -- r, q, s reading x3 (shape [3]) for y (shape [2])
+  local chain = {}
+  for _, n in ipairs{"r", "q", "s", "c/r", "c/q", "c/s"} do
+    chain[#chain + 1] = h:op(n)
+  end
+  copy(ge.sgv(chain), {dst_scope = "e"}, h:op("x3"):output(0))
+  return h
+end
+local sa, sb = series(false), series(true)
+assert(sa:save(path("sa.pb")))
+assert(sb:save(path("sb.pb")))
+ok(slurp(path("sa.pb")) == slurp(path("sb.pb")),
+   "copies of copies, edits, scopes, shapes: the bytes of the general road")
+is(#sa, 10 + 10 + 10 + 10 + 40 + 6, "every copy made")
+is(sa:op("e/r"):input(0).name, "x3:0", "the chain reads x3")
+is(tostring(sa:op("e/s"):attr("_output_shapes")[1]), "shape [3]",
+   "shapes follow the new input down the chain")
+ok(sa:op("e/q"):attr("_output_shapes") == nil, "no shapes appear")
+is(tostring(sa:op("e/c/s"):attr("_output_shapes")[1]), "shape [3]",
+   "... in a copy of copies too")
+is(sa:op("c/y"):attr("T"), "float64", "a copy of an edited copy keeps the edit")
+ok(sa:op("c/split") ~= nil, "a copy of a renamed copy takes its name")
+
+-- An op's control inputs are copied after the copy pass: one that a
+-- handler gives it during the pass (after its inputs were read) is copied
+-- too, whether the op's copy shared its attr bytes or not.
+for _, general in ipairs{false, true} do
+  local h = assert(ge.load(path("h.pb")))
+  local tr = ge.Transformer()
+  if general then
+    tr.transform_op_handler = function(info, op, ...)
+      return ge.copy_op_handler(info, op, ...)
+    end
+  end
+  tr.transform_external_input_handler = function(info, t)
+    if #h:op("r").control_inputs == 0 then
+      ge.add_control_inputs(h:op("r"), h:op("x3"))
+    end
+    return t
+  end
+  tr(ge.sgv{h:op("r"), h:op("q")}, {dst_scope = "k"})
+  local ci = h:op("k/r").control_inputs
+  ok(#ci == 1 and ci[1] == h:op("x3"),
+     "a control input given during the copy is copied" ..
+     (general and " (general road)" or ""))
+  ok(#h:op("k/q").control_inputs == 0, "... to that op alone")
+end
 os.execute("rm -rf '" .. dir .. "'")
 tap.done()

@@ -873,6 +873,29 @@ static void test_loops(void)
 	is_int(0, problems(g), "the graph validates");
 	ge_view_free(&v);
 
+	/* part of the loop: refused, the frames being looked at in a graph
+	 * with an Enter (and in one with a RefEnter only) */
+	ge_view part;
+	mkview(&part, g, "while/Merge,while/Switch", "");
+	o.dst_scope = "part";
+	rc = ge_copy(&part, &o, NULL, NULL, &err);
+	ok(rc == GE_EINVAL && strstr(err.msg, "cut while loop"),
+	   "a copy of part of a loop is refused: %s", err.msg);
+	ge_view_free(&part);
+	const char *at = strstr(LOOP, "op: \"Enter\"");
+	ge_buf rt = GE_BUF_INIT;
+	ge_buf_add(&rt, LOOP, (size_t)(at - LOOP));
+	ge_buf_adds(&rt, "op: \"RefEnter\"");
+	ge_buf_adds(&rt, at + strlen("op: \"Enter\""));
+	ge_graph *rg = parse_as((const char *)rt.data, GE_FMT_GRAPHDEF_TEXT);
+	ge_buf_free(&rt);
+	mkview(&part, rg, "while/Merge,while/Switch", "");
+	rc = ge_copy(&part, &o, NULL, NULL, &err);
+	ok(rc == GE_EINVAL && strstr(err.msg, "cut while loop"),
+	   "... with a RefEnter too: %s", err.msg);
+	ge_view_free(&part);
+	ge_graph_free(rg);
+
 	/* in place (no scope): the frame still changes */
 	scope_view(&v, g, "while");
 	rc = ge_copy(&v, NULL, NULL, NULL, &err);
