@@ -182,9 +182,22 @@ struct ge_graph {
 	 * while version is attr_cls_version, or NULL */
 	ge_opid *attr_cls;
 	uint64_t attr_cls_version;
+
+	/* set by a load from attr_cls (func.c, ge_note_attr_funcs): the
+	 * ops whose attrs name a function, in id order (arena), every other
+	 * op naming none; meaningful while fn_attr_known and version is
+	 * fn_attr_version */
+	ge_opid *fn_attr_ops;
+	size_t n_fn_attr_ops;
+	uint64_t fn_attr_version;
+	int fn_attr_known;
 };
 
 #define IDX_TOMB 0xffffffffull
+
+/* func.c: records which ops name functions in attrs (the fields above),
+ * reading one op of each attr class; a load calls it while attr_cls holds. */
+void ge_note_attr_funcs(ge_graph *g);
 
 /* Internals shared by graph.c and graph_io.c. */
 const char *ge_intern(ge_graph *g, const char *s, size_t n);

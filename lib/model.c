@@ -996,7 +996,8 @@ check:;
 		return rc;
 	}
 	ge_buf_free(&why);
-	/* only the load's check reads the classes */
+	/* only the load's checks read the classes */
+	ge_note_attr_funcs(g);
 	free(g->attr_cls);
 	g->attr_cls = NULL;
 	if (g->meta && g->meta->savedmodel) {
