@@ -220,9 +220,11 @@ size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
 /* For the batch inserts of insert.c: ge_graph_unique_name of the n bytes
  * of name (NUL-terminated there; hash is their ge_hash_ci), then a new op
  * so named, of the interned type and device, without edges or attrs (it
- * is dirty). */
+ * is dirty).  With keep, name is in g's arena and becomes the op's name
+ * when it is free, without a copy. */
 ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
-			 uint32_t hash, const char *itype, const char *idevice);
+			 uint32_t hash, int keep, const char *itype,
+			 const char *idevice);
 /* An op leaves the name index (removed or renamed): a name it was given
  * by ge_add_op_unique stays taken for unique names. */
 void ge_names_release(ge_graph *g, ge_opid id);

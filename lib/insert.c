@@ -33,6 +33,10 @@ typedef struct prep_op {
 	const char *device;   /* interned, or NULL: the site op's */
 	const uint8_t *blob;  /* shared attr entries (no per-site attr) */
 	size_t blob_len;
+	/* with per-site attrs: the entries before the first of them, the
+	 * same at every site, and where the site's own start */
+	const uint8_t *pre;
+	size_t pre_len, first_site;
 	uint32_t n_uses;      /* data inputs of later template ops reading it */
 } prep_op;
 
@@ -149,6 +153,13 @@ static int check_sites(const ge_graph *g, const ge_tref *sites, size_t n,
 		if (ge_graph_check_tensor(g, sites[k], err))
 			return GE_EINVAL;
 	}
+	/* sites in increasing order (as g:ops(types) gives them) are
+	 * distinct: no sort */
+	size_t m = 1;
+	while (m < n && cmp_tref(&sites[m - 1], &sites[m]) < 0)
+		m++;
+	if (m >= n)
+		return GE_OK;
 	ge_tref *ord = ge_xmalloc((n + 1) * sizeof *ord);
 	memcpy(ord, sites, n * sizeof *ord);
 	qsort(ord, n, sizeof *ord, cmp_tref);
@@ -185,10 +196,11 @@ static void put_entry(ge_buf *b, const char *key, const uint8_t *v,
 	b->len = (size_t)(p + len - b->data);
 }
 
-/* The attr entries of template op `to` at site k, appended to b. */
-static void put_entries(ge_buf *b, const ge_ins_op *to, size_t k)
+/* The attr entries from..n_attrs-1 of template op `to` at site k,
+ * appended to b. */
+static void put_entries(ge_buf *b, const ge_ins_op *to, size_t from, size_t k)
 {
-	for (size_t a = 0; a < to->n_attrs; a++) {
+	for (size_t a = from; a < to->n_attrs; a++) {
 		const ge_ins_attr *at = &to->attrs[a];
 		if (at->site_ints) {
 			/* AttrValue{i: v}: field 3, varint */
@@ -206,12 +218,14 @@ static void put_entries(ge_buf *b, const ge_ins_op *to, size_t k)
 	}
 }
 
-static int per_site(const ge_ins_op *to)
+/* The first per-site attr of a template op, or n_attrs. */
+static size_t first_per_site(const ge_ins_op *to)
 {
-	for (size_t a = 0; a < to->n_attrs; a++)
-		if (to->attrs[a].site_ints || to->attrs[a].site_bytes)
-			return 1;
-	return 0;
+	size_t a = 0;
+	while (a < to->n_attrs && !to->attrs[a].site_ints &&
+	       !to->attrs[a].site_bytes)
+		a++;
+	return a;
 }
 
 /* Interns a template's strings, encodes its attrs into g. */
@@ -225,14 +239,25 @@ static prep_op *prepare(ge_graph *g, const ge_ins_template *t)
 		p[j].device = o->device ? ge_intern(g, o->device,
 						    strlen(o->device))
 					: NULL;
-		if (o->n_attrs && !per_site(o)) {
+		size_t fs = first_per_site(o);
+		if (o->n_attrs && fs) {
+			/* the entries before any per-site one (k unused) */
 			b.len = 0;
-			put_entries(&b, o, 0);
+			for (size_t a = 0; a < fs; a++) {
+				const ge_ins_attr *at = &o->attrs[a];
+				put_entry(&b, at->name, at->bytes, at->len);
+			}
 			uint8_t *c = ge_arena_alloc(&g->arena, b.len);
 			memcpy(c, b.data, b.len);
-			p[j].blob = c;
-			p[j].blob_len = b.len;
+			if (fs == o->n_attrs) {
+				p[j].blob = c;
+				p[j].blob_len = b.len;
+			} else {
+				p[j].pre = c;
+				p[j].pre_len = b.len;
+			}
 		}
+		p[j].first_site = fs;
 		for (size_t i = 0; i < o->n_in; i++)
 			if (o->in[i].kind == GE_INS_OP)
 				p[o->in[i].op].n_uses++;
@@ -266,7 +291,7 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 		       ge_buf *scratch)
 {
 	const char *dev = p->device ? p->device : g->ops[site.op].device;
-	ge_opid id = ge_add_op_unique(g, name, name_len, hash, p->type, dev);
+	ge_opid id = ge_add_op_unique(g, name, name_len, hash, 1, p->type, dev);
 	ge_op *o = &g->ops[id];
 	size_t room = to->n_in + to->n_ctrl + (anchor ? 1 : 0);
 	if (room)
@@ -315,7 +340,9 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 	} else if (to->n_attrs) {
 		ge_buf *b = scratch;
 		b->len = 0;
-		put_entries(b, to, k);
+		if (p->pre_len)
+			ge_buf_add(b, p->pre, p->pre_len);
+		put_entries(b, to, p->first_site, k);
 		uint8_t *c = ge_arena_alloc(&g->arena, b->len);
 		memcpy(c, b->data, b->len);
 		o->raw = c;
@@ -325,35 +352,35 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 }
 
 /* The names a site's ops ask for (<site op name><template name>, each
- * NUL-terminated in b at off[j]) and their hashes: made one site ahead,
- * so that the table slots they probe are fetched meanwhile. */
+ * NUL-terminated, name[j] of len[j] bytes) and their hashes: made one
+ * site ahead, so that the table slots they probe are fetched meanwhile.
+ * They are made in the arena, where a name that is free stays as its
+ * op's. */
 typedef struct site_names {
-	ge_buf b;
-	size_t *off;
+	const char **name;
+	size_t *len;
 	uint32_t *hash;
 } site_names;
 
-static void name_site(const ge_graph *g, const ge_ins_template *t,
+/* tl[j]: the length of template op j's name */
+static void name_site(ge_graph *g, const ge_ins_template *t, const size_t *tl,
 		      ge_tref site, site_names *s)
 {
 	const char *sn = g->ops[site.op].name;
 	size_t sl = strlen(sn), len = 0;
 	for (size_t j = 0; j < t->n_ops; j++)
-		len += sl + strlen(t->ops[j].name) + 1;
-	s->b.len = 0;
-	ge_buf_reserve(&s->b, len);
-	uint8_t *p = s->b.data;
+		len += sl + tl[j] + 1;
+	char *p = ge_arena_alloc(&g->arena, len);
 	for (size_t j = 0; j < t->n_ops; j++) {
-		size_t tl = strlen(t->ops[j].name);
-		s->off[j] = (size_t)(p - s->b.data);
+		s->name[j] = p;
+		s->len[j] = sl + tl[j];
 		memcpy(p, sn, sl);
-		memcpy(p + sl, t->ops[j].name, tl);
-		s->hash[j] = ge_hash_ci(p, sl + tl);
-		p[sl + tl] = 0;
-		p += sl + tl + 1;
+		memcpy(p + sl, t->ops[j].name, tl[j]);
+		s->hash[j] = ge_hash_ci(p, sl + tl[j]);
+		p[sl + tl[j]] = 0;
+		p += sl + tl[j] + 1;
 		ge_names_prefetch(g, s->hash[j]);
 	}
-	s->b.len = len;
 }
 
 /* The readers of each site (edits whose tensor is filled in later), and
@@ -416,7 +443,7 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	/* Everything read from the graph as it is before the edit. */
 	unsigned char *skip = ge_xcalloc(n + 1, 2);
 	unsigned char *in_loop = skip + n + 1;
-	if (any_anchor) {
+	if (any_anchor && !ge_frames_all_root(g)) {
 		const ge_frames *F = ge_graph_frames(g);
 		for (size_t k = 0; k < n; k++)
 			in_loop[k] = ge_frames_op(F, sites[k].op) != 0;
@@ -440,17 +467,24 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	ge_buf ab = GE_BUF_INIT;
 	site_names sn[2];
 	for (int i = 0; i < 2; i++) {
-		sn[i].b = (ge_buf)GE_BUF_INIT;
-		sn[i].off = ge_xmalloc((max_ops + 1) * sizeof *sn[i].off);
+		sn[i].name = ge_xmalloc((max_ops + 1) * sizeof *sn[i].name);
+		sn[i].len = ge_xmalloc((max_ops + 1) * sizeof *sn[i].len);
 		sn[i].hash = ge_xmalloc((max_ops + 1) * sizeof *sn[i].hash);
 	}
+	/* the lengths of the template ops' names, template after template */
+	size_t *tl0 = ge_xmalloc((n_tmpls * max_ops + 1) * sizeof *tl0);
+	for (size_t t = 0; t < n_tmpls; t++)
+		for (size_t j = 0; j < tmpls[t].n_ops; j++)
+			tl0[t * max_ops + j] = strlen(tmpls[t].ops[j].name);
+#define TL(ti) (tl0 + (ti) * max_ops)
 	int cur = 0;
 	size_t k = 0;
 	while (k < n && skip[k])
 		k++;
-	if (k < n)
-		name_site(g, &tmpls[site_tmpl ? site_tmpl[k] : 0], sites[k],
-			  &sn[cur]);
+	if (k < n) {
+		size_t ti = site_tmpl ? site_tmpl[k] : 0;
+		name_site(g, &tmpls[ti], TL(ti), sites[k], &sn[cur]);
+	}
 	for (k = 0; k < n; k++) {
 		res->outputs[k] = (ge_tref){GE_NOOP, 0};
 		if (skip[k]) {
@@ -462,18 +496,20 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 		size_t next = k + 1;
 		while (next < n && skip[next])
 			next++;
-		if (next < n)
-			name_site(g, &tmpls[site_tmpl ? site_tmpl[next] : 0],
-				  sites[next], &sn[!cur]);
+		if (next < n) {
+			size_t tn = site_tmpl ? site_tmpl[next] : 0;
+			name_site(g, &tmpls[tn], TL(tn), sites[next],
+				  &sn[!cur]);
+		}
 		if (!prep[ti])
 			prep[ti] = prepare(g, t);
 		const site_names *s = &sn[cur];
 		for (size_t j = 0; j < t->n_ops; j++) {
 			const ge_ins_op *to = &t->ops[j];
-			const char *nm = (const char *)s->b.data + s->off[j];
 			ids[j] = make_op(g, to, &prep[ti][j], sites[k], k,
-					 to->loop_anchor && in_loop[k], ids, nm,
-					 strlen(nm), s->hash[j], &ab);
+					 to->loop_anchor && in_loop[k], ids,
+					 s->name[j], s->len[j], s->hash[j],
+					 &ab);
 		}
 		cur = !cur;
 		ge_tref out = {ids[t->out_op], t->out_index};
@@ -482,10 +518,12 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 			edits[i].t = out;
 		res->inserted++;
 	}
+#undef TL
 	ge_buf_free(&ab);
+	free(tl0);
 	for (int i = 0; i < 2; i++) {
-		ge_buf_free(&sn[i].b);
-		free(sn[i].off);
+		free(sn[i].name);
+		free(sn[i].len);
 		free(sn[i].hash);
 	}
 	/* checked above: the readers are live and the outputs exist */
@@ -523,6 +561,41 @@ static int raw_type(const uint8_t *v, size_t n)
 	return (int)x;
 }
 
+/* The first attr entry named `name` (nl bytes, no NUL) in a node's
+ * bytes, as ge_raw_attr_next finds it, when every field up to it has a
+ * one-byte tag and length of wire type 2 and every attr entry before it
+ * and itself is just {1: key, 2: value} with one-byte lengths, as
+ * TensorFlow writes small nodes: 1 with its value, 0 when there is no
+ * such entry, -1 when the node is laid out otherwise (ask
+ * ge_raw_attr_next). */
+static int short_attr(const uint8_t *p, const uint8_t *end, const char *name,
+		      size_t nl, const uint8_t **val, size_t *vlen)
+{
+	while (p < end) {
+		if (end - p < 2 || (p[0] & 0x87) != 2 || p[1] >= 0x80 ||
+		    (size_t)(end - p) - 2 < p[1])
+			return -1;
+		const uint8_t *q = p + 2, *qe = q + p[1];
+		if (p[0] == (5 << 3 | 2)) {
+			/* {0a kl key 12 vl value} filling the entry */
+			if (qe - q < 4 || q[0] != 0x0a || q[1] >= 0x80 ||
+			    (size_t)(qe - q) < 4u + q[1] ||
+			    q[2 + q[1]] != 0x12 || q[3 + q[1]] >= 0x80 ||
+			    (size_t)(qe - q) != 4u + q[1] + q[3 + q[1]])
+				return -1;
+			size_t kl = q[1];
+			const char *key = (const char *)q + 2;
+			if (strnlen(key, kl) == nl && !memcmp(key, name, nl)) {
+				*val = q + 4 + kl;
+				*vlen = q[3 + kl];
+				return 1;
+			}
+		}
+		p = qe;
+	}
+	return 0;
+}
+
 /* Output 0's dtype when the OpDef makes it simple: a fixed type, or the
  * type attr the op holds as plain bytes; else -1 (ask the slow way). */
 static int fast_dtype(const ge_graph *g, ge_opid id,
@@ -543,9 +616,17 @@ static int fast_dtype(const ge_graph *g, ge_opid id,
 	const ge_op *o = &g->ops[id];
 	if ((o->flags & OPF_SPLIT) || !o->raw)
 		return -1;
-	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *v;
+	const uint8_t *v;
+	size_t vl, nl = strlen(a->type_attr);
+	int r = short_attr(o->raw, o->raw + o->raw_len, a->type_attr, nl, &v,
+			   &vl);
+	if (r > 0)
+		return raw_type(v, vl);
+	if (!r)
+		return -1;
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 	const char *key;
-	size_t kl, vl, nl = strlen(a->type_attr);
+	size_t kl;
 	while (ge_raw_attr_next(&p, end, &key, &kl, &v, &vl))
 		if (strnlen(key, kl) == nl && !memcmp(key, a->type_attr, nl))
 			return raw_type(v, vl);

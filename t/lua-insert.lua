@@ -288,4 +288,39 @@ is("", g4:op("c2/done").device, "a device given in the template")
 is(g4:op("c2/sum"), g4:op("c2/done").control_inputs[1],
    "a control input on an op of the template")
 
+
+-- frames: an op on a cycle that no Enter opens is in no frame (-1), and
+-- the anchor waits on it as in a loop; an op read before it is listed is
+-- in the root frame.  Neither graph is in node order: the frames' walk
+-- decides, as it does for c5 above.
+local g5 = ge.graph()
+local x5 = g5:add_op{type = "Placeholder", name = "x", attrs = {dtype = F}}
+local a5 = g5:add_op{type = "Relu", name = "a", inputs = {x5:output(0)},
+                     attrs = {T = F}}
+local b5 = g5:add_op{type = "Relu", name = "b", inputs = {a5:output(0)},
+                     attrs = {T = F}}
+a5:set_input(0, b5:output(0))
+local d5 = g5:add_op{type = "Relu", name = "d", inputs = {x5:output(0)},
+                     attrs = {T = F}}
+local e5 = g5:add_op{type = "Relu", name = "e", inputs = {x5:output(0)},
+                     attrs = {T = F}}
+d5:set_input(0, e5:output(0))
+g5:add_op{type = "Identity", name = "rd", inputs = {d5:output(0)},
+          attrs = {T = F}}
+r = g5:insert_after({a5, d5}, template(F, {1, 2}))
+is(2, r.inserted, "sites on a cycle and out of node order")
+same({a5}, g5:op("a/noise/scale").control_inputs,
+     "an op on a cycle nothing enters: the anchor waits on it")
+same({}, g5:op("d/noise/scale").control_inputs,
+     "an op after its reader in node order: in the root frame, no anchor")
+-- in node order without an Enter: no walk, no anchor
+local g6 = ge.graph()
+local x6 = g6:add_op{type = "Placeholder", name = "x", attrs = {dtype = F}}
+local c6 = g6:add_op{type = "Relu", name = "c", inputs = {x6:output(0)},
+                     attrs = {T = F}}
+g6:add_op{type = "Identity", name = "r", inputs = {c6:output(0)},
+          attrs = {T = F}}
+g6:insert_after({c6}, template(F, {1}))
+same({}, g6:op("c/noise/scale").control_inputs, "in node order: no anchor")
+
 tap.done()
