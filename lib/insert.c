@@ -284,20 +284,82 @@ static void cout_append(ge_graph *g, ge_opid producer, ge_opid c)
 	p->couts[p->n_couts++] = c;
 }
 
-/* Makes one template op at site k (whose earlier ops are ids[0..j-1]). */
-static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
-		       ge_tref site, size_t k, int anchor, const ge_opid *ids,
-		       const char *name, size_t name_len, uint32_t hash,
-		       ge_buf *scratch)
+/* One site being made: its tensor, its position k, the ops made so far
+ * (ids), the readers that move to its output (rd, nr). */
+typedef struct site_ctx {
+	ge_tref site;
+	size_t k;
+	int anchor;             /* in a loop: anchors wait on the site */
+	ge_opid *ids;
+	const ge_input_edit *rd;
+	size_t nr;
+	ge_buf *scratch;
+} site_ctx;
+
+/* The inputs of template t that read the site's op (the site, or a
+ * fixed tensor of that op). */
+static size_t site_reads(const ge_ins_template *t, ge_opid site_op)
 {
+	size_t n = 0;
+	for (size_t j = 0; j < t->n_ops; j++)
+		for (size_t i = 0; i < t->ops[j].n_in; i++) {
+			const ge_ins_ref *r = &t->ops[j].in[i];
+			n += r->kind == GE_INS_SITE ||
+			     (r->kind == GE_INS_TENSOR && r->t.op == site_op);
+		}
+	return n;
+}
+
+/* The site op's uses without the readers that move to the new output
+ * (the ops older than the batch, below n_old, that read the site: those
+ * collect_readers found), with room for the `need` uses the site's ops
+ * add: they are written there directly (make_op).  The array is the
+ * arena's; like a loaded op's, it counts as full (ge_edge_make_room
+ * moves it to the heap when it grows). */
+static void site_room(ge_graph *g, ge_tref site, size_t n_old, size_t need)
+{
+	ge_op *p = &g->ops[site.op];
+	ge_use *a = ge_arena_alloc(&g->arena, (p->n_uses + need) * sizeof *a);
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < p->n_uses; i++) {
+		ge_use u = p->uses[i];
+		const ge_op *c = &g->ops[u.op];
+		if (u.op < n_old && u.slot < c->n_in &&
+		    ge_tref_eq(c->in[u.slot], site))
+			continue;
+		a[w++] = u;
+	}
+	if (p->flags & OPF_USES_OWNED) {
+		free(p->uses);
+		p->flags &= ~(uint32_t)OPF_USES_OWNED;
+	}
+	p->uses = a;
+	p->n_uses = w;
+}
+
+/* Makes template op j (to, prepared as p) at a site.  The template's
+ * output op gets the site's readers as its first uses: they are older
+ * ops than the template's, so the list stays sorted. */
+static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
+		       int is_out, const site_ctx *sc, const char *name,
+		       size_t name_len, uint32_t hash)
+{
+	ge_tref site = sc->site;
+	const ge_opid *ids = sc->ids;
+	int anchor = to->loop_anchor && sc->anchor;
 	const char *dev = p->device ? p->device : g->ops[site.op].device;
 	ge_opid id = ge_add_op_unique(g, name, name_len, hash, 1, p->type, dev);
 	ge_op *o = &g->ops[id];
 	size_t room = to->n_in + to->n_ctrl + (anchor ? 1 : 0);
 	if (room)
 		o->in = ge_arena_alloc(&g->arena, room * sizeof *o->in);
-	if (p->n_uses)
-		o->uses = ge_arena_alloc(&g->arena, p->n_uses * sizeof *o->uses);
+	size_t nr = is_out ? sc->nr : 0;
+	if (p->n_uses + nr)
+		o->uses = ge_arena_alloc(&g->arena,
+					 (p->n_uses + nr) * sizeof *o->uses);
+	for (size_t i = 0; i < nr; i++)
+		o->uses[i] = (ge_use){sc->rd[i].op, sc->rd[i].slot};
+	o->n_uses = (uint32_t)nr;
 	for (uint32_t s = 0; s < to->n_in; s++) {
 		const ge_ins_ref *r = &to->in[s];
 		ge_tref t = r->kind == GE_INS_SITE ? site
@@ -306,9 +368,10 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 				    : r->t;
 		o->in[s] = t;
 		ge_use u = {id, s};
-		if (r->kind == GE_INS_OP) {
+		if (r->kind == GE_INS_OP || t.op == site.op) {
+			/* room made by prepare or site_room */
 			ge_op *q = &g->ops[t.op];
-			q->uses[q->n_uses++] = u; /* sized by prepare */
+			q->uses[q->n_uses++] = u;
 		} else {
 			use_append(g, t.op, u);
 		}
@@ -338,11 +401,11 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 		o->raw = p->blob;
 		o->raw_len = (uint32_t)p->blob_len;
 	} else if (to->n_attrs) {
-		ge_buf *b = scratch;
+		ge_buf *b = sc->scratch;
 		b->len = 0;
 		if (p->pre_len)
 			ge_buf_add(b, p->pre, p->pre_len);
-		put_entries(b, to, p->first_site, k);
+		put_entries(b, to, p->first_site, sc->k);
 		uint8_t *c = ge_arena_alloc(&g->arena, b->len);
 		memcpy(c, b->data, b->len);
 		o->raw = c;
@@ -461,6 +524,16 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	if (coloc)
 		ge_coloc_drop(g);
 	prep_op **prep = ge_xcalloc(n_tmpls, sizeof *prep);
+	/* per template: its inputs reading the site, and whether any reads
+	 * a fixed tensor (which may be of the site's op: counted per site) */
+	size_t *n_reads = ge_xcalloc(n_tmpls * 2 + 1, sizeof *n_reads);
+	size_t *fixed = n_reads + n_tmpls;
+	for (size_t t = 0; t < n_tmpls; t++)
+		for (size_t j = 0; j < tmpls[t].n_ops; j++)
+			for (size_t i = 0; i < tmpls[t].ops[j].n_in; i++)
+				fixed[t] |= tmpls[t].ops[j].in[i].kind ==
+					    GE_INS_TENSOR;
+	size_t n_old = g->n_ops;
 	ge_opid *ids = ge_xmalloc((max_ops + 1) * sizeof *ids);
 	res->outputs = ge_xmalloc((n + 1) * sizeof *res->outputs);
 	res->skipped = ge_xmalloc((n + 1) * sizeof *res->skipped);
@@ -501,23 +574,35 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 			name_site(g, &tmpls[tn], TL(tn), sites[next],
 				  &sn[!cur]);
 		}
-		if (!prep[ti])
+		if (!prep[ti]) {
 			prep[ti] = prepare(g, t);
-		const site_names *s = &sn[cur];
-		for (size_t j = 0; j < t->n_ops; j++) {
-			const ge_ins_op *to = &t->ops[j];
-			ids[j] = make_op(g, to, &prep[ti][j], sites[k], k,
-					 to->loop_anchor && in_loop[k], ids,
-					 s->name[j], s->len[j], s->hash[j],
-					 &ab);
+			n_reads[ti] = site_reads(t, GE_NOOP);
 		}
+		site_ctx sc = {sites[k], k, in_loop[k], ids, edits + first[k],
+			       first[k + 1] - first[k], &ab};
+		size_t need = fixed[ti] ? site_reads(t, sites[k].op)
+					: n_reads[ti];
+		if (need || sc.nr)
+			site_room(g, sites[k], n_old, need);
+		const site_names *s = &sn[cur];
+		for (size_t j = 0; j < t->n_ops; j++)
+			ids[j] = make_op(g, &t->ops[j], &prep[ti][j],
+					 j == t->out_op, &sc, s->name[j],
+					 s->len[j], s->hash[j]);
 		cur = !cur;
 		ge_tref out = {ids[t->out_op], t->out_index};
 		res->outputs[k] = out;
-		for (size_t i = first[k]; i < first[k + 1]; i++)
-			edits[i].t = out;
+		/* the readers' uses are on out already (make_op) and off the
+		 * site's op (site_room) */
+		for (size_t i = 0; i < sc.nr; i++) {
+			ge_op *c = &g->ops[sc.rd[i].op];
+			c->in[sc.rd[i].slot] = out;
+			c->flags |= OPF_DIRTY;
+		}
 		res->inserted++;
 	}
+	if (ne)
+		g->version++;
 #undef TL
 	ge_buf_free(&ab);
 	free(tl0);
@@ -526,18 +611,15 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 		free(sn[i].len);
 		free(sn[i].hash);
 	}
-	/* checked above: the readers are live and the outputs exist */
-	int rc = ge_graph_set_inputs(g, edits, ne, err);
 	for (size_t t = 0; t < n_tmpls; t++)
 		free(prep[t]);
 	free(prep);
+	free(n_reads);
 	free(ids);
 	free(edits);
 	free(first);
 	free(skip);
-	if (rc)
-		ge_ins_result_free(res);
-	return rc;
+	return GE_OK;
 }
 
 void ge_ins_result_free(ge_ins_result *res)

@@ -323,4 +323,74 @@ g6:add_op{type = "Identity", name = "r", inputs = {c6:output(0)},
 g6:insert_after({c6}, template(F, {1}))
 same({}, g6:op("c/noise/scale").control_inputs, "in node order: no anchor")
 
+
+-- uses kept right when a template reads fixed tensors of sites: of its
+-- own site's op, and of a later site (whose readers move, not the new
+-- op reading it); every input is on its producer's consumers and back
+local function wired(g)
+  for _, o in ipairs(g:ops()) do
+    for _, t in ipairs(o.inputs) do
+      local found = false
+      for _, c in ipairs(t:consumers()) do found = found or c == o end
+      if not found then return false, o.name .. " <- " .. t.name end
+    end
+    for _, x in ipairs(o.outputs) do
+      for _, c in ipairs(x:consumers()) do
+        local found = false
+        for _, t in ipairs(c.inputs) do found = found or t == x end
+        if not found then return false, c.name .. " -> " .. x.name end
+      end
+    end
+  end
+  return true
+end
+local function build7()
+  local g = ge.graph()
+  local x = g:add_op{type = "Placeholder", name = "x", attrs = {dtype = F}}
+  local c1 = g:add_op{type = "Relu", name = "c1", inputs = {x:output(0)},
+                      attrs = {T = F}}
+  local c2 = g:add_op{type = "Relu", name = "c2", inputs = {x:output(0)},
+                      attrs = {T = F}}
+  g:add_op{type = "Identity", name = "r1", inputs = {c1:output(0)},
+           attrs = {T = F}}
+  g:add_op{type = "Mul", name = "r2", inputs = {c2:output(0), c1:output(0)},
+           attrs = {T = F}}
+  return g
+end
+local g7 = build7()
+g7:insert_after({g7:op("c1"), g7:op("c2")},
+                {{type = "AddV2", name = "/a", inputs = {0, "c2:0"},
+                  attrs = {T = F}},
+                 {type = "AddV2", name = "/b", inputs = {1, "c1:0"},
+                  attrs = {T = F}}})
+local okw, why = wired(g7)
+ok(okw, "fixed tensors of sites: inputs and consumers agree")
+if not okw then tap.diag(why) end
+same({g7:tensor("c2/b:0"), g7:tensor("c1/b:0")}, g7:op("r2").inputs,
+     "the readers read the outputs")
+same({g7:tensor("c1:0"), g7:tensor("c2:0")}, g7:op("c1/a").inputs,
+     "a new op reading a later site keeps reading it")
+local h7 = build7()
+local rds = {}
+for _, nm in ipairs{"c1", "c2"} do
+  local x = h7:op(nm):output(0)
+  local rd = {}
+  for _, c in ipairs(x:consumers()) do
+    for slot, t in ipairs(c.inputs) do
+      if t == x then rd[#rd + 1] = {c, slot - 1} end
+    end
+  end
+  rds[nm] = rd
+end
+for _, nm in ipairs{"c1", "c2"} do
+  local x, rd = h7:op(nm):output(0), rds[nm]
+  local a = h7:add_op{type = "AddV2", name = nm .. "/a",
+                      inputs = {x, h7:tensor("c2:0")}, attrs = {T = F}}
+  local b = h7:add_op{type = "AddV2", name = nm .. "/b",
+                      inputs = {a:output(0), h7:tensor("c1:0")},
+                      attrs = {T = F}}
+  for _, r in ipairs(rd) do r[1]:set_input(r[2], b:output(0)) end
+end
+ok(g7:serialize() == h7:serialize(), "... the same bytes as by hand")
+
 tap.done()
