@@ -294,7 +294,20 @@ typedef struct site_ctx {
 	const ge_input_edit *rd;
 	size_t nr;
 	ge_buf *scratch;
+	uint64_t *room;         /* the edge arrays of the site's ops, carved
+				   in turn from one piece of the arena */
 } site_ctx;
+
+/* The 8-byte words of the edge arrays (inputs, uses) of a site's ops. */
+static size_t site_words(const ge_ins_template *t, const prep_op *p,
+			 int anchor, size_t nr)
+{
+	size_t w = nr;
+	for (size_t j = 0; j < t->n_ops; j++)
+		w += t->ops[j].n_in + t->ops[j].n_ctrl +
+		     (anchor && t->ops[j].loop_anchor) + p[j].n_uses;
+	return w;
+}
 
 /* The inputs of template t that read the site's op (the site, or a
  * fixed tensor of that op). */
@@ -341,9 +354,11 @@ static void site_room(ge_graph *g, ge_tref site, size_t n_old, size_t need)
  * output op gets the site's readers as its first uses: they are older
  * ops than the template's, so the list stays sorted. */
 static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
-		       int is_out, const site_ctx *sc, const char *name,
+		       int is_out, site_ctx *sc, const char *name,
 		       size_t name_len, uint32_t hash)
 {
+	_Static_assert(sizeof(ge_tref) == 8 && sizeof(ge_use) == 8,
+		       "edges are carved from 8-byte words");
 	ge_tref site = sc->site;
 	const ge_opid *ids = sc->ids;
 	int anchor = to->loop_anchor && sc->anchor;
@@ -351,12 +366,15 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 	ge_opid id = ge_add_op_unique(g, name, name_len, hash, 1, p->type, dev);
 	ge_op *o = &g->ops[id];
 	size_t room = to->n_in + to->n_ctrl + (anchor ? 1 : 0);
-	if (room)
-		o->in = ge_arena_alloc(&g->arena, room * sizeof *o->in);
+	if (room) {
+		o->in = (ge_tref *)sc->room;
+		sc->room += room;
+	}
 	size_t nr = is_out ? sc->nr : 0;
-	if (p->n_uses + nr)
-		o->uses = ge_arena_alloc(&g->arena,
-					 (p->n_uses + nr) * sizeof *o->uses);
+	if (p->n_uses + nr) {
+		o->uses = (ge_use *)sc->room;
+		sc->room += p->n_uses + nr;
+	}
 	for (size_t i = 0; i < nr; i++)
 		o->uses[i] = (ge_use){sc->rd[i].op, sc->rd[i].slot};
 	o->n_uses = (uint32_t)nr;
@@ -579,7 +597,10 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 			n_reads[ti] = site_reads(t, GE_NOOP);
 		}
 		site_ctx sc = {sites[k], k, in_loop[k], ids, edits + first[k],
-			       first[k + 1] - first[k], &ab};
+			       first[k + 1] - first[k], &ab, NULL};
+		sc.room = ge_arena_alloc(&g->arena,
+					 8 * site_words(t, prep[ti], in_loop[k],
+							sc.nr) + 8);
 		size_t need = fixed[ti] ? site_reads(t, sites[k].op)
 					: n_reads[ti];
 		if (need || sc.nr)
