@@ -554,6 +554,22 @@ void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out)
 	ge_op_encode_ex(g, id, out, put_input_text);
 }
 
+/* ge_buf_reserve without the call when there is room: the encoder
+ * asks once per field of every node it writes. */
+static inline void room_for(ge_buf *b, size_t extra)
+{
+	if (b->len + extra + 1 > b->cap)
+		ge_buf_reserve(b, extra);
+}
+
+/* ge_buf_add, less the NUL (the encoder ends with one). */
+static inline void add_bytes(ge_buf *b, const void *p, size_t n)
+{
+	room_for(b, n);
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
 /* An input as GraphDef writes it ("x", "x:1", "^x"), for a live op,
  * written into room reserved once (the field number is below 16, so its
  * tag is one byte): a re-encoded op costs one reserve per field and no
@@ -569,7 +585,7 @@ static void put_input(ge_buf *b, const ge_graph *g, ge_tref t, int ctl)
 		x /= 10;
 	}
 	size_t n = nl + (ctl ? 1 : 0) + (k ? k + 1 : 0);
-	ge_buf_reserve(b, n + 11);
+	room_for(b, n + 11);
 	uint8_t *p = b->data + b->len;
 	*p++ = ND_INPUT << 3 | 2;
 	p = ge_put_uvarint(p, n);
@@ -601,7 +617,7 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 {
 	const ge_op *o = &g->ops[id];
 	size_t nl = strlen(o->name), tl = strlen(o->type);
-	ge_buf_reserve(out, nl + tl + 22);
+	room_for(out, nl + tl + 22);
 	uint8_t *d = put_strfield(out->data + out->len, ND_NAME, o->name, nl);
 	d = put_strfield(d, ND_OP, o->type, tl);
 	out->len = (size_t)(d - out->data);
@@ -617,7 +633,7 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 	}
 	if (*o->device) {
 		size_t dl = strlen(o->device);
-		ge_buf_reserve(out, dl + 11);
+		room_for(out, dl + 11);
 		d = put_strfield(out->data + out->len, ND_DEVICE, o->device,
 				 dl);
 		out->len = (size_t)(d - out->data);
@@ -669,12 +685,12 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 			if ((f >= ND_NAME && f <= ND_DEVICE) ||
 			    (f == ND_ATTR && (o->flags & OPF_SPLIT))) {
 				if (run < fs)
-					ge_buf_add(out, run, (size_t)(fs - run));
+					add_bytes(out, run, (size_t)(fs - run));
 				run = p;
 			}
 		}
 		if (run < p)
-			ge_buf_add(out, run, (size_t)(p - run));
+			add_bytes(out, run, (size_t)(p - run));
 	}
 	if (out->data)
 		out->data[out->len] = 0;
@@ -780,7 +796,7 @@ static size_t node_header(uint8_t *h, uint32_t len)
 static void encode_node(const ge_graph *g, ge_opid id, ge_buf *b)
 {
 	size_t at = b->len;
-	ge_buf_reserve(b, 2);
+	room_for(b, 2);
 	b->len += 2;
 	ge_op_encode(g, id, b);
 	size_t blen = b->len - at - 2;
