@@ -688,7 +688,9 @@ static int short_attr(const uint8_t *p, const uint8_t *end, const char *name,
 				return -1;
 			size_t kl = q[1];
 			const char *key = (const char *)q + 2;
-			if (strnlen(key, kl) == nl && !memcmp(key, name, nl)) {
+			/* strnlen(key, kl) == nl, name having no NUL */
+			if ((kl == nl || (kl > nl && !key[nl])) &&
+			    !memcmp(key, name, nl)) {
 				*val = q + 4 + kl;
 				*vlen = q[3 + kl];
 				return 1;
