@@ -138,11 +138,32 @@ static int cmp_tref(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Whether output 0 of live op id exists, known from its OpDef alone:
+ * ge_op_num_outputs counts 1 for a first output arg without number_attr
+ * or type_list_attr, and its fallbacks for what it cannot count give at
+ * least 1.  0: ask ge_graph_check_tensor. */
+static int has_output0(const ge_graph *g, ge_opid id,
+		       const Tensorflow__OpDef *d)
+{
+	const ge_op *o = &g->ops[id];
+	if (o->nout >= 0)
+		return o->nout >= 1;
+	if (!d || !d->n_output_arg)
+		return 0;
+	const Tensorflow__OpDef__ArgDef *a = d->output_arg[0];
+	return !(a->number_attr && *a->number_attr) &&
+	       !(a->type_list_attr && *a->type_list_attr);
+}
+
 static int check_sites(const ge_graph *g, const ge_tref *sites, size_t n,
 		       const uint32_t *site_tmpl, size_t n_tmpls,
 		       ge_error *err)
 {
 	ge_buf nb = GE_BUF_INIT;
+	/* the OpDef of the last few op types seen */
+	enum { WAYS = 8 };
+	const char *type[WAYS] = {0};
+	const Tensorflow__OpDef *def[WAYS] = {0};
 	for (size_t k = 0; k < n; k++) {
 		if (site_tmpl && site_tmpl[k] >= n_tmpls)
 			return ge_err(err, GE_EINVAL,
@@ -150,6 +171,18 @@ static int check_sites(const ge_graph *g, const ge_tref *sites, size_t n,
 		if (sites[k].index == GE_CONTROL)
 			return ge_err(err, GE_EINVAL,
 				      "site %zu is an op, not a tensor", k + 1);
+		ge_opid id = sites[k].op;
+		if (sites[k].index == 0 && id < g->n_ops &&
+		    !(g->ops[id].flags & OPF_DEAD)) {
+			const char *ty = g->ops[id].type;
+			size_t w = ((uintptr_t)ty >> 4) % WAYS;
+			if (type[w] != ty) {
+				type[w] = ty;
+				def[w] = ge_graph_opdef(g, ty);
+			}
+			if (has_output0(g, id, def[w]))
+				continue;
+		}
 		if (ge_graph_check_tensor(g, sites[k], err))
 			return GE_EINVAL;
 	}

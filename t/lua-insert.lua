@@ -267,6 +267,16 @@ raises("template output: an op of the template (1 to 1)", function()
 raises("unknown option", function()
   g3:insert_after({c1}, {{type = "Identity"}}, {skip = true}) end,
   "an unknown option")
+local nop = g3:add_op{type = "NoOp", name = "nop"}
+local none = g3:add_op{type = "Unpack", name = "none", inputs = {"x:0"},
+                       attrs = {T = F, num = 0, axis = 0}}
+n = #g3
+raises("no tensor 'nop:0'", function()
+  g3:insert_after({nop}, template(F, seeds)) end,
+  "an op without outputs as a site")
+raises("no tensor 'none:0'", function()
+  g3:insert_after({c1, none}, template(F, seeds)) end,
+  "an op whose OpDef gives no output for its attrs")
 is(n, #g3, "nothing changed")
 
 -- fixed tensors, {k, i} refs, control inputs and the output field
