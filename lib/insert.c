@@ -497,7 +497,7 @@ static void name_site(ge_graph *g, const ge_ins_template *t, const size_t *tl,
 	}
 }
 
-/* The readers of each site (edits whose tensor is filled in later), and
+/* The readers of each site (as edits: op and slot), and
  * which sites are skipped. */
 static size_t collect_readers(const ge_graph *g, const ge_tref *sites,
 			      size_t n, unsigned flags, ge_input_edit **out,
