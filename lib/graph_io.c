@@ -814,7 +814,7 @@ static void encode_node(const ge_graph *g, ge_opid id, ge_buf *b)
 
 static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 {
-	ge_buf hdr = GE_BUF_INIT, node = GE_BUF_INIT;
+	ge_buf hdr = GE_BUF_INIT;
 	struct emit em = {put, ctx, NULL, GE_BUF_INIT}, *e = &em;
 	em.b = put == sink_buf ? (ge_buf *)ctx : &em.own;
 	int lib_changed = ge_flib_changed(g), lib_done = 0;
@@ -867,9 +867,10 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 			em_put(e, run, (size_t)(run_end - run));
 			run = NULL;
 		}
-		node.len = 0;
-		if (ge_op_encode_shared(g, (ge_opid)i, &node)) {
-			em_put(e, node.data, node.len); /* a copy (graph_copy.h) */
+		/* a copy (graph_copy.h), written where the nodes gather */
+		if (ge_op_encode_shared(g, (ge_opid)i, e->b)) {
+			if (e->b->len >= EMIT_FLUSH)
+				em_flush(e);
 			continue;
 		}
 		if (!o->raw || (o->flags & OPF_DIRTY)) {
@@ -900,7 +901,6 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 	em_flush(e);
 	ge_buf_free(&em.own);
 	ge_buf_free(&hdr);
-	ge_buf_free(&node);
 }
 
 void ge_graph_encode_graphdef(const ge_graph *g, ge_buf *out)
