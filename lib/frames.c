@@ -360,6 +360,23 @@ static int has_enter(const ge_graph *g)
 	return 0;
 }
 
+int ge_frames_all_root(const ge_graph *g)
+{
+	if (has_enter(g))
+		return 0;
+	for (size_t i = 0; i < g->n_ops; i++) {
+		const ge_op *o = &g->ops[i];
+		if (o->flags & OPF_DEAD)
+			continue;
+		for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
+			ge_opid p = o->in[s].op;
+			if (p != GE_NOOP &&
+			    (p >= i || (g->ops[p].flags & OPF_DEAD)))
+				return 0;
+		}
+	}
+	return 1;
+}
 
 /* Whether the frames must be looked at: they are cached, or an Enter
  * exists. */

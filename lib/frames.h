@@ -36,6 +36,13 @@ typedef struct ge_frames ge_frames;
 /* The frames of g, computed on first use after an edit.  Never NULL. */
 const ge_frames *ge_graph_frames(const ge_graph *g);
 
+/* 1 when every live op is in frame 0, proven without the walk: no live
+ * Enter opens a frame, and every input of a live op comes from a live op
+ * earlier in node order, so that the walk reaches each op from an op
+ * without inputs (an op on a cycle is not reached: frame -1).  0 when
+ * only ge_graph_frames can say.  One pass over the inputs. */
+int ge_frames_all_root(const ge_graph *g);
+
 /* Number of frames, the root included (so at least 1). */
 size_t ge_frames_count(const ge_frames *F);
 /* The frame of an op: 0 root, >0 a loop, -1 dead or unreachable. */

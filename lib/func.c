@@ -637,6 +637,91 @@ size_t ge_op_func_calls(ge_graph *in, ge_opid id, ge_func_call **out)
 	return c.n;
 }
 
+static void any_name(void *ud, const char *attr, const uint8_t *nm, size_t n)
+{
+	(void)attr;
+	(void)nm;
+	(void)n;
+	*(int *)ud = 1;
+}
+
+/* Ops of one attr class (graph_impl.h) have the same attr entries byte
+ * for byte, and the functions an op's attrs name are read from those
+ * entries alone: one op of each class is looked at. */
+void ge_note_attr_funcs(ge_graph *g)
+{
+	g->fn_attr_known = 0;
+	if (!g->attr_cls || g->attr_cls_version != g->version)
+		return;
+	uint8_t *names = ge_xmalloc(g->n_ops + 1);
+	size_t n = 0;
+	for (size_t i = 0; i < g->n_ops; i++) {
+		ge_opid c = g->attr_cls[i];
+		if (c < i) {
+			names[i] = names[c];
+		} else {
+			int any = 0;
+			if (!(g->ops[i].flags & OPF_DEAD))
+				op_attr_funcs(g, (ge_opid)i, any_name, &any);
+			names[i] = (uint8_t)any;
+		}
+		n += names[i];
+	}
+	g->fn_attr_ops = n ? ge_arena_alloc(&g->arena, n * sizeof(ge_opid))
+			   : NULL;
+	g->n_fn_attr_ops = 0;
+	for (size_t i = 0; i < g->n_ops && n; i++)
+		if (names[i])
+			g->fn_attr_ops[g->n_fn_attr_ops++] = (ge_opid)i;
+	free(names);
+	g->fn_attr_version = g->version;
+	g->fn_attr_known = 1;
+}
+
+void fl_walk_init(fl_walk *w, ge_graph *in)
+{
+	memset(w, 0, sizeof *w);
+	w->in = in;
+	w->fast = !in->parent && in->fn_attr_known &&
+		  in->fn_attr_version == in->version;
+	if (w->fast)
+		w->l = fl_lib(in);
+}
+
+const ge_opid *fl_walk_only(const fl_walk *w)
+{
+	static const ge_opid none[1] = {GE_NOOP};
+	if (!w->fast || w->l->n_fn)
+		return NULL;
+	return w->in->fn_attr_ops ? w->in->fn_attr_ops : none;
+}
+
+size_t fl_walk_calls(fl_walk *w, ge_opid id, ge_func_call **out)
+{
+	ge_graph *in = w->in;
+	if (!w->fast)
+		return ge_op_func_calls(in, id, out);
+	while (w->next < in->n_fn_attr_ops && in->fn_attr_ops[w->next] < id)
+		w->next++;
+	if (w->next < in->n_fn_attr_ops && in->fn_attr_ops[w->next] == id)
+		return ge_op_func_calls(in, id, out);
+	/* no attr names a function: only the type may */
+	*out = NULL;
+	if (!w->l->n_fn || !ge_op_alive(in, id))
+		return 0;
+	const char *type = in->ops[id].type;
+	size_t slot = ((uintptr_t)type >> 3) % FL_WALK_MEMO;
+	if (w->memo[slot].type != type) {
+		w->memo[slot].type = type;
+		w->memo[slot].f = fl_idx_find(w->l, type, strlen(type));
+	}
+	if (w->memo[slot].f == GE_NOFUNC)
+		return 0;
+	*out = ge_xmalloc(sizeof **out);
+	**out = (ge_func_call){NULL, type, w->memo[slot].f};
+	return 1;
+}
+
 static void push_ref(ge_func_ref **v, size_t *n, ge_func_ref r)
 {
 	*v = ge_xrealloc(*v, (*n + 1) * sizeof **v);

@@ -132,11 +132,17 @@ static void check_calls(ge_graph *root, ge_graph *in, const char *pre,
 			int dtypes, struct edge **edges, size_t *n_edges,
 			size_t *problems, ge_buf *report)
 {
-	for (size_t i = 0; i < in->n_ops; i++) {
+	fl_walk w;
+	fl_walk_init(&w, in);
+	/* with an empty library only the ops naming functions can call */
+	const ge_opid *only = fl_walk_only(&w);
+	size_t n = only ? in->n_fn_attr_ops : in->n_ops;
+	for (size_t q = 0; q < n; q++) {
+		size_t i = only ? only[q] : q;
 		if (in->ops[i].flags & OPF_DEAD)
 			continue;
 		ge_func_call *c;
-		size_t k = ge_op_func_calls(in, (ge_opid)i, &c);
+		size_t k = fl_walk_calls(&w, (ge_opid)i, &c);
 		for (size_t j = 0; j < k; j++) {
 			if (c[j].f == GE_NOFUNC) {
 				if (*c[j].name &&
@@ -331,11 +337,13 @@ void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n)
 	qt = w.qt;
 	ge_graph *in = root;
 	for (;;) {
+		fl_walk fw;
+		fl_walk_init(&fw, in);
 		for (size_t i = 0; i < in->n_ops; i++) {
 			if (in->ops[i].flags & OPF_DEAD)
 				continue;
 			ge_func_call *c;
-			size_t k = ge_op_func_calls(in, (ge_opid)i, &c);
+			size_t k = fl_walk_calls(&fw, (ge_opid)i, &c);
 			for (size_t j = 0; j < k; j++)
 				if (c[j].f != GE_NOFUNC && !seen[c[j].f]) {
 					seen[c[j].f] = 1;

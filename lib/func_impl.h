@@ -109,6 +109,27 @@ ge_funcid fl_idx_find(const struct ge_flib *l, const char *name, size_t n);
 void fl_fnargs_free(fnarg *a, size_t n);
 void fl_mapents_free(mapent *m, size_t n);
 
+/* ge_op_func_calls of graph `in`'s ops, asked in increasing id order:
+ * while the load's record of the ops whose attrs name functions holds
+ * (graph_impl.h), the others are answered from their type alone, each
+ * type looked up in the library once. */
+enum { FL_WALK_MEMO = 64 };
+typedef struct fl_walk {
+	ge_graph *in;
+	struct ge_flib *l;
+	int fast;
+	size_t next;               /* in in->fn_attr_ops */
+	struct {
+		const char *type;  /* interned */
+		ge_funcid f;
+	} memo[FL_WALK_MEMO];
+} fl_walk;
+void fl_walk_init(fl_walk *w, ge_graph *in);
+size_t fl_walk_calls(fl_walk *w, ge_opid id, ge_func_call **out);
+/* The only ops that can call anything (in->fn_attr_ops) when the
+ * library is empty and the record holds, else NULL: all must be asked. */
+const ge_opid *fl_walk_only(const fl_walk *w);
+
 /* The FunctionDef's signature as read, decoded on first use. */
 const struct Tensorflow__OpDef *fl_raw_sig(ge_fn *f);
 /* The default of a signature attr, or NULL. */

@@ -185,9 +185,22 @@ struct ge_graph {
 	 * while version is attr_cls_version, or NULL */
 	ge_opid *attr_cls;
 	uint64_t attr_cls_version;
+
+	/* set by a load from attr_cls (func.c, ge_note_attr_funcs): the
+	 * ops whose attrs name a function, in id order (arena), every other
+	 * op naming none; meaningful while fn_attr_known and version is
+	 * fn_attr_version */
+	ge_opid *fn_attr_ops;
+	size_t n_fn_attr_ops;
+	uint64_t fn_attr_version;
+	int fn_attr_known;
 };
 
 #define IDX_TOMB 0xffffffffull
+
+/* func.c: records which ops name functions in attrs (the fields above),
+ * reading one op of each attr class; a load calls it while attr_cls holds. */
+void ge_note_attr_funcs(ge_graph *g);
 
 /* Internals shared by graph.c and graph_io.c. */
 const char *ge_intern(ge_graph *g, const char *s, size_t n);
@@ -214,9 +227,11 @@ size_t ge_add_dangling(ge_graph *g, const char *s, size_t n);
 /* For the batch inserts of insert.c: ge_graph_unique_name of the n bytes
  * of name (NUL-terminated there; hash is their ge_hash_ci), then a new op
  * so named, of the interned type and device, without edges or attrs (it
- * is dirty). */
+ * is dirty).  With keep, name is in g's arena and becomes the op's name
+ * when it is free, without a copy. */
 ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
-			 uint32_t hash, const char *itype, const char *idevice);
+			 uint32_t hash, int keep, const char *itype,
+			 const char *idevice);
 /* An op leaves the name index (removed or renamed): a name it was given
  * by ge_add_op_unique stays taken for unique names. */
 void ge_names_release(ge_graph *g, ge_opid id);

@@ -604,6 +604,22 @@ void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out)
 	ge_op_encode_ex(g, id, out, put_input_text);
 }
 
+/* ge_buf_reserve without the call when there is room: the encoder
+ * asks once per field of every node it writes. */
+static inline void room_for(ge_buf *b, size_t extra)
+{
+	if (b->len + extra + 1 > b->cap)
+		ge_buf_reserve(b, extra);
+}
+
+/* ge_buf_add, less the NUL (the encoder ends with one). */
+static inline void add_bytes(ge_buf *b, const void *p, size_t n)
+{
+	room_for(b, n);
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
 /* An input as GraphDef writes it ("x", "x:1", "^x"), for a live op,
  * written into room reserved once (the field number is below 16, so its
  * tag is one byte): a re-encoded op costs one reserve per field and no
@@ -619,7 +635,7 @@ static void put_input(ge_buf *b, const ge_graph *g, ge_tref t, int ctl)
 		x /= 10;
 	}
 	size_t n = nl + (ctl ? 1 : 0) + (k ? k + 1 : 0);
-	ge_buf_reserve(b, n + 11);
+	room_for(b, n + 11);
 	uint8_t *p = b->data + b->len;
 	*p++ = ND_INPUT << 3 | 2;
 	p = ge_put_uvarint(p, n);
@@ -635,12 +651,26 @@ static void put_input(ge_buf *b, const ge_graph *g, ge_tref t, int ctl)
 	b->len = (size_t)(p - b->data);
 }
 
+/* A string field whose tag is one byte, into room reserved by the
+ * caller. */
+static uint8_t *put_strfield(uint8_t *p, uint32_t field, const char *s,
+			     size_t n)
+{
+	*p++ = (uint8_t)(field << 3 | 2);
+	p = ge_put_uvarint(p, n);
+	memcpy(p, s, n);
+	return p + n;
+}
+
 void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		     ge_input_text_fn text)
 {
 	const ge_op *o = &g->ops[id];
-	ge_buf_lenfield(out, ND_NAME, o->name, strlen(o->name));
-	ge_buf_lenfield(out, ND_OP, o->type, strlen(o->type));
+	size_t nl = strlen(o->name), tl = strlen(o->type);
+	room_for(out, nl + tl + 22);
+	uint8_t *d = put_strfield(out->data + out->len, ND_NAME, o->name, nl);
+	d = put_strfield(d, ND_OP, o->type, tl);
+	out->len = (size_t)(d - out->data);
 	for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
 		if (text == put_input_text && o->in[s].op != GE_NOOP) {
 			put_input(out, g, o->in[s], s >= o->n_in);
@@ -651,8 +681,13 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		text(g, id, s, out);
 		ge_buf_wrap(out, start, ND_INPUT);
 	}
-	if (*o->device)
-		ge_buf_lenfield(out, ND_DEVICE, o->device, strlen(o->device));
+	if (*o->device) {
+		size_t dl = strlen(o->device);
+		room_for(out, dl + 11);
+		d = put_strfield(out->data + out->len, ND_DEVICE, o->device,
+				 dl);
+		out->len = (size_t)(d - out->data);
+	}
 	/* Attrs, then any other field, in the order they were read. */
 	if (o->flags & OPF_SPLIT) {
 		for (uint32_t i = 0; i < o->n_ents; i++) {
@@ -679,9 +714,18 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		/* kept fields that follow each other are copied as one run */
 		const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 		const uint8_t *run = p;
+		const uint8_t attr_tag = ND_ATTR << 3 | 2;
 		while (p < end) {
 			const uint8_t *fs = p;
 			uint64_t tag;
+			/* an attr kept whole, one byte of length: most fields
+			 * of a node, stepped over without the general reads */
+			if (*p == attr_tag && !(o->flags & OPF_SPLIT) &&
+			    end - p >= 2 && p[1] < 0x80 &&
+			    (size_t)(end - p) - 2 >= p[1]) {
+				p += 2 + p[1];
+				continue;
+			}
 			if (ge_read_varint(&p, end, &tag) ||
 			    ge_skip_field(&p, end, (int)(tag & 7))) {
 				p = fs;
@@ -691,12 +735,12 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 			if ((f >= ND_NAME && f <= ND_DEVICE) ||
 			    (f == ND_ATTR && (o->flags & OPF_SPLIT))) {
 				if (run < fs)
-					ge_buf_add(out, run, (size_t)(fs - run));
+					add_bytes(out, run, (size_t)(fs - run));
 				run = p;
 			}
 		}
 		if (run < p)
-			ge_buf_add(out, run, (size_t)(p - run));
+			add_bytes(out, run, (size_t)(p - run));
 	}
 	if (out->data)
 		out->data[out->len] = 0;
@@ -716,6 +760,38 @@ static void sink_writer(void *ctx, const void *p, size_t n)
 	ge_writer_put(ctx, p, n);
 }
 
+/* What emit_graphdef hands to its sink, gathered: the pieces of a save
+ * are many and small (a node each), a sink call costs more than a copy,
+ * and nodes are encoded straight into the gathered bytes.  A buffer sink
+ * is written to directly. */
+struct emit {
+	sink_fn put;
+	void *ctx;
+	ge_buf *b;   /* where pieces go: own, or the buffer sink's */
+	ge_buf own;
+};
+enum { EMIT_DIRECT = 4096, EMIT_FLUSH = 1 << 16 };
+
+static void em_flush(struct emit *e)
+{
+	if (e->b == &e->own && e->own.len) {
+		e->put(e->ctx, e->own.data, e->own.len);
+		e->own.len = 0;
+	}
+}
+
+static void em_put(struct emit *e, const void *p, size_t n)
+{
+	if (e->b == &e->own && n >= EMIT_DIRECT) {
+		em_flush(e);
+		e->put(e->ctx, p, n);
+		return;
+	}
+	ge_buf_add(e->b, p, n);
+	if (e->b->len >= EMIT_FLUSH)
+		em_flush(e);
+}
+
 /* GraphDef.library: a field that starts with its tag byte */
 static int is_library_field(const ge_rawfield *f)
 {
@@ -728,12 +804,12 @@ static int is_library_field(const ge_rawfield *f)
  * the others (a merge may add some) dropped; a graph that had none gets
  * it after the nodes. */
 static void emit_fields(const ge_graph *g, size_t from, size_t to,
-			int lib_changed, int *lib_done, sink_fn put, void *ctx)
+			int lib_changed, int *lib_done, struct emit *e)
 {
 	for (size_t i = from; i < to; i++) {
 		const ge_rawfield *f = &g->fields[i];
 		if (!lib_changed || !is_library_field(f)) {
-			put(ctx, f->p, f->len);
+			em_put(e, f->p, f->len);
 			continue;
 		}
 		if (*lib_done)
@@ -743,8 +819,8 @@ static void emit_fields(const ge_graph *g, size_t from, size_t to,
 		ge_flib_encode_payload(g, &pl);
 		ge_buf_tag(&hdr, 2, 2);
 		ge_buf_varint(&hdr, pl.len);
-		put(ctx, hdr.data, hdr.len);
-		put(ctx, pl.data, pl.len);
+		em_put(e, hdr.data, hdr.len);
+		em_put(e, pl.data, pl.len);
 		ge_buf_free(&pl);
 		ge_buf_free(&hdr);
 	}
@@ -764,14 +840,38 @@ static size_t node_header(uint8_t *h, uint32_t len)
 	return n;
 }
 
+/* Encodes op id as a GraphDef node (tag, length, NodeDef) at the end of
+ * b: room for a one-byte length is left before the NodeDef, and the
+ * NodeDef moved along when its length takes more. */
+static void encode_node(const ge_graph *g, ge_opid id, ge_buf *b)
+{
+	size_t at = b->len;
+	room_for(b, 2);
+	b->len += 2;
+	ge_op_encode(g, id, b);
+	size_t blen = b->len - at - 2;
+	uint8_t h[11], *e = ge_put_uvarint(h + 1, blen);
+	h[0] = GD_NODE << 3 | 2;
+	size_t hl = (size_t)(e - h);
+	if (hl > 2) {
+		ge_buf_reserve(b, hl - 2);
+		memmove(b->data + at + hl, b->data + at + 2, blen);
+		b->len += hl - 2;
+		b->data[b->len] = 0;
+	}
+	memcpy(b->data + at, h, hl);
+}
+
 static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 {
-	ge_buf hdr = GE_BUF_INIT, node = GE_BUF_INIT;
+	ge_buf hdr = GE_BUF_INIT;
+	struct emit em = {put, ctx, NULL, GE_BUF_INIT}, *e = &em;
+	em.b = put == sink_buf ? (ge_buf *)ctx : &em.own;
 	int lib_changed = ge_flib_changed(g), lib_done = 0;
 	size_t fj = 0;
 	while (fj < g->n_fields && g->fields[fj].after_nodes == 0)
 		fj++;
-	emit_fields(g, 0, fj, lib_changed, &lib_done, put, ctx);
+	emit_fields(g, 0, fj, lib_changed, &lib_done, e);
 	/* Untouched nodes that were neighbours in the input are one run of
 	 * bytes there, header included: copy runs, not nodes. */
 	const uint8_t *run = NULL, *run_end = NULL;
@@ -781,14 +881,13 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 		if (fj < g->n_fields && g->fields[fj].after_nodes > 0 &&
 		    (size_t)g->fields[fj].after_nodes <= i) {
 			if (run)
-				put(ctx, run, (size_t)(run_end - run));
+				em_put(e, run, (size_t)(run_end - run));
 			run = NULL;
 			size_t from = fj;
 			while (fj < g->n_fields && g->fields[fj].after_nodes > 0 &&
 			       (size_t)g->fields[fj].after_nodes <= i)
 				fj++;
-			emit_fields(g, from, fj, lib_changed, &lib_done, put,
-				    ctx);
+			emit_fields(g, from, fj, lib_changed, &lib_done, e);
 		}
 		if (o->flags & OPF_DEAD)
 			continue;
@@ -808,62 +907,50 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 					continue;
 				}
 				if (run)
-					put(ctx, run, (size_t)(run_end - run));
+					em_put(e, run, (size_t)(run_end - run));
 				run = start;
 				run_end = o->raw + o->raw_len;
 				continue;
 			}
 		}
 		if (run) {
-			put(ctx, run, (size_t)(run_end - run));
+			em_put(e, run, (size_t)(run_end - run));
 			run = NULL;
 		}
-		node.len = 0;
-		if (ge_op_encode_shared(g, (ge_opid)i, &node)) {
-			put(ctx, node.data, node.len); /* a copy (graph_copy.h) */
+		/* a copy (graph_copy.h), written where the nodes gather */
+		if (ge_op_encode_shared(g, (ge_opid)i, e->b)) {
+			if (e->b->len >= EMIT_FLUSH)
+				em_flush(e);
 			continue;
 		}
-		const uint8_t *body;
-		size_t blen;
-		if (o->raw && !(o->flags & OPF_DIRTY)) {
-			body = o->raw;
-			blen = o->raw_len;
-		} else {
-			/* encoded after room for its tag and length, and
-			 * handed on with them in one piece */
-			enum { ROOM = 11 };
-			ge_buf_reserve(&node, ROOM);
-			node.len = ROOM;
-			ge_op_encode(g, (ge_opid)i, &node);
-			blen = node.len - ROOM;
-			uint8_t h[ROOM], *e = ge_put_uvarint(h + 1, blen);
-			h[0] = GD_NODE << 3 | 2;
-			size_t hl = (size_t)(e - h);
-			memcpy(node.data + ROOM - hl, h, hl);
-			put(ctx, node.data + ROOM - hl, hl + blen);
+		if (!o->raw || (o->flags & OPF_DIRTY)) {
+			encode_node(g, (ge_opid)i, e->b);
+			if (e->b->len >= EMIT_FLUSH)
+				em_flush(e);
 			continue;
 		}
 		hdr.len = 0;
 		ge_buf_tag(&hdr, GD_NODE, 2);
-		ge_buf_varint(&hdr, blen);
-		put(ctx, hdr.data, hdr.len);
-		put(ctx, body, blen);
+		ge_buf_varint(&hdr, o->raw_len);
+		em_put(e, hdr.data, hdr.len);
+		em_put(e, o->raw, o->raw_len);
 	}
 	if (run)
-		put(ctx, run, (size_t)(run_end - run));
-	emit_fields(g, fj, g->n_fields, lib_changed, &lib_done, put, ctx);
+		em_put(e, run, (size_t)(run_end - run));
+	emit_fields(g, fj, g->n_fields, lib_changed, &lib_done, e);
 	if (lib_changed && !lib_done) {
 		ge_buf pl = GE_BUF_INIT;
 		ge_flib_encode_payload(g, &pl);
 		hdr.len = 0;
 		ge_buf_tag(&hdr, 2, 2);
 		ge_buf_varint(&hdr, pl.len);
-		put(ctx, hdr.data, hdr.len);
-		put(ctx, pl.data, pl.len);
+		em_put(e, hdr.data, hdr.len);
+		em_put(e, pl.data, pl.len);
 		ge_buf_free(&pl);
 	}
+	em_flush(e);
+	ge_buf_free(&em.own);
 	ge_buf_free(&hdr);
-	ge_buf_free(&node);
 }
 
 void ge_graph_encode_graphdef(const ge_graph *g, ge_buf *out)

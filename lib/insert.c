@@ -33,6 +33,10 @@ typedef struct prep_op {
 	const char *device;   /* interned, or NULL: the site op's */
 	const uint8_t *blob;  /* shared attr entries (no per-site attr) */
 	size_t blob_len;
+	/* with per-site attrs: the entries before the first of them, the
+	 * same at every site, and where the site's own start */
+	const uint8_t *pre;
+	size_t pre_len, first_site;
 	uint32_t n_uses;      /* data inputs of later template ops reading it */
 } prep_op;
 
@@ -134,11 +138,32 @@ static int cmp_tref(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Whether output 0 of live op id exists, known from its OpDef alone:
+ * ge_op_num_outputs counts 1 for a first output arg without number_attr
+ * or type_list_attr, and its fallbacks for what it cannot count give at
+ * least 1.  0: ask ge_graph_check_tensor. */
+static int has_output0(const ge_graph *g, ge_opid id,
+		       const Tensorflow__OpDef *d)
+{
+	const ge_op *o = &g->ops[id];
+	if (o->nout >= 0)
+		return o->nout >= 1;
+	if (!d || !d->n_output_arg)
+		return 0;
+	const Tensorflow__OpDef__ArgDef *a = d->output_arg[0];
+	return !(a->number_attr && *a->number_attr) &&
+	       !(a->type_list_attr && *a->type_list_attr);
+}
+
 static int check_sites(const ge_graph *g, const ge_tref *sites, size_t n,
 		       const uint32_t *site_tmpl, size_t n_tmpls,
 		       ge_error *err)
 {
 	ge_buf nb = GE_BUF_INIT;
+	/* the OpDef of the last few op types seen */
+	enum { WAYS = 8 };
+	const char *type[WAYS] = {0};
+	const Tensorflow__OpDef *def[WAYS] = {0};
 	for (size_t k = 0; k < n; k++) {
 		if (site_tmpl && site_tmpl[k] >= n_tmpls)
 			return ge_err(err, GE_EINVAL,
@@ -146,9 +171,28 @@ static int check_sites(const ge_graph *g, const ge_tref *sites, size_t n,
 		if (sites[k].index == GE_CONTROL)
 			return ge_err(err, GE_EINVAL,
 				      "site %zu is an op, not a tensor", k + 1);
+		ge_opid id = sites[k].op;
+		if (sites[k].index == 0 && id < g->n_ops &&
+		    !(g->ops[id].flags & OPF_DEAD)) {
+			const char *ty = g->ops[id].type;
+			size_t w = ((uintptr_t)ty >> 4) % WAYS;
+			if (type[w] != ty) {
+				type[w] = ty;
+				def[w] = ge_graph_opdef(g, ty);
+			}
+			if (has_output0(g, id, def[w]))
+				continue;
+		}
 		if (ge_graph_check_tensor(g, sites[k], err))
 			return GE_EINVAL;
 	}
+	/* sites in increasing order (as g:ops(types) gives them) are
+	 * distinct: no sort */
+	size_t m = 1;
+	while (m < n && cmp_tref(&sites[m - 1], &sites[m]) < 0)
+		m++;
+	if (m >= n)
+		return GE_OK;
 	ge_tref *ord = ge_xmalloc((n + 1) * sizeof *ord);
 	memcpy(ord, sites, n * sizeof *ord);
 	qsort(ord, n, sizeof *ord, cmp_tref);
@@ -185,10 +229,11 @@ static void put_entry(ge_buf *b, const char *key, const uint8_t *v,
 	b->len = (size_t)(p + len - b->data);
 }
 
-/* The attr entries of template op `to` at site k, appended to b. */
-static void put_entries(ge_buf *b, const ge_ins_op *to, size_t k)
+/* The attr entries from..n_attrs-1 of template op `to` at site k,
+ * appended to b. */
+static void put_entries(ge_buf *b, const ge_ins_op *to, size_t from, size_t k)
 {
-	for (size_t a = 0; a < to->n_attrs; a++) {
+	for (size_t a = from; a < to->n_attrs; a++) {
 		const ge_ins_attr *at = &to->attrs[a];
 		if (at->site_ints) {
 			/* AttrValue{i: v}: field 3, varint */
@@ -206,12 +251,14 @@ static void put_entries(ge_buf *b, const ge_ins_op *to, size_t k)
 	}
 }
 
-static int per_site(const ge_ins_op *to)
+/* The first per-site attr of a template op, or n_attrs. */
+static size_t first_per_site(const ge_ins_op *to)
 {
-	for (size_t a = 0; a < to->n_attrs; a++)
-		if (to->attrs[a].site_ints || to->attrs[a].site_bytes)
-			return 1;
-	return 0;
+	size_t a = 0;
+	while (a < to->n_attrs && !to->attrs[a].site_ints &&
+	       !to->attrs[a].site_bytes)
+		a++;
+	return a;
 }
 
 /* Interns a template's strings, encodes its attrs into g. */
@@ -225,14 +272,25 @@ static prep_op *prepare(ge_graph *g, const ge_ins_template *t)
 		p[j].device = o->device ? ge_intern(g, o->device,
 						    strlen(o->device))
 					: NULL;
-		if (o->n_attrs && !per_site(o)) {
+		size_t fs = first_per_site(o);
+		if (o->n_attrs && fs) {
+			/* the entries before any per-site one (k unused) */
 			b.len = 0;
-			put_entries(&b, o, 0);
+			for (size_t a = 0; a < fs; a++) {
+				const ge_ins_attr *at = &o->attrs[a];
+				put_entry(&b, at->name, at->bytes, at->len);
+			}
 			uint8_t *c = ge_arena_alloc(&g->arena, b.len);
 			memcpy(c, b.data, b.len);
-			p[j].blob = c;
-			p[j].blob_len = b.len;
+			if (fs == o->n_attrs) {
+				p[j].blob = c;
+				p[j].blob_len = b.len;
+			} else {
+				p[j].pre = c;
+				p[j].pre_len = b.len;
+			}
 		}
+		p[j].first_site = fs;
 		for (size_t i = 0; i < o->n_in; i++)
 			if (o->in[i].kind == GE_INS_OP)
 				p[o->in[i].op].n_uses++;
@@ -259,20 +317,100 @@ static void cout_append(ge_graph *g, ge_opid producer, ge_opid c)
 	p->couts[p->n_couts++] = c;
 }
 
-/* Makes one template op at site k (whose earlier ops are ids[0..j-1]). */
-static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
-		       ge_tref site, size_t k, int anchor, const ge_opid *ids,
-		       const char *name, size_t name_len, uint32_t hash,
-		       ge_buf *scratch)
+/* One site being made: its tensor, its position k, the ops made so far
+ * (ids), the readers that move to its output (rd, nr). */
+typedef struct site_ctx {
+	ge_tref site;
+	size_t k;
+	int anchor;             /* in a loop: anchors wait on the site */
+	ge_opid *ids;
+	const ge_input_edit *rd;
+	size_t nr;
+	ge_buf *scratch;
+	uint64_t *room;         /* the edge arrays of the site's ops, carved
+				   in turn from one piece of the arena */
+} site_ctx;
+
+/* The 8-byte words of the edge arrays (inputs, uses) of a site's ops. */
+static size_t site_words(const ge_ins_template *t, const prep_op *p,
+			 int anchor, size_t nr)
 {
+	size_t w = nr;
+	for (size_t j = 0; j < t->n_ops; j++)
+		w += t->ops[j].n_in + t->ops[j].n_ctrl +
+		     (anchor && t->ops[j].loop_anchor) + p[j].n_uses;
+	return w;
+}
+
+/* The inputs of template t that read the site's op (the site, or a
+ * fixed tensor of that op). */
+static size_t site_reads(const ge_ins_template *t, ge_opid site_op)
+{
+	size_t n = 0;
+	for (size_t j = 0; j < t->n_ops; j++)
+		for (size_t i = 0; i < t->ops[j].n_in; i++) {
+			const ge_ins_ref *r = &t->ops[j].in[i];
+			n += r->kind == GE_INS_SITE ||
+			     (r->kind == GE_INS_TENSOR && r->t.op == site_op);
+		}
+	return n;
+}
+
+/* The site op's uses without the readers that move to the new output
+ * (the ops older than the batch, below n_old, that read the site: those
+ * collect_readers found), with room for the `need` uses the site's ops
+ * add: they are written there directly (make_op).  The array is the
+ * arena's; like a loaded op's, it counts as full (ge_edge_make_room
+ * moves it to the heap when it grows). */
+static void site_room(ge_graph *g, ge_tref site, size_t n_old, size_t need)
+{
+	ge_op *p = &g->ops[site.op];
+	ge_use *a = ge_arena_alloc(&g->arena, (p->n_uses + need) * sizeof *a);
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < p->n_uses; i++) {
+		ge_use u = p->uses[i];
+		const ge_op *c = &g->ops[u.op];
+		if (u.op < n_old && u.slot < c->n_in &&
+		    ge_tref_eq(c->in[u.slot], site))
+			continue;
+		a[w++] = u;
+	}
+	if (p->flags & OPF_USES_OWNED) {
+		free(p->uses);
+		p->flags &= ~(uint32_t)OPF_USES_OWNED;
+	}
+	p->uses = a;
+	p->n_uses = w;
+}
+
+/* Makes template op j (to, prepared as p) at a site.  The template's
+ * output op gets the site's readers as its first uses: they are older
+ * ops than the template's, so the list stays sorted. */
+static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
+		       int is_out, site_ctx *sc, const char *name,
+		       size_t name_len, uint32_t hash)
+{
+	_Static_assert(sizeof(ge_tref) == 8 && sizeof(ge_use) == 8,
+		       "edges are carved from 8-byte words");
+	ge_tref site = sc->site;
+	const ge_opid *ids = sc->ids;
+	int anchor = to->loop_anchor && sc->anchor;
 	const char *dev = p->device ? p->device : g->ops[site.op].device;
-	ge_opid id = ge_add_op_unique(g, name, name_len, hash, p->type, dev);
+	ge_opid id = ge_add_op_unique(g, name, name_len, hash, 1, p->type, dev);
 	ge_op *o = &g->ops[id];
 	size_t room = to->n_in + to->n_ctrl + (anchor ? 1 : 0);
-	if (room)
-		o->in = ge_arena_alloc(&g->arena, room * sizeof *o->in);
-	if (p->n_uses)
-		o->uses = ge_arena_alloc(&g->arena, p->n_uses * sizeof *o->uses);
+	if (room) {
+		o->in = (ge_tref *)sc->room;
+		sc->room += room;
+	}
+	size_t nr = is_out ? sc->nr : 0;
+	if (p->n_uses + nr) {
+		o->uses = (ge_use *)sc->room;
+		sc->room += p->n_uses + nr;
+	}
+	for (size_t i = 0; i < nr; i++)
+		o->uses[i] = (ge_use){sc->rd[i].op, sc->rd[i].slot};
+	o->n_uses = (uint32_t)nr;
 	for (uint32_t s = 0; s < to->n_in; s++) {
 		const ge_ins_ref *r = &to->in[s];
 		ge_tref t = r->kind == GE_INS_SITE ? site
@@ -281,9 +419,10 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 				    : r->t;
 		o->in[s] = t;
 		ge_use u = {id, s};
-		if (r->kind == GE_INS_OP) {
+		if (r->kind == GE_INS_OP || t.op == site.op) {
+			/* room made by prepare or site_room */
 			ge_op *q = &g->ops[t.op];
-			q->uses[q->n_uses++] = u; /* sized by prepare */
+			q->uses[q->n_uses++] = u;
 		} else {
 			use_append(g, t.op, u);
 		}
@@ -313,9 +452,11 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 		o->raw = p->blob;
 		o->raw_len = (uint32_t)p->blob_len;
 	} else if (to->n_attrs) {
-		ge_buf *b = scratch;
+		ge_buf *b = sc->scratch;
 		b->len = 0;
-		put_entries(b, to, k);
+		if (p->pre_len)
+			ge_buf_add(b, p->pre, p->pre_len);
+		put_entries(b, to, p->first_site, sc->k);
 		uint8_t *c = ge_arena_alloc(&g->arena, b->len);
 		memcpy(c, b->data, b->len);
 		o->raw = c;
@@ -325,38 +466,38 @@ static ge_opid make_op(ge_graph *g, const ge_ins_op *to, const prep_op *p,
 }
 
 /* The names a site's ops ask for (<site op name><template name>, each
- * NUL-terminated in b at off[j]) and their hashes: made one site ahead,
- * so that the table slots they probe are fetched meanwhile. */
+ * NUL-terminated, name[j] of len[j] bytes) and their hashes: made one
+ * site ahead, so that the table slots they probe are fetched meanwhile.
+ * They are made in the arena, where a name that is free stays as its
+ * op's. */
 typedef struct site_names {
-	ge_buf b;
-	size_t *off;
+	const char **name;
+	size_t *len;
 	uint32_t *hash;
 } site_names;
 
-static void name_site(const ge_graph *g, const ge_ins_template *t,
+/* tl[j]: the length of template op j's name */
+static void name_site(ge_graph *g, const ge_ins_template *t, const size_t *tl,
 		      ge_tref site, site_names *s)
 {
 	const char *sn = g->ops[site.op].name;
 	size_t sl = strlen(sn), len = 0;
 	for (size_t j = 0; j < t->n_ops; j++)
-		len += sl + strlen(t->ops[j].name) + 1;
-	s->b.len = 0;
-	ge_buf_reserve(&s->b, len);
-	uint8_t *p = s->b.data;
+		len += sl + tl[j] + 1;
+	char *p = ge_arena_alloc(&g->arena, len);
 	for (size_t j = 0; j < t->n_ops; j++) {
-		size_t tl = strlen(t->ops[j].name);
-		s->off[j] = (size_t)(p - s->b.data);
+		s->name[j] = p;
+		s->len[j] = sl + tl[j];
 		memcpy(p, sn, sl);
-		memcpy(p + sl, t->ops[j].name, tl);
-		s->hash[j] = ge_hash_ci(p, sl + tl);
-		p[sl + tl] = 0;
-		p += sl + tl + 1;
+		memcpy(p + sl, t->ops[j].name, tl[j]);
+		s->hash[j] = ge_hash_ci(p, sl + tl[j]);
+		p[sl + tl[j]] = 0;
+		p += sl + tl[j] + 1;
 		ge_names_prefetch(g, s->hash[j]);
 	}
-	s->b.len = len;
 }
 
-/* The readers of each site (edits whose tensor is filled in later), and
+/* The readers of each site (as edits: op and slot), and
  * which sites are skipped. */
 static size_t collect_readers(const ge_graph *g, const ge_tref *sites,
 			      size_t n, unsigned flags, ge_input_edit **out,
@@ -416,7 +557,7 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	/* Everything read from the graph as it is before the edit. */
 	unsigned char *skip = ge_xcalloc(n + 1, 2);
 	unsigned char *in_loop = skip + n + 1;
-	if (any_anchor) {
+	if (any_anchor && !ge_frames_all_root(g)) {
 		const ge_frames *F = ge_graph_frames(g);
 		for (size_t k = 0; k < n; k++)
 			in_loop[k] = ge_frames_op(F, sites[k].op) != 0;
@@ -434,23 +575,40 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 	if (coloc)
 		ge_coloc_drop(g);
 	prep_op **prep = ge_xcalloc(n_tmpls, sizeof *prep);
+	/* per template: its inputs reading the site, and whether any reads
+	 * a fixed tensor (which may be of the site's op: counted per site) */
+	size_t *n_reads = ge_xcalloc(n_tmpls * 2 + 1, sizeof *n_reads);
+	size_t *fixed = n_reads + n_tmpls;
+	for (size_t t = 0; t < n_tmpls; t++)
+		for (size_t j = 0; j < tmpls[t].n_ops; j++)
+			for (size_t i = 0; i < tmpls[t].ops[j].n_in; i++)
+				fixed[t] |= tmpls[t].ops[j].in[i].kind ==
+					    GE_INS_TENSOR;
+	size_t n_old = g->n_ops;
 	ge_opid *ids = ge_xmalloc((max_ops + 1) * sizeof *ids);
 	res->outputs = ge_xmalloc((n + 1) * sizeof *res->outputs);
 	res->skipped = ge_xmalloc((n + 1) * sizeof *res->skipped);
 	ge_buf ab = GE_BUF_INIT;
 	site_names sn[2];
 	for (int i = 0; i < 2; i++) {
-		sn[i].b = (ge_buf)GE_BUF_INIT;
-		sn[i].off = ge_xmalloc((max_ops + 1) * sizeof *sn[i].off);
+		sn[i].name = ge_xmalloc((max_ops + 1) * sizeof *sn[i].name);
+		sn[i].len = ge_xmalloc((max_ops + 1) * sizeof *sn[i].len);
 		sn[i].hash = ge_xmalloc((max_ops + 1) * sizeof *sn[i].hash);
 	}
+	/* the lengths of the template ops' names, template after template */
+	size_t *tl0 = ge_xmalloc((n_tmpls * max_ops + 1) * sizeof *tl0);
+	for (size_t t = 0; t < n_tmpls; t++)
+		for (size_t j = 0; j < tmpls[t].n_ops; j++)
+			tl0[t * max_ops + j] = strlen(tmpls[t].ops[j].name);
+#define TL(ti) (tl0 + (ti) * max_ops)
 	int cur = 0;
 	size_t k = 0;
 	while (k < n && skip[k])
 		k++;
-	if (k < n)
-		name_site(g, &tmpls[site_tmpl ? site_tmpl[k] : 0], sites[k],
-			  &sn[cur]);
+	if (k < n) {
+		size_t ti = site_tmpl ? site_tmpl[k] : 0;
+		name_site(g, &tmpls[ti], TL(ti), sites[k], &sn[cur]);
+	}
 	for (k = 0; k < n; k++) {
 		res->outputs[k] = (ge_tref){GE_NOOP, 0};
 		if (skip[k]) {
@@ -462,44 +620,60 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 		size_t next = k + 1;
 		while (next < n && skip[next])
 			next++;
-		if (next < n)
-			name_site(g, &tmpls[site_tmpl ? site_tmpl[next] : 0],
-				  sites[next], &sn[!cur]);
-		if (!prep[ti])
-			prep[ti] = prepare(g, t);
-		const site_names *s = &sn[cur];
-		for (size_t j = 0; j < t->n_ops; j++) {
-			const ge_ins_op *to = &t->ops[j];
-			const char *nm = (const char *)s->b.data + s->off[j];
-			ids[j] = make_op(g, to, &prep[ti][j], sites[k], k,
-					 to->loop_anchor && in_loop[k], ids, nm,
-					 strlen(nm), s->hash[j], &ab);
+		if (next < n) {
+			size_t tn = site_tmpl ? site_tmpl[next] : 0;
+			name_site(g, &tmpls[tn], TL(tn), sites[next],
+				  &sn[!cur]);
 		}
+		if (!prep[ti]) {
+			prep[ti] = prepare(g, t);
+			n_reads[ti] = site_reads(t, GE_NOOP);
+		}
+		site_ctx sc = {sites[k], k, in_loop[k], ids, edits + first[k],
+			       first[k + 1] - first[k], &ab, NULL};
+		sc.room = ge_arena_alloc(&g->arena,
+					 8 * site_words(t, prep[ti], in_loop[k],
+							sc.nr) + 8);
+		size_t need = fixed[ti] ? site_reads(t, sites[k].op)
+					: n_reads[ti];
+		if (need || sc.nr)
+			site_room(g, sites[k], n_old, need);
+		const site_names *s = &sn[cur];
+		for (size_t j = 0; j < t->n_ops; j++)
+			ids[j] = make_op(g, &t->ops[j], &prep[ti][j],
+					 j == t->out_op, &sc, s->name[j],
+					 s->len[j], s->hash[j]);
 		cur = !cur;
 		ge_tref out = {ids[t->out_op], t->out_index};
 		res->outputs[k] = out;
-		for (size_t i = first[k]; i < first[k + 1]; i++)
-			edits[i].t = out;
+		/* the readers' uses are on out already (make_op) and off the
+		 * site's op (site_room) */
+		for (size_t i = 0; i < sc.nr; i++) {
+			ge_op *c = &g->ops[sc.rd[i].op];
+			c->in[sc.rd[i].slot] = out;
+			c->flags |= OPF_DIRTY;
+		}
 		res->inserted++;
 	}
+	if (ne)
+		g->version++;
+#undef TL
 	ge_buf_free(&ab);
+	free(tl0);
 	for (int i = 0; i < 2; i++) {
-		ge_buf_free(&sn[i].b);
-		free(sn[i].off);
+		free(sn[i].name);
+		free(sn[i].len);
 		free(sn[i].hash);
 	}
-	/* checked above: the readers are live and the outputs exist */
-	int rc = ge_graph_set_inputs(g, edits, ne, err);
 	for (size_t t = 0; t < n_tmpls; t++)
 		free(prep[t]);
 	free(prep);
+	free(n_reads);
 	free(ids);
 	free(edits);
 	free(first);
 	free(skip);
-	if (rc)
-		ge_ins_result_free(res);
-	return rc;
+	return GE_OK;
 }
 
 void ge_ins_result_free(ge_ins_result *res)
@@ -523,6 +697,43 @@ static int raw_type(const uint8_t *v, size_t n)
 	return (int)x;
 }
 
+/* The first attr entry named `name` (nl bytes, no NUL) in a node's
+ * bytes, as ge_raw_attr_next finds it, when every field up to it has a
+ * one-byte tag and length of wire type 2 and every attr entry before it
+ * and itself is just {1: key, 2: value} with one-byte lengths, as
+ * TensorFlow writes small nodes: 1 with its value, 0 when there is no
+ * such entry, -1 when the node is laid out otherwise (ask
+ * ge_raw_attr_next). */
+static int short_attr(const uint8_t *p, const uint8_t *end, const char *name,
+		      size_t nl, const uint8_t **val, size_t *vlen)
+{
+	while (p < end) {
+		if (end - p < 2 || (p[0] & 0x87) != 2 || p[1] >= 0x80 ||
+		    (size_t)(end - p) - 2 < p[1])
+			return -1;
+		const uint8_t *q = p + 2, *qe = q + p[1];
+		if (p[0] == (5 << 3 | 2)) {
+			/* {0a kl key 12 vl value} filling the entry */
+			if (qe - q < 4 || q[0] != 0x0a || q[1] >= 0x80 ||
+			    (size_t)(qe - q) < 4u + q[1] ||
+			    q[2 + q[1]] != 0x12 || q[3 + q[1]] >= 0x80 ||
+			    (size_t)(qe - q) != 4u + q[1] + q[3 + q[1]])
+				return -1;
+			size_t kl = q[1];
+			const char *key = (const char *)q + 2;
+			/* strnlen(key, kl) == nl, name having no NUL */
+			if ((kl == nl || (kl > nl && !key[nl])) &&
+			    !memcmp(key, name, nl)) {
+				*val = q + 4 + kl;
+				*vlen = q[3 + kl];
+				return 1;
+			}
+		}
+		p = qe;
+	}
+	return 0;
+}
+
 /* Output 0's dtype when the OpDef makes it simple: a fixed type, or the
  * type attr the op holds as plain bytes; else -1 (ask the slow way). */
 static int fast_dtype(const ge_graph *g, ge_opid id,
@@ -543,9 +754,17 @@ static int fast_dtype(const ge_graph *g, ge_opid id,
 	const ge_op *o = &g->ops[id];
 	if ((o->flags & OPF_SPLIT) || !o->raw)
 		return -1;
-	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *v;
+	const uint8_t *v;
+	size_t vl, nl = strlen(a->type_attr);
+	int r = short_attr(o->raw, o->raw + o->raw_len, a->type_attr, nl, &v,
+			   &vl);
+	if (r > 0)
+		return raw_type(v, vl);
+	if (!r)
+		return -1;
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 	const char *key;
-	size_t kl, vl, nl = strlen(a->type_attr);
+	size_t kl;
 	while (ge_raw_attr_next(&p, end, &key, &kl, &v, &vl))
 		if (strnlen(key, kl) == nl && !memcmp(key, a->type_attr, nl))
 			return raw_type(v, vl);

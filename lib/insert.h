@@ -18,7 +18,7 @@
  *     so the result equals the same ops added one by one;
  *   - every reader of a site tensor (any data input reading it, taken
  *     before the call: the new ops are not readers) is moved to the
- *     template's output in one ge_graph_set_inputs.
+ *     template's output, as ge_graph_set_inputs would move it.
  *
  * Nothing changes on error: templates and sites are checked first.
  */

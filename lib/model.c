@@ -992,7 +992,9 @@ check:;
 	}
 	ge_buf_free(&why);
 	/* the classes stay for the copies' attr verdicts (graph_copy.c),
-	 * which read them while nothing changed since the load */
+	 * which read them while nothing changed since the load; the call
+	 * check's list of ops naming functions is made from them now */
+	ge_note_attr_funcs(g);
 	if (g->meta && g->meta->savedmodel) {
 		char real[PATH_MAX];
 		const char *d = dir ? path : NULL;

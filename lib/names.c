@@ -96,11 +96,13 @@ static int name_in_use(const ge_graph *g, const char *s, size_t n, uint32_t h)
 /* ge_graph_unique_name for the n bytes of name (NUL-terminated there),
  * whose ge_hash_ci is h; also gives the ge_hash_ci of the result. */
 static const char *unique_name_h(ge_graph *g, const char *name, size_t n,
-				 uint32_t h, uint32_t *hash, int for_op)
+				 uint32_t h, uint32_t *hash, int for_op,
+				 int keep)
 {
 	if (!name_in_use(g, name, n, h)) {
 		/* one copy: the op's name and the entry's */
-		const char *r = ge_arena_strndup(&g->arena, name, n);
+		const char *r = keep ? name
+				     : ge_arena_strndup(&g->arena, name, n);
 		if (!for_op)
 			used_new(g, r, h);
 		*hash = h;
@@ -130,16 +132,17 @@ const char *ge_graph_unique_name(ge_graph *g, const char *name)
 {
 	uint32_t h;
 	size_t n = strlen(name);
-	return unique_name_h(g, name, n, ge_hash_ci(name, n), &h, 0);
+	return unique_name_h(g, name, n, ge_hash_ci(name, n), &h, 0, 0);
 }
 
 ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
-			 uint32_t hash, const char *itype, const char *idevice)
+			 uint32_t hash, int keep, const char *itype,
+			 const char *idevice)
 {
 	uint32_t h;
 	/* the name index holds the name while the op has it: it joins the
 	 * names handed out only when the op leaves (ge_names_release) */
-	ge_opid id = ge_new_op(g, unique_name_h(g, name, n, hash, &h, 1),
+	ge_opid id = ge_new_op(g, unique_name_h(g, name, n, hash, &h, 1, keep),
 			       itype, idevice);
 	g->ops[id].flags = OPF_DIRTY | OPF_NAMED;
 	ge_idx_insert_h(g, id, h);

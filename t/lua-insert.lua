@@ -267,6 +267,16 @@ raises("template output: an op of the template (1 to 1)", function()
 raises("unknown option", function()
   g3:insert_after({c1}, {{type = "Identity"}}, {skip = true}) end,
   "an unknown option")
+local nop = g3:add_op{type = "NoOp", name = "nop"}
+local none = g3:add_op{type = "Unpack", name = "none", inputs = {"x:0"},
+                       attrs = {T = F, num = 0, axis = 0}}
+n = #g3
+raises("no tensor 'nop:0'", function()
+  g3:insert_after({nop}, template(F, seeds)) end,
+  "an op without outputs as a site")
+raises("no tensor 'none:0'", function()
+  g3:insert_after({c1, none}, template(F, seeds)) end,
+  "an op whose OpDef gives no output for its attrs")
 is(n, #g3, "nothing changed")
 
 -- fixed tensors, {k, i} refs, control inputs and the output field
@@ -287,5 +297,110 @@ same({g4:op("enter"), g4:op("c1")}, g4:op("c1/sum").control_inputs,
 is("", g4:op("c2/done").device, "a device given in the template")
 is(g4:op("c2/sum"), g4:op("c2/done").control_inputs[1],
    "a control input on an op of the template")
+
+
+-- frames: an op on a cycle that no Enter opens is in no frame (-1), and
+-- the anchor waits on it as in a loop; an op read before it is listed is
+-- in the root frame.  Neither graph is in node order: the frames' walk
+-- decides, as it does for c5 above.
+local g5 = ge.graph()
+local x5 = g5:add_op{type = "Placeholder", name = "x", attrs = {dtype = F}}
+local a5 = g5:add_op{type = "Relu", name = "a", inputs = {x5:output(0)},
+                     attrs = {T = F}}
+local b5 = g5:add_op{type = "Relu", name = "b", inputs = {a5:output(0)},
+                     attrs = {T = F}}
+a5:set_input(0, b5:output(0))
+local d5 = g5:add_op{type = "Relu", name = "d", inputs = {x5:output(0)},
+                     attrs = {T = F}}
+local e5 = g5:add_op{type = "Relu", name = "e", inputs = {x5:output(0)},
+                     attrs = {T = F}}
+d5:set_input(0, e5:output(0))
+g5:add_op{type = "Identity", name = "rd", inputs = {d5:output(0)},
+          attrs = {T = F}}
+r = g5:insert_after({a5, d5}, template(F, {1, 2}))
+is(2, r.inserted, "sites on a cycle and out of node order")
+same({a5}, g5:op("a/noise/scale").control_inputs,
+     "an op on a cycle nothing enters: the anchor waits on it")
+same({}, g5:op("d/noise/scale").control_inputs,
+     "an op after its reader in node order: in the root frame, no anchor")
+-- in node order without an Enter: no walk, no anchor
+local g6 = ge.graph()
+local x6 = g6:add_op{type = "Placeholder", name = "x", attrs = {dtype = F}}
+local c6 = g6:add_op{type = "Relu", name = "c", inputs = {x6:output(0)},
+                     attrs = {T = F}}
+g6:add_op{type = "Identity", name = "r", inputs = {c6:output(0)},
+          attrs = {T = F}}
+g6:insert_after({c6}, template(F, {1}))
+same({}, g6:op("c/noise/scale").control_inputs, "in node order: no anchor")
+
+
+-- uses kept right when a template reads fixed tensors of sites: of its
+-- own site's op, and of a later site (whose readers move, not the new
+-- op reading it); every input is on its producer's consumers and back
+local function wired(g)
+  for _, o in ipairs(g:ops()) do
+    for _, t in ipairs(o.inputs) do
+      local found = false
+      for _, c in ipairs(t:consumers()) do found = found or c == o end
+      if not found then return false, o.name .. " <- " .. t.name end
+    end
+    for _, x in ipairs(o.outputs) do
+      for _, c in ipairs(x:consumers()) do
+        local found = false
+        for _, t in ipairs(c.inputs) do found = found or t == x end
+        if not found then return false, c.name .. " -> " .. x.name end
+      end
+    end
+  end
+  return true
+end
+local function build7()
+  local g = ge.graph()
+  local x = g:add_op{type = "Placeholder", name = "x", attrs = {dtype = F}}
+  local c1 = g:add_op{type = "Relu", name = "c1", inputs = {x:output(0)},
+                      attrs = {T = F}}
+  local c2 = g:add_op{type = "Relu", name = "c2", inputs = {x:output(0)},
+                      attrs = {T = F}}
+  g:add_op{type = "Identity", name = "r1", inputs = {c1:output(0)},
+           attrs = {T = F}}
+  g:add_op{type = "Mul", name = "r2", inputs = {c2:output(0), c1:output(0)},
+           attrs = {T = F}}
+  return g
+end
+local g7 = build7()
+g7:insert_after({g7:op("c1"), g7:op("c2")},
+                {{type = "AddV2", name = "/a", inputs = {0, "c2:0"},
+                  attrs = {T = F}},
+                 {type = "AddV2", name = "/b", inputs = {1, "c1:0"},
+                  attrs = {T = F}}})
+local okw, why = wired(g7)
+ok(okw, "fixed tensors of sites: inputs and consumers agree")
+if not okw then tap.diag(why) end
+same({g7:tensor("c2/b:0"), g7:tensor("c1/b:0")}, g7:op("r2").inputs,
+     "the readers read the outputs")
+same({g7:tensor("c1:0"), g7:tensor("c2:0")}, g7:op("c1/a").inputs,
+     "a new op reading a later site keeps reading it")
+local h7 = build7()
+local rds = {}
+for _, nm in ipairs{"c1", "c2"} do
+  local x = h7:op(nm):output(0)
+  local rd = {}
+  for _, c in ipairs(x:consumers()) do
+    for slot, t in ipairs(c.inputs) do
+      if t == x then rd[#rd + 1] = {c, slot - 1} end
+    end
+  end
+  rds[nm] = rd
+end
+for _, nm in ipairs{"c1", "c2"} do
+  local x, rd = h7:op(nm):output(0), rds[nm]
+  local a = h7:add_op{type = "AddV2", name = nm .. "/a",
+                      inputs = {x, h7:tensor("c2:0")}, attrs = {T = F}}
+  local b = h7:add_op{type = "AddV2", name = nm .. "/b",
+                      inputs = {a:output(0), h7:tensor("c1:0")},
+                      attrs = {T = F}}
+  for _, r in ipairs(rd) do r[1]:set_input(r[2], b:output(0)) end
+end
+ok(g7:serialize() == h7:serialize(), "... the same bytes as by hand")
 
 tap.done()
