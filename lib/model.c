@@ -818,7 +818,7 @@ int ge_parse(const uint8_t *data, size_t len, ge_format fmt, const char *name,
 	copy[len] = 0;
 	int rc = parse_owned(copy, len, fmt, name, opts, out, err);
 	if (!rc) { /* kept by a load for its check only */
-		free((*out)->attr_cls);
+		ge_big_free((*out)->attr_cls);
 		(*out)->attr_cls = NULL;
 	}
 	return rc;
@@ -997,7 +997,7 @@ check:;
 	}
 	ge_buf_free(&why);
 	/* only the load's check reads the classes */
-	free(g->attr_cls);
+	ge_big_free(g->attr_cls);
 	g->attr_cls = NULL;
 	if (g->meta && g->meta->savedmodel) {
 		char real[PATH_MAX];
