@@ -104,7 +104,7 @@ void ge_big_free(void *p)
 	free(p);
 }
 
-static size_t big_usable(size_t n)
+static size_t big_fit(size_t n)
 {
 	return n;
 }
@@ -120,15 +120,29 @@ struct big {
 enum { BIG_MIN = 1u << 20 };
 #define HUGE_SZ ((size_t)2 << 20)
 
-static size_t huge_round(size_t n)
+/* The length of the mapping for n bytes.  The kernel gives a huge page
+ * only to a whole aligned 2 MiB of the mapping, and then all of it is
+ * resident: a last part under 1 MiB past the last 2 MiB boundary is left
+ * to small pages (fewer than 256 faults), a larger one gets a huge page
+ * (less than 1 MiB unused), so that the resident size stays near what is
+ * used. */
+static size_t map_round(size_t n)
 {
+	static size_t pg;
+	if (!pg) {
+		long v = sysconf(_SC_PAGESIZE);
+		pg = v > 0 ? (size_t)v : 4096;
+	}
 	if (n > SIZE_MAX / 2)
 		oom(n);
-	return (n + sizeof(struct big) + HUGE_SZ - 1) & ~(HUGE_SZ - 1);
+	n += sizeof(struct big);
+	if ((n & (HUGE_SZ - 1)) >= HUGE_SZ / 2)
+		return (n + HUGE_SZ - 1) & ~(HUGE_SZ - 1);
+	return (n + pg - 1) / pg * pg;
 }
 
-/* len (a multiple of HUGE_SZ) bytes at a HUGE_SZ boundary: the kernel
- * gives huge pages only to aligned 2 MiB ranges. */
+/* len bytes at a HUGE_SZ boundary: the kernel gives huge pages only to
+ * aligned 2 MiB ranges. */
 static void *map_aligned(size_t len)
 {
 	size_t span = len + HUGE_SZ;
@@ -146,20 +160,21 @@ static void *map_aligned(size_t len)
 	return a;
 }
 
-/* What a block of n bytes can hold: a mapping is whole huge pages, and
- * a huge page is faulted in whole. */
-static size_t big_usable(size_t n)
+/* A size of at least n for a block that fills whole huge pages (an
+ * arena chunk, filled from the start to the end). */
+static size_t big_fit(size_t n)
 {
-	return n >= BIG_MIN && n <= SIZE_MAX / 2
-		       ? huge_round(n) - sizeof(struct big)
-		       : n;
+	if (n < BIG_MIN || n > SIZE_MAX / 2)
+		return n;
+	return ((n + sizeof(struct big) + HUGE_SZ - 1) & ~(HUGE_SZ - 1)) -
+	       sizeof(struct big);
 }
 
 void *ge_big_alloc(size_t n)
 {
 	struct big *h = NULL;
 	if (n >= BIG_MIN) {
-		size_t len = huge_round(n);
+		size_t len = map_round(n);
 		if ((h = map_aligned(len)))
 			h->map = len;
 	}
@@ -178,7 +193,7 @@ void *ge_big_realloc(void *p, size_t n)
 		return ge_big_alloc(n);
 	struct big *h = (struct big *)p - 1;
 	if (h->map) {
-		size_t len = huge_round(n);
+		size_t len = map_round(n);
 		if (len <= h->map) {
 			h->n = n;
 			return p;
@@ -445,7 +460,7 @@ void *ge_arena_alloc(ge_arena *a, size_t n)
 			sz = n;
 		if (sz > SIZE_MAX / 2)
 			oom(sz);
-		sz = big_usable(sizeof(ge_arena_chunk) + sz) -
+		sz = big_fit(sizeof(ge_arena_chunk) + sz) -
 		     sizeof(ge_arena_chunk);
 		ge_arena_chunk *c = ge_big_alloc(sizeof *c + sz);
 		c->next = a->head;

@@ -140,7 +140,7 @@ int ge_file_map(const char *path, size_t min, uint8_t **data, size_t *len)
 	    fcntl(fd, F_SETLEASE, F_RDLCK) == 0 && fstat(fd, &st) == 0 &&
 	    st.st_size > 0 && (uint64_t)st.st_size % pg != 0 &&
 	    (uint64_t)st.st_size <= SIZE_MAX)
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
 			 0);
 	if (p == MAP_FAILED) {
 		fcntl(fd, F_SETLEASE, F_UNLCK);

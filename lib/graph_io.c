@@ -315,7 +315,7 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 	const uint8_t *p = g->src, *end = g->src + g->src_len;
 	g->ops = ge_big_alloc((n_nodes ? n_nodes : 1) * sizeof *g->ops);
 	g->cap_ops = n_nodes ? n_nodes : 1;
-	uint32_t *nin = ge_xmalloc((n_nodes + 1) * sizeof *nin);
+	uint32_t *nin = ge_big_alloc((n_nodes + 1) * sizeof *nin);
 	size_t total_in = 0;
 	g->attr_cls = ge_big_alloc((n_nodes + 1) * sizeof *g->attr_cls);
 	struct attr_memo *memo = ge_xcalloc((size_t)1 << MEMO_BITS,
@@ -356,7 +356,7 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, uint32_t **nin_out,
 		}
 		if (rc) {
 			free(memo);
-			free(nin);
+			ge_big_free(nin);
 			return rc;
 		}
 		nin[i] = (uint32_t)k;
@@ -507,20 +507,20 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 		goto fail;
 	/* Name index.  A repeated name keeps the first op in the index. */
 	ge_idx_build(g);
-	nuse = ge_xcalloc(n_nodes + 1, sizeof *nuse);
-	ncout = ge_xcalloc(n_nodes + 1, sizeof *ncout);
+	nuse = ge_big_alloc((n_nodes + 1) * sizeof *nuse);
+	ncout = ge_big_alloc((n_nodes + 1) * sizeof *ncout);
 	if ((rc = resolve_inputs(g, nin, total_in, nuse, ncout, err)))
 		goto fail;
 	fill_uses(g, nuse, ncout);
-	free(nin);
-	free(nuse);
-	free(ncout);
+	ge_big_free(nin);
+	ge_big_free(nuse);
+	ge_big_free(ncout);
 	*out = g;
 	return GE_OK;
 fail:
-	free(nin);
-	free(nuse);
-	free(ncout);
+	ge_big_free(nin);
+	ge_big_free(nuse);
+	ge_big_free(ncout);
 	/* pools may be partially filled; the ops point into them */
 	for (size_t i = 0; i < g->n_ops; i++)
 		g->ops[i].flags &= ~(uint32_t)(OPF_IN_OWNED | OPF_USES_OWNED |
