@@ -39,6 +39,20 @@ int cli_docall(lua_State *L, int narg, int nres);
 void cli_report(lua_State *L);
 /* Whether error messages get a stack traceback (--traceback). */
 extern int cli_traceback;
+/* Set by a command after which the process ends (run): the graphs of a
+ * run that succeeded are then left to the end of the process (see
+ * main.c) rather than closed when the run ends. */
+extern int cli_last_run;
+
+/* A build with AddressSanitizer, whose leak check wants everything freed
+ * and whose shadow memory does not fit an address-space limit. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GE_ASAN 1
+#endif
+#endif
 
 /* ---- option parsing (cli.c) ---- */
 
