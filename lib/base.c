@@ -75,14 +75,7 @@ void *ge_xcalloc(size_t n, size_t size)
 
 /* ---- big arrays ---- */
 
-#if defined(__SANITIZE_ADDRESS__)
-#define BIG_MALLOC_ONLY 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define BIG_MALLOC_ONLY 1
-#endif
-#endif
-#if !defined(BIG_MALLOC_ONLY) && !(defined(MREMAP_MAYMOVE) && \
+#if defined(GE_ASAN) || !(defined(MREMAP_MAYMOVE) && \
 	defined(MREMAP_FIXED) && defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE))
 #define BIG_MALLOC_ONLY 1
 #endif

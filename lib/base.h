@@ -23,6 +23,17 @@
 #define GE_UNUSED
 #endif
 
+/* A build with AddressSanitizer, whose leak check wants everything freed
+ * before the exit and whose shadow memory does not fit an address-space
+ * limit. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GE_ASAN 1
+#endif
+#endif
+
 enum {
 	GE_OK = 0,
 	GE_EINVAL = -1,   /* caller misuse: bad argument, wrong kind of object */

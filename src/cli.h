@@ -44,16 +44,6 @@ extern int cli_traceback;
  * main.c) rather than closed when the run ends. */
 extern int cli_last_run;
 
-/* A build with AddressSanitizer, whose leak check wants everything freed
- * and whose shadow memory does not fit an address-space limit. */
-#if defined(__SANITIZE_ADDRESS__)
-#define GE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GE_ASAN 1
-#endif
-#endif
-
 /* ---- option parsing (cli.c) ---- */
 
 /* One option of a subcommand: `name` is the long name without "--",
