@@ -82,6 +82,11 @@ void *ge_xcalloc(size_t n, size_t size)
 
 #ifdef BIG_MALLOC_ONLY
 
+static void *big_try(size_t n)
+{
+	return calloc(1, n ? n : 1);
+}
+
 void *ge_big_alloc(size_t n)
 {
 	return ge_xcalloc(1, n);
@@ -163,21 +168,31 @@ static size_t big_fit(size_t n)
 	       sizeof(struct big);
 }
 
-void *ge_big_alloc(size_t n)
+/* ge_big_alloc, or NULL when there is no memory for it. */
+static void *big_try(size_t n)
 {
 	struct big *h = NULL;
+	if (n > SIZE_MAX / 2)
+		return NULL;
 	if (n >= BIG_MIN) {
 		size_t len = map_round(n);
 		if ((h = map_aligned(len)))
 			h->map = len;
 	}
-	if (!h) {
-		if (n > SIZE_MAX - sizeof *h)
-			oom(n);
-		h = ge_xcalloc(1, sizeof *h + n);
-	}
+	if (!h && (h = calloc(1, sizeof *h + n)))
+		h->map = 0;
+	if (!h)
+		return NULL;
 	h->n = n;
 	return h + 1;
+}
+
+void *ge_big_alloc(size_t n)
+{
+	void *p = big_try(n);
+	if (!p)
+		oom(n);
+	return p;
 }
 
 void *ge_big_realloc(void *p, size_t n)
@@ -455,7 +470,15 @@ void *ge_arena_alloc(ge_arena *a, size_t n)
 			oom(sz);
 		sz = big_fit(sizeof(ge_arena_chunk) + sz) -
 		     sizeof(ge_arena_chunk);
-		ge_arena_chunk *c = ge_big_alloc(sizeof *c + sz);
+		ge_arena_chunk *c = big_try(sizeof *c + sz);
+		/* under an address-space limit the doubling may not fit
+		 * where what is asked for does */
+		while (!c && sz > n) {
+			sz = sz / 2 > n ? sz / 2 : n;
+			c = big_try(sizeof *c + sz);
+		}
+		if (!c)
+			oom(sizeof *c + sz);
 		c->next = a->head;
 		c->size = sz;
 		a->head = c;

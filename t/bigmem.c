@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -116,6 +118,52 @@ static void test_arena(void)
 	free(s);
 }
 
+/* An arena whose next chunk (doubled) does not fit under the address
+ * space limit still gives what is asked for, in smaller chunks.  In a
+ * child: the limit stays there. */
+static void test_arena_limit(void)
+{
+#ifdef GE_ASAN
+	tap_skip(1, "AddressSanitizer needs more address space than a limit");
+#else
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		ge_arena ar;
+		ge_arena_init(&ar);
+		char **s = malloc(2000000 * sizeof *s);
+		size_t i = 0, first;
+		/* up to the end of a 32 MiB chunk: the next would be 64 */
+		while (!(ar.size >= (31u << 20) && ar.used + 100 > ar.size))
+			s[i++] = ge_arena_strdup(&ar, "tower_0/conv_0/weights/"
+						      "read/_0123456789abcdef");
+		first = i;
+		FILE *f = fopen("/proc/self/statm", "r");
+		unsigned long pages = 0;
+		if (!f || fscanf(f, "%lu", &pages) != 1)
+			_exit(2);
+		fclose(f);
+		rlim_t as = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) +
+			    (rlim_t)(24u << 20);
+		struct rlimit rl = {as, as};
+		if (setrlimit(RLIMIT_AS, &rl))
+			_exit(2);
+		for (size_t k = 0; k < 100000; k++)
+			s[i++] = ge_arena_strdup(&ar, "tower_1/conv_1/weights/"
+						      "read/_0123456789abcdef");
+		for (size_t k = 0; k < i; k++)
+			if (strncmp(s[k], k < first ? "tower_0" : "tower_1", 7))
+				_exit(1);
+		_exit(0);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "an arena under an address-space limit its next chunk does not "
+	   "fit still gives every string (status %d)", st);
+#endif
+}
+
 static int put_and_read(const char *p, const uint8_t *data, size_t n,
 			const size_t *steps, size_t nsteps)
 {
@@ -163,9 +211,10 @@ int main(void)
 		printf("Bail out! mkdtemp\n");
 		return 1;
 	}
-	tap_plan(18);
+	tap_plan(19);
 	test_big();
 	test_arena();
+	test_arena_limit();
 	test_writer();
 	rm_dir(tmp);
 	return tap_done();
