@@ -61,13 +61,7 @@ int main(int argc, char **argv)
 		}
 		double t2 = now(), c2 = cpu();
 		size_t n = ge_graph_num_ops(g);
-		/* the last graph is left to the exit, as the program leaves
-		 * its graphs after a run (doc/hacking.md); bench_pbc does
-		 * the same with its message */
-#ifndef GE_ASAN
-		if (r + 1 < repeat)
-#endif
-			ge_graph_free(g);
+		ge_graph_free(g);
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		printf("%zu ops, %.1f MB: load %.3f s (cpu %.3f), save %.3f s "

@@ -16,7 +16,6 @@
 #include <unistd.h>
 #include <time.h>
 
-#include "base.h"
 #include "tensorflow/core/framework/graph.pb-c.h"
 
 static double now(void)
@@ -78,16 +77,9 @@ int main(int argc, char **argv)
 		}
 		double t4 = now();
 		size_t nodes = g->n_node;
-		/* the last message is left to the exit, as bench_io leaves
-		 * its graph */
-#ifndef GE_ASAN
-		if (r + 1 < repeat)
-#endif
-		{
-			tensorflow__graph_def__free_unpacked(g, NULL);
-			free(in);
-			free(out);
-		}
+		tensorflow__graph_def__free_unpacked(g, NULL);
+		free(in);
+		free(out);
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		printf("%zu nodes: read %.3f s, unpack %.3f s, pack %.3f s, "
