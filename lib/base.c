@@ -73,18 +73,183 @@ void *ge_xcalloc(size_t n, size_t size)
 	return p;
 }
 
-void ge_advise_huge(void *p, size_t len)
-{
-#ifdef MADV_HUGEPAGE
-	uintptr_t pg = 4096, a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
-	uintptr_t e = ((uintptr_t)p + len) & ~(pg - 1);
-	if (len >= (4u << 20) && e > a)
-		madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)len;
+/* ---- big arrays ---- */
+
+#if defined(GE_ASAN) || !(defined(MREMAP_MAYMOVE) && \
+	defined(MREMAP_FIXED) && defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE))
+#define BIG_MALLOC_ONLY 1
 #endif
+
+#ifdef BIG_MALLOC_ONLY
+
+static void *big_try(size_t n)
+{
+	return calloc(1, n ? n : 1);
 }
+
+void *ge_big_alloc(size_t n)
+{
+	return ge_xcalloc(1, n);
+}
+
+void *ge_big_realloc(void *p, size_t n)
+{
+	return ge_xrealloc(p, n);
+}
+
+void ge_big_free(void *p)
+{
+	free(p);
+}
+
+static size_t big_fit(size_t n)
+{
+	return n;
+}
+
+#else
+
+/* Before each block: the length of its mapping (0: from malloc) and the
+ * bytes asked for (what a move out of malloc copies). */
+struct big {
+	size_t map, n;
+};
+
+enum { BIG_MIN = 1u << 20 };
+#define HUGE_SZ ((size_t)2 << 20)
+
+/* The length of the mapping for n bytes.  The kernel gives a huge page
+ * only to a whole aligned 2 MiB of the mapping, and then all of it is
+ * resident: a last part under 1 MiB past the last 2 MiB boundary is left
+ * to small pages (fewer than 256 faults), a larger one gets a huge page
+ * (less than 1 MiB unused), so that the resident size stays near what is
+ * used. */
+static size_t map_round(size_t n)
+{
+	static size_t pg;
+	if (!pg) {
+		long v = sysconf(_SC_PAGESIZE);
+		pg = v > 0 ? (size_t)v : 4096;
+	}
+	if (n > SIZE_MAX / 2)
+		oom(n);
+	n += sizeof(struct big);
+	if ((n & (HUGE_SZ - 1)) >= HUGE_SZ / 2)
+		return (n + HUGE_SZ - 1) & ~(HUGE_SZ - 1);
+	return (n + pg - 1) / pg * pg;
+}
+
+/* len bytes at a HUGE_SZ boundary: the kernel gives huge pages only to
+ * aligned 2 MiB ranges. */
+static void *map_aligned(size_t len)
+{
+	size_t span = len + HUGE_SZ;
+	uint8_t *q = mmap(NULL, span, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q == MAP_FAILED)
+		return NULL;
+	uint8_t *a = (uint8_t *)(((uintptr_t)q + HUGE_SZ - 1) &
+				 ~(uintptr_t)(HUGE_SZ - 1));
+	if (a > q)
+		munmap(q, (size_t)(a - q));
+	if (q + span > a + len)
+		munmap(a + len, (size_t)(q + span - (a + len)));
+	madvise(a, len, MADV_HUGEPAGE);
+	return a;
+}
+
+/* A size of at least n for a block that fills whole huge pages (an
+ * arena chunk, filled from the start to the end). */
+static size_t big_fit(size_t n)
+{
+	if (n < BIG_MIN || n > SIZE_MAX / 2)
+		return n;
+	return ((n + sizeof(struct big) + HUGE_SZ - 1) & ~(HUGE_SZ - 1)) -
+	       sizeof(struct big);
+}
+
+/* ge_big_alloc, or NULL when there is no memory for it. */
+static void *big_try(size_t n)
+{
+	struct big *h = NULL;
+	if (n > SIZE_MAX / 2)
+		return NULL;
+	if (n >= BIG_MIN) {
+		size_t len = map_round(n);
+		if ((h = map_aligned(len)))
+			h->map = len;
+	}
+	if (!h && (h = calloc(1, sizeof *h + n)))
+		h->map = 0;
+	if (!h)
+		return NULL;
+	h->n = n;
+	return h + 1;
+}
+
+void *ge_big_alloc(size_t n)
+{
+	void *p = big_try(n);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *ge_big_realloc(void *p, size_t n)
+{
+	if (!p)
+		return ge_big_alloc(n);
+	struct big *h = (struct big *)p - 1;
+	if (h->map) {
+		size_t len = map_round(n);
+		if (len <= h->map) {
+			h->n = n;
+			return p;
+		}
+		/* in place when the address space after it is free, else
+		 * its pages move to a new aligned range */
+		if (mremap(h, h->map, len, 0) != MAP_FAILED) {
+			madvise((uint8_t *)h + h->map, len - h->map,
+				MADV_HUGEPAGE);
+			h->map = len;
+			h->n = n;
+			return p;
+		}
+		uint8_t *a = map_aligned(len);
+		if (a && mremap(h, h->map, h->map, MREMAP_MAYMOVE | MREMAP_FIXED,
+				a) != MAP_FAILED) {
+			h = (struct big *)a;
+			h->map = len;
+			h->n = n;
+			return h + 1;
+		}
+		if (a)
+			munmap(a, len);
+	} else if (n < BIG_MIN) {
+		if (n > SIZE_MAX - sizeof *h)
+			oom(n);
+		h = ge_xrealloc(h, sizeof *h + n);
+		h->n = n;
+		return h + 1;
+	}
+	void *q = ge_big_alloc(n);
+	memcpy(q, p, h->n < n ? h->n : n);
+	ge_big_free(p);
+	return q;
+}
+
+void ge_big_free(void *p)
+{
+	if (!p)
+		return;
+	struct big *h = (struct big *)p - 1;
+	if (h->map)
+		munmap(h, h->map);
+	else
+		free(h);
+}
+
+#endif
 
 void *ge_xrealloc(void *p, size_t n)
 {
@@ -285,16 +450,35 @@ void ge_arena_init(ge_arena *a)
 	a->used = a->size = 0;
 }
 
+/* Chunks double from 4 KiB, so that a small graph stays small, up to
+ * 64 MiB: a big graph's names and edges (hundreds of MiB for a million
+ * nodes) then take a few big arrays, whose unused tail costs address
+ * space only, instead of hundreds of 1 MiB blocks faulted in 4 KiB at a
+ * time. */
+enum { ARENA_MAX_CHUNK = 64u << 20 };
+
 void *ge_arena_alloc(ge_arena *a, size_t n)
 {
 	n = (n + 7) & ~(size_t)7;
 	if (!a->head || a->used + n > a->size) {
 		size_t sz = a->head ? a->size * 2 : 4096;
-		if (sz > (1u << 20))
-			sz = 1u << 20;
+		if (sz > ARENA_MAX_CHUNK)
+			sz = ARENA_MAX_CHUNK;
 		if (sz < n)
 			sz = n;
-		ge_arena_chunk *c = ge_xmalloc(sizeof *c + sz);
+		if (sz > SIZE_MAX / 2)
+			oom(sz);
+		sz = big_fit(sizeof(ge_arena_chunk) + sz) -
+		     sizeof(ge_arena_chunk);
+		ge_arena_chunk *c = big_try(sizeof *c + sz);
+		/* under an address-space limit the doubling may not fit
+		 * where what is asked for does */
+		while (!c && sz > n) {
+			sz = sz / 2 > n ? sz / 2 : n;
+			c = big_try(sizeof *c + sz);
+		}
+		if (!c)
+			oom(sizeof *c + sz);
 		c->next = a->head;
 		c->size = sz;
 		a->head = c;
@@ -324,7 +508,7 @@ void ge_arena_free(ge_arena *a)
 	ge_arena_chunk *c = a->head;
 	while (c) {
 		ge_arena_chunk *n = c->next;
-		free(c);
+		ge_big_free(c);
 		c = n;
 	}
 	ge_arena_init(a);
@@ -495,54 +679,50 @@ int ge_writer_open(ge_writer *w, const char *path, ge_error *err)
 	return GE_OK;
 }
 
-static void writer_flush(ge_writer *w)
+/* Every WRITEBACK_PIECE bytes written, the disk is asked to start on
+ * them (without waiting), so that the commit's fsync has only the last
+ * piece left to wait for rather than the whole file. */
+enum { WRITER_BUF = 1u << 18, WRITEBACK_PIECE = 4u << 20 };
+
+static void writer_write(ge_writer *w, const uint8_t *s, size_t n)
 {
-	size_t off = 0;
-	while (!w->failed && off < w->buf.len) {
-		ssize_t r = write(w->fd, w->buf.data + off, w->buf.len - off);
+	while (!w->failed && n) {
+		size_t k = n < WRITEBACK_PIECE ? n : WRITEBACK_PIECE;
+		ssize_t r = write(w->fd, s, k);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			w->failed = errno;
 			break;
 		}
-		off += (size_t)r;
+		s += r;
+		n -= (size_t)r;
+		w->unsent += (size_t)r;
+		if (w->unsent >= WRITEBACK_PIECE) {
+#ifdef SYNC_FILE_RANGE_WRITE
+			sync_file_range(w->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+			w->unsent = 0;
+		}
 	}
-	w->buf.len = 0;
 }
 
-enum { WRITEBACK_PIECE = 8u << 20 };
+static void writer_flush(ge_writer *w)
+{
+	writer_write(w, w->buf.data, w->buf.len);
+	w->buf.len = 0;
+}
 
 void ge_writer_put(ge_writer *w, const void *p, size_t n)
 {
 	if (w->failed)
 		return;
-	if (n >= (1u << 16)) {
+	if (n >= WRITER_BUF) {
 		writer_flush(w);
-		const uint8_t *s = p;
-		/* a large run goes in pieces, each handed to the disk as soon
-		 * as written, so that the commit's fsync has less left to
-		 * wait for (it still waits for all of it) */
-		size_t piece = n >= WRITEBACK_PIECE * 2 ? WRITEBACK_PIECE : n;
-		while (!w->failed && n) {
-			ssize_t r = write(w->fd, s, n < piece ? n : piece);
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				w->failed = errno;
-				break;
-			}
-			s += r;
-			n -= (size_t)r;
-#ifdef SYNC_FILE_RANGE_WRITE
-			if (piece == WRITEBACK_PIECE)
-				sync_file_range(w->fd, 0, 0,
-						SYNC_FILE_RANGE_WRITE);
-#endif
-		}
+		writer_write(w, p, n);
 		return;
 	}
-	if (w->buf.len + n > (1u << 16))
+	if (w->buf.len + n > WRITER_BUF)
 		writer_flush(w);
 	ge_buf_add(&w->buf, p, n);
 }

@@ -23,6 +23,17 @@
 #define GE_UNUSED
 #endif
 
+/* A build with AddressSanitizer, whose leak check wants everything freed
+ * before the exit and whose shadow memory does not fit an address-space
+ * limit. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GE_ASAN 1
+#endif
+#endif
+
 enum {
 	GE_OK = 0,
 	GE_EINVAL = -1,   /* caller misuse: bad argument, wrong kind of object */
@@ -110,12 +121,20 @@ static inline int ge_read_varint(const uint8_t **p, const uint8_t *end,
 /* Skips one field of the given wire type; returns 0 or -1. */
 int ge_skip_field(const uint8_t **p, const uint8_t *end, int wiretype);
 
-/* Asks for huge pages over a large array about to be filled (a load's
- * ops, edges, name index): one page fault per 2 MiB instead of per 4 KiB
- * where the kernel gives them on request.  A hint; nothing if small. */
-void ge_advise_huge(void *p, size_t len);
+/* Large growing arrays (a graph's ops and name index, big arena chunks):
+ * from 1 MiB they are mapped on their own, 2 MiB aligned and advised
+ * huge, so that filling them faults once per 2 MiB where the kernel gives
+ * huge pages, and they grow by moving page tables (mremap), not by a copy
+ * into fresh pages.  Smaller ones, and every one in a sanitizer build
+ * (whose leak and bounds checks see malloc only), come from malloc.
+ * ge_big_alloc's memory reads as zero; ge_big_realloc leaves the bytes
+ * past the old size undefined.  Out of memory aborts, as ge_xmalloc. */
+void *ge_big_alloc(size_t n);
+void *ge_big_realloc(void *p, size_t n);
+void ge_big_free(void *p);
 
-/* Arena: many small allocations freed in one call. */
+/* Arena: many small allocations freed in one call.  Chunks grow with
+ * what the arena holds; past 1 MiB they are big arrays (above). */
 typedef struct ge_arena_chunk ge_arena_chunk;
 typedef struct ge_arena {
 	ge_arena_chunk *head;
@@ -146,6 +165,7 @@ typedef struct ge_writer {
 	int failed;        /* errno of the first failure, 0 if none */
 	char *path, *tmp;
 	ge_buf buf;
+	size_t unsent;     /* bytes written since writeback was last started */
 } ge_writer;
 
 int ge_writer_open(ge_writer *w, const char *path, ge_error *err);

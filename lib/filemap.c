@@ -10,6 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifndef MAP_POPULATE
+#define MAP_POPULATE 0
+#endif
+
 /* Live mappings.  The signal handler reads them, so a slot is filled
  * with the lease's signal blocked and published by its fd last. */
 enum { MAX_MAPS = 32 };
@@ -135,13 +139,15 @@ int ge_file_map(const char *path, size_t min, uint8_t **data, size_t *len)
 	sigprocmask(SIG_BLOCK, &io, &old);
 	uint8_t *p = MAP_FAILED;
 	/* the size is read again under the lease: from then on the file
-	 * cannot change without this process hearing of it first */
+	 * cannot change without this process hearing of it first.  The
+	 * parse reads every byte: the page tables are filled at once
+	 * (MAP_POPULATE) rather than by a fault every 16 pages */
 	if (fcntl(fd, F_SETSIG, SIGIO) == 0 &&
 	    fcntl(fd, F_SETLEASE, F_RDLCK) == 0 && fstat(fd, &st) == 0 &&
 	    st.st_size > 0 && (uint64_t)st.st_size % pg != 0 &&
 	    (uint64_t)st.st_size <= SIZE_MAX)
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
-			 0);
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ,
+			 MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	if (p == MAP_FAILED) {
 		fcntl(fd, F_SETLEASE, F_UNLCK);
 		close(fd);

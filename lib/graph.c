@@ -94,17 +94,17 @@ void ge_graph_free(ge_graph *g)
 		return;
 	for (size_t i = 0; i < g->n_ops; i++)
 		op_free_storage(&g->ops[i]);
-	free(g->ops);
-	free(g->attr_cls);
+	ge_big_free(g->ops);
+	ge_big_free(g->attr_cls);
 	if (g->src_owned == 2)
 		ge_file_unmap(g->src, g->src_len);
 	else if (g->src_owned)
 		free(g->src);
-	free(g->in_pool);
-	free(g->uses_pool);
-	free(g->couts_pool);
+	ge_big_free(g->in_pool);
+	ge_big_free(g->uses_pool);
+	ge_big_free(g->couts_pool);
 	free(g->fields);
-	free(g->idx);
+	ge_big_free(g->idx);
 	free(g->used);
 	free(g->strs);
 	for (size_t i = 0; i < g->n_dangling; i++)
@@ -217,8 +217,7 @@ void ge_idx_grow(ge_graph *g, size_t want)
 	size_t cap = 64;
 	while (cap < want * 2)
 		cap *= 2;
-	uint64_t *idx = ge_xcalloc(cap, sizeof *idx);
-	ge_advise_huge(idx, cap * sizeof *idx);
+	uint64_t *idx = ge_big_alloc(cap * sizeof *idx);
 	size_t used = 0;
 	for (size_t i = 0; i < g->idx_cap; i++) {
 		uint64_t v = g->idx[i];
@@ -230,7 +229,7 @@ void ge_idx_grow(ge_graph *g, size_t want)
 		idx[j] = v;
 		used++;
 	}
-	free(g->idx);
+	ge_big_free(g->idx);
 	g->idx = idx;
 	g->idx_cap = cap;
 	g->idx_used = used;
@@ -1168,7 +1167,7 @@ ge_opid ge_new_op(ge_graph *g, const char *nm, const char *itype,
 {
 	if (g->n_ops == g->cap_ops) {
 		g->cap_ops = g->cap_ops ? g->cap_ops * 2 : 64;
-		g->ops = ge_xrealloc(g->ops, g->cap_ops * sizeof *g->ops);
+		g->ops = ge_big_realloc(g->ops, g->cap_ops * sizeof *g->ops);
 	}
 	ge_opid id = (ge_opid)g->n_ops++;
 	ge_op *o = &g->ops[id];

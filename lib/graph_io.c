@@ -364,12 +364,10 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 		      ge_error *err)
 {
 	const uint8_t *p = g->src, *end = g->src + g->src_len;
-	g->ops = ge_xcalloc(n_nodes ? n_nodes : 1, sizeof *g->ops);
-	ge_advise_huge(g->ops, n_nodes * sizeof *g->ops);
+	g->ops = ge_big_alloc((n_nodes ? n_nodes : 1) * sizeof *g->ops);
 	g->cap_ops = n_nodes ? n_nodes : 1;
 	size_t total_in = 0;
-	g->attr_cls = ge_xmalloc((n_nodes + 1) * sizeof *g->attr_cls);
-	ge_advise_huge(g->attr_cls, n_nodes * sizeof *g->attr_cls);
+	g->attr_cls = ge_big_alloc((n_nodes + 1) * sizeof *g->attr_cls);
 	struct attr_memo *memo = ge_xcalloc((size_t)1 << MEMO_BITS,
 					    sizeof *memo);
 	struct tcache tcache[TCACHE] = {{NULL, 0}};
@@ -441,8 +439,8 @@ static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
 static int resolve_inputs(ge_graph *g, size_t total_in,
 			  uint32_t *nuse, uint32_t *ncout, ge_error *err)
 {
-	g->in_pool = ge_xmalloc((total_in ? total_in : 1) * sizeof *g->in_pool);
-	ge_advise_huge(g->in_pool, total_in * sizeof *g->in_pool);
+	g->in_pool = ge_big_alloc((total_in ? total_in : 1) *
+				  sizeof *g->in_pool);
 	size_t pos = 0;
 	char lab[300];
 	for (size_t i = 0; i < g->n_ops; i++) {
@@ -515,12 +513,10 @@ static void fill_uses(ge_graph *g, const uint32_t *nuse, const uint32_t *ncout)
 		total_use += nuse[i];
 		total_cout += ncout[i];
 	}
-	g->uses_pool = ge_xmalloc((total_use ? total_use : 1) *
-				  sizeof *g->uses_pool);
-	g->couts_pool = ge_xmalloc((total_cout ? total_cout : 1) *
-				   sizeof *g->couts_pool);
-	ge_advise_huge(g->uses_pool, total_use * sizeof *g->uses_pool);
-	ge_advise_huge(g->couts_pool, total_cout * sizeof *g->couts_pool);
+	g->uses_pool = ge_big_alloc((total_use ? total_use : 1) *
+				    sizeof *g->uses_pool);
+	g->couts_pool = ge_big_alloc((total_cout ? total_cout : 1) *
+				     sizeof *g->couts_pool);
 	size_t up = 0, cp = 0;
 	for (size_t i = 0; i < n_nodes; i++) {
 		scan_clear(&g->ops[i]);
@@ -561,18 +557,18 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 		goto fail;
 	/* Name index.  A repeated name keeps the first op in the index. */
 	ge_idx_build(g);
-	nuse = ge_xcalloc(n_nodes + 1, sizeof *nuse);
-	ncout = ge_xcalloc(n_nodes + 1, sizeof *ncout);
+	nuse = ge_big_alloc((n_nodes + 1) * sizeof *nuse);
+	ncout = ge_big_alloc((n_nodes + 1) * sizeof *ncout);
 	if ((rc = resolve_inputs(g, total_in, nuse, ncout, err)))
 		goto fail;
 	fill_uses(g, nuse, ncout);
-	free(nuse);
-	free(ncout);
+	ge_big_free(nuse);
+	ge_big_free(ncout);
 	*out = g;
 	return GE_OK;
 fail:
-	free(nuse);
-	free(ncout);
+	ge_big_free(nuse);
+	ge_big_free(ncout);
 	/* pools may be partially filled; the ops point into them */
 	for (size_t i = 0; i < g->n_ops; i++) {
 		g->ops[i].flags &= ~(uint32_t)(OPF_IN_OWNED | OPF_USES_OWNED |
@@ -1325,7 +1321,7 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		ge_buf_free(&pl);
 		ge_buf_free(&f);
 	}
-	g->ops = ge_xcalloc(src->n_ops + 1, sizeof *g->ops);
+	g->ops = ge_big_alloc((src->n_ops + 1) * sizeof *g->ops);
 	g->cap_ops = src->n_ops + 1;
 	g->n_ops = src->n_ops;
 	g->n_live = src->n_live;
@@ -1430,7 +1426,7 @@ int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 		}
 		newid[id] = (ge_opid)i;
 	}
-	ge_op *ops = ge_xcalloc(n + 1, sizeof *ops);
+	ge_op *ops = ge_big_alloc((n + 1) * sizeof *ops);
 	for (size_t i = 0; i < g->n_ops; i++) {
 		if (newid[i] == GE_NOOP) {
 			/* dead op: its storage goes */
@@ -1490,12 +1486,12 @@ int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 		/* the writer must not reuse bytes in the old position order;
 		 * the bytes are still right, so nothing else changes */
 	}
-	free(g->ops);
+	ge_big_free(g->ops);
 	g->ops = ops;
 	g->n_ops = n;
 	g->cap_ops = n + 1;
 	free(newid);
-	free(g->idx);
+	ge_big_free(g->idx);
 	g->idx = NULL;
 	g->idx_cap = g->idx_used = 0;
 	ge_coloc_drop(g);

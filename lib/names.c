@@ -84,7 +84,7 @@ void ge_graph_reserve_ops(ge_graph *g, size_t n)
 		ge_idx_grow(g, g->idx_used + n + 1);
 	if (g->n_ops + n > g->cap_ops) {
 		g->cap_ops = g->n_ops + n;
-		g->ops = ge_xrealloc(g->ops, g->cap_ops * sizeof *g->ops);
+		g->ops = ge_big_realloc(g->ops, g->cap_ops * sizeof *g->ops);
 	}
 }
 

@@ -39,6 +39,10 @@ int cli_docall(lua_State *L, int narg, int nres);
 void cli_report(lua_State *L);
 /* Whether error messages get a stack traceback (--traceback). */
 extern int cli_traceback;
+/* Set by a command after which the process ends (run): the graphs of a
+ * run that succeeded are then left to the end of the process (see
+ * main.c) rather than closed when the run ends. */
+extern int cli_last_run;
 
 /* ---- option parsing (cli.c) ---- */
 

@@ -359,14 +359,6 @@ struct limits {
 	uint64_t max_memory; /* bytes, 0: the default budget, no rlimit */
 };
 
-#if defined(__SANITIZE_ADDRESS__)
-#define GE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GE_ASAN 1
-#endif
-#endif
-
 /* The worker's timer: the line to send, prepared before the run, since a
  * handler may only write it. */
 static int alarm_fd = -1;

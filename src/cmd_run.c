@@ -371,9 +371,11 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 	}
 	cli_warn_dropped_values(had_values, G->g, out);
 done:
-	/* the graphs go now rather than at the next collection */
+	/* the graphs go now rather than at the next collection, unless
+	 * the process ends next */
 	for (int i = top + 1; i <= lua_gettop(L); i++) {
-		if (luaL_testudata(L, i, LGE_GRAPH))
+		if (luaL_testudata(L, i, LGE_GRAPH) &&
+		    !(cli_last_run && !res->status))
 			lge_closegraph(L, i);
 	}
 	lua_settop(L, top);
@@ -437,6 +439,7 @@ int cmd_run(lua_State *L, int argc, char **argv)
 	if ((rc = cli_recipe_params(L, -1, params, nparams)))
 		goto out;
 	struct run_result res;
+	cli_last_run = 1;
 	rc = cli_run_recipe(L, -2, -1, a.pos[1], out, &mo, outfmt, &res);
 	if (rc)
 		cli_errmsg("%s", res.error);

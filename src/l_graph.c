@@ -16,6 +16,8 @@
 #include "tfjs.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
+int lge_at_exit;
+
 /* Registry key of the metatable shared by the wrapper caches. */
 static const char WEAKV[] = "gerewrite.weakv";
 
@@ -807,7 +809,8 @@ void lge_closegraph(lua_State *L, int idx)
 			}
 		}
 		lua_settop(L, top);
-		ge_graph_free(G->g);
+		if (!lge_at_exit)
+			ge_graph_free(G->g);
 	}
 	G->g = NULL;
 }

@@ -129,6 +129,9 @@ const char *lge_opdefkind(const ge_graph *g, const char *type,
 /* The node whose attr is being pushed (NULL: none): tensor values made
  * meanwhile remember it, to name it when one is too large to expand. */
 extern const char *lge_value_origin;
+/* Set when the process is about to end (main.c): a graph's finalizer
+ * then leaves its memory to the exit instead of freeing it op by op. */
+extern int lge_at_exit;
 /* [-0, +1, m] Pushes a tensor value object holding a copy of t. */
 void lge_pushvalue(lua_State *L, const struct Tensorflow__TensorProto *t);
 /* [-0, +1, e] Pushes a tensor value object decoded from TensorProto bytes
