@@ -727,6 +727,17 @@ void ge_writer_put(ge_writer *w, const void *p, size_t n)
 	ge_buf_add(&w->buf, p, n);
 }
 
+ge_buf *ge_writer_buf(ge_writer *w)
+{
+	return &w->buf;
+}
+
+void ge_writer_spill(ge_writer *w)
+{
+	if (w->buf.len >= WRITER_BUF)
+		writer_flush(w);
+}
+
 static void writer_release(ge_writer *w)
 {
 	if (w->tmp)

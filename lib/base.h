@@ -170,6 +170,11 @@ typedef struct ge_writer {
 
 int ge_writer_open(ge_writer *w, const char *path, ge_error *err);
 void ge_writer_put(ge_writer *w, const void *p, size_t n);
+/* The buffer ge_writer_put gathers into, for a caller that encodes its
+ * pieces there itself (saving a copy of each); ge_writer_spill writes it
+ * out once it holds enough. */
+ge_buf *ge_writer_buf(ge_writer *w);
+void ge_writer_spill(ge_writer *w);
 /* Flushes, fsyncs, renames over path.  Always releases w. */
 int ge_writer_commit(ge_writer *w, ge_error *err);
 /* Removes the temp file and releases w. */

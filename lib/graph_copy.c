@@ -472,36 +472,47 @@ static uint8_t *put_lf(uint8_t *p, uint8_t tag, const void *s, size_t n)
 }
 
 /* An input's text as a save writes it: "x", "x:2", "^x", or a dangling
- * input's own text; its length, or its bytes at p. */
-static size_t input_text(const ge_graph *g, const ge_op *o, uint32_t s,
-			 uint8_t *p)
+ * input's own text.  Its length, with the name's text and length in *nm,
+ * *nl (measured once: input_put writes from them). */
+static size_t input_len(const ge_graph *g, const ge_op *o, uint32_t s,
+			const char **nm, size_t *nl)
 {
 	ge_tref t = o->in[s];
 	if (t.op == GE_NOOP) {
-		const char *d = g->dangling[t.index];
-		size_t n = strlen(d);
-		if (p)
-			memcpy(p, d, n);
-		return n;
+		*nm = g->dangling[t.index];
+		return *nl = strlen(*nm);
 	}
-	const char *nm = g->ops[t.op].name;
-	size_t n = strlen(nm), k = 0;
-	char num[12];
-	int ctrl = s >= o->n_in;
-	if (!ctrl && t.index > 0)
+	*nm = g->ops[t.op].name;
+	*nl = strlen(*nm);
+	if (s >= o->n_in)
+		return 1 + *nl;
+	size_t k = 0;
+	if (t.index > 0)
 		for (uint32_t x = (uint32_t)t.index; x; x /= 10)
-			num[k++] = (char)('0' + x % 10);
-	if (p) {
-		if (ctrl)
-			*p++ = '^';
-		memcpy(p, nm, n);
-		p += n;
-		if (k)
-			*p++ = ':';
-		for (size_t i = k; i; i--)
-			*p++ = (uint8_t)num[i - 1];
+			k++;
+	return *nl + (k ? k + 1 : 0);
+}
+
+static uint8_t *input_put(uint8_t *p, const ge_op *o, uint32_t s,
+			  const char *nm, size_t nl)
+{
+	ge_tref t = o->in[s];
+	int plain = t.op == GE_NOOP;
+	if (!plain && s >= o->n_in)
+		*p++ = '^';
+	memcpy(p, nm, nl);
+	p += nl;
+	if (!plain && s < o->n_in && t.index > 0) {
+		*p++ = ':';
+		size_t k = 0;
+		for (uint32_t x = (uint32_t)t.index; x; x /= 10)
+			k++;
+		uint8_t *q = p + k;
+		for (uint32_t x = (uint32_t)t.index; x; x /= 10)
+			*--q = (uint8_t)('0' + x % 10);
+		p += k;
 	}
-	return (size_t)ctrl + n + (k ? k + 1 : 0);
+	return p;
 }
 
 int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
@@ -512,11 +523,19 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
 	size_t nl = strlen(o->name), tl = strlen(o->type);
 	size_t dl = strlen(o->device), nin = o->n_in + o->n_ctrl;
 	size_t body = 1 + ge_uvarint_size(nl) + nl + 1 + ge_uvarint_size(tl) + tl + o->raw_len;
-	size_t ils[8]; /* the first inputs' text lengths, for the writes */
+	/* the first inputs' texts as measured, for the writes; the rest
+	 * (rare) are measured again */
+	enum { KEEP = 16 };
+	const char *inm[KEEP];
+	size_t inl[KEEP], ils[KEEP];
 	for (uint32_t s = 0; s < nin; s++) {
-		size_t il = input_text(g, o, s, NULL);
-		if (s < 8)
+		const char *m;
+		size_t ml, il = input_len(g, o, s, &m, &ml);
+		if (s < KEEP) {
+			inm[s] = m;
+			inl[s] = ml;
 			ils[s] = il;
+		}
 		body += 1 + ge_uvarint_size(il) + il;
 	}
 	if (dl)
@@ -528,10 +547,21 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
 	p = put_lf(p, (1 << 3) | 2, o->name, nl);
 	p = put_lf(p, (2 << 3) | 2, o->type, tl);
 	for (uint32_t s = 0; s < nin; s++) {
-		size_t il = s < 8 ? ils[s] : input_text(g, o, s, NULL);
+		const char *m;
+		size_t ml, il;
+		if (s < KEEP) {
+			m = inm[s];
+			ml = inl[s];
+			il = ils[s];
+		} else {
+			il = input_len(g, o, s, &m, &ml);
+		}
 		*p++ = (3 << 3) | 2;
-		p = ge_put_uvarint(p, il);
-		p += input_text(g, o, s, p);
+		if (il < 0x80)
+			*p++ = (uint8_t)il;
+		else
+			p = ge_put_uvarint(p, il);
+		p = input_put(p, o, s, m, ml);
 	}
 	if (dl)
 		p = put_lf(p, (4 << 3) | 2, o->device, dl);

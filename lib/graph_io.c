@@ -759,17 +759,22 @@ static void sink_writer(void *ctx, const void *p, size_t n)
 /* What emit_graphdef hands to its sink, gathered: the pieces of a save
  * are many and small (a node each), a sink call costs more than a copy,
  * and nodes are encoded straight into the gathered bytes.  A buffer sink
- * is written to directly. */
+ * is written to directly, and so is a file writer's own buffer. */
 struct emit {
 	sink_fn put;
 	void *ctx;
-	ge_buf *b;   /* where pieces go: own, or the buffer sink's */
+	ge_buf *b;   /* where pieces go: own, or the sink's */
+	ge_writer *w;/* the file writer whose buffer b is, or NULL */
 	ge_buf own;
 };
 enum { EMIT_DIRECT = 4096, EMIT_FLUSH = 1 << 16 };
 
 static void em_flush(struct emit *e)
 {
+	if (e->w) {
+		ge_writer_spill(e->w);
+		return;
+	}
 	if (e->b == &e->own && e->own.len) {
 		e->put(e->ctx, e->own.data, e->own.len);
 		e->own.len = 0;
@@ -778,6 +783,11 @@ static void em_flush(struct emit *e)
 
 static void em_put(struct emit *e, const void *p, size_t n)
 {
+	if (e->w && n >= EMIT_DIRECT) {
+		/* writes what it gathered first */
+		ge_writer_put(e->w, p, n);
+		return;
+	}
 	if (e->b == &e->own && n >= EMIT_DIRECT) {
 		em_flush(e);
 		e->put(e->ctx, p, n);
@@ -861,8 +871,12 @@ static void encode_node(const ge_graph *g, ge_opid id, ge_buf *b)
 static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 {
 	ge_buf hdr = GE_BUF_INIT;
-	struct emit em = {put, ctx, NULL, GE_BUF_INIT}, *e = &em;
+	struct emit em = {put, ctx, NULL, NULL, GE_BUF_INIT}, *e = &em;
 	em.b = put == sink_buf ? (ge_buf *)ctx : &em.own;
+	if (put == sink_writer) {
+		em.w = ctx;
+		em.b = ge_writer_buf(em.w);
+	}
 	int lib_changed = ge_flib_changed(g), lib_done = 0;
 	size_t fj = 0;
 	while (fj < g->n_fields && g->fields[fj].after_nodes == 0)
