@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "testutil.h"
 
+#include "base.h"
 #include "graph.h"
 #include "graph_copy.h"
 #include "subgraph.h"
@@ -417,6 +419,66 @@ static void test_view_check(void)
 	ge_graph_free(g);
 }
 
+/* The save writes a shared copy's inputs from lengths measured once: an
+ * input text of two-byte length, output numbers of two digits, more
+ * inputs than it keeps lengths for, control inputs.  And a save through a
+ * file writer, whose buffer the nodes are gathered in, gives the bytes of
+ * a save to memory, over many buffers' worth. */
+#define L140 "lllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllll" \
+	"lllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllll"
+static void test_save_inputs(void)
+{
+	char txt[8192];
+	int k = snprintf(txt, sizeof txt,
+			 "%s"
+			 "node { name: \"" L140 "\" op: \"Identity\" input: \"a\" " T32 "}\n"
+			 "node { name: \"s12\" op: \"Split\" input: \"a\" input: \"a\" "
+			 T32 "attr { key: \"num_split\" value { i: 12 } } }\n"
+			 "node { name: \"wide\" op: \"AddN\" ", GRAPH);
+	for (int i = 0; i < 18; i++)
+		k += snprintf(txt + k, sizeof txt - (size_t)k, "input: \"%s\" ",
+			      i == 3 ? L140 : i == 5 ? "s12" : i & 1 ? "s12:11" : "s12:10");
+	snprintf(txt + k, sizeof txt - (size_t)k,
+		 "input: \"^k\" input: \"^" L140 "\" " T32
+		 "attr { key: \"N\" value { i: 18 } } }\n");
+	ge_graph *g = parse(txt), *h = ge_graph_clone(g);
+	ok(!copy_whole(g, "tower", 0) && !copy_whole(h, "tower", 1),
+	   "copies of ops with many, long and numbered inputs");
+	ok(same_bytes(g, h), "... save the general copy's bytes");
+	ok(strstr(ins(g, "tower/wide"), ",tower/s12:11,") != NULL,
+	   "... a two-digit output");
+	for (int i = 0; i < 8; i++)
+		copy_whole(g, "tower", 0);
+	ge_buf mem = GE_BUF_INIT;
+	ge_graph_encode_graphdef(g, &mem);
+	char dir[256], path[300];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/ge-graph-copy-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	ge_writer w;
+	ge_error err;
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int wrote = mkdtemp(dir) != NULL;
+	snprintf(path, sizeof path, "%s/g.pb", dir);
+	if (wrote)
+		wrote = !ge_writer_open(&w, path, &err);
+	if (wrote) {
+		ge_graph_write_graphdef(g, &w);
+		wrote = !ge_writer_commit(&w, &err) &&
+			!ge_file_read(path, &data, &len, &err);
+	}
+	ok(wrote && mem.len > (1u << 20) && len == mem.len &&
+		   !memcmp(data, mem.data, len),
+	   "a file save of %zu bytes is the save to memory", mem.len);
+	free(data);
+	unlink(path);
+	rmdir(dir);
+	ge_buf_free(&mem);
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
 int main(void)
 {
 	test_attr_run();
@@ -427,5 +489,6 @@ int main(void)
 	test_same_as_general();
 	test_handlers_see_consumers();
 	test_view_graph();
+	test_save_inputs();
 	return tap_done();
 }
