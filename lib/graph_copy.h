@@ -21,6 +21,10 @@
 enum {
 	GE_RUN_SHAPES = 1, /* an `_output_shapes` attr is among them */
 	GE_RUN_CLASS = 2,  /* a `_class` attr is among them */
+	/* for ge_graph_add_copy: no name handed out by unique_name begins
+	 * as the copy's does (ge_names_handed_out_under), so the copy's is
+	 * not one of them */
+	GE_COPY_UNHANDED = 4,
 };
 
 /* Whether the attrs of op id are a run of entries in its NodeDef bytes
@@ -66,6 +70,13 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 			  size_t len, unsigned fl, const char *name, size_t n,
 			  uint32_t h, const ge_tref *in, size_t n_in,
 			  int32_t *nout);
+
+/* How many names unique_name handed out in g so far (never fewer later),
+ * and whether one of them begins with the n bytes of prefix, ignoring
+ * case: the check of a whole series of copies whose names begin so. */
+size_t ge_names_handed_out_n(const ge_graph *g);
+int ge_names_handed_out_under(const ge_graph *g, const char *prefix,
+			      size_t n);
 
 /* Adds ops (made by ge_graph_add_copy, in increasing id order) to the
  * consumer lists of the ops they read, in one pass over their inputs.

@@ -10,6 +10,7 @@
  * fills one table, not two.  A name is hashed once (ge_hash_ci, the name
  * index's hash) for every table it is looked up or entered in.
  */
+#include "graph_copy.h"
 #include "graph_impl.h"
 
 #include <stdlib.h>
@@ -153,6 +154,21 @@ ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
 int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h)
 {
 	return !name_in_use(g, s, n, h);
+}
+
+size_t ge_names_handed_out_n(const ge_graph *g)
+{
+	return g->used_n;
+}
+
+int ge_names_handed_out_under(const ge_graph *g, const char *prefix,
+			      size_t n)
+{
+	for (size_t j = 0; j < g->used_cap; j++)
+		if (g->used[j].name &&
+		    strncasecmp(g->used[j].name, prefix, n) == 0)
+			return 1;
+	return 0;
 }
 
 int ge_name_handed_out(const ge_graph *g, const char *s, size_t n,

@@ -246,6 +246,9 @@ static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 		same = !changed;
 	}
 	int32_t no;
+	/* a name made by fast_name begins with scope_ */
+	if (I->unhanded && ge_names_handed_out_n(g) == I->handed0)
+		fl |= GE_COPY_UNHANDED;
 	ge_opid id = ge_graph_add_copy(g, op, run, len, fl, nm, nl, h,
 				       new_inputs, n_inputs, &no);
 	if (id == GE_NOOP)
@@ -329,6 +332,10 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		/* ops of one attr class share a verdict on their attrs */
 		I->cls = ge_graph_attr_classes(I->g, &I->n_cls);
 		I->version0 = ge_graph_version(I->g);
+		I->handed0 = ge_names_handed_out_n(I->g_);
+		I->unhanded = I->handed0 <= 64 &&
+			      !ge_names_handed_out_under(I->g_, I->scope_,
+							 I->dst_scope_len);
 	}
 	for (size_t i = 0; i < I->n && !rc; i++) {
 		struct vop *w = &I->vops[i];

@@ -136,6 +136,11 @@ struct ge_tinfo {
 	 * fast copies made since (each moves it by one) */
 	uint64_t version0;
 	size_t n_fast;
+	/* names handed out in the destination as the copy pass started;
+	 * whether none of them begins with scope_ (checked only for a few:
+	 * while their count stays, no copy's name can be one) */
+	size_t handed0;
+	int unhanded;
 	/* the names of the copies of the ops some positions ahead, whose
 	 * index slots were prefetched: position + 1 (0: none), name (in
 	 * the destination's arena), length, hash */

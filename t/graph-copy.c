@@ -419,6 +419,33 @@ static void test_view_check(void)
 	ge_graph_free(g);
 }
 
+/* Copies skip the check of names handed out when none begins with their
+ * scope: one that does (in another case) still keeps its name from them. */
+static void test_handed_out(void)
+{
+	ge_graph *g = parse(GRAPH), *h = ge_graph_clone(g);
+	ge_graph *x[2] = {g, h};
+	for (int i = 0; i < 2; i++) {
+		ge_graph_unique_name(x[i], "elsewhere/k");
+		ge_graph_unique_name(x[i], "Tower/K");
+		ge_graph_unique_name(x[i], "TOWER/FOO/C");
+	}
+	ok(!copy_whole(g, "tower", 0) && !copy_whole(h, "tower", 1),
+	   "copies under a scope where names were handed out");
+	ok(ge_graph_find(g, "tower/k_1") != GE_NOOP &&
+		   ge_graph_find(g, "tower/foo/c_1") != GE_NOOP &&
+		   ge_graph_find(g, "tower/foo/bar/e") != GE_NOOP,
+	   "... the handed-out names stay free, the others are taken");
+	ok(same_bytes(g, h), "... as the general copy names them");
+	for (int i = 0; i < 2; i++)
+		ge_graph_unique_name(x[i], "other");
+	ok(!copy_whole(g, "tower2", 0) && !copy_whole(h, "tower2", 1) &&
+		   same_bytes(g, h),
+	   "copies under a scope where none was: the general copy's bytes");
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
 /* The save writes a shared copy's inputs from lengths measured once: an
  * input text of two-byte length, output numbers of two digits, more
  * inputs than it keeps lengths for, control inputs.  And a save through a
@@ -490,5 +517,6 @@ int main(void)
 	test_handlers_see_consumers();
 	test_view_graph();
 	test_save_inputs();
+	test_handed_out();
 	return tap_done();
 }
