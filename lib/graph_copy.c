@@ -314,7 +314,7 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 			  int32_t *nout)
 {
 	if (!n || g->n_ops >= 0xfffffff0u ||
-	    ge_name_handed_out(g, name, n, h))
+	    (!(fl & GE_COPY_UNHANDED) && ge_name_handed_out(g, name, n, h)))
 		return GE_NOOP;
 	if (g->n_ops == g->cap_ops)
 		ge_graph_reserve(g, g->cap_ops ? g->cap_ops : 64);
@@ -521,7 +521,9 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
 	if ((o->flags & (OPF_RAWATTRS | OPF_SPLIT)) != OPF_RAWATTRS)
 		return 0;
 	size_t nl = strlen(o->name), tl = strlen(o->type);
-	size_t dl = strlen(o->device), nin = o->n_in + o->n_ctrl;
+	/* (most ops have no device) */
+	size_t dl = *o->device ? strlen(o->device) : 0;
+	size_t nin = o->n_in + o->n_ctrl;
 	size_t body = 1 + ge_uvarint_size(nl) + nl + 1 + ge_uvarint_size(tl) + tl + o->raw_len;
 	/* the first inputs' texts as measured, for the writes; the rest
 	 * (rare) are measured again */
