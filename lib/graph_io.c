@@ -258,6 +258,67 @@ static int scalar_attr_entry(const uint8_t *p, const uint8_t *end)
 	}
 }
 
+/* Whether message bytes at level lv (0 TensorProto, 1 TensorShapeProto,
+ * 2 TensorShapeProto.Dim) are fields ge_pb_check accepts, with every
+ * message among them (tensor_shape 2, dim 2) walked likewise.  0 for
+ * anything it is not sure of (resource_handle_val 14, variant_val 15, a
+ * bad field), which the full check decides. */
+static int plain_tensor_fields(const uint8_t *p, const uint8_t *end, int lv)
+{
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0 ||
+		    (tag >> 3) > 0x1fffffff)
+			return 0;
+		switch ((int)(tag & 7)) {
+		case 0:
+			if (ge_read_varint(&p, end, &l))
+				return 0;
+			continue;
+		case 1:
+		case 5:
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return 0;
+			continue;
+		case 2:
+			break;
+		default:
+			return 0;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return 0;
+		uint64_t f = tag >> 3;
+		if (lv == 0 && (f == 14 || f == 15))
+			return 0;
+		if (f == 2 && lv < 2 &&
+		    !plain_tensor_fields(p, p + l, lv + 1))
+			return 0;
+		p += l;
+	}
+	return 1;
+}
+
+/* Whether AttrEntry bytes are a key and a value that is one tensor field
+ * (AttrValue 8) whose TensorProto plain_tensor_fields accepts: bytes
+ * ge_pb_check accepts (the nesting, 5 deep, is far below its limit).
+ * The Consts of a graph each hold their own value, so the memo below
+ * rarely spares them this walk. */
+static int tensor_attr_entry(const uint8_t *p, const uint8_t *end)
+{
+	_Static_assert(GE_MAX_DEPTH - 2 > 5, "tensor_attr_entry nests 5 deep");
+	uint64_t tag, l;
+	if (ge_read_varint(&p, end, &tag) || tag != (1 << 3 | 2) ||
+	    ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+		return 0;
+	p += l;
+	if (ge_read_varint(&p, end, &tag) || tag != (2 << 3 | 2) ||
+	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p) ||
+	    ge_read_varint(&p, end, &tag) || tag != (8 << 3 | 2) ||
+	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p))
+		return 0;
+	return plain_tensor_fields(p, end, 0);
+}
+
 /* Attrs are decoded lazily, by protobuf-c, which recurses: their nesting
  * and wire types are checked at load, entry by entry, naming the first
  * bad one.  The span holds the node's attr fields (and whatever fields
@@ -279,6 +340,7 @@ static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
 		ge_read_varint(&p, end, &len);
 		const char *why = NULL;
 		if (!scalar_attr_entry(p, p + len) &&
+		    !tensor_attr_entry(p, p + len) &&
 		    ge_pb_check(ATTR_ENTRY, p, len, GE_MAX_DEPTH - 2, &why)) {
 			char key[128];
 			peek_name(p, p + len, key, sizeof key);
