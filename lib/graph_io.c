@@ -291,7 +291,9 @@ static int plain_tensor_fields(const uint8_t *p, const uint8_t *end, int lv,
 		uint64_t f = tag >> 3;
 		if (lv == 0 && (f == 14 || f == 15))
 			return 0;
+		/* a Dim of a size under 128 is the bytes 08 nn: no call */
 		if (f == 2 && lv < 2 &&
+		    !(lv == 1 && l == 2 && p[0] == 0x08 && p[1] < 0x80) &&
 		    !plain_tensor_fields(p, p + l, lv + 1, NULL))
 			return 0;
 		if (f == 2 && shape && !shape->p) /* as check.c's find_len */
