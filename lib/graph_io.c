@@ -357,14 +357,19 @@ static uint64_t skel_hash(const char *type, const struct skel *k)
 {
 	uint64_t h = (uint64_t)(uintptr_t)type * 0x9e3779b97f4a7c15ull ^ k->n;
 	for (unsigned i = 0; i < k->n; i++) {
-		uint64_t w = k->pc[i].kind | (uint64_t)k->pc[i].n << 2;
-		size_t n = k->pc[i].n < 8 ? k->pc[i].n : 8;
-		/* the first and last bytes: shapes and keys differ there */
-		if (n) {
-			uint64_t a = 0, b = 0;
-			memcpy(&a, k->pc[i].p, n);
-			memcpy(&b, k->pc[i].p + k->pc[i].n - n, n);
+		const unsigned char *p = (const unsigned char *)k->pc[i].p;
+		size_t n = k->pc[i].n;
+		uint64_t w = k->pc[i].kind | (uint64_t)n << 2;
+		/* the first and last 8 bytes (a shape of rank 4 whole), or
+		 * three of fewer: a collision costs a check, no more */
+		if (n >= 8) {
+			uint64_t a, b;
+			memcpy(&a, p, 8);
+			memcpy(&b, p + n - 8, 8);
 			w ^= a * 0xff51afd7ed558ccdull ^ b;
+		} else if (n) {
+			w ^= ((uint64_t)p[0] | (uint64_t)p[n / 2] << 8 |
+			      (uint64_t)p[n - 1] << 16) << 40;
 		}
 		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
 		h ^= h >> 29;
