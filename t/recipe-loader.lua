@@ -141,6 +141,15 @@ is(nil, rawget(_G, "leaked_global"), "a recipe's globals do not leak")
 is(1, gr.run(), "but the recipe sees them")
 
 -- ---------------------------------------------------------------- search path
+-- GEREWRITE_PATH comes first on the path: a value in the environment of
+-- the test run would add its recipes to the lists below
+do
+  local getenv = os.getenv
+  os.getenv = function(k)
+    if k == "GEREWRITE_PATH" then return nil end
+    return getenv(k)
+  end
+end
 os.execute("mkdir -p '" .. dir .. "/p1' '" .. dir .. "/p2'")
 write("p1/same.lua", "return {description = 'first', run = print}")
 write("p2/same.lua", "return {description = 'second', run = print}")
