@@ -11,8 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "bounds.h"
+#include "func.h"
 #include "graph.h"
+#include "model.h"
 #include "tap.h"
 #include "tensorflow/core/framework/node_def.pb-c.h"
 
@@ -178,8 +182,65 @@ static void mutate(const uint8_t *t, size_t n, const char *what)
 	ge_buf_free(&e);
 }
 
+/* Two Consts that differ only in tensor values share the function names
+ * of their attrs: a load must still find each of them calling "fn",
+ * and only c when a names none. */
+static void test_func_names(void)
+{
+	static const uint8_t f_ent[] = "\x0a\x01" "f" "\x12\x06\x52\x04"
+				       "\x0a\x02" "fn";
+	for (int a_calls = 1; a_calls >= 0; a_calls--) {
+		ge_buf g = GE_BUF_INIT, e = GE_BUF_INIT, nd = GE_BUF_INIT;
+		size_t off;
+		for (int k = 0; k < 2; k++) {
+			const char *t = k ? "\x08\x01\x12\x04\x12\x02\x08\x04"
+					    "\x22\x04" "bbbb"
+					  : "\x08\x01\x12\x04\x12\x02\x08\x04"
+					    "\x22\x04" "aaaa";
+			entry_of(&e, (const uint8_t *)t, 14, &off);
+			nd.len = 0;
+			put_len(&nd, 1, k ? "c" : "a", 1);
+			put_len(&nd, 2, "Const", 5);
+			put_len(&nd, 5, e.data, e.len);
+			put_len(&nd, 5, "\x0a\x05" "dtype" "\x12\x02\x30\x01",
+				11);
+			if (k || a_calls)
+				put_len(&nd, 5, f_ent, sizeof f_ent - 1);
+			put_len(&g, 1, nd.data, nd.len);
+		}
+		/* library { function { signature { name: "fn" } } } */
+		put_len(&g, 2, "\x0a\x06\x0a\x04\x0a\x02" "fn", 8);
+		char path[] = "/tmp/ge-load-tensor-attr-XXXXXX";
+		int fd = mkstemp(path);
+		if (fd < 0 || write(fd, g.data, g.len) != (ssize_t)g.len) {
+			printf("Bail out! cannot write %s\n", path);
+			exit(1);
+		}
+		close(fd);
+		ge_graph *gr = NULL;
+		ge_error err = {0, ""};
+		int rc = ge_load(path, NULL, &gr, &err);
+		unlink(path);
+		ok(rc == 0, "a graph of Consts naming a function loads (%s)",
+		   err.msg);
+		ge_func_ref *refs = NULL;
+		size_t n = rc ? 0 : ge_func_callers(gr, ge_func_find(gr, "fn"),
+						    &refs);
+		ok(n == (size_t)(a_calls ? 2 : 1) &&
+		   refs[n - 1].op == ge_graph_find(gr, "c"),
+		   "%s found calling the function (%zu)",
+		   a_calls ? "both Consts" : "only c", n);
+		free(refs);
+		ge_graph_free(gr);
+		ge_buf_free(&g);
+		ge_buf_free(&e);
+		ge_buf_free(&nd);
+	}
+}
+
 int main(void)
 {
+	test_func_names();
 	/* dtype, shape [1 4], 16 bytes of content */
 	static const uint8_t content[] =
 		"\x08\x01\x12\x08\x12\x02\x08\x01\x12\x02\x08\x04"
