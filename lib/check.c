@@ -475,6 +475,9 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 				     g->attr_cls_version == g->version
 			     ? g->attr_cls
 			     : NULL;
+	/* and an op whose attrs read as those of an earlier op that passed,
+	 * but for tensor values this check does not read, passes too */
+	const ge_opid *vcls = cls ? g->attr_vcls : NULL;
 	uint64_t *passed = cls ? ge_xcalloc(g->n_ops / 64 + 1, 8) : NULL;
 	for (size_t i = 0; i < g->n_ops && problems < max; i++) {
 		const ge_op *o = &g->ops[i];
@@ -483,6 +486,10 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 		if (cls && cls[i] != i && !(o->flags & OPF_DIRTY) &&
 		    !(g->ops[cls[i]].flags & OPF_DIRTY) &&
 		    (passed[cls[i] / 64] >> (cls[i] % 64) & 1))
+			continue;
+		if (vcls && vcls[i] && !(o->flags & OPF_DIRTY) &&
+		    !(g->ops[vcls[i] - 1].flags & OPF_DIRTY) &&
+		    (passed[(vcls[i] - 1) / 64] >> ((vcls[i] - 1) % 64) & 1))
 			continue;
 		size_t n = 0;
 		if (o->flags & OPF_SPLIT) {

@@ -647,7 +647,9 @@ static void any_name(void *ud, const char *attr, const uint8_t *nm, size_t n)
 
 /* Ops of one attr class (graph_impl.h) have the same attr entries byte
  * for byte, and the functions an op's attrs name are read from those
- * entries alone: one op of each class is looked at. */
+ * entries alone: one op of each class is looked at.  So is one op of
+ * each attr_vcls class, whose entries differ only in plain tensors,
+ * which name no function. */
 void ge_note_attr_funcs(ge_graph *g)
 {
 	g->fn_attr_known = 0;
@@ -657,6 +659,8 @@ void ge_note_attr_funcs(ge_graph *g)
 	size_t n = 0;
 	for (size_t i = 0; i < g->n_ops; i++) {
 		ge_opid c = g->attr_cls[i];
+		if (c == i && g->attr_vcls && g->attr_vcls[i])
+			c = g->attr_vcls[i] - 1;
 		if (c < i) {
 			names[i] = names[c];
 		} else {

@@ -96,6 +96,7 @@ void ge_graph_free(ge_graph *g)
 		op_free_storage(&g->ops[i]);
 	ge_big_free(g->ops);
 	ge_big_free(g->attr_cls);
+	ge_big_free(g->attr_vcls);
 	if (g->src_owned == 2)
 		ge_file_unmap(g->src, g->src_len);
 	else if (g->src_owned)

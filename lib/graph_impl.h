@@ -185,6 +185,10 @@ struct ge_graph {
 	 * while version is attr_cls_version, or NULL */
 	ge_opid *attr_cls;
 	uint64_t attr_cls_version;
+	/* with attr_cls: for an op whose attrs differ from an earlier op's
+	 * of its type only in what the attr check does not read (a
+	 * Const's tensor values), that op's id + 1, else 0 */
+	ge_opid *attr_vcls;
 
 	/* set by a load from attr_cls (func.c, ge_note_attr_funcs): the
 	 * ops whose attrs name a function, in id order (arena), every other

@@ -258,26 +258,173 @@ static int scalar_attr_entry(const uint8_t *p, const uint8_t *end)
 	}
 }
 
+/* Whether message bytes at level lv (0 TensorProto, 1 TensorShapeProto,
+ * 2 TensorShapeProto.Dim) are fields ge_pb_check accepts, with every
+ * message among them (tensor_shape 2, dim 2) walked likewise.  0 for
+ * anything it is not sure of (resource_handle_val 14, variant_val 15, a
+ * bad field), which the full check decides. */
+static int plain_tensor_fields(const uint8_t *p, const uint8_t *end, int lv,
+			       struct span *shape)
+{
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0 ||
+		    (tag >> 3) > 0x1fffffff)
+			return 0;
+		switch ((int)(tag & 7)) {
+		case 0:
+			if (ge_read_varint(&p, end, &l))
+				return 0;
+			continue;
+		case 1:
+		case 5:
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return 0;
+			continue;
+		case 2:
+			break;
+		default:
+			return 0;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return 0;
+		uint64_t f = tag >> 3;
+		if (lv == 0 && (f == 14 || f == 15))
+			return 0;
+		/* a Dim of a size under 128 is the bytes 08 nn: no call */
+		if (f == 2 && lv < 2 &&
+		    !(lv == 1 && l == 2 && p[0] == 0x08 && p[1] < 0x80) &&
+		    !plain_tensor_fields(p, p + l, lv + 1, NULL))
+			return 0;
+		if (f == 2 && shape && !shape->p) /* as check.c's find_len */
+			*shape = (struct span){(const char *)p, (size_t)l};
+		p += l;
+	}
+	return 1;
+}
+
+/* Whether AttrEntry bytes are a key and a value that is one tensor field
+ * (AttrValue 8) whose TensorProto plain_tensor_fields accepts: bytes
+ * ge_pb_check accepts (the nesting, 5 deep, is far below its limit).
+ * The Consts of a graph each hold their own value, so the memo below
+ * rarely spares them this walk.  Sets *key and *shape (the TensorProto's
+ * first tensor_shape, {NULL, 0} when none). */
+static int tensor_attr_entry(const uint8_t *p, const uint8_t *end,
+			     struct span *key, struct span *shape)
+{
+	_Static_assert(GE_MAX_DEPTH - 2 > 5, "tensor_attr_entry nests 5 deep");
+	uint64_t tag, l;
+	if (ge_read_varint(&p, end, &tag) || tag != (1 << 3 | 2) ||
+	    ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+		return 0;
+	*key = (struct span){(const char *)p, (size_t)l};
+	p += l;
+	if (ge_read_varint(&p, end, &tag) || tag != (2 << 3 | 2) ||
+	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p) ||
+	    ge_read_varint(&p, end, &tag) || tag != (8 << 3 | 2) ||
+	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p))
+		return 0;
+	*shape = (struct span){NULL, 0};
+	return plain_tensor_fields(p, end, 0, shape);
+}
+
+/* What the attr check (check.c) reads of a node's attr span: each field
+ * whole, but of an attr whose value is a plain tensor only its key and
+ * its shape, since of a well-formed tensor that check reads no more.  A
+ * node whose span reads as that of an earlier node of its type that
+ * passed (a Const with its own value, of the same shape) gets that
+ * node's verdict.  Spans of more than SKEL_MAX pieces are not recorded. */
+enum { SKEL_MAX = 8 };
+struct skel {
+	unsigned n, tensors; /* n > SKEL_MAX: not recorded */
+	struct piece {
+		const char *p;
+		uint32_t n, kind; /* 0 field bytes, 1 tensor key, 2 shape */
+	} pc[SKEL_MAX];
+};
+
+static void skel_add(struct skel *k, const void *p, size_t n, unsigned kind)
+{
+	if (k->n < SKEL_MAX && n <= UINT32_MAX)
+		k->pc[k->n] = (struct piece){(const char *)p, (uint32_t)n,
+					     kind};
+	else
+		k->n = SKEL_MAX;
+	k->n++;
+}
+
+static uint64_t skel_hash(const char *type, const struct skel *k)
+{
+	uint64_t h = (uint64_t)(uintptr_t)type * 0x9e3779b97f4a7c15ull ^ k->n;
+	for (unsigned i = 0; i < k->n; i++) {
+		const unsigned char *p = (const unsigned char *)k->pc[i].p;
+		size_t n = k->pc[i].n;
+		uint64_t w = k->pc[i].kind | (uint64_t)n << 2;
+		/* the first and last 8 bytes (a shape of rank 4 whole), or
+		 * three of fewer: a collision costs a check, no more */
+		if (n >= 8) {
+			uint64_t a, b;
+			memcpy(&a, p, 8);
+			memcpy(&b, p + n - 8, 8);
+			w ^= a * 0xff51afd7ed558ccdull ^ b;
+		} else if (n) {
+			w ^= ((uint64_t)p[0] | (uint64_t)p[n / 2] << 8 |
+			      (uint64_t)p[n - 1] << 16) << 40;
+		}
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static int skel_eq(const struct skel *a, const struct skel *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (unsigned i = 0; i < a->n; i++)
+		if (a->pc[i].kind != b->pc[i].kind ||
+		    a->pc[i].n != b->pc[i].n ||
+		    memcmp(a->pc[i].p, b->pc[i].p, a->pc[i].n))
+			return 0;
+	return 1;
+}
+
 /* Attrs are decoded lazily, by protobuf-c, which recurses: their nesting
  * and wire types are checked at load, entry by entry, naming the first
  * bad one.  The span holds the node's attr fields (and whatever fields
  * stand between them), all well formed at the top level. */
 static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
-			   ge_error *err)
+			   struct skel *k, ge_error *err)
 {
+	k->n = k->tensors = 0;
 	if (!a.n) /* no attrs: a.p is NULL */
 		return GE_OK;
 	const uint8_t *p = (const uint8_t *)a.p, *end = p + a.n;
 	size_t n_attr = 0;
 	while (p < end) {
 		uint64_t tag, len;
+		const uint8_t *fs = p;
 		ge_read_varint(&p, end, &tag);
 		if ((tag >> 3) != ND_ATTR) {
 			ge_skip_field(&p, end, (int)(tag & 7));
+			skel_add(k, fs, (size_t)(p - fs), 0);
 			continue;
 		}
 		ge_read_varint(&p, end, &len);
 		const char *why = NULL;
+		struct span key, shape;
+		if (tensor_attr_entry(p, p + len, &key, &shape)) {
+			skel_add(k, key.p, key.n, 1);
+			if (shape.p)
+				skel_add(k, shape.p, shape.n, 2);
+			else
+				skel_add(k, "", 0, 3);
+			k->tensors++;
+			p += len;
+			n_attr++;
+			continue;
+		}
+		skel_add(k, fs, (size_t)(p + len - fs), 0);
 		if (!scalar_attr_entry(p, p + len) &&
 		    ge_pb_check(ATTR_ENTRY, p, len, GE_MAX_DEPTH - 2, &why)) {
 			char key[128];
@@ -332,6 +479,32 @@ static uint64_t span_hash(const char *type, struct span a)
 	return h * 0xc4ceb9fe1a85ec53ull;
 }
 
+/* The first op of each skeleton (struct skel) met, by type and
+ * skeleton; g->attr_vcls holds, for a later op with the same skeleton
+ * and other attr bytes, that op's id + 1 (0 for none). */
+enum { VMEMO_BITS = 10 };
+struct skel_memo {
+	uint64_t h;
+	const char *type; /* interned; NULL: empty slot */
+	ge_opid id;
+	struct skel k;
+};
+
+static void skel_class(ge_graph *g, struct skel_memo *vmemo, const char *type,
+		       const struct skel *k, size_t i)
+{
+	uint64_t h = skel_hash(type, k);
+	struct skel_memo *m = &vmemo[h >> (64 - VMEMO_BITS)];
+	if (m->type == type && m->h == h && skel_eq(&m->k, k)) {
+		g->attr_vcls[i] = m->id + 1;
+		return;
+	}
+	m->h = h;
+	m->type = type;
+	m->id = (ge_opid)i;
+	m->k = *k;
+}
+
 /* Op types and devices interned through a small cache of those last
  * seen: a graph has few of them, repeated node after node. */
 enum { TCACHE = 16 };
@@ -370,6 +543,10 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 	g->attr_cls = ge_big_alloc((n_nodes + 1) * sizeof *g->attr_cls);
 	struct attr_memo *memo = ge_xcalloc((size_t)1 << MEMO_BITS,
 					    sizeof *memo);
+	g->attr_vcls = ge_big_alloc((n_nodes + 1) * sizeof *g->attr_vcls);
+	struct skel_memo *vmemo = ge_xcalloc((size_t)1 << VMEMO_BITS,
+					     sizeof *vmemo);
+	struct skel k;
 	struct tcache tcache[TCACHE] = {{NULL, 0}};
 	const char *nodev = ge_intern(g, "", 0);
 	for (size_t i = 0; p < end;) {
@@ -396,15 +573,18 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 			if (m->h == h && m->type == o->type && m->n == as.n &&
 			    (!as.n || !memcmp(m->p, as.p, as.n))) {
 				g->attr_cls[i] = m->id;
-			} else if (!(rc = check_attr_span(g, o, as, err))) {
+			} else if (!(rc = check_attr_span(g, o, as, &k, err))) {
 				*m = (struct attr_memo){h, o->type, as.p,
 							(uint32_t)as.n,
 							(ge_opid)i};
 				g->attr_cls[i] = (ge_opid)i;
+				if (k.tensors && k.n <= SKEL_MAX)
+					skel_class(g, vmemo, o->type, &k, i);
 			}
 		}
 		if (rc) {
 			free(memo);
+			free(vmemo);
 			return rc;
 		}
 		total_in += SCAN_NIN(o);
@@ -412,6 +592,7 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 		i++;
 	}
 	free(memo);
+	free(vmemo);
 	g->attr_cls_version = g->version;
 	g->n_ops = n_nodes;
 	g->n_live = n_nodes;
