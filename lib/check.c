@@ -46,22 +46,6 @@ static const char *field_name(int f)
 	return f >= 0 && f <= AV_FUNC ? names[f] : "unknown";
 }
 
-/* Skips a field of wire type wt; varints and length-delimited fields, all
- * but a few, inline.  0 or -1, as ge_skip_field. */
-static inline int skip(const uint8_t **p, const uint8_t *end, int wt)
-{
-	uint64_t v;
-	if (wt == 0)
-		return ge_read_varint(p, end, &v);
-	if (wt == 2) {
-		if (ge_read_varint(p, end, &v) || v > (uint64_t)(end - *p))
-			return -1;
-		*p += v;
-		return 0;
-	}
-	return ge_skip_field(p, end, wt);
-}
-
 /* The first length-delimited field `field` of message bytes, as
  * ge_find_len_field finds it, with fields skipped inline: 0, or -1 when
  * there is none or the bytes stop parsing before it. */
@@ -80,7 +64,7 @@ static int find_len(const uint8_t *p, const uint8_t *end, uint32_t field,
 			*len = (size_t)l;
 			return 0;
 		}
-		if (skip(&p, end, (int)(tag & 7)))
+		if (ge_skip_field_inline(&p, end, (int)(tag & 7)))
 			return -1;
 	}
 	return -1;
@@ -118,12 +102,12 @@ static int64_t min_dim(const uint8_t *p, const uint8_t *end, int *bad)
 					}
 					if ((int64_t)v < m)
 						m = (int64_t)v;
-				} else if (skip(&q, qe, (int)(t2 & 7))) {
+				} else if (ge_skip_field_inline(&q, qe, (int)(t2 & 7))) {
 					*bad = 1;
 					break;
 				}
 			}
-		} else if (skip(&p, end, (int)(tag & 7))) {
+		} else if (ge_skip_field_inline(&p, end, (int)(tag & 7))) {
 			*bad = 1;
 			return m;
 		}
@@ -153,7 +137,7 @@ static int attr_kind(const uint8_t *p, const uint8_t *end, const uint8_t **body,
 			b = p;
 			p += l;
 			*len = (size_t)l;
-		} else if (skip(&p, end, (int)(tag & 7))) {
+		} else if (ge_skip_field_inline(&p, end, (int)(tag & 7))) {
 			*bad = 1;
 			return kind;
 		} else {
@@ -235,49 +219,13 @@ struct kv {
 };
 
 /* Collects the attr map entries (field 5) of NodeDef bytes, as
- * ge_raw_attr_next splits them: each entry's last key (1) and value (2),
- * "" when absent; a field that does not parse ends the entry or the
- * node.  Done here, in one loop, since a load calls it for every node
- * whose attrs it has not met before. */
+ * ge_raw_attr_next splits them. */
 static size_t raw_attrs(const uint8_t *p, const uint8_t *end, struct kv **out,
 			size_t *cap)
 {
 	size_t n = 0;
-	while (p < end) {
-		uint64_t tag, len;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if (tag != (5 << 3 | 2)) {
-			if (skip(&p, end, (int)(tag & 7)))
-				break;
-			continue;
-		}
-		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
-			break;
-		const uint8_t *q = p, *qe = p + len;
-		p = qe;
-		struct kv e = {"", 0, (const uint8_t *)"", 0};
-		while (q < qe) {
-			uint64_t t2, l2;
-			if (ge_read_varint(&q, qe, &t2))
-				break;
-			if ((t2 & 7) != 2) {
-				if (skip(&q, qe, (int)(t2 & 7)))
-					break;
-				continue;
-			}
-			if (ge_read_varint(&q, qe, &l2) ||
-			    l2 > (uint64_t)(qe - q))
-				break;
-			if ((t2 >> 3) == 1) {
-				e.key = (const char *)q;
-				e.klen = (size_t)l2;
-			} else if ((t2 >> 3) == 2) {
-				e.val = q;
-				e.vlen = (size_t)l2;
-			}
-			q += l2;
-		}
+	struct kv e;
+	while (ge_raw_attr_next(&p, end, &e.key, &e.klen, &e.val, &e.vlen)) {
 		if (n == *cap) {
 			*cap = *cap ? *cap * 2 : 16;
 			*out = ge_xrealloc(*out, *cap * sizeof **out);

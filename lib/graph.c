@@ -242,32 +242,10 @@ ge_opid ge_idx_insert(ge_graph *g, ge_opid id)
 	return ge_idx_insert_h(g, id, ge_hash_ci(nm, strlen(nm)));
 }
 
-ge_opid ge_idx_insert_h(ge_graph *g, ge_opid id, uint32_t h)
-{
-	if ((g->idx_used + 1) * 4 >= g->idx_cap * 3)
-		ge_idx_grow(g, g->n_live + 1 > g->idx_used ? g->n_live + 1
-							 : g->idx_used + 1);
-	const char *nm = g->ops[id].name;
-	size_t j = h & (g->idx_cap - 1), tomb = (size_t)-1;
-	for (; g->idx[j]; j = (j + 1) & (g->idx_cap - 1)) {
-		uint64_t v = g->idx[j];
-		if (v == IDX_TOMB) {
-			if (tomb == (size_t)-1)
-				tomb = j;
-			continue;
-		}
-		if (SLOT_HASH(v) == h && !strcmp(g->ops[SLOT_ID(v)].name, nm))
-			return SLOT_ID(v);
-	}
-	if (tomb != (size_t)-1)
-		j = tomb;
-	else
-		g->idx_used++;
-	g->idx[j] = SLOT(h, id);
-	return GE_NOOP;
-}
-
-ge_opid ge_idx_claim_h(ge_graph *g, ge_opid id, size_t n, uint32_t h)
+/* The probe of ge_idx_insert_h and ge_idx_claim_h: an op already
+ * indexed under id's name (the n bytes of it in any case, or all of it
+ * exactly when n is (size_t)-1) is returned; else id goes in. */
+static inline ge_opid idx_put(ge_graph *g, ge_opid id, uint32_t h, size_t n)
 {
 	if ((g->idx_used + 1) * 4 >= g->idx_cap * 3)
 		ge_idx_grow(g, g->n_live + 1 > g->idx_used ? g->n_live + 1
@@ -281,11 +259,12 @@ ge_opid ge_idx_claim_h(ge_graph *g, ge_opid id, size_t n, uint32_t h)
 				tomb = j;
 			continue;
 		}
-		if (SLOT_HASH(v) == h) {
-			const char *x = g->ops[SLOT_ID(v)].name;
-			if (!strncasecmp(x, nm, n) && !x[n])
-				return SLOT_ID(v);
-		}
+		if (SLOT_HASH(v) != h)
+			continue;
+		const char *x = g->ops[SLOT_ID(v)].name;
+		if (n == (size_t)-1 ? !strcmp(x, nm)
+				    : !strncasecmp(x, nm, n) && !x[n])
+			return SLOT_ID(v);
 	}
 	if (tomb != (size_t)-1)
 		j = tomb;
@@ -293,6 +272,16 @@ ge_opid ge_idx_claim_h(ge_graph *g, ge_opid id, size_t n, uint32_t h)
 		g->idx_used++;
 	g->idx[j] = SLOT(h, id);
 	return GE_NOOP;
+}
+
+ge_opid ge_idx_insert_h(ge_graph *g, ge_opid id, uint32_t h)
+{
+	return idx_put(g, id, h, (size_t)-1);
+}
+
+ge_opid ge_idx_claim_h(ge_graph *g, ge_opid id, size_t n, uint32_t h)
+{
+	return idx_put(g, id, h, n);
 }
 
 /* Indexes every op of a freshly loaded graph, marking repeated names.
@@ -1303,55 +1292,6 @@ int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err)
 }
 
 /* ------------------------------------------------------------ attrs */
-
-/* Splits the raw attr entries (field 5 of the NodeDef) into ents. */
-int ge_raw_attr_next(const uint8_t **pp, const uint8_t *end, const char **key,
-		     size_t *klen, const uint8_t **val, size_t *vlen)
-{
-	const uint8_t *p = *pp;
-	while (p < end) {
-		uint64_t tag, len;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if ((tag >> 3) != 5 || (tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				break;
-			continue;
-		}
-		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
-			break;
-		const uint8_t *q = p, *qe = p + len;
-		*pp = qe;
-		*key = "";
-		*klen = 0;
-		*val = (const uint8_t *)"";
-		*vlen = 0;
-		while (q < qe) {
-			uint64_t t2, l2;
-			if (ge_read_varint(&q, qe, &t2))
-				break;
-			if ((t2 & 7) != 2) {
-				if (ge_skip_field(&q, qe, (int)(t2 & 7)))
-					break;
-				continue;
-			}
-			if (ge_read_varint(&q, qe, &l2) ||
-			    l2 > (uint64_t)(qe - q))
-				break;
-			if ((t2 >> 3) == 1) {
-				*key = (const char *)q;
-				*klen = l2;
-			} else if ((t2 >> 3) == 2) {
-				*val = q;
-				*vlen = l2;
-			}
-			q += l2;
-		}
-		return 1;
-	}
-	*pp = end;
-	return 0;
-}
 
 static void split_attrs(const ge_graph *g, ge_opid id)
 {

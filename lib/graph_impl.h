@@ -258,8 +258,54 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 /* Steps through the attr map entries (field 5) of NodeDef bytes: returns 1
  * and the next entry's key and AttrValue bytes, or 0 at the end (or at the
  * first malformed byte).  A missing key or value reads as empty. */
-int ge_raw_attr_next(const uint8_t **p, const uint8_t *end, const char **key,
-		     size_t *klen, const uint8_t **val, size_t *vlen);
+static inline int ge_raw_attr_next(const uint8_t **pp, const uint8_t *end,
+				   const char **key, size_t *klen,
+				   const uint8_t **val, size_t *vlen)
+{
+	const uint8_t *p = *pp;
+	while (p < end) {
+		uint64_t tag, len;
+		if (ge_read_varint(&p, end, &tag))
+			break;
+		if ((tag >> 3) != 5 || (tag & 7) != 2) {
+			if (ge_skip_field_inline(&p, end, (int)(tag & 7)))
+				break;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
+			break;
+		const uint8_t *q = p, *qe = p + len;
+		*pp = qe;
+		*key = "";
+		*klen = 0;
+		*val = (const uint8_t *)"";
+		*vlen = 0;
+		while (q < qe) {
+			uint64_t t2, l2;
+			if (ge_read_varint(&q, qe, &t2))
+				break;
+			if ((t2 & 7) != 2) {
+				if (ge_skip_field_inline(&q, qe, (int)(t2 & 7)))
+					break;
+				continue;
+			}
+			if (ge_read_varint(&q, qe, &l2) ||
+			    l2 > (uint64_t)(qe - q))
+				break;
+			if ((t2 >> 3) == 1) {
+				*key = (const char *)q;
+				*klen = (size_t)l2;
+			} else if ((t2 >> 3) == 2) {
+				*val = q;
+				*vlen = (size_t)l2;
+			}
+			q += l2;
+		}
+		return 1;
+	}
+	*pp = end;
+	return 0;
+}
 /* Finds the first length-delimited field `field` in the message bytes
  * [p, end): returns 0 and its payload, or -1 (not there, or malformed
  * before it). */
