@@ -12,12 +12,7 @@ local function exists(p)
   if f then f:close() end
   return f ~= nil
 end
-local function slurp(p)
-  local f = assert(io.open(p, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = tap.slurp
 local function spit(p, s)
   local f = assert(io.open(p, "wb"))
   f:write(s)

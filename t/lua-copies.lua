@@ -6,13 +6,9 @@
 local tap = require "tap"
 local ok, is, raises = tap.ok, tap.is, tap.raises
 
-local dir = os.tmpname()
-os.remove(dir)
-assert(os.execute("mkdir -p '" .. dir .. "'"))
+local dir = tap.tmpdir()
 local function path(n) return dir .. "/" .. n end
-local function slurp(p)
-  local f = assert(io.open(p, "rb")) local s = f:read("a") f:close() return s
-end
+local slurp = tap.slurp
 
 local F = 'attr { key: "T" value { type: DT_FLOAT } } '
 local META = [[

@@ -10,15 +10,8 @@ local C = tap.corpus()
 if not C then tap.skip_all("corpus not found (set GE_CORPUS)") end
 local BERT = C .. "/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/bert1"
 
-local dir = os.tmpname()
-os.remove(dir)
-assert(os.execute("mkdir -p '" .. dir .. "'"))
-local function slurp(p)
-  local f = assert(io.open(p, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local dir = tap.tmpdir()
+local slurp = tap.slurp
 local function mentions(s, name)
   local n, i = 0, 1
   while true do

@@ -6,15 +6,8 @@ local tap = require "tap"
 local ok, is, same, raises = tap.ok, tap.is, tap.same, tap.raises
 local F = "float32"
 
-local dir = os.tmpname()
-os.remove(dir)
-assert(os.execute("mkdir -p '" .. dir .. "'"))
-local function slurp(p)
-  local f = assert(io.open(p, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local dir = tap.tmpdir()
+local slurp = tap.slurp
 
 -- ---------------------------------------------------------------- build
 local g = ge.graph()

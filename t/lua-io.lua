@@ -5,12 +5,7 @@ local ok, is, same, raises = tap.ok, tap.is, tap.same, tap.raises
 
 local dir = tap.tmpdir()
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = tap.slurp
 
 local function listdir()
   local p = assert(io.popen("ls -A '" .. dir .. "'"))

@@ -18,12 +18,7 @@ g:add_op{type = "Const", name = "bias",
          attrs = {dtype = F, value = ge.tensor_value(F, {2}, {0.5, -0.25})}}
 g:add_op{type = "Mul", name = "y", inputs = {"x", "conv/w"}, attrs = {T = F}}
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = tap.slurp
 
 ok(g:save(dir .. "/a/model.json", {shard_size = 512}),
    "save as tfjs with 512-byte shards")

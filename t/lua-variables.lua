@@ -134,7 +134,7 @@ ok(nf == nil and err:find("'inc'", 1, true), "outputs that write a variable: " .
 
 -- a corrupt checkpoint
 local bad = dir .. "/bad.ckpt"
-local function slurp(p) local h = assert(io.open(p, "rb")) local s = h:read("a") h:close() return s end
+local slurp = tap.slurp
 local function spit(p, s) local h = assert(io.open(p, "wb")) h:write(s) h:close() end
 spit(bad .. ".index", slurp(prefix .. ".index"))
 local data = slurp(prefix .. ".data-00000-of-00001")

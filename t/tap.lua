@@ -76,7 +76,7 @@ function M.done()
   if failed > 0 then os.exit(1) end
 end
 
--- Path helpers for tests.
+-- Path and file helpers for tests.
 function M.srcdir() return os.getenv("GE_TOP_SRCDIR") or "." end
 function M.corpus()
   local c = os.getenv("GE_CORPUS")
@@ -85,6 +85,12 @@ function M.corpus()
   if not f then return nil end
   f:close()
   return c
+end
+function M.slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
 end
 function M.tmpdir()
   local d = os.tmpname()
