@@ -78,17 +78,6 @@ static const char *sattr_class(const ge_graph *g, const char *op)
 	return b;
 }
 
-static int same_bytes(const ge_graph *a, const ge_graph *b)
-{
-	ge_buf x = GE_BUF_INIT, y = GE_BUF_INIT;
-	ge_graph_encode_graphdef(a, &x);
-	ge_graph_encode_graphdef(b, &y);
-	int same = x.len == y.len && !memcmp(x.data, y.data, x.len);
-	ge_buf_free(&x);
-	ge_buf_free(&y);
-	return same;
-}
-
 /* Every op's consumers, by name, in the order the graph keeps them. */
 static int same_consumers(const ge_graph *a, const ge_graph *b)
 {
@@ -157,7 +146,7 @@ static void test_same_as_general(void)
 	   "again, under a uniquified scope");
 	is_int((long long)ge_graph_num_ops(h), (long long)ge_graph_num_ops(g),
 	       "as many ops");
-	ok(same_bytes(g, h), "the saved bytes are the general copy's");
+	ok(same_encoding(g, h), "the saved bytes are the general copy's");
 	ok(same_consumers(g, h), "consumer lists are the general copy's");
 	is_string("tower_1/foo/bar/h:0", ins(g, "tower_1/k"),
 		  "a copy's data inputs");
@@ -178,9 +167,9 @@ static void test_same_as_general(void)
 	is_string(ge_graph_unique_name(h, "Tower/K"),
 		  ge_graph_unique_name(g, "Tower/K"),
 		  "a renamed copy's old name is still taken, in any case");
-	ok(same_bytes(g, h), "still the same bytes after the edits");
+	ok(same_encoding(g, h), "still the same bytes after the edits");
 	ge_graph *c = ge_graph_clone(g);
-	ok(same_bytes(c, g), "a clone of the copies saves the same bytes");
+	ok(same_encoding(c, g), "a clone of the copies saves the same bytes");
 	ge_graph_free(c);
 	ge_graph_free(g);
 	ge_graph_free(h);
@@ -227,7 +216,7 @@ static void test_handlers_see_consumers(void)
 	ok(a > 0 && a == b,
 	   "an input handler sees the consumers the general copy shows it "
 	   "(%d, %d)", a, b);
-	ok(same_bytes(g, h) && same_consumers(g, h),
+	ok(same_encoding(g, h) && same_consumers(g, h),
 	   "a partial copy with external inputs: the general copy's result");
 	/* p/w/read stays colocated with w, which was not copied */
 	ge_op_set_name(g, OP(g, "w"), "w2", &err);
@@ -307,7 +296,7 @@ static void test_run_kept(void)
 	ok(!copy_whole(g, "cp1", 0) && !copy_whole(g, "cp2", 0) &&
 		   !copy_whole(c, "cp1", 1) && !copy_whole(c, "cp2", 1),
 	   "copies of copies, shared and general");
-	ok(same_bytes(g, c), "... the same bytes");
+	ok(same_encoding(g, c), "... the same bytes");
 	far = OP(g, "cp2/cp1/far");
 	ok(ge_op_attr_run(g, far, &r1, &l1, &f1) &&
 		   ge_op_attr_run(g, OP(g, "far"), &r2, &l2, &f2) &&
@@ -436,11 +425,11 @@ static void test_handed_out(void)
 		   ge_graph_find(g, "tower/foo/c_1") != GE_NOOP &&
 		   ge_graph_find(g, "tower/foo/bar/e") != GE_NOOP,
 	   "... the handed-out names stay free, the others are taken");
-	ok(same_bytes(g, h), "... as the general copy names them");
+	ok(same_encoding(g, h), "... as the general copy names them");
 	for (int i = 0; i < 2; i++)
 		ge_graph_unique_name(x[i], "other");
 	ok(!copy_whole(g, "tower2", 0) && !copy_whole(h, "tower2", 1) &&
-		   same_bytes(g, h),
+		   same_encoding(g, h),
 	   "copies under a scope where none was: the general copy's bytes");
 	ge_graph_free(g);
 	ge_graph_free(h);
@@ -471,7 +460,7 @@ static void test_save_inputs(void)
 	ge_graph *g = parse(txt), *h = ge_graph_clone(g);
 	ok(!copy_whole(g, "tower", 0) && !copy_whole(h, "tower", 1),
 	   "copies of ops with many, long and numbered inputs");
-	ok(same_bytes(g, h), "... save the general copy's bytes");
+	ok(same_encoding(g, h), "... save the general copy's bytes");
 	ok(strstr(ins(g, "tower/wide"), ",tower/s12:11,") != NULL,
 	   "... a two-digit output");
 	for (int i = 0; i < 8; i++)

@@ -94,17 +94,6 @@ static void by_hand(ge_graph *g, const char *site, int64_t seed, int anchor)
 	ge_tvec_free(&slots);
 }
 
-static int same_bytes(ge_graph *a, ge_graph *b)
-{
-	ge_buf x = GE_BUF_INIT, y = GE_BUF_INIT;
-	ge_graph_encode_graphdef(a, &x);
-	ge_graph_encode_graphdef(b, &y);
-	int same = x.len == y.len && !memcmp(x.data, y.data, x.len);
-	ge_buf_free(&x);
-	ge_buf_free(&y);
-	return same;
-}
-
 static void test_basic(void)
 {
 	ge_graph *g = parse(FIXTURE), *h = parse(FIXTURE);
@@ -152,7 +141,7 @@ static void test_basic(void)
 	by_hand(h, "c0", 7, 0);
 	by_hand(h, "c1", 8, 0);
 	by_hand(h, "body", 10, 1);
-	ok(same_bytes(g, h), "the same bytes as the ops added one by one");
+	ok(same_encoding(g, h), "the same bytes as the ops added one by one");
 	ge_ins_result_free(&r);
 	ge_graph_free(g);
 	ge_graph_free(h);

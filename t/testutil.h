@@ -130,6 +130,18 @@ TU_UNUSED static void mkview(ge_view *v, ge_graph *g, const char *ops,
 	ge_tvec_free(&t);
 }
 
+/* Whether two graphs encode to the same GraphDef bytes. */
+TU_UNUSED static int same_encoding(const ge_graph *a, const ge_graph *b)
+{
+	ge_buf x = GE_BUF_INIT, y = GE_BUF_INIT;
+	ge_graph_encode_graphdef(a, &x);
+	ge_graph_encode_graphdef(b, &y);
+	int same = x.len == y.len && !memcmp(x.data, y.data, x.len);
+	ge_buf_free(&x);
+	ge_buf_free(&y);
+	return same;
+}
+
 /* ------------------------------------------------------------ listings */
 
 #define TU_RING_LEN 4096
