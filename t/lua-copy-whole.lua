@@ -9,6 +9,12 @@ local ok, is = tap.ok, tap.is
 local dir = tap.tmpdir()
 local function path(n) return dir .. "/" .. n end
 local slurp = tap.slurp
+-- whether graphs a and b save to the same bytes
+local function same_saved(a, b)
+  assert(a:save(path("a.pb"), {overwrite = true}))
+  assert(b:save(path("b.pb"), {overwrite = true}))
+  return slurp(path("a.pb")) == slurp(path("b.pb"))
+end
 
 local F = 'attr { key: "T" value { type: DT_FLOAT } } '
 local SH = 'attr { key: "_output_shapes" value { list { shape { dim { size: 2 } } } } } '
@@ -54,9 +60,7 @@ local function clone3(general)
   return h
 end
 local a, b = clone3(false), clone3(true)
-assert(a:save(path("a.pb")))
-assert(b:save(path("b.pb")))
-ok(slurp(path("a.pb")) == slurp(path("b.pb")),
+ok(same_saved(a, b),
    "clone x3: the bytes of copies made through a Lua op handler")
 is(#a, 24, "four times the ops")
 is(a:op("tower_2/z"):input(0).name, "tower_2/sp:1", "a copy reads the copies")
@@ -113,9 +117,7 @@ local function series(general)
   return h
 end
 local sa, sb = series(false), series(true)
-assert(sa:save(path("sa.pb")))
-assert(sb:save(path("sb.pb")))
-ok(slurp(path("sa.pb")) == slurp(path("sb.pb")),
+ok(same_saved(sa, sb),
    "copies of copies, edits, scopes, shapes: the bytes of the general road")
 is(#sa, 10 + 10 + 10 + 10 + 40 + 6, "every copy made")
 is(sa:op("e/r"):input(0).name, "x3:0", "the chain reads x3")
