@@ -62,15 +62,19 @@ struct span {
 };
 
 /* What the first pass keeps of a node for the second (resolve_inputs),
- * without an array of its own: counts that are zero until fill_uses
- * stand for them in the meantime. */
-#define SCAN_NIN(o) ((o)->n_uses)       /* the number of inputs */
-#define SCAN_IN0(o) ((o)->n_couts)      /* where the first input starts */
+ * without an array of its own: counts that are zero until then stand for
+ * them in the meantime.  resolve_inputs takes a node's SCAN_NIN and
+ * SCAN_IN0 before it counts its inputs there, and counts each producer's
+ * uses and control outputs in its n_uses and n_couts, which fill_uses
+ * turns into the pools' offsets; SCAN_NAMELEN lasts until fill_uses. */
+#define SCAN_NIN(o) ((o)->n_in)         /* the number of inputs */
+#define SCAN_IN0(o) ((o)->n_ctrl)       /* where the first input starts */
 #define SCAN_NAMELEN(o) ((o)->n_ents)   /* the name's length */
 
 static void scan_clear(ge_op *o)
 {
 	SCAN_NIN(o) = SCAN_IN0(o) = SCAN_NAMELEN(o) = 0;
+	o->n_uses = o->n_couts = 0;
 }
 
 static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
@@ -616,13 +620,14 @@ static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
 }
 
 /* Parse step 3: every node's inputs resolved into the pool; uses and
- * control outputs counted per producer (nuse, ncout). */
-static int resolve_inputs(ge_graph *g, size_t total_in,
-			  uint32_t *nuse, uint32_t *ncout, ge_error *err)
+ * control outputs counted per producer (in its n_uses and n_couts), and
+ * in all (*total_use, *total_cout). */
+static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
+			  size_t *total_cout, ge_error *err)
 {
 	g->in_pool = ge_big_alloc((total_in ? total_in : 1) *
 				  sizeof *g->in_pool);
-	size_t pos = 0;
+	size_t pos = 0, nu = 0, nc = 0;
 	char lab[300];
 	for (size_t i = 0; i < g->n_ops; i++) {
 		ge_op *o = &g->ops[i];
@@ -632,6 +637,8 @@ static int resolve_inputs(ge_graph *g, size_t total_in,
 		const uint8_t *q = o->raw + SCAN_IN0(o),
 			      *qe = o->raw + o->raw_len;
 		uint32_t nin = SCAN_NIN(o);
+		/* n_in and n_ctrl count from here */
+		SCAN_NIN(o) = SCAN_IN0(o) = 0;
 		if (!nin)
 			q = qe;
 		while (q < qe && o->n_in + o->n_ctrl < nin) {
@@ -674,37 +681,40 @@ static int resolve_inputs(ge_graph *g, size_t total_in,
 			else
 				o->n_in++;
 			if (pid != GE_NOOP) {
-				if (index == GE_CONTROL)
-					ncout[pid]++;
-				else
-					nuse[pid]++;
+				if (index == GE_CONTROL) {
+					g->ops[pid].n_couts++;
+					nc++;
+				} else {
+					g->ops[pid].n_uses++;
+					nu++;
+				}
 			}
 		}
 		pos += nin;
 	}
+	*total_use = nu;
+	*total_cout = nc;
 	return GE_OK;
 }
 
 /* Parse step 4: uses and control outputs in their pools, filled in
  * consumer order so each list is sorted without a sort. */
-static void fill_uses(ge_graph *g, const uint32_t *nuse, const uint32_t *ncout)
+static void fill_uses(ge_graph *g, size_t total_use, size_t total_cout)
 {
-	size_t n_nodes = g->n_ops, total_use = 0, total_cout = 0;
-	for (size_t i = 0; i < n_nodes; i++) {
-		total_use += nuse[i];
-		total_cout += ncout[i];
-	}
+	size_t n_nodes = g->n_ops;
 	g->uses_pool = ge_big_alloc((total_use ? total_use : 1) *
 				    sizeof *g->uses_pool);
 	g->couts_pool = ge_big_alloc((total_cout ? total_cout : 1) *
 				     sizeof *g->couts_pool);
 	size_t up = 0, cp = 0;
 	for (size_t i = 0; i < n_nodes; i++) {
-		scan_clear(&g->ops[i]);
-		g->ops[i].uses = g->uses_pool + up;
-		g->ops[i].couts = g->couts_pool + cp;
-		up += nuse[i];
-		cp += ncout[i];
+		ge_op *o = &g->ops[i];
+		o->uses = g->uses_pool + up;
+		o->couts = g->couts_pool + cp;
+		up += o->n_uses;
+		cp += o->n_couts;
+		o->n_uses = o->n_couts = 0;
+		SCAN_NAMELEN(o) = 0;
 	}
 	for (size_t i = 0; i < n_nodes; i++) {
 		ge_op *o = &g->ops[i];
@@ -730,26 +740,19 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 	g->src = data;
 	g->src_owned = take;
 	g->src_len = len;
-	size_t n_nodes = 0, total_in = 0;
-	uint32_t *nuse = NULL, *ncout = NULL;
+	size_t n_nodes = 0, total_in = 0, total_use = 0, total_cout = 0;
 	int rc;
 	if ((rc = split_fields(g, &n_nodes, err)) ||
 	    (rc = scan_nodes(g, n_nodes, &total_in, err)))
 		goto fail;
 	/* Name index.  A repeated name keeps the first op in the index. */
 	ge_idx_build(g);
-	nuse = ge_big_alloc((n_nodes + 1) * sizeof *nuse);
-	ncout = ge_big_alloc((n_nodes + 1) * sizeof *ncout);
-	if ((rc = resolve_inputs(g, total_in, nuse, ncout, err)))
+	if ((rc = resolve_inputs(g, total_in, &total_use, &total_cout, err)))
 		goto fail;
-	fill_uses(g, nuse, ncout);
-	ge_big_free(nuse);
-	ge_big_free(ncout);
+	fill_uses(g, total_use, total_cout);
 	*out = g;
 	return GE_OK;
 fail:
-	ge_big_free(nuse);
-	ge_big_free(ncout);
 	/* pools may be partially filled; the ops point into them */
 	for (size_t i = 0; i < g->n_ops; i++) {
 		g->ops[i].flags &= ~(uint32_t)(OPF_IN_OWNED | OPF_USES_OWNED |
