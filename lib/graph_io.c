@@ -463,24 +463,42 @@ struct attr_memo {
 	ge_opid id;
 };
 
+/* Every node's attr bytes are hashed: sixteen bytes a step, in two
+ * independent lanes, with the bytes left over read as the last sixteen
+ * (or eight) of the span, overlapping what the lanes read.  The top bits
+ * pick the slot, which the multiplies fill from every bit below them. */
 static uint64_t span_hash(const char *type, struct span a)
 {
-	uint64_t h = (uint64_t)(uintptr_t)type * 0x9e3779b97f4a7c15ull ^ a.n;
+	const uint64_t k1 = 0xff51afd7ed558ccdull, k2 = 0xc4ceb9fe1a85ec53ull;
+	uint64_t h1 = (uint64_t)(uintptr_t)type * 0x9e3779b97f4a7c15ull ^ a.n;
+	uint64_t h2 = a.n * k1;
 	const char *p = a.p;
 	size_t n = a.n;
-	for (; n >= 8; p += 8, n -= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
+	uint64_t w1 = 0, w2 = 0;
+	for (; n >= 16; p += 16, n -= 16) {
+		memcpy(&w1, p, 8);
+		memcpy(&w2, p + 8, 8);
+		h1 = (h1 ^ w1) * k1;
+		h2 = (h2 ^ w2) * k2;
+	}
+	if (n && a.n >= 16) {
+		memcpy(&w1, a.p + a.n - 16, 8);
+		memcpy(&w2, a.p + a.n - 8, 8);
+	} else if (n >= 8) {
+		memcpy(&w1, p, 8);
+		memcpy(&w2, p + n - 8, 8);
+	} else if (n) {
+		w1 = w2 = 0;
+		memcpy(&w1, p, n);
 	}
 	if (n) {
-		uint64_t w = 0;
-		memcpy(&w, p, n);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h1 = (h1 ^ w1) * k1;
+		h2 = (h2 ^ w2) * k2;
 	}
+	uint64_t h = h1 ^ (h2 >> 31 | h2 << 33);
 	h ^= h >> 32;
-	return h * 0xc4ceb9fe1a85ec53ull;
+	h *= k2;
+	return h ^ h >> 29;
 }
 
 /* The first op of each skeleton (struct skel) met, by type and
