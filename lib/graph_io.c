@@ -54,6 +54,66 @@ static void peek_name(const uint8_t *p, const uint8_t *end, char *out,
 			*c = '?';
 }
 
+/* Short byte strings (names, op types) are tested and compared eight
+ * bytes a step, inline: a call to memchr or memcmp costs more than the
+ * work on a name of twenty bytes.  Neither reads outside [p, p + n). */
+static inline uint64_t load8(const void *p)
+{
+	uint64_t w;
+	memcpy(&w, p, 8);
+	return w;
+}
+
+static inline int has_nul(const void *s, size_t n)
+{
+	const uint8_t *p = s;
+	const uint64_t ones = 0x0101010101010101ull, high = ones * 0x80;
+	if (n < 8)
+		return n && memchr(p, 0, n) != NULL;
+	for (size_t i = 0; i + 8 < n; i += 8) {
+		uint64_t w = load8(p + i);
+		if ((w - ones) & ~w & high)
+			return 1;
+	}
+	uint64_t w = load8(p + n - 8);
+	return ((w - ones) & ~w & high) != 0;
+}
+
+static inline int same_bytes(const void *a, const void *b, size_t n)
+{
+	const uint8_t *x = a, *y = b;
+	if (n < 8)
+		return !memcmp(x, y, n);
+	for (size_t i = 0; i + 8 < n; i += 8)
+		if (load8(x + i) != load8(y + i))
+			return 0;
+	return load8(x + n - 8) == load8(y + n - 8);
+}
+
+/* Node names, copied out of the GraphDef bytes one after the other into
+ * blocks of the graph's arena, unaligned: an arena string each would
+ * cost a call and round every name up to eight bytes. */
+enum { NAMES_BLOCK = 64 << 10 };
+struct name_block {
+	char *p, *end;
+};
+
+static const char *name_copy(ge_graph *g, struct name_block *nb, const void *s,
+			     size_t n)
+{
+	if ((size_t)(nb->end - nb->p) <= n) {
+		if (n >= NAMES_BLOCK / 4)
+			return ge_arena_strndup(&g->arena, s, n);
+		nb->p = ge_arena_alloc(&g->arena, NAMES_BLOCK);
+		nb->end = nb->p + NAMES_BLOCK;
+	}
+	char *d = nb->p;
+	memcpy(d, s, n);
+	d[n] = 0;
+	nb->p += n + 1;
+	return d;
+}
+
 /* First pass over one NodeDef: name, type, device, and the number of
  * inputs; checks the wire structure of the top-level fields. */
 struct span {
@@ -77,8 +137,8 @@ static void scan_clear(ge_op *o)
 	o->n_uses = o->n_couts = 0;
 }
 
-static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
-		     size_t index, struct span *type_out,
+static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
+		     const uint8_t *end, size_t index, struct span *type_out,
 		     struct span *dev_out, struct span *attrs_out, ge_error *err)
 {
 	const uint8_t *name = NULL, *type = NULL, *dev = NULL, *in0 = NULL;
@@ -121,11 +181,11 @@ static int scan_node(ge_graph *g, const uint8_t *p, const uint8_t *end,
 	if (!name || !name_len)
 		return ge_err(err, GE_EFORMAT, "%s: node #%zu has no name",
 			      g->name, index);
-	if (memchr(name, 0, name_len))
+	if (has_nul(name, name_len))
 		return ge_err(err, GE_EFORMAT, "%s: node #%zu: name holds a NUL "
 			      "byte", g->name, index);
 	ge_op *o = &g->ops[index]; /* zeroed: scan_nodes callocs them */
-	o->name = ge_arena_strndup(&g->arena, (const char *)name, name_len);
+	o->name = name_copy(g, nb, name, name_len);
 	if (!type || !type_len)
 		return ge_err(err, GE_EFORMAT, "%s: node '%s' has no op type",
 			      g->name, o->name);
@@ -540,12 +600,12 @@ static inline int intern_cached(ge_graph *g, struct tcache *c,
 {
 	struct tcache *e = &c[(t.n * 31 + (unsigned char)t.p[0] +
 			       (unsigned char)t.p[t.n - 1]) % TCACHE];
-	if (e->s && e->n == t.n && !memcmp(e->s, t.p, t.n)) {
+	if (e->s && e->n == t.n && same_bytes(e->s, t.p, t.n)) {
 		*out = e->s;
 		return 0;
 	}
 	/* a NUL would cut it short on save */
-	if (memchr(t.p, 0, t.n))
+	if (has_nul(t.p, t.n))
 		return -1;
 	e->s = *out = ge_intern(g, t.p, t.n);
 	e->n = t.n;
@@ -571,6 +631,7 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 	struct skel k;
 	struct tcache tcache[TCACHE] = {{NULL, 0}};
 	const char *nodev = ge_intern(g, "", 0);
+	struct name_block nb = {NULL, NULL};
 	for (size_t i = 0; p < end;) {
 		uint64_t tag, l;
 		ge_read_varint(&p, end, &tag);
@@ -581,7 +642,7 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 		ge_read_varint(&p, end, &l);
 		struct span ts = {NULL, 0}, ds = {NULL, 0}, as = {NULL, 0};
 		g->n_ops = i + 1;
-		int rc = scan_node(g, p, p + l, i, &ts, &ds, &as, err);
+		int rc = scan_node(g, &nb, p, p + l, i, &ts, &ds, &as, err);
 		ge_op *o = &g->ops[i];
 		o->device = nodev;
 		if (!rc && (intern_cached(g, tcache, ts, &o->type) ||
@@ -630,7 +691,7 @@ static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
 {
 	for (size_t back = 1; back <= 4 && back <= i; back++) {
 		if (SCAN_NAMELEN(&g->ops[i - back]) == nl &&
-		    !memcmp(g->ops[i - back].name, s, nl) &&
+		    same_bytes(g->ops[i - back].name, s, nl) &&
 		    !(g->ops[i - back].flags & OPF_DUPNAME))
 			return (ge_opid)(i - back);
 	}
@@ -671,9 +732,21 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 			q += l;
 			size_t off, nl;
 			int32_t index;
-			/* a NUL would cut the name short on save */
-			if (memchr(s, 0, l) ||
-			    ge_parse_input(s, l, &off, &nl, &index))
+			/* a NUL would cut the name short on save; an input
+			 * that ends in neither a digit nor ':' and is no
+			 * control input is a name whole, as ge_parse_input
+			 * finds */
+			int bad = has_nul(s, l);
+			if (!bad && l && s[0] != '^' &&
+			    (s[l - 1] < '0' || s[l - 1] > '9') &&
+			    s[l - 1] != ':') {
+				off = 0;
+				nl = l;
+				index = 0;
+			} else if (!bad) {
+				bad = ge_parse_input(s, l, &off, &nl, &index);
+			}
+			if (bad)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: %s: malformed input '%.*s'",
 					      g->name,
