@@ -1,0 +1,271 @@
+/*
+ * load-fast: the short cuts of the GraphDef load give the verdict of the
+ * plain way.  A NUL in a name, an op type or an input is found at every
+ * place of strings of every length around the eight-byte steps of the
+ * test; inputs resolve to the op they name when the ops just before
+ * differ from it in one byte only; an input that is a plain name and one
+ * that needs ge_parse_input read as ge_parse_input reads them; names,
+ * copied one after the other into blocks, come back whole, long ones too.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "model.h"
+#include "tap.h"
+
+/* A NodeDef of name (nlen bytes), type (tlen bytes) and inputs, as a
+ * GraphDef node field. */
+static void node(ge_buf *b, const char *name, size_t nlen, const char *type,
+		 size_t tlen, const char *const *in, const size_t *inlen,
+		 size_t nin)
+{
+	ge_buf n = GE_BUF_INIT;
+	ge_buf_lenfield(&n, 1, name, nlen);
+	ge_buf_lenfield(&n, 2, type, tlen);
+	for (size_t i = 0; i < nin; i++)
+		ge_buf_lenfield(&n, 3, in[i], inlen[i]);
+	ge_buf_lenfield(b, 1, n.data, n.len);
+	ge_buf_free(&n);
+}
+
+static int parse(const ge_buf *b, ge_graph **g, ge_error *err)
+{
+	return ge_parse(b->data, b->len, GE_FMT_GRAPHDEF, "f.pb", NULL, g,
+			err);
+}
+
+/* A NUL at each place of names, op types and inputs of 1 to 40 bytes. */
+static void test_nul(void)
+{
+	int bad_name = 0, bad_type = 0, bad_input = 0, good = 0;
+	char s[64];
+	for (size_t len = 1; len <= 40; len++) {
+		for (size_t at = 0; at <= len; at++) {
+			/* at == len: no NUL, the string is good */
+			memset(s, 'x', len);
+			s[0] = 'n';
+			s[len] = 0;
+			if (at < len)
+				s[at] = 0;
+			ge_buf b = GE_BUF_INIT;
+			ge_graph *g = NULL;
+			ge_error err;
+			char want[160];
+			/* the name */
+			node(&b, "p", 1, "NoOp", 4, NULL, NULL, 0);
+			node(&b, s, len, "NoOp", 4, NULL, NULL, 0);
+			int rc = parse(&b, &g, &err);
+			snprintf(want, sizeof want,
+				 "f.pb: node #1: name holds a NUL byte");
+			if (at < len ? rc != GE_EFORMAT || strcmp(err.msg, want)
+				     : rc != GE_OK ||
+					       strlen(ge_op_name(g, 1)) != len)
+				bad_name++;
+			ge_graph_free(g);
+			g = NULL;
+			/* the op type, one not met before */
+			b.len = 0;
+			node(&b, "p", 1, "NoOp", 4, NULL, NULL, 0);
+			node(&b, "q", 1, s, len, NULL, NULL, 0);
+			rc = parse(&b, &g, &err);
+			if (at < len ? rc != GE_EFORMAT ||
+					       strcmp(err.msg,
+						      "f.pb: node 'q': op type "
+						      "or device holds a NUL "
+						      "byte")
+				     : rc != GE_OK ||
+					       strlen(ge_op_type(g, 1)) != len)
+				bad_type++;
+			ge_graph_free(g);
+			g = NULL;
+			/* an input naming it */
+			b.len = 0;
+			const char *in[1] = {s};
+			size_t inlen[1] = {len};
+			node(&b, "p", 1, "NoOp", 4, NULL, NULL, 0);
+			node(&b, "q", 1, "NoOp", 4, in, inlen, 1);
+			rc = parse(&b, &g, &err);
+			if (at < len) {
+				if (rc != GE_EFORMAT ||
+				    !strstr(err.msg, "node 'q': malformed "
+						     "input"))
+					bad_input++;
+			} else if (rc != GE_OK ||
+				   ge_op_input(g, 1, 0).op != GE_NOOP ||
+				   strcmp(ge_op_dangling_input(g, 1, 0), s)) {
+				bad_input++;
+			} else {
+				good++;
+			}
+			ge_graph_free(g);
+			ge_buf_free(&b);
+		}
+	}
+	is_int(0, bad_name, "a NUL anywhere in a name of 1 to 40 bytes is "
+	       "refused, naming the node's number; none: the name is whole");
+	is_int(0, bad_type, "the same for an op type, naming the node");
+	is_int(0, bad_input, "the same for an input: malformed input");
+	is_int(40, good, "  (an input without a NUL dangles as written)");
+}
+
+/* Ops whose names differ from the one an input names in one byte, just
+ * before the consumer: the input resolves to the op it names. */
+static void test_near_names(void)
+{
+	int bad = 0, n = 0;
+	char a[64], c[64];
+	for (size_t len = 1; len <= 40; len++) {
+		for (size_t at = 0; at < len; at++) {
+			ge_buf b = GE_BUF_INIT;
+			for (size_t k = 0; k < len; k++)
+				a[k] = (char)('a' + k % 26);
+			memcpy(c, a, len);
+			c[at] = c[at] == 'Z' ? 'Y' : 'Z';
+			const char *in[1] = {a};
+			size_t inlen[1] = {len};
+			/* the op named first, then three that differ from it
+			 * in one byte (one each side of it in the index's
+			 * order of tries), then the consumer */
+			node(&b, a, len, "NoOp", 4, NULL, NULL, 0);
+			node(&b, c, len, "NoOp", 4, NULL, NULL, 0);
+			char d[64];
+			memcpy(d, a, len);
+			d[len - 1] = '_';
+			node(&b, d, len, "NoOp", 4, NULL, NULL, 0);
+			node(&b, "zz", 2, "NoOp", 4, NULL, NULL, 0);
+			node(&b, "q", 1, "NoOp", 4, in, inlen, 1);
+			ge_graph *g;
+			ge_error err;
+			if (parse(&b, &g, &err) == GE_OK) {
+				n++;
+				if (ge_op_input(g, 4, 0).op != 0)
+					bad++;
+				ge_graph_free(g);
+			} else {
+				bad++;
+			}
+			ge_buf_free(&b);
+		}
+	}
+	is_int(0, bad, "an input names its op among ops whose names differ "
+	       "from it in one byte, at each place of names of 1 to 40 "
+	       "bytes");
+	is_int(820, n, "  (every graph loads)");
+}
+
+/* Inputs read as ge_parse_input reads them. */
+static void test_input_texts(void)
+{
+	static const char *texts[] = {
+		"x", "x:0", "x:1", "x:12", "^x", "x:", ":1", "x:a", "1",
+		"x1", "x:1a", "^", "", "x::1", "^x:1", "x:99999999999",
+		"x:2147483647", "x:2147483648", "a:b:3", "x_1", "long_name/x",
+		"long_name/x:3", "x:-1", "x: 1",
+	};
+	int bad = 0;
+	for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
+		const char *t = texts[k];
+		size_t off, nl;
+		int32_t index;
+		int perr = ge_parse_input(t, strlen(t), &off, &nl, &index);
+		/* a producer named as the text names one */
+		char pname[64] = "x";
+		if (!perr)
+			snprintf(pname, sizeof pname, "%.*s", (int)nl,
+				 t + off);
+		ge_buf b = GE_BUF_INIT;
+		const char *in[1] = {t};
+		size_t inlen[1] = {strlen(t)};
+		node(&b, pname, strlen(pname), "NoOp", 4, NULL, NULL, 0);
+		node(&b, "q", 1, "NoOp", 4, in, inlen, 1);
+		ge_graph *g;
+		ge_error err;
+		int rc = parse(&b, &g, &err);
+		if (perr || !*pname) {
+			if (rc == GE_OK) {
+				bad++;
+				ge_graph_free(g);
+			}
+		} else if (rc != GE_OK) {
+			bad++;
+			printf("# %s: %s\n", t, err.msg);
+		} else {
+			ge_tref want = {0, index};
+			ge_tref got = index == GE_CONTROL
+					      ? (ge_tref){ge_op_control_input(
+								  g, 1, 0),
+							  GE_CONTROL}
+					      : ge_op_input(g, 1, 0);
+			if (got.op != want.op || got.index != want.index) {
+				bad++;
+				printf("# %s: %u:%d\n", t, (unsigned)got.op,
+				       (int)got.index);
+			}
+			ge_graph_free(g);
+		}
+		ge_buf_free(&b);
+	}
+	is_int(0, bad, "inputs name the op and output ge_parse_input finds, "
+	       "or are refused where it refuses them");
+}
+
+/* Names of every length up to past a quarter of a name block (16 KiB),
+ * enough of them to fill several blocks: each comes back whole and is
+ * found by name. */
+static void test_name_blocks(void)
+{
+	enum { N = 600 };
+	ge_buf b = GE_BUF_INIT;
+	char *nm = malloc(40000);
+	size_t lens[N];
+	unsigned r = 12345;
+	for (int i = 0; i < N; i++) {
+		r = r * 1103515245u + 12345u;
+		size_t len = i % 7 == 0 ? 12000 + (r >> 8) % 12000
+					: 1 + (r >> 8) % 400;
+		lens[i] = len;
+		for (size_t k = 0; k < len; k++)
+			nm[k] = (char)('a' + (k * 7 + (size_t)i) % 26);
+		snprintf(nm, 8, "n%05d", i);
+		nm[6] = '_';
+		if (len < 7)
+			lens[i] = len = 7;
+		node(&b, nm, len, "NoOp", 4, NULL, NULL, 0);
+	}
+	ge_graph *g;
+	ge_error err;
+	int bad = 0;
+	if (parse(&b, &g, &err) != GE_OK) {
+		ok(0, "names in blocks: %s", err.msg);
+		free(nm);
+		ge_buf_free(&b);
+		return;
+	}
+	for (int i = 0; i < N; i++) {
+		size_t len = lens[i];
+		for (size_t k = 0; k < len; k++)
+			nm[k] = (char)('a' + (k * 7 + (size_t)i) % 26);
+		snprintf(nm, 8, "n%05d", i);
+		nm[6] = '_';
+		nm[len] = 0;
+		if (strcmp(ge_op_name(g, (ge_opid)i), nm) ||
+		    ge_graph_find(g, nm) != (ge_opid)i)
+			bad++;
+	}
+	is_int(0, bad, "600 names of 7 to 24,000 bytes come back whole and "
+	       "are found");
+	ge_graph_free(g);
+	free(nm);
+	ge_buf_free(&b);
+}
+
+int main(void)
+{
+	test_nul();
+	test_near_names();
+	test_input_texts();
+	test_name_blocks();
+	return tap_done();
+}
