@@ -137,6 +137,14 @@ static void scan_clear(ge_op *o)
 	o->n_uses = o->n_couts = 0;
 }
 
+/* The field number of each one-byte tag of a length-delimited field 1 to
+ * 5 of a NodeDef, 0 for any other byte. */
+static const uint8_t usual_tag[256] = {
+	[(ND_NAME << 3) | 2] = ND_NAME, [(ND_OP << 3) | 2] = ND_OP,
+	[(ND_INPUT << 3) | 2] = ND_INPUT, [(ND_DEVICE << 3) | 2] = ND_DEVICE,
+	[(ND_ATTR << 3) | 2] = ND_ATTR,
+};
+
 static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 		     const uint8_t *end, size_t index, struct span *type_out,
 		     struct span *dev_out, struct span *attrs_out, ge_error *err)
@@ -148,35 +156,45 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 	char lab[300];
 	while (p < end) {
 		uint64_t tag, len;
+		uint32_t f;
 		const uint8_t *fs = p;
-		if (ge_read_varint(&p, end, &tag))
-			goto bad;
-		uint32_t f = (uint32_t)(tag >> 3);
-		int wt = (int)(tag & 7);
-		if (f >= ND_NAME && f <= ND_ATTR) {
-			if (wt != 2 || ge_read_varint(&p, end, &len) ||
-			    len > (uint64_t)(end - p))
+		/* the usual field, one of 1 to 5 with a tag and a length of
+		 * one byte each, without the varint reads */
+		if ((f = usual_tag[p[0]]) && end - p >= 2 && p[1] < 0x80) {
+			len = p[1];
+			p += 2;
+		} else {
+			if (ge_read_varint(&p, end, &tag))
 				goto bad;
-			switch (f) {
-			case ND_NAME: name = p; name_len = len; break;
-			case ND_OP: type = p; type_len = len; break;
-			case ND_INPUT:
-				if (!nin++)
-					in0 = fs;
-				break;
-			case ND_DEVICE: dev = p; dev_len = len; break;
-			case ND_ATTR:
-				/* checked once the node is known to be
-				 * well formed (check_attr_span) */
-				if (!attr0)
-					attr0 = fs;
-				attr1 = p + len;
-				break;
+			f = (uint32_t)(tag >> 3);
+			if (f < ND_NAME || f > ND_ATTR) {
+				if (f == 0 ||
+				    ge_skip_field(&p, end, (int)(tag & 7)))
+					goto bad;
+				continue;
 			}
-			p += len;
-		} else if (f == 0 || ge_skip_field(&p, end, wt)) {
-			goto bad;
+			if ((tag & 7) != 2 || ge_read_varint(&p, end, &len))
+				goto bad;
 		}
+		if (len > (uint64_t)(end - p))
+			goto bad;
+		switch (f) {
+		case ND_NAME: name = p; name_len = len; break;
+		case ND_OP: type = p; type_len = len; break;
+		case ND_INPUT:
+			if (!nin++)
+				in0 = fs;
+			break;
+		case ND_DEVICE: dev = p; dev_len = len; break;
+		default: /* ND_ATTR */
+			/* checked once the node is known to be well formed
+			 * (check_attr_span) */
+			if (!attr0)
+				attr0 = fs;
+			attr1 = p + len;
+			break;
+		}
+		p += len;
 	}
 	if (!name || !name_len)
 		return ge_err(err, GE_EFORMAT, "%s: node #%zu has no name",
