@@ -145,6 +145,24 @@ static const uint8_t usual_tag[256] = {
 	[(ND_ATTR << 3) | 2] = ND_ATTR,
 };
 
+/* A NodeDef field the loop below does not read inline: 0 for one of 1 to
+ * 5 (its number in *f, its length in *len, *pp at its payload), 1 for
+ * another, skipped, -1 for a malformed one (*pp where reading stopped). */
+static int other_field(const uint8_t **pp, const uint8_t *end, uint32_t *f,
+		       uint64_t *len)
+{
+	uint64_t tag;
+	if (ge_read_varint(pp, end, &tag))
+		return -1;
+	*f = (uint32_t)(tag >> 3);
+	if (*f < ND_NAME || *f > ND_ATTR)
+		return *f == 0 || ge_skip_field(pp, end, (int)(tag & 7)) ? -1
+									  : 1;
+	if ((tag & 7) != 2 || ge_read_varint(pp, end, len))
+		return -1;
+	return 0;
+}
+
 static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 		     const uint8_t *end, size_t index, struct span *type_out,
 		     struct span *dev_out, struct span *attrs_out, ge_error *err)
@@ -155,7 +173,7 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 	const uint8_t *attr0 = NULL, *attr1 = NULL;
 	char lab[300];
 	while (p < end) {
-		uint64_t tag, len;
+		uint64_t len;
 		uint32_t f;
 		const uint8_t *fs = p;
 		/* the usual field, one of 1 to 5 with a tag and a length of
@@ -164,17 +182,19 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 			len = p[1];
 			p += 2;
 		} else {
-			if (ge_read_varint(&p, end, &tag))
+			/* through copies, so that p, f and len, whose
+			 * addresses are never taken, stay in registers */
+			const uint8_t *q = p;
+			uint32_t f2 = 0;
+			uint64_t l2 = 0;
+			int r = other_field(&q, end, &f2, &l2);
+			p = q;
+			f = f2;
+			len = l2;
+			if (r < 0)
 				goto bad;
-			f = (uint32_t)(tag >> 3);
-			if (f < ND_NAME || f > ND_ATTR) {
-				if (f == 0 ||
-				    ge_skip_field(&p, end, (int)(tag & 7)))
-					goto bad;
+			if (r > 0)
 				continue;
-			}
-			if ((tag & 7) != 2 || ge_read_varint(&p, end, &len))
-				goto bad;
 		}
 		if (len > (uint64_t)(end - p))
 			goto bad;
