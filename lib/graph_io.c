@@ -779,14 +779,30 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 		SCAN_NIN(o) = SCAN_IN0(o) = 0;
 		if (!nin)
 			q = qe;
-		while (q < qe && o->n_in + o->n_ctrl < nin) {
-			uint64_t tag, l;
-			ge_read_varint(&q, qe, &tag);
-			if ((tag >> 3) != ND_INPUT) {
-				ge_skip_field(&q, qe, (int)(tag & 7));
-				continue;
+		/* n_in and n_ctrl, counted in registers */
+		uint32_t n_in = 0, n_ctrl = 0;
+		while (q < qe && n_in + n_ctrl < nin) {
+			uint64_t l;
+			/* scan_node has read each field: an input with a tag
+			 * and a length of one byte each is read inline, any
+			 * other field through copies (q stays in a register) */
+			if (qe - q >= 2 && q[0] == ((ND_INPUT << 3) | 2) &&
+			    q[1] < 0x80) {
+				l = q[1];
+				q += 2;
+			} else {
+				const uint8_t *r = q;
+				uint64_t tag, l2 = 0;
+				ge_read_varint(&r, qe, &tag);
+				if ((tag >> 3) != ND_INPUT) {
+					ge_skip_field(&r, qe, (int)(tag & 7));
+					q = r;
+					continue;
+				}
+				ge_read_varint(&r, qe, &l2);
+				q = r;
+				l = l2;
 			}
-			ge_read_varint(&q, qe, &l);
 			const char *s = (const char *)q;
 			q += l;
 			size_t off, nl;
@@ -811,7 +827,7 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 					      g->name,
 					      op_label(lab, sizeof lab, g, i),
 					      (int)(l > 200 ? 200 : l), s);
-			if (index != GE_CONTROL && o->n_ctrl)
+			if (index != GE_CONTROL && n_ctrl)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: %s: data input '%.*s' comes "
 					      "after a control input",
@@ -825,11 +841,11 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 					      (int32_t)ge_add_dangling(g, s, l)};
 			else
 				t = (ge_tref){pid, index};
-			o->in[o->n_in + o->n_ctrl] = t;
+			o->in[n_in + n_ctrl] = t;
 			if (index == GE_CONTROL)
-				o->n_ctrl++;
+				n_ctrl++;
 			else
-				o->n_in++;
+				n_in++;
 			if (pid != GE_NOOP) {
 				if (index == GE_CONTROL) {
 					g->ops[pid].n_couts++;
@@ -840,6 +856,8 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 				}
 			}
 		}
+		o->n_in = n_in;
+		o->n_ctrl = n_ctrl;
 		pos += nin;
 	}
 	*total_use = nu;
