@@ -417,7 +417,7 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 		struct adef x;
 	} memo[64];
 	memset(memo, 0, sizeof memo);
-	/* a fresh load's classes (graph_io.c): an op whose attrs are those
+	/* a fresh load's classes (graph_parse.c): an op whose attrs are those
 	 * of an earlier op of its type that passed gets the same answer */
 	const ge_opid *cls = g->attr_cls &&
 				     g->attr_cls_version == g->version

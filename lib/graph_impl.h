@@ -1,7 +1,7 @@
 /*
  * graph_impl.h: the representation behind graph.h.  Included by the graph
- * layer (graph.c, graph_io.c, check.c, frames.c, shapes.c, and the
- * function library's func.c, func_body.c, func_check.c through
+ * layer (graph.c, graph_parse.c, graph_io.c, check.c, frames.c, shapes.c,
+ * and the function library's func.c, func_body.c, func_check.c through
  * func_impl.h) and by the files that keep data with a graph through its
  * hooks or parse GraphDef bytes into one: model.c, meta.c (through
  * meta_impl.h), tfjs.c and ckptplan.c; the unique names of names.c,
@@ -180,7 +180,7 @@ struct ge_graph {
 	 * against version by their owner */
 	void *shapes;
 
-	/* set by a load (graph_io.c), for the attr check (check.c): the
+	/* set by a load (graph_parse.c), for the attr check (check.c): the
 	 * first op with the same type and attr bytes as each op; meaningful
 	 * while version is attr_cls_version, or NULL */
 	ge_opid *attr_cls;
@@ -206,7 +206,7 @@ struct ge_graph {
  * reading one op of each attr class; a load calls it while attr_cls holds. */
 void ge_note_attr_funcs(ge_graph *g);
 
-/* Internals shared by graph.c and graph_io.c. */
+/* Internals shared by graph.c, graph_parse.c and graph_io.c. */
 const char *ge_intern(ge_graph *g, const char *s, size_t n);
 void ge_idx_grow(ge_graph *g, size_t want);
 void ge_idx_add(ge_graph *g, ge_opid id);
