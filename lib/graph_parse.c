@@ -642,19 +642,21 @@ struct skel_memo {
 	struct skel k;
 };
 
-static void skel_class(ge_graph *g, struct skel_memo *vmemo, const char *type,
-		       const struct skel *k, size_t i)
+static struct skel_memo *skel_class(ge_graph *g, struct skel_memo *vmemo,
+				     const char *type, const struct skel *k,
+				     size_t i)
 {
 	uint64_t h = skel_hash(type, k);
 	struct skel_memo *m = &vmemo[h >> (64 - VMEMO_BITS)];
 	if (m->type == type && m->h == h && skel_eq(&m->k, k)) {
 		g->attr_vcls[i] = m->id + 1;
-		return;
+		return m;
 	}
 	m->h = h;
 	m->type = type;
 	m->id = (ge_opid)i;
 	m->k = *k;
+	return m;
 }
 
 /* The Consts of a graph hold each their own values, so their attr bytes
@@ -665,14 +667,34 @@ static void skel_class(ge_graph *g, struct skel_memo *vmemo, const char *type,
  * the same place, and the walks skip the content whole), so they get its
  * verdict and skeleton without the walks.  One node is kept per slot of
  * (type, length), the last one whose span the walks passed with one
- * tensor of one tensor_content field. */
+ * tensor of one tensor_content field, with the skeleton memo's slot that
+ * holds its skeleton: while that slot holds the same op, a later node
+ * with that skeleton gets the op's class without skel_class's hash and
+ * compare. */
 enum { CMEMO_BITS = 6 };
 struct content_memo {
 	const char *type; /* interned; NULL: empty slot */
 	const char *p;    /* attr bytes, in g->src */
 	uint32_t n, c0, c1; /* the span's length, its content's offsets */
 	struct skel k;
+	struct skel_memo *vm; /* the slot of k, and what it held */
+	uint64_t vh;
+	ge_opid vid;
 };
+
+static void content_class(ge_graph *g, struct skel_memo *vmemo,
+			  struct content_memo *c, size_t i)
+{
+	struct skel_memo *m = c->vm;
+	if (m && m->h == c->vh && m->type == c->type && m->id == c->vid) {
+		g->attr_vcls[i] = m->id + 1;
+		return;
+	}
+	m = skel_class(g, vmemo, c->type, &c->k, i);
+	c->vm = m;
+	c->vh = m->h;
+	c->vid = m->id;
+}
 
 static struct content_memo *content_slot(struct content_memo *cm,
 					 const char *type, size_t n)
@@ -772,14 +794,16 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 							(uint32_t)as.n,
 							(ge_opid)i};
 				g->attr_cls[i] = (ge_opid)i;
-				skel_class(g, vmemo, o->type, &c->k, i);
+				content_class(g, vmemo, c, i);
 			} else if (!(rc = check_attr_span(g, o, as, &k, err))) {
 				*m = (struct attr_memo){h, o->type, as.p,
 							(uint32_t)as.n,
 							(ge_opid)i};
 				g->attr_cls[i] = (ge_opid)i;
+				struct skel_memo *vm = NULL;
 				if (k.tensors && k.n <= SKEL_MAX)
-					skel_class(g, vmemo, o->type, &k, i);
+					vm = skel_class(g, vmemo, o->type, &k,
+							i);
 				if (k.tensors == 1 && k.n <= SKEL_MAX &&
 				    k.content.p && as.n <= UINT32_MAX)
 					*c = (struct content_memo){
@@ -787,7 +811,7 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 						(uint32_t)(k.content.p - as.p),
 						(uint32_t)(k.content.p - as.p +
 							   k.content.n),
-						k};
+						k, vm, vm->h, vm->id};
 			}
 		}
 		if (rc) {
