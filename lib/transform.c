@@ -788,27 +788,31 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	}
 
 	I->n = sgv->ops.n;
-	I->order = ge_xmalloc((I->n + 1) * sizeof *I->order);
-	if (I->n)
-		memcpy(I->order, sgv->ops.v, I->n * sizeof *I->order);
+	/* the view's ops in node order: most views keep them so (then the
+	 * vops are the only list) */
+	const ge_opid *order = sgv->ops.v;
+	ge_opid *sorted_copy = NULL;
 	size_t sorted = 1;
-	while (sorted < I->n && I->order[sorted - 1] < I->order[sorted])
+	while (sorted < I->n && order[sorted - 1] < order[sorted])
 		sorted++;
-	if (sorted < I->n)
-		qsort(I->order, I->n, sizeof *I->order, cmp_opid);
+	if (sorted < I->n) {
+		sorted_copy = ge_xmalloc(I->n * sizeof *sorted_copy);
+		memcpy(sorted_copy, order, I->n * sizeof *sorted_copy);
+		qsort(sorted_copy, I->n, sizeof *sorted_copy, cmp_opid);
+		order = sorted_copy;
+	}
 	I->pos_cap = ge_graph_capacity(I->g);
 	/* calloc: zero pages are only touched where the view lies */
 	I->pos = ge_xcalloc(I->pos_cap + 1, sizeof *I->pos);
 	/* each entry is set below, as its op comes */
-	I->vops = ge_xmalloc((I->n + 1) * sizeof *I->vops);
+	I->vops = ge_big_alloc((I->n + 1) * sizeof *I->vops);
 	/* no op of the graph is a loop's Enter: none of the view is */
 	int enters = may_have_enters(I->g);
 	size_t k = 0;
 	for (size_t i = 0; i < I->n; i++) {
-		ge_opid op = I->order[i];
+		ge_opid op = order[i];
 		if (I->pos[op])
 			continue;
-		I->order[k] = op;
 		I->pos[op] = (uint32_t)(k + 1);
 		I->vops[k] = (struct vop){op, GE_NOOP, 0, 0, VOP_PENDING, 0};
 		if (enters && !I->has_enter && is_enter(ge_op_type(I->g, op)))
@@ -816,6 +820,7 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 		k++;
 	}
 	I->n = k;
+	free(sorted_copy);
 
 	ge_tmap_init(&I->inset, sgv->inputs.n);
 	for (size_t i = 0; i < sgv->inputs.n; i++)

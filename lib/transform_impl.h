@@ -77,8 +77,7 @@ struct ge_tinfo {
 	ge_view sgv;
 	const ge_transformer *tr;
 
-	ge_opid *order;       /* view ops in node order */
-	struct vop *vops;
+	struct vop *vops;     /* the view's ops in node order */
 	size_t n;
 	uint32_t *pos;        /* source op id -> position + 1, 0 = outside */
 	size_t pos_cap;
