@@ -662,19 +662,14 @@ static void rename_frames(ge_tinfo *I)
 
 static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 {
-	/* room for every op of the view: at most that many copies */
-	I->res_src.v = ge_xrealloc(I->res_src.v,
-				   (I->n + 1) * sizeof *I->res_src.v);
-	I->res_dst.v = ge_xrealloc(I->res_dst.v,
-				   (I->n + 1) * sizeof *I->res_dst.v);
-	I->res_src.cap = I->res_dst.cap = I->n + 1;
-	size_t nr = 0;
+	/* the copies, in node order of their sources: the result's ops */
+	ge_opvec ops = GE_VEC_INIT;
+	ops.v = ge_xmalloc((I->n + 1) * sizeof *ops.v);
+	ops.cap = I->n + 1;
 	for (size_t i = 0; i < I->n; i++)
-		if (I->vops[i].state == VOP_COPIED) {
-			I->res_src.v[nr] = I->vops[i].op;
-			I->res_dst.v[nr++] = I->vops[i].op_;
-		}
-	I->res_src.n = I->res_dst.n = nr;
+		if (I->vops[i].state == VOP_COPIED)
+			ops.v[ops.n++] = I->vops[i].op_;
+	I->n_res = ops.n;
 	/* the inputs' counterparts, even those no op reads (passthroughs) */
 	ge_tvec ins = GE_VEC_INIT, outs = GE_VEC_INIT, pass = GE_VEC_INIT;
 	int rc = GE_OK;
@@ -697,12 +692,8 @@ static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 		if (!(rc = resolve(I, I->sgv.passthroughs.v[i], &t_, err)))
 			ge_tvec_push(&pass, t_);
 	}
-	if (!rc && out && I->res_dst.n) {
+	if (!rc && out && ops.n) {
 		/* the boundary is the source's, mapped: not recomputed */
-		ge_opvec ops = GE_VEC_INIT;
-		ops.v = ge_xmalloc(I->res_dst.n * sizeof *ops.v);
-		ops.cap = ops.n = I->res_dst.n;
-		memcpy(ops.v, I->res_dst.v, ops.n * sizeof *ops.v);
 		size_t up = 1; /* new ops come in increasing ids: no repeats */
 		while (up < ops.n && ops.v[up - 1] < ops.v[up])
 			up++;
@@ -711,10 +702,9 @@ static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 		ge_view_init_known(out, I->g_, &ops, &ins, &outs, &pass);
 		return GE_OK;
 	}
+	ge_opvec_free(&ops);
 	if (!rc && out) {
-		ge_opvec ops = GE_VEC_INIT;
-		rc = ge_view_init(out, I->g_, ops.v, ops.n, NULL, 0, err);
-		ge_opvec_free(&ops);
+		rc = ge_view_init(out, I->g_, NULL, 0, NULL, 0, err);
 		if (!rc) {
 			if (!out->graph && (ins.n || outs.n || pass.n)) {
 				out->graph = I->g_;
@@ -777,7 +767,6 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	I->g_ = o->dst_graph ? o->dst_graph : I->g;
 	I->keep_frames = o->keep_frame_names;
 	I->cur_op = GE_NOOP;
-	ge_view_copy(&I->sgv, sgv);
 	I->scope = finalize(o->src_scope);
 	I->scope_ = finalize(o->dst_scope);
 	if (*I->scope_ && !o->reuse_dst_scope) {
@@ -801,6 +790,13 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 		qsort(sorted_copy, I->n, sizeof *sorted_copy, cmp_opid);
 		order = sorted_copy;
 	}
+	/* ops in node order without repeats are the vops' list: the info's
+	 * copy of the view gets them on first use (tinfo.c) */
+	ge_view part = *sgv;
+	I->sgv_lazy = sorted >= I->n;
+	if (I->sgv_lazy)
+		part.ops = (ge_opvec)GE_VEC_INIT;
+	ge_view_copy(&I->sgv, &part);
 	I->pos_cap = ge_graph_capacity(I->g);
 	/* calloc: zero pages are only touched where the view lies */
 	I->pos = ge_xcalloc(I->pos_cap + 1, sizeof *I->pos);

@@ -74,7 +74,8 @@ struct coll_ent {
 struct ge_tinfo {
 	ge_graph *g, *g_;
 	char *scope, *scope_;
-	ge_view sgv;
+	ge_view sgv;          /* without its ops while sgv_lazy */
+	int sgv_lazy;
 	const ge_transformer *tr;
 
 	struct vop *vops;     /* the view's ops in node order */
@@ -114,7 +115,10 @@ struct ge_tinfo {
 	int rev_done;
 	ge_tmap rev_ops, rev_ts;
 
-	/* results */
+	/* results: n_res ops copied; their pairs, made from the vops on
+	 * first use (tinfo.c: a large copy's caller seldom asks) */
+	size_t n_res;
+	int res_done;
 	ge_opvec res_src, res_dst;
 
 	/* handler scratch: set by copy_op_handler for the op being copied */
