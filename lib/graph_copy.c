@@ -390,6 +390,11 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
 	}
 	/* per producer: the uses to add, then where the next one goes */
 	uint32_t *at = x->at;
+	/* most producers are among the copies: their entries (zero) are
+	 * written first, so that fresh pages fault once, not on the read of
+	 * the count and again on its write */
+	if (ops[n - 1] >= ops[0])
+		memset(at + ops[0], 0, (ops[n - 1] - ops[0] + 1) * sizeof *at);
 	ge_opvec *prod = &x->prod;
 	prod->n = 0;
 	size_t uses = 0;

@@ -807,7 +807,9 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	size_t k = 0;
 	for (size_t i = 0; i < I->n; i++) {
 		ge_opid op = order[i];
-		if (I->pos[op])
+		/* (only a sorted copy can repeat an op: else pos is written,
+		 * never read, in pages fresh from the kernel) */
+		if (sorted_copy && I->pos[op])
 			continue;
 		I->pos[op] = (uint32_t)(k + 1);
 		I->vops[k] = (struct vop){op, GE_NOOP, 0, 0, VOP_PENDING, 0};
