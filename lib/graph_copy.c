@@ -472,14 +472,14 @@ static uint8_t *put_lf(uint8_t *p, uint8_t tag, const void *s, size_t n)
 {
 	*p++ = tag;
 	p = ge_put_uvarint(p, n);
-	memcpy(p, s, n);
+	ge_copy_short(p, s, n);
 	return p + n;
 }
 
 /* An input's text as a save writes it: "x", "x:2", "^x", or a dangling
  * input's own text.  Its length, with the name's text and length in *nm,
  * *nl (measured once: input_put writes from them). */
-static size_t input_len(const ge_graph *g, const ge_op *o, uint32_t s,
+static inline size_t input_len(const ge_graph *g, const ge_op *o, uint32_t s,
 			const char **nm, size_t *nl)
 {
 	ge_tref t = o->in[s];
@@ -505,7 +505,7 @@ static uint8_t *input_put(uint8_t *p, const ge_op *o, uint32_t s,
 	int plain = t.op == GE_NOOP;
 	if (!plain && s >= o->n_in)
 		*p++ = '^';
-	memcpy(p, nm, nl);
+	ge_copy_short(p, nm, nl);
 	p += nl;
 	if (!plain && s < o->n_in && t.index > 0) {
 		*p++ = ':';
@@ -520,12 +520,24 @@ static uint8_t *input_put(uint8_t *p, const ge_op *o, uint32_t s,
 	return p;
 }
 
-int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
+/* The length of type t (interned), from the memo when it has it. */
+static inline size_t type_len(ge_type_lens *m, const char *t)
+{
+	size_t k = ((uintptr_t)t >> 3) % 8;
+	if (m->type[k] != t) {
+		m->type[k] = t;
+		m->len[k] = strlen(t);
+	}
+	return m->len[k];
+}
+
+int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out,
+			ge_type_lens *types)
 {
 	const ge_op *o = &g->ops[id];
 	if ((o->flags & (OPF_RAWATTRS | OPF_SPLIT)) != OPF_RAWATTRS)
 		return 0;
-	size_t nl = strlen(o->name), tl = strlen(o->type);
+	size_t nl = strlen(o->name), tl = type_len(types, o->type);
 	/* (most ops have no device) */
 	size_t dl = *o->device ? strlen(o->device) : 0;
 	size_t nin = o->n_in + o->n_ctrl;
@@ -572,7 +584,7 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
 	}
 	if (dl)
 		p = put_lf(p, (4 << 3) | 2, o->device, dl);
-	memcpy(p, o->raw, o->raw_len);
+	ge_copy_short(p, o->raw, o->raw_len);
 	p += o->raw_len;
 	out->len = (size_t)(p - out->data);
 	out->data[out->len] = 0;

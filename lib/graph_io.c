@@ -1053,6 +1053,8 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 {
 	ge_buf hdr = GE_BUF_INIT;
 	struct emit em = {put, ctx, NULL, NULL, GE_BUF_INIT}, *e = &em;
+	ge_type_lens types;
+	memset(&types, 0, sizeof types);
 	em.b = put == sink_buf ? (ge_buf *)ctx : &em.own;
 	if (put == sink_writer) {
 		em.w = ctx;
@@ -1109,7 +1111,7 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 			run = NULL;
 		}
 		/* a copy (graph_copy.h), written where the nodes gather */
-		if (ge_op_encode_shared(g, (ge_opid)i, e->b)) {
+		if (ge_op_encode_shared(g, (ge_opid)i, e->b, &types)) {
 			if (e->b->len >= EMIT_FLUSH)
 				em_flush(e);
 			continue;

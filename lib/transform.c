@@ -177,8 +177,8 @@ static char *fast_name(ge_tinfo *I, ge_opid op, size_t *len)
 	p = I->room;
 	I->room += need;
 	I->room_left -= need;
-	memcpy(p, I->scope_, dn);
-	memcpy(p + dn, nm + sn, rest + 1);
+	ge_copy_short(p, I->scope_, dn);
+	ge_copy_short(p + dn, nm + sn, rest + 1);
 	*len = dn + rest;
 	return p;
 }
