@@ -88,6 +88,7 @@ static int resolve(ge_tinfo *I, ge_tref t, ge_tref *t_, ge_error *err)
 	int input = ge_tmap_get(&I->inset, t, NULL);
 	const ge_transformer *tr = I->tr;
 	flush_fast(I);
+	I->ran_handler = 1;
 	if (input)
 		rc = tr->transform_external_input_handler(
 			I, t, t_, tr->transform_external_input_ud, err);
@@ -205,10 +206,12 @@ static void look_ahead(ge_tinfo *I, size_t i)
  * here.  The copy *op_ has the source's *nout outputs as its own: *vflags
  * gets VOF_IDENT, VOF_SHAPE_SAME where it keeps the source's shapes and
  * VOF_NO_CLASS where it has no `_class`.  The copy is appended to
- * I->fast (room made by the caller), for ge_graph_link_inputs. */
+ * I->fast (room made by the caller), for ge_graph_link_inputs.  own: every
+ * input is an output of a copy made in this pass (copy_inputs). */
 static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
-			size_t n_inputs, int changed, const ge_copy_op_opts *co,
-			ge_opid *op_, unsigned *vflags, uint32_t *nout)
+			size_t n_inputs, int changed, int own,
+			const ge_copy_op_opts *co, ge_opid *op_,
+			unsigned *vflags, uint32_t *nout)
 {
 	ge_graph *g = I->g;
 	const uint8_t *run;
@@ -229,12 +232,17 @@ static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 			return 0;
 		h = ge_hash_ci(nm, nl);
 	}
-	if (n_inputs && !ge_graph_all_alive(g, &new_inputs[0].op, n_inputs,
-					    sizeof *new_inputs))
-		return 0;
-	for (size_t k = 0; k < n_inputs; k++)
-		if (new_inputs[k].index < 0)
+	/* outputs of this pass's copies are live while no handler ran (one
+	 * could remove ops) */
+	if (!own || I->ran_handler) {
+		if (n_inputs && !ge_graph_all_alive(g, &new_inputs[0].op,
+						    n_inputs,
+						    sizeof *new_inputs))
 			return 0;
+		for (size_t k = 0; k < n_inputs; k++)
+			if (new_inputs[k].index < 0)
+				return 0;
+	}
 	int same = 1;
 	if (!(co && co->copy_shape)) {
 		if (changed < 0)
@@ -266,10 +274,11 @@ static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 
 /* The inputs of the copy of w's op into in; *changed gets whether they
  * may change the copy's shapes as far as that is known without asking
- * same_shape (ge_tx_inputs_changed's answer), or -1.  w learns whether
- * the op has control inputs. */
+ * same_shape (ge_tx_inputs_changed's answer), or -1; *own whether each is
+ * an output of a copy of this pass.  w learns whether the op has control
+ * inputs. */
 static int copy_inputs(ge_tinfo *I, struct vop *w, int fast, ge_tvec *in,
-		       int *changed, ge_error *err)
+		       int *changed, int *own, ge_error *err)
 {
 	ge_opid op = w->op;
 	size_t nin, n_now, nc;
@@ -278,6 +287,7 @@ static int copy_inputs(ge_tinfo *I, struct vop *w, int fast, ge_tvec *in,
 	if (!nc)
 		w->flags |= VOF_NO_CTRL;
 	int rc = GE_OK, ch = 0;
+	*own = 1;
 	in->n = 0;
 	if (in->cap < nin) {
 		in->v = ge_xrealloc(in->v, nin * sizeof *in->v);
@@ -299,8 +309,10 @@ static int copy_inputs(ge_tinfo *I, struct vop *w, int fast, ge_tvec *in,
 			if (!(c->flags & VOF_SHAPE_SAME) && ch >= 0)
 				ch = 1;
 		} else if (t.op == GE_NOOP) {
+			*own = 0;
 			rc = resolve_dangling(I, op, k, &t_, err);
 		} else {
+			*own = 0;
 			rc = resolve(I, t, &t_, err);
 			ch = -1;
 			/* a handler may have edited the graph */
@@ -341,6 +353,7 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		struct vop *w = &I->vops[i];
 		ge_opid op = w->op;
 		if (tr->share_op) {
+			I->ran_handler = 1;
 			int s = tr->share_op(I, op, tr->share_op_ud);
 			if (s < 0) {
 				rc = ge_err(err, GE_EINVAL,
@@ -361,14 +374,14 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 				continue;
 			}
 		}
-		int changed;
-		if ((rc = copy_inputs(I, w, fast, &in, &changed, err)))
+		int changed, own;
+		if ((rc = copy_inputs(I, w, fast, &in, &changed, &own, err)))
 			break;
 		ge_opid op_ = GE_NOOP;
 		unsigned vflags = 0;
 		uint32_t nout;
-		if (fast && copy_op_fast(I, op, in.v, in.n, changed, co,
-					       &op_, &vflags, &nout)) {
+		if (fast && copy_op_fast(I, op, in.v, in.n, changed, own, co,
+					 &op_, &vflags, &nout)) {
 			/* a new op of the graph with outputs of its own: what
 			 * the checks below would find */
 			w->op_ = op_;
@@ -380,6 +393,7 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		outs.n = 0;
 		I->cur_op = op;
 		I->cur_shape_same = 0;
+		I->ran_handler = 1;
 		rc = tr->transform_op_handler(I, op, in.v, in.n, &op_, &outs,
 					      tr->transform_op_ud, err);
 		I->cur_op = GE_NOOP;

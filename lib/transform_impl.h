@@ -135,6 +135,8 @@ struct ge_tinfo {
 	/* the source's attr classes, when valid as the copy pass starts */
 	const ge_opid *cls;
 	size_t n_cls;
+	/* a handler ran during the copy pass (it may have removed ops) */
+	int ran_handler;
 	/* the source graph's version as the copy pass started, and the
 	 * fast copies made since (each moves it by one) */
 	uint64_t version0;
