@@ -292,6 +292,39 @@ int ge_op_num_outputs_memo(const ge_graph *g, ge_opid id, ge_nout_memo *m)
 	return o->nout;
 }
 
+void ge_graph_walk_unread(const ge_graph *g, ge_opvec *ops, ge_tvec *outs)
+{
+	ge_nout_memo memo;
+	memset(&memo, 0, sizeof memo);
+	for (size_t id = 0; id < g->n_ops; id++) {
+		const ge_op *o = &g->ops[id];
+		if (o->flags & OPF_DEAD)
+			continue;
+		ops->v[ops->n++] = (ge_opid)id;
+		int no = ge_op_num_outputs_memo(g, (ge_opid)id, &memo);
+		/* which outputs some op reads: a mask for the first 64 (a use
+		 * is a data input of a live op, never a dangling one) */
+		uint64_t read = 0;
+		int high = 0;
+		for (uint32_t k = 0; k < o->n_uses; k++) {
+			int32_t ix = g->ops[o->uses[k].op].in[o->uses[k].slot].index;
+			if (ix >= 0 && ix < 64)
+				read |= (uint64_t)1 << ix;
+			else if (ix >= 64)
+				high = 1;
+		}
+		for (int k = 0; k < no; k++) {
+			int r = k < 64 ? (int)(read >> k & 1) : 0;
+			for (uint32_t j = 0; k >= 64 && high && j < o->n_uses && !r;
+			     j++)
+				r = g->ops[o->uses[j].op].in[o->uses[j].slot].index ==
+				    k;
+			if (!r)
+				ge_tvec_push(outs, (ge_tref){(ge_opid)id, k});
+		}
+	}
+}
+
 void ge_graph_reserve(ge_graph *g, size_t n)
 {
 	ge_graph_reserve_ops(g, n);

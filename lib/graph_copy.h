@@ -173,6 +173,11 @@ typedef struct ge_nout_memo {
 } ge_nout_memo;
 int ge_op_num_outputs_memo(const ge_graph *g, ge_opid id, ge_nout_memo *m);
 
+/* The walk of ge_view_init_graph (subgraph.c), over the op table: the
+ * live ops of g in id order appended to ops (room for all made by the
+ * caller), and each output that no op reads to outs. */
+void ge_graph_walk_unread(const ge_graph *g, ge_opvec *ops, ge_tvec *outs);
+
 /* Makes room for n more ops, in the op table and the name index (one
  * reallocation each instead of several). */
 void ge_graph_reserve(ge_graph *g, size_t n);
