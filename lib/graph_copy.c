@@ -384,7 +384,7 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 	if (n_in) {
 		/* exactly n_in: a later input moves it to the heap */
 		o->in = ge_arena_alloc(&g->arena, n_in * sizeof *o->in);
-		memcpy(o->in, in, n_in * sizeof *o->in);
+		ge_copy_short(o->in, in, n_in * sizeof *o->in);
 		o->n_in = (uint32_t)n_in;
 	}
 	g->n_live++;
