@@ -9,12 +9,13 @@
 #                                    unpack + pack (bench_pbc)
 #
 # The peer (../shared/peer, python3-protobuf and protoc) runs when present.
-# Each command runs REPEAT times (default 3); the best wall time counts, and
-# the peak RSS of that run is printed beside it.  Never part of make check.
+# Each command runs REPEAT times (default 5) under bench/timeit; the best
+# wall time counts, the median is printed beside it with the peak RSS of the
+# best run, and each ratio is given for both.  Never part of make check.
 set -eu
 b=$(cd "${1:-.}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
-repeat=${REPEAT:-3}
+repeat=${REPEAT:-5}
 tmp=${TMPDIR:-/tmp}/gerewrite-bench-recipes
 mkdir -p "$tmp"
 ge="$b/src/gerewrite"
@@ -22,23 +23,37 @@ peer="${GE_PEER:-$top/../shared/peer}"
 py=/usr/bin/python3
 export GEREWRITE_PATH="$top/scripts"
 
-# best WALL SECONDS and the RSS (KB) of that run, of `repeat` runs of "$@"
+# "BEST MEDIAN RSS" of `repeat` runs of "$@": the best and the median wall
+# seconds, and the peak RSS (KB) of the best run.  bench/timeit times to the
+# microsecond; the ratios use the best runs, the medians show the spread.
 best() {
+	: >"$tmp/walls"
 	bw= brss=
 	i=0
 	while [ $i -lt "$repeat" ]; do
-		/usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$tmp/out" 2>&1 ||
+		"$b/bench/timeit" "$tmp/time" "$@" >"$tmp/out" 2>&1 ||
 			{ cat "$tmp/out" >&2; echo "bench: failed: $*" >&2; exit 1; }
-		read -r w rss <"$tmp/time"
+		read -r w _ rss <"$tmp/time"
+		echo "$w" >>"$tmp/walls"
 		if [ -z "$bw" ] || awk "BEGIN{exit !($w < $bw)}"; then
 			bw=$w brss=$rss
 		fi
 		i=$((i + 1))
 	done
-	echo "$bw $brss"
+	med=$(sort -g "$tmp/walls" | awk '{v[NR] = $1}
+		END {printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+	printf '%.3f %s %s\n' "$bw" "$med" "$brss"
 }
 ratio() { awk "BEGIN{printf \"%.1f\", $1 / $2}"; }
-line() { printf '  %-52s %8s s  %8s MB\n' "$1" "$2" "$(awk "BEGIN{printf \"%.1f\", $3 / 1024}")"; }
+# line LABEL BEST MEDIAN RSS_KB
+line() {
+	printf '  %-52s %7s s (median %7s s) %8s MB\n' "$1" "$2" "$3" \
+		"$(awk "BEGIN{printf \"%.1f\", $4 / 1024}")"
+}
+# against LABEL SLOWER_BEST SLOWER_MEDIAN FASTER_BEST FASTER_MEDIAN
+against() {
+	echo "     $1 $(ratio "$2" "$4")x (medians: $(ratio "$3" "$5")x)"
+}
 
 have_peer=0
 if [ -f "$peer/pypeer.py" ] && $py -c 'import google.protobuf' 2>/dev/null &&
@@ -57,22 +72,24 @@ if [ ! -f "$g100" ]; then
 fi
 echo "== 100,000-node graph ($(du -hL "$g100" | cut -f1)), best of $repeat"
 set -- $(best "$ge" convert "$g100" "$tmp/plain.pb")
-plain_w=$1 plain_rss=$2
-line "gerewrite convert (load + save)" "$plain_w" "$plain_rss"
+plain_rss=$3
+line "gerewrite convert (load + save)" "$@"
 set -- $(best "$ge" run insert_noise "$g100" -o "$tmp/noise.pb")
-noise_w=$1 noise_rss=$2
-line "gerewrite run insert_noise" "$noise_w" "$noise_rss"
+noise_w=$1 noise_m=$2 noise_rss=$3
+line "gerewrite run insert_noise" "$@"
 echo "     peak RSS against load + save: $(ratio "$noise_rss" "$plain_rss")x"
 set -- $(best "$ge" "$top/bench/clone3.lua" "$g100" "$tmp/clone.pb")
-clone_w=$1 clone_rss=$2
-line "gerewrite bench/clone3.lua (three ge.copy, save)" "$clone_w" "$clone_rss"
+clone_w=$1 clone_m=$2
+line "gerewrite bench/clone3.lua (three ge.copy, save)" "$@"
 if [ $have_peer = 1 ]; then
 	set -- $(best $py "$peer/pypeer.py" noise "$g100" "$tmp/pnoise.pb")
-	line "Python peer: noise" "$1" "$2"
-	echo "     insert_noise: gerewrite is $(ratio "$1" "$noise_w")x faster than the peer"
+	line "Python peer: noise" "$@"
+	against "insert_noise: gerewrite is faster than the peer by" \
+		"$1" "$2" "$noise_w" "$noise_m"
 	set -- $(best $py "$peer/pypeer.py" clone "$g100" "$tmp/pclone.pb")
-	line "Python peer: clone" "$1" "$2"
-	echo "     clone x3: gerewrite is $(ratio "$1" "$clone_w")x faster than the peer"
+	line "Python peer: clone" "$@"
+	against "clone x3: gerewrite is faster than the peer by" \
+		"$1" "$2" "$clone_w" "$clone_m"
 else
 	echo "  (the Python peer is not available: no ratios against it)"
 fi
@@ -81,26 +98,28 @@ g1m="$tmp/g1m.pb"
 [ -f "$g1m" ] || "$b/bench/gen_graph" "$g1m" 1000000
 echo "== 1,000,000-node graph ($(du -hL "$g1m" | cut -f1)), best of $repeat"
 set -- $(best cp "$g1m" "$tmp/cp.pb")
-cp_w=$1
-line "cp of the file" "$1" "$2"
+cp_w=$1 cp_m=$2
+line "cp of the file" "$@"
 # ge_save makes its output durable (fsync before the rename): the same
 # work for cp is the copy and a sync of it
 set -- $(best sh -c 'cp "$1" "$2" && sync "$2"' sh "$g1m" "$tmp/cp.pb")
-cps_w=$1
-line "cp of the file, then sync of the copy" "$1" "$2"
+cps_w=$1 cps_m=$2
+line "cp of the file, then sync of the copy" "$@"
 set -- $(best "$b/bench/bench_io" "$g1m" "$tmp/io.pb")
-io_w=$1 io_rss=$2
-line "bench_io (ge_load + ge_save, fsync included)" "$io_w" "$io_rss"
+io_w=$1 io_m=$2 io_rss=$3
+line "bench_io (ge_load + ge_save, fsync included)" "$@"
 sed 's/^/       last run: /' "$tmp/out"
 echo "     peak RSS $(ratio "$io_rss" "$(($(stat -L -c %s "$g1m") / 1024))")x the file"
 set -- $(best "$b/bench/bench_pbc" "$g1m" "$tmp/pbc.pb")
-pbc_w=$1
-line "bench_pbc (protobuf-c unpack + pack)" "$1" "$2"
-echo "     load + save: $(ratio "$io_w" "$cp_w")x cp, $(ratio "$io_w" "$cps_w")x cp + sync, $(ratio "$pbc_w" "$io_w")x faster than protobuf-c"
+line "bench_pbc (protobuf-c unpack + pack)" "$@"
+against "load + save: time against cp" "$io_w" "$io_m" "$cp_w" "$cp_m"
+against "load + save: time against cp + sync" "$io_w" "$io_m" "$cps_w" "$cps_m"
+against "load + save: faster than protobuf-c by" "$1" "$2" "$io_w" "$io_m"
 set -- $(best "$ge" run fuse_conv_bias_relu "$g1m" -o "$tmp/fused.pb")
-fuse_w=$1
-line "gerewrite run fuse_conv_bias_relu" "$1" "$2"
+fuse_w=$1 fuse_m=$2
+line "gerewrite run fuse_conv_bias_relu" "$@"
 set -- $(best "$b/bench/bench_match" "$g1m")
-line "bench_match (C driver: load, find, rewrite, validate)" "$1" "$2"
-echo "     fuse_conv_bias_relu: the recipe takes $(ratio "$fuse_w" "$1")x the C driver (the driver does not save)"
-rm -f "$tmp"/*.pb.tmp* "$tmp/out" "$tmp/time"
+line "bench_match (C driver: load, find, rewrite, validate)" "$@"
+against "fuse_conv_bias_relu: time against the C driver (which does not save)" \
+	"$fuse_w" "$fuse_m" "$1" "$2"
+rm -f "$tmp"/*.pb.tmp* "$tmp/out" "$tmp/time" "$tmp/walls"

@@ -163,8 +163,8 @@ char *ge_arena_strndup(ge_arena *a, const char *s, size_t n);
 char *ge_arena_strdup(ge_arena *a, const char *s);
 void ge_arena_free(ge_arena *a);
 
-/* In-memory hashes (never stored): ge_hash is FNV-1a; ge_hash_ci folds
- * ASCII case as strncasecmp does (TensorFlow's name rule). */
+/* In-memory hashes (never stored): ge_hash is FNV-1a; ge_hash_ci gives
+ * names that strncasecmp finds equal (TensorFlow's name rule) one value. */
 uint32_t ge_hash(const void *p, size_t n);
 uint32_t ge_hash_ci(const void *p, size_t n);
 

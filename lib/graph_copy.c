@@ -292,6 +292,39 @@ int ge_op_num_outputs_memo(const ge_graph *g, ge_opid id, ge_nout_memo *m)
 	return o->nout;
 }
 
+void ge_graph_walk_unread(const ge_graph *g, ge_opvec *ops, ge_tvec *outs)
+{
+	ge_nout_memo memo;
+	memset(&memo, 0, sizeof memo);
+	for (size_t id = 0; id < g->n_ops; id++) {
+		const ge_op *o = &g->ops[id];
+		if (o->flags & OPF_DEAD)
+			continue;
+		ops->v[ops->n++] = (ge_opid)id;
+		int no = ge_op_num_outputs_memo(g, (ge_opid)id, &memo);
+		/* which outputs some op reads: a mask for the first 64 (a use
+		 * is a data input of a live op, never a dangling one) */
+		uint64_t read = 0;
+		int high = 0;
+		for (uint32_t k = 0; k < o->n_uses; k++) {
+			int32_t ix = g->ops[o->uses[k].op].in[o->uses[k].slot].index;
+			if (ix >= 0 && ix < 64)
+				read |= (uint64_t)1 << ix;
+			else if (ix >= 64)
+				high = 1;
+		}
+		for (int k = 0; k < no; k++) {
+			int r = k < 64 ? (int)(read >> k & 1) : 0;
+			for (uint32_t j = 0; k >= 64 && high && j < o->n_uses && !r;
+			     j++)
+				r = g->ops[o->uses[j].op].in[o->uses[j].slot].index ==
+				    k;
+			if (!r)
+				ge_tvec_push(outs, (ge_tref){(ge_opid)id, k});
+		}
+	}
+}
+
 void ge_graph_reserve(ge_graph *g, size_t n)
 {
 	ge_graph_reserve_ops(g, n);
@@ -351,7 +384,7 @@ ge_opid ge_graph_add_copy(ge_graph *g, ge_opid src, const uint8_t *run,
 	if (n_in) {
 		/* exactly n_in: a later input moves it to the heap */
 		o->in = ge_arena_alloc(&g->arena, n_in * sizeof *o->in);
-		memcpy(o->in, in, n_in * sizeof *o->in);
+		ge_copy_short(o->in, in, n_in * sizeof *o->in);
 		o->n_in = (uint32_t)n_in;
 	}
 	g->n_live++;
@@ -390,6 +423,11 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
 	}
 	/* per producer: the uses to add, then where the next one goes */
 	uint32_t *at = x->at;
+	/* most producers are among the copies: their entries (zero) are
+	 * written first, so that fresh pages fault once, not on the read of
+	 * the count and again on its write */
+	if (ops[n - 1] >= ops[0])
+		memset(at + ops[0], 0, (ops[n - 1] - ops[0] + 1) * sizeof *at);
 	ge_opvec *prod = &x->prod;
 	prod->n = 0;
 	size_t uses = 0;
@@ -467,14 +505,14 @@ static uint8_t *put_lf(uint8_t *p, uint8_t tag, const void *s, size_t n)
 {
 	*p++ = tag;
 	p = ge_put_uvarint(p, n);
-	memcpy(p, s, n);
+	ge_copy_short(p, s, n);
 	return p + n;
 }
 
 /* An input's text as a save writes it: "x", "x:2", "^x", or a dangling
  * input's own text.  Its length, with the name's text and length in *nm,
  * *nl (measured once: input_put writes from them). */
-static size_t input_len(const ge_graph *g, const ge_op *o, uint32_t s,
+static inline size_t input_len(const ge_graph *g, const ge_op *o, uint32_t s,
 			const char **nm, size_t *nl)
 {
 	ge_tref t = o->in[s];
@@ -500,7 +538,7 @@ static uint8_t *input_put(uint8_t *p, const ge_op *o, uint32_t s,
 	int plain = t.op == GE_NOOP;
 	if (!plain && s >= o->n_in)
 		*p++ = '^';
-	memcpy(p, nm, nl);
+	ge_copy_short(p, nm, nl);
 	p += nl;
 	if (!plain && s < o->n_in && t.index > 0) {
 		*p++ = ':';
@@ -515,12 +553,24 @@ static uint8_t *input_put(uint8_t *p, const ge_op *o, uint32_t s,
 	return p;
 }
 
-int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
+/* The length of type t (interned), from the memo when it has it. */
+static inline size_t type_len(ge_type_lens *m, const char *t)
+{
+	size_t k = ((uintptr_t)t >> 3) % 8;
+	if (m->type[k] != t) {
+		m->type[k] = t;
+		m->len[k] = strlen(t);
+	}
+	return m->len[k];
+}
+
+int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out,
+			ge_type_lens *types)
 {
 	const ge_op *o = &g->ops[id];
 	if ((o->flags & (OPF_RAWATTRS | OPF_SPLIT)) != OPF_RAWATTRS)
 		return 0;
-	size_t nl = strlen(o->name), tl = strlen(o->type);
+	size_t nl = strlen(o->name), tl = type_len(types, o->type);
 	/* (most ops have no device) */
 	size_t dl = *o->device ? strlen(o->device) : 0;
 	size_t nin = o->n_in + o->n_ctrl;
@@ -567,7 +617,7 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out)
 	}
 	if (dl)
 		p = put_lf(p, (4 << 3) | 2, o->device, dl);
-	memcpy(p, o->raw, o->raw_len);
+	ge_copy_short(p, o->raw, o->raw_len);
 	p += o->raw_len;
 	out->len = (size_t)(p - out->data);
 	out->data[out->len] = 0;

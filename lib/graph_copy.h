@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "graph.h"
 
@@ -94,8 +95,60 @@ void ge_link_scratch_free(ge_link_scratch *x);
 /* The save of a copy made here (neither its attrs read since, which
  * splits them, nor set): appends the whole GraphDef.node field, header
  * included, in one piece, the bytes ge_op_encode gives; returns 1.  For
- * any other op returns 0 and appends nothing. */
-int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out);
+ * any other op returns 0 and appends nothing.  types: the lengths of the
+ * op types met so far in the save (interned: one pointer a type), zeroed
+ * before the first call. */
+typedef struct ge_type_lens {
+	const char *type[8];
+	size_t len[8];
+} ge_type_lens;
+int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out,
+			ge_type_lens *types);
+
+/* memcpy of the few bytes of a name, in moves of 16, 8 or 4 bytes that
+ * may overlap, rather than a call: names are copied several times per op
+ * by a copy and its save. */
+typedef struct ge_w16 {
+	uint64_t w[2];
+} ge_w16;
+static inline void ge_copy_short(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	if (n > 64) {
+		memcpy(d, s, n);
+	} else if (n >= 16) {
+		/* the first and last 16, and for more than 32 the 16 after
+		 * the first and before the last */
+		ge_w16 a, b, c, e;
+		memcpy(&a, s, 16);
+		memcpy(&e, s + n - 16, 16);
+		if (n > 32) {
+			memcpy(&b, s + 16, 16);
+			memcpy(&c, s + n - 32, 16);
+			memcpy(d + 16, &b, 16);
+			memcpy(d + n - 32, &c, 16);
+		}
+		memcpy(d, &a, 16);
+		memcpy(d + n - 16, &e, 16);
+	} else if (n >= 8) {
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + n - 4, &b, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = s[i];
+	}
+}
+
 
 /* 0 when no op of g has that type (op types are interned, and this asks
  * the table of interned strings); 1 when some op may have it.  Lets a
@@ -119,6 +172,11 @@ typedef struct ge_nout_memo {
 	int n[GE_NOUT_MEMO];
 } ge_nout_memo;
 int ge_op_num_outputs_memo(const ge_graph *g, ge_opid id, ge_nout_memo *m);
+
+/* The walk of ge_view_init_graph (subgraph.c), over the op table: the
+ * live ops of g in id order appended to ops (room for all made by the
+ * caller), and each output that no op reads to outs. */
+void ge_graph_walk_unread(const ge_graph *g, ge_opvec *ops, ge_tvec *outs);
 
 /* Makes room for n more ops, in the op table and the name index (one
  * reallocation each instead of several). */

@@ -210,19 +210,22 @@ struct emit {
 	ge_buf *b;   /* where pieces go: own, or the sink's */
 	ge_writer *w;/* the file writer whose buffer b is, or NULL */
 	ge_buf own;
+	/* b's length at which to flush next: EMIT_FLUSH past what the last
+	 * flush left (a writer spills only past its own size, a buffer
+	 * sink never: not a call per node once b holds that much) */
+	size_t flush_at;
 };
 enum { EMIT_DIRECT = 4096, EMIT_FLUSH = 1 << 16 };
 
 static void em_flush(struct emit *e)
 {
-	if (e->w) {
+	if (e->w)
 		ge_writer_spill(e->w);
-		return;
-	}
-	if (e->b == &e->own && e->own.len) {
+	else if (e->b == &e->own && e->own.len) {
 		e->put(e->ctx, e->own.data, e->own.len);
 		e->own.len = 0;
 	}
+	e->flush_at = e->b->len + EMIT_FLUSH;
 }
 
 static void em_put(struct emit *e, const void *p, size_t n)
@@ -238,7 +241,7 @@ static void em_put(struct emit *e, const void *p, size_t n)
 		return;
 	}
 	ge_buf_add(e->b, p, n);
-	if (e->b->len >= EMIT_FLUSH)
+	if (e->b->len >= e->flush_at)
 		em_flush(e);
 }
 
@@ -315,7 +318,10 @@ static void encode_node(const ge_graph *g, ge_opid id, ge_buf *b)
 static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 {
 	ge_buf hdr = GE_BUF_INIT;
-	struct emit em = {put, ctx, NULL, NULL, GE_BUF_INIT}, *e = &em;
+	struct emit em = {put, ctx, NULL, NULL, GE_BUF_INIT, EMIT_FLUSH},
+		    *e = &em;
+	ge_type_lens types;
+	memset(&types, 0, sizeof types);
 	em.b = put == sink_buf ? (ge_buf *)ctx : &em.own;
 	if (put == sink_writer) {
 		em.w = ctx;
@@ -372,14 +378,14 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 			run = NULL;
 		}
 		/* a copy (graph_copy.h), written where the nodes gather */
-		if (ge_op_encode_shared(g, (ge_opid)i, e->b)) {
-			if (e->b->len >= EMIT_FLUSH)
+		if (ge_op_encode_shared(g, (ge_opid)i, e->b, &types)) {
+			if (e->b->len >= e->flush_at)
 				em_flush(e);
 			continue;
 		}
 		if (!o->raw || (o->flags & OPF_DIRTY)) {
 			encode_node(g, (ge_opid)i, e->b);
-			if (e->b->len >= EMIT_FLUSH)
+			if (e->b->len >= e->flush_at)
 				em_flush(e);
 			continue;
 		}

@@ -101,41 +101,13 @@ void ge_view_init_graph(ge_view *v, ge_graph *g)
 {
 	static const ge_view empty = GE_VIEW_INIT;
 	*v = empty;
-	size_t cap = ge_graph_capacity(g);
 	if (!ge_graph_num_ops(g))
 		return;
 	v->graph = g;
 	v->version = ge_graph_version(g);
 	v->ops.v = ge_xmalloc(ge_graph_num_ops(g) * sizeof *v->ops.v);
 	v->ops.cap = ge_graph_num_ops(g);
-	ge_nout_memo memo;
-	memset(&memo, 0, sizeof memo);
-	for (size_t id = 0; id < cap; id++) {
-		if (!ge_op_alive(g, (ge_opid)id))
-			continue;
-		v->ops.v[v->ops.n++] = (ge_opid)id;
-		int no = ge_op_num_outputs_memo(g, (ge_opid)id, &memo);
-		size_t nu;
-		const ge_use *u = ge_op_uses(g, (ge_opid)id, &nu);
-		/* which outputs some op reads: a mask for the first 64 */
-		uint64_t read = 0;
-		int high = 0;
-		for (size_t k = 0; k < nu; k++) {
-			int32_t ix = ge_op_input(g, u[k].op, u[k].slot).index;
-			if (ix >= 0 && ix < 64)
-				read |= (uint64_t)1 << ix;
-			else if (ix >= 64)
-				high = 1;
-		}
-		for (int k = 0; k < no; k++) {
-			int r = k < 64 ? (int)(read >> k & 1) : 0;
-			for (size_t j = 0; k >= 64 && high && j < nu && !r; j++)
-				r = ge_op_input(g, u[j].op, u[j].slot).index == k;
-			if (!r)
-				ge_tvec_push(&v->outputs,
-					     (ge_tref){(ge_opid)id, k});
-		}
-	}
+	ge_graph_walk_unread(g, &v->ops, &v->outputs);
 }
 
 void ge_view_init_known(ge_view *v, ge_graph *g, ge_opvec *ops,

@@ -101,6 +101,17 @@ const char *ge_tinfo_dst_scope(const ge_tinfo *I)
 
 const ge_view *ge_tinfo_view(const ge_tinfo *I)
 {
+	if (I->sgv_lazy) {
+		/* a cache of what the vops say, as result_pairs */
+		ge_tinfo *m = (ge_tinfo *)I;
+		ge_opvec *ops = &m->sgv.ops;
+		ops->v = ge_xmalloc((I->n + 1) * sizeof *ops->v);
+		ops->cap = I->n + 1;
+		for (size_t i = 0; i < I->n; i++)
+			ops->v[i] = I->vops[i].op;
+		ops->n = I->n;
+		m->sgv_lazy = 0;
+	}
 	return &I->sgv;
 }
 
@@ -269,9 +280,30 @@ int ge_tinfo_original_name(ge_tinfo *I, const char *name, ge_tref *out)
 	return ge_tinfo_original_t(I, t, out);
 }
 
+/* The copied ops' pairs, made on first use (the info is const to its
+ * readers: this fills a cache of what the vops say). */
+static void result_pairs(const ge_tinfo *I)
+{
+	if (I->res_done)
+		return;
+	ge_tinfo *m = (ge_tinfo *)I;
+	m->res_src.v = ge_xmalloc((I->n_res + 1) * sizeof *m->res_src.v);
+	m->res_dst.v = ge_xmalloc((I->n_res + 1) * sizeof *m->res_dst.v);
+	m->res_src.cap = m->res_dst.cap = I->n_res + 1;
+	size_t nr = 0;
+	for (size_t i = 0; i < I->n && nr < I->n_res; i++)
+		if (I->vops[i].state == VOP_COPIED) {
+			m->res_src.v[nr] = I->vops[i].op;
+			m->res_dst.v[nr++] = I->vops[i].op_;
+		}
+	m->res_src.n = m->res_dst.n = nr;
+	m->res_done = 1;
+}
+
 size_t ge_tinfo_ops(const ge_tinfo *I, const ge_opid **src,
 		    const ge_opid **dst)
 {
+	result_pairs(I);
 	if (src)
 		*src = I->res_src.v;
 	if (dst)
@@ -311,6 +343,7 @@ void ge_tinfo_format(const ge_tinfo *I, ge_buf *out)
 	if (*I->scope_)
 		ge_buf_printf(out, "  Scope destination: %s\n", I->scope_);
 	ge_buf_adds(out, "Operations mapping:\n");
+	result_pairs(I);
 	for (size_t i = 0; i < I->res_src.n; i++)
 		ge_buf_printf(out, "  %s => %s\n",
 			      ge_op_name(I->g, I->res_src.v[i]),
@@ -321,7 +354,7 @@ void ge_tinfo_summary(const ge_tinfo *I, ge_buf *out)
 {
 	const char *gn = ge_graph_name(I->g), *gn_ = ge_graph_name(I->g_);
 	ge_buf_printf(out, "transform info: %zu op%s \"%s\" => \"%s\"",
-		      I->res_src.n, I->res_src.n == 1 ? "" : "s", gn, gn_);
+		      I->n_res, I->n_res == 1 ? "" : "s", gn, gn_);
 	if (*I->scope || *I->scope_)
 		ge_buf_printf(out, ", scope \"%s\" => \"%s\"", I->scope,
 			      I->scope_);
@@ -334,8 +367,7 @@ void ge_tinfo_free(ge_tinfo *I)
 	free(I->scope);
 	free(I->scope_);
 	ge_view_free(&I->sgv);
-	free(I->order);
-	free(I->vops);
+	ge_big_free(I->vops);
 	free(I->pos);
 	ge_tvec_free(&I->outs);
 	ge_tmap_free(&I->inset);

@@ -88,6 +88,7 @@ static int resolve(ge_tinfo *I, ge_tref t, ge_tref *t_, ge_error *err)
 	int input = ge_tmap_get(&I->inset, t, NULL);
 	const ge_transformer *tr = I->tr;
 	flush_fast(I);
+	I->ran_handler = 1;
 	if (input)
 		rc = tr->transform_external_input_handler(
 			I, t, t_, tr->transform_external_input_ud, err);
@@ -177,8 +178,8 @@ static char *fast_name(ge_tinfo *I, ge_opid op, size_t *len)
 	p = I->room;
 	I->room += need;
 	I->room_left -= need;
-	memcpy(p, I->scope_, dn);
-	memcpy(p + dn, nm + sn, rest + 1);
+	ge_copy_short(p, I->scope_, dn);
+	ge_copy_short(p + dn, nm + sn, rest + 1);
 	*len = dn + rest;
 	return p;
 }
@@ -205,10 +206,12 @@ static void look_ahead(ge_tinfo *I, size_t i)
  * here.  The copy *op_ has the source's *nout outputs as its own: *vflags
  * gets VOF_IDENT, VOF_SHAPE_SAME where it keeps the source's shapes and
  * VOF_NO_CLASS where it has no `_class`.  The copy is appended to
- * I->fast (room made by the caller), for ge_graph_link_inputs. */
+ * I->fast (room made by the caller), for ge_graph_link_inputs.  own: every
+ * input is an output of a copy made in this pass (copy_inputs). */
 static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
-			size_t n_inputs, int changed, const ge_copy_op_opts *co,
-			ge_opid *op_, unsigned *vflags, uint32_t *nout)
+			size_t n_inputs, int changed, int own,
+			const ge_copy_op_opts *co, ge_opid *op_,
+			unsigned *vflags, uint32_t *nout)
 {
 	ge_graph *g = I->g;
 	const uint8_t *run;
@@ -229,12 +232,17 @@ static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 			return 0;
 		h = ge_hash_ci(nm, nl);
 	}
-	if (n_inputs && !ge_graph_all_alive(g, &new_inputs[0].op, n_inputs,
-					    sizeof *new_inputs))
-		return 0;
-	for (size_t k = 0; k < n_inputs; k++)
-		if (new_inputs[k].index < 0)
+	/* outputs of this pass's copies are live while no handler ran (one
+	 * could remove ops) */
+	if (!own || I->ran_handler) {
+		if (n_inputs && !ge_graph_all_alive(g, &new_inputs[0].op,
+						    n_inputs,
+						    sizeof *new_inputs))
 			return 0;
+		for (size_t k = 0; k < n_inputs; k++)
+			if (new_inputs[k].index < 0)
+				return 0;
+	}
 	int same = 1;
 	if (!(co && co->copy_shape)) {
 		if (changed < 0)
@@ -266,10 +274,11 @@ static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 
 /* The inputs of the copy of w's op into in; *changed gets whether they
  * may change the copy's shapes as far as that is known without asking
- * same_shape (ge_tx_inputs_changed's answer), or -1.  w learns whether
- * the op has control inputs. */
+ * same_shape (ge_tx_inputs_changed's answer), or -1; *own whether each is
+ * an output of a copy of this pass.  w learns whether the op has control
+ * inputs. */
 static int copy_inputs(ge_tinfo *I, struct vop *w, int fast, ge_tvec *in,
-		       int *changed, ge_error *err)
+		       int *changed, int *own, ge_error *err)
 {
 	ge_opid op = w->op;
 	size_t nin, n_now, nc;
@@ -278,6 +287,7 @@ static int copy_inputs(ge_tinfo *I, struct vop *w, int fast, ge_tvec *in,
 	if (!nc)
 		w->flags |= VOF_NO_CTRL;
 	int rc = GE_OK, ch = 0;
+	*own = 1;
 	in->n = 0;
 	if (in->cap < nin) {
 		in->v = ge_xrealloc(in->v, nin * sizeof *in->v);
@@ -299,8 +309,10 @@ static int copy_inputs(ge_tinfo *I, struct vop *w, int fast, ge_tvec *in,
 			if (!(c->flags & VOF_SHAPE_SAME) && ch >= 0)
 				ch = 1;
 		} else if (t.op == GE_NOOP) {
+			*own = 0;
 			rc = resolve_dangling(I, op, k, &t_, err);
 		} else {
+			*own = 0;
 			rc = resolve(I, t, &t_, err);
 			ch = -1;
 			/* a handler may have edited the graph */
@@ -341,6 +353,7 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		struct vop *w = &I->vops[i];
 		ge_opid op = w->op;
 		if (tr->share_op) {
+			I->ran_handler = 1;
 			int s = tr->share_op(I, op, tr->share_op_ud);
 			if (s < 0) {
 				rc = ge_err(err, GE_EINVAL,
@@ -361,14 +374,14 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 				continue;
 			}
 		}
-		int changed;
-		if ((rc = copy_inputs(I, w, fast, &in, &changed, err)))
+		int changed, own;
+		if ((rc = copy_inputs(I, w, fast, &in, &changed, &own, err)))
 			break;
 		ge_opid op_ = GE_NOOP;
 		unsigned vflags = 0;
 		uint32_t nout;
-		if (fast && copy_op_fast(I, op, in.v, in.n, changed, co,
-					       &op_, &vflags, &nout)) {
+		if (fast && copy_op_fast(I, op, in.v, in.n, changed, own, co,
+					 &op_, &vflags, &nout)) {
 			/* a new op of the graph with outputs of its own: what
 			 * the checks below would find */
 			w->op_ = op_;
@@ -380,6 +393,7 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		outs.n = 0;
 		I->cur_op = op;
 		I->cur_shape_same = 0;
+		I->ran_handler = 1;
 		rc = tr->transform_op_handler(I, op, in.v, in.n, &op_, &outs,
 					      tr->transform_op_ud, err);
 		I->cur_op = GE_NOOP;
@@ -662,19 +676,14 @@ static void rename_frames(ge_tinfo *I)
 
 static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 {
-	/* room for every op of the view: at most that many copies */
-	I->res_src.v = ge_xrealloc(I->res_src.v,
-				   (I->n + 1) * sizeof *I->res_src.v);
-	I->res_dst.v = ge_xrealloc(I->res_dst.v,
-				   (I->n + 1) * sizeof *I->res_dst.v);
-	I->res_src.cap = I->res_dst.cap = I->n + 1;
-	size_t nr = 0;
+	/* the copies, in node order of their sources: the result's ops */
+	ge_opvec ops = GE_VEC_INIT;
+	ops.v = ge_xmalloc((I->n + 1) * sizeof *ops.v);
+	ops.cap = I->n + 1;
 	for (size_t i = 0; i < I->n; i++)
-		if (I->vops[i].state == VOP_COPIED) {
-			I->res_src.v[nr] = I->vops[i].op;
-			I->res_dst.v[nr++] = I->vops[i].op_;
-		}
-	I->res_src.n = I->res_dst.n = nr;
+		if (I->vops[i].state == VOP_COPIED)
+			ops.v[ops.n++] = I->vops[i].op_;
+	I->n_res = ops.n;
 	/* the inputs' counterparts, even those no op reads (passthroughs) */
 	ge_tvec ins = GE_VEC_INIT, outs = GE_VEC_INIT, pass = GE_VEC_INIT;
 	int rc = GE_OK;
@@ -697,12 +706,8 @@ static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 		if (!(rc = resolve(I, I->sgv.passthroughs.v[i], &t_, err)))
 			ge_tvec_push(&pass, t_);
 	}
-	if (!rc && out && I->res_dst.n) {
+	if (!rc && out && ops.n) {
 		/* the boundary is the source's, mapped: not recomputed */
-		ge_opvec ops = GE_VEC_INIT;
-		ops.v = ge_xmalloc(I->res_dst.n * sizeof *ops.v);
-		ops.cap = ops.n = I->res_dst.n;
-		memcpy(ops.v, I->res_dst.v, ops.n * sizeof *ops.v);
 		size_t up = 1; /* new ops come in increasing ids: no repeats */
 		while (up < ops.n && ops.v[up - 1] < ops.v[up])
 			up++;
@@ -711,10 +716,9 @@ static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 		ge_view_init_known(out, I->g_, &ops, &ins, &outs, &pass);
 		return GE_OK;
 	}
+	ge_opvec_free(&ops);
 	if (!rc && out) {
-		ge_opvec ops = GE_VEC_INIT;
-		rc = ge_view_init(out, I->g_, ops.v, ops.n, NULL, 0, err);
-		ge_opvec_free(&ops);
+		rc = ge_view_init(out, I->g_, NULL, 0, NULL, 0, err);
 		if (!rc) {
 			if (!out->graph && (ins.n || outs.n || pass.n)) {
 				out->graph = I->g_;
@@ -777,7 +781,6 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	I->g_ = o->dst_graph ? o->dst_graph : I->g;
 	I->keep_frames = o->keep_frame_names;
 	I->cur_op = GE_NOOP;
-	ge_view_copy(&I->sgv, sgv);
 	I->scope = finalize(o->src_scope);
 	I->scope_ = finalize(o->dst_scope);
 	if (*I->scope_ && !o->reuse_dst_scope) {
@@ -788,27 +791,40 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	}
 
 	I->n = sgv->ops.n;
-	I->order = ge_xmalloc((I->n + 1) * sizeof *I->order);
-	if (I->n)
-		memcpy(I->order, sgv->ops.v, I->n * sizeof *I->order);
+	/* the view's ops in node order: most views keep them so (then the
+	 * vops are the only list) */
+	const ge_opid *order = sgv->ops.v;
+	ge_opid *sorted_copy = NULL;
 	size_t sorted = 1;
-	while (sorted < I->n && I->order[sorted - 1] < I->order[sorted])
+	while (sorted < I->n && order[sorted - 1] < order[sorted])
 		sorted++;
-	if (sorted < I->n)
-		qsort(I->order, I->n, sizeof *I->order, cmp_opid);
+	if (sorted < I->n) {
+		sorted_copy = ge_xmalloc(I->n * sizeof *sorted_copy);
+		memcpy(sorted_copy, order, I->n * sizeof *sorted_copy);
+		qsort(sorted_copy, I->n, sizeof *sorted_copy, cmp_opid);
+		order = sorted_copy;
+	}
+	/* ops in node order without repeats are the vops' list: the info's
+	 * copy of the view gets them on first use (tinfo.c) */
+	ge_view part = *sgv;
+	I->sgv_lazy = sorted >= I->n;
+	if (I->sgv_lazy)
+		part.ops = (ge_opvec)GE_VEC_INIT;
+	ge_view_copy(&I->sgv, &part);
 	I->pos_cap = ge_graph_capacity(I->g);
 	/* calloc: zero pages are only touched where the view lies */
 	I->pos = ge_xcalloc(I->pos_cap + 1, sizeof *I->pos);
 	/* each entry is set below, as its op comes */
-	I->vops = ge_xmalloc((I->n + 1) * sizeof *I->vops);
+	I->vops = ge_big_alloc((I->n + 1) * sizeof *I->vops);
 	/* no op of the graph is a loop's Enter: none of the view is */
 	int enters = may_have_enters(I->g);
 	size_t k = 0;
 	for (size_t i = 0; i < I->n; i++) {
-		ge_opid op = I->order[i];
-		if (I->pos[op])
+		ge_opid op = order[i];
+		/* (only a sorted copy can repeat an op: else pos is written,
+		 * never read, in pages fresh from the kernel) */
+		if (sorted_copy && I->pos[op])
 			continue;
-		I->order[k] = op;
 		I->pos[op] = (uint32_t)(k + 1);
 		I->vops[k] = (struct vop){op, GE_NOOP, 0, 0, VOP_PENDING, 0};
 		if (enters && !I->has_enter && is_enter(ge_op_type(I->g, op)))
@@ -816,6 +832,7 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 		k++;
 	}
 	I->n = k;
+	free(sorted_copy);
 
 	ge_tmap_init(&I->inset, sgv->inputs.n);
 	for (size_t i = 0; i < sgv->inputs.n; i++)

@@ -74,11 +74,11 @@ struct coll_ent {
 struct ge_tinfo {
 	ge_graph *g, *g_;
 	char *scope, *scope_;
-	ge_view sgv;
+	ge_view sgv;          /* without its ops while sgv_lazy */
+	int sgv_lazy;
 	const ge_transformer *tr;
 
-	ge_opid *order;       /* view ops in node order */
-	struct vop *vops;
+	struct vop *vops;     /* the view's ops in node order */
 	size_t n;
 	uint32_t *pos;        /* source op id -> position + 1, 0 = outside */
 	size_t pos_cap;
@@ -115,7 +115,10 @@ struct ge_tinfo {
 	int rev_done;
 	ge_tmap rev_ops, rev_ts;
 
-	/* results */
+	/* results: n_res ops copied; their pairs, made from the vops on
+	 * first use (tinfo.c: a large copy's caller seldom asks) */
+	size_t n_res;
+	int res_done;
 	ge_opvec res_src, res_dst;
 
 	/* handler scratch: set by copy_op_handler for the op being copied */
@@ -132,6 +135,8 @@ struct ge_tinfo {
 	/* the source's attr classes, when valid as the copy pass starts */
 	const ge_opid *cls;
 	size_t n_cls;
+	/* a handler ran during the copy pass (it may have removed ops) */
+	int ran_handler;
 	/* the source graph's version as the copy pass started, and the
 	 * fast copies made since (each moves it by one) */
 	uint64_t version0;

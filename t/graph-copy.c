@@ -227,6 +227,58 @@ static void test_handlers_see_consumers(void)
 	ge_graph_free(h);
 }
 
+/* An external input handler that removes the copy of b, which a later
+ * op of the view reads: the shared path must see the removal as the
+ * general one does (it trusts the copies of its own pass only while no
+ * handler ran). */
+static int remover(ge_tinfo *info, ge_tref t, ge_tref *t_, void *ud,
+		   ge_error *err)
+{
+	ge_graph *g = ge_tinfo_graph(info);
+	ge_opid b = ge_graph_find(g, "r/b");
+	if (b != GE_NOOP)
+		ge_graph_remove_op(g, b, 1, err);
+	return ge_keep_t_if_possible_handler(info, t, t_, ud, err);
+}
+
+static int copy_removing(ge_graph *g, int general, ge_error *err)
+{
+	ge_transformer tr;
+	ge_transform_opts o = {0};
+	ge_view v = GE_VIEW_INIT;
+	ge_transformer_init(&tr);
+	if (general)
+		tr.transform_op_handler = plain_handler;
+	tr.transform_external_input_handler = remover;
+	o.dst_scope = "r";
+	mkview(&v, g, "a,b,c,d", "");
+	int rc = ge_transform(&tr, &v, &o, NULL, NULL, err);
+	ge_view_free(&v);
+	return rc;
+}
+
+static void test_handler_removes_copy(void)
+{
+	static const char *txt =
+		"node { name: \"ext\" op: \"Placeholder\" "
+		"attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+		"node { name: \"a\" op: \"Placeholder\" "
+		"attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+		"node { name: \"b\" op: \"Identity\" input: \"a\" " T32 "}\n"
+		"node { name: \"c\" op: \"Identity\" input: \"ext\" " T32
+		"}\n"
+		"node { name: \"d\" op: \"Identity\" input: \"b\" " T32 "}\n";
+	ge_graph *g = parse(txt), *h = parse(txt);
+	ge_error e1 = {0}, e2 = {0};
+	int a = copy_removing(g, 0, &e1), b = copy_removing(h, 1, &e2);
+	ok(a == b && !strcmp(e1.msg, e2.msg),
+	   "a copy removed by a handler: the general copy's verdict (%d, %d: "
+	   "%s)", a, b, e1.msg);
+	ok(same_encoding(g, h), "... and graph");
+	ge_graph_free(g);
+	ge_graph_free(h);
+}
+
 static void test_view_graph(void)
 {
 	ge_graph *g = parse(GRAPH);
@@ -495,8 +547,28 @@ static void test_save_inputs(void)
 	ge_graph_free(h);
 }
 
+/* ge_copy_short writes what memcpy writes, and nothing past it, at every
+ * length its moves of 4, 8 and 16 bytes split at. */
+static void test_copy_short(void)
+{
+	uint8_t src[96], dst[112], want[112];
+	int bad = 0;
+	for (size_t i = 0; i < sizeof src; i++)
+		src[i] = (uint8_t)(i * 37 + 11);
+	for (size_t n = 0; n <= 80; n++)
+		for (size_t off = 0; off < 8; off++) {
+			memset(dst, 0xee, sizeof dst);
+			memset(want, 0xee, sizeof want);
+			memcpy(want + off, src + off, n);
+			ge_copy_short(dst + off, src + off, n);
+			bad += memcmp(dst, want, sizeof dst) != 0;
+		}
+	is_int(0, bad, "ge_copy_short copies 0..80 bytes as memcpy does");
+}
+
 int main(void)
 {
+	test_copy_short();
 	test_attr_run();
 	test_run_kept();
 	test_view_check();
@@ -504,6 +576,7 @@ int main(void)
 	test_run_like();
 	test_same_as_general();
 	test_handlers_see_consumers();
+	test_handler_removes_copy();
 	test_view_graph();
 	test_save_inputs();
 	test_handed_out();

@@ -676,6 +676,58 @@ static void test_info(void)
 	ge_graph_free(g);
 }
 
+/* The info of a copy keeps the view's ops in the view's order and the
+ * pairs in node order, whether the view lists its ops in node order (the
+ * info then makes both from its own list when asked) or not. */
+static void test_info_orders(void)
+{
+	ge_graph *g = parse_as(DENSE, GE_FMT_GRAPHDEF_TEXT);
+	ge_error err = {0};
+	ge_view sorted, rev, out = GE_VIEW_INIT;
+	scope_view(&sorted, g, "f/dense_1");
+	size_t n = sorted.ops.n;
+	ge_opid *ids = malloc(2 * n * sizeof *ids);
+	for (size_t i = 0; i < n; i++)
+		ids[i] = ids[n + i] = sorted.ops.v[n - 1 - i];
+	mkview_ids(&rev, g, ids, 2 * n);
+	ge_view *views[2] = {&sorted, &rev};
+	const char *scopes[2] = {"s", "r"};
+	for (int k = 0; k < 2; k++) {
+		ge_transform_opts o = {0};
+		o.src_scope = "f";
+		o.dst_scope = scopes[k];
+		ge_tinfo *info = NULL;
+		int rc = ge_copy(views[k], &o, &out, &info, &err);
+		is_int(GE_OK, rc, "copy of the view %s node order",
+		       k ? "against" : "in");
+		const ge_view *iv = ge_tinfo_view(info);
+		ok(iv->ops.n == views[k]->ops.n &&
+			   !memcmp(iv->ops.v, views[k]->ops.v,
+				   n * sizeof *iv->ops.v) &&
+			   ge_tinfo_view(info) == iv,
+		   "... the info's view has the view's ops in its order");
+		const ge_opid *src, *dst;
+		size_t np = ge_tinfo_ops(info, &src, &dst);
+		int paired = np == n;
+		for (size_t i = 0; paired && i < n; i++)
+			paired = src[i] == sorted.ops.v[i] &&
+				 dst[i] == ge_tinfo_transformed_op(info, src[i]) &&
+				 dst[i] == out.ops.v[i];
+		ok(paired, "... the pairs in node order, as the result's ops");
+		ge_buf b = GE_BUF_INIT;
+		ge_tinfo_summary(info, &b);
+		ok(strstr((char *)b.data, "transform info: 7 ops") != NULL,
+		   "... the summary counts them: %s", (char *)b.data);
+		ge_buf_free(&b);
+		ge_tinfo_free(info);
+		ge_view_free(&out);
+	}
+	free(ids);
+	ge_view_free(&rev);
+	ge_view_free(&sorted);
+	ge_graph_free(g);
+}
+
 /* One placeholder per external tensor, however many slots read it. */
 static void test_memo(void)
 {
@@ -1106,6 +1158,7 @@ int main(void)
 	test_training_copy();
 	test_custom_handler();
 	test_info();
+	test_info_orders();
 	test_memo();
 	test_colocation();
 	test_scopes();
