@@ -112,8 +112,6 @@ static const char *name_copy(ge_graph *g, struct name_block *nb, const void *s,
 	return d;
 }
 
-/* First pass over one NodeDef: name, type, device, and the number of
- * inputs; checks the wire structure of the top-level fields. */
 struct span {
 	const char *p;
 	size_t n;
@@ -153,14 +151,18 @@ static int other_field(const uint8_t **pp, const uint8_t *end, uint32_t *f,
 	if (ge_read_varint(pp, end, &tag))
 		return -1;
 	*f = (uint32_t)(tag >> 3);
-	if (*f < ND_NAME || *f > ND_ATTR)
-		return *f == 0 || ge_skip_field(pp, end, (int)(tag & 7)) ? -1
-									  : 1;
+	if (*f < ND_NAME || *f > ND_ATTR) {
+		if (*f == 0 || ge_skip_field(pp, end, (int)(tag & 7)))
+			return -1;
+		return 1;
+	}
 	if ((tag & 7) != 2 || ge_read_varint(pp, end, len))
 		return -1;
 	return 0;
 }
 
+/* First pass over one NodeDef: name, type, device, and the number of
+ * inputs; checks the wire structure of the top-level fields. */
 static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 		     const uint8_t *end, size_t index, struct span *type_out,
 		     struct span *dev_out, struct span *attrs_out, ge_error *err)
