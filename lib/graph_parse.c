@@ -739,6 +739,62 @@ static inline int intern_cached(ge_graph *g, struct tcache *c,
 	return 0;
 }
 
+/* The memos of scan_nodes. */
+struct memos {
+	struct attr_memo *memo;
+	struct skel_memo *vmemo;
+	struct content_memo *cmemo;
+};
+
+static void memos_free(struct memos *M)
+{
+	free(M->memo);
+	free(M->vmemo);
+	free(M->cmemo);
+}
+
+/* The attr class of op i, whose attr bytes are as: that of an earlier op
+ * of its type with the same bytes (the memo), or its own after its attrs
+ * pass, with the walks or with those of an earlier Const read as its
+ * bytes but for their values; with the skeleton class of a tensor's. */
+static int attr_class(ge_graph *g, struct memos *M, const ge_op *o,
+		      size_t i, struct span as, ge_error *err)
+{
+	uint64_t h = span_hash(o->type, as);
+	struct attr_memo *m = &M->memo[h >> (64 - MEMO_BITS)];
+	if (m->h == h && m->type == o->type && m->n == as.n &&
+	    (!as.n || !memcmp(m->p, as.p, as.n))) {
+		g->attr_cls[i] = m->id;
+		return GE_OK;
+	}
+	struct content_memo *c = content_slot(M->cmemo, o->type, as.n);
+	struct skel k;
+	int twin = same_but_content(c, o->type, as);
+	if (!twin) {
+		int rc = check_attr_span(g, o, as, &k, err);
+		if (rc)
+			return rc;
+	}
+	*m = (struct attr_memo){h, o->type, as.p, (uint32_t)as.n,
+				(ge_opid)i};
+	g->attr_cls[i] = (ge_opid)i;
+	if (twin) {
+		content_class(g, M->vmemo, c, i);
+		return GE_OK;
+	}
+	struct skel_memo *vm = NULL;
+	if (k.tensors && k.n <= SKEL_MAX)
+		vm = skel_class(g, M->vmemo, o->type, &k, i);
+	if (k.tensors == 1 && k.n <= SKEL_MAX && k.content.p &&
+	    as.n <= UINT32_MAX)
+		*c = (struct content_memo){
+			o->type, as.p, (uint32_t)as.n,
+			(uint32_t)(k.content.p - as.p),
+			(uint32_t)(k.content.p - as.p + k.content.n),
+			k, vm, vm->h, vm->id};
+	return GE_OK;
+}
+
 /* Parse step 2: one op per node (name, type, device, raw bytes, and what
  * step 3 needs: SCAN_NIN and the others), and the number of inputs in
  * all. */
@@ -750,14 +806,12 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 	g->cap_ops = n_nodes ? n_nodes : 1;
 	size_t total_in = 0;
 	g->attr_cls = ge_big_alloc((n_nodes + 1) * sizeof *g->attr_cls);
-	struct attr_memo *memo = ge_xcalloc((size_t)1 << MEMO_BITS,
-					    sizeof *memo);
 	g->attr_vcls = ge_big_alloc((n_nodes + 1) * sizeof *g->attr_vcls);
-	struct skel_memo *vmemo = ge_xcalloc((size_t)1 << VMEMO_BITS,
-					     sizeof *vmemo);
-	struct content_memo *cmemo = ge_xcalloc((size_t)1 << CMEMO_BITS,
-						sizeof *cmemo);
-	struct skel k;
+	struct memos M = {
+		ge_xcalloc((size_t)1 << MEMO_BITS, sizeof *M.memo),
+		ge_xcalloc((size_t)1 << VMEMO_BITS, sizeof *M.vmemo),
+		ge_xcalloc((size_t)1 << CMEMO_BITS, sizeof *M.cmemo),
+	};
 	struct tcache tcache[TCACHE] = {{NULL, 0}};
 	const char *nodev = ge_intern(g, "", 0);
 	struct name_block nb = {NULL, NULL};
@@ -782,53 +836,17 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 			rc = ge_err(err, GE_EFORMAT,
 				    "%s: node '%s': op type or device holds a "
 				    "NUL byte", g->name, o->name);
-		if (!rc) {
-			uint64_t h = span_hash(o->type, as);
-			struct attr_memo *m = &memo[h >> (64 - MEMO_BITS)];
-			struct content_memo *c =
-				content_slot(cmemo, o->type, as.n);
-			if (m->h == h && m->type == o->type && m->n == as.n &&
-			    (!as.n || !memcmp(m->p, as.p, as.n))) {
-				g->attr_cls[i] = m->id;
-			} else if (same_but_content(c, o->type, as)) {
-				/* as below, with the earlier node's walks */
-				*m = (struct attr_memo){h, o->type, as.p,
-							(uint32_t)as.n,
-							(ge_opid)i};
-				g->attr_cls[i] = (ge_opid)i;
-				content_class(g, vmemo, c, i);
-			} else if (!(rc = check_attr_span(g, o, as, &k, err))) {
-				*m = (struct attr_memo){h, o->type, as.p,
-							(uint32_t)as.n,
-							(ge_opid)i};
-				g->attr_cls[i] = (ge_opid)i;
-				struct skel_memo *vm = NULL;
-				if (k.tensors && k.n <= SKEL_MAX)
-					vm = skel_class(g, vmemo, o->type, &k,
-							i);
-				if (k.tensors == 1 && k.n <= SKEL_MAX &&
-				    k.content.p && as.n <= UINT32_MAX)
-					*c = (struct content_memo){
-						o->type, as.p, (uint32_t)as.n,
-						(uint32_t)(k.content.p - as.p),
-						(uint32_t)(k.content.p - as.p +
-							   k.content.n),
-						k, vm, vm->h, vm->id};
-			}
-		}
+		if (!rc)
+			rc = attr_class(g, &M, o, i, as, err);
 		if (rc) {
-			free(memo);
-			free(vmemo);
-			free(cmemo);
+			memos_free(&M);
 			return rc;
 		}
 		total_in += SCAN_NIN(o);
 		p += l;
 		i++;
 	}
-	free(memo);
-	free(vmemo);
-	free(cmemo);
+	memos_free(&M);
 	g->attr_cls_version = g->version;
 	g->n_ops = n_nodes;
 	g->n_live = n_nodes;
