@@ -96,17 +96,39 @@ struct name_block {
 	char *p, *end;
 };
 
+/* The n bytes at s as a name of g, or NULL when they hold a NUL: tested
+ * as they are copied, eight bytes a step. */
 static const char *name_copy(ge_graph *g, struct name_block *nb, const void *s,
 			     size_t n)
 {
-	if ((size_t)(nb->end - nb->p) <= n) {
+	const uint8_t *p = s;
+	const uint64_t ones = 0x0101010101010101ull, high = ones * 0x80;
+	if (n < 8 || n >= NAMES_BLOCK / 4) {
+		if (has_nul(s, n))
+			return NULL;
 		if (n >= NAMES_BLOCK / 4)
 			return ge_arena_strndup(&g->arena, s, n);
+	}
+	if ((size_t)(nb->end - nb->p) <= n) {
 		nb->p = ge_arena_alloc(&g->arena, NAMES_BLOCK);
 		nb->end = nb->p + NAMES_BLOCK;
 	}
 	char *d = nb->p;
-	memcpy(d, s, n);
+	if (n < 8) {
+		memcpy(d, s, n);
+	} else {
+		uint64_t w;
+		for (size_t i = 0; i + 8 < n; i += 8) {
+			w = load8(p + i);
+			if ((w - ones) & ~w & high)
+				return NULL;
+			memcpy(d + i, &w, 8);
+		}
+		w = load8(p + n - 8);
+		if ((w - ones) & ~w & high)
+			return NULL;
+		memcpy(d + n - 8, &w, 8);
+	}
 	d[n] = 0;
 	nb->p += n + 1;
 	return d;
@@ -219,11 +241,10 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 	if (!name || !name_len)
 		return ge_err(err, GE_EFORMAT, "%s: node #%zu has no name",
 			      g->name, index);
-	if (has_nul(name, name_len))
+	ge_op *o = &g->ops[index]; /* zeroed: scan_nodes callocs them */
+	if (!(o->name = name_copy(g, nb, name, name_len)))
 		return ge_err(err, GE_EFORMAT, "%s: node #%zu: name holds a NUL "
 			      "byte", g->name, index);
-	ge_op *o = &g->ops[index]; /* zeroed: scan_nodes callocs them */
-	o->name = name_copy(g, nb, name, name_len);
 	if (!type || !type_len)
 		return ge_err(err, GE_EFORMAT, "%s: node '%s' has no op type",
 			      g->name, o->name);
