@@ -892,13 +892,15 @@ static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
 
 /* Parse step 3: every node's inputs resolved into the pool; uses and
  * control outputs counted per producer (in its n_uses and n_couts), and
- * in all (*total_use, *total_cout). */
+ * in all (*total_use, *total_cout); *forward set when an input names a
+ * later op. */
 static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
-			  size_t *total_cout, ge_error *err)
+			  size_t *total_cout, int *forward, ge_error *err)
 {
 	g->in_pool = ge_big_alloc((total_in ? total_in : 1) *
 				  sizeof *g->in_pool);
 	size_t pos = 0, nu = 0, nc = 0;
+	int fwd = 0;
 	char lab[300];
 	for (size_t i = 0; i < g->n_ops; i++) {
 		ge_op *o = &g->ops[i];
@@ -984,6 +986,7 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 			else
 				n_in++;
 			if (pid != GE_NOOP) {
+				fwd |= pid > i;
 				if (index == GE_CONTROL) {
 					g->ops[pid].n_couts++;
 					nc++;
@@ -997,6 +1000,7 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 		o->n_ctrl = n_ctrl;
 		pos += nin;
 	}
+	*forward = fwd;
 	*total_use = nu;
 	*total_cout = nc;
 	return GE_OK;
@@ -1004,7 +1008,24 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 
 /* Parse step 4: uses and control outputs in their pools, filled in
  * consumer order so each list is sorted without a sort. */
-static void fill_uses(ge_graph *g, size_t total_use, size_t total_cout)
+/* Op i as the consumer in its producers' lists. */
+static inline void add_uses(ge_graph *g, size_t i)
+{
+	ge_op *o = &g->ops[i];
+	for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
+		ge_tref t = o->in[s];
+		if (t.op == GE_NOOP)
+			continue;
+		ge_op *pr = &g->ops[t.op];
+		if (s < o->n_in)
+			pr->uses[pr->n_uses++] = (ge_use){(ge_opid)i, s};
+		else
+			pr->couts[pr->n_couts++] = (ge_opid)i;
+	}
+}
+
+static void fill_uses(ge_graph *g, size_t total_use, size_t total_cout,
+		      int forward)
 {
 	size_t n_nodes = g->n_ops;
 	g->uses_pool = ge_big_alloc((total_use ? total_use : 1) *
@@ -1012,6 +1033,10 @@ static void fill_uses(ge_graph *g, size_t total_use, size_t total_cout)
 	g->couts_pool = ge_big_alloc((total_cout ? total_cout : 1) *
 				     sizeof *g->couts_pool);
 	size_t up = 0, cp = 0;
+	/* When no input names a later op, an op's lists are placed before
+	 * the walk reaches any consumer of it, so one pass over the ops
+	 * does both (on a large graph each pass reads them all from
+	 * memory); else the lists are all placed first. */
 	for (size_t i = 0; i < n_nodes; i++) {
 		ge_op *o = &g->ops[i];
 		o->uses = g->uses_pool + up;
@@ -1020,21 +1045,11 @@ static void fill_uses(ge_graph *g, size_t total_use, size_t total_cout)
 		cp += o->n_couts;
 		o->n_uses = o->n_couts = 0;
 		SCAN_NAMELEN(o) = 0;
+		if (!forward)
+			add_uses(g, i);
 	}
-	for (size_t i = 0; i < n_nodes; i++) {
-		ge_op *o = &g->ops[i];
-		for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
-			ge_tref t = o->in[s];
-			if (t.op == GE_NOOP)
-				continue;
-			ge_op *pr = &g->ops[t.op];
-			if (s < o->n_in)
-				pr->uses[pr->n_uses++] =
-					(ge_use){(ge_opid)i, s};
-			else
-				pr->couts[pr->n_couts++] = (ge_opid)i;
-		}
-	}
+	for (size_t i = 0; forward && i < n_nodes; i++)
+		add_uses(g, i);
 }
 
 int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
@@ -1052,9 +1067,11 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 		goto fail;
 	/* Name index.  A repeated name keeps the first op in the index. */
 	ge_idx_build(g);
-	if ((rc = resolve_inputs(g, total_in, &total_use, &total_cout, err)))
+	int forward = 0;
+	if ((rc = resolve_inputs(g, total_in, &total_use, &total_cout,
+				 &forward, err)))
 		goto fail;
-	fill_uses(g, total_use, total_cout);
+	fill_uses(g, total_use, total_cout, forward);
 	*out = g;
 	return GE_OK;
 fail:

@@ -371,6 +371,77 @@ static void test_content_twins(void)
 	ge_buf_free(&two);
 }
 
+/* The uses and control outputs of op id, as text: "op:slot ..." then
+ * "^op ...". */
+static void uses_text(const ge_graph *g, ge_opid id, char *out, size_t cap)
+{
+	size_t n, k = 0;
+	const ge_use *u = ge_op_uses(g, id, &n);
+	out[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		k += (size_t)snprintf(out + k, cap - k, "%s:%u ",
+				      ge_op_name(g, u[i].op),
+				      (unsigned)u[i].slot);
+	const ge_opid *c = ge_op_control_outputs(g, id, &n);
+	for (size_t i = 0; i < n; i++)
+		k += (size_t)snprintf(out + k, cap - k, "^%s ",
+				      ge_op_name(g, c[i]));
+}
+
+/* Consumer lists, filled in one pass when no input names a later op and
+ * in two otherwise, come out the same: in consumer and slot order. */
+static void test_consumer_lists(void)
+{
+	static const char *bi[] = {"a", "a:1", "^a"};
+	static const char *ci[] = {"b", "a", "c", "^b"};
+	static const char *di[] = {"e", "a"};
+	static const char *ei[] = {"a"};
+	size_t bl[3], cl[4], dl[2], el[1];
+	for (int k = 0; k < 3; k++)
+		bl[k] = strlen(bi[k]);
+	for (int k = 0; k < 4; k++)
+		cl[k] = strlen(ci[k]);
+	for (int k = 0; k < 2; k++)
+		dl[k] = strlen(di[k]);
+	el[0] = 1;
+	char want[3][128], got[128];
+	strcpy(want[0], "b:0 b:1 c:1 ^b ");
+	strcpy(want[1], "c:0 ^c ");
+	strcpy(want[2], "c:2 ");
+	for (int forward = 0; forward < 2; forward++) {
+		ge_buf b = GE_BUF_INIT;
+		node(&b, "a", 1, "NoOp", 4, NULL, NULL, 0);
+		node(&b, "b", 1, "NoOp", 4, bi, bl, 3);
+		node(&b, "c", 1, "NoOp", 4, ci, cl, 4);
+		if (forward) {
+			node(&b, "d", 1, "NoOp", 4, di, dl, 2);
+			node(&b, "e", 1, "NoOp", 4, ei, el, 1);
+		}
+		ge_graph *g;
+		ge_error err;
+		int bad = parse(&b, &g, &err) != GE_OK;
+		if (!bad) {
+			for (ge_opid id = 0; id < 3; id++) {
+				uses_text(g, id, got, sizeof got);
+				if (forward && id == 0)
+					bad |= strcmp(got, "b:0 b:1 c:1 d:1 "
+							   "e:0 ^b ") != 0;
+				else
+					bad |= strcmp(got, want[id]) != 0;
+			}
+			if (forward) {
+				uses_text(g, 4, got, sizeof got);
+				bad |= strcmp(got, "d:0 ") != 0;
+			}
+			ge_graph_free(g);
+		}
+		ok(!bad, "consumer lists in consumer order, %s",
+		   forward ? "an input naming a later op" : "no input naming "
+							   "a later op");
+		ge_buf_free(&b);
+	}
+}
+
 int main(void)
 {
 	test_nul();
@@ -378,5 +449,6 @@ int main(void)
 	test_input_texts();
 	test_name_blocks();
 	test_content_twins();
+	test_consumer_lists();
 	return tap_done();
 }
