@@ -276,6 +276,9 @@ int ge_graph_parse_graphdef(const uint8_t *data, size_t len, const char *name,
 	return ge_graph_parse_graphdef_buf(copy, len, 1, name, out, err);
 }
 
+/* How far ahead of the node walks the GraphDef bytes are fetched. */
+enum { PREFETCH_AHEAD = 4096 };
+
 /* Parse step 1: counts the nodes and keeps the other top-level fields
  * (with how many nodes came before them) as raw fields. */
 static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
@@ -320,9 +323,12 @@ static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
 			n_nodes++;
 			/* each node's tag is the first read of its bytes, and
 			 * where it is depends on the last one's length: the
-			 * bytes a few kilobytes on are fetched meanwhile */
-			__builtin_prefetch(p + 4096);
-			__builtin_prefetch(p + 4096 + 64);
+			 * bytes a few kilobytes on are fetched meanwhile
+			 * (within the buffer) */
+			if ((size_t)(end - p) > PREFETCH_AHEAD + 64) {
+				__builtin_prefetch(p + PREFETCH_AHEAD);
+				__builtin_prefetch(p + PREFETCH_AHEAD + 64);
+			}
 			continue;
 		}
 		if (ge_skip_field(&p, end, (int)(tag & 7))) {
@@ -845,8 +851,10 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 		}
 		ge_read_varint(&p, end, &l);
 		/* as in split_fields: the bytes on, fetched meanwhile */
-		__builtin_prefetch(p + 4096);
-		__builtin_prefetch(p + 4096 + 64);
+		if ((size_t)(end - p) > PREFETCH_AHEAD + 64) {
+			__builtin_prefetch(p + PREFETCH_AHEAD);
+			__builtin_prefetch(p + PREFETCH_AHEAD + 64);
+		}
 		struct span ts = {NULL, 0}, ds = {NULL, 0}, as = {NULL, 0};
 		g->n_ops = i + 1;
 		int rc = scan_node(g, &nb, p, p + l, i, &ts, &ds, &as, err);
