@@ -239,6 +239,9 @@ ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
 /* An op leaves the name index (removed or renamed): a name it was given
  * by ge_add_op_unique stays taken for unique names. */
 void ge_names_release(ge_graph *g, ge_opid id);
+/* dst, a fresh graph, remembers the names src handed out (ge_graph_clone):
+ * a clone's unique names are those the source would give next. */
+void ge_names_copy(ge_graph *dst, const ge_graph *src);
 /* Room for n more ops (the ops array, the name index), so that adding
  * them moves no table. */
 void ge_graph_reserve_ops(ge_graph *g, size_t n);

@@ -856,6 +856,7 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 			ge_idx_add(g, (ge_opid)i);
 	for (size_t i = 0; i < src->n_dangling; i++)
 		ge_add_dangling(g, src->dangling[i], strlen(src->dangling[i]));
+	ge_names_copy(g, src);
 	for (size_t i = 0; i < src->n_hooks; i++) {
 		ge_graph_add_hooks(g, src->hooks[i]);
 		if (src->hooks[i]->clone)

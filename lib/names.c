@@ -151,6 +151,23 @@ ge_opid ge_add_op_unique(ge_graph *g, const char *name, size_t n,
 	return id;
 }
 
+void ge_names_copy(ge_graph *dst, const ge_graph *src)
+{
+	if (!src->used_cap)
+		return;
+	/* the same size and hashes: each entry keeps its slot */
+	dst->used = ge_xcalloc(src->used_cap, sizeof *dst->used);
+	dst->used_cap = src->used_cap;
+	dst->used_n = src->used_n;
+	for (size_t i = 0; i < src->used_cap; i++) {
+		if (!src->used[i].name)
+			continue;
+		dst->used[i] = src->used[i];
+		dst->used[i].name = ge_arena_strdup(&dst->arena,
+						    src->used[i].name);
+	}
+}
+
 int ge_name_free(const ge_graph *g, const char *s, size_t n, uint32_t h)
 {
 	return !name_in_use(g, s, n, h);

@@ -342,6 +342,21 @@ static void test_clone_reorder(void)
 	ok(F(g, "c") != GE_NOOP, "the clone is independent");
 	ge_graph_free(h);
 
+	/* names handed out before the clone stay taken in it, and the
+	 * suffixes go on from where the source's are */
+	ge_graph *u = try_parse(graphdef);
+	is_string("gate", ge_graph_unique_name(u, "gate"), "a free name");
+	is_string("gate_1", ge_graph_unique_name(u, "gate"), "then suffixed");
+	h = ge_graph_clone(u);
+	is_string("GATE_2", ge_graph_unique_name(h, "GATE"),
+		  "the clone remembers the names handed out (any case)");
+	is_string("gate_1_1", ge_graph_unique_name(h, "gate_1"),
+		  "and each of them");
+	is_string("gate_2", ge_graph_unique_name(u, "gate"),
+		  "the source goes on by itself");
+	ge_graph_free(h);
+	ge_graph_free(u);
+
 	/* reverse the order */
 	size_t n = ge_graph_num_ops(g);
 	ge_opid perm[16];
