@@ -5,6 +5,9 @@ local INTEGER = {int8 = true, int16 = true, int32 = true, int64 = true,
                  uint8 = true, uint16 = true, uint32 = true, uint64 = true}
 local FLOATING = {float16 = true, bfloat16 = true, float32 = true,
                   float64 = true}
+-- the sites numbered so far in each model (by its graph): a model's
+-- function bodies go on from its graph and the bodies run before them
+local numbered = setmetatable({}, {__mode = "k"})
 
 return {
   name = "insert_noise",
@@ -16,9 +19,10 @@ first output x and makes every op that read x read the noisy value.
 The noise is RandomStandardNormal(Shape(x)) in float32, cast to x's
 dtype when that is another, scaled by a Const of x's dtype; its ops are
 named <op>/noise/... and placed on the op's device.  Seeds: seed is the
-graph-level seed and each site gets seed2 = its position (1, 2, ...), so
-the sites draw different noise and runs repeat; seed=-1 asks TensorFlow
-for nondeterministic noise (seed = seed2 = 0).
+graph-level seed and each site gets seed2 = its position (1, 2, ...),
+counted on through the function bodies after the graph's sites, so the
+sites draw different noise and runs repeat; seed=-1 asks TensorFlow for
+nondeterministic noise (seed = seed2 = 0).
 
 Integer outputs (int32, ...) are refused, naming the op, unless
 integers=cast: then x is cast to float32, the noise added, the sum
@@ -42,9 +46,20 @@ noise runs in the loop's frame.]],
     if p.stddev < 0 then error("stddev must not be negative") end
     -- every op of the types, without a wrapper for each
     local sites = {types = p.types}
-    -- seed2: the site's position (1, 2, ...); both 0 for seed=-1
+    -- seed2: the site's position (1, 2, ...) in the model, the graph's
+    -- sites first, then each body's after those before it (a body run
+    -- alone counts from 1); both 0 for seed=-1
+    local fns = g:functions()
+    local model = #fns > 0 and fns[1].parent or g
+    local before = numbered[model] or 0
     local seed, seed2, site_attrs = p.seed, nil, {seed2 = "position"}
-    if seed < 0 then seed, seed2, site_attrs = 0, 0, nil end
+    if seed < 0 then
+      seed, seed2, site_attrs = 0, 0, nil
+    elseif before > 0 then
+      local seeds = {}
+      for i = 1, #g:ops(p.types) do seeds[i] = before + i end
+      site_attrs = {seed2 = seeds}
+    end
     -- the ops after a site of dtype `dtype`; inputs: 0 is the site, k
     -- the k-th op of the list
     local function template(dtype)
@@ -112,6 +127,7 @@ noise runs in the loop's frame.]],
       error(string.format("%s (%s) is %s: no noise can be added to it",
                           x.name, op.type, dtype))
     end
+    numbered[model] = before + r.inserted + #r.skipped
     local unread = {}
     for i, s in ipairs(r.skipped) do unread[i] = s.name end
     if #unread > 0 then
