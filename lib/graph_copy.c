@@ -53,6 +53,27 @@ static int canonical_entry(const uint8_t *p, const uint8_t *end,
 	return 0;
 }
 
+/* Where the first attr entry (field 5) of NodeDef bytes [p, end) starts,
+ * past the name, op, inputs and device: end when there is none, NULL when
+ * the bytes before it are malformed. */
+static const uint8_t *first_attr(const uint8_t *p, const uint8_t *end)
+{
+	while (p < end && *p != ((5 << 3) | 2)) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			return NULL;
+		if ((tag & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				return NULL;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			return NULL;
+		p += l;
+	}
+	return p;
+}
+
 /* ge_op_attr_run for an op whose raw bytes were found shareable before:
  * the run starts at the first attr entry (after name, op, inputs and
  * device) and ends with the bytes. */
@@ -65,19 +86,8 @@ static int known_run(const ge_op *o, const uint8_t **run, size_t *len,
 	 * bytes need not be read, nor brought into the cache */
 	if (at)
 		p = at - 1 < o->raw_len ? p + (at - 1) : end;
-	while (!at && p < end && *p != ((5 << 3) | 2)) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return 0;
-		if ((tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				return 0;
-			continue;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			return 0;
-		p += l;
-	}
+	else if (!(p = first_attr(p, end)))
+		return 0;
 	if (p < end) {
 		*run = p;
 		*len = (size_t)(end - p);
@@ -200,20 +210,10 @@ int ge_op_attr_run_like(const ge_graph *g, ge_opid id, ge_opid like,
 	/* like's attr fields are one run to its end; id's, the same bytes,
 	 * start at its first attr field: the same run where they end id's
 	 * bytes too */
-	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
-	while (p < end && *p != ((5 << 3) | 2)) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return ge_op_attr_run(g, id, run, len, fl);
-		if ((tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				return ge_op_attr_run(g, id, run, len, fl);
-			continue;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			return ge_op_attr_run(g, id, run, len, fl);
-		p += l;
-	}
+	const uint8_t *p = first_attr(o->raw, o->raw + o->raw_len),
+		      *end = o->raw + o->raw_len;
+	if (!p)
+		return ge_op_attr_run(g, id, run, len, fl);
 	size_t off = (size_t)(p - o->raw) + 1;
 	if ((size_t)(end - p) != cl || off >= (1u << (32 - OPF_RUN_AT_SHIFT)))
 		return ge_op_attr_run(g, id, run, len, fl);
