@@ -62,19 +62,22 @@ static inline uint64_t load8(const void *p)
 	return w;
 }
 
+/* Whether one of the eight bytes of w is 0. */
+static inline int word_has_nul(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	return ((w - ones) & ~w & ones * 0x80) != 0;
+}
+
 static inline int has_nul(const void *s, size_t n)
 {
 	const uint8_t *p = s;
-	const uint64_t ones = 0x0101010101010101ull, high = ones * 0x80;
 	if (n < 8)
 		return n && memchr(p, 0, n) != NULL;
-	for (size_t i = 0; i + 8 < n; i += 8) {
-		uint64_t w = load8(p + i);
-		if ((w - ones) & ~w & high)
+	for (size_t i = 0; i + 8 < n; i += 8)
+		if (word_has_nul(load8(p + i)))
 			return 1;
-	}
-	uint64_t w = load8(p + n - 8);
-	return ((w - ones) & ~w & high) != 0;
+	return word_has_nul(load8(p + n - 8));
 }
 
 static inline int same_bytes(const void *a, const void *b, size_t n)
@@ -102,7 +105,6 @@ static const char *name_copy(ge_graph *g, struct name_block *nb, const void *s,
 			     size_t n)
 {
 	const uint8_t *p = s;
-	const uint64_t ones = 0x0101010101010101ull, high = ones * 0x80;
 	if (n < 8 || n >= NAMES_BLOCK / 4) {
 		if (has_nul(s, n))
 			return NULL;
@@ -120,12 +122,12 @@ static const char *name_copy(ge_graph *g, struct name_block *nb, const void *s,
 		uint64_t w;
 		for (size_t i = 0; i + 8 < n; i += 8) {
 			w = load8(p + i);
-			if ((w - ones) & ~w & high)
+			if (word_has_nul(w))
 				return NULL;
 			memcpy(d + i, &w, 8);
 		}
 		w = load8(p + n - 8);
-		if ((w - ones) & ~w & high)
+		if (word_has_nul(w))
 			return NULL;
 		memcpy(d + n - 8, &w, 8);
 	}
