@@ -42,17 +42,25 @@ for i, t in ipairs(list.outputs) do
   if whole.outputs[i] ~= t then ok(false, "output " .. i .. " differs") end
 end
 
+-- a Transformer; with `general` its op handler is a Lua function, which
+-- takes the copy off the shared path
+local function transformer(general)
+  local tr = ge.Transformer()
+  if general then
+    tr.transform_op_handler = function(info, op, ...)
+      return ge.copy_op_handler(info, op, ...)
+    end
+  end
+  return tr
+end
+
 -- clone x3 the shared way and through a Lua op handler
 local function clone3(general)
   local h = assert(ge.load(path("g.pb")))
   local v = ge.sgv(h)
   for k = 1, 3 do
     if general then
-      local tr = ge.Transformer()
-      tr.transform_op_handler = function(info, op, ...)
-        return ge.copy_op_handler(info, op, ...)
-      end
-      tr(v, {dst_scope = "tower_" .. k})
+      transformer(true)(v, {dst_scope = "tower_" .. k})
     else
       ge.copy(v, {dst_scope = "tower_" .. k})
     end
@@ -91,12 +99,7 @@ local function series(general)
   local h = assert(ge.load(path("h.pb")))
   local function copy(v, o, input)
     if not general and not input then return ge.copy(v, o) end
-    local tr = ge.Transformer()
-    if general then
-      tr.transform_op_handler = function(info, op, ...)
-        return ge.copy_op_handler(info, op, ...)
-      end
-    end
+    local tr = transformer(general)
     if input then
       tr.transform_external_input_handler = function() return input end
     end
@@ -134,12 +137,7 @@ ok(sa:op("c/split") ~= nil, "a copy of a renamed copy takes its name")
 -- too, whether the op's copy shared its attr bytes or not.
 for _, general in ipairs{false, true} do
   local h = assert(ge.load(path("h.pb")))
-  local tr = ge.Transformer()
-  if general then
-    tr.transform_op_handler = function(info, op, ...)
-      return ge.copy_op_handler(info, op, ...)
-    end
-  end
+  local tr = transformer(general)
   tr.transform_external_input_handler = function(info, t)
     if #h:op("r").control_inputs == 0 then
       ge.add_control_inputs(h:op("r"), h:op("x3"))
