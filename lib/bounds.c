@@ -44,6 +44,24 @@ uint64_t ge_max_memory(void)
 	return GE_DEFAULT_MAX_MEMORY;
 }
 
+static uint64_t max_work; /* 0: not set by the program */
+
+void ge_set_max_work(uint64_t units)
+{
+	max_work = units;
+}
+
+uint64_t ge_max_work(void)
+{
+	if (max_work)
+		return max_work;
+	const char *e = getenv("GEREWRITE_MAX_WORK");
+	uint64_t v;
+	if (e && *e && !ge_parse_size(e, &v) && v)
+		return v;
+	return GE_DEFAULT_MAX_WORK;
+}
+
 int ge_parse_size(const char *s, uint64_t *out)
 {
 	char *end;

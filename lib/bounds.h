@@ -40,6 +40,17 @@ int ge_parse_size(const char *s, uint64_t *out);
 /* "512 MiB", "3.2 GiB": into buf. */
 const char *ge_format_size(uint64_t n, char *buf, size_t cap);
 
+/* Default work budget of one computation (a fold, an eval): 2^34 units,
+ * where a unit is one multiply-add or one element touched. */
+#define GE_DEFAULT_MAX_WORK ((uint64_t)1 << 34)
+
+/* The work budget: set by ge_set_max_work (--max-work), else
+ * $GEREWRITE_MAX_WORK (a count, with k, M or G as for sizes), else the
+ * default.  Kernels estimate their work before they run and charge it
+ * against this budget (see lib/exec/kernel.h). */
+uint64_t ge_max_work(void);
+void ge_set_max_work(uint64_t units);
+
 /* GE_OK when bytes fit the budget; else an error "<file>: <what> needs
  * <n>, over the memory budget of <m> (--max-memory,
  * GEREWRITE_MAX_MEMORY)".  what names the node. */
