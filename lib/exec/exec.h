@@ -1,0 +1,87 @@
+/*
+ * exec/exec.h: runs a model's graph, or one of its function bodies, on fed
+ * tensors, as TensorFlow's executor would.
+ *
+ *	ge_xsession *s;
+ *	ge_xopts o = GE_XOPTS_INIT;
+ *	if (ge_xsession_open(g, &o, &s, &err)) ...       // variables restored
+ *	ge_xfeed feed = {"x:0", x};
+ *	const char *fetch[] = {"y:0"};
+ *	ge_xt *y;
+ *	if (ge_xsession_run(s, &feed, 1, fetch, 1, &y, &err)) ...
+ *	ge_xt_unref(y);
+ *	ge_xsession_close(s);
+ *
+ * What runs: the ops the fetches need (and the control inputs of those),
+ * in dependency order, each tensor freed after its last reader.  TF1
+ * control flow as TensorFlow's executor runs it (frames and iterations,
+ * dead tensors through Switch and Merge, Enter with is_constant, Exit,
+ * NextIteration, LoopCond, nested loops and conds); the functional ops
+ * (PartitionedCall, StatefulPartitionedCall, While, StatelessWhile, If,
+ * StatelessIf, Case) run their function bodies from the graph's library.
+ * Control edges order execution and never make a value unknown.
+ *
+ * Variables: a session opened on a model with a checkpoint (a
+ * MetaGraphDef beside its checkpoint, a SavedModel's variables/) holds
+ * each variable's value, TF1 VariableV2 restored by name and TF2 resource
+ * variables through the object graph; VarHandleOp, ReadVariableOp,
+ * AssignVariableOp and their kin act on those values.
+ *
+ * Every tensor is charged to the session's budget (o->budget, or one of
+ * its own from --max-memory and --max-work); the peak is reported.
+ * Errors are one line naming the op (or the feed) and leave no outputs.
+ */
+#ifndef GE_EXEC_EXEC_H
+#define GE_EXEC_EXEC_H
+
+#include <stdint.h>
+
+#include "base.h"
+#include "graph.h"
+#include "exec/xtensor.h"
+
+typedef struct ge_xsession ge_xsession;
+
+typedef struct ge_xopts {
+	uint64_t seed;          /* the graph seed for random ops with seed
+				   and seed2 both 0 (--seed) */
+	int64_t max_iterations; /* per while loop; 0: 1,000,000 */
+	ge_xbudget *budget;     /* NULL: the session's own */
+	/* Called for every tensor an op produces, in execution order, with
+	 * the tensor's name ("op:0"; in a function body "fn/op:0") and
+	 * the iteration path for tensors in loop frames (NULL outside).
+	 * For --per-op comparisons; may be NULL. */
+	void (*on_tensor)(void *ud, const char *name, const ge_xt *t);
+	void *ud;
+} ge_xopts;
+#define GE_XOPTS_INIT {0, 0, NULL, NULL, NULL}
+
+typedef struct ge_xfeed {
+	const char *name; /* a tensor name, "x" meaning "x:0" */
+	ge_xt *t;         /* borrowed */
+} ge_xfeed;
+
+/* Prepares g to run: finds its checkpoint and restores its variables.
+ * The graph must outlive the session and not change while it is open. */
+int ge_xsession_open(ge_graph *g, const ge_xopts *o, ge_xsession **out,
+		     ge_error *err);
+void ge_xsession_close(ge_xsession *s);
+
+/* Runs: feeds replace the tensors they name (a fed op's inputs are not
+ * computed); out[i] receives fetches[i] (owned).  A fetch may name a
+ * tensor or, with a leading '^', an op to run for its effect (out[i] is
+ * then NULL). */
+int ge_xsession_run(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
+		    const char *const *fetches, int nfetch, ge_xt **out,
+		    ge_error *err);
+
+/* Calls function `fname` of g's library on args (as many as it has
+ * inputs), giving its outputs (out must hold as many as it has). */
+int ge_xsession_call(ge_xsession *s, const char *fname, ge_xt *const *args,
+		     int nargs, ge_xt **out, int nout, ge_error *err);
+
+/* Peak bytes of live tensors so far, and the work charged. */
+uint64_t ge_xsession_peak(const ge_xsession *s);
+uint64_t ge_xsession_work(const ge_xsession *s);
+
+#endif
