@@ -60,6 +60,18 @@ const ge_kdef *ge_kernel_find(const char *type);
 /* Every op type with a kernel, sorted, NULL-terminated (static). */
 const char *const *ge_kernel_types(void);
 
+/* ---------------------------------------------------------------- state */
+
+/* What a stateful kernel may ask of the executor (exec/exec.c).
+ *
+ * A slot of state owned by one op of one graph for the session's life
+ * (a random op's generator, a table's contents): *slot is NULL the first
+ * time; the kernel stores an object there, released when the session
+ * closes. */
+ge_xobj **ge_xrt_slot(struct ge_xrt *rt, const ge_graph *g, ge_opid id);
+/* The graph seed (--seed) for random ops whose seed and seed2 are 0. */
+uint64_t ge_xrt_seed(const struct ge_xrt *rt);
+
 /* ---------------------------------------------------------------- helpers */
 
 /* err = "<op name> (<type>): <message>"; returns GE_EINVAL. */
