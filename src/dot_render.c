@@ -3,8 +3,10 @@
  *
  * Name scopes become nested clusters, so that each op is labelled with
  * the last part of its name (its cluster says the rest) and its type; a
- * scope with more ops than --collapse N is drawn as one node with its op
- * count.  Data edges carry the dtype and static shape of the tensor (and
+ * scope holding only one sub-scope shares its box ("a/b"), a scope of one
+ * op is just the op.  With --collapse N the scopes are boxes with their
+ * op count, and the biggest are opened until the picture has about N
+ * boxes (choose_open).  Data edges carry the dtype and static shape of the tensor (and
  * ":k" for an output other than 0), control edges are dashed; edges into
  * or out of a collapsed scope are drawn once.  Ops outside the scope that
  * feed or read it are grey ellipses labelled with the end of their name.
@@ -110,6 +112,8 @@ struct scope {
 	int rep;      /* the collapsed scope drawn for it, or -1 */
 	int child, next;
 	size_t first, nops; /* its own ops: order[first .. first+nops) */
+	size_t nkids;       /* child scopes */
+	int open;           /* drawn with its ops (--collapse) */
 };
 
 struct tree {
@@ -198,6 +202,83 @@ static const char *rel_name(const struct view *w, ge_opid id)
 	return s ? s + 1 : name;
 }
 
+/* A max-heap of scopes by op count (then creation order). */
+struct heap {
+	int *v;
+	size_t n;
+	const struct tree *t;
+};
+
+static int heap_before(const struct heap *h, int a, int b)
+{
+	size_t ca = h->t->v[a].count, cb = h->t->v[b].count;
+	return ca != cb ? ca > cb : a < b;
+}
+
+static void heap_push(struct heap *h, int s)
+{
+	size_t i = h->n++;
+	h->v[i] = s;
+	while (i && heap_before(h, h->v[i], h->v[(i - 1) / 2])) {
+		int t = h->v[i];
+		h->v[i] = h->v[(i - 1) / 2];
+		h->v[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static int heap_pop(struct heap *h)
+{
+	int top = h->v[0];
+	h->v[0] = h->v[--h->n];
+	for (size_t i = 0;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < h->n && heap_before(h, h->v[l], h->v[m]))
+			m = l;
+		if (r < h->n && heap_before(h, h->v[r], h->v[m]))
+			m = r;
+		if (m == i)
+			break;
+		int t = h->v[i];
+		h->v[i] = h->v[m];
+		h->v[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+/* --collapse N: which scopes are drawn open.  The view's scope is open;
+ * then the biggest closed scope is opened, and the next biggest, as long
+ * as the picture gets no farther from N boxes (ops and closed scopes)
+ * than it is, and at most N/4 past it: opening a scope replaces its box
+ * by its own ops and its sub-scopes.  A scope whose opening adds no box (one op, or one
+ * sub-scope and no op of its own) is always opened. */
+static void choose_open(struct view *w)
+{
+	struct tree *t = &w->t;
+	size_t want = w->o->collapse;
+	struct heap h = {ge_xcalloc(t->n + 1, sizeof *h.v), 0, t};
+	t->v[0].open = 1;
+	size_t boxes = t->v[0].nops + t->v[0].nkids;
+	for (int c = t->v[0].child; c >= 0; c = t->v[c].next)
+		heap_push(&h, c);
+	while (h.n) {
+		struct scope *s = &t->v[heap_pop(&h)];
+		size_t grow = s->nops + s->nkids;
+		grow = grow ? grow - 1 : 0;
+		/* opening may overshoot N by what it lacks, at most N/4 */
+		size_t lack = boxes < want ? want - boxes : 0;
+		size_t over = lack < want / 4 ? lack : want / 4;
+		if (grow && (!lack || boxes + grow > want + over))
+			continue;
+		s->open = 1;
+		boxes += grow;
+		for (int c = s->child; c >= 0; c = t->v[c].next)
+			heap_push(&h, c);
+	}
+	free(h.v);
+}
+
 static void build_view(struct view *w)
 {
 	const ge_graph *g = w->g;
@@ -235,13 +316,17 @@ static void build_view(struct view *w)
 			struct scope *s = &w->t.v[w->scope[i]];
 			w->order[s->first + s->nops++] = i;
 		}
+	for (size_t s = 1; s < w->t.n; s++)
+		w->t.v[w->t.v[s].parent].nkids++;
+	if (w->o->collapse)
+		choose_open(w);
 	/* parents come before their children: one pass top-down */
 	for (size_t s = 1; s < w->t.n; s++) {
 		struct scope *c = &w->t.v[s];
 		int prep = w->t.v[c->parent].rep;
 		if (prep >= 0)
 			c->rep = prep;
-		else if (w->o->collapse && c->count > w->o->collapse)
+		else if (w->o->collapse && !c->open)
 			c->rep = (int)s;
 	}
 }
@@ -273,12 +358,13 @@ static void add_node_ref(ge_buf *b, uint64_t key)
 
 /* ------------------------------------------------------------ nodes */
 
+/* An op, labelled with label (NULL: the last part of its name). */
 static void op_node(ge_buf *b, const struct view *w, ge_opid id,
-		    const char *indent)
+		    const char *indent, const char *label)
 {
 	const char *r = rel_name(w, id);
 	const char *base = strrchr(r, '/');
-	base = base ? base + 1 : r;
+	base = label ? label : base ? base + 1 : r;
 	ge_buf_printf(b, "%sn%u [label=\"", indent, (unsigned)id);
 	add_esc(b, base);
 	ge_buf_adds(b, "\\n");
@@ -318,19 +404,33 @@ static void outside_node(ge_buf *b, const ge_graph *g, ge_opid id)
 		       "\", fontcolor=\"#555555\"];\n");
 }
 
-static void emit_scope(ge_buf *b, const struct view *w, int s, int depth)
+/* The start of the last part of a scope's path. */
+static const char *last_part(const struct scope *sc)
+{
+	const char *last = sc->path + sc->len;
+	while (last > sc->path && last[-1] != '/')
+		last--;
+	return last;
+}
+
+/* Draws scope s: a box for a collapsed one, else a cluster around its
+ * ops and sub-scopes.  from, when not NULL, is where its label starts in
+ * its path: a scope that holds nothing but one sub-scope is not drawn
+ * as a box of its own, its sub-scope's label says both ("a/b"); a scope
+ * of one op is that op, labelled with the rest of its name. */
+static void emit_scope(ge_buf *b, const struct view *w, int s, int depth,
+		       const char *from)
 {
 	const struct scope *sc = &w->t.v[s];
 	char indent[64];
 	int d = depth < 30 ? depth : 30;
 	memset(indent, ' ', (size_t)(2 * d + 2));
 	indent[2 * d + 2] = 0;
+	const char *label = from ? from : last_part(sc);
+	size_t llen = (size_t)(sc->path + sc->len - label);
 	if (sc->rep == s) {
-		const char *last = sc->path + sc->len;
-		while (last > sc->path && last[-1] != '/')
-			last--;
 		ge_buf_printf(b, "%ss%d [label=\"", indent, s);
-		add_escaped(b, last, (size_t)(sc->path + sc->len - last));
+		add_escaped(b, label, llen);
 		ge_buf_printf(b, "/\\n%zu ops\", tooltip=\"", sc->count);
 		if (w->o->scope) {
 			add_esc(b, w->o->scope);
@@ -341,25 +441,35 @@ static void emit_scope(ge_buf *b, const struct view *w, int s, int depth)
 			       "\"];\n");
 		return;
 	}
+	if (s && sc->count == 1) {
+		const struct scope *in = sc;
+		while (!in->nops)
+			in = &w->t.v[in->child];
+		ge_opid id = (ge_opid)w->order[in->first];
+		op_node(b, w, id, indent,
+			rel_name(w, id) + (label - sc->path));
+		return;
+	}
+	if (s && !sc->nops && sc->nkids == 1) {
+		emit_scope(b, w, sc->child, depth, label);
+		return;
+	}
 	if (s) {
-		const char *last = sc->path + sc->len;
-		while (last > sc->path && last[-1] != '/')
-			last--;
 		ge_buf_printf(b, "%ssubgraph cluster_%d {\n%s  label=\"", indent,
 			      s, indent);
-		add_escaped(b, last, (size_t)(sc->path + sc->len - last));
+		add_escaped(b, label, llen);
 		ge_buf_printf(b, "\"; tooltip=\"");
 		add_escaped(b, sc->path, sc->len);
 		ge_buf_printf(b, "\"; style=\"rounded\"; color=\"#aaaaaa\";\n");
 	}
 	for (size_t i = 0; i < sc->nops; i++)
-		op_node(b, w, (ge_opid)w->order[sc->first + i], indent);
+		op_node(b, w, (ge_opid)w->order[sc->first + i], indent, NULL);
 	/* children were linked newest first: draw them in creation order */
 	int kids[4096], nk = 0;
 	for (int c = sc->child; c >= 0 && nk < 4096; c = w->t.v[c].next)
 		kids[nk++] = c;
 	while (nk > 0)
-		emit_scope(b, w, kids[--nk], depth + 1);
+		emit_scope(b, w, kids[--nk], depth + 1, NULL);
 	if (s)
 		ge_buf_printf(b, "%s}\n", indent);
 }
@@ -450,11 +560,10 @@ static void legend(ge_buf *b, const struct view *w)
 			       "\">.../name</td><td align=\"left\">an op "
 			       "outside the scope</td></tr>");
 	if (w->o->collapse)
-		ge_buf_printf(b,
-			      "<tr><td bgcolor=\"" COLOR_COLLAPSED
-			      "\">scope/<br/>N ops</td><td align=\"left\">a "
-			      "scope of more than %zu ops, collapsed</td></tr>",
-			      w->o->collapse);
+		ge_buf_adds(b, "<tr><td bgcolor=\"" COLOR_COLLAPSED
+			       "\">scope/<br/>N ops</td><td align=\"left\">a "
+			       "scope collapsed into one box (--collapse: "
+			       "the biggest are opened)</td></tr>");
 	if (w->o->mark)
 		ge_buf_adds(b, "<tr><td bgcolor=\"" COLOR_ADDED "\">added</td>"
 			       "<td align=\"left\">an op added</td></tr>"
@@ -494,7 +603,7 @@ void dot_render(ge_buf *b, const ge_graph *g, const struct dot_view *o)
 		       "  node [shape=box, style=\"rounded,filled\", fillcolor=\"" COLOR_NORMAL
 		       "\", fontname=\"Helvetica\", fontsize=10];\n"
 		       "  edge [fontname=\"Helvetica\", fontsize=8];\n");
-	emit_scope(b, &w, 0, 0);
+	emit_scope(b, &w, 0, 0, NULL);
 	ge_buf edges = GE_BUF_INIT;
 	unsigned char *outside = ge_xcalloc(w.cap + 1, 1);
 	emit_edges(&edges, &w, outside);

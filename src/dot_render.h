@@ -1,8 +1,9 @@
 /*
  * dot_render.h: the picture of `gerewrite dot` (dot_render.c): DOT text
- * with name-scope clusters, labels relative to the scope drawn, large
- * scopes collapsed into one node, shapes on edges and a legend; unknown
- * scopes with the nearest ones suggested; output by file extension.
+ * with name-scope clusters, labels relative to the scope drawn, scopes
+ * collapsed into one node until about N boxes are drawn (--collapse),
+ * shapes on edges and a legend; unknown scopes with the nearest ones
+ * suggested; output by file extension.
  */
 #ifndef GE_DOT_RENDER_H
 #define GE_DOT_RENDER_H
@@ -15,8 +16,8 @@ enum { DOT_MARK_NONE, DOT_MARK_ADDED, DOT_MARK_CHANGED };
 
 struct dot_view {
 	const char *scope;          /* NULL: the whole graph */
-	size_t collapse;            /* 0: none; else scopes over this many
-				       ops become one node */
+	size_t collapse;            /* 0: none; else about this many boxes:
+				       the scopes not opened are one node */
 	const unsigned char *mark;  /* per op id, DOT_MARK_*, or NULL */
 	size_t removed;             /* ops removed since the --highlight model */
 };

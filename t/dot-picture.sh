@@ -3,8 +3,10 @@
 # output's extension (.dot text, .svg/.png/.pdf through Graphviz, an
 # unknown one refused, Graphviz missing refused), an unknown scope is an
 # error naming the nearest scopes, ops are labelled within their scope,
-# sub-scopes are clusters, --collapse N draws big scopes as one node with
-# a count, data edges carry dtype and shape, and a legend is drawn.
+# sub-scopes are clusters (a scope holding one sub-scope shares its box,
+# a scope of one op is the op), --collapse N draws scopes as one node
+# with a count and opens the biggest until about N boxes are drawn, data
+# edges carry dtype and shape, and a legend is drawn.
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-dotpic.XXXXXX"` || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -30,6 +32,9 @@ g:add_op{type = "Split", name = "model/split", inputs = {"model/tower/block1/lay
          attrs = {T = F, num_split = 2}}
 g:add_op{type = "Identity", name = "out", inputs = {"model/split:1"}, attrs = {T = F},
          control_inputs = {"input"}}
+for _, n in ipairs{"deep/er/still/x", "deep/er/still/y", "lonely/scope/z"} do
+  g:add_op{type = "Identity", name = n, inputs = {"out"}, attrs = {T = F}}
+end
 assert(g:save(arg[1]))
 LUA
 "$BIN" "$T/mk.lua" "$T/m.pb"
@@ -101,14 +106,32 @@ has "$T/all.dot" 'label=":1 float32' "an output other than 0 is marked :k"
 has "$T/all.dot" '[style=dashed' "control edges are dashed"
 
 # ---------------------------------------------------------------- collapse
-"$BIN" dot "$T/m.pb" --scope model/tower --collapse 4 >"$T/c.dot"
-ok $? "--collapse 4"
-has "$T/c.dot" 'label="block1/\n6 ops"' "a scope over the size is one node with its count"
+has "$T/all.dot" 'label="deep/er/still";' \
+	"a scope holding only one sub-scope shares its box (one label)"
+test `grep -c "subgraph cluster_[0-9]" "$T/all.dot"` -eq 11
+ok $? "so deep/ and deep/er/ are no boxes of their own (11 clusters)"
+has "$T/all.dot" 'label="lonely/scope/z\nIdentity"' \
+	"a scope of one op is the op, labelled with the rest of its name"
+
+# ---------------------------------------------------------------- collapse
+boxes() { grep '^ *[ns][0-9]* \[label' "$1" | grep -vc ellipse; }
+"$BIN" dot "$T/m.pb" --scope model/tower --collapse 2 >"$T/c.dot"
+ok $? "--collapse 2"
+has "$T/c.dot" 'label="block1/\n6 ops"' "a scope not opened is one node with its count"
 has "$T/c.dot" 'label="block2/\n6 ops"' "each of them"
 hasnt "$T/c.dot" 'tooltip="model/tower/block1/layer1/mm"' "its ops are not drawn"
 test `grep -c -e '-> s[0-9]* \[' "$T/c.dot"` -eq 2
 ok $? "edges into a collapsed scope are drawn once"
 has "$T/c.dot" "collapsed" "the legend explains collapsed scopes"
+"$BIN" dot "$T/m.pb" --scope model/tower --collapse 4 >"$T/c4.dot"
+test `boxes "$T/c4.dot"` -eq 4
+ok $? "--collapse 4: the biggest scope is opened, 4 boxes (`boxes "$T/c4.dot"`)"
+has "$T/c4.dot" 'label="layer1/\n2 ops", tooltip="model/tower/block1/layer1"' \
+	"block1 is opened into its layers"
+has "$T/c4.dot" 'label="block2/\n6 ops"' "block2 stays one node"
+"$BIN" dot "$T/m.pb" --scope model/tower --collapse 100 >"$T/c100.dot"
+has "$T/c100.dot" 'tooltip="model/tower/block2/layer3/mm"' \
+	"--collapse bigger than the graph draws every op"
 "$BIN" dot "$T/m.pb" --collapse 0 >/dev/null 2>"$T/err"
 rc=$?
 is_rc 2 "--collapse 0 is refused"
