@@ -3,6 +3,9 @@
  * format and sizes, ops by type, the ops that look like inputs and
  * outputs, variables, collections and signatures, and the function
  * library (each function's ops and callers, the ops of bodies by type).
+ * With --ops (--scope S, --type T) it lists ops instead, one a line, with
+ * the dtype and shape of each output, inferred where the graph records
+ * none (shapes.h).
  *
  * "Likely" inputs are Placeholders and the other ops that read nothing
  * (no data input) and produce something, except Consts, variables and
@@ -21,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "dot_render.h"
 #include "info_outputs.h"
 #include "func.h"
 #include "shapes.h"
@@ -364,12 +368,148 @@ static void print_collections(ge_graph *g)
 	}
 }
 
-enum { O_FORMAT = 1, O_TAGS, O_TOP };
+/* ------------------------------------------------------------ --ops */
+
+/* Whether type t is one of the comma-separated types. */
+static int type_listed(const char *types, const char *t)
+{
+	size_t n = strlen(t);
+	for (const char *p = types; *p;) {
+		size_t k = strcspn(p, ",");
+		if (k == n && !strncmp(p, t, n))
+			return 1;
+		p += k;
+		if (*p)
+			p++;
+	}
+	return 0;
+}
+
+/* Each type of the list that no op has is an error naming the types
+ * present that differ from it only in case, or that start alike. */
+static int check_types(ge_graph *g, const char *model, const char *types)
+{
+	size_t cap = ge_graph_capacity(g);
+	for (const char *p = types; *p;) {
+		size_t k = strcspn(p, ",");
+		char *want = ge_xstrndup(p, k);
+		int found = 0;
+		ge_buf near = GE_BUF_INIT;
+		for (size_t i = 0; i < cap && !found; i++) {
+			if (!ge_op_alive(g, (ge_opid)i))
+				continue;
+			const char *t = ge_op_type(g, (ge_opid)i);
+			if (!strcmp(t, want)) {
+				found = 1;
+			} else if ((!strcasecmp(t, want) ||
+				    (k >= 4 && !strncasecmp(t, want, 4))) &&
+				   near.len < 200) {
+				ge_buf_addc(&near, 0);
+				int dup = strstr((const char *)near.data, t) != NULL;
+				near.len--;
+				if (!dup) {
+					if (near.len)
+						ge_buf_adds(&near, ", ");
+					ge_buf_adds(&near, t);
+				}
+			}
+		}
+		ge_buf_addc(&near, 0);
+		if (!found) {
+			if (near.len > 1)
+				cli_errmsg("%s: no op of type '%s'; nearest "
+					   "types: %s", model, want,
+					   (const char *)near.data);
+			else
+				cli_errmsg("%s: no op of type '%s'", model, want);
+		}
+		ge_buf_free(&near);
+		free(want);
+		if (!found)
+			return EXIT_USAGE;
+		p += k;
+		if (*p)
+			p++;
+	}
+	return 0;
+}
+
+/* info --ops: every op (of the scope, of the types) in node order, with
+ * its type and the dtype and shape of each output, inferred where the
+ * graph records none. */
+static int print_ops(ge_graph *g, const char *model, const char *scope,
+		     const char *types)
+{
+	if (scope && !dot_scope_exists(g, scope)) {
+		ge_buf near = GE_BUF_INIT;
+		dot_suggest_scopes(g, scope, &near);
+		ge_buf_addc(&near, 0);
+		if (near.len > 1)
+			cli_errmsg("%s: no op in scope '%s'; nearest scopes: %s",
+				   model, scope, (const char *)near.data);
+		else
+			cli_errmsg("%s: no op in scope '%s'", model, scope);
+		ge_buf_free(&near);
+		return EXIT_USAGE;
+	}
+	if (types && check_types(g, model, types))
+		return EXIT_USAGE;
+	size_t cap = ge_graph_capacity(g), sn = scope ? strlen(scope) : 0;
+	size_t shown = 0;
+	int wname = 2, wtype = 4;
+	unsigned char *sel = ge_xcalloc(cap + 1, 1);
+	for (size_t i = 0; i < cap; i++) {
+		ge_opid id = (ge_opid)i;
+		if (!ge_op_alive(g, id))
+			continue;
+		const char *name = ge_op_name(g, id), *t = ge_op_type(g, id);
+		if (scope && (strncmp(name, scope, sn) != 0 ||
+			      (name[sn] && name[sn] != '/')))
+			continue;
+		if (types && !type_listed(types, t))
+			continue;
+		sel[i] = 1;
+		int n = (int)strlen(name), k = (int)strlen(t);
+		wname = n > wname ? (n < 60 ? n : 60) : wname;
+		wtype = k > wtype ? (k < 30 ? k : 30) : wtype;
+	}
+	for (size_t i = 0; i < cap; i++) {
+		ge_opid id = (ge_opid)i;
+		if (!sel[i])
+			continue;
+		if (!shown++)
+			printf("%-*s  %-*s  outputs\n", wname, "op", wtype, "type");
+		printf("%-*s  %-*s ", wname, ge_op_name(g, id), wtype,
+		       ge_op_type(g, id));
+		int nout = ge_op_num_outputs(g, id);
+		if (nout <= 0)
+			printf(" -");
+		for (int k = 0; k < nout; k++) {
+			char d[256];
+			tensor_desc(g, id, k, d, sizeof d);
+			printf("%s%s", k ? ", " : " ", d);
+		}
+		printf("\n");
+	}
+	free(sel);
+	printf("(%zu op%s", shown, shown == 1 ? "" : "s");
+	if (scope)
+		printf(" in scope %s", scope);
+	if (types)
+		printf(" of type %s", types);
+	printf(")\n");
+	return 0;
+}
+
+enum { O_FORMAT = 1, O_TAGS, O_TOP, O_OPS, O_SCOPE, O_TYPE };
 
 static const struct cli_opt info_opts[] = {
 	{"format", 'f', 1, O_FORMAT},
 	{"tags", 't', 1, O_TAGS},
 	{"top", 0, 1, O_TOP},
+	{"ops", 0, 0, O_OPS},
+	{"scope", 's', 1, O_SCOPE},
+	{"type", 0, 1, O_TYPE},
 	{NULL, 0, 0, 0},
 };
 
@@ -379,13 +519,17 @@ int cmd_info(lua_State *L, int argc, char **argv)
 	struct cli_args a;
 	struct cli_model_opts mo = {0};
 	const char *val;
-	int key, rc = 0;
+	int key, rc = 0, ops = 0;
 	long top = -1;
+	const char *scope = NULL, *types = NULL;
 	cli_args_init(&a, "info", argc, argv);
 	while ((key = cli_getopt(&a, info_opts, &val)) > 0) {
 		switch (key) {
 		case O_FORMAT: mo.format = val; break;
 		case O_TAGS: mo.tags = val; break;
+		case O_OPS: ops = 1; break;
+		case O_SCOPE: scope = val; ops = 1; break;
+		case O_TYPE: types = val; ops = 1; break;
 		case O_TOP: {
 			char *end;
 			top = strtol(val, &end, 10);
@@ -412,6 +556,11 @@ int cmd_info(lua_State *L, int argc, char **argv)
 	ge_graph *g;
 	if ((rc = cli_load_model(path, &mo, &g)))
 		goto out;
+	if (ops) {
+		rc = print_ops(g, path, scope, types);
+		ge_graph_free(g);
+		goto out;
+	}
 
 	/* ---- header and sizes */
 	size_t cap = ge_graph_capacity(g), nops = ge_graph_num_ops(g);

@@ -4,9 +4,10 @@
  * A SavedModel's signatures say what its outputs are: when they name
  * tensors of the graph, those ops are the answer.  Otherwise the
  * candidates are the ops nobody reads (data or control) that produce
- * something, without what training graphs leave unread around the model:
- * the training machinery (gradients, optimizers, the train_op's scope),
- * the saver, summaries, variable initialization and assignment, asserts
+ * something from some input (an op that reads nothing, a Placeholder
+ * above all, is a likely input, never also an output), without what training graphs leave unread around the model:
+ * the training machinery (gradients, optimizers and their slot
+ * variables, "w/Adam/read", the train_op's scope), the saver, summaries, variable initialization and assignment, asserts
  * and prints; and, when real tensors remain, the integer bookkeeping of
  * loops and shapes (a while loop's counter, a zero state's dims).  How
  * many were left out is reported.
@@ -52,6 +53,27 @@ static int machinery_scope(const char *name, const char *train_scope)
 			if (r == name + n)
 				return 1;
 		}
+	}
+	return 0;
+}
+
+/* Optimizer slots live under their variable: "w/Adam", "w/Momentum_1";
+ * any part of the name so spelt marks the slot and what reads it. */
+static int slot_part(const char *name)
+{
+	static const char *const slots[] = {
+		"Adam", "Momentum", "RMSProp", "Adagrad", "AdagradDA",
+		"Adadelta", "Adamax", "Ftrl", "Nadam", "ProximalAdagrad",
+		"GradientDescent", "accumulator", "Adam_1", "Momentum_1",
+		"RMSProp_1", "Ftrl_1", NULL};
+	for (const char *p = name; *p;) {
+		size_t n = strcspn(p, "/");
+		for (int i = 0; slots[i]; i++)
+			if (strlen(slots[i]) == n && !strncmp(p, slots[i], n))
+				return 1;
+		p += n;
+		if (*p)
+			p++;
 	}
 	return 0;
 }
@@ -147,13 +169,18 @@ int info_likely_outputs(ge_graph *g, ge_opvec *outs, size_t *left_out)
 		ge_op_uses(g, id, &nuses);
 		ge_op_control_outputs(g, id, &ncouts);
 		const char *t = ge_op_type(g, id);
-		/* never outputs, and not counted as left out */
+		/* never outputs, and not counted as left out: what reads
+		 * nothing is a likely input (a Placeholder fed and never
+		 * read), not an output */
 		if (nuses || ncouts || !strcmp(t, "Const") ||
 		    !strcmp(t, "NoOp") || !strcmp(t, "VariableV2") ||
-		    !strcmp(t, "Variable") || !strcmp(t, "VarHandleOp"))
+		    !strcmp(t, "Variable") || !strcmp(t, "VarHandleOp") ||
+		    !strncmp(t, "Placeholder", 11) ||
+		    ge_op_num_inputs(g, id) == 0)
 			continue;
 		if (machinery_type(t) ||
-		    machinery_scope(ge_op_name(g, id), train)) {
+		    machinery_scope(ge_op_name(g, id), train) ||
+		    slot_part(ge_op_name(g, id))) {
 			(*left_out)++;
 			continue;
 		}

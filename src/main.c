@@ -178,11 +178,23 @@ static const struct subcommand subcommands[] = {
 	 "Exit status: 0 valid, 1 problems found, 2 MODEL unreadable.\n"},
 	{"info", cmd_info, "describe a model",
 	 "Usage: " PROG " info MODEL [--format F] [--tags T] [--top N]\n"
+	 "       " PROG " info MODEL --ops [--scope S] [--type T,...]\n"
 	 "\n"
 	 "Prints the format, sizes, ops by type (most frequent first), likely\n"
-	 "inputs and outputs, variables, collections and signatures.\n"
+	 "inputs (Placeholders, ops reading nothing) and outputs (the\n"
+	 "signatures', else the ops nobody reads but training, optimizer,\n"
+	 "saver and bookkeeping ops; never an input), variables, collections,\n"
+	 "signatures and functions.  With --ops it lists ops instead, one a\n"
+	 "line in node order, with the dtype and shape of each output\n"
+	 "(inferred where the graph records none).\n"
 	 "\n"
-	 "  --top N   list at most N op types (default all)\n"},
+	 "  --top N         list at most N op types and N functions (default\n"
+	 "                  all types, 20 functions)\n"
+	 "  --ops           list the ops with their output dtypes and shapes\n"
+	 "  -s, --scope S   list only the ops of name scope S (implies --ops)\n"
+	 "  --type T,...    list only the ops of these types (implies --ops)\n"
+	 "  -f, --format F  read MODEL as this format (default: by content)\n"
+	 "  -t, --tags T    SavedModel tag set to read (default serve)\n"},
 	{"diff", cmd_diff, "compare two models op by op",
 	 "Usage: " PROG " diff A B [--tags T] [-q]\n"
 	 "\n"

@@ -2,7 +2,8 @@
 # info-outputs-corpus.sh: the likely outputs of the lstm_crf_ner training
 # MetaGraphDef (98 unread ops before) are a few real tensors, with the
 # training and bookkeeping ops counted as left out; a SavedModel's come
-# from its signatures.  Skipped without the corpus.
+# from its signatures; cifar's training graph lists no Placeholder or
+# optimizer slot as output.  Skipped without the corpus.
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 C=$GE_CORPUS
 M=$C/SciSharp__TensorFlow.NET/graph/lstm_crf_ner.meta
@@ -27,6 +28,21 @@ grep -E '^  \([0-9]+ more unread ops left out: training, saver, summary' "$T/out
 ok $? "and how many were left out"
 "$BIN" info "$C/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/half_plus_two/00000123" >"$T/out" 2>"$T/err"
 has "$T/out" "likely outputs, from the signatures (3):" "a SavedModel's likely outputs are its signatures'"
+
+
+# cifar's training MetaGraphDef: no Placeholder, no Adam slot among the
+# likely outputs, nothing both input and output
+M2=$C/dotnet__machinelearning-testdata/Microsoft.ML.TensorFlow.TestModels/cifar_model/model.ckpt.meta
+"$BIN" info "$M2" >"$T/out" 2>"$T/err"
+ok $? "info cifar_model/model.ckpt.meta"
+sed -n '/^likely outputs/,/^[a-z]/p' "$T/out" >"$T/outs"
+! grep -e 'Placeholder' -e '/Adam' "$T/outs" >/dev/null
+ok $? "no Placeholder or Adam slot among its likely outputs"
+diag "$T/outs"
+has "$T/outs" "Mean:0" "the loss is one"
+"$BIN" info "$M2" --ops --scope Wconv1 >"$T/out" 2>"$T/err"
+grep -E '^Wconv1/read +Identity +float32\[7,7,3,32\]$' "$T/out" >/dev/null
+ok $? "info --ops --scope Wconv1 gives the read's shape"
 
 echo "1..$n"
 exit $failed
