@@ -529,6 +529,30 @@ static uint32_t fmix(uint32_t h)
 	return h;
 }
 
+size_t ge_edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t *row = ge_xcalloc(nb + 1, sizeof *row);
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= na; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= nb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	size_t d = row[nb];
+	free(row);
+	return d;
+}
+
 uint32_t ge_hash(const void *p, size_t n)
 {
 	const uint8_t *s = p;

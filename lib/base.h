@@ -168,6 +168,10 @@ void ge_arena_free(ge_arena *a);
 uint32_t ge_hash(const void *p, size_t n);
 uint32_t ge_hash_ci(const void *p, size_t n);
 
+/* The Levenshtein distance of two byte strings (insertions, deletions
+ * and substitutions), for "did you mean" suggestions. */
+size_t ge_edit_distance(const char *a, size_t na, const char *b, size_t nb);
+
 /* Whole-file I/O.  ge_file_read returns a malloc'd buffer (NUL-terminated). */
 int ge_file_read(const char *path, uint8_t **data, size_t *len, ge_error *err);
 /* Writes atomically: temp file in the same directory, fsync, rename. */

@@ -793,6 +793,7 @@ static ge_funcid add_bytes(ge_graph *root, const char *name, uint8_t *bytes,
 	ge_funcid id = fn_push(l, name, strlen(name), bytes, n, bytes);
 	item_push(l, (fitem){id, NULL, 0, NULL, FL_FUNCTION});
 	l->changed = 1;
+	l->edits++;
 	idx_rebuild(l);
 	return id;
 }
@@ -949,6 +950,8 @@ static void gradients_follow(struct ge_flib *l, const char *from,
 			it->p = it->owned;
 			ge_buf_free(&e);
 			l->changed = 1;
+			l->edits++;
+	l->edits++;
 		}
 		free(s[1]);
 		free(s[2]);
@@ -1003,6 +1006,7 @@ int ge_func_rename(ge_graph *g, ge_funcid f, const char *new_name,
 	container_follow(root, old, new_name);
 	l->fn[f].name = ge_xstrdup(new_name);
 	l->fn[f].renamed = 1;
+	l->edits++;
 	char *nm = ge_xmalloc(strlen(fl_label(root)) + strlen(new_name) + 32);
 	sprintf(nm, "%s: function '%s'", fl_label(root), new_name);
 	ge_graph_set_name(b, nm);
@@ -1050,6 +1054,7 @@ int ge_func_remove(ge_graph *g, ge_funcid f, int force, ge_error *err)
 	l->fn[f].dead = 1;
 	l->n_live--;
 	l->changed = 1;
+	l->edits++;
 	idx_rebuild(l);
 	return GE_OK;
 }

@@ -1207,6 +1207,28 @@ void ge_func_encode(ge_graph *g, ge_funcid f, ge_buf *out)
 		fl_encode_fn(fn, out);
 }
 
+uint64_t ge_graph_stamp(const ge_graph *g)
+{
+	uint64_t h = g->version;
+	const struct ge_flib *l = g->flib;
+	if (!l || g->parent)
+		return h;
+	uint64_t body = 0;
+	for (size_t i = 0; i < l->n_fn; i++)
+		if (!l->fn[i].dead && l->fn[i].body)
+			body += l->fn[i].body->version - l->fn[i].base_ver;
+	h = h * 0x9E3779B97F4A7C15ull + l->edits;
+	return h * 0x9E3779B97F4A7C15ull + body;
+}
+
+void ge_flib_adopt(ge_graph *root)
+{
+	struct ge_flib *l = root->flib;
+	for (size_t i = 0; l && i < l->n_fn; i++)
+		if (l->fn[i].body)
+			l->fn[i].body->parent = root;
+}
+
 int ge_flib_changed(const ge_graph *g)
 {
 	const struct ge_flib *l = g->flib;

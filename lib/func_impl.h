@@ -88,6 +88,8 @@ struct ge_flib {
 	fitem *items;
 	size_t n_items, cap_items;
 	int changed;               /* items added, removed or rewritten */
+	uint64_t edits;            /* how many times changed or a function
+				      renamed (ge_graph_stamp) */
 	/* name index: open addressing, slot = id + 1, 0 empty */
 	uint32_t *idx;
 	size_t idx_cap;

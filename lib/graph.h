@@ -81,6 +81,17 @@ ge_graph *ge_graph_new(void);
 void ge_graph_free(ge_graph *g);
 /* Deep copy: same ops, ids, attrs and container (meta graph) data. */
 ge_graph *ge_graph_clone(const ge_graph *g);
+/* Exchanges the contents of two top-level graphs (ops, container data,
+ * function library and bodies, name), so that a keeps its address with
+ * b's state: undo puts a clone taken earlier back this way.  Both
+ * versions move past every version either had, so caches and views
+ * keyed by (graph, version) see a change.  Function bodies go with
+ * their library: pointers to a's bodies are b's afterwards. */
+void ge_graph_swap(ge_graph *a, ge_graph *b);
+/* A number that changes with every edit of the graph or of its function
+ * library and bodies (not with parsing a body): equal stamps of one graph
+ * mean no edit between them (collections and signatures aside). */
+uint64_t ge_graph_stamp(const ge_graph *g);
 
 /* Parses a binary GraphDef.  The bytes are copied; `name` (a file path or
  * "<string>") is used in error messages and kept as the graph's name. */

@@ -359,6 +359,9 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 struct ge_flib;
 void ge_flib_free(struct ge_flib *l);
 int ge_flib_changed(const ge_graph *g);
+/* func_body.c: makes root the parent of every parsed body of its library
+ * (after ge_graph_swap moved the library into root). */
+void ge_flib_adopt(ge_graph *root);
 void ge_flib_encode_payload(const ge_graph *g, ge_buf *out);
 const struct Tensorflow__OpDef *ge_flib_opdef(const ge_graph *g,
 					      const char *type);

@@ -753,6 +753,18 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
 
 /* ------------------------------------------------------------ clone */
 
+void ge_graph_swap(ge_graph *a, ge_graph *b)
+{
+	ge_graph t = *a;
+	*a = *b;
+	*b = t;
+	ge_flib_adopt(a);
+	ge_flib_adopt(b);
+	uint64_t v = (a->version > b->version ? a->version : b->version) + 1;
+	a->version = v;
+	b->version = v + 1;
+}
+
 ge_graph *ge_graph_clone(const ge_graph *src)
 {
 	ge_graph *g = ge_graph_new();

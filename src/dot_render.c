@@ -630,31 +630,6 @@ int dot_scope_exists(const ge_graph *g, const char *scope)
 	return 0;
 }
 
-static size_t edit_distance(const char *a, size_t na, const char *b,
-			    size_t nb)
-{
-	size_t *row = ge_xcalloc(nb + 1, sizeof *row);
-	for (size_t j = 0; j <= nb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= na; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= nb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	size_t d = row[nb];
-	free(row);
-	return d;
-}
-
 struct cand {
 	const char *s;
 	size_t len;
@@ -690,7 +665,7 @@ static size_t nearness(const char *want, size_t wn, const char *s, size_t n)
 		tail--;
 	}
 	size_t tn = (size_t)(s + n - tail);
-	size_t d = edit_distance(want, wn, tail, tn);
+	size_t d = ge_edit_distance(want, wn, tail, tn);
 	size_t limit = wn / 3 > 2 ? wn / 3 : 2;
 	return d <= limit ? 2 + d : SIZE_MAX;
 }

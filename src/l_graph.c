@@ -855,8 +855,12 @@ static int g_index(lua_State *L)
 		lua_pushstring(L, ge_graph_name(lge_checkgraph(L, 1)->g));
 		return 1;
 	}
-	lge_pushmethod(L, 1, 2);
-	return 1;
+	if (lge_pushmethod(L, 1, 2) != LUA_TNIL)
+		return 1;
+	/* an unknown key raises, naming the nearest methods */
+	lua_getmetatable(L, 1);
+	lua_getfield(L, -1, "__methods");
+	return lge_nokey(L, 1, 2, "a graph", 0, lua_gettop(L), "name");
 }
 
 static int g_newindex(lua_State *L)

@@ -127,7 +127,89 @@ void lge_newtype(lua_State *L, const char *tname, const luaL_Reg *meta,
 	lua_pop(L, 1);
 }
 
-/* upvalue 1: the property getters, 2: the methods */
+/* The names of the table at idx nearest to key (within a third of its
+ * length, at least 2 edits, or sharing a prefix of 3), into near: up to
+ * 3, nearest first. */
+struct nearname {
+	const char *s;
+	size_t d;
+};
+
+static void nearest_in(lua_State *L, int idx, const char *key,
+		       struct nearname *near, int *n)
+{
+	size_t kn = strlen(key), limit = kn / 3 > 2 ? kn / 3 : 2;
+	idx = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		lua_pop(L, 1);
+		if (lua_type(L, -1) != LUA_TSTRING)
+			continue;
+		const char *c = lua_tostring(L, -1); /* a key: stays alive */
+		size_t cn = strlen(c);
+		size_t d = ge_edit_distance(key, kn, c, cn);
+		int pre = kn >= 3 && cn >= 3 &&
+			  !strncmp(key, c, kn < cn ? kn : cn);
+		if (d > limit && !pre)
+			continue;
+		if (pre && d > limit)
+			d = limit + 1;
+		int i = *n < 3 ? (*n)++ : 3;
+		if (i == 3 && d >= near[2].d)
+			continue;
+		if (i == 3)
+			i = 2;
+		while (i > 0 && (near[i - 1].d > d ||
+				 (near[i - 1].d == d &&
+				  strcmp(near[i - 1].s, c) > 0))) {
+			near[i] = near[i - 1];
+			i--;
+		}
+		near[i] = (struct nearname){c, d};
+	}
+}
+
+int lge_nokey(lua_State *L, int obj, int key, const char *what, int props,
+	      int methods, const char *extra)
+{
+	obj = lua_absindex(L, obj);
+	key = lua_absindex(L, key);
+	if (lua_type(L, key) != LUA_TSTRING) {
+		lua_pushnil(L);
+		return 1;
+	}
+	const char *k = lua_tostring(L, key);
+	struct nearname near[3];
+	int n = 0;
+	if (props)
+		nearest_in(L, props, k, near, &n);
+	if (methods)
+		nearest_in(L, methods, k, near, &n);
+	if (extra) {
+		lua_newtable(L);
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, extra);
+		nearest_in(L, -1, k, near, &n);
+	}
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	luaL_where(L, 1);
+	luaL_addvalue(&b);
+	lua_pushfstring(L, "no method or field '%s' in %s", k, what);
+	luaL_addvalue(&b);
+	for (int i = 0; i < n; i++) {
+		luaL_addstring(&b, i ? (i == n - 1 ? " or " : ", ")
+				     : "; did you mean ");
+		luaL_addstring(&b, near[i].s);
+	}
+	if (n)
+		luaL_addchar(&b, '?');
+	luaL_pushresult(&b);
+	return lua_error(L);
+}
+
+/* upvalue 1: the property getters, 2: the methods, 3: what the type is
+ * called in messages ("an op") */
 static int props_index(lua_State *L)
 {
 	lua_settop(L, 2);
@@ -138,13 +220,17 @@ static int props_index(lua_State *L)
 		return get(L);
 	}
 	lua_pop(L, 1);
-	lua_rawget(L, lua_upvalueindex(2));
-	return 1;
+	lua_pushvalue(L, 2);
+	if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL)
+		return 1;
+	return lge_nokey(L, 1, 2, lua_tostring(L, lua_upvalueindex(3)),
+			 lua_upvalueindex(1), lua_upvalueindex(2), NULL);
 }
 
 /* The getters live in the registry (under "<tname>.props") rather than in
  * the metatable, which scripts can see. */
-void lge_newprops(lua_State *L, const char *tname, const luaL_Reg *props)
+void lge_newprops(lua_State *L, const char *tname, const luaL_Reg *props,
+		  const char *what)
 {
 	lge_newtype(L, tname, NULL, NULL);
 	lua_pushfstring(L, "%s.props", tname);
@@ -152,7 +238,8 @@ void lge_newprops(lua_State *L, const char *tname, const luaL_Reg *props)
 	lua_remove(L, -2);
 	luaL_setfuncs(L, props, 0);
 	lua_getfield(L, -2, "__methods");
-	lua_pushcclosure(L, props_index, 2);
+	lua_pushstring(L, what);
+	lua_pushcclosure(L, props_index, 3);
 	lua_setfield(L, -2, "__index");
 	lua_pop(L, 1);
 }

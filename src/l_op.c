@@ -473,6 +473,6 @@ void lge_open_op(lua_State *L)
 {
 	lge_newtype(L, LGE_OP, op_meta, op_methods);
 	lua_pop(L, 1);
-	lge_newprops(L, LGE_OP, op_props);
+	lge_newprops(L, LGE_OP, op_props, "an op");
 	lua_pop(L, 1);
 }

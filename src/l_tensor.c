@@ -279,6 +279,6 @@ void lge_open_tensor(lua_State *L)
 {
 	lge_newtype(L, LGE_TENSOR, tensor_meta, tensor_methods);
 	lua_pop(L, 1);
-	lge_newprops(L, LGE_TENSOR, tensor_props);
+	lge_newprops(L, LGE_TENSOR, tensor_props, "a tensor");
 	lua_pop(L, 1);
 }

@@ -178,8 +178,17 @@ int lge_pushmethod(lua_State *L, int obj, int key);
  * each getter of props is called as the __index metamethod is (object at
  * 1, key at 2) and pushes the value.  The type's __index becomes one
  * closure over the property and method tables: a property first, then a
- * method, then nil. */
-void lge_newprops(lua_State *L, const char *tname, const luaL_Reg *props);
+ * method; any other string key raises (lge_nokey), naming the type as
+ * `what` ("an op"). */
+void lge_newprops(lua_State *L, const char *tname, const luaL_Reg *props,
+		  const char *what);
+/* [-0, +0, v] In an __index metamethod, for a key that is neither a
+ * field nor a method: raises "no method or field 'k' in WHAT; did you
+ * mean a, b or c?" with the nearest keys of the tables at props and
+ * methods (stack indices, 0 for none) and the name extra (or NULL).  A
+ * key that is not a string pushes nil instead (returns 1). */
+int lge_nokey(lua_State *L, int obj, int key, const char *what, int props,
+	      int methods, const char *extra);
 /* [-0, +0, v] A model format name (model.h's names, or "auto") at idx;
  * nil or none is GE_FMT_AUTO. */
 ge_format lge_checkformat(lua_State *L, int idx);

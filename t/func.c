@@ -3,7 +3,8 @@
  * text: list-typed args (number_attr, type_list_attr) and outputs, ops
  * of a type without an OpDef, direct calls, edits written back as
  * TensorFlow spells them, renames that follow calls and gradients,
- * validation of calls, and a recursion check on a long chain of calls.
+ * validation of calls, a recursion check on a long chain of calls, and
+ * the stamp and swap that undo at the prompt is made of.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,12 +349,61 @@ static void build(void)
 	ge_graph_free(g);
 }
 
+/* Undo's building blocks: a stamp that moves with edits of the graph
+ * and of a body but not with parsing a body, and a swap that puts an
+ * earlier clone back in place, bodies and all. */
+static void swap_and_stamp(void)
+{
+	ge_graph *g = parse(LIB);
+	ge_error err;
+	uint64_t s0 = ge_graph_stamp(g);
+	ge_funcid f = ge_func_find(g, "sum");
+	ge_graph *b = ge_func_body(g, f, &err);
+	ok(b != NULL, "a body");
+	ok(ge_graph_stamp(g) == s0, "parsing a body leaves the stamp");
+	ge_graph *snap = ge_graph_clone(g);
+	size_t nb = ge_graph_num_ops(b), n = ge_graph_num_ops(g);
+	ge_graph_add_op(b, "extra", "NoOp", &err);
+	uint64_t s1 = ge_graph_stamp(g);
+	ok(s1 != s0, "an edit of a body moves it");
+	ge_graph_add_op(g, "top", "NoOp", &err);
+	ok(ge_graph_stamp(g) != s1, "an edit of the graph moves it");
+	ok(ge_func_rename(g, f, "sum2", &err) == GE_OK, "rename");
+	uint64_t s2 = ge_graph_stamp(g);
+	uint64_t v = ge_graph_version(g);
+	ge_graph_swap(g, snap);
+	ok(ge_graph_version(g) > v, "the version moves past both");
+	ok(ge_graph_stamp(g) != s2 && ge_graph_stamp(g) != s0,
+	   "and so does the stamp");
+	is_int((long long)n, (long long)ge_graph_num_ops(g), "ops back");
+	ok(ge_graph_find(g, "top") == GE_NOOP, "the op added is gone");
+	ok(ge_graph_find(snap, "top") != GE_NOOP, "and in the other graph");
+	f = ge_func_find(g, "sum");
+	ok(f != GE_NOFUNC && ge_func_find(g, "sum2") == GE_NOFUNC,
+	   "the function's name is back");
+	ge_graph *b2 = ge_func_body(g, f, &err);
+	ok(b2 && ge_graph_num_ops(b2) == nb &&
+		   ge_graph_find(b2, "extra") == GE_NOOP,
+	   "its body is the one before the edit");
+	ok(ge_graph_root(b2) == g, "and belongs to the graph");
+	ok(ge_graph_root(b) == snap, "the edited body went with the other");
+	is_int(0, (long long)ge_flib_validate(g, 1, NULL), "it validates");
+	ge_graph_free(snap);
+	ge_buf out = GE_BUF_INIT;
+	ge_graph_encode_graphdef(g, &out);
+	ok(contains(&out, "sum") && !contains(&out, "extra"),
+	   "and saves as it was");
+	ge_buf_free(&out);
+	ge_graph_free(g);
+}
+
 int main(void)
 {
 	list_args();
 	recursion();
 	rets_and_arg_maps();
 	build();
+	swap_and_stamp();
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
 }
