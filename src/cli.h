@@ -173,5 +173,12 @@ const char *cli_command_usage(const char *name);
 /* Runs the interactive loop until end of input; returns the exit code
  * (without a terminal, that of the first error). */
 int cli_repl(lua_State *L);
+/* What the prompt remembers of its graphs (repl_undo.c): the global
+ * undo() and the marks of loads, saves and clones (init, once); the
+ * snapshot of the graphs after each entry; whether the graph the global
+ * g holds has unsaved edits. */
+void repl_state_init(lua_State *L);
+void repl_after_entry(lua_State *L);
+int repl_unsaved(lua_State *L);
 
 #endif

@@ -104,6 +104,31 @@ void lge_pushbody(lua_State *L, int gidx, uint32_t f)
 	lua_settop(L, root);
 }
 
+void lge_forgetbodies(lua_State *L, int gidx)
+{
+	gidx = lua_absindex(L, gidx);
+	if (lua_getiuservalue(L, gidx, 3) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (lua_getfield(L, -1, "bodies") == LUA_TTABLE) {
+		lua_pushnil(L);
+		while (lua_next(L, -2)) {
+			lge_graph *B = luaL_testudata(L, -1, LGE_GRAPH);
+			if (B)
+				B->g = NULL;
+			lua_pop(L, 1);
+		}
+	}
+	lua_pop(L, 1);
+	lua_pushnil(L);
+	lua_setfield(L, -2, "bodies");
+	/* function objects are kept by id, which may now name another */
+	lua_pushnil(L);
+	lua_setfield(L, -2, "funcs");
+	lua_pop(L, 1);
+}
+
 /* [-0, +1, m] The wrapper of function f of the root of the graph at gidx. */
 static void pushfunc(lua_State *L, int gidx, ge_funcid f)
 {

@@ -31,6 +31,23 @@ static void newcache(lua_State *L)
 	lua_setmetatable(L, -2);
 }
 
+/* Registry key of the weak-keyed set of every graph userdata made. */
+static const char GRAPHS[] = "gerewrite.graphs";
+
+void lge_pushgraphs(lua_State *L)
+{
+	if (lua_getfield(L, LUA_REGISTRYINDEX, GRAPHS) == LUA_TTABLE)
+		return;
+	lua_pop(L, 1);
+	lua_newtable(L);
+	lua_createtable(L, 0, 1);
+	lua_pushliteral(L, "k");
+	lua_setfield(L, -2, "__mode");
+	lua_setmetatable(L, -2);
+	lua_pushvalue(L, -1);
+	lua_setfield(L, LUA_REGISTRYINDEX, GRAPHS);
+}
+
 void lge_pushgraph(lua_State *L, ge_graph *g)
 {
 	lge_graph *G = lua_newuserdatauv(L, sizeof *G, 3);
@@ -42,6 +59,11 @@ void lge_pushgraph(lua_State *L, ge_graph *g)
 	lua_setiuservalue(L, -2, 1);
 	newcache(L);
 	lua_setiuservalue(L, -2, 2);
+	lge_pushgraphs(L);
+	lua_pushvalue(L, -2);
+	lua_pushboolean(L, 1);
+	lua_rawset(L, -3);
+	lua_pop(L, 1);
 }
 
 lge_graph *lge_checkgraph(lua_State *L, int arg)

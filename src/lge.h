@@ -63,6 +63,9 @@ void lge_pushgraph(lua_State *L, ge_graph *g);
  * detached: its parent owns it); wrappers of it, and of the bodies of its
  * functions, become unusable. */
 void lge_closegraph(lua_State *L, int idx);
+/* [-0, +1, m] Pushes the set (weak keys) of every graph userdata made,
+ * function bodies included: the prompt's undo walks it. */
+void lge_pushgraphs(lua_State *L);
 /* [-0, +0, v] The open graph at arg; raises if it is not one or closed. */
 lge_graph *lge_checkgraph(lua_State *L, int arg);
 /* [-0, +0, v] The ge_graph behind an op, a tensor or a graph at arg. */
@@ -254,6 +257,10 @@ void lge_open_insert(lua_State *L);    /* l_insert.c: g:insert_after */
  * graph at gidx (or of its root, for a body): the same userdata each time,
  * which keeps the root alive.  Raises if the body does not parse. */
 void lge_pushbody(lua_State *L, int gidx, uint32_t f);
+/* [-0, +0, m] After the graph at gidx got another state (undo): the
+ * userdata of its bodies become closed and the caches of bodies and
+ * function objects are dropped, so that they are made anew. */
+void lge_forgetbodies(lua_State *L, int gidx);
 /* [-0, +1, m] Pushes the graph userdata of the root (the graph owning the
  * function library) of the graph at gidx. */
 void lge_pushroot(lua_State *L, int gidx);

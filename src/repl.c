@@ -16,8 +16,9 @@
  *
  * ^C at the prompt clears the line (or the unfinished chunk), ^C while a
  * chunk runs interrupts it; ^D on an empty line leaves, but while the
- * model loaded as g has edits that were not saved, the prompt says so
- * and the first ^D only warns.  help() prints entries of the API
+ * graph the global g holds has edits that were not saved, the prompt
+ * says so and the first ^D only warns.  undo() takes back the last
+ * entry's edits of every graph (repl_undo.c).  help() prints entries of the API
  * reference, from an index made of doc/lua-api.md at build time.
  */
 #include "config.h"
@@ -241,42 +242,6 @@ static char *read_tty_line(const char *prompt)
 }
 #endif
 
-/* ------------------------------------------------------------ unsaved edits */
-
-/* The model loaded as the global g, and its version when last loaded or
- * saved; 0 when g was not a graph at start. */
-static const ge_graph *tracked;
-static uint64_t saved_version;
-
-static int unsaved(void)
-{
-	return tracked && ge_graph_version(tracked) != saved_version;
-}
-
-/* Called by the wrapped g:save after it succeeded. */
-static int mark_saved(lua_State *L)
-{
-	lge_graph *G = luaL_testudata(L, 1, "gerewrite.graph");
-	if (G && G->g && G->g == tracked)
-		saved_version = ge_graph_version(tracked);
-	return 0;
-}
-
-static void track_global_g(lua_State *L)
-{
-	if (lua_getglobal(L, "g") == LUA_TUSERDATA) {
-		lge_graph *G = luaL_testudata(L, -1, "gerewrite.graph");
-		if (G && G->g) {
-			tracked = G->g;
-			saved_version = ge_graph_version(tracked);
-			repl_func(L, "track_saves");
-			lua_pushcfunction(L, mark_saved);
-			lua_call(L, 1, 0);
-		}
-	}
-	lua_pop(L, 1);
-}
-
 /* ------------------------------------------------------------ help */
 
 static int l_help(lua_State *L)
@@ -302,7 +267,8 @@ static int l_help(lua_State *L)
  * Prompts (and line editing) only when standard input is a terminal. */
 static int read_line(lua_State *L, int first, int tty)
 {
-	const char *prompt = first ? (unsaved() ? "g unsaved> " : "> ")
+	const char *prompt = first ? (tty && repl_unsaved(L) ? "g unsaved> "
+							     : "> ")
 				   : ">> ";
 #ifdef HAVE_READLINE
 	if (tty) {
@@ -456,7 +422,7 @@ int cli_repl(lua_State *L)
 	lua_pushcfunction(L, l_help);
 	lua_setglobal(L, "help");
 	if (tty) {
-		track_global_g(L);
+		repl_state_init(L);
 		printf("%s %s (%s); ge is the module, help() the reference, "
 		       "^D leaves\n",
 		       PROG, PACKAGE_VERSION, LUA_RELEASE);
@@ -467,7 +433,7 @@ int cli_repl(lua_State *L)
 		if (st == -2)
 			continue;
 		if (st == -1) {
-			if (tty && unsaved() && !warned) {
+			if (tty && repl_unsaved(L) && !warned) {
 				printf("\ng has unsaved edits: g:save(PATH) "
 				       "writes them; ^D again leaves\n");
 				warned = 1;
@@ -495,6 +461,8 @@ int cli_repl(lua_State *L)
 		if (st != LUA_OK)
 			cli_report(L);
 		lua_settop(L, base);
+		if (tty)
+			repl_after_entry(L);
 		if (st != LUA_OK && !tty) {
 			/* without a terminal, as a script: stop at the
 			 * first error */

@@ -249,18 +249,28 @@ end
 
 -- ---------------------------------------------------------------- saves
 
---- track_saves(mark): g:save calls mark(graph) after it succeeded.
-function M.track_saves(mark)
-  local g = rawget(_G, "g")
-  local mt = getmetatable(g)
+--- track_saves(mark, mark_clone): g:save and ge.load call mark(graph)
+-- after they succeeded, g:clone() calls mark_clone(graph, copy).
+function M.track_saves(mark, mark_clone)
+  local mt = getmetatable(ge.graph())
   local methods = mt and rawget(mt, "__methods")
   if type(methods) ~= "table" or type(methods.save) ~= "function" then
     return
   end
-  local save = methods.save
+  local save, clone, load = methods.save, methods.clone, ge.load
   methods.save = function(self, ...)
     local r = table.pack(save(self, ...))
     if r[1] then mark(self) end
+    return table.unpack(r, 1, r.n)
+  end
+  methods.clone = function(self, ...)
+    local copy = clone(self, ...)
+    mark_clone(self, copy)
+    return copy
+  end
+  ge.load = function(...)
+    local r = table.pack(load(...))
+    if r[1] then mark(r[1]) end
     return table.unpack(r, 1, r.n)
   end
 end
