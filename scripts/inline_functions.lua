@@ -5,10 +5,10 @@ return {
   -- through them
   functions = false,
   description = [[
-Replace function calls (PartitionedCall, StatefulPartitionedCall) by
-copies of the functions' bodies, as TensorFlow's function inliner does.
+Replace function calls by copies of the functions' bodies.
 
-A body's ops land under `<call name>/`; what read the call's outputs
+The calls are PartitionedCall and StatefulPartitionedCall ops, inlined as
+TensorFlow's function inliner does.  A body's ops land under `<call name>/`; what read the call's outputs
 reads what the body returns; the call's control inputs and control
 outputs carry over.  Nested calls are inlined too.  The function library
 stays (other references may need it); `strip_unused_nodes` or `freeze`

@@ -2,12 +2,16 @@
 # gen-apihelp.sh LUA-API.MD > OUTPUT
 #
 # Writes the index the prompt's help() reads: one line per entry of the
-# API reference (a table row, a **`call`** paragraph or a ### `call`
-# heading), as "NAMES<TAB>SECTION<TAB>TEXT".  NAMES are the function or
-# field names the entry's first cell spells (`ge.copy`, `g:op`, `copy`),
-# SECTION the ## heading it sits under, TEXT the entry in one line
-# without markdown quotes.  Made at build time, so that the prompt and
-# the reference cannot disagree.
+# API reference, as "NAMES<TAB>SECTION<TAB>TEXT".  An entry is a table
+# row, a paragraph opening with **`call`** (several calls may open it,
+# and the call may run over lines), or a ### `call` heading; its text is
+# the whole entry in one line without markdown quotes: the paragraph,
+# or the heading, and the paragraphs that follow it (code blocks and
+# tables left out) up to the next entry or heading, each paragraph after
+# the first starting with a byte 2.  NAMES are
+# the function or field names the entry's calls spell (`ge.copy`, `g:op`,
+# `copy`), SECTION the ## heading it sits under.  Made at build time, so
+# that the prompt and the reference cannot disagree.
 set -e
 if test $# -ne 1; then
 	echo "usage: gen-apihelp.sh LUA-API.MD > OUTPUT" >&2
@@ -26,6 +30,21 @@ function names(cell,    out, s, m) {
 	}
 	return out
 }
+# the names of the **`call`** spans of a line (the last may run on)
+function bold_names(line,    out, s, k, span) {
+	out = ""
+	s = line
+	while ((k = index(s, "**`")) > 0) {
+		s = substr(s, k + 2)
+		k = index(s, "`**")
+		span = k ? substr(s, 1, k) : s "`"
+		out = out (out == "" ? "" : " ") names(span)
+		if (!k) break
+		s = substr(s, k + 3)
+	}
+	sub(/^ +/, "", out)
+	return out
+}
 function clean(s) {
 	gsub(/`/, "", s); gsub(/\*\*/, "", s); gsub(/\\\|/, "|", s)
 	gsub(/\001/, "|", s)
@@ -33,22 +52,28 @@ function clean(s) {
 	return s
 }
 function flush() {
-	if (pend != "") {
-		t = clean(para)
-		# the call and its first sentence
-		if (match(t, /\.( |$)/)) t = substr(t, 1, RSTART)
-		print pend "\t" section "\t" t
-	}
-	pend = ""; para = ""
+	if (pend != "")
+		print pend "\t" section "\t" clean(para)
+	pend = ""; para = ""; open = 0
 }
-/^```/ { flush(); incode = !incode; next }
+/^```/ { incode = !incode; next }
 incode { next }
 /^## / { flush(); section = clean(substr($0, 4)); next }
-/^### `/ { flush(); n = names($0); if (n != "") print n "\t" section "\t" clean(substr($0, 5)); next }
-/^\*\*`/ { flush(); pend = names(substr($0, 1, index(substr($0, 3), "**") + 3)); para = $0; if (pend == "") para = ""; next }
-/^[ \t]*$/ { flush(); next }
-pend != "" { para = para " " $0; next }
+/^### / {
+	flush()
+	n = names($0)
+	if (n != "") { pend = n; para = substr($0, 5); open = 1 }
+	next
+}
+/^\*\*`/ {
+	flush()
+	pend = bold_names($0); para = $0; open = 1
+	if (pend == "") { para = ""; open = 0 }
+	next
+}
+/^[ \t]*$/ { if (open) para = para " \002"; next }
 /^\| `/ {
+	flush()
 	# an escaped \| inside a cell is a pipe, not a column
 	line = $0
 	gsub(/\\\|/, "\001", line)
@@ -58,6 +83,9 @@ pend != "" { para = para " " $0; next }
 	rest = ""
 	for (i = 3; i < length(c); i++) rest = rest (i > 3 ? " - " : "") c[i]
 	print n "\t" section "\t" clean(c[2]) " -> " clean(rest)
+	next
 }
+/^\|/ { next }
+pend != "" { para = para " " $0; next }
 END { flush() }
-' "$1"
+' "$1" | sed 's/\( *\x02\)*$//; s/\( *\x02\)\{2,\}/ \x02/g'

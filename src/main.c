@@ -129,6 +129,7 @@ static const struct subcommand subcommands[] = {
 	 "  --resume                 skip models whose output exists\n"
 	 "  -f, --format F           format of the outputs\n"
 	 "  -t, --tags T             SavedModel tag set to read\n"
+	 "  --allow-missing-variables  as for run\n"
 	 "  --functions WHICH        function bodies to run on, as for run\n"
 	 "  -q, --quiet              no progress line\n"
 	 "  --timeout SECONDS        give each model at most this long\n"
@@ -168,12 +169,18 @@ static const struct subcommand subcommands[] = {
 	 "Exit status: 0 written, 2 IN unreadable or OUT not written.\n"},
 	{"validate", cmd_validate, "check a model and list its problems",
 	 "Usage: " PROG " validate MODEL [--format F] [--tags T] [--no-verify]\n"
+	 "           [-q]\n"
 	 "\n"
 	 "Lists the problems of MODEL on standard output, one per line, each\n"
 	 "starting with MODEL: dangling inputs, bad output indices, duplicate\n"
 	 "names, cycles, colocation with missing ops, attrs that do not match\n"
 	 "their op's definition, a SavedModel without its variables, a\n"
 	 "corrupt checkpoint (unless --no-verify).\n"
+	 "\n"
+	 "  -q, --quiet      print nothing when MODEL is valid\n"
+	 "  --no-verify      do not check the SavedModel's checkpoint\n"
+	 "  -f, --format F   read MODEL as this format (default: by content)\n"
+	 "  -t, --tags T     SavedModel tag set to read (default serve)\n"
 	 "\n"
 	 "Exit status: 0 valid, 1 problems found, 2 MODEL unreadable.\n"},
 	{"info", cmd_info, "describe a model",
@@ -203,6 +210,7 @@ static const struct subcommand subcommands[] = {
 	 "ops by name.\n"
 	 "\n"
 	 "  -q, --quiet   print nothing, only set the exit status\n"
+	 "  -t, --tags T  SavedModel tag set to read (default serve)\n"
 	 "\n"
 	 "Exit status: 0 same graph, 1 different, 2 error.\n"},
 	{"dot", cmd_dot, "draw a model with Graphviz",
@@ -228,6 +236,7 @@ static const struct subcommand subcommands[] = {
 	 "                      started from), a file of op names (one a line)\n"
 	 "                      or a comma-separated list of op names\n"
 	 "  --func F            draw the body of function F of the library\n"
+	 "  -t, --tags T        SavedModel tag set to read (default serve)\n"
 	 "  -o, --output OUT    where to write (.dot, .gv, .svg, .png, .pdf)\n"},
 	{"help", cmd_help, "show this help, a command's or a recipe's", NULL},
 	{"version", cmd_version, "show the version", NULL},

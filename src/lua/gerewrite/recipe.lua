@@ -326,6 +326,25 @@ function M.help(r)
   return concat(lines, "\n")
 end
 
+--- summary(description) -> the first sentence of its first paragraph, on
+-- one line: up to a full stop outside parentheses that ends a word other
+-- than "e.g." or "i.e.", else the whole paragraph.
+function M.summary(description)
+  local para = (description:match("^%s*(.-)\n%s*\n") or description)
+  para = para:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")
+  local depth = 0
+  for i = 1, #para do
+    local c = para:sub(i, i)
+    if c == "(" then depth = depth + 1
+    elseif c == ")" then depth = math.max(depth - 1, 0)
+    elseif c == "." and depth == 0 and (i == #para or para:sub(i + 1, i + 1) == " ") then
+      local word = para:sub(1, i):match("(%S+)$")
+      if word ~= "e.g." and word ~= "i.e." then return para:sub(1, i) end
+    end
+  end
+  return para
+end
+
 --- list() -> list of {name=, path=, summary=}: every recipe on the search
 -- path (the first of a name wins), sorted by name.  A recipe that does
 -- not load is listed with its error as summary.
@@ -345,7 +364,7 @@ function M.list()
         local r, err = M.load(path)
         local summary
         if r then
-          summary = r.description:match("^%s*([^\n]*)")
+          summary = M.summary(r.description)
         else
           summary = "(does not load: " .. err .. ")"
         end

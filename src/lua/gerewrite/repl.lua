@@ -183,16 +183,30 @@ end
 -- ---------------------------------------------------------------- help
 
 local INTRO = [[
-help(ge.copy), help "copy" or help "g:op" print the entries of the API
-reference (doc/lua-api.md) for a function; help "pattern" lists those
-whose name holds the pattern.  ge.describe(x) shows an op, a graph, a
-tensor or a table; TAB completes names, methods and op names; ^C clears
-the line; ^D leaves.]]
+help(ge.copy), help "copy", help "insert_after" or help "g:insert_after"
+print the entries of the API reference (doc/lua-api.md) for a function,
+a method or a field; help "pattern" lists those whose name holds the
+pattern.  ge.describe(x) shows an op, a graph, a tensor or a table;
+undo() takes back the last entry's edits; TAB completes names, methods
+and op names; ^C clears the line; ^D leaves.]]
 
--- The dotted name of a function of the module (ge.copy, Graph.op), or nil.
+-- The letters the reference writes an object with, by kind: g:op, op.type.
+local prefix_of = {graph = "g", op = "op", tensor = "t", value = "v",
+                   view = "v", ["function"] = "fn"}
+
+-- The name of a function of the module (ge.copy, ge.util.ph) or of a
+-- method of one of its types (g:insert_after, op:attr), or nil.
 local function name_of(f)
   for k, v in pairs(ge) do
     if rawequal(v, f) then return "ge." .. k end
+  end
+  for kind, p in pairs(prefix_of) do
+    local t = ge[method_tables[kind] or ""]
+    if type(t) == "table" then
+      for k, v in pairs(t) do
+        if rawequal(v, f) and type(k) == "string" then return p .. ":" .. k end
+      end
+    end
   end
   for k, t in pairs(ge) do
     if type(t) == "table" and type(k) == "string" then
@@ -207,10 +221,51 @@ local function name_of(f)
 end
 
 local function last_part(n) return n:match("[^.:]+$") or n end
+-- "g:op" -> "g", "ge.util.ph" -> "ge.util", "copy" -> nil
+local function qualifier(n) return n:match("^(.*)[.:][^.:]+$") end
+-- the same object written differently: graph:op, Graph.op and g:op
+local aliases = {graph = "g", Graph = "g", Op = "op", tensor = "t",
+                 Tensor = "t", gerewrite = "ge"}
+local function norm(q)
+  if not q then return nil end
+  return aliases[q] or q
+end
+
+local WIDTH = 76
+
+-- The text of an entry wrapped to WIDTH columns, its paragraphs (byte 2
+-- in the index) apart.
+local function wrap(text)
+  local out = {}
+  for para in (text .. "\2"):gmatch("%s*([^\2]*)\2") do
+    local line = ""
+    for word in para:gmatch("%S+") do
+      if #line > 0 and #line + 1 + #word > WIDTH then
+        out[#out + 1] = line
+        line = word
+      else
+        line = #line > 0 and line .. " " .. word or word
+      end
+    end
+    if #line > 0 then out[#out + 1] = line end
+    out[#out + 1] = ""
+  end
+  if out[#out] == "" then out[#out] = nil end
+  return concat(out, "\n")
+end
+
+-- The call and the first sentence of an entry, for lists.
+local function first_sentence(text)
+  text = text:gsub("\2.*", "")
+  return text:match("^(.-%.)%s") or text
+end
 
 --- help(index, [x]) -> text: the entries of the index (lines
--- "NAMES<TAB>SECTION<TAB>TEXT") for x, a function of the module or a
--- name; the introduction without x.
+-- "NAMES<TAB>SECTION<TAB>TEXT") for x, a function of the module, a
+-- method, or a name (bare, "insert_after", or qualified, "g:insert_after",
+-- "ge.copy"): whole entries for a name that matches, the first sentence
+-- of each for a pattern that names part of several; the introduction
+-- without x.
 function M.help(index, x, ...)
   if x == nil and select("#", ...) == 0 then return INTRO end
   local want
@@ -218,31 +273,46 @@ function M.help(index, x, ...)
     want = name_of(x)
     if not want then return "not a function of the gerewrite module" end
   elseif type(x) == "string" then
-    want = x
+    want = x:gsub("%(.*$", ""):gsub("^%s+", ""):gsub("%s+$", "")
   else
     return "help: give a function of the module or its name (help \"copy\")"
   end
-  -- the entries naming want exactly, else its last part, else holding it
-  local tiers, seen = {{}, {}, {}}, {}
-  local wl = last_part(want)
+  -- the entries naming want exactly; else naming its last part on the
+  -- same object; else its last part on any; else holding it
+  local tiers, seen = {{}, {}, {}, {}}, {}
+  local wl, wq = last_part(want), norm(qualifier(want))
   for line in index:gmatch("[^\n]+") do
     local names, section, text = line:match("^([^\t]*)\t([^\t]*)\t(.*)$")
     if names and not seen[text] then
-      local best = 4
+      local best = 5
       for n in names:gmatch("%S+") do
-        local t = n == want and 1 or last_part(n) == wl and 2 or
-                  n:find(want, 1, true) and 3 or 4
+        local t
+        if n == want then t = 1
+        elseif last_part(n) == wl then
+          t = (wq and norm(qualifier(n) or "ge") == wq) and 2 or 3
+        elseif n:find(want, 1, true) then t = 4
+        else t = 5 end
         if t < best then best = t end
       end
-      if best < 4 then
+      if best < 5 then
         seen[text] = true
         local tier = tiers[best]
-        tier[#tier + 1] = text .. "  [" .. section .. "]"
+        tier[#tier + 1] = {text = text, section = section}
       end
     end
   end
-  for _, tier in ipairs(tiers) do
-    if #tier > 0 then return concat(tier, "\n") end
+  for i, tier in ipairs(tiers) do
+    if #tier > 0 then
+      local out = {}
+      for _, e in ipairs(tier) do
+        if i < 4 then
+          out[#out + 1] = wrap(e.text) .. "\n  [" .. e.section .. "]"
+        else
+          out[#out + 1] = first_sentence(e.text) .. "  [" .. e.section .. "]"
+        end
+      end
+      return concat(out, i < 4 and "\n\n" or "\n")
+    end
   end
   return "nothing in the API reference for " .. want
 end
