@@ -7,7 +7,8 @@
 # (src/*.c, named COMMAND_opts), the program's own options those main.c
 # compares arguments with.  An option added in the usual places (the
 # table, the usage text, the man page) needs nothing here.  Also: every
-# recipe's summary in `gerewrite help` is a whole sentence.
+# recipe's summary in `gerewrite help` is a whole sentence, and `help
+# info` says that --top also limits the functions listed.
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 S=${GE_TOP_SRCDIR:-.}
 T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-helpopt.XXXXXX"` || exit 1
@@ -80,6 +81,9 @@ for c in `cat "$T/commands"`; do
 		words >"$T/$c.mansyn"
 	within "$T/$c.mansyn" "$T/$c.src" "$c: the man page's synopsis names only its options"
 done
+
+grep -e '--top N .*functions' "$T/info.usage" >/dev/null
+ok $? "help info says --top also limits the functions listed"
 
 # ---------------------------------------------------------------- the program's own
 # the words main.c compares arguments with (collect, global_options)
