@@ -448,7 +448,9 @@ static int plan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
 		f->node = (uint32_t)(n - p->n);
 		f->out = fetch[i].index;
 		f->idx = (int32_t)i;
-		if (n->frame != 0)
+		int32_t of = n->kind == XK_EXIT ?
+			ge_frames_parent(p->F, n->frame) : n->frame;
+		if (of != 0)
 			rc = node_fail(p, n, err, "cannot be fetched: it is in "
 				       "the while loop frame '%s'",
 				       ge_frames_name(p->F, n->frame));
@@ -1182,9 +1184,17 @@ static void report(struct xrun *r, const struct xnode *n,
 		   ge_xt **outs, int dead)
 {
 	const struct xplan *p = r->p;
-	if (F == r->root)
+	int exit = n->kind == XK_EXIT;
+	if (exit ? F->parent == r->root : F == r->root)
 		for (uint32_t k = 0; k < n->nf; k++) {
 			const struct xfetch *f = &p->fetch[n->f0 + k];
+			if (exit && (dead || r->res_dead[f->idx] == 2)) {
+				/* an Exit is dead in every iteration but
+				 * the last */
+				if (!r->res_dead[f->idx])
+					r->res_dead[f->idx] = 1;
+				continue;
+			}
 			if (f->out == GE_CONTROL) {
 				r->res_dead[f->idx] = (uint8_t)(dead ? 1 : 2);
 				continue;
