@@ -22,7 +22,10 @@
 
 /* The kernel tables, one line each: a file of kernels adds its own. */
 #define KERNEL_TABLES(X) \
-	X(ge_kernels_const)
+	X(ge_kernels_const) \
+	X(ge_kernels_list) \
+	X(ge_kernels_tarray) \
+	X(ge_kernels_random)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
