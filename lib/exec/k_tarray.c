@@ -166,9 +166,10 @@ static void clear_read(karray *a, int64_t i)
 	}
 }
 
-/* The element shape reads use: the array's, merged with attr, then with
- * the first written item. */
-static int elem_shape(ge_kctx *k, karray *a, const char *attr, kps *es)
+/* The element shape reads use: the array's, merged with attr, then
+ * (when items) with the items written. */
+static int elem_shape(ge_kctx *k, karray *a, const char *attr, int items,
+		      kps *es)
 {
 	char s1[96];
 	kps at;
@@ -177,7 +178,7 @@ static int elem_shape(ge_kctx *k, karray *a, const char *attr, kps *es)
 	if (kps_merge(es, &at))
 		return ge_k_fail(k, "element_shape %s does not match the "
 				 "array's", kps_str(&at, s1, sizeof s1));
-	for (int64_t i = 0; i < a->n && !kps_full(es); i++)
+	for (int64_t i = 0; items && i < a->n && !kps_full(es); i++)
 		if (a->st[i] == WRITTEN) {
 			kps s;
 			kps_of(a->t[i], 0, &s);
@@ -256,7 +257,7 @@ static int k_read(ge_kctx *k)
 		return GE_OK;
 	}
 	if (i >= 0 && i < a->n && a->st[i] == UNWRITTEN) {
-		if (elem_shape(k, a, "element_shape", &es))
+		if (elem_shape(k, a, "element_shape", 0, &es))
 			return GE_EINVAL;
 		return ge_k_out(k, 0, a->dtype, es.rank, es.dims) ? GE_OK
 								   : GE_EINVAL;
@@ -268,7 +269,7 @@ static int k_read(ge_kctx *k)
 static ge_xt *stacked(ge_kctx *k, karray *a, int64_t m, int64_t *per)
 {
 	kps es;
-	if (elem_shape(k, a, "element_shape", &es))
+	if (elem_shape(k, a, "element_shape", 1, &es))
 		return NULL;
 	int64_t dims[GE_SHAPE_MAXRANK];
 	dims[0] = m;
