@@ -26,7 +26,10 @@
 	X(ge_kernels_binary) \
 	X(ge_kernels_math) \
 	X(ge_kernels_reduce) \
-	X(ge_kernels_shape)
+	X(ge_kernels_shape) \
+	X(ge_kernels_list) \
+	X(ge_kernels_tarray) \
+	X(ge_kernels_random)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
