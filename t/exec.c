@@ -434,6 +434,49 @@ static void test_variables(void)
 		tap_diag("could not remove %s", dir);
 }
 
+/* ------------------------------------------------------------ misc */
+
+#define MISC \
+	PH("p", "DT_BOOL", "") FCONST("three", "3", "") \
+	NODE("pwd", "PlaceholderWithDefault", IN("three"), \
+	     "attr { key: \"dtype\" value { type: DT_FLOAT } } " \
+	     "attr { key: \"shape\" value { shape { } } }") \
+	NODE("msg", "Const", "", "attr { key: \"dtype\" value { type: " \
+	     "DT_STRING } } attr { key: \"value\" value { tensor { dtype: " \
+	     "DT_STRING tensor_shape { } string_val: \"p was false\" } } }") \
+	NODE("check", "Assert", IN("p") IN("msg"), \
+	     "attr { key: \"T\" value { list { type: DT_STRING } } }") \
+	NODE("checked", "Identity", IN("three") IN("^check"), FL) \
+	UN("stray", "Exit", "three") \
+	FCONST("zero", "0", "") FCONST("ten", "10", "") FCONST("one", "1", "") \
+	LOOP("l/", "zero", "ten", "one", "L") \
+	BIN("cross", "AddV2", "l/body", "three")
+
+static void test_misc(void)
+{
+	ge_graph *g = NULL;
+	ge_xsession *s = open_text(MISC, 0, &g);
+	ge_xt *pt = scalar(DT_BOOL, 1), *pf = scalar(DT_BOOL, 0);
+	ge_xt *x = scalar(DT_FLOAT, 9);
+	ge_xfeed ft = {"p", pt}, ff = {"p", pf}, fx = {"pwd", x};
+	is_string("3", run1(s, NULL, 0, "pwd"), "PlaceholderWithDefault "
+		  "gives its input");
+	is_string("9", run1(s, &fx, 1, "pwd"), "or the feed");
+	is_string("3", run1(s, &ft, 1, "checked"), "Assert, true");
+	ok(has(run1(s, &ff, 1, "checked"), "check (Assert): assertion "
+		   "failed: p was false"), "Assert, false: the run fails");
+	ok(has(run1(s, NULL, 0, "stray"), "stray (Exit): is outside any "
+		   "while loop"), "an Exit outside a loop is refused");
+	ok(has(run1(s, NULL, 0, "cross"), "cross (AddV2): reads 'l/body' of "
+		   "another while loop frame"), "a tensor crossing frames is "
+	   "refused");
+	ge_xt_unref(pt);
+	ge_xt_unref(pf);
+	ge_xt_unref(x);
+	ge_xsession_close(s);
+	ge_graph_free(g);
+}
+
 int main(void)
 {
 	test_straight();
@@ -441,5 +484,6 @@ int main(void)
 	test_loops();
 	test_functions();
 	test_variables();
+	test_misc();
 	return tap_done();
 }

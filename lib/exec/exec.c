@@ -272,6 +272,8 @@ static int plan_node(struct ge_xrt *rt, struct xplan *p, struct xnode *n,
 		n->center = (uint8_t)attr_bool(g, n->id, "is_constant");
 	}
 	n->frame = fr;
+	if ((k == XK_EXIT || k == XK_NEXT) && fr == 0)
+		return node_fail(p, n, err, "is outside any while loop");
 	if (k == XK_FED && fr != 0)
 		return node_fail(p, n, err, "cannot be fed: it is in the "
 				 "while loop frame '%s'",
@@ -288,6 +290,31 @@ static int plan_node(struct ge_xrt *rt, struct xplan *p, struct xnode *n,
 			p->nrets = (int)idx + 1;
 	}
 	return GE_OK;
+}
+
+/* The frame the consumers of node n are in. */
+static int32_t out_frame(const struct xplan *p, const struct xnode *n)
+{
+	if (n->kind == XK_ENTER)
+		return n->child;
+	if (n->kind == XK_EXIT)
+		return ge_frames_parent(p->F, n->frame);
+	return n->frame;
+}
+
+/* An edge from src into n must stay in a frame but through Enter and
+ * Exit: the executor keeps a frame's inputs with its iterations. */
+static int check_frame(const struct xplan *p, const struct xnode *src,
+		       const struct xnode *n, ge_error *err)
+{
+	if (out_frame(p, src) == n->frame)
+		return GE_OK;
+	return node_fail(p, n, err, "reads '%s' of another while loop frame "
+			 "('%s' here, '%s' there): a tensor crossing frames "
+			 "not through Enter or Exit",
+			 ge_op_name(p->g, src->id),
+			 ge_frames_name(p->F, n->frame),
+			 ge_frames_name(p->F, out_frame(p, src)));
 }
 
 /* Out edges of every node, grouped by source. */
@@ -339,6 +366,8 @@ static int plan_edges(struct xplan *p, const uint32_t *need, ge_error *err)
 		for (size_t s = 0; s < ni; s++) {
 			ge_tref t = ge_op_input(g, n->id, s);
 			struct xnode *src = &p->n[need[t.op] - 1];
+			if (check_frame(p, src, n, err))
+				return GE_EGRAPH;
 			if (t.index >= src->nout)
 				return node_fail(p, n, err, "input %zu reads "
 						 "output %d of '%s', which has "
@@ -353,6 +382,8 @@ static int plan_edges(struct xplan *p, const uint32_t *need, ge_error *err)
 		for (size_t s = 0; s < nci; s++) {
 			ge_opid q = ge_op_control_input(g, n->id, s);
 			struct xnode *src = &p->n[need[q] - 1];
+			if (check_frame(p, src, n, err))
+				return GE_EGRAPH;
 			p->ce[src->c0 + src->nc++] = (uint32_t)i;
 		}
 	}
