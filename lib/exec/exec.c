@@ -912,23 +912,17 @@ static int to_bool(const ge_xt *t)
 
 /* The function an attr of a functional op names (entry i of a list). */
 static ge_funcid attr_func(struct xrun *r, const struct xnode *n,
-			   const char *attr, size_t i, size_t *count)
+			   const char *attr, size_t i)
 {
 	const Tensorflow__AttrValue *v = ge_op_attr(r->p->g, n->id, attr,
 						    NULL);
 	const char *s = NULL;
-	if (count)
-		*count = 0;
 	if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC &&
 	    v->func)
 		s = v->func->name;
 	else if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
-		 v->list) {
-		if (count)
-			*count = v->list->n_func;
-		if (i < v->list->n_func)
-			s = v->list->func[i]->name;
-	}
+		 v->list && i < v->list->n_func)
+		s = v->list->func[i]->name;
 	ge_funcid f = s ? ge_func_find(r->rt->g, s) : GE_NOFUNC;
 	if (f == GE_NOFUNC)
 		run_fail(r, n, "attr '%s' names no function of the library%s%s",
@@ -962,9 +956,9 @@ static int call_from(struct xrun *r, const struct xnode *n, ge_funcid f,
 static int run_while(struct xrun *r, const struct xnode *n, ge_xt **in,
 		     ge_xt **outs)
 {
-	ge_funcid cond = attr_func(r, n, "cond", 0, NULL);
+	ge_funcid cond = attr_func(r, n, "cond", 0);
 	ge_funcid body = cond == GE_NOFUNC ? GE_NOFUNC :
-			 attr_func(r, n, "body", 0, NULL);
+			 attr_func(r, n, "body", 0);
 	int nv = n->nin, rc = GE_OK;
 	if (body == GE_NOFUNC)
 		return GE_EINVAL;
@@ -1015,20 +1009,23 @@ static int run_branch(struct xrun *r, const struct xnode *n, ge_xt **in,
 		return run_fail(r, n, "has no condition input");
 	if (n->kind == XK_IF) {
 		f = attr_func(r, n, to_bool(in[0]) ? "then_branch"
-						   : "else_branch", 0, NULL);
+						   : "else_branch", 0);
 	} else {
 		size_t nb = 0;
 		if (in[0]->dtype != DT_INT32 || in[0]->n != 1)
 			return run_fail(r, n, "branch_index is not an int32 "
 					"scalar");
 		int64_t b = ge_xt_get_int64(in[0], 0);
-		attr_func(r, n, "branches", 0, &nb);
-		r->failed = 0;
+		const Tensorflow__AttrValue *v = ge_op_attr(r->p->g, n->id,
+							    "branches", NULL);
+		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+		    v->list)
+			nb = v->list->n_func;
 		if (nb == 0)
 			return run_fail(r, n, "has no branches");
 		if (b < 0 || (uint64_t)b >= nb)
 			b = (int64_t)nb - 1; /* the default branch */
-		f = attr_func(r, n, "branches", (size_t)b, NULL);
+		f = attr_func(r, n, "branches", (size_t)b);
 	}
 	if (f == GE_NOFUNC)
 		return GE_EINVAL;
@@ -1182,7 +1179,7 @@ static int execute(struct xrun *r, const struct xnode *n, ge_xt **in,
 		ge_funcid f = GE_NOFUNC;
 		const char *type = ge_op_type(r->p->g, n->id);
 		if (kind_of(type) == XK_CALL)
-			f = attr_func(r, n, "f", 0, NULL);
+			f = attr_func(r, n, "f", 0);
 		else
 			f = ge_func_find(r->rt->g, type);
 		if (f == GE_NOFUNC)
