@@ -1463,6 +1463,8 @@ void ge_xsession_close(ge_xsession *s)
 	for (size_t i = 0; i < rt->nplans; i++)
 		plan_free(rt->plans[i]);
 	free(rt->plans);
+	plan_free(rt->last);
+	free(rt->last_key);
 	ge_xvars_close(rt);
 	free(s);
 }
@@ -1550,33 +1552,71 @@ static int resolve(const ge_graph *g, const ge_xfeed *feeds, int nfeeds,
 	return GE_OK;
 }
 
+/* "feed\nfeed\n\tfetch\nfetch\n": what a root plan depends on. */
+static char *run_key(const ge_xfeed *feeds, int nfeeds,
+		     const char *const *fetches, int nfetch)
+{
+	ge_buf b = GE_BUF_INIT;
+	for (int i = 0; i < nfeeds; i++)
+		ge_buf_printf(&b, "%s\n", feeds[i].name);
+	ge_buf_addc(&b, '\t');
+	for (int i = 0; i < nfetch; i++)
+		ge_buf_printf(&b, "%s\n", fetches[i]);
+	ge_buf_addc(&b, 0);
+	return (char *)ge_buf_steal(&b, NULL);
+}
+
+/* The plan of a run: the last one when the graph, the feeds and the
+ * fetches are the same (feed values are checked each time). */
+static int root_plan(struct ge_xrt *rt, const ge_xfeed *feeds, int nfeeds,
+		     const char *const *fetches, int nfetch,
+		     struct xplan **out, ge_error *err)
+{
+	char *key = run_key(feeds, nfeeds, fetches, nfetch);
+	ge_tref *fed = ge_xcalloc((size_t)nfeeds + 1, sizeof *fed);
+	ge_tref *fetch = ge_xcalloc((size_t)nfetch + 1, sizeof *fetch);
+	ge_opid *start = ge_xcalloc((size_t)nfetch + 1, sizeof *start);
+	int rc = resolve(rt->g, feeds, nfeeds, fetches, nfetch, fed, fetch,
+			 start, err);
+	if (!rc && rt->last && rt->last_version == ge_graph_version(rt->g) &&
+	    !strcmp(rt->last_key, key)) {
+		*out = rt->last;
+	} else if (!rc) {
+		rc = plan_build(rt, rt->g, NULL, start, (size_t)nfetch, fed,
+				(size_t)nfeeds, fetch, (size_t)nfetch, out,
+				err);
+		if (!rc) {
+			plan_free(rt->last);
+			free(rt->last_key);
+			rt->last = *out;
+			rt->last_key = key;
+			rt->last_version = ge_graph_version(rt->g);
+			key = NULL;
+		}
+	}
+	free(key);
+	free(fed);
+	free(fetch);
+	free(start);
+	return rc;
+}
+
 int ge_xsession_run(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
 		    const char *const *fetches, int nfetch, ge_xt **out,
 		    ge_error *err)
 {
 	struct ge_xrt *rt = &s->rt;
-	ge_tref *fed = ge_xcalloc((size_t)nfeeds + 1, sizeof *fed);
-	ge_tref *fetch = ge_xcalloc((size_t)nfetch + 1, sizeof *fetch);
-	ge_opid *start = ge_xcalloc((size_t)nfetch + 1, sizeof *start);
-	ge_xt **args = ge_xcalloc((size_t)nfeeds + 1, sizeof *args);
 	struct xplan *p = NULL;
 	for (int i = 0; i < nfetch; i++)
 		out[i] = NULL;
-	int rc = resolve(rt->g, feeds, nfeeds, fetches, nfetch, fed, fetch,
-			 start, err);
-	if (!rc)
-		rc = plan_build(rt, rt->g, NULL, start, (size_t)nfetch, fed,
-				(size_t)nfeeds, fetch, (size_t)nfetch, &p, err);
+	int rc = root_plan(rt, feeds, nfeeds, fetches, nfetch, &p, err);
 	if (!rc) {
+		ge_xt **args = ge_xcalloc((size_t)nfeeds + 1, sizeof *args);
 		for (int i = 0; i < nfeeds; i++)
 			args[i] = feeds[i].t;
 		rc = xrun(rt, p, args, nfeeds, out, nfetch, NULL, err);
+		free(args);
 	}
-	plan_free(p);
-	free(fed);
-	free(fetch);
-	free(start);
-	free(args);
 	if (rc && ge_graph_name(rt->g)[0])
 		ge_err_prefix(err, "%s", ge_graph_name(rt->g));
 	return rc;
