@@ -117,7 +117,7 @@ static int has(const char *s, const char *part)
 /* ------------------------------------------------------------ straight */
 
 static int n_seen;
-static char seen_names[2048];
+static char seen_names[65536];
 
 static void on_tensor(void *ud, const char *name, const ge_xt *t)
 {
@@ -261,6 +261,28 @@ static void test_cond(void)
 	UN("o/xi", "Exit", "o/swi") UN("o/xs", "Exit", "o/sws") \
 	UN("out", "Identity", "o/xs")
 
+/* s = 0; for (i = 0; i < 5; i++) s += i < 2 ? 10 : 1;  a cond in the
+ * body, with dead ops in every iteration: s ends at 23. */
+#define CONDLOOP \
+	FCONST("zero", "0", "") FCONST("five", "5", "") FCONST("one", "1", "") \
+	FCONST("two", "2", "") FCONST("ten", "10", "") \
+	ENTER("ei", "zero", "C", "false") ENTER("es", "zero", "C", "false") \
+	ENTER("e5", "five", "C", "true") ENTER("e1", "one", "C", "true") \
+	ENTER("e2", "two", "C", "true") ENTER("e10", "ten", "C", "true") \
+	MERGE("mi", "ei", "ni") MERGE("ms", "es", "ns") \
+	BIN("less", "Less", "mi", "e5") \
+	NODE("lc", "LoopCond", IN("less"), "") \
+	BIN("swi", "Switch", "mi", "lc") BIN("sws", "Switch", "ms", "lc") \
+	UN("idi", "Identity", "swi:1") UN("ids", "Identity", "sws:1") \
+	BIN("small", "Less", "idi", "e2") \
+	BIN("csw", "Switch", "ids", "small") \
+	BIN("tb", "AddV2", "csw:1", "e10") BIN("fb", "AddV2", "csw:0", "e1") \
+	MERGE("cm", "fb", "tb") \
+	BIN("addi", "AddV2", "idi", "e1") \
+	UN("ni", "NextIteration", "addi") UN("ns", "NextIteration", "cm") \
+	UN("xs", "Exit", "sws") \
+	UN("out", "Identity", "xs")
+
 static void test_loops(void)
 {
 	ge_graph *g = NULL;
@@ -274,8 +296,22 @@ static void test_loops(void)
 	   "--max-iterations stops a loop, naming its frame");
 	ge_xsession_close(s);
 	ge_graph_free(g);
-	s = open_text(NESTED, 0, &g);
+	s = open_text(CONDLOOP, 0, &g);
+	is_string("23", run1(s, NULL, 0, "out"), "a cond in a loop's body");
+	ge_xsession_close(s);
+	ge_graph_free(g);
+	g = parse(NESTED);
+	ge_xopts o = GE_XOPTS_INIT;
+	o.on_tensor = on_tensor;
+	n_seen = 0;
+	seen_names[0] = 0;
+	ge_error err = {0};
+	if (ge_xsession_open(g, &o, &s, &err))
+		printf("Bail out! %s\n", err.msg);
 	is_string("12", run1(s, NULL, 0, "out"), "nested loops");
+	ok(has(seen_names, "o/addi:0@2 ") && has(seen_names, "i/adds:0@2.3 ") &&
+	   has(seen_names, "o/xs:0 ") && has(seen_names, "i/xs:0@1 "),
+	   "tensors of loops are named by their iterations");
 	is_string("3", run1(s, NULL, 0, "o/xi"), "the outer counter");
 	ge_xsession_close(s);
 	ge_graph_free(g);
