@@ -503,6 +503,7 @@ struct xframe;
 
 struct xiter {
 	int64_t num;
+	size_t bytes;           /* charged to the budget */
 	int32_t *pend, *dead;
 	ge_xt **in;
 	int64_t outstanding;    /* ops of it ready or running */
@@ -573,8 +574,19 @@ static int run_fail(struct xrun *r, const struct xnode *n, const char *fmt,
 static struct xiter *iter_new(struct xrun *r, struct xframe *F, int64_t num)
 {
 	const struct xsf *sf = &r->p->sf[F->sf];
+	size_t bytes = sizeof(struct xiter) + ((size_t)sf->nlocal + 1) *
+		2 * sizeof(int32_t) + ((size_t)sf->nslot + 1) * sizeof(ge_xt *);
+	char what[300];
+	snprintf(what, sizeof what, "while loop '%s', iteration %" PRId64,
+		 ge_frames_name(r->p->F, F->sf), num);
+	if (ge_xbudget_mem(r->rt->budget, bytes, F->sf ? what : "run",
+			   r->err)) {
+		r->failed = 1;
+		return NULL;
+	}
 	struct xiter *I = ge_xcalloc(1, sizeof *I);
 	I->num = num;
+	I->bytes = bytes;
 	I->pend = ge_xmalloc(((size_t)sf->nlocal + 1) * sizeof *I->pend);
 	memcpy(I->pend, sf->pend0, (size_t)sf->nlocal * sizeof *I->pend);
 	I->dead = ge_xcalloc((size_t)sf->nlocal + 1, sizeof *I->dead);
@@ -593,6 +605,7 @@ static void iter_free(struct xrun *r, struct xframe *F, struct xiter *I)
 	int32_t ns = r->p->sf[F->sf].nslot;
 	for (int32_t i = 0; i < ns; i++)
 		ge_xt_unref(I->in[i]);
+	ge_xbudget_release(r->rt->budget, I->bytes);
 	free(I->pend);
 	free(I->dead);
 	free(I->in);
@@ -719,28 +732,10 @@ static void activate(struct xrun *r, struct xframe *F, struct xiter *I,
 	}
 }
 
-static void delete_frame(struct xrun *r, struct xframe *F);
-
 static int iter_done(const struct xframe *F, const struct xiter *I)
 {
 	return I->outstanding == 0 && I->nframes == 0 && I->num == F->base &&
 	       (I->num != 0 || F->pending_inputs == 0);
-}
-
-/* Ends the iterations of F that are done, from I on, and F itself when
- * nothing of it is left. */
-static void cleanup(struct xrun *r, struct xframe *F, struct xiter *I)
-{
-	while (I && iter_done(F, I)) {
-		iter_free(r, F, I);
-		memmove(F->it, F->it + 1, (size_t)(F->count - 1) *
-			sizeof *F->it);
-		F->count--;
-		F->base++;
-		I = iter_get(F, F->base);
-	}
-	if (F != r->root && F->pending_inputs == 0 && F->count == 0)
-		delete_frame(r, F);
 }
 
 /* A dead input to node di of iteration I, from a dead Exit. */
@@ -766,6 +761,7 @@ static void dead_into(struct xrun *r, struct xframe *F, struct xiter *I,
 		push_ready(r, di, F, I, 1);
 }
 
+/* Ends frame F: its dead Exits reach their consumers in the parent. */
 static void delete_frame(struct xrun *r, struct xframe *F)
 {
 	struct xframe *P = F->parent;
@@ -784,7 +780,29 @@ static void delete_frame(struct xrun *r, struct xframe *F)
 		}
 	PI->nframes--;
 	frame_free(r, F);
-	cleanup(r, P, PI);
+}
+
+/* Ends the iterations of F that are done, from I on, and F itself when
+ * nothing of it is left. */
+static void cleanup(struct xrun *r, struct xframe *F, struct xiter *I)
+{
+	for (;;) {
+		while (I && iter_done(F, I)) {
+			iter_free(r, F, I);
+			memmove(F->it, F->it + 1, (size_t)(F->count - 1) *
+				sizeof *F->it);
+			F->count--;
+			F->base++;
+			I = iter_get(F, F->base);
+		}
+		if (F == r->root || F->pending_inputs != 0 || F->count != 0)
+			return;
+		/* the frame ended: its parent iteration may end too */
+		struct xframe *P = F->parent;
+		I = F->piter;
+		delete_frame(r, F);
+		F = P;
+	}
 }
 
 static struct xframe *child_frame(struct xrun *r, struct xframe *F,
@@ -825,6 +843,8 @@ static void propagate(struct xrun *r, const struct xnode *n, struct xframe *F,
 	switch (n->kind) {
 	case XK_ENTER: {
 		struct xframe *C = child_frame(r, F, I, n->child);
+		if (r->failed)
+			return;
 		C->pending_inputs--;
 		if (n->center) {
 			if (C->ninv == C->capinv) {
@@ -1200,10 +1220,17 @@ static int execute(struct xrun *r, const struct xnode *n, ge_xt **in,
 /* "@3" (or "@1.4" nested) for a tensor of an iteration of a loop. */
 static void iter_path(ge_buf *b, const struct xframe *F, const struct xiter *I)
 {
-	if (!F->parent)
+	size_t depth = 0, k = 0;
+	for (const struct xframe *f = F; f->parent; f = f->parent)
+		depth++;
+	if (!depth)
 		return;
-	iter_path(b, F->parent, F->piter);
-	ge_buf_printf(b, "%c%" PRId64, F->parent->parent ? '.' : '@', I->num);
+	int64_t *num = ge_xmalloc(depth * sizeof *num);
+	for (; F->parent; I = F->piter, F = F->parent)
+		num[depth - 1 - k++] = I->num;
+	for (k = 0; k < depth; k++)
+		ge_buf_printf(b, "%c%" PRId64, k ? '.' : '@', num[k]);
+	free(num);
 }
 
 /* Fetches and the on_tensor callback, after node n ran. */
@@ -1303,13 +1330,11 @@ static int xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
 	r.prefix = prefix ? prefix : "";
 	r.max_iter = rt->o.max_iterations;
 	r.root = frame_new(&r, 0, NULL, NULL);
-	struct xiter *I0 = r.root->it[0];
+	struct xiter *I0 = r.failed ? NULL : r.root->it[0];
 	const struct xsf *sf0 = &p->sf[0];
-	I0->outstanding++;
-	for (int32_t l = sf0->nlocal - 1; l >= 0; l--)
+	for (int32_t l = sf0->nlocal - 1; I0 && l >= 0; l--)
 		if (sf0->pend0[l] == 0)
 			push_ready(&r, sf0->nodes[l], r.root, I0, 0);
-	I0->outstanding--;
 	while (r.nq && !r.failed) {
 		struct xready rd = r.q[--r.nq];
 		process(&r, &rd);
