@@ -827,6 +827,8 @@ static struct xiter *next_iter(struct xrun *r, struct xframe *F,
 		return NULL;
 	}
 	struct xiter *J = iter_new(r, F, F->last + 1);
+	if (!J)
+		return NULL;
 	J->outstanding++; /* held while the invariants go in */
 	for (size_t i = 0; i < F->ninv; i++) {
 		const struct xnode *e = &r->p->n[F->inv[i].node];
