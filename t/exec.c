@@ -421,6 +421,14 @@ static void test_functions(void)
 	NODE("inc", "AssignAddVariableOp", IN("h") IN("x"), VDT) \
 	NODE("asg", "Assign", IN("v") IN("x"), FL) \
 	NODE("init", "VarIsInitializedOp", IN("h"), "") \
+	NODE("idx", "Const", "", "attr { key: \"dtype\" value { type: " \
+	     "DT_INT32 } } attr { key: \"value\" value { tensor { dtype: " \
+	     "DT_INT32 tensor_shape { dim { size: 2 } } int_val: 2 " \
+	     "int_val: 0 } } }") \
+	NODE("gather", "ResourceGather", IN("h") IN("idx"), VDT \
+	     "attr { key: \"Tindices\" value { type: DT_INT32 } }") \
+	NODE("vshape", "VariableShape", IN("h"), \
+	     "attr { key: \"out_type\" value { type: DT_INT32 } }") \
 	"}\n"
 
 static void test_variables(void)
@@ -455,6 +463,8 @@ static void test_variables(void)
 	is_string("2,4,6", run1(s, &f, 1, "y"), "a VariableV2 restored");
 	is_string("10,20,30", run1(s, NULL, 0, "r"), "a VarHandleOp restored");
 	is_string("1", run1(s, NULL, 0, "init"), "VarIsInitializedOp");
+	is_string("30,10", run1(s, NULL, 0, "gather"), "ResourceGather");
+	is_string("3", run1(s, NULL, 0, "vshape"), "VariableShape");
 	is_string("(none)", run1(s, &f, 1, "^inc"), "AssignAddVariableOp");
 	is_string("12,22,32", run1(s, NULL, 0, "r"), "the variable changed");
 	is_string("(none)", run1(s, &f, 1, "^asg"), "Assign");
