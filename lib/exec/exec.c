@@ -1253,8 +1253,20 @@ static void report(struct xrun *r, const struct xnode *n,
 				*st = 1;
 			continue;
 		}
+		ge_xt *v = dead ? NULL : ge_xt_ref(outs[f->out]);
+		if (v && ge_xvars_is_ref(v)) {
+			/* a TF1 variable is fetched as its value */
+			ge_xt *val = ge_xvars_deref(r->rt, v,
+						    ge_op_name(p->g, n->id),
+						    r->err);
+			ge_xt_unref(v);
+			if (!(v = val)) {
+				r->failed = 1;
+				return;
+			}
+		}
 		ge_xt_unref(r->res[f->idx]);
-		r->res[f->idx] = dead ? NULL : ge_xt_ref(outs[f->out]);
+		r->res[f->idx] = v;
 		*st = (uint8_t)(dead ? 1 : 2);
 	}
 	if (n->kind == XK_RETVAL && dead && n->aux < r->nres)

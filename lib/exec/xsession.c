@@ -11,10 +11,15 @@
 #include <string.h>
 
 #include "func.h"
+#include "meta.h"
+#include "model.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"
 
 #define DEFAULT_MAX_ITERATIONS 1000000
+
+enum { DT_STRING = 7 };
 
 /* ---------------------------------------------------------------- session */
 
@@ -33,6 +38,8 @@ int ge_xsession_open(ge_graph *g, const ge_xopts *o, ge_xsession **out,
 	int rc = ge_flib_load(g, err);
 	if (!rc)
 		rc = ge_xvars_open(rt, err);
+	if (!rc && !rt->o.no_init)
+		rc = ge_xsession_init(s, err);
 	if (rc) {
 		ge_xsession_close(s);
 		return rc;
@@ -191,7 +198,8 @@ static int root_plan(struct ge_xrt *rt, const ge_xfeed *feeds, int nfeeds,
 	return rc;
 }
 
-int ge_xsession_run(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
+/* A run, its errors not yet prefixed by the graph's name. */
+static int run_root(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
 		    const char *const *fetches, int nfetch, ge_xt **out,
 		    ge_error *err)
 {
@@ -207,8 +215,16 @@ int ge_xsession_run(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
 		rc = ge_xrun(rt, p, args, nfeeds, out, nfetch, NULL, err);
 		free(args);
 	}
-	if (rc && ge_graph_name(rt->g)[0])
-		ge_err_prefix(err, "%s", ge_graph_name(rt->g));
+	return rc;
+}
+
+int ge_xsession_run(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
+		    const char *const *fetches, int nfetch, ge_xt **out,
+		    ge_error *err)
+{
+	int rc = run_root(s, feeds, nfeeds, fetches, nfetch, out, err);
+	if (rc && ge_graph_name(s->rt.g)[0])
+		ge_err_prefix(err, "%s", ge_graph_name(s->rt.g));
 	return rc;
 }
 
@@ -239,6 +255,119 @@ uint64_t ge_xsession_peak(const ge_xsession *s)
 uint64_t ge_xsession_work(const ge_xsession *s)
 {
 	return s->rt.budget->work_used;
+}
+
+/* ---------------------------------------------------------------- init */
+
+/* The op a SavedModel runs after restoring its variables: the main op,
+ * the legacy init op (TF1) or the __saved_model_init_op signature's
+ * output (TF2); NULL when it has none. */
+static const char *init_op(ge_graph *g)
+{
+	static const char *const colls[] = {"saved_model_main_op",
+					    "legacy_init_op"};
+	for (size_t i = 0; i < 2; i++) {
+		Tensorflow__CollectionDef *c = ge_collection_get(g, colls[i]);
+		if (c && c->kind_case ==
+			 TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST &&
+		    c->node_list && c->node_list->n_value)
+			return c->node_list->value[0];
+	}
+	Tensorflow__SignatureDef *sig =
+		ge_signature_get(g, "__saved_model_init_op");
+	if (sig && sig->n_outputs && sig->outputs[0]->value &&
+	    sig->outputs[0]->value->encoding_case ==
+		    TENSORFLOW__TENSOR_INFO__ENCODING_NAME)
+		return sig->outputs[0]->value->name;
+	return NULL;
+}
+
+/* Feeds of the asset tensors (MetaGraphDef.asset_file_def): each gets
+ * the path of its file under dir/assets, as TensorFlow's loader gives
+ * it.  Appends to *feeds (n of them, strings owned by the caller). */
+static void asset_feeds(ge_xsession *s, const char *dir, ge_xfeed **feeds,
+			int *n)
+{
+	struct ge_xrt *rt = &s->rt;
+	ge_buf b = GE_BUF_INIT;
+	ge_error e = {0};
+	if (ge_serialize(rt->g, GE_FMT_META, &b, &e)) {
+		ge_buf_free(&b);
+		return;
+	}
+	const uint8_t *p = b.data, *end = b.data + b.len;
+	while (p < end) {
+		uint64_t key, len;
+		if (ge_read_varint(&p, end, &key))
+			break;
+		if ((key >> 3) != 6 || (key & 7) != 2) {
+			if (ge_skip_field(&p, end, (int)(key & 7)))
+				break;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
+			break;
+		Tensorflow__AssetFileDef *a = tensorflow__asset_file_def__unpack(
+			NULL, (size_t)len, p);
+		p += len;
+		ge_tref t;
+		if (!a || !a->tensor_info || !a->filename || !a->filename[0] ||
+		    a->tensor_info->encoding_case !=
+			    TENSORFLOW__TENSOR_INFO__ENCODING_NAME ||
+		    strchr(a->filename, '/') ||
+		    ge_graph_find_tensor(rt->g, a->tensor_info->name, &t)) {
+			if (a)
+				tensorflow__asset_file_def__free_unpacked(a,
+									  NULL);
+			continue;
+		}
+		ge_xt *x = ge_xt_scalar(DT_STRING, rt->budget, "asset", &e);
+		if (x) {
+			ge_buf path = GE_BUF_INIT;
+			ge_buf_printf(&path, "%s/assets/%s", dir, a->filename);
+			ge_xstr *xs = x->data;
+			xs->len = path.len;
+			xs->p = (char *)ge_buf_steal(&path, NULL);
+			*feeds = ge_xrealloc(*feeds, (size_t)(*n + 1) *
+					     sizeof **feeds);
+			(*feeds)[*n].name = ge_xstrdup(a->tensor_info->name);
+			(*feeds)[*n].t = x;
+			++*n;
+		}
+		tensorflow__asset_file_def__free_unpacked(a, NULL);
+	}
+	ge_buf_free(&b);
+}
+
+int ge_xsession_init(ge_xsession *s, ge_error *err)
+{
+	struct ge_xrt *rt = &s->rt;
+	const char *dir = ge_graph_savedmodel_dir(rt->g);
+	const char *op = dir ? init_op(rt->g) : NULL;
+	if (!op)
+		return GE_OK;
+	ge_buf fetch = GE_BUF_INIT;
+	if (op[0] == '^')
+		op++;
+	ge_buf_printf(&fetch, "^%.*s", (int)strcspn(op, ":"), op);
+	ge_buf_addc(&fetch, 0);
+	ge_xfeed *feeds = NULL;
+	int n = 0;
+	asset_feeds(s, dir, &feeds, &n);
+	const char *f = (const char *)fetch.data;
+	ge_xt *out = NULL;
+	int rc = run_root(s, feeds, n, &f, 1, &out, err);
+	if (rc) {
+		ge_err_prefix(err, "the SavedModel's init op '%s'", f + 1);
+		ge_err_prefix(err, "%s", ge_graph_name(rt->g));
+	}
+	for (int i = 0; i < n; i++) {
+		free((char *)feeds[i].name);
+		ge_xt_unref(feeds[i].t);
+	}
+	free(feeds);
+	ge_buf_free(&fetch);
+	return rc;
 }
 
 /* ---------------------------------------------------------------- state */
