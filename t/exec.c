@@ -496,7 +496,8 @@ static void test_variables(void)
 	UN("stray", "Exit", "three") \
 	FCONST("zero", "0", "") FCONST("ten", "10", "") FCONST("one", "1", "") \
 	LOOP("l/", "zero", "ten", "one", "L") \
-	BIN("cross", "AddV2", "l/body", "three")
+	BIN("cross", "AddV2", "l/body", "three") \
+	BIN("cyc", "AddV2", "three", "cyc2") UN("cyc2", "Identity", "cyc")
 
 static void test_misc(void)
 {
@@ -515,6 +516,9 @@ static void test_misc(void)
 		   "while loop"), "an Exit outside a loop is refused");
 	ok(has(run1(s, NULL, 0, "cross"), "cross (AddV2): reads 'l/body' of "
 		   "another while loop frame"), "a tensor crossing frames is "
+	   "refused");
+	ok(has(run1(s, NULL, 0, "cyc"), "(AddV2): is on a cycle that does not "
+		   "pass through a NextIteration"), "a cycle outside a loop is "
 	   "refused");
 	ge_xt_unref(pt);
 	ge_xt_unref(pf);

@@ -388,6 +388,48 @@ static int plan_edges(struct xplan *p, const uint32_t *need, ge_error *err)
 	return GE_OK;
 }
 
+/* Refuses a cycle that does not pass through a NextIteration: its ops
+ * would wait for each other forever.  Kahn's walk, linear. */
+static int plan_acyclic(const struct xplan *p, ge_error *err)
+{
+	int32_t *deg = ge_xcalloc(p->nn + 1, sizeof *deg);
+	uint32_t *q = ge_xmalloc((p->nn + 1) * sizeof *q);
+	size_t qh = 0, qt = 0;
+	for (size_t i = 0; i < p->nn; i++) {
+		const struct xnode *n = &p->n[i];
+		if (n->kind == XK_NEXT)
+			continue;
+		for (uint32_t k = 0; k < n->ne; k++)
+			deg[p->e[n->e0 + k].dst]++;
+		for (uint32_t k = 0; k < n->nc; k++)
+			deg[p->ce[n->c0 + k]]++;
+	}
+	for (size_t i = 0; i < p->nn; i++)
+		if (!deg[i])
+			q[qt++] = (uint32_t)i;
+	while (qh < qt) {
+		const struct xnode *n = &p->n[q[qh++]];
+		if (n->kind == XK_NEXT)
+			continue;
+		for (uint32_t k = 0; k < n->ne + n->nc; k++) {
+			uint32_t d = k < n->ne ? p->e[n->e0 + k].dst
+					       : p->ce[n->c0 + k - n->ne];
+			if (--deg[d] == 0)
+				q[qt++] = d;
+		}
+	}
+	int rc = GE_OK;
+	for (size_t i = 0; i < p->nn && qt < p->nn; i++)
+		if (deg[i]) {
+			rc = node_fail(p, &p->n[i], err, "is on a cycle that "
+				       "does not pass through a NextIteration");
+			break;
+		}
+	free(deg);
+	free(q);
+	return rc;
+}
+
 /* Locals, input slots and initial counts per static frame. */
 static void plan_frames(struct xplan *p)
 {
@@ -446,6 +488,8 @@ int ge_xplan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
 		rc = plan_node(rt, p, &p->n[i], isfed[p->n[i].id], err);
 	if (!rc)
 		rc = plan_edges(p, need, err);
+	if (!rc)
+		rc = plan_acyclic(p, err);
 	if (rc)
 		goto out;
 	plan_frames(p);
