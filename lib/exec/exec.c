@@ -551,6 +551,7 @@ struct xiter {
 	int64_t outstanding;    /* ops of it ready or running */
 	int nframes;            /* child frames alive */
 	struct xframe *kids;
+	struct xiter *spare;    /* next on its spare list */
 };
 
 struct xinv {
@@ -597,6 +598,7 @@ struct xrun {
 	int nres;
 	const char *prefix;      /* names for on_tensor: "" or "fn/" */
 	int64_t max_iter;
+	struct xiter **spare;    /* ended iterations to reuse, by frame */
 };
 
 static int run_fail(struct xrun *r, const struct xnode *n, const char *fmt,
@@ -613,26 +615,38 @@ static int run_fail(struct xrun *r, const struct xnode *n, const char *fmt,
 	return node_fail(r->p, n, r->err, "%s", msg);
 }
 
+/* A new iteration of F, its counts as the plan sets them: one that ended
+ * is reused when there is one (a loop allocates nothing per iteration). */
 static struct xiter *iter_new(struct xrun *r, struct xframe *F, int64_t num)
 {
 	const struct xsf *sf = &r->p->sf[F->sf];
 	size_t bytes = sizeof(struct xiter) + ((size_t)sf->nlocal + 1) *
 		2 * sizeof(int32_t) + ((size_t)sf->nslot + 1) * sizeof(ge_xt *);
-	char what[300];
-	snprintf(what, sizeof what, "while loop '%s', iteration %" PRId64,
-		 ge_frames_name(r->p->F, F->sf), num);
-	if (ge_xbudget_mem(r->rt->budget, bytes, F->sf ? what : "run",
-			   r->err)) {
+	if (ge_xbudget_mem(r->rt->budget, bytes, "iteration state", r->err)) {
+		if (F->sf)
+			ge_err_prefix(r->err, "while loop '%s', iteration %"
+				      PRId64, ge_frames_name(r->p->F, F->sf),
+				      num);
 		r->failed = 1;
 		return NULL;
 	}
-	struct xiter *I = ge_xcalloc(1, sizeof *I);
+	struct xiter *I = r->spare[F->sf];
+	if (I) {
+		r->spare[F->sf] = I->spare;
+		memset(I->dead, 0, ((size_t)sf->nlocal + 1) * sizeof *I->dead);
+	} else {
+		I = ge_xcalloc(1, sizeof *I);
+		I->pend = ge_xmalloc(((size_t)sf->nlocal + 1) *
+				     sizeof *I->pend);
+		I->dead = ge_xcalloc((size_t)sf->nlocal + 1, sizeof *I->dead);
+		I->in = ge_xcalloc((size_t)sf->nslot + 1, sizeof *I->in);
+	}
+	I->kids = NULL;
 	I->num = num;
 	I->bytes = bytes;
-	I->pend = ge_xmalloc(((size_t)sf->nlocal + 1) * sizeof *I->pend);
+	I->outstanding = 0;
+	I->nframes = 0;
 	memcpy(I->pend, sf->pend0, (size_t)sf->nlocal * sizeof *I->pend);
-	I->dead = ge_xcalloc((size_t)sf->nlocal + 1, sizeof *I->dead);
-	I->in = ge_xcalloc((size_t)sf->nslot + 1, sizeof *I->in);
 	if (F->count == F->cap) {
 		F->cap = F->cap ? 2 * F->cap : 4;
 		F->it = ge_xrealloc(F->it, (size_t)F->cap * sizeof *F->it);
@@ -645,9 +659,18 @@ static struct xiter *iter_new(struct xrun *r, struct xframe *F, int64_t num)
 static void iter_free(struct xrun *r, struct xframe *F, struct xiter *I)
 {
 	int32_t ns = r->p->sf[F->sf].nslot;
-	for (int32_t i = 0; i < ns; i++)
+	for (int32_t i = 0; i < ns; i++) {
 		ge_xt_unref(I->in[i]);
+		I->in[i] = NULL;
+	}
 	ge_xbudget_release(r->rt->budget, I->bytes);
+	/* kept for the next iteration of a frame of the same loop */
+	I->spare = r->spare[F->sf];
+	r->spare[F->sf] = I;
+}
+
+static void iter_destroy(struct xiter *I)
+{
 	free(I->pend);
 	free(I->dead);
 	free(I->in);
@@ -1382,6 +1405,7 @@ int ge_xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
 	r.res_dead = ge_xcalloc((size_t)nres + 1, 1);
 	r.prefix = prefix ? prefix : "";
 	r.max_iter = rt->o.max_iterations;
+	r.spare = ge_xcalloc(p->nsf + 1, sizeof *r.spare);
 	r.root = frame_new(&r, 0, NULL, NULL);
 	struct xiter *I0 = r.failed ? NULL : r.root->it[0];
 	const struct xsf *sf0 = &p->sf[0];
@@ -1394,6 +1418,13 @@ int ge_xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
 	}
 	while (r.frames)
 		frame_free(&r, r.frames);
+	for (size_t f = 0; f < p->nsf; f++)
+		while (r.spare[f]) {
+			struct xiter *I = r.spare[f];
+			r.spare[f] = I->spare;
+			iter_destroy(I);
+		}
+	free(r.spare);
 	free(r.q);
 	int rc = r.failed ? (err->code ? err->code : GE_EINVAL) : GE_OK;
 	for (int i = 0; i < nres && !rc; i++) {
