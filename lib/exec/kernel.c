@@ -28,7 +28,8 @@
 	X(ge_kernels_reduce) \
 	X(ge_kernels_shape) \
 	X(ge_kernels_array) \
-	X(ge_kernels_index)
+	X(ge_kernels_index) \
+	X(ge_kernels_misc)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
