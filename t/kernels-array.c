@@ -348,6 +348,26 @@ static void test_misc(void)
 	kt_c("r", "DT_INT32", "1", "0");
 	kt_op("y", "ReduceJoin", "a,r", KT_ATTR_STR("separator", "+"));
 	is_string("string[2] a+c,b+d", kt_run("y"), "ReduceJoin");
+	kt_c("s", "DT_STRING", "2", "a,,b c");
+	kt_c("d", "DT_STRING", "", ",");
+	kt_op("y", "StringSplit", "s,d", "");
+	kt_op("z", "Identity", "y:2", "");
+	g = parse(kt_text);
+	is_string("int64[3,2] 0,0,0,1,1,0", kt_eval(g, "y:0"),
+		  "StringSplit indices, empty tokens skipped");
+	is_string("string[3] a,b,c", kt_eval(g, "y:1"), "its values");
+	is_string("int64[2] 2,2", kt_eval(g, "y:2"), "its dense shape");
+	ge_graph_free(g);
+	kt_len = 0;
+	kt_c("s", "DT_STRING", "1", "a,,b");
+	kt_c("d", "DT_STRING", "", ",");
+	kt_op("y", "StringSplit", "s,d", KT_ATTR_BOOL("skip_empty", "false"));
+	kt_op("z", "Identity", "y:2", "");
+	g = parse(kt_text);
+	is_string("string[3] a,,b", kt_eval(g, "y:1"),
+		  "StringSplit keeping empty tokens");
+	ge_graph_free(g);
+	kt_len = 0;
 	kt_c("c", "DT_BOOL", "", "false");
 	kt_c("m", "DT_STRING", "", "bad");
 	kt_op("y", "Assert", "c,m", "");

@@ -2,7 +2,8 @@
  * exec/k_misc.c: the rest of the plain kernels: the Identity family
  * (passing tensors on), Assert, InvertPermutation, DynamicStitch,
  * UnsortedSegmentSum, Unique, ReverseSequence, ScatterNd, ConcatOffset,
- * Bitcast, L2Loss, and the string kernels StringJoin and ReduceJoin.
+ * Bitcast, L2Loss, and the string kernels StringJoin, ReduceJoin and
+ * StringSplit.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -611,6 +612,91 @@ static int k_reduce_join(ge_kctx *k)
 	return rc;
 }
 
+/* One token of StringSplit: bytes [b, e) of string s. */
+typedef struct token {
+	int64_t s;
+	size_t b, e;
+} token;
+
+/* The number of tokens of s, split at any byte of delim (at each byte when
+ * delim is empty), empty tokens dropped when skip; stored in out when it
+ * is not NULL. */
+static size_t tokens(const ge_xstr *s, const char *delim, size_t dlen,
+		     int skip, token *out, int64_t si)
+{
+	size_t n = 0, start = 0;
+	if (!dlen) {
+		for (size_t i = 0; i < s->len; i++, n++)
+			if (out)
+				out[n] = (token){si, i, i + 1};
+		return n;
+	}
+	for (size_t i = 0; i <= s->len; i++) {
+		if (i < s->len && !memchr(delim, s->p[i], dlen))
+			continue;
+		if (!skip || i > start) {
+			if (out)
+				out[n] = (token){si, start, i};
+			n++;
+		}
+		start = i + 1;
+	}
+	return n;
+}
+
+/* StringSplit(input, delimiter): the tokens as a sparse tensor
+ * (indices [n,2], values [n], dense_shape [2]). */
+static int k_string_split(ge_kctx *k)
+{
+	if (ge_k_need(k, 2))
+		return GE_EINVAL;
+	const ge_xt *x = k->in[0], *d = k->in[1];
+	if (x->dtype != DT_STRING || x->rank != 1 || d->dtype != DT_STRING ||
+	    d->n != 1)
+		return ge_k_fail(k, "needs a string vector and a string "
+				 "delimiter");
+	if (k->nout < 3)
+		return ge_k_fail(k, "has fewer than 3 outputs");
+	int skip = ge_k_attr_bool(k, "skip_empty", 1);
+	const ge_xstr *in = x->data, *dl = d->data;
+	uint64_t total = 0, bytes = 0;
+	int64_t widest = 0;
+	for (int64_t i = 0; i < x->n; i++) {
+		size_t c = tokens(&in[i], dl->p, dl->len, skip, NULL, i);
+		total += c;
+		bytes += in[i].len;
+		if ((int64_t)c > widest)
+			widest = (int64_t)c;
+	}
+	if (ge_k_work(k, bytes + total + 1))
+		return GE_EINVAL;
+	token *t = malloc((size_t)(total ? total : 1) * sizeof *t);
+	if (!t)
+		return ge_k_fail(k, "out of memory");
+	int64_t n = (int64_t)total, two = 2, id[2] = {n, 2};
+	ge_xt *oi = ge_k_out(k, 0, DT_INT64, 2, id);
+	ge_xt *ov = oi ? ge_k_out(k, 1, DT_STRING, 1, &n) : NULL;
+	ge_xt *os = ov ? ge_k_out(k, 2, DT_INT64, 1, &two) : NULL;
+	int rc = os ? GE_OK : GE_EINVAL;
+	int64_t at = 0;
+	for (int64_t i = 0; rc == GE_OK && i < x->n; i++) {
+		size_t c = tokens(&in[i], dl->p, dl->len, skip, t + at, i);
+		for (size_t j = 0; j < c; j++, at++) {
+			((int64_t *)oi->data)[2 * at] = i;
+			((int64_t *)oi->data)[2 * at + 1] = (int64_t)j;
+			ge_xstr *v = &((ge_xstr *)ov->data)[at];
+			if (str_add(v, in[i].p + t[at].b, t[at].e - t[at].b))
+				rc = ge_k_fail(k, "out of memory");
+		}
+	}
+	if (rc == GE_OK) {
+		((int64_t *)os->data)[0] = x->n;
+		((int64_t *)os->data)[1] = widest;
+	}
+	free(t);
+	return rc;
+}
+
 const ge_kdef ge_kernels_misc[] = {
 	{"Identity", k_identity, GE_K_FORWARD},
 	{"IdentityN", k_identity, GE_K_FORWARD},
@@ -630,5 +716,6 @@ const ge_kdef ge_kernels_misc[] = {
 	{"L2Loss", k_l2loss, 0},
 	{"StringJoin", k_string_join, 0},
 	{"ReduceJoin", k_reduce_join, 0},
+	{"StringSplit", k_string_split, 0},
 	{NULL, NULL, 0},
 };
