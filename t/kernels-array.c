@@ -170,6 +170,14 @@ static void test_layout(void)
 	      KT_ATTR_INT("ellipsis_mask", 1) KT_ATTR_INT("new_axis_mask", 2));
 	is_string("int32[2,1,1] 2,5", kt_run("y"),
 		  "StridedSlice with an ellipsis and a new axis");
+	kt_c("x", "DT_INT32", "2", "1 2");
+	kt_c("b", "DT_INT32", "1", "0");
+	kt_c("e", "DT_INT32", "1", "0");
+	kt_c("s", "DT_INT32", "1", "1");
+	kt_op("y", "StridedSlice", "x,b,e,s", KT_ATTR_INT("new_axis_mask", 1)
+	      KT_ATTR_INT("ellipsis_mask", 2));
+	is_string("int32[1,2] 1,2", kt_run("y"), "StridedSlice: an ellipsis bit "
+		  "past the entries does not count, one is implied at the end");
 	kt_c("x", "DT_INT32", "3", "1 2 3");
 	kt_c("b", "DT_INT32", "1", "5");
 	kt_c("e", "DT_INT32", "1", "6");
