@@ -463,6 +463,115 @@ static void test_random_ops(void)
 	ge_graph_free(g);
 }
 
+/* ------------------------------------------------------------ tables */
+
+#define CS(n, shape, vals) CONST(n, "DT_STRING", shape, vals)
+#define TABLE(n) NODE(n, "HashTableV2", "", ATTR_T("key_dtype", "DT_STRING") \
+		      ATTR_T("value_dtype", "DT_INT64"))
+#define FIND(n, tab, keys, def) \
+	NODE(n, "LookupTableFindV2", IN(tab) IN(keys) IN(def), \
+	     ATTR_T("Tin", "DT_STRING") ATTR_T("Tout", "DT_INT64"))
+#define FROM_FILE(n, tab, fname) \
+	NODE(n, "InitializeTableFromTextFileV2", IN(tab) IN(fname), \
+	     ATTR_I("key_index", -2) ATTR_I("value_index", -1))
+#define TABLE_GRAPH \
+	TABLE("table") \
+	CS("keys", "dim { size: 2 }", "string_val: \"a\" string_val: \"b\"") \
+	CONST("vals", "DT_INT64", "dim { size: 2 }", \
+	      "int64_val: 10 int64_val: 20") \
+	NODE("init", "InitializeTableV2", IN("table") IN("keys") IN("vals"), \
+	     ATTR_T("Tkey", "DT_STRING") ATTR_T("Tval", "DT_INT64")) \
+	CS("q", "dim { size: 3 }", \
+	   "string_val: \"b\" string_val: \"z\" string_val: \"a\"") \
+	CONST("def", "DT_INT64", "", "int64_val: -1") \
+	FIND("find", "table", "q", "def") \
+	NODE("size", "LookupTableSizeV2", IN("table"), "")
+
+static void test_tables(void)
+{
+	char out[8][1200];
+	ge_graph *g;
+	ge_xsession *s = open_text(TABLE_GRAPH, &g, 0);
+	const char *ff = "find";
+	run(s, &ff, 1, out);
+	ok(strstr(out[0], "find (LookupTableFindV2): the table was not "
+		  "initialized") != NULL, "a lookup before the init op: error");
+	const char *fi = "^init";
+	run(s, &fi, 1, out);
+	IS(out[0], "<none>", "the init op runs");
+	const char *f2[] = {"find", "size"};
+	run(s, f2, 2, out);
+	IS(out[0], "int64[3] 20,-1,10", "a later run finds the keys the "
+	   "init op put in the session's table, the default for others");
+	IS(out[1], "int64[] 2", "LookupTableSizeV2");
+	ge_xsession_close(s);
+	ge_graph_free(g);
+
+	/* a file initializer reads <model>/assets/ and nothing else */
+	char dir[] = "/tmp/ge-exec-state-XXXXXX";
+	if (!mkdtemp(dir)) {
+		printf("Bail out! mkdtemp\n");
+		exit(1);
+	}
+	mkdir(path_in(dir, "assets"), 0755);
+	write_file(path_in(dir, "assets/vocab.txt"), "foo\nbar\r\nbaz\n", 14);
+	char outside[600];
+	snprintf(outside, sizeof outside, "%s-outside.txt", dir);
+	write_file(path_in(dir, "outside.txt"), "x\n", 2);
+	write_file(outside, "x\n", 2);
+	if (symlink(outside, path_in(dir, "assets/link.txt")))
+		printf("Bail out! symlink\n");
+	static const char sm[] =
+		"saved_model_schema_version: 1 meta_graphs { meta_info_def { "
+		"tags: \"serve\" } graph_def {\n"
+		TABLE("t1") TABLE("t2") TABLE("t3") TABLE("t4")
+		CS("f1", "", "string_val: \"/export/dir/assets/vocab.txt\"")
+		CS("f2", "", "string_val: \"../outside.txt\"")
+		CS("f3", "", "string_val: \"link.txt\"")
+		CS("f4", "", "string_val: \"../../../../../../etc/passwd\"")
+		FROM_FILE("i1", "t1", "f1") FROM_FILE("i2", "t2", "f2")
+		FROM_FILE("i3", "t3", "f3") FROM_FILE("i4", "t4", "f4")
+		CS("q", "dim { size: 4 }", "string_val: \"baz\" string_val: "
+		   "\"bar\" string_val: \"foo\" string_val: \"x\"")
+		CONST("def", "DT_INT64", "", "int64_val: -1")
+		FIND("find", "t1", "q", "def")
+		"} }\n";
+	write_file(path_in(dir, "saved_model.pbtxt"), sm, strlen(sm));
+	ge_error err = {0};
+	g = NULL;
+	if (ge_load(dir, NULL, &g, &err)) {
+		printf("Bail out! %s\n", err.msg);
+		exit(1);
+	}
+	ge_xopts o = GE_XOPTS_INIT;
+	if (ge_xsession_open(g, &o, &s, &err)) {
+		printf("Bail out! %s\n", err.msg);
+		exit(1);
+	}
+	const char *f1 = "^i1";
+	run(s, &f1, 1, out);
+	run(s, &ff, 1, out);
+	IS(out[0], "int64[4] 2,1,0,-1", "InitializeTableFromTextFileV2: "
+	   "whole lines to line numbers, the exported path's last component "
+	   "found in assets/ (a CR before the newline dropped)");
+	const char *bad[] = {"^i2", "^i3", "^i4"};
+	const char *why[] = {"'../outside.txt' names no file of assets/",
+			     "a symlink leading out of the model",
+			     "'../../../../../../etc/passwd'"};
+	for (int i = 0; i < 3; i++) {
+		run(s, &bad[i], 1, out);
+		ok(!strncmp(out[0], "error: ", 7), "refused: %s", why[i]);
+		if (strncmp(out[0], "error: ", 7))
+			tap_diag("%s", out[0]);
+	}
+	ge_xsession_close(s);
+	ge_graph_free(g);
+	unlink(path_in(dir, "assets/link.txt"));
+	unlink(outside);
+	rm_dir(path_in(dir, "assets"));
+	rm_dir(dir);
+}
+
 int main(void)
 {
 	ge_xbudget_init(&kt_budget);
@@ -470,6 +579,7 @@ int main(void)
 	test_arrays();
 	test_philox();
 	test_random_ops();
+	test_tables();
 	/* a kernel alone, without a session: every run is a first run */
 	IS(kt_eval_text(CI("sh", 2) NODE("r", "RandomUniformInt",
 		IN("shv") IN("lo") IN("hi"), ATTR_I("seed", 1)

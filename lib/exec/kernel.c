@@ -25,7 +25,8 @@
 	X(ge_kernels_const) \
 	X(ge_kernels_list) \
 	X(ge_kernels_tarray) \
-	X(ge_kernels_random)
+	X(ge_kernels_random) \
+	X(ge_kernels_table)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
