@@ -13,6 +13,7 @@
 #include "exec/exec.h"
 #include "exec/philox.h"
 #include "ktest.h"
+#include "tensorflow/core/example/example.pb-c.h"
 
 enum { DT_FLOAT = 1, DT_INT32 = 3, DT_STRING = 7, DT_INT64 = 9 };
 
@@ -572,6 +573,194 @@ static void test_tables(void)
 	rm_dir(dir);
 }
 
+/* ------------------------------------------------------------ examples */
+
+/* A tf.Example with float feature x (nx values, or none when x is NULL),
+ * int64 feature "tags" and bytes feature "kind" (when given), packed
+ * into s. */
+static void example(ge_xstr *s, const float *x, size_t nx, int x_as_int,
+		    const int64_t *tags, size_t nt, const char *kind)
+{
+	Tensorflow__FloatList fl = TENSORFLOW__FLOAT_LIST__INIT;
+	Tensorflow__Int64List il = TENSORFLOW__INT64_LIST__INIT;
+	Tensorflow__Int64List xl = TENSORFLOW__INT64_LIST__INIT;
+	Tensorflow__BytesList bl = TENSORFLOW__BYTES_LIST__INIT;
+	Tensorflow__Feature fx = TENSORFLOW__FEATURE__INIT;
+	Tensorflow__Feature ft = TENSORFLOW__FEATURE__INIT;
+	Tensorflow__Feature fk = TENSORFLOW__FEATURE__INIT;
+	Tensorflow__Features__FeatureEntry ex =
+		TENSORFLOW__FEATURES__FEATURE_ENTRY__INIT;
+	Tensorflow__Features__FeatureEntry et =
+		TENSORFLOW__FEATURES__FEATURE_ENTRY__INIT;
+	Tensorflow__Features__FeatureEntry ek =
+		TENSORFLOW__FEATURES__FEATURE_ENTRY__INIT;
+	Tensorflow__Features__FeatureEntry *ents[3];
+	Tensorflow__Features fs = TENSORFLOW__FEATURES__INIT;
+	Tensorflow__Example e = TENSORFLOW__EXAMPLE__INIT;
+	int64_t xi[8];
+	ProtobufCBinaryData kb;
+	size_t n = 0;
+	if (x && !x_as_int) {
+		fl.n_value = nx;
+		fl.value = (float *)x;
+		fx.kind_case = TENSORFLOW__FEATURE__KIND_FLOAT_LIST;
+		fx.float_list = &fl;
+	} else if (x) {
+		for (size_t i = 0; i < nx; i++)
+			xi[i] = (int64_t)x[i];
+		xl.n_value = nx;
+		xl.value = xi;
+		fx.kind_case = TENSORFLOW__FEATURE__KIND_INT64_LIST;
+		fx.int64_list = &xl;
+	}
+	if (x) {
+		ex.key = "x";
+		ex.value = &fx;
+		ents[n++] = &ex;
+	}
+	if (tags) {
+		il.n_value = nt;
+		il.value = (int64_t *)tags;
+		ft.kind_case = TENSORFLOW__FEATURE__KIND_INT64_LIST;
+		ft.int64_list = &il;
+		et.key = "tags";
+		et.value = &ft;
+		ents[n++] = &et;
+	}
+	if (kind) {
+		kb.len = strlen(kind);
+		kb.data = (uint8_t *)kind;
+		bl.n_value = 1;
+		bl.value = &kb;
+		fk.kind_case = TENSORFLOW__FEATURE__KIND_BYTES_LIST;
+		fk.bytes_list = &bl;
+		ek.key = "kind";
+		ek.value = &fk;
+		ents[n++] = &ek;
+	}
+	fs.n_feature = n;
+	fs.feature = ents;
+	e.features = &fs;
+	s->len = tensorflow__example__get_packed_size(&e);
+	s->p = malloc(s->len + 1);
+	tensorflow__example__pack(&e, (uint8_t *)s->p);
+	s->p[s->len] = 0;
+}
+
+#define PARSE_COMMON \
+	NODE("ser", "Placeholder", "", ATTR_T("dtype", "DT_STRING")) \
+	CS("names", "dim { size: 0 }", "") \
+	CONST("def_x", "DT_FLOAT", "dim { size: 0 }", "") \
+	CS("def_kind", "dim { size: 1 }", "string_val: \"none\"")
+#define PARSE_ATTRS \
+	"attr { key: \"Tdense\" value { list { type: DT_FLOAT " \
+	"type: DT_STRING } } } " \
+	"attr { key: \"dense_shapes\" value { list { shape { dim { size: 2 } }" \
+	" shape { dim { size: 1 } } } } } "
+#define PARSE_V1 PARSE_COMMON \
+	CS("sk0", "", "string_val: \"tags\"") CS("dk0", "", "string_val: \"x\"") \
+	CS("dk1", "", "string_val: \"kind\"") \
+	NODE("pe", "ParseExample", IN("ser") IN("names") IN("sk0") IN("dk0") \
+	     IN("dk1") IN("def_x") IN("def_kind"), ATTR_I("Nsparse", 1) \
+	     ATTR_I("Ndense", 2) PARSE_ATTRS \
+	     "attr { key: \"sparse_types\" value { list { type: DT_INT64 } } } ")
+#define PARSE_V2 PARSE_COMMON \
+	CS("sk", "dim { size: 0 }", "") \
+	CS("dk", "dim { size: 2 }", "string_val: \"x\" string_val: \"kind\"") \
+	CS("rk", "dim { size: 1 }", "string_val: \"tags\"") \
+	NODE("pe", "ParseExampleV2", IN("ser") IN("names") IN("sk") IN("dk") \
+	     IN("rk") IN("def_x") IN("def_kind"), ATTR_I("num_sparse", 0) \
+	     PARSE_ATTRS \
+	     "attr { key: \"sparse_types\" value { list { } } } " \
+	     "attr { key: \"ragged_value_types\" value { list { " \
+	     "type: DT_INT64 } } } " \
+	     "attr { key: \"ragged_split_types\" value { list { " \
+	     "type: DT_INT64 } } } ")
+
+/* Runs fetches of txt with the records fed to "ser" (a vector, or a
+ * scalar when scalar). */
+static void run_records(const char *txt, ge_xstr *rec, int64_t n, int scalar,
+			const char *const *fetch, int nf, char out[][1200])
+{
+	ge_graph *g;
+	ge_error err = {0};
+	ge_xsession *s = open_text(txt, &g, 0);
+	ge_xt *t = ge_xt_new(DT_STRING, scalar ? 0 : 1, &n, NULL, "feed",
+			     &err);
+	memcpy(t->data, rec, (size_t)n * sizeof *rec);
+	ge_xfeed f = {"ser", t};
+	ge_xt *y[8] = {0};
+	if (ge_xsession_run(s, &f, 1, fetch, nf, y, &err)) {
+		snprintf(out[0], 1200, "error: %s", err.msg);
+	} else {
+		for (int i = 0; i < nf; i++) {
+			kt_format(y[i], out[i], 1200);
+			ge_xt_unref(y[i]);
+		}
+	}
+	ge_xt_unref(t); /* frees the records */
+	ge_xsession_close(s);
+	ge_graph_free(g);
+}
+
+static void test_parse(void)
+{
+	char out[8][1200];
+	ge_xstr rec[2];
+	const float x0[2] = {1, 2}, x1[2] = {3, 4};
+	const int64_t tags[3] = {7, 8, 9};
+	const char *f1[] = {"pe:3", "pe:4", "pe:0", "pe:1", "pe:2"};
+
+	example(&rec[0], x0, 2, 0, tags, 3, "cat");
+	example(&rec[1], x1, 2, 0, NULL, 0, NULL);
+	run_records(PARSE_V1, rec, 2, 0, f1, 5, out);
+	IS(out[0], "float32[2,2] 1,2,3,4", "ParseExample: a dense float "
+	   "feature of shape [2]");
+	IS(out[1], "string[2,1] cat,none", "a dense string feature and its "
+	   "default");
+	IS(out[2], "int64[3,2] 0,0,0,1,0,2", "a sparse feature's indices");
+	IS(out[3], "int64[3] 7,8,9", "its values");
+	IS(out[4], "int64[2] 2,3", "its dense shape");
+
+	const char *f2[] = {"pe:0", "pe:1", "pe:2", "pe:3"};
+	example(&rec[0], x0, 2, 0, tags, 3, "cat");
+	example(&rec[1], x1, 2, 0, NULL, 0, NULL);
+	run_records(PARSE_V2, rec, 2, 0, f2, 4, out);
+	IS(out[0], "float32[2,2] 1,2,3,4", "ParseExampleV2: dense");
+	IS(out[1], "string[2,1] cat,none", "dense with a default");
+	IS(out[2], "int64[3] 7,8,9", "a ragged feature's values");
+	IS(out[3], "int64[3] 0,3,3", "and row splits");
+
+	example(&rec[0], x1, 2, 0, NULL, 0, "dog");
+	run_records(PARSE_V2, rec, 1, 1, f2, 2, out);
+	ok(strstr(out[0], "ragged features of a scalar record") != NULL,
+	   "V2 with a scalar record and a ragged key: refused");
+	const char *f3[] = {"pe:3", "pe:4"};
+	example(&rec[0], x1, 2, 0, NULL, 0, "dog");
+	run_records(PARSE_V1, rec, 1, 0, f3, 2, out);
+	IS(out[0], "float32[1,2] 3,4", "one record");
+
+	example(&rec[0], NULL, 0, 0, tags, 1, NULL);
+	run_records(PARSE_V1, rec, 1, 0, f1, 1, out);
+	ok(strstr(out[0], "pe (ParseExample): record 0 lacks feature 'x' "
+		  "(float32), which has no default") != NULL,
+	   "a required feature missing: error naming the op and the key");
+	example(&rec[0], x0, 2, 1, NULL, 0, NULL);
+	run_records(PARSE_V1, rec, 1, 0, f1, 1, out);
+	ok(strstr(out[0], "record 0, feature 'x': not a list of float32")
+	   != NULL, "a feature of the wrong type: error");
+	example(&rec[0], x0, 1, 0, NULL, 0, NULL);
+	run_records(PARSE_V1, rec, 1, 0, f1, 1, out);
+	ok(strstr(out[0], "record 0, feature 'x': 1 values for a shape of 2")
+	   != NULL, "a dense feature of the wrong size: error");
+	rec[0].p = malloc(4);
+	memcpy(rec[0].p, "\x0a\xff\xff", 4);
+	rec[0].len = 3;
+	run_records(PARSE_V1, rec, 1, 0, f1, 1, out);
+	ok(strstr(out[0], "record 0 is not a tf.Example") != NULL,
+	   "bytes that are not an Example: error");
+}
+
 int main(void)
 {
 	ge_xbudget_init(&kt_budget);
@@ -580,6 +769,7 @@ int main(void)
 	test_philox();
 	test_random_ops();
 	test_tables();
+	test_parse();
 	/* a kernel alone, without a session: every run is a first run */
 	IS(kt_eval_text(CI("sh", 2) NODE("r", "RandomUniformInt",
 		IN("shv") IN("lo") IN("hi"), ATTR_I("seed", 1)
