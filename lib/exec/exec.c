@@ -272,6 +272,8 @@ static int plan_node(struct ge_xrt *rt, struct xplan *p, struct xnode *n,
 		n->center = (uint8_t)attr_bool(g, n->id, "is_constant");
 	}
 	n->frame = fr;
+	if ((k == XK_EXIT || k == XK_NEXT) && fr == 0)
+		return node_fail(p, n, err, "is outside any while loop");
 	if (k == XK_FED && fr != 0)
 		return node_fail(p, n, err, "cannot be fed: it is in the "
 				 "while loop frame '%s'",
@@ -288,6 +290,31 @@ static int plan_node(struct ge_xrt *rt, struct xplan *p, struct xnode *n,
 			p->nrets = (int)idx + 1;
 	}
 	return GE_OK;
+}
+
+/* The frame the consumers of node n are in. */
+static int32_t out_frame(const struct xplan *p, const struct xnode *n)
+{
+	if (n->kind == XK_ENTER)
+		return n->child;
+	if (n->kind == XK_EXIT)
+		return ge_frames_parent(p->F, n->frame);
+	return n->frame;
+}
+
+/* An edge from src into n must stay in a frame but through Enter and
+ * Exit: the executor keeps a frame's inputs with its iterations. */
+static int check_frame(const struct xplan *p, const struct xnode *src,
+		       const struct xnode *n, ge_error *err)
+{
+	if (out_frame(p, src) == n->frame)
+		return GE_OK;
+	return node_fail(p, n, err, "reads '%s' of another while loop frame "
+			 "('%s' here, '%s' there): a tensor crossing frames "
+			 "not through Enter or Exit",
+			 ge_op_name(p->g, src->id),
+			 ge_frames_name(p->F, n->frame),
+			 ge_frames_name(p->F, out_frame(p, src)));
 }
 
 /* Out edges of every node, grouped by source. */
@@ -339,6 +366,8 @@ static int plan_edges(struct xplan *p, const uint32_t *need, ge_error *err)
 		for (size_t s = 0; s < ni; s++) {
 			ge_tref t = ge_op_input(g, n->id, s);
 			struct xnode *src = &p->n[need[t.op] - 1];
+			if (check_frame(p, src, n, err))
+				return GE_EGRAPH;
 			if (t.index >= src->nout)
 				return node_fail(p, n, err, "input %zu reads "
 						 "output %d of '%s', which has "
@@ -353,6 +382,8 @@ static int plan_edges(struct xplan *p, const uint32_t *need, ge_error *err)
 		for (size_t s = 0; s < nci; s++) {
 			ge_opid q = ge_op_control_input(g, n->id, s);
 			struct xnode *src = &p->n[need[q] - 1];
+			if (check_frame(p, src, n, err))
+				return GE_EGRAPH;
 			p->ce[src->c0 + src->nc++] = (uint32_t)i;
 		}
 	}
@@ -448,7 +479,9 @@ static int plan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
 		f->node = (uint32_t)(n - p->n);
 		f->out = fetch[i].index;
 		f->idx = (int32_t)i;
-		if (n->frame != 0)
+		int32_t of = n->kind == XK_EXIT ?
+			ge_frames_parent(p->F, n->frame) : n->frame;
+		if (of != 0 && f->out != GE_CONTROL)
 			rc = node_fail(p, n, err, "cannot be fetched: it is in "
 				       "the while loop frame '%s'",
 				       ge_frames_name(p->F, n->frame));
@@ -879,23 +912,17 @@ static int to_bool(const ge_xt *t)
 
 /* The function an attr of a functional op names (entry i of a list). */
 static ge_funcid attr_func(struct xrun *r, const struct xnode *n,
-			   const char *attr, size_t i, size_t *count)
+			   const char *attr, size_t i)
 {
 	const Tensorflow__AttrValue *v = ge_op_attr(r->p->g, n->id, attr,
 						    NULL);
 	const char *s = NULL;
-	if (count)
-		*count = 0;
 	if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC &&
 	    v->func)
 		s = v->func->name;
 	else if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
-		 v->list) {
-		if (count)
-			*count = v->list->n_func;
-		if (i < v->list->n_func)
-			s = v->list->func[i]->name;
-	}
+		 v->list && i < v->list->n_func)
+		s = v->list->func[i]->name;
 	ge_funcid f = s ? ge_func_find(r->rt->g, s) : GE_NOFUNC;
 	if (f == GE_NOFUNC)
 		run_fail(r, n, "attr '%s' names no function of the library%s%s",
@@ -929,9 +956,9 @@ static int call_from(struct xrun *r, const struct xnode *n, ge_funcid f,
 static int run_while(struct xrun *r, const struct xnode *n, ge_xt **in,
 		     ge_xt **outs)
 {
-	ge_funcid cond = attr_func(r, n, "cond", 0, NULL);
+	ge_funcid cond = attr_func(r, n, "cond", 0);
 	ge_funcid body = cond == GE_NOFUNC ? GE_NOFUNC :
-			 attr_func(r, n, "body", 0, NULL);
+			 attr_func(r, n, "body", 0);
 	int nv = n->nin, rc = GE_OK;
 	if (body == GE_NOFUNC)
 		return GE_EINVAL;
@@ -982,20 +1009,23 @@ static int run_branch(struct xrun *r, const struct xnode *n, ge_xt **in,
 		return run_fail(r, n, "has no condition input");
 	if (n->kind == XK_IF) {
 		f = attr_func(r, n, to_bool(in[0]) ? "then_branch"
-						   : "else_branch", 0, NULL);
+						   : "else_branch", 0);
 	} else {
 		size_t nb = 0;
 		if (in[0]->dtype != DT_INT32 || in[0]->n != 1)
 			return run_fail(r, n, "branch_index is not an int32 "
 					"scalar");
 		int64_t b = ge_xt_get_int64(in[0], 0);
-		attr_func(r, n, "branches", 0, &nb);
-		r->failed = 0;
+		const Tensorflow__AttrValue *v = ge_op_attr(r->p->g, n->id,
+							    "branches", NULL);
+		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+		    v->list)
+			nb = v->list->n_func;
 		if (nb == 0)
 			return run_fail(r, n, "has no branches");
 		if (b < 0 || (uint64_t)b >= nb)
 			b = (int64_t)nb - 1; /* the default branch */
-		f = attr_func(r, n, "branches", (size_t)b, NULL);
+		f = attr_func(r, n, "branches", (size_t)b);
 	}
 	if (f == GE_NOFUNC)
 		return GE_EINVAL;
@@ -1149,7 +1179,7 @@ static int execute(struct xrun *r, const struct xnode *n, ge_xt **in,
 		ge_funcid f = GE_NOFUNC;
 		const char *type = ge_op_type(r->p->g, n->id);
 		if (kind_of(type) == XK_CALL)
-			f = attr_func(r, n, "f", 0, NULL);
+			f = attr_func(r, n, "f", 0);
 		else
 			f = ge_func_find(r->rt->g, type);
 		if (f == GE_NOFUNC)
@@ -1182,17 +1212,27 @@ static void report(struct xrun *r, const struct xnode *n,
 		   ge_xt **outs, int dead)
 {
 	const struct xplan *p = r->p;
-	if (F == r->root)
-		for (uint32_t k = 0; k < n->nf; k++) {
-			const struct xfetch *f = &p->fetch[n->f0 + k];
-			if (f->out == GE_CONTROL) {
-				r->res_dead[f->idx] = (uint8_t)(dead ? 1 : 2);
-				continue;
-			}
-			ge_xt_unref(r->res[f->idx]);
-			r->res[f->idx] = dead ? NULL : ge_xt_ref(outs[f->out]);
-			r->res_dead[f->idx] = (uint8_t)(dead ? 1 : 2);
+	int exit = n->kind == XK_EXIT;
+	int root = exit ? F->parent == r->root : F == r->root;
+	for (uint32_t k = 0; k < n->nf; k++) {
+		const struct xfetch *f = &p->fetch[n->f0 + k];
+		uint8_t *st = &r->res_dead[f->idx];
+		if (f->out == GE_CONTROL) {
+			/* ran, live or dead; in a loop, in some iteration */
+			if (*st != 2)
+				*st = (uint8_t)(dead ? 1 : 2);
+			continue;
 		}
+		if (!root || (exit && (dead || *st == 2))) {
+			/* an Exit is dead in every iteration but the last */
+			if (!*st)
+				*st = 1;
+			continue;
+		}
+		ge_xt_unref(r->res[f->idx]);
+		r->res[f->idx] = dead ? NULL : ge_xt_ref(outs[f->out]);
+		*st = (uint8_t)(dead ? 1 : 2);
+	}
 	if (n->kind == XK_RETVAL && dead && n->aux < r->nres)
 		r->res_dead[n->aux] = 1;
 	if (dead || !r->rt->o.on_tensor)
@@ -1204,7 +1244,10 @@ static void report(struct xrun *r, const struct xnode *n,
 		b.len = 0;
 		ge_buf_printf(&b, "%s%s:%d", r->prefix,
 			      ge_op_name(p->g, n->id), i);
-		iter_path(&b, F, I);
+		if (exit)
+			iter_path(&b, F->parent, F->piter);
+		else
+			iter_path(&b, F, I);
 		ge_buf_addc(&b, 0);
 		r->rt->o.on_tensor(r->rt->o.ud, (const char *)b.data, outs[i]);
 	}
@@ -1420,6 +1463,8 @@ void ge_xsession_close(ge_xsession *s)
 	for (size_t i = 0; i < rt->nplans; i++)
 		plan_free(rt->plans[i]);
 	free(rt->plans);
+	plan_free(rt->last);
+	free(rt->last_key);
 	ge_xvars_close(rt);
 	free(s);
 }
@@ -1507,33 +1552,71 @@ static int resolve(const ge_graph *g, const ge_xfeed *feeds, int nfeeds,
 	return GE_OK;
 }
 
+/* "feed\nfeed\n\tfetch\nfetch\n": what a root plan depends on. */
+static char *run_key(const ge_xfeed *feeds, int nfeeds,
+		     const char *const *fetches, int nfetch)
+{
+	ge_buf b = GE_BUF_INIT;
+	for (int i = 0; i < nfeeds; i++)
+		ge_buf_printf(&b, "%s\n", feeds[i].name);
+	ge_buf_addc(&b, '\t');
+	for (int i = 0; i < nfetch; i++)
+		ge_buf_printf(&b, "%s\n", fetches[i]);
+	ge_buf_addc(&b, 0);
+	return (char *)ge_buf_steal(&b, NULL);
+}
+
+/* The plan of a run: the last one when the graph, the feeds and the
+ * fetches are the same (feed values are checked each time). */
+static int root_plan(struct ge_xrt *rt, const ge_xfeed *feeds, int nfeeds,
+		     const char *const *fetches, int nfetch,
+		     struct xplan **out, ge_error *err)
+{
+	char *key = run_key(feeds, nfeeds, fetches, nfetch);
+	ge_tref *fed = ge_xcalloc((size_t)nfeeds + 1, sizeof *fed);
+	ge_tref *fetch = ge_xcalloc((size_t)nfetch + 1, sizeof *fetch);
+	ge_opid *start = ge_xcalloc((size_t)nfetch + 1, sizeof *start);
+	int rc = resolve(rt->g, feeds, nfeeds, fetches, nfetch, fed, fetch,
+			 start, err);
+	if (!rc && rt->last && rt->last_version == ge_graph_version(rt->g) &&
+	    !strcmp(rt->last_key, key)) {
+		*out = rt->last;
+	} else if (!rc) {
+		rc = plan_build(rt, rt->g, NULL, start, (size_t)nfetch, fed,
+				(size_t)nfeeds, fetch, (size_t)nfetch, out,
+				err);
+		if (!rc) {
+			plan_free(rt->last);
+			free(rt->last_key);
+			rt->last = *out;
+			rt->last_key = key;
+			rt->last_version = ge_graph_version(rt->g);
+			key = NULL;
+		}
+	}
+	free(key);
+	free(fed);
+	free(fetch);
+	free(start);
+	return rc;
+}
+
 int ge_xsession_run(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
 		    const char *const *fetches, int nfetch, ge_xt **out,
 		    ge_error *err)
 {
 	struct ge_xrt *rt = &s->rt;
-	ge_tref *fed = ge_xcalloc((size_t)nfeeds + 1, sizeof *fed);
-	ge_tref *fetch = ge_xcalloc((size_t)nfetch + 1, sizeof *fetch);
-	ge_opid *start = ge_xcalloc((size_t)nfetch + 1, sizeof *start);
-	ge_xt **args = ge_xcalloc((size_t)nfeeds + 1, sizeof *args);
 	struct xplan *p = NULL;
 	for (int i = 0; i < nfetch; i++)
 		out[i] = NULL;
-	int rc = resolve(rt->g, feeds, nfeeds, fetches, nfetch, fed, fetch,
-			 start, err);
-	if (!rc)
-		rc = plan_build(rt, rt->g, NULL, start, (size_t)nfetch, fed,
-				(size_t)nfeeds, fetch, (size_t)nfetch, &p, err);
+	int rc = root_plan(rt, feeds, nfeeds, fetches, nfetch, &p, err);
 	if (!rc) {
+		ge_xt **args = ge_xcalloc((size_t)nfeeds + 1, sizeof *args);
 		for (int i = 0; i < nfeeds; i++)
 			args[i] = feeds[i].t;
 		rc = xrun(rt, p, args, nfeeds, out, nfetch, NULL, err);
+		free(args);
 	}
-	plan_free(p);
-	free(fed);
-	free(fetch);
-	free(start);
-	free(args);
 	if (rc && ge_graph_name(rt->g)[0])
 		ge_err_prefix(err, "%s", ge_graph_name(rt->g));
 	return rc;

@@ -30,6 +30,9 @@ struct ge_xrt {
 	size_t nslots, slotcap;
 	struct xplan **plans;     /* function bodies' plans, by body graph */
 	size_t nplans, plancap;
+	struct xplan *last;       /* the last run's plan, for the same */
+	char *last_key;           /* feeds and fetches at the same */
+	uint64_t last_version;    /* graph version */
 	struct xvars *vars;
 	int depth;                /* calls in progress */
 };
