@@ -233,8 +233,50 @@ static void test_lists(void)
 	NODE("cat", "TensorArrayConcatV3", IN("tc") IN("sp"), FD) \
 	NODE("w5", "TensorArrayWriteV3", IN("ta") IN("n") IN("v") IN("w1"), "")
 
+/* A TF1 while loop writing i * i at index i of a TensorArray, as
+ * tf.while_loop builds it: the handle enters the frame as a constant,
+ * the flow goes round the loop with the counter. */
+#define ENTER(n, x, t, c) \
+	NODE(n, "Enter", IN(x), ATTR_T("T", t) ATTR_B("is_constant", c) \
+	     "attr { key: \"frame_name\" value { s: \"L\" } } ")
+#define TI ATTR_T("T", "DT_INT32")
+#define TF ATTR_T("T", "DT_FLOAT")
+#define LOOP_ARRAY \
+	CI("n", 3) CI("zero", 0) CI("one", 1) \
+	CONST("all", "DT_INT32", "dim { size: 3 }", \
+	      "int_val: 0 int_val: 1 int_val: 2") \
+	NODE("ta", "TensorArrayV3", IN("n"), ATTR_T("dtype", "DT_INT32") \
+	     "attr { key: \"element_shape\" value { shape { } } } ") \
+	ENTER("e_ta", "ta", "DT_RESOURCE", true) \
+	ENTER("e_flow", "ta:1", "DT_FLOAT", false) \
+	ENTER("e_i", "zero", "DT_INT32", false) \
+	ENTER("e_n", "n", "DT_INT32", true) \
+	ENTER("e_one", "one", "DT_INT32", true) \
+	NODE("m_i", "Merge", IN("e_i") IN("ni_i"), TI ATTR_I("N", 2)) \
+	NODE("m_f", "Merge", IN("e_flow") IN("ni_f"), TF ATTR_I("N", 2)) \
+	NODE("less", "Less", IN("m_i") IN("e_n"), TI) \
+	NODE("lc", "LoopCond", IN("less"), "") \
+	NODE("s_i", "Switch", IN("m_i") IN("lc"), TI) \
+	NODE("s_f", "Switch", IN("m_f") IN("lc"), TF) \
+	NODE("id_i", "Identity", IN("s_i:1"), TI) \
+	NODE("id_f", "Identity", IN("s_f:1"), TF) \
+	NODE("sq", "Mul", IN("id_i") IN("id_i"), TI) \
+	NODE("w", "TensorArrayWriteV3", IN("e_ta") IN("id_i") IN("sq") \
+	     IN("id_f"), TI) \
+	NODE("inc", "AddV2", IN("id_i") IN("e_one"), TI) \
+	NODE("ni_i", "NextIteration", IN("inc"), TI) \
+	NODE("ni_f", "NextIteration", IN("w"), TF) \
+	NODE("x_f", "Exit", IN("s_f"), TF) \
+	NODE("g", "TensorArrayGatherV3", IN("ta") IN("all") IN("x_f"), \
+	     ATTR_T("dtype", "DT_INT32") \
+	     "attr { key: \"element_shape\" value { shape { } } } ") \
+	NODE("size", "TensorArraySizeV3", IN("ta") IN("x_f"), "")
+
 static void test_arrays(void)
 {
+	IS(eval1(LOOP_ARRAY, "g"), "int32[3] 0,1,4",
+	   "a TF1 while loop writes a TensorArray, GatherV3 after its Exit");
+
 	char out[8][1200];
 	ge_graph *g;
 	ge_xsession *s = open_text(ARRAY_BASE, &g, 0);
