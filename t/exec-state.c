@@ -481,6 +481,34 @@ static void test_random_ops(void)
 	}
 	ok(near, "StatelessRandomNormal seed [1, 2]: %s", e);
 
+	/* tf.random.stateless_normal in TF2: the V2 op on the key and
+	 * counter StatelessRandomGetKeyCounter makes of the seed */
+	char v1[1200];
+	snprintf(v1, sizeof v1, "%s", e);
+	e = eval1(CONST("sh", "DT_INT32", "dim { size: 2 }",
+			"int_val: 2 int_val: 3")
+		  CONST("seed", "DT_INT32", "dim { size: 2 }",
+			"int_val: 1 int_val: 2")
+		  NODE("kc", "StatelessRandomGetKeyCounter", IN("seed"),
+		       ATTR_T("Tseed", "DT_INT32"))
+		  CI("alg", 1)
+		  NODE("sn", "StatelessRandomNormalV2",
+		       IN("sh") IN("kc:0") IN("kc:1") IN("alg"),
+		       ATTR_T("dtype", "DT_FLOAT")), "sn");
+	IS(e, v1, "StatelessRandomNormalV2 on GetKeyCounter's key and "
+	   "counter draws what StatelessRandomNormal draws");
+	e = eval1(CONST("sh", "DT_INT32", "dim { size: 1 }", "int_val: 3")
+		  CONST("key", "DT_UINT64", "dim { size: 1 }", "uint64_val: 0")
+		  CONST("ctr", "DT_UINT64", "dim { size: 2 }",
+			"uint64_val: 0 uint64_val: 0")
+		  CI("alg", 1)
+		  NODE("fi", "StatelessRandomUniformFullIntV2",
+		       IN("sh") IN("key") IN("ctr") IN("alg"),
+		       ATTR_T("dtype", "DT_UINT32")), "fi");
+	IS(e, "uint32[3] 1713891541,3781805453,3159862348",
+	   "StatelessRandomUniformFullIntV2 under key 0, counter 0: "
+	   "Random123's first known answer (6627e8d5 e169c58d bc57ac4c)");
+
 	/* TensorFlow's own test of stateless ops: the stateful op of seeds
 	 * (7, 17) draws what the stateless op draws from the seed pair
 	 * that Philox's inverse makes of (7, 0, 17, 0) */
