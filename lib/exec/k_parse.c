@@ -120,9 +120,10 @@ static int dense_specs(parse *p, int first, int nd, int d0)
 		if (list_shape(k, i, &key->shape))
 			return GE_EINVAL;
 		key->var = key->shape.rank > 0 && key->shape.dims[0] < 0;
-		key->row = 1;
-		for (int d = key->var; d < key->shape.rank; d++)
-			key->row *= key->shape.dims[d];
+		key->row = kcount(key->shape.rank - key->var,
+				  key->shape.dims + key->var);
+		if (key->row < 0)
+			return ge_k_fail(k, "dense shape %d overflows", i);
 		if (d0 + i >= k->nin)
 			return ge_k_fail(k, "has no default for dense key %d",
 					 i);
