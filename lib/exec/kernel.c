@@ -32,7 +32,9 @@
 	X(ge_kernels_misc) \
 	X(ge_kernels_list) \
 	X(ge_kernels_tarray) \
-	X(ge_kernels_random)
+	X(ge_kernels_random) \
+	X(ge_kernels_table) \
+	X(ge_kernels_parse)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
