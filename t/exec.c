@@ -480,6 +480,54 @@ static void test_variables(void)
 		tap_diag("could not remove %s", dir);
 }
 
+/* ------------------------------------------------------------ memory */
+
+#define BIGCONST(n) \
+	"node { name: \"" n "\" op: \"Const\" attr { key: \"dtype\" " \
+	"value { type: DT_FLOAT } } attr { key: \"value\" value { tensor { " \
+	"dtype: DT_FLOAT tensor_shape { dim { size: 65536 } } float_val: 1 " \
+	"} } } }\n"
+
+/* Sixteen 256 KiB weights first in node order, then the chain reading
+ * them one by one: each is made when its reader is about to run and
+ * freed after it, so the peak holds a few of them, not all sixteen. */
+static void test_memory(void)
+{
+	ge_buf b = GE_BUF_INIT;
+	for (int i = 0; i < 16; i++) {
+		char n[8];
+		snprintf(n, sizeof n, "w%d", i);
+		ge_buf_printf(&b, BIGCONST("%s"), n);
+	}
+	ge_buf_adds(&b, PH("x", "DT_FLOAT", "dim { size: 65536 }"));
+	for (int i = 0; i < 16; i++) {
+		char in[8] = "x";
+		if (i)
+			snprintf(in, sizeof in, "y%d", i - 1);
+		ge_buf_printf(&b, "node { name: \"y%d\" op: \"AddV2\" input: "
+			      "\"%s\" input: \"w%d\" " FL "}\n", i, in, i);
+	}
+	ge_buf_addc(&b, 0);
+	ge_graph *g = NULL;
+	ge_xsession *s = open_text((const char *)b.data, 0, &g);
+	ge_buf_free(&b);
+	int64_t d = 65536;
+	ge_xt *x = ge_xt_new(DT_FLOAT, 1, &d, NULL, "x", NULL);
+	ge_xfeed f = {"x", x};
+	const char *fetch = "y15";
+	ge_xt *y = NULL;
+	ge_error err = {0};
+	ok(!ge_xsession_run(s, &f, 1, &fetch, 1, &y, &err) &&
+	   ge_xt_get_double(y, 65535) == 16, "the chain runs %s", err.msg);
+	ok(ge_xsession_peak(s) < 6 * 262144, "peak %llu bytes: weights are "
+	   "made when needed and freed after their reader",
+	   (unsigned long long)ge_xsession_peak(s));
+	ge_xt_unref(y);
+	ge_xt_unref(x);
+	ge_xsession_close(s);
+	ge_graph_free(g);
+}
+
 /* ------------------------------------------------------------ misc */
 
 #define MISC \
@@ -535,5 +583,6 @@ int main(void)
 	test_functions();
 	test_variables();
 	test_misc();
+	test_memory();
 	return tap_done();
 }

@@ -94,6 +94,9 @@ struct xplan {
 	int nargs, nrets;
 	uint32_t *feed_node;  /* feeds: node fed (UINT32_MAX: unused) */
 	int32_t *feed_out;    /* feeds: output index per feed */
+	uint32_t *roots;      /* ops without inputs, in the order they are
+				 pushed on the ready stack */
+	size_t nroots;
 	int32_t *feed_idx;    /* feeds: caller's feed index */
 	size_t nfeed;
 };
@@ -111,6 +114,7 @@ void ge_xplan_free(struct xplan *p)
 	free(p->e);
 	free(p->ce);
 	free(p->fetch);
+	free(p->roots);
 	free(p->feed_node);
 	free(p->feed_out);
 	free(p->feed_idx);
@@ -430,6 +434,52 @@ static int plan_acyclic(const struct xplan *p, ge_error *err)
 	return rc;
 }
 
+/* The first consumer of a root op, for the order roots run in. */
+static uint32_t first_use(const struct xplan *p, uint32_t i)
+{
+	const struct xnode *n = &p->n[i];
+	uint32_t m = UINT32_MAX;
+	for (uint32_t k = 0; k < n->ne; k++)
+		if (p->e[n->e0 + k].dst < m)
+			m = p->e[n->e0 + k].dst;
+	for (uint32_t k = 0; k < n->nc; k++)
+		if (p->ce[n->c0 + k] < m)
+			m = p->ce[n->c0 + k];
+	return m;
+}
+
+struct rootkey {
+	uint32_t use, node;
+};
+
+static int by_late_use(const void *a, const void *b)
+{
+	const struct rootkey *x = a, *y = b;
+	if (x->use != y->use)
+		return x->use < y->use ? 1 : -1;
+	return x->node < y->node ? 1 : x->node > y->node ? -1 : 0;
+}
+
+/* The roots, the one whose consumer comes last in node order at the
+ * bottom of the ready stack: a Const (a weight) then runs when the op
+ * that reads it is about to, not all of them at the start, whatever the
+ * order of the GraphDef's nodes. */
+static void plan_roots(struct xplan *p)
+{
+	const struct xsf *f = &p->sf[0];
+	struct rootkey *k = ge_xmalloc(((size_t)f->nlocal + 1) * sizeof *k);
+	for (int32_t l = 0; l < f->nlocal; l++)
+		if (f->pend0[l] == 0) {
+			k[p->nroots].node = f->nodes[l];
+			k[p->nroots++].use = first_use(p, f->nodes[l]);
+		}
+	qsort(k, p->nroots, sizeof *k, by_late_use);
+	p->roots = ge_xmalloc((p->nroots + 1) * sizeof *p->roots);
+	for (size_t i = 0; i < p->nroots; i++)
+		p->roots[i] = k[i].node;
+	free(k);
+}
+
 /* Locals, input slots and initial counts per static frame. */
 static void plan_frames(struct xplan *p)
 {
@@ -493,6 +543,7 @@ int ge_xplan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
 	if (rc)
 		goto out;
 	plan_frames(p);
+	plan_roots(p);
 	/* feeds, grouped by node through aux */
 	p->nfeed = nfed;
 	p->feed_node = ge_xmalloc((nfed + 1) * sizeof *p->feed_node);
@@ -1408,10 +1459,8 @@ int ge_xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
 	r.spare = ge_xcalloc(p->nsf + 1, sizeof *r.spare);
 	r.root = frame_new(&r, 0, NULL, NULL);
 	struct xiter *I0 = r.failed ? NULL : r.root->it[0];
-	const struct xsf *sf0 = &p->sf[0];
-	for (int32_t l = sf0->nlocal - 1; I0 && l >= 0; l--)
-		if (sf0->pend0[l] == 0)
-			push_ready(&r, sf0->nodes[l], r.root, I0, 0);
+	for (size_t i = 0; I0 && i < p->nroots; i++)
+		push_ready(&r, p->roots[i], r.root, I0, 0);
 	while (r.nq && !r.failed) {
 		struct xready rd = r.q[--r.nq];
 		process(&r, &rd);
