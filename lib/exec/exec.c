@@ -34,6 +34,7 @@
 enum { DT_INT32 = 3, DT_STRING = 7, DT_BOOL = 10, DT_RESOURCE = 20 };
 
 #define MAX_CALL_DEPTH 64
+#define MAX_OUTPUTS (1 << 20)
 
 /* ---------------------------------------------------------------- plans */
 
@@ -263,6 +264,9 @@ static int plan_node(struct ge_xrt *rt, struct xplan *p, struct xnode *n,
 	n->takes_ref = (uint8_t)ge_xvars_takes_ref(type);
 	n->nout = k == XK_RETVAL ? 0 : ge_op_num_outputs(g, n->id);
 	n->nin = k == XK_FED ? 0 : (int32_t)ge_op_num_inputs(g, n->id);
+	if (n->nout < 0 || n->nout > MAX_OUTPUTS)
+		return node_fail(p, n, err, "has %d outputs, over the %d the "
+				 "runner takes", n->nout, MAX_OUTPUTS);
 	int32_t fr = ge_frames_op(p->F, n->id);
 	if (fr < 0)
 		return node_fail(p, n, err, "not reachable from the graph's "
