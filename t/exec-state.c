@@ -131,6 +131,19 @@ static void test_lists(void)
 		  "not fit the list's element shape [2]") != NULL,
 	   "SetItem refuses an item of the wrong shape");
 
+	e = eval1(LIST_BASE CONST("big", "DT_INT64", "", "int64_val: 1000000000000")
+		  NODE("huge", "TensorListReserve", IN("es") IN("big"), EF),
+		  "huge");
+	ok(strstr(e, "huge (TensorListReserve): needs") &&
+	   strstr(e, "memory budget"), "reserving 10^12 items: the memory "
+	   "budget refuses, naming the op");
+	e = eval1(CONST("big", "DT_INT32", "", "int_val: 2000000000")
+		  NODE("ta", "TensorArrayV3", IN("big"),
+		       ATTR_T("dtype", "DT_FLOAT")), "ta");
+	ok(strstr(e, "ta (TensorArrayV3): needs") &&
+	   strstr(e, "memory budget"), "a TensorArray of 2*10^9 items: the "
+	   "memory budget refuses");
+
 #define LIST_ROWS LIST_BASE \
 	CONST("m", "DT_FLOAT", "dim { size: 2 } dim { size: 3 }", \
 	      "float_val: 1 float_val: 2 float_val: 3 float_val: 4 " \
