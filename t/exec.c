@@ -421,6 +421,14 @@ static void test_functions(void)
 	NODE("inc", "AssignAddVariableOp", IN("h") IN("x"), VDT) \
 	NODE("asg", "Assign", IN("v") IN("x"), FL) \
 	NODE("init", "VarIsInitializedOp", IN("h"), "") \
+	NODE("idx", "Const", "", "attr { key: \"dtype\" value { type: " \
+	     "DT_INT32 } } attr { key: \"value\" value { tensor { dtype: " \
+	     "DT_INT32 tensor_shape { dim { size: 2 } } int_val: 2 " \
+	     "int_val: 0 } } }") \
+	NODE("gather", "ResourceGather", IN("h") IN("idx"), VDT \
+	     "attr { key: \"Tindices\" value { type: DT_INT32 } }") \
+	NODE("vshape", "VariableShape", IN("h"), \
+	     "attr { key: \"out_type\" value { type: DT_INT32 } }") \
 	"}\n"
 
 static void test_variables(void)
@@ -455,6 +463,8 @@ static void test_variables(void)
 	is_string("2,4,6", run1(s, &f, 1, "y"), "a VariableV2 restored");
 	is_string("10,20,30", run1(s, NULL, 0, "r"), "a VarHandleOp restored");
 	is_string("1", run1(s, NULL, 0, "init"), "VarIsInitializedOp");
+	is_string("30,10", run1(s, NULL, 0, "gather"), "ResourceGather");
+	is_string("3", run1(s, NULL, 0, "vshape"), "VariableShape");
 	is_string("(none)", run1(s, &f, 1, "^inc"), "AssignAddVariableOp");
 	is_string("12,22,32", run1(s, NULL, 0, "r"), "the variable changed");
 	is_string("(none)", run1(s, &f, 1, "^asg"), "Assign");
@@ -486,7 +496,8 @@ static void test_variables(void)
 	UN("stray", "Exit", "three") \
 	FCONST("zero", "0", "") FCONST("ten", "10", "") FCONST("one", "1", "") \
 	LOOP("l/", "zero", "ten", "one", "L") \
-	BIN("cross", "AddV2", "l/body", "three")
+	BIN("cross", "AddV2", "l/body", "three") \
+	BIN("cyc", "AddV2", "three", "cyc2") UN("cyc2", "Identity", "cyc")
 
 static void test_misc(void)
 {
@@ -505,6 +516,9 @@ static void test_misc(void)
 		   "while loop"), "an Exit outside a loop is refused");
 	ok(has(run1(s, NULL, 0, "cross"), "cross (AddV2): reads 'l/body' of "
 		   "another while loop frame"), "a tensor crossing frames is "
+	   "refused");
+	ok(has(run1(s, NULL, 0, "cyc"), "(AddV2): is on a cycle that does not "
+		   "pass through a NextIteration"), "a cycle outside a loop is "
 	   "refused");
 	ge_xt_unref(pt);
 	ge_xt_unref(pf);

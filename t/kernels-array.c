@@ -170,6 +170,14 @@ static void test_layout(void)
 	      KT_ATTR_INT("ellipsis_mask", 1) KT_ATTR_INT("new_axis_mask", 2));
 	is_string("int32[2,1,1] 2,5", kt_run("y"),
 		  "StridedSlice with an ellipsis and a new axis");
+	kt_c("x", "DT_INT32", "2", "1 2");
+	kt_c("b", "DT_INT32", "1", "0");
+	kt_c("e", "DT_INT32", "1", "0");
+	kt_c("s", "DT_INT32", "1", "1");
+	kt_op("y", "StridedSlice", "x,b,e,s", KT_ATTR_INT("new_axis_mask", 1)
+	      KT_ATTR_INT("ellipsis_mask", 2));
+	is_string("int32[1,2] 1,2", kt_run("y"), "StridedSlice: an ellipsis bit "
+		  "past the entries does not count, one is implied at the end");
 	kt_c("x", "DT_INT32", "3", "1 2 3");
 	kt_c("b", "DT_INT32", "1", "5");
 	kt_c("e", "DT_INT32", "1", "6");
@@ -270,12 +278,130 @@ static void test_index(void)
 	is_string("int64[2,2] 0,0,1,1", kt_run("y"), "Where");
 }
 
+static void test_misc(void)
+{
+	kt_c("x", "DT_INT32", "3", "2 0 1");
+	kt_op("y", "InvertPermutation", "x", "");
+	is_string("int32[3] 1,2,0", kt_run("y"), "InvertPermutation");
+	kt_c("i0", "DT_INT32", "2", "0 2");
+	kt_c("i1", "DT_INT32", "2", "1 2");
+	kt_c("d0", "DT_FLOAT", "2", "10 20");
+	kt_c("d1", "DT_FLOAT", "2", "30 40");
+	kt_op("y", "DynamicStitch", "i0,i1,d0,d1", KT_ATTR_INT("N", 2));
+	is_string("float32[3] 10,30,40", kt_run("y"),
+		  "DynamicStitch, the later input winning");
+	kt_c("d", "DT_FLOAT", "4,2", "1 2 3 4 5 6 7 8");
+	kt_c("s", "DT_INT32", "4", "1 -1 1 0");
+	kt_c("n", "DT_INT32", "", "3");
+	kt_op("y", "UnsortedSegmentSum", "d,s,n", "");
+	is_string("float32[3,2] 7,8,6,8,0,0", kt_run("y"),
+		  "UnsortedSegmentSum drops negative ids");
+	kt_c("d", "DT_FLOAT", "2", "1 2");
+	kt_c("s", "DT_INT32", "2", "0 3");
+	kt_c("n", "DT_INT32", "", "3");
+	kt_op("y", "UnsortedSegmentSum", "d,s,n", "");
+	ok(kt_err(kt_run("y"), "y (UnsortedSegmentSum): segment id 3"),
+	   "a segment id past num_segments is refused");
+	kt_c("x", "DT_INT32", "6", "4 1 4 2 1 7");
+	kt_op("y", "Unique", "x", "");
+	kt_op("z", "Identity", "y:1", "");
+	ge_graph *g = parse(kt_text);
+	is_string("int32[4] 4,1,2,7", kt_eval(g, "y:0"),
+		  "Unique in order of first appearance");
+	is_string("int32[6] 0,1,0,2,1,3", kt_eval(g, "y:1"), "and its idx");
+	ge_graph_free(g);
+	kt_len = 0;
+	kt_c("x", "DT_INT32", "2,3", "1 2 3 4 5 6");
+	kt_c("l", "DT_INT32", "2", "2 3");
+	kt_op("y", "ReverseSequence", "x,l", KT_ATTR_INT("seq_dim", 1)
+	      KT_ATTR_INT("batch_dim", 0));
+	is_string("int32[2,3] 2,1,3,6,5,4", kt_run("y"), "ReverseSequence");
+	kt_c("i", "DT_INT32", "3,1", "1 3 1");
+	kt_c("u", "DT_FLOAT", "3", "1 2 3");
+	kt_c("s", "DT_INT32", "1", "4");
+	kt_op("y", "ScatterNd", "i,u,s", "");
+	is_string("float32[4] 0,4,0,2", kt_run("y"),
+		  "ScatterNd adds duplicates");
+	kt_c("i", "DT_INT32", "1,1", "4");
+	kt_c("u", "DT_FLOAT", "1", "1");
+	kt_c("s", "DT_INT32", "1", "4");
+	kt_op("y", "ScatterNd", "i,u,s", "");
+	ok(kt_err(kt_run("y"), "y (ScatterNd): index 4 is out of bounds"),
+	   "a ScatterNd index out of bounds is refused");
+	kt_c("a", "DT_INT32", "", "1");
+	kt_c("s0", "DT_INT32", "2", "2 3");
+	kt_c("s1", "DT_INT32", "2", "2 5");
+	kt_op("y", "ConcatOffset", "a,s0,s1", "");
+	kt_op("z", "Identity", "y:1", "");
+	g = parse(kt_text);
+	is_string("int32[2] 0,3", kt_eval(g, "y:1"), "ConcatOffset");
+	ge_graph_free(g);
+	kt_len = 0;
+	kt_c("x", "DT_FLOAT", "1", "1");
+	kt_op("y", "Bitcast", "x", KT_ATTR_TYPE("type", "DT_UINT16"));
+	is_string("uint16[1,2] 0,16256", kt_run("y"),
+		  "Bitcast to a narrower type adds a dimension");
+	kt_c("x", "DT_INT32", "1", "1");
+	kt_op("y", "Bitcast", "x", KT_ATTR_TYPE("type", "DT_INT64"));
+	ok(kt_err(kt_run("y"), "y (Bitcast): the last dimension must be 2"),
+	   "Bitcast to a wider type needs the last dimension");
+	kt_c("x", "DT_FLOAT", "2", "3 4");
+	kt_op("y", "L2Loss", "x", "");
+	is_string("float32[] 12.5", kt_run("y"), "L2Loss");
+	kt_c("a", "DT_STRING", "2", "x y");
+	kt_c("b", "DT_STRING", "", "z");
+	kt_op("y", "StringJoin", "a,b", KT_ATTR_STR("separator", "-"));
+	is_string("string[2] x-z,y-z", kt_run("y"), "StringJoin");
+	kt_c("a", "DT_STRING", "2,2", "a b c d");
+	kt_c("r", "DT_INT32", "1", "0");
+	kt_op("y", "ReduceJoin", "a,r", KT_ATTR_STR("separator", "+"));
+	is_string("string[2] a+c,b+d", kt_run("y"), "ReduceJoin");
+	kt_c("s", "DT_STRING", "2", "a,,b c");
+	kt_c("d", "DT_STRING", "", ",");
+	kt_op("y", "StringSplit", "s,d", "");
+	kt_op("z", "Identity", "y:2", "");
+	g = parse(kt_text);
+	is_string("int64[3,2] 0,0,0,1,1,0", kt_eval(g, "y:0"),
+		  "StringSplit indices, empty tokens skipped");
+	is_string("string[3] a,b,c", kt_eval(g, "y:1"), "its values");
+	is_string("int64[2] 2,2", kt_eval(g, "y:2"), "its dense shape");
+	ge_graph_free(g);
+	kt_len = 0;
+	kt_c("s", "DT_STRING", "1", "a,,b");
+	kt_c("d", "DT_STRING", "", ",");
+	kt_op("y", "StringSplit", "s,d", KT_ATTR_BOOL("skip_empty", "false"));
+	kt_op("z", "Identity", "y:2", "");
+	g = parse(kt_text);
+	is_string("string[3] a,,b", kt_eval(g, "y:1"),
+		  "StringSplit keeping empty tokens");
+	ge_graph_free(g);
+	kt_len = 0;
+	kt_c("c", "DT_BOOL", "", "false");
+	kt_c("m", "DT_STRING", "", "bad");
+	kt_op("y", "Assert", "c,m", "");
+	kt_op("z", "Identity", "c", "");
+	g = parse(kt_text);
+	ge_tref t;
+	ge_graph_find_tensor(g, "y", &t);
+	ge_error err = {0, ""};
+	ge_xt *out[1] = {NULL};
+	ok(kt_run_op(g, t.op, out, 0, &err) != GE_OK &&
+	   !strcmp(err.msg, "y (Assert): assertion failed: bad"),
+	   "Assert fails with its data (%s)", err.msg);
+	ge_graph_free(g);
+	kt_len = 0;
+	X23;
+	kt_op("y", "StopGradient", "x", "");
+	is_string("float32[2,3] 1,2,3,4,5,6", kt_run("y"), "StopGradient");
+}
+
 int main(void)
 {
 	ge_xbudget_init(&kt_budget);
 	test_shape();
 	test_layout();
 	test_index();
+	test_misc();
 	ok(kt_budget.mem_live == 0, "every tensor was released (%llu bytes "
 	   "live)", (unsigned long long)kt_budget.mem_live);
 	return tap_done();

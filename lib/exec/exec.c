@@ -30,11 +30,9 @@
 #include "frames.h"
 #include "func.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
-#include "tensorflow/core/framework/tensor_shape.pb-c.h"
 
 enum { DT_INT32 = 3, DT_STRING = 7, DT_BOOL = 10, DT_RESOURCE = 20 };
 
-#define DEFAULT_MAX_ITERATIONS 1000000
 #define MAX_CALL_DEPTH 64
 
 /* ---------------------------------------------------------------- plans */
@@ -100,7 +98,7 @@ struct xplan {
 	size_t nfeed;
 };
 
-static void plan_free(struct xplan *p)
+void ge_xplan_free(struct xplan *p)
 {
 	if (!p)
 		return;
@@ -390,6 +388,48 @@ static int plan_edges(struct xplan *p, const uint32_t *need, ge_error *err)
 	return GE_OK;
 }
 
+/* Refuses a cycle that does not pass through a NextIteration: its ops
+ * would wait for each other forever.  Kahn's walk, linear. */
+static int plan_acyclic(const struct xplan *p, ge_error *err)
+{
+	int32_t *deg = ge_xcalloc(p->nn + 1, sizeof *deg);
+	uint32_t *q = ge_xmalloc((p->nn + 1) * sizeof *q);
+	size_t qh = 0, qt = 0;
+	for (size_t i = 0; i < p->nn; i++) {
+		const struct xnode *n = &p->n[i];
+		if (n->kind == XK_NEXT)
+			continue;
+		for (uint32_t k = 0; k < n->ne; k++)
+			deg[p->e[n->e0 + k].dst]++;
+		for (uint32_t k = 0; k < n->nc; k++)
+			deg[p->ce[n->c0 + k]]++;
+	}
+	for (size_t i = 0; i < p->nn; i++)
+		if (!deg[i])
+			q[qt++] = (uint32_t)i;
+	while (qh < qt) {
+		const struct xnode *n = &p->n[q[qh++]];
+		if (n->kind == XK_NEXT)
+			continue;
+		for (uint32_t k = 0; k < n->ne + n->nc; k++) {
+			uint32_t d = k < n->ne ? p->e[n->e0 + k].dst
+					       : p->ce[n->c0 + k - n->ne];
+			if (--deg[d] == 0)
+				q[qt++] = d;
+		}
+	}
+	int rc = GE_OK;
+	for (size_t i = 0; i < p->nn && qt < p->nn; i++)
+		if (deg[i]) {
+			rc = node_fail(p, &p->n[i], err, "is on a cycle that "
+				       "does not pass through a NextIteration");
+			break;
+		}
+	free(deg);
+	free(q);
+	return rc;
+}
+
 /* Locals, input slots and initial counts per static frame. */
 static void plan_frames(struct xplan *p)
 {
@@ -423,7 +463,7 @@ static void plan_frames(struct xplan *p)
 
 /* The plan of a run of g needing the start ops, with fed tensors (their
  * ops become sources) and fetches (fetch[i] is result i). */
-static int plan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
+int ge_xplan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
 		      const ge_opid *start, size_t nstart,
 		      const ge_tref *fed, size_t nfed,
 		      const ge_tref *fetch, size_t nfetch,
@@ -448,6 +488,8 @@ static int plan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
 		rc = plan_node(rt, p, &p->n[i], isfed[p->n[i].id], err);
 	if (!rc)
 		rc = plan_edges(p, need, err);
+	if (!rc)
+		rc = plan_acyclic(p, err);
 	if (rc)
 		goto out;
 	plan_frames(p);
@@ -490,7 +532,7 @@ out:
 	free(isfed);
 	free(need);
 	if (rc) {
-		plan_free(p);
+		ge_xplan_free(p);
 		return rc;
 	}
 	*out = p;
@@ -503,11 +545,13 @@ struct xframe;
 
 struct xiter {
 	int64_t num;
+	size_t bytes;           /* charged to the budget */
 	int32_t *pend, *dead;
 	ge_xt **in;
 	int64_t outstanding;    /* ops of it ready or running */
 	int nframes;            /* child frames alive */
 	struct xframe *kids;
+	struct xiter *spare;    /* next on its spare list */
 };
 
 struct xinv {
@@ -554,6 +598,7 @@ struct xrun {
 	int nres;
 	const char *prefix;      /* names for on_tensor: "" or "fn/" */
 	int64_t max_iter;
+	struct xiter **spare;    /* ended iterations to reuse, by frame */
 };
 
 static int run_fail(struct xrun *r, const struct xnode *n, const char *fmt,
@@ -570,15 +615,38 @@ static int run_fail(struct xrun *r, const struct xnode *n, const char *fmt,
 	return node_fail(r->p, n, r->err, "%s", msg);
 }
 
+/* A new iteration of F, its counts as the plan sets them: one that ended
+ * is reused when there is one (a loop allocates nothing per iteration). */
 static struct xiter *iter_new(struct xrun *r, struct xframe *F, int64_t num)
 {
 	const struct xsf *sf = &r->p->sf[F->sf];
-	struct xiter *I = ge_xcalloc(1, sizeof *I);
+	size_t bytes = sizeof(struct xiter) + ((size_t)sf->nlocal + 1) *
+		2 * sizeof(int32_t) + ((size_t)sf->nslot + 1) * sizeof(ge_xt *);
+	if (ge_xbudget_mem(r->rt->budget, bytes, "iteration state", r->err)) {
+		if (F->sf)
+			ge_err_prefix(r->err, "while loop '%s', iteration %"
+				      PRId64, ge_frames_name(r->p->F, F->sf),
+				      num);
+		r->failed = 1;
+		return NULL;
+	}
+	struct xiter *I = r->spare[F->sf];
+	if (I) {
+		r->spare[F->sf] = I->spare;
+		memset(I->dead, 0, ((size_t)sf->nlocal + 1) * sizeof *I->dead);
+	} else {
+		I = ge_xcalloc(1, sizeof *I);
+		I->pend = ge_xmalloc(((size_t)sf->nlocal + 1) *
+				     sizeof *I->pend);
+		I->dead = ge_xcalloc((size_t)sf->nlocal + 1, sizeof *I->dead);
+		I->in = ge_xcalloc((size_t)sf->nslot + 1, sizeof *I->in);
+	}
+	I->kids = NULL;
 	I->num = num;
-	I->pend = ge_xmalloc(((size_t)sf->nlocal + 1) * sizeof *I->pend);
+	I->bytes = bytes;
+	I->outstanding = 0;
+	I->nframes = 0;
 	memcpy(I->pend, sf->pend0, (size_t)sf->nlocal * sizeof *I->pend);
-	I->dead = ge_xcalloc((size_t)sf->nlocal + 1, sizeof *I->dead);
-	I->in = ge_xcalloc((size_t)sf->nslot + 1, sizeof *I->in);
 	if (F->count == F->cap) {
 		F->cap = F->cap ? 2 * F->cap : 4;
 		F->it = ge_xrealloc(F->it, (size_t)F->cap * sizeof *F->it);
@@ -591,8 +659,18 @@ static struct xiter *iter_new(struct xrun *r, struct xframe *F, int64_t num)
 static void iter_free(struct xrun *r, struct xframe *F, struct xiter *I)
 {
 	int32_t ns = r->p->sf[F->sf].nslot;
-	for (int32_t i = 0; i < ns; i++)
+	for (int32_t i = 0; i < ns; i++) {
 		ge_xt_unref(I->in[i]);
+		I->in[i] = NULL;
+	}
+	ge_xbudget_release(r->rt->budget, I->bytes);
+	/* kept for the next iteration of a frame of the same loop */
+	I->spare = r->spare[F->sf];
+	r->spare[F->sf] = I;
+}
+
+static void iter_destroy(struct xiter *I)
+{
 	free(I->pend);
 	free(I->dead);
 	free(I->in);
@@ -719,28 +797,10 @@ static void activate(struct xrun *r, struct xframe *F, struct xiter *I,
 	}
 }
 
-static void delete_frame(struct xrun *r, struct xframe *F);
-
 static int iter_done(const struct xframe *F, const struct xiter *I)
 {
 	return I->outstanding == 0 && I->nframes == 0 && I->num == F->base &&
 	       (I->num != 0 || F->pending_inputs == 0);
-}
-
-/* Ends the iterations of F that are done, from I on, and F itself when
- * nothing of it is left. */
-static void cleanup(struct xrun *r, struct xframe *F, struct xiter *I)
-{
-	while (I && iter_done(F, I)) {
-		iter_free(r, F, I);
-		memmove(F->it, F->it + 1, (size_t)(F->count - 1) *
-			sizeof *F->it);
-		F->count--;
-		F->base++;
-		I = iter_get(F, F->base);
-	}
-	if (F != r->root && F->pending_inputs == 0 && F->count == 0)
-		delete_frame(r, F);
 }
 
 /* A dead input to node di of iteration I, from a dead Exit. */
@@ -766,6 +826,7 @@ static void dead_into(struct xrun *r, struct xframe *F, struct xiter *I,
 		push_ready(r, di, F, I, 1);
 }
 
+/* Ends frame F: its dead Exits reach their consumers in the parent. */
 static void delete_frame(struct xrun *r, struct xframe *F)
 {
 	struct xframe *P = F->parent;
@@ -784,7 +845,29 @@ static void delete_frame(struct xrun *r, struct xframe *F)
 		}
 	PI->nframes--;
 	frame_free(r, F);
-	cleanup(r, P, PI);
+}
+
+/* Ends the iterations of F that are done, from I on, and F itself when
+ * nothing of it is left. */
+static void cleanup(struct xrun *r, struct xframe *F, struct xiter *I)
+{
+	for (;;) {
+		while (I && iter_done(F, I)) {
+			iter_free(r, F, I);
+			memmove(F->it, F->it + 1, (size_t)(F->count - 1) *
+				sizeof *F->it);
+			F->count--;
+			F->base++;
+			I = iter_get(F, F->base);
+		}
+		if (F == r->root || F->pending_inputs != 0 || F->count != 0)
+			return;
+		/* the frame ended: its parent iteration may end too */
+		struct xframe *P = F->parent;
+		I = F->piter;
+		delete_frame(r, F);
+		F = P;
+	}
 }
 
 static struct xframe *child_frame(struct xrun *r, struct xframe *F,
@@ -809,6 +892,8 @@ static struct xiter *next_iter(struct xrun *r, struct xframe *F,
 		return NULL;
 	}
 	struct xiter *J = iter_new(r, F, F->last + 1);
+	if (!J)
+		return NULL;
 	J->outstanding++; /* held while the invariants go in */
 	for (size_t i = 0; i < F->ninv; i++) {
 		const struct xnode *e = &r->p->n[F->inv[i].node];
@@ -825,6 +910,8 @@ static void propagate(struct xrun *r, const struct xnode *n, struct xframe *F,
 	switch (n->kind) {
 	case XK_ENTER: {
 		struct xframe *C = child_frame(r, F, I, n->child);
+		if (r->failed)
+			return;
 		C->pending_inputs--;
 		if (n->center) {
 			if (C->ninv == C->capinv) {
@@ -893,9 +980,6 @@ static void propagate(struct xrun *r, const struct xnode *n, struct xframe *F,
 
 /* ---------------------------------------------------------------- ops */
 
-static int call_body(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args,
-		     int nargs, ge_xt **outs, int nout, const char *prefix,
-		     ge_error *err);
 
 /* TensorFlow's truth of a cond tensor: a scalar's value (a string's
  * being non-empty), else whether it has elements. */
@@ -939,7 +1023,7 @@ static int call_from(struct xrun *r, const struct xnode *n, ge_funcid f,
 		ge_buf_printf(&pre, "%s%s/", r->prefix,
 			      ge_func_name(r->rt->g, f));
 	ge_buf_addc(&pre, 0);
-	int rc = call_body(r->rt, f, args, nargs, outs, nout,
+	int rc = ge_xcall(r->rt, f, args, nargs, outs, nout,
 			   (const char *)pre.data, r->err);
 	ge_buf_free(&pre);
 	if (rc) {
@@ -1200,10 +1284,17 @@ static int execute(struct xrun *r, const struct xnode *n, ge_xt **in,
 /* "@3" (or "@1.4" nested) for a tensor of an iteration of a loop. */
 static void iter_path(ge_buf *b, const struct xframe *F, const struct xiter *I)
 {
-	if (!F->parent)
+	size_t depth = 0, k = 0;
+	for (const struct xframe *f = F; f->parent; f = f->parent)
+		depth++;
+	if (!depth)
 		return;
-	iter_path(b, F->parent, F->piter);
-	ge_buf_printf(b, "%c%" PRId64, F->parent->parent ? '.' : '@', I->num);
+	int64_t *num = ge_xmalloc(depth * sizeof *num);
+	for (; F->parent; I = F->piter, F = F->parent)
+		num[depth - 1 - k++] = I->num;
+	for (k = 0; k < depth; k++)
+		ge_buf_printf(b, "%c%" PRId64, k ? '.' : '@', num[k]);
+	free(num);
 }
 
 /* Fetches and the on_tensor callback, after node n ran. */
@@ -1229,8 +1320,20 @@ static void report(struct xrun *r, const struct xnode *n,
 				*st = 1;
 			continue;
 		}
+		ge_xt *v = dead ? NULL : ge_xt_ref(outs[f->out]);
+		if (v && ge_xvars_is_ref(v)) {
+			/* a TF1 variable is fetched as its value */
+			ge_xt *val = ge_xvars_deref(r->rt, v,
+						    ge_op_name(p->g, n->id),
+						    r->err);
+			ge_xt_unref(v);
+			if (!(v = val)) {
+				r->failed = 1;
+				return;
+			}
+		}
 		ge_xt_unref(r->res[f->idx]);
-		r->res[f->idx] = dead ? NULL : ge_xt_ref(outs[f->out]);
+		r->res[f->idx] = v;
 		*st = (uint8_t)(dead ? 1 : 2);
 	}
 	if (n->kind == XK_RETVAL && dead && n->aux < r->nres)
@@ -1287,9 +1390,9 @@ static void process(struct xrun *r, const struct xready *rd)
 
 /* Runs plan p: args are a body's arguments or the feeds; res receives
  * the fetches or the body's outputs (nres of them). */
-static int xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
-		int nargs, ge_xt **res, int nres, const char *prefix,
-		ge_error *err)
+int ge_xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
+	    int nargs, ge_xt **res, int nres, const char *prefix,
+	    ge_error *err)
 {
 	struct xrun r = {0};
 	r.rt = rt;
@@ -1302,20 +1405,26 @@ static int xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
 	r.res_dead = ge_xcalloc((size_t)nres + 1, 1);
 	r.prefix = prefix ? prefix : "";
 	r.max_iter = rt->o.max_iterations;
+	r.spare = ge_xcalloc(p->nsf + 1, sizeof *r.spare);
 	r.root = frame_new(&r, 0, NULL, NULL);
-	struct xiter *I0 = r.root->it[0];
+	struct xiter *I0 = r.failed ? NULL : r.root->it[0];
 	const struct xsf *sf0 = &p->sf[0];
-	I0->outstanding++;
-	for (int32_t l = sf0->nlocal - 1; l >= 0; l--)
+	for (int32_t l = sf0->nlocal - 1; I0 && l >= 0; l--)
 		if (sf0->pend0[l] == 0)
 			push_ready(&r, sf0->nodes[l], r.root, I0, 0);
-	I0->outstanding--;
 	while (r.nq && !r.failed) {
 		struct xready rd = r.q[--r.nq];
 		process(&r, &rd);
 	}
 	while (r.frames)
 		frame_free(&r, r.frames);
+	for (size_t f = 0; f < p->nsf; f++)
+		while (r.spare[f]) {
+			struct xiter *I = r.spare[f];
+			r.spare[f] = I->spare;
+			iter_destroy(I);
+		}
+	free(r.spare);
 	free(r.q);
 	int rc = r.failed ? (err->code ? err->code : GE_EINVAL) : GE_OK;
 	for (int i = 0; i < nres && !rc; i++) {
@@ -1376,7 +1485,7 @@ static int body_plan(struct ge_xrt *rt, ge_funcid f, struct xplan **out,
 			ge_opvec_push(&start, (ge_opid)id);
 	}
 	struct xplan *p = NULL;
-	int rc = plan_build(rt, b, ge_func_name(rt->g, f), start.v, start.n,
+	int rc = ge_xplan_build(rt, b, ge_func_name(rt->g, f), start.v, start.n,
 			    NULL, 0, NULL, 0, &p, err);
 	ge_opvec_free(&start);
 	if (rc)
@@ -1391,9 +1500,8 @@ static int body_plan(struct ge_xrt *rt, ge_funcid f, struct xplan **out,
 	return GE_OK;
 }
 
-static int call_body(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args,
-		     int nargs, ge_xt **outs, int nout, const char *prefix,
-		     ge_error *err)
+int ge_xcall(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args, int nargs,
+	     ge_xt **outs, int nout, const char *prefix, ge_error *err)
 {
 	const char *fname = ge_func_name(rt->g, f);
 	struct xplan *p = NULL;
@@ -1411,7 +1519,7 @@ static int call_body(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args,
 	if (!rc) {
 		ge_xt **res = ge_xcalloc((size_t)p->nrets + 1, sizeof *res);
 		rt->depth++;
-		rc = xrun(rt, p, args, nargs, res, p->nrets, prefix, err);
+		rc = ge_xrun(rt, p, args, nargs, res, p->nrets, prefix, err);
 		rt->depth--;
 		for (int i = 0; i < p->nrets; i++) {
 			if (i < nout)
@@ -1424,275 +1532,4 @@ static int call_body(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args,
 	if (rc)
 		ge_err_prefix(err, "function '%s'", fname);
 	return rc;
-}
-
-/* ---------------------------------------------------------------- session */
-
-int ge_xsession_open(ge_graph *g, const ge_xopts *o, ge_xsession **out,
-		     ge_error *err)
-{
-	ge_xsession *s = ge_xcalloc(1, sizeof *s);
-	struct ge_xrt *rt = &s->rt;
-	static const ge_xopts defaults = GE_XOPTS_INIT;
-	rt->g = g;
-	rt->o = o ? *o : defaults;
-	if (rt->o.max_iterations <= 0)
-		rt->o.max_iterations = DEFAULT_MAX_ITERATIONS;
-	ge_xbudget_init(&rt->own);
-	rt->budget = rt->o.budget ? rt->o.budget : &rt->own;
-	int rc = ge_flib_load(g, err);
-	if (!rc)
-		rc = ge_xvars_open(rt, err);
-	if (rc) {
-		ge_xsession_close(s);
-		return rc;
-	}
-	*out = s;
-	return GE_OK;
-}
-
-void ge_xsession_close(ge_xsession *s)
-{
-	if (!s)
-		return;
-	struct ge_xrt *rt = &s->rt;
-	for (size_t i = 0; i < rt->slotcap; i++)
-		if (rt->slots[i].g)
-			ge_xobj_unref(rt->slots[i].obj);
-	free(rt->slots);
-	for (size_t i = 0; i < rt->nplans; i++)
-		plan_free(rt->plans[i]);
-	free(rt->plans);
-	plan_free(rt->last);
-	free(rt->last_key);
-	ge_xvars_close(rt);
-	free(s);
-}
-
-/* A fed tensor's dtype and shape against what its op declares. */
-static int check_feed(const ge_graph *g, ge_tref t, const ge_xt *x,
-		      const char *name, ge_error *err)
-{
-	int want = 0;
-	char d[128];
-	const char *type = ge_op_type(g, t.op);
-	int ph = !strncmp(type, "Placeholder", 11);
-	if (ph)
-		ge_op_attr_type(g, t.op, "dtype", &want);
-	if (!want)
-		want = ge_op_output_dtype(g, t.op, t.index);
-	if (want > 100)
-		want -= 100;
-	if (want && want != x->dtype)
-		return ge_err(err, GE_EINVAL, "feed '%s': %s given, '%s' "
-			      "holds %s", name, ge_xt_describe(x, d, sizeof d),
-			      ge_op_name(g, t.op), ge_dtype_name(want) ?
-			      ge_dtype_name(want) : "?");
-	int64_t dims[GE_SHAPE_MAXRANK];
-	int rank = ge_op_output_shape(g, t.op, t.index, dims,
-				      GE_SHAPE_MAXRANK);
-	if (ph) {
-		const Tensorflow__AttrValue *v = ge_op_attr(g, t.op, "shape",
-							    NULL);
-		rank = -1;
-		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_SHAPE &&
-		    v->shape && !v->shape->unknown_rank &&
-		    v->shape->n_dim <= GE_SHAPE_MAXRANK) {
-			rank = (int)v->shape->n_dim;
-			for (int i = 0; i < rank; i++)
-				dims[i] = v->shape->dim[i]->size;
-		}
-	}
-	if (rank < 0 || rank > GE_SHAPE_MAXRANK)
-		return GE_OK;
-	int bad = rank != x->rank;
-	for (int i = 0; i < rank && !bad; i++)
-		bad = dims[i] >= 0 && dims[i] != x->dims[i];
-	if (bad) {
-		ge_buf b = GE_BUF_INIT;
-		ge_buf_addc(&b, '[');
-		for (int i = 0; i < rank; i++) {
-			if (dims[i] < 0)
-				ge_buf_printf(&b, "%s?", i ? "," : "");
-			else
-				ge_buf_printf(&b, "%s%" PRId64, i ? "," : "",
-					      dims[i]);
-		}
-		ge_buf_addc(&b, ']');
-		ge_buf_addc(&b, 0);
-		ge_err(err, GE_EINVAL, "feed '%s': %s given, '%s' takes shape "
-		       "%s", name, ge_xt_describe(x, d, sizeof d),
-		       ge_op_name(g, t.op), (const char *)b.data);
-		ge_buf_free(&b);
-		return GE_EINVAL;
-	}
-	return GE_OK;
-}
-
-/* Feeds and fetches as tensors of g. */
-static int resolve(const ge_graph *g, const ge_xfeed *feeds, int nfeeds,
-		   const char *const *fetches, int nfetch, ge_tref *fed,
-		   ge_tref *fetch, ge_opid *start, ge_error *err)
-{
-	for (int i = 0; i < nfeeds; i++) {
-		if (!feeds[i].t)
-			return ge_err(err, GE_EINVAL, "feed '%s': no tensor",
-				      feeds[i].name);
-		if (ge_graph_resolve_tensor(g, feeds[i].name, 0, &fed[i], err))
-			return GE_ENOTFOUND;
-		int rc = check_feed(g, fed[i], feeds[i].t, feeds[i].name, err);
-		if (rc)
-			return rc;
-	}
-	for (int i = 0; i < nfetch; i++) {
-		if (ge_graph_resolve_tensor(g, fetches[i], 1, &fetch[i], err))
-			return GE_ENOTFOUND;
-		start[i] = fetch[i].op;
-	}
-	return GE_OK;
-}
-
-/* "feed\nfeed\n\tfetch\nfetch\n": what a root plan depends on. */
-static char *run_key(const ge_xfeed *feeds, int nfeeds,
-		     const char *const *fetches, int nfetch)
-{
-	ge_buf b = GE_BUF_INIT;
-	for (int i = 0; i < nfeeds; i++)
-		ge_buf_printf(&b, "%s\n", feeds[i].name);
-	ge_buf_addc(&b, '\t');
-	for (int i = 0; i < nfetch; i++)
-		ge_buf_printf(&b, "%s\n", fetches[i]);
-	ge_buf_addc(&b, 0);
-	return (char *)ge_buf_steal(&b, NULL);
-}
-
-/* The plan of a run: the last one when the graph, the feeds and the
- * fetches are the same (feed values are checked each time). */
-static int root_plan(struct ge_xrt *rt, const ge_xfeed *feeds, int nfeeds,
-		     const char *const *fetches, int nfetch,
-		     struct xplan **out, ge_error *err)
-{
-	char *key = run_key(feeds, nfeeds, fetches, nfetch);
-	ge_tref *fed = ge_xcalloc((size_t)nfeeds + 1, sizeof *fed);
-	ge_tref *fetch = ge_xcalloc((size_t)nfetch + 1, sizeof *fetch);
-	ge_opid *start = ge_xcalloc((size_t)nfetch + 1, sizeof *start);
-	int rc = resolve(rt->g, feeds, nfeeds, fetches, nfetch, fed, fetch,
-			 start, err);
-	if (!rc && rt->last && rt->last_version == ge_graph_version(rt->g) &&
-	    !strcmp(rt->last_key, key)) {
-		*out = rt->last;
-	} else if (!rc) {
-		rc = plan_build(rt, rt->g, NULL, start, (size_t)nfetch, fed,
-				(size_t)nfeeds, fetch, (size_t)nfetch, out,
-				err);
-		if (!rc) {
-			plan_free(rt->last);
-			free(rt->last_key);
-			rt->last = *out;
-			rt->last_key = key;
-			rt->last_version = ge_graph_version(rt->g);
-			key = NULL;
-		}
-	}
-	free(key);
-	free(fed);
-	free(fetch);
-	free(start);
-	return rc;
-}
-
-int ge_xsession_run(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
-		    const char *const *fetches, int nfetch, ge_xt **out,
-		    ge_error *err)
-{
-	struct ge_xrt *rt = &s->rt;
-	struct xplan *p = NULL;
-	for (int i = 0; i < nfetch; i++)
-		out[i] = NULL;
-	int rc = root_plan(rt, feeds, nfeeds, fetches, nfetch, &p, err);
-	if (!rc) {
-		ge_xt **args = ge_xcalloc((size_t)nfeeds + 1, sizeof *args);
-		for (int i = 0; i < nfeeds; i++)
-			args[i] = feeds[i].t;
-		rc = xrun(rt, p, args, nfeeds, out, nfetch, NULL, err);
-		free(args);
-	}
-	if (rc && ge_graph_name(rt->g)[0])
-		ge_err_prefix(err, "%s", ge_graph_name(rt->g));
-	return rc;
-}
-
-int ge_xsession_call(ge_xsession *s, const char *fname, ge_xt *const *args,
-		     int nargs, ge_xt **out, int nout, ge_error *err)
-{
-	struct ge_xrt *rt = &s->rt;
-	for (int i = 0; i < nout; i++)
-		out[i] = NULL;
-	ge_funcid f = ge_func_find(rt->g, fname);
-	if (f == GE_NOFUNC)
-		return ge_err(err, GE_ENOTFOUND, "no function '%s' in the "
-			      "library", fname);
-	ge_buf pre = GE_BUF_INIT;
-	ge_buf_printf(&pre, "%s/", fname);
-	ge_buf_addc(&pre, 0);
-	int rc = call_body(rt, f, args, nargs, out, nout,
-			   (const char *)pre.data, err);
-	ge_buf_free(&pre);
-	return rc;
-}
-
-uint64_t ge_xsession_peak(const ge_xsession *s)
-{
-	return s->rt.budget->mem_peak;
-}
-
-uint64_t ge_xsession_work(const ge_xsession *s)
-{
-	return s->rt.budget->work_used;
-}
-
-/* ---------------------------------------------------------------- state */
-
-static size_t slot_hash(const ge_graph *g, ge_opid id)
-{
-	uint64_t h = (uint64_t)(uintptr_t)g * 0x9e3779b97f4a7c15ull ^ id;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return (size_t)(h ^ (h >> 32));
-}
-
-ge_xobj **ge_xrt_slot(struct ge_xrt *rt, const ge_graph *g, ge_opid id)
-{
-	if (2 * (rt->nslots + 1) > rt->slotcap) {
-		size_t ncap = rt->slotcap ? 2 * rt->slotcap : 64;
-		struct xslot *ns = ge_xcalloc(ncap, sizeof *ns);
-		for (size_t i = 0; i < rt->slotcap; i++) {
-			if (!rt->slots[i].g)
-				continue;
-			size_t h = slot_hash(rt->slots[i].g, rt->slots[i].id);
-			while (ns[h & (ncap - 1)].g)
-				h++;
-			ns[h & (ncap - 1)] = rt->slots[i];
-		}
-		free(rt->slots);
-		rt->slots = ns;
-		rt->slotcap = ncap;
-	}
-	size_t h = slot_hash(g, id);
-	for (;; h++) {
-		struct xslot *sl = &rt->slots[h & (rt->slotcap - 1)];
-		if (sl->g == g && sl->id == id)
-			return &sl->obj;
-		if (!sl->g) {
-			sl->g = g;
-			sl->id = id;
-			rt->nslots++;
-			return &sl->obj;
-		}
-	}
-}
-
-uint64_t ge_xrt_seed(const struct ge_xrt *rt)
-{
-	return rt->o.seed;
 }

@@ -365,6 +365,6 @@ const ge_kdef ge_kernels_math[] = {
 	{"Acosh", k_unary, 0}, {"Atanh", k_unary, 0}, {"Erf", k_unary, 0},
 	{"Erfc", k_unary, 0}, {"IsNan", k_unary, 0}, {"IsInf", k_unary, 0},
 	{"IsFinite", k_unary, 0}, {"LogicalNot", k_unary, 0},
-	{"Cast", k_cast, 0},
+	{"Cast", k_cast, GE_K_FORWARD},
 	{NULL, NULL, 0},
 };

@@ -29,6 +29,7 @@
 	X(ge_kernels_shape) \
 	X(ge_kernels_array) \
 	X(ge_kernels_index) \
+	X(ge_kernels_misc) \
 	X(ge_kernels_list) \
 	X(ge_kernels_tarray) \
 	X(ge_kernels_random) \
