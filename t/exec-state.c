@@ -591,6 +591,25 @@ static void test_tables(void)
 	ge_xsession_close(s);
 	ge_graph_free(g);
 
+	/* the V1 ops of older TF1 graphs */
+	static const char v1[] =
+		NODE("table", "HashTable", "", ATTR_T("key_dtype", "DT_INT64")
+		     ATTR_T("value_dtype", "DT_STRING"))
+		CONST("keys", "DT_INT64", "dim { size: 2 }",
+		      "int64_val: 3 int64_val: 5")
+		CS("vals", "dim { size: 2 }",
+		   "string_val: \"three\" string_val: \"five\"")
+		NODE("init", "InitializeTable", IN("table") IN("keys") IN("vals"),
+		     "")
+		CONST("q", "DT_INT64", "dim { size: 2 } dim { size: 1 }",
+		      "int64_val: 5 int64_val: 4")
+		CS("def", "", "string_val: \"?\"")
+		NODE("find", "LookupTableFind", IN("table") IN("q") IN("def")
+		     "input: \"^init\"", "");
+	IS(eval1(v1, "find"), "string[2,1] five,?", "HashTable, "
+	   "InitializeTable, LookupTableFind (V1): int64 keys to strings, "
+	   "the keys' shape kept");
+
 	/* a mutable table: inserts, the last value of a key wins; an
 	 * import replaces the contents */
 	s = open_text(CS("keys", "dim { size: 2 }",
