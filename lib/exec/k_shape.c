@@ -37,9 +37,9 @@ static int index_type(ge_kctx *k, const char *attr, int *dt)
 static int k_shape(ge_kctx *k)
 {
 	int dt;
-	if (ge_k_need(k, 1) || index_type(k, "out_type", &dt))
-		return GE_EINVAL;
 	int n = !strcmp(k->type, "ShapeN") ? k->nin : 1;
+	if (ge_k_need(k, n > 1 ? n : 1) || index_type(k, "out_type", &dt))
+		return GE_EINVAL;
 	if (n > k->nout)
 		return ge_k_fail(k, "has %d inputs but %d outputs", n, k->nout);
 	for (int j = 0; j < n; j++) {
