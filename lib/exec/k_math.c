@@ -98,7 +98,8 @@ static float tanh_tf(float x)
 }
 
 #define UROW(NAME, T, EXPR) \
-	static void NAME(T *o, const T *in, int64_t n, T alpha) \
+	static void NAME(T *restrict o, const T *restrict in, int64_t n, \
+			 T alpha) \
 	{ \
 		(void)alpha; \
 		for (int64_t i = 0; i < n; i++) { \
