@@ -23,7 +23,7 @@ static int k_identity(ge_kctx *k)
 		return ge_k_fail(k, "has %d inputs but %d outputs", n, k->nout);
 	for (int i = 0; i < n; i++)
 		ge_k_forward(k, i, i);
-	return GE_OK;
+	return kall_set(k);
 }
 
 /* Assert: fails the op when the condition is false, with the first values
@@ -286,7 +286,7 @@ static int k_unique(ge_kctx *k)
 	for (int64_t i = 0; rc == GE_OK && i < n; i++)
 		kst_i(ix, i, rank[grp[i]]);
 	free(ord);
-	return rc;
+	return rc ? rc : kall_set(k);
 }
 
 /* ReverseSequence: for each batch entry b, the first seq_lengths[b]
@@ -428,7 +428,7 @@ static int k_concat_offset(ge_kctx *k)
 		}
 		off += s[a];
 	}
-	return GE_OK;
+	return kall_set(k);
 }
 
 /* Bitcast: the same bytes as another dtype; a wider type eats the last
@@ -701,7 +701,7 @@ static int k_string_split(ge_kctx *k)
 		((int64_t *)os->data)[1] = widest;
 	}
 	free(t);
-	return rc;
+	return rc ? rc : kall_set(k);
 }
 
 const ge_kdef ge_kernels_misc[] = {

@@ -541,7 +541,7 @@ static int k_topk(ge_kctx *k)
 		}
 	}
 	free(perm);
-	return GE_OK;
+	return kall_set(k);
 }
 
 const ge_kdef ge_kernels_reduce[] = {

@@ -52,7 +52,7 @@ static int k_shape(ge_kctx *k)
 			if (put_index(k, o, i, x->dims[i]))
 				return GE_EINVAL;
 	}
-	return GE_OK;
+	return kall_set(k);
 }
 
 static int k_size(ge_kctx *k)
