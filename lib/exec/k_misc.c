@@ -16,14 +16,14 @@
  * output is the input of the same index, passed on. */
 static int k_identity(ge_kctx *k)
 {
-	if (ge_k_need(k, 1))
+	if (ge_k_need(k, k->nin > 1 ? k->nin : 1))
 		return GE_EINVAL;
 	int n = !strcmp(k->type, "IdentityN") ? k->nin : 1;
 	if (n > k->nout)
 		return ge_k_fail(k, "has %d inputs but %d outputs", n, k->nout);
 	for (int i = 0; i < n; i++)
 		ge_k_forward(k, i, i);
-	return GE_OK;
+	return kall_set(k);
 }
 
 /* Assert: fails the op when the condition is false, with the first values
@@ -95,6 +95,10 @@ static int k_dynamic_stitch(ge_kctx *k)
 		return ge_k_fail(k, "needs as many data inputs as indices");
 	const ge_xt *d0 = k->in[n], *i0 = k->in[0];
 	int64_t max = -1, inner = 1;
+	if (d0->rank < i0->rank || 1 + d0->rank - i0->rank > GE_SHAPE_MAXRANK)
+		return ge_k_fail(k, "data 0 %s does not fit indices 0",
+				 d0->rank < i0->rank ? "has a lower rank"
+						     : "has too high a rank");
 	for (int r = i0->rank; r < d0->rank; r++)
 		inner *= d0->dims[r];
 	for (int m = 0; m < n; m++) {
@@ -157,6 +161,9 @@ static int k_segment_sum(ge_kctx *k)
 		return ge_k_fail(k, "segment_ids must be int32 or int64");
 	if (ids->rank > d->rank)
 		return ge_k_fail(k, "segment_ids' rank is over the data's");
+	if (1 + d->rank - ids->rank > GE_SHAPE_MAXRANK)
+		return ge_k_fail(k, "the result's rank is over %d",
+				 GE_SHAPE_MAXRANK);
 	for (int r = 0; r < ids->rank; r++)
 		if (ids->dims[r] != d->dims[r])
 			return ge_k_fail(k, "segment_ids' shape is not a prefix "
@@ -279,7 +286,7 @@ static int k_unique(ge_kctx *k)
 	for (int64_t i = 0; rc == GE_OK && i < n; i++)
 		kst_i(ix, i, rank[grp[i]]);
 	free(ord);
-	return rc;
+	return rc ? rc : kall_set(k);
 }
 
 /* ReverseSequence: for each batch entry b, the first seq_lengths[b]
@@ -399,7 +406,7 @@ static int k_scatter_nd(ge_kctx *k)
 static int k_concat_offset(ge_kctx *k)
 {
 	int64_t a, s0[GE_SHAPE_MAXRANK], s[GE_SHAPE_MAXRANK];
-	if (ge_k_need(k, 2) || ge_k_scalar_int(k, 0, &a))
+	if (ge_k_need(k, k->nin > 2 ? k->nin : 2) || ge_k_scalar_int(k, 0, &a))
 		return GE_EINVAL;
 	int r = ge_k_ints(k, 1, s0, GE_SHAPE_MAXRANK);
 	if (r < 0 || ge_k_axis(k, a, r, &a))
@@ -421,7 +428,7 @@ static int k_concat_offset(ge_kctx *k)
 		}
 		off += s[a];
 	}
-	return GE_OK;
+	return kall_set(k);
 }
 
 /* Bitcast: the same bytes as another dtype; a wider type eats the last
@@ -509,7 +516,7 @@ static int k_string_join(ge_kctx *k)
 {
 	const char *sep = "";
 	size_t seplen = 0;
-	if (ge_k_need(k, 1))
+	if (ge_k_need(k, k->nin > 1 ? k->nin : 1))
 		return GE_EINVAL;
 	if (ge_op_attr_string(k->g, k->id, "separator", &sep, &seplen))
 		seplen = 0;
@@ -694,7 +701,7 @@ static int k_string_split(ge_kctx *k)
 		((int64_t *)os->data)[1] = widest;
 	}
 	free(t);
-	return rc;
+	return rc ? rc : kall_set(k);
 }
 
 const ge_kdef ge_kernels_misc[] = {
