@@ -42,15 +42,23 @@
 
 typedef struct ge_xsession ge_xsession;
 
+/* Kinds of executor objects (ge_xobj.kind) the executor itself makes:
+ * 1..15.  Stateful kernels number theirs from 16. */
+enum {
+	GE_XOBJ_VARIABLE = 1, /* a variable: VarHandleOp's resource, and
+				 the reference a TF1 VariableV2 gives */
+};
+
 typedef struct ge_xopts {
 	uint64_t seed;          /* the graph seed for random ops with seed
 				   and seed2 both 0 (--seed) */
 	int64_t max_iterations; /* per while loop; 0: 1,000,000 */
 	ge_xbudget *budget;     /* NULL: the session's own */
 	/* Called for every tensor an op produces, in execution order, with
-	 * the tensor's name ("op:0"; in a function body "fn/op:0") and
-	 * the iteration path for tensors in loop frames (NULL outside).
-	 * For --per-op comparisons; may be NULL. */
+	 * the tensor's name: "op:0"; in a function body "fn/op:0"; in
+	 * iteration 3 of a TF1 while loop "op:0@3", and "op:0@1.3" in
+	 * iteration 3 of a loop nested in iteration 1 of another.  For
+	 * --per-op comparisons; may be NULL. */
 	void (*on_tensor)(void *ud, const char *name, const ge_xt *t);
 	void *ud;
 } ge_xopts;
