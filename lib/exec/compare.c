@@ -77,7 +77,8 @@ int ge_xcompare(const ge_xt *a, const ge_xt *b, double atol, double rtol,
 		if (ay > r->b_max_abs)
 			r->b_max_abs = ay;
 		double d = x == y ? 0 : fabs(x - y);
-		if (d > atol + rtol * ay)
+		/* an infinite d is outside whatever |b| is (inf * rtol) */
+		if (d > atol + (rtol > 0 ? rtol * ay : 0) || isinf(d))
 			r->outside++;
 		if (d > r->max_abs || r->worst < 0) {
 			r->max_abs = d;
@@ -85,7 +86,7 @@ int ge_xcompare(const ge_xt *a, const ge_xt *b, double atol, double rtol,
 			r->a_worst = x;
 			r->b_worst = y;
 		}
-		double rel = d == 0 ? 0 : ay > 0 ? d / ay : INFINITY;
+		double rel = d == 0 ? 0 : ay > 0 && !isinf(d) ? d / ay : INFINITY;
 		if (rel > r->max_rel)
 			r->max_rel = rel;
 		sum += d;

@@ -277,6 +277,13 @@ int ge_npy_parse(const uint8_t *data, size_t len, const char *name,
 			      "the runner holds%s", name, h.descr,
 			      strchr(h.descr, 'O') ? " (object arrays are "
 						     "not read)" : "");
+	int64_t count = 1;
+	for (int i = 0; i < h.rank; i++) {
+		if (h.dims[i] && count > INT64_MAX / h.dims[i])
+			return ge_err(err, GE_EFORMAT, "%s: the .npy shape's "
+				      "size overflows", name);
+		count *= h.dims[i];
+	}
 	ge_xt *t = ge_xt_new(dt, h.rank, h.dims, b, name, err);
 	if (!t)
 		return err ? err->code : GE_EINVAL;

@@ -81,6 +81,10 @@ typedef struct ge_xinput_info {
  * literal fills a shape of one element); errors name the input. */
 int ge_xvalue_parse(const char *text, const ge_xinput_info *in,
 		    ge_xbudget *b, ge_xt **out, ge_error *err);
+/* Whether t fits the input's dtype (when known) and static shape;
+ * errors "input 'x': WHAT has shape [3], the input takes [?,2]". */
+int ge_xinput_check(const ge_xinput_info *in, const ge_xt *t,
+		    const char *what, ge_error *err);
 /* Seeded data for the input's own shape (unknown dims unknown_dim, an
  * unknown rank a scalar) and dtype (float32 when unknown), with the
  * default range; what an input the command line does not name gets. */

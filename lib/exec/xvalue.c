@@ -95,8 +95,7 @@ static void shape_str(int rank, const int64_t *dims, char *buf, size_t cap)
 		snprintf(buf + n, cap - n, "]");
 }
 
-/* Whether t fits the input's dtype and static shape. */
-static int check_fit(const ge_xinput_info *in, const ge_xt *t,
+int ge_xinput_check(const ge_xinput_info *in, const ge_xt *t,
 		     const char *what, ge_error *err)
 {
 	if (in->dtype && t->dtype != in->dtype) {
@@ -365,7 +364,7 @@ static int parse_literal(const char *text, const ge_xinput_info *in,
 	lit_free(&L);
 	if (rc)
 		return rc;
-	if ((rc = check_fit(in, *out, "the value", err))) {
+	if ((rc = ge_xinput_check(in, *out, "the value", err))) {
 		ge_xt_unref(*out);
 		*out = NULL;
 	}
@@ -484,7 +483,7 @@ static int parse_shape_spec(const char *text, const ge_xinput_info *in,
 		p += n;
 	}
 	int rc = seeded(in, dt, rank, dims, have_range, lo, hi, b, out, err);
-	if (!rc && (rc = check_fit(in, *out, "the data asked for", err))) {
+	if (!rc && (rc = ge_xinput_check(in, *out, "the data asked for", err))) {
 		ge_xt_unref(*out);
 		*out = NULL;
 	}
@@ -501,7 +500,7 @@ int ge_xvalue_parse(const char *text, const ge_xinput_info *in,
 			ge_err_prefix(err, "input '%s'", in->name);
 			return rc;
 		}
-		if ((rc = check_fit(in, *out, text + 1, err))) {
+		if ((rc = ge_xinput_check(in, *out, text + 1, err))) {
 			ge_xt_unref(*out);
 			*out = NULL;
 		}
