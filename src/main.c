@@ -1,7 +1,8 @@
 /*
  * main.c: the gerewrite command: runs Lua scripts with the gerewrite module
  * loaded, one-liners (-e), an interactive prompt (-i, repl.c), and the
- * subcommands (convert, validate, run, info, diff, dot, batch: cmd_*.c).
+ * subcommands (convert, validate, run, info, diff, dot, batch, eval,
+ * verify: cmd_*.c).
  *
  * Shape (after lua.c): main creates the Lua state and calls pmain under
  * lua_pcall, so even a memory error while setting up is reported.  pmain
@@ -137,6 +138,66 @@ static const struct subcommand subcommands[] = {
 	 "Exit status: 0 all models done or skipped, 1 some failed, 2 usage\n"
 	 "error, "
 	 "3 the recipe does not load.\n"},
+	{"eval", cmd_eval, "run a model and print its outputs",
+	 "Usage: " PROG " eval MODEL [--signature NAME] [--input NAME=VALUE]...\n"
+	 "           [--output NAME]... [--dim N] [--seed N] [-o DIR]\n"
+	 "           [--tags T] [--max-iterations N] [--values N]\n"
+	 "\n"
+	 "Runs MODEL (a frozen graph, a MetaGraphDef beside its checkpoint, a\n"
+	 "SavedModel, TF1 or TF2, or a TensorFlow.js model) without\n"
+	 "TensorFlow and prints each output: name, dtype and shape, min, max,\n"
+	 "mean and its first values.  Inputs and outputs are those of the\n"
+	 "signature (default serving_default, or the only one), of a\n"
+	 "TensorFlow.js model's signature, or else the graph's placeholders\n"
+	 "and the ops nobody reads.\n"
+	 "\n"
+	 "  -i, --input NAME=VALUE   a value for input NAME (a signature key\n"
+	 "                           or a tensor name); VALUE is a literal\n"
+	 "                           (3.5, [1,2,5], [[1,2],[3,4]], true,\n"
+	 "                           \"text\"), @FILE.npy, or seeded data\n"
+	 "                           SHAPE[:DTYPE][:LO..HI] (1x224x224x3,\n"
+	 "                           2x3:int32:0..9; 3: is the shape [3])\n"
+	 "  --output NAME            fetch this output (or any tensor);\n"
+	 "                           repeat for several (default: all)\n"
+	 "  -s, --signature NAME     the signature to run\n"
+	 "  --dim N                  unknown dims of seeded inputs (default 1)\n"
+	 "  --seed N                 seed of the seeded inputs and of\n"
+	 "                           unseeded random ops (default 0)\n"
+	 "  -o, --out DIR            write each output to DIR/NAME.npy\n"
+	 "  --max-iterations N       stop a while loop after N iterations\n"
+	 "  -n, --values N           values printed per output (default 8)\n"
+	 "  -t, --tags T             SavedModel tag set to read\n"
+	 "\n"
+	 "Inputs not given get seeded data of their shape: floats in [0, 1),\n"
+	 "integers in [0, 9], the same for the same --seed on any machine.\n"
+	 "\n"
+	 "Exit status: 0 done, 2 the model or an input is wrong or an op\n"
+	 "cannot run (one line names the input or op; nothing is written).\n"},
+	{"verify", cmd_verify, "run two models on the same inputs and compare",
+	 "Usage: " PROG " verify A B [--input NAME=VALUE]... [--output NAME]...\n"
+	 "           [--atol X] [--rtol X] [--map A_NAME=B_NAME]... [--seed N]\n"
+	 "           [--dim N] [--signature S] [--signature-b S] [--per-op]\n"
+	 "           [--report FILE.json] [-q]\n"
+	 "\n"
+	 "Runs A and B (say a model and its rewrite) on the same inputs, given\n"
+	 "as for eval or seeded, pairs their outputs by signature key or name,\n"
+	 "and prints per output the largest absolute and relative difference\n"
+	 "of B from A, the mean absolute difference, the cosine similarity and\n"
+	 "how many elements are outside |b - a| <= atol + rtol * |a|.\n"
+	 "\n"
+	 "  --atol X, --rtol X       tolerances (default 1e-5 each)\n"
+	 "  --map A_NAME=B_NAME      pair an input or output of A with one of\n"
+	 "                           B named otherwise; repeat for several\n"
+	 "  --per-op                 also compare every tensor both models\n"
+	 "                           compute under the same name, and name the\n"
+	 "                           first op (in B's execution order) whose\n"
+	 "                           output leaves tolerance\n"
+	 "  --report FILE.json       write the figures as JSON\n"
+	 "  -q, --quiet              print nothing, only set the exit status\n"
+	 "  (--input, --output, --dim, --seed, --signature, --tags and\n"
+	 "  --max-iterations as for eval; --signature-b: B's signature)\n"
+	 "\n"
+	 "Exit status: 0 within tolerance, 1 outside, 2 error.\n"},
 	{"convert", cmd_convert, "convert a model between formats",
 	 "Usage: " PROG " convert IN OUT [--format F] [--tags T]\n"
 	 "           [--allow-missing-variables] [--no-verify]\n"

@@ -295,8 +295,6 @@ static int feeds_b(const ge_xiface *fa, const ge_xfeeds *da,
 	int rc = ge_xfeeds_make(fb, NULL, 0, made, n, o->seed, o->dim, b, db,
 				err);
 	free(made);
-	if (rc)
-		ge_err_prefix(err, "B");
 	return rc;
 }
 
@@ -344,9 +342,12 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 	ge_xfeeds da, db;
 	int rc = ge_xfeeds_make(fa, o->inputs, o->ninputs, o->made, o->nmade,
 				o->seed, o->dim, bud, &da, err);
-	if (rc)
+	if (rc) {
+		ge_err_prefix(err, "%s", ge_graph_name(a));
 		return rc;
+	}
 	if ((rc = feeds_b(fa, &da, fb, o, bud, &db, err))) {
+		ge_err_prefix(err, "%s", ge_graph_name(gb));
 		ge_xfeeds_free(&da);
 		return rc;
 	}
@@ -374,10 +375,10 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 	}
 	rc = ge_xrun(a, &xa, &da, fta, r->npairs, oa, &r->peak_a, err);
 	if (rc)
-		ge_err_prefix(err, "A");
+		ge_err_prefix(err, "%s", ge_graph_name(a));
 	if (!rc && (rc = ge_xrun(gb, &xb, &db, ftb, r->npairs, ob, &r->peak_b,
 				 err)))
-		ge_err_prefix(err, "B");
+		ge_err_prefix(err, "%s", ge_graph_name(gb));
 	r->ok = 1;
 	for (size_t i = 0; !rc && i < r->npairs; i++) {
 		ge_xverify_pair *p = &r->pairs[i];
