@@ -448,7 +448,9 @@ static int plan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
 		f->node = (uint32_t)(n - p->n);
 		f->out = fetch[i].index;
 		f->idx = (int32_t)i;
-		if (n->frame != 0)
+		int32_t of = n->kind == XK_EXIT ?
+			ge_frames_parent(p->F, n->frame) : n->frame;
+		if (of != 0 && f->out != GE_CONTROL)
 			rc = node_fail(p, n, err, "cannot be fetched: it is in "
 				       "the while loop frame '%s'",
 				       ge_frames_name(p->F, n->frame));
@@ -1182,17 +1184,27 @@ static void report(struct xrun *r, const struct xnode *n,
 		   ge_xt **outs, int dead)
 {
 	const struct xplan *p = r->p;
-	if (F == r->root)
-		for (uint32_t k = 0; k < n->nf; k++) {
-			const struct xfetch *f = &p->fetch[n->f0 + k];
-			if (f->out == GE_CONTROL) {
-				r->res_dead[f->idx] = (uint8_t)(dead ? 1 : 2);
-				continue;
-			}
-			ge_xt_unref(r->res[f->idx]);
-			r->res[f->idx] = dead ? NULL : ge_xt_ref(outs[f->out]);
-			r->res_dead[f->idx] = (uint8_t)(dead ? 1 : 2);
+	int exit = n->kind == XK_EXIT;
+	int root = exit ? F->parent == r->root : F == r->root;
+	for (uint32_t k = 0; k < n->nf; k++) {
+		const struct xfetch *f = &p->fetch[n->f0 + k];
+		uint8_t *st = &r->res_dead[f->idx];
+		if (f->out == GE_CONTROL) {
+			/* ran, live or dead; in a loop, in some iteration */
+			if (*st != 2)
+				*st = (uint8_t)(dead ? 1 : 2);
+			continue;
 		}
+		if (!root || (exit && (dead || *st == 2))) {
+			/* an Exit is dead in every iteration but the last */
+			if (!*st)
+				*st = 1;
+			continue;
+		}
+		ge_xt_unref(r->res[f->idx]);
+		r->res[f->idx] = dead ? NULL : ge_xt_ref(outs[f->out]);
+		*st = (uint8_t)(dead ? 1 : 2);
+	}
 	if (n->kind == XK_RETVAL && dead && n->aux < r->nres)
 		r->res_dead[n->aux] = 1;
 	if (dead || !r->rt->o.on_tensor)
@@ -1204,7 +1216,10 @@ static void report(struct xrun *r, const struct xnode *n,
 		b.len = 0;
 		ge_buf_printf(&b, "%s%s:%d", r->prefix,
 			      ge_op_name(p->g, n->id), i);
-		iter_path(&b, F, I);
+		if (exit)
+			iter_path(&b, F->parent, F->piter);
+		else
+			iter_path(&b, F, I);
 		ge_buf_addc(&b, 0);
 		r->rt->o.on_tensor(r->rt->o.ud, (const char *)b.data, outs[i]);
 	}

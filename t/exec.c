@@ -1,0 +1,445 @@
+/* The executor on graphs written here: straight-line runs, feeds and
+ * fetches, TF1 while loops (one, nested, one in an untaken branch),
+ * conds through Switch and Merge with dead branches, functional While,
+ * If, Case and PartitionedCall, variables restored from a checkpoint the
+ * test writes, and the errors. */
+#include <math.h>
+#include <stdint.h>
+
+#include "bundle.h"
+#include "exec/exec.h"
+#include "testutil.h"
+
+enum { DT_FLOAT = 1, DT_INT32 = 3, DT_BOOL = 10 };
+
+#define NODE(n, op, ins, attrs) \
+	"node { name: \"" n "\" op: \"" op "\" " ins " " attrs "}\n"
+#define IN(x) "input: \"" x "\" "
+#define FL "attr { key: \"T\" value { type: DT_FLOAT } } "
+#define FCONST(n, v, ins) \
+	"node { name: \"" n "\" op: \"Const\" " ins \
+	" attr { key: \"dtype\" value { type: DT_FLOAT } } " \
+	"attr { key: \"value\" value { tensor { dtype: DT_FLOAT " \
+	"tensor_shape { } float_val: " v " } } } }\n"
+#define PH(n, dt, shape) \
+	NODE(n, "Placeholder", "", "attr { key: \"dtype\" value { type: " dt \
+	     " } } attr { key: \"shape\" value { shape { " shape " } } }")
+#define ENTER(n, x, frame, cst) \
+	NODE(n, "Enter", IN(x), FL \
+	     "attr { key: \"frame_name\" value { s: \"" frame "\" } } " \
+	     "attr { key: \"is_constant\" value { b: " cst " } }")
+#define MERGE(n, a, b) \
+	NODE(n, "Merge", IN(a) IN(b), FL "attr { key: \"N\" value { i: 2 } }")
+#define BIN(n, op, a, b) NODE(n, op, IN(a) IN(b), FL)
+#define UN(n, op, a) NODE(n, op, IN(a), FL)
+
+/* i = start; while (i < limit) i = i + 1, in frame `frame`; the limit
+ * and the step come in through constant Enters; p prefixes the names. */
+#define LOOP(p, start, limit, one, frame) \
+	ENTER(p "enter", start, frame, "false") \
+	ENTER(p "limit", limit, frame, "true") \
+	ENTER(p "one", one, frame, "true") \
+	MERGE(p "merge", p "enter", p "next") \
+	BIN(p "less", "Less", p "merge", p "limit") \
+	NODE(p "cond", "LoopCond", IN(p "less"), "") \
+	BIN(p "switch", "Switch", p "merge", p "cond") \
+	UN(p "body", "Identity", p "switch:1") \
+	BIN(p "add", "AddV2", p "body", p "one") \
+	UN(p "next", "NextIteration", p "add") \
+	UN(p "exit", "Exit", p "switch")
+
+static ge_xt *fvec(int n, const float *v)
+{
+	int64_t d = n;
+	ge_xt *t = ge_xt_new(DT_FLOAT, 1, &d, NULL, "test", NULL);
+	memcpy(t->data, v, (size_t)n * sizeof *v);
+	return t;
+}
+
+static ge_xt *scalar(int dtype, double v)
+{
+	ge_xt *t = ge_xt_scalar(dtype, NULL, "test", NULL);
+	if (dtype == DT_FLOAT)
+		((float *)t->data)[0] = (float)v;
+	else if (dtype == DT_INT32)
+		((int32_t *)t->data)[0] = (int32_t)v;
+	else
+		((uint8_t *)t->data)[0] = v != 0;
+	return t;
+}
+
+/* Runs one fetch; its value as text ("2.5,4.5") or "error: msg". */
+static const char *run1(ge_xsession *s, const ge_xfeed *f, int nf,
+			const char *fetch)
+{
+	static char buf[8][1100];
+	static int k;
+	char *b = buf[k++ % 8];
+	ge_xt *out = NULL;
+	ge_error err = {0};
+	if (ge_xsession_run(s, f, nf, &fetch, 1, &out, &err)) {
+		snprintf(b, 1100, "error: %s", err.msg);
+		return b;
+	}
+	b[0] = 0;
+	if (!out)
+		return "(none)";
+	for (int64_t i = 0; i < out->n && strlen(b) < 1000; i++)
+		snprintf(b + strlen(b), 1100 - strlen(b), "%s%g", i ? "," : "",
+			 ge_xt_get_double(out, i));
+	ge_xt_unref(out);
+	return b;
+}
+
+static ge_xsession *open_text(const char *txt, int64_t max_iter,
+			      ge_graph **gp)
+{
+	ge_graph *g = parse(txt);
+	ge_xopts o = GE_XOPTS_INIT;
+	o.max_iterations = max_iter;
+	ge_xsession *s = NULL;
+	ge_error err = {0};
+	if (ge_xsession_open(g, &o, &s, &err)) {
+		printf("Bail out! session: %s\n", err.msg);
+		exit(1);
+	}
+	*gp = g;
+	return s;
+}
+
+static int has(const char *s, const char *part)
+{
+	if (!strstr(s, part))
+		tap_diag("  '%s' not in '%s'", part, s);
+	return strstr(s, part) != NULL;
+}
+
+/* ------------------------------------------------------------ straight */
+
+static int n_seen;
+static char seen_names[2048];
+
+static void on_tensor(void *ud, const char *name, const ge_xt *t)
+{
+	(void)ud;
+	(void)t;
+	n_seen++;
+	if (strlen(seen_names) + strlen(name) + 2 < sizeof seen_names) {
+		strcat(seen_names, name);
+		strcat(seen_names, " ");
+	}
+}
+
+#define STRAIGHT \
+	PH("x", "DT_FLOAT", "dim { size: 3 }") \
+	FCONST("two", "2", "") FCONST("half", "0.5", "") \
+	NODE("n", "NoOp", "", "") \
+	BIN("m", "Mul", "x", "two") \
+	NODE("y", "AddV2", IN("m") IN("half") IN("^n"), FL) \
+	UN("id", "Identity", "y") \
+	NODE("f", "Frobnicate", IN("x"), "")
+
+static void test_straight(void)
+{
+	ge_graph *g = parse(STRAIGHT);
+	ge_xopts o = GE_XOPTS_INIT;
+	o.on_tensor = on_tensor;
+	ge_xsession *s = NULL;
+	ge_error err = {0};
+	ok(ge_xsession_open(g, &o, &s, &err) == GE_OK, "open: %s", err.msg);
+	float xv[3] = {1, 2, 5};
+	ge_xt *x = fvec(3, xv);
+	ge_xfeed f = {"x", x};
+	is_string("2.5,4.5,10.5", run1(s, &f, 1, "id:0"), "y = 2x + 0.5");
+	ok(n_seen == 6 && has(seen_names, "m:0") && has(seen_names, "id:0"),
+	   "on_tensor sees every tensor produced (%d)", n_seen);
+	ok(has(run1(s, NULL, 0, "id"), "x (Placeholder): must be fed"),
+	   "a missing feed names the Placeholder");
+	ok(ge_xsession_peak(s) > 0, "peak memory is reported");
+	float mv[3] = {10, 10, 10};
+	ge_xt *m = fvec(3, mv);
+	ge_xfeed fm = {"m:0", m};
+	is_string("10.5,10.5,10.5", run1(s, &fm, 1, "y"),
+		  "a fed tensor replaces its op, whose inputs are not needed");
+	is_string("(none)", run1(s, &f, 1, "^y"), "a fetch '^op' runs it");
+	ge_xt *xi = scalar(DT_INT32, 1);
+	ge_xfeed fi = {"x", xi};
+	ok(has(run1(s, &fi, 1, "y"), "feed 'x': int32[] given, 'x' holds "
+		   "float"), "a feed of the wrong dtype is refused");
+	ge_xt *x2 = fvec(2, xv);
+	ge_xfeed f2 = {"x", x2};
+	ok(has(run1(s, &f2, 1, "y"), "'x' takes shape [3]"),
+	   "a feed of the wrong shape is refused");
+	ok(has(run1(s, &f, 1, "f"), "no kernel for op type 'Frobnicate'"),
+	   "an op with no kernel names its type");
+	ok(has(run1(s, &f, 1, "nope:0"), "nope"), "an unknown fetch");
+	ge_xt_unref(x);
+	ge_xt_unref(x2);
+	ge_xt_unref(xi);
+	ge_xt_unref(m);
+	ge_xsession_close(s);
+	ge_graph_free(g);
+}
+
+/* ------------------------------------------------------------ cond */
+
+#define COND \
+	PH("p", "DT_BOOL", "") FCONST("x", "3", "") \
+	FCONST("two", "2", "") FCONST("hundred", "100", "") \
+	BIN("sw", "Switch", "x", "p") \
+	BIN("t", "Mul", "sw:1", "two") \
+	BIN("f", "AddV2", "sw:0", "hundred") \
+	MERGE("m", "f", "t") \
+	UN("out", "Identity", "m") \
+	FCONST("after_t", "7", IN("^t")) \
+	/* a loop on the false branch: entered dead when p is true */ \
+	FCONST("ten", "10", "") FCONST("one", "1", "") \
+	LOOP("w/", "sw:0", "ten", "one", "w/ctx") \
+	MERGE("m2", "w/exit", "t")
+
+static void test_cond(void)
+{
+	ge_graph *g = NULL;
+	ge_xsession *s = open_text(COND, 0, &g);
+	ge_xt *pt = scalar(DT_BOOL, 1), *pf = scalar(DT_BOOL, 0);
+	ge_xfeed ft = {"p", pt}, ff = {"p", pf};
+	is_string("6", run1(s, &ft, 1, "out"), "cond true: the true branch");
+	is_string("103", run1(s, &ff, 1, "out"), "cond false: the false "
+		  "branch");
+	is_string("1", run1(s, &ft, 1, "m:1"), "Merge's value_index");
+	ok(has(run1(s, &ff, 1, "t"), "fetch 't:0': it is dead"),
+	   "a fetch on the untaken branch is dead");
+	ok(has(run1(s, &ff, 1, "after_t"), "dead"),
+	   "a control edge from a dead op makes its consumer dead");
+	is_string("7", run1(s, &ft, 1, "after_t"), "and live when it ran");
+	is_string("6", run1(s, &ft, 1, "m2"), "a loop entered with dead "
+		  "tensors ends, its dead Exits reach the Merge");
+	is_string("10", run1(s, &ff, 1, "m2"), "the same loop run live");
+	ge_xt_unref(pt);
+	ge_xt_unref(pf);
+	ge_xsession_close(s);
+	ge_graph_free(g);
+}
+
+/* ------------------------------------------------------------ loops */
+
+#define WHILE1 \
+	FCONST("zero", "0", "") FCONST("ten", "10", "") FCONST("one", "1", "") \
+	LOOP("l/", "zero", "ten", "one", "while/ctx") \
+	UN("out", "Identity", "l/exit")
+
+/* Outer: i from 0 while i < 3; s goes into an inner loop that adds 1
+ * four times: s ends at 12. */
+#define NESTED \
+	FCONST("zero", "0", "") FCONST("three", "3", "") \
+	FCONST("four", "4", "") FCONST("one", "1", "") \
+	ENTER("o/ei", "zero", "O", "false") ENTER("o/es", "zero", "O", "false") \
+	ENTER("o/lim", "three", "O", "true") ENTER("o/one", "one", "O", "true") \
+	ENTER("o/zero", "zero", "O", "true") ENTER("o/four", "four", "O", "true") \
+	MERGE("o/mi", "o/ei", "o/ni") MERGE("o/ms", "o/es", "o/ns") \
+	BIN("o/less", "Less", "o/mi", "o/lim") \
+	NODE("o/cond", "LoopCond", IN("o/less"), "") \
+	BIN("o/swi", "Switch", "o/mi", "o/cond") \
+	BIN("o/sws", "Switch", "o/ms", "o/cond") \
+	UN("o/idi", "Identity", "o/swi:1") UN("o/ids", "Identity", "o/sws:1") \
+	ENTER("i/ej", "o/zero", "I", "false") ENTER("i/es", "o/ids", "I", "false") \
+	ENTER("i/lim", "o/four", "I", "true") ENTER("i/one", "o/one", "I", "true") \
+	MERGE("i/mj", "i/ej", "i/nj") MERGE("i/ms", "i/es", "i/ns") \
+	BIN("i/less", "Less", "i/mj", "i/lim") \
+	NODE("i/cond", "LoopCond", IN("i/less"), "") \
+	BIN("i/swj", "Switch", "i/mj", "i/cond") \
+	BIN("i/sws", "Switch", "i/ms", "i/cond") \
+	UN("i/idj", "Identity", "i/swj:1") UN("i/ids", "Identity", "i/sws:1") \
+	BIN("i/addj", "AddV2", "i/idj", "i/one") \
+	BIN("i/adds", "AddV2", "i/ids", "i/one") \
+	UN("i/nj", "NextIteration", "i/addj") \
+	UN("i/ns", "NextIteration", "i/adds") \
+	UN("i/xs", "Exit", "i/sws") \
+	BIN("o/addi", "AddV2", "o/idi", "o/one") \
+	UN("o/ni", "NextIteration", "o/addi") \
+	UN("o/ns", "NextIteration", "i/xs") \
+	UN("o/xi", "Exit", "o/swi") UN("o/xs", "Exit", "o/sws") \
+	UN("out", "Identity", "o/xs")
+
+static void test_loops(void)
+{
+	ge_graph *g = NULL;
+	ge_xsession *s = open_text(WHILE1, 0, &g);
+	is_string("10", run1(s, NULL, 0, "out"), "a TF1 while loop");
+	ge_xsession_close(s);
+	ge_graph_free(g);
+	s = open_text(WHILE1, 5, &g);
+	ok(has(run1(s, NULL, 0, "out"), "while loop 'while/ctx': more than 5 "
+		   "iterations (--max-iterations)"),
+	   "--max-iterations stops a loop, naming its frame");
+	ge_xsession_close(s);
+	ge_graph_free(g);
+	s = open_text(NESTED, 0, &g);
+	is_string("12", run1(s, NULL, 0, "out"), "nested loops");
+	is_string("3", run1(s, NULL, 0, "o/xi"), "the outer counter");
+	ge_xsession_close(s);
+	ge_graph_free(g);
+}
+
+/* ------------------------------------------------------------ functions */
+
+#define FN_HEAD(name, in, out) \
+	"function { signature { name: \"" name "\" input_arg { name: \"x\" " \
+	"type: DT_FLOAT } output_arg { name: \"" out "\" type: " in " } } "
+#define FN_CONST(n, v) \
+	"node_def { name: \"" n "\" op: \"Const\" attr { key: \"dtype\" " \
+	"value { type: DT_FLOAT } } attr { key: \"value\" value { tensor { " \
+	"dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } } "
+#define FN_BIN(n, op, a, b) \
+	"node_def { name: \"" n "\" op: \"" op "\" input: \"" a "\" " \
+	"input: \"" b "\" " FL "} "
+#define FN_RET(out, v) "ret { key: \"" out "\" value: \"" v "\" } } "
+#define FLIST(k) "attr { key: \"" k "\" value { list { type: DT_FLOAT } } } "
+#define FUNC(k, f) "attr { key: \"" k "\" value { func { name: \"" f "\" } } } "
+
+#define LIBRARY \
+	"library { " \
+	FN_HEAD("times2", "DT_FLOAT", "y") FN_CONST("two", "2") \
+	FN_BIN("m", "Mul", "x", "two:output:0") FN_RET("y", "m:z:0") \
+	FN_HEAD("add1", "DT_FLOAT", "y") FN_CONST("one", "1") \
+	FN_BIN("a", "AddV2", "x", "one:output:0") FN_RET("y", "a:z:0") \
+	FN_HEAD("less10", "DT_BOOL", "b") FN_CONST("ten", "10") \
+	FN_BIN("l", "Less", "x", "ten:output:0") FN_RET("b", "l:z:0") \
+	FN_HEAD("bad", "DT_FLOAT", "y") \
+	"node_def { name: \"zap\" op: \"Frobnicate\" input: \"x\" } " \
+	FN_RET("y", "zap:y:0") \
+	"}\n"
+
+#define FUNCS \
+	PH("x", "DT_FLOAT", "") PH("p", "DT_BOOL", "") \
+	PH("k", "DT_INT32", "") \
+	NODE("call", "PartitionedCall", IN("x"), FLIST("Tin") FLIST("Tout") \
+	     FUNC("f", "times2")) \
+	NODE("direct", "add1", IN("x"), "") \
+	NODE("w", "StatelessWhile", IN("x"), FLIST("T") FUNC("cond", "less10") \
+	     FUNC("body", "add1")) \
+	NODE("if", "If", IN("p") IN("x"), FLIST("Tin") FLIST("Tout") \
+	     "attr { key: \"Tcond\" value { type: DT_BOOL } } " \
+	     FUNC("then_branch", "times2") FUNC("else_branch", "add1")) \
+	NODE("case", "Case", IN("k") IN("x"), FLIST("Tin") FLIST("Tout") \
+	     "attr { key: \"branches\" value { list { func { name: " \
+	     "\"times2\" } func { name: \"add1\" } } } }") \
+	NODE("oops", "PartitionedCall", IN("x"), FLIST("Tin") FLIST("Tout") \
+	     FUNC("f", "bad")) \
+	LIBRARY
+
+static void test_functions(void)
+{
+	ge_graph *g = NULL;
+	ge_xsession *s = open_text(FUNCS, 0, &g);
+	ge_xt *x = scalar(DT_FLOAT, 3), *pt = scalar(DT_BOOL, 1);
+	ge_xt *pf = scalar(DT_BOOL, 0), *k0 = scalar(DT_INT32, 0);
+	ge_xt *k9 = scalar(DT_INT32, 9);
+	ge_xfeed f[3] = {{"x", x}, {"p", pt}, {"k", k0}};
+	is_string("6", run1(s, f, 1, "call"), "PartitionedCall");
+	is_string("4", run1(s, f, 1, "direct"), "a call by op type");
+	is_string("10", run1(s, f, 1, "w"), "StatelessWhile");
+	is_string("6", run1(s, f, 2, "if"), "If, then branch");
+	f[1].t = pf;
+	is_string("4", run1(s, f, 2, "if"), "If, else branch");
+	is_string("6", run1(s, f, 3, "case"), "Case, branch 0");
+	f[2].t = k9;
+	is_string("4", run1(s, f, 3, "case"), "Case out of range: the last "
+		  "branch");
+	ok(has(run1(s, f, 1, "oops"), "function 'bad': zap (Frobnicate): no "
+		   "kernel"), "an error in a body names the function");
+	ge_xt *y = NULL;
+	ge_error err = {0};
+	ok(ge_xsession_call(s, "times2", &x, 1, &y, 1, &err) == GE_OK &&
+	   y && ge_xt_get_double(y, 0) == 6, "ge_xsession_call");
+	ge_xt_unref(y);
+	ge_xsession_close(s);
+	ge_graph_free(g);
+	s = open_text(FUNCS, 4, &g);
+	ok(has(run1(s, f, 1, "w"), "w (StatelessWhile): more than 4 "
+		   "iterations"), "--max-iterations stops a While");
+	ge_xsession_close(s);
+	ge_graph_free(g);
+	ge_xt_unref(x);
+	ge_xt_unref(pt);
+	ge_xt_unref(pf);
+	ge_xt_unref(k0);
+	ge_xt_unref(k9);
+}
+
+/* ------------------------------------------------------------ variables */
+
+#define VSHAPE "attr { key: \"shape\" value { shape { dim { size: 3 } } } } "
+#define VDT "attr { key: \"dtype\" value { type: DT_FLOAT } } "
+#define META \
+	"graph_def { " \
+	NODE("v", "VariableV2", "", VDT VSHAPE) \
+	UN("v/read", "Identity", "v") \
+	NODE("u", "VariableV2", "", VDT VSHAPE) \
+	UN("u/read", "Identity", "u") \
+	PH("x", "DT_FLOAT", "dim { size: 3 }") \
+	BIN("y", "Mul", "v/read", "x") \
+	NODE("h", "VarHandleOp", "", VDT VSHAPE \
+	     "attr { key: \"shared_name\" value { s: \"h\" } }") \
+	NODE("r", "ReadVariableOp", IN("h"), VDT) \
+	NODE("inc", "AssignAddVariableOp", IN("h") IN("x"), VDT) \
+	NODE("asg", "Assign", IN("v") IN("x"), FL) \
+	NODE("init", "VarIsInitializedOp", IN("h"), "") \
+	"}\n"
+
+static void test_variables(void)
+{
+	char dir[] = "/tmp/ge-exec-XXXXXX", path[256];
+	if (!mkdtemp(dir)) {
+		printf("Bail out! mkdtemp\n");
+		exit(1);
+	}
+	snprintf(path, sizeof path, "%s/model.meta", dir);
+	FILE *fp = fopen(path, "w");
+	fputs(META, fp);
+	fclose(fp);
+	snprintf(path, sizeof path, "%s/model", dir);
+	ge_bundle_writer *w = NULL;
+	ge_error err = {0};
+	float v[3] = {1, 2, 3}, h[3] = {10, 20, 30};
+	int64_t d = 3;
+	ok(!ge_bundle_writer_open(path, &w, &err) &&
+	   !ge_bundle_writer_add(w, "v", DT_FLOAT, 1, &d, v, sizeof v, &err) &&
+	   !ge_bundle_writer_add(w, "h", DT_FLOAT, 1, &d, h, sizeof h, &err) &&
+	   !ge_bundle_writer_finish(w, &err), "checkpoint written: %s",
+	   err.msg);
+	snprintf(path, sizeof path, "%s/model.meta", dir);
+	ge_graph *g = NULL;
+	ge_xsession *s = NULL;
+	ok(!ge_load(path, NULL, &g, &err) &&
+	   !ge_xsession_open(g, NULL, &s, &err), "open: %s", err.msg);
+	float xv[3] = {2, 2, 2};
+	ge_xt *x = fvec(3, xv);
+	ge_xfeed f = {"x", x};
+	is_string("2,4,6", run1(s, &f, 1, "y"), "a VariableV2 restored");
+	is_string("10,20,30", run1(s, NULL, 0, "r"), "a VarHandleOp restored");
+	is_string("1", run1(s, NULL, 0, "init"), "VarIsInitializedOp");
+	is_string("(none)", run1(s, &f, 1, "^inc"), "AssignAddVariableOp");
+	is_string("12,22,32", run1(s, NULL, 0, "r"), "the variable changed");
+	is_string("(none)", run1(s, &f, 1, "^asg"), "Assign");
+	is_string("4,4,4", run1(s, &f, 1, "y"), "the reference variable "
+		  "changed");
+	ok(has(run1(s, NULL, 0, "u/read"), "variable 'u' has no value"),
+	   "a variable the checkpoint lacks has no value");
+	ge_xt_unref(x);
+	ge_xsession_close(s);
+	ge_graph_free(g);
+	snprintf(path, sizeof path, "rm -rf '%s'", dir);
+	if (system(path) != 0)
+		tap_diag("could not remove %s", dir);
+}
+
+int main(void)
+{
+	test_straight();
+	test_cond();
+	test_loops();
+	test_functions();
+	test_variables();
+	return tap_done();
+}
