@@ -29,7 +29,9 @@
 	X(ge_kernels_shape) \
 	X(ge_kernels_list) \
 	X(ge_kernels_tarray) \
-	X(ge_kernels_random)
+	X(ge_kernels_random) \
+	X(ge_kernels_array) \
+	X(ge_kernels_index)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
@@ -262,7 +264,7 @@ int ge_k_attr_ints(ge_kctx *k, const char *name, int64_t *out, int cap)
 
 /* ---------------------------------------------------------------- inputs */
 
-int ge_k_ints(ge_kctx *k, int i, int64_t *out, int cap)
+int kints_any(ge_kctx *k, int i, int64_t *out, int cap)
 {
 	if (i >= k->nin || !k->in[i]) {
 		ge_k_fail(k, "input %d is missing", i);
@@ -271,13 +273,7 @@ int ge_k_ints(ge_kctx *k, int i, int64_t *out, int cap)
 	const ge_xt *t = k->in[i];
 	if (t->dtype != DT_INT32 && t->dtype != DT_INT64) {
 		ge_k_fail(k, "input %d must be int32 or int64, is %s", i,
-			  ge_dtype_name(t->dtype) ? ge_dtype_name(t->dtype)
-						  : "?");
-		return -1;
-	}
-	if (t->rank > 1) {
-		ge_k_fail(k, "input %d must be a scalar or a vector, has rank "
-			  "%d", i, t->rank);
+			  kdt(t->dtype));
 		return -1;
 	}
 	if (t->n > cap) {
@@ -289,6 +285,16 @@ int ge_k_ints(ge_kctx *k, int i, int64_t *out, int cap)
 		out[j] = t->dtype == DT_INT32 ? ((const int32_t *)t->data)[j]
 					      : ((const int64_t *)t->data)[j];
 	return (int)t->n;
+}
+
+int ge_k_ints(ge_kctx *k, int i, int64_t *out, int cap)
+{
+	if (i < k->nin && k->in[i] && k->in[i]->rank > 1) {
+		ge_k_fail(k, "input %d must be a scalar or a vector, has rank "
+			  "%d", i, k->in[i]->rank);
+		return -1;
+	}
+	return kints_any(k, i, out, cap);
 }
 
 int ge_k_scalar_int(ge_kctx *k, int i, int64_t *out)

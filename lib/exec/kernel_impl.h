@@ -196,6 +196,10 @@ void knarrow(ge_xt *dst, const ge_xt *src);
 ge_xt *kout_f(ge_kctx *k, int i, int dt, int rank, const int64_t *dims);
 int kfinish_f(ge_kctx *k, int i, int dt);
 
+/* Integer elements of input i whatever its rank (ge_k_ints wants a
+ * scalar or a vector). */
+int kints_any(ge_kctx *k, int i, int64_t *out, int cap);
+
 /* Output oi: x with its dimensions permuted (k_shape.c). */
 int ktranspose(ge_kctx *k, const ge_xt *x, const int64_t *perm, int oi);
 
