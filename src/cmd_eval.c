@@ -289,7 +289,7 @@ static int eval_model(ge_graph *g, const struct xargs *x)
 			   model);
 		rc = EXIT_USAGE;
 	} else if (ge_xrun(g, &o, &fd, tensors, n, outs, NULL, &err)) {
-		cli_errmsg("%s: %s", model, err.msg);
+		cli_errmsg("%s", err.msg); /* it names the model */
 		rc = EXIT_USAGE;
 	}
 	for (size_t i = 0; !rc && i < n; i++)

@@ -373,12 +373,11 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 		xb.on_tensor = on_b;
 		xb.ud = &po;
 	}
+	/* the runner's messages name the model already */
 	rc = ge_xrun(a, &xa, &da, fta, r->npairs, oa, &r->peak_a, err);
-	if (rc)
-		ge_err_prefix(err, "%s", ge_graph_name(a));
-	if (!rc && (rc = ge_xrun(gb, &xb, &db, ftb, r->npairs, ob, &r->peak_b,
-				 err)))
-		ge_err_prefix(err, "%s", ge_graph_name(gb));
+	if (!rc)
+		rc = ge_xrun(gb, &xb, &db, ftb, r->npairs, ob, &r->peak_b,
+			     err);
 	r->ok = 1;
 	for (size_t i = 0; !rc && i < r->npairs; i++) {
 		ge_xverify_pair *p = &r->pairs[i];
