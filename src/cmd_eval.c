@@ -451,3 +451,126 @@ int cmd_verify(lua_State *L, int argc, char **argv)
 	xargs_free(&x);
 	return rc;
 }
+
+/* ------------------------------------------------------------ run --verify */
+
+int cli_verify_opt(const char *cmd, const char *opt, const char *val,
+		   struct cli_verify *v)
+{
+	double *dst = !strcmp(opt, "--max-error") ? &v->max_error
+		      : !strcmp(opt, "--atol") ? &v->atol : &v->rtol;
+	return num_opt(cmd, opt, val, 0, 1e300, dst) ? EXIT_USAGE : 0;
+}
+
+/* The largest relative error over the outputs: max |b - a| / max |a|. */
+static double rel_error(const ge_xverify_result *r)
+{
+	double e = 0;
+	for (size_t i = 0; i < r->npairs; i++) {
+		const ge_xcmp *c = &r->pairs[i].cmp;
+		double scale = c->b_max_abs > 0 ? c->b_max_abs : 1;
+		double v = c->nan_mismatch ? INFINITY : c->max_abs / scale;
+		if (v > e || isnan(v))
+			e = v;
+	}
+	return e;
+}
+
+struct numerics {
+	const char *kind;
+	double bound; /* lossy: the relative error allowed */
+};
+
+/* The recipe's declaration (recipe.lua checked it). */
+static struct numerics recipe_numerics(lua_State *L, int rec)
+{
+	struct numerics n = {"exact", 0};
+	lua_getfield(L, rec, "numerics");
+	if (lua_type(L, -1) == LUA_TSTRING) {
+		const char *k = lua_tostring(L, -1);
+		n.kind = !strcmp(k, "rounding") ? "rounding"
+			 : !strcmp(k, "lossy") ? "lossy"
+			 : !strcmp(k, "changes") ? "changes" : "exact";
+	}
+	lua_getfield(L, rec, "max_error");
+	n.bound = luaL_optnumber(L, -1, 0);
+	lua_pop(L, 2);
+	return n;
+}
+
+static void verify_json(struct run_result *res, const struct numerics *n,
+			const ge_xverify_result *r, double err, int ok)
+{
+	char e[64], ma[64], mr[64];
+	/* JSON has no infinity: a string */
+	snprintf(e, sizeof e, isfinite(err) ? "%.6g" : "\"%g\"", err);
+	snprintf(ma, sizeof ma, isfinite(r->max_abs) ? "%.6g" : "\"%g\"",
+		 r->max_abs);
+	snprintf(mr, sizeof mr, isfinite(r->max_rel) ? "%.6g" : "\"%g\"",
+		 r->max_rel);
+	snprintf(res->verify, sizeof res->verify,
+		 "{\"numerics\": \"%s\", \"ok\": %s, \"outputs\": %zu, "
+		 "\"max_abs_diff\": %s, \"max_rel_diff\": %s, "
+		 "\"error\": %s, \"bound\": %.6g}",
+		 n->kind, ok ? "true" : "false", r->npairs, ma, mr, e,
+		 n->bound);
+}
+
+int cli_verify_recipe(lua_State *L, int rec, const char *in, const char *out,
+		      const struct cli_model_opts *mo,
+		      const struct cli_verify *v, struct run_result *res)
+{
+	rec = lua_absindex(L, rec);
+	struct numerics n = recipe_numerics(L, rec);
+	if (v->max_error >= 0)
+		n.bound = v->max_error;
+	ge_graph *a = NULL, *b = NULL;
+	ge_load_opts lo = {0};
+	lo.tags = mo ? mo->tags : NULL;
+	ge_error err;
+	int rc = ge_load(in, &lo, &a, &err);
+	if (!rc)
+		rc = ge_load(out, &lo, &b, &err);
+	ge_xverify_opts o = GE_XVERIFY_OPTS_INIT;
+	int exact = !strcmp(n.kind, "exact");
+	o.atol = exact ? 0 : v->atol;
+	o.rtol = exact ? 0 : v->rtol;
+	ge_xverify_result r;
+	memset(&r, 0, sizeof r);
+	if (!rc)
+		rc = ge_xverify(a, b, &o, &r, &err);
+	if (rc) {
+		snprintf(res->error, sizeof res->error, "--verify: %s",
+			 err.msg);
+		rc = EXIT_USAGE;
+	} else {
+		double e = rel_error(&r);
+		int ok = !strcmp(n.kind, "lossy") ? e <= n.bound
+			 : !strcmp(n.kind, "changes") ? 1 : r.ok;
+		verify_json(res, &n, &r, e, ok);
+		if (v->print)
+			printf("%s: verified against %s on seeded inputs: %s, "
+			       "%zu output%s, max abs %.3g, relative error "
+			       "%.3g: %s\n", out, in, n.kind, r.npairs,
+			       r.npairs == 1 ? "" : "s", r.max_abs, e,
+			       ok ? "ok" : "FAIL");
+		if (!ok) {
+			char bound[64] = "";
+			if (!strcmp(n.kind, "lossy"))
+				snprintf(bound, sizeof bound, " up to %g "
+					 "(--max-error)", n.bound);
+			snprintf(res->error, sizeof res->error,
+				 "%s: outputs differ from %s beyond what the "
+				 "recipe declares (%s%s): max abs %.3g, "
+				 "relative error %.3g", out, in, n.kind, bound,
+				 r.max_abs, e);
+			rc = EXIT_RUNTIME;
+		}
+	}
+	ge_xverify_result_free(&r);
+	if (a)
+		ge_graph_free(a);
+	if (b)
+		ge_graph_free(b);
+	return rc;
+}

@@ -385,6 +385,7 @@ done:
 
 enum {
 	O_OUT = 1, O_PARAM, O_FORMAT, O_TAGS, O_ALLOW_MISSING, O_FUNCTIONS,
+	O_VERIFY, O_MAX_ERROR,
 };
 
 static const struct cli_opt run_opts[] = {
@@ -394,6 +395,8 @@ static const struct cli_opt run_opts[] = {
 	{"tags", 't', 1, O_TAGS},
 	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
 	{"functions", 0, 1, O_FUNCTIONS},
+	{"verify", 0, 0, O_VERIFY},
+	{"max-error", 0, 1, O_MAX_ERROR},
 	{NULL, 0, 0, 0},
 };
 
@@ -404,6 +407,8 @@ int cmd_run(lua_State *L, int argc, char **argv)
 	const char *out = NULL, *format = NULL, *val;
 	char **params = ge_xcalloc((size_t)argc + 1, sizeof *params);
 	int nparams = 0, key, rc = 0;
+	struct cli_verify ver = CLI_VERIFY_INIT;
+	ver.print = 1;
 	cli_args_init(&a, "run", argc, argv);
 	while ((key = cli_getopt(&a, run_opts, &val)) > 0) {
 		switch (key) {
@@ -414,6 +419,11 @@ int cmd_run(lua_State *L, int argc, char **argv)
 		case O_ALLOW_MISSING: mo.allow_missing_variables = 1; break;
 		case O_FUNCTIONS:
 			if (cli_functions_opt("run", val, &mo))
+				key = -1;
+			break;
+		case O_VERIFY: ver.on = 1; break;
+		case O_MAX_ERROR:
+			if (cli_verify_opt("run", "--max-error", val, &ver))
 				key = -1;
 			break;
 		}
@@ -441,6 +451,8 @@ int cmd_run(lua_State *L, int argc, char **argv)
 	struct run_result res;
 	cli_last_run = 1;
 	rc = cli_run_recipe(L, -2, -1, a.pos[1], out, &mo, outfmt, &res);
+	if (!rc && ver.on)
+		rc = cli_verify_recipe(L, -2, a.pos[1], out, &mo, &ver, &res);
 	if (rc)
 		cli_errmsg("%s", res.error);
 out:

@@ -84,7 +84,8 @@ static const struct subcommand subcommands[] = {
 	{"run", cmd_run, "run a recipe on a model",
 	 "Usage: " PROG " run RECIPE MODEL -o OUT [--param KEY=VALUE]...\n"
 	 "           [--format F] [--tags T] [--allow-missing-variables]\n"
-	 "           [--functions reachable|all|none]\n"
+	 "           [--functions reachable|all|none] [--verify]\n"
+	 "           [--max-error X]\n"
 	 "\n"
 	 "Runs RECIPE (a name on the recipe path, or a .lua file) on MODEL and\n"
 	 "saves the result to OUT, atomically.  Parameters are checked before\n"
@@ -102,8 +103,16 @@ static const struct subcommand subcommands[] = {
 	 "                           without variables/ loads and saves as it is\n"
 	 "  --functions WHICH        the function bodies the recipe runs on:\n"
 	 "                           reachable (default), all or none\n"
+	 "  --verify                 run OUT against MODEL on seeded inputs\n"
+	 "                           (as " PROG " verify does) and check what\n"
+	 "                           the recipe declares of its numerics:\n"
+	 "                           exact (bit-equal), rounding (atol and\n"
+	 "                           rtol 1e-5), lossy (relative error up to\n"
+	 "                           its bound), changes (figures only)\n"
+	 "  --max-error X            a lossy recipe's bound instead of its own\n"
 	 "\n"
-	 "Exit status: 0 saved, 1 the recipe failed, 2 usage or I/O error,\n"
+	 "Exit status: 0 saved, 1 the recipe failed (or --verify found the\n"
+	 "output outside what the recipe declares), 2 usage or I/O error,\n"
 	 "3 the recipe does not load.  " PROG " help RECIPE describes one.\n"},
 	{"batch", cmd_batch, "run a recipe over directories of models",
 	 "Usage: " PROG " batch RECIPE DIR... -o OUTDIR [-j N] [--param K=V]...\n"
