@@ -168,8 +168,11 @@ struct cli_verify {
 	double max_error; /* < 0: the recipe's max_error */
 	double atol, rtol;
 	int print;        /* print the verdict on stdout (run) */
+	const char *const *inputs; /* run: --input NAME=VALUE, as for eval */
+	size_t ninputs;
+	int64_t dim;      /* run: --dim */
 };
-#define CLI_VERIFY_INIT {0, -1, 1e-5, 1e-5, 0}
+#define CLI_VERIFY_INIT {0, -1, 1e-5, 1e-5, 0, NULL, 0, 0}
 /* Parses --max-error, --atol or --rtol's value into v; EXIT_USAGE after
  * a usage message for cmd. */
 int cli_verify_opt(const char *cmd, const char *opt, const char *val,

@@ -350,6 +350,10 @@ static void print_pair(const ge_xverify_pair *p)
 		printf("%s = %s", p->key_a, p->key_b);
 	else
 		printf("%s", p->key_a);
+	if (p->note[0]) {
+		printf(": %s FAIL\n", p->note);
+		return;
+	}
 	printf(" %s: max abs %.3g, max rel %.3g, mean abs %.3g, cosine "
 	       "%.6f, %" PRId64 " of %" PRId64 " outside",
 	       p->desc_a, c->max_abs, c->max_rel, c->mean_abs, c->cosine,
@@ -457,6 +461,13 @@ int cmd_verify(lua_State *L, int argc, char **argv)
 int cli_verify_opt(const char *cmd, const char *opt, const char *val,
 		   struct cli_verify *v)
 {
+	if (!strcmp(opt, "--dim")) {
+		double d;
+		if (num_opt(cmd, opt, val, 1, 1 << 20, &d))
+			return EXIT_USAGE;
+		v->dim = (int64_t)d;
+		return 0;
+	}
 	double *dst = !strcmp(opt, "--max-error") ? &v->max_error
 		      : !strcmp(opt, "--atol") ? &v->atol : &v->rtol;
 	return num_opt(cmd, opt, val, 0, 1e300, dst) ? EXIT_USAGE : 0;
@@ -532,6 +543,9 @@ int cli_verify_recipe(lua_State *L, int rec, const char *in, const char *out,
 	if (!rc)
 		rc = ge_load(out, &lo, &b, &err);
 	ge_xverify_opts o = GE_XVERIFY_OPTS_INIT;
+	o.inputs = v->inputs;
+	o.ninputs = v->ninputs;
+	o.dim = v->dim;
 	int exact = !strcmp(n.kind, "exact");
 	o.atol = exact ? 0 : v->atol;
 	o.rtol = exact ? 0 : v->rtol;

@@ -383,12 +383,16 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 		ge_xverify_pair *p = &r->pairs[i];
 		ge_xt_describe(oa[i], p->desc_a, sizeof p->desc_a);
 		ge_xt_describe(ob[i], p->desc_b, sizeof p->desc_b);
-		rc = ge_xcompare(ob[i], oa[i], o->atol, o->rtol, &p->cmp, err);
-		if (rc) {
-			ge_err_prefix(err, "output '%s'", p->key_a);
-			break;
+		ge_error ce;
+		if (ge_xcompare(ob[i], oa[i], o->atol, o->rtol, &p->cmp, &ce)) {
+			/* not comparable (a shape changed): outside */
+			snprintf(p->note, sizeof p->note, "%.150s", ce.msg);
+			p->cmp.outside = oa[i]->n > ob[i]->n ? oa[i]->n
+							    : ob[i]->n;
+			p->cmp.max_abs = p->cmp.max_rel = INFINITY;
+			p->cmp.cosine = 0;
 		}
-		p->ok = ge_xcmp_ok(&p->cmp);
+		p->ok = !p->note[0] && ge_xcmp_ok(&p->cmp);
 		r->ok &= p->ok;
 		if (p->cmp.max_abs > r->max_abs || isnan(p->cmp.max_abs))
 			r->max_abs = p->cmp.max_abs;
@@ -498,6 +502,8 @@ void ge_xverify_json(const ge_xverify_result *r, const char *name_a,
 		json_object_set_new(o, "a", json_string(p->desc_a));
 		json_object_set_new(o, "b", json_string(p->desc_b));
 		json_object_set_new(o, "ok", json_boolean(p->ok));
+		if (p->note[0])
+			json_object_set_new(o, "note", json_string(p->note));
 		json_array_append_new(outs, o);
 	}
 	json_object_set_new(j, "outputs", outs);

@@ -87,6 +87,8 @@ typedef struct ge_xverify_pair {
 	char desc_a[96], desc_b[96]; /* "float32[1,10]" */
 	ge_xcmp cmp;
 	int ok;
+	char note[160];            /* why they could not be compared: "shapes
+				      differ: float32[2] against float32[3]" */
 } ge_xverify_pair;
 
 typedef struct ge_xverify_result {
