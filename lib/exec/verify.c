@@ -270,11 +270,35 @@ static const char *mapped(const ge_xverify_opts *o, const char *name,
 	return NULL;
 }
 
+/* A's inputs that B's interface does not have but B's graph does (a
+ * SavedModel fed at an Identity its signature names, against the graph
+ * frozen from it, whose inputs are its placeholders): fed there too. */
+static void feeds_b_extra(const ge_xiface *fa, const ge_xfeeds *da,
+			  const ge_xiface *fb, ge_graph *gb,
+			  const ge_xverify_opts *o, ge_xfeeds *db)
+{
+	for (size_t i = 0; i < fa->nin; i++) {
+		const char *bn = mapped(o, fa->in[i].key, 0);
+		if (!bn)
+			bn = fa->in[i].tensor;
+		ge_tref r;
+		if (ge_xiface_find(fb->in, fb->nin, bn) ||
+		    ge_xiface_find(fb->in, fb->nin, fa->in[i].key) ||
+		    ge_graph_find_tensor(gb, bn, &r) != GE_OK)
+			continue;
+		db->v = ge_xrealloc(db->v, (db->n + 1) * sizeof *db->v);
+		db->v[db->n].name = bn;
+		db->v[db->n].t = ge_xt_ref(da->v[i].t);
+		db->n++;
+	}
+}
+
 /* B's feeds: A's tensors for the inputs they share, seeded data for
  * the others. */
 static int feeds_b(const ge_xiface *fa, const ge_xfeeds *da,
-		   const ge_xiface *fb, const ge_xverify_opts *o,
-		   ge_xbudget *b, ge_xfeeds *db, ge_error *err)
+		   const ge_xiface *fb, ge_graph *gb,
+		   const ge_xverify_opts *o, ge_xbudget *b, ge_xfeeds *db,
+		   ge_error *err)
 {
 	ge_xmade *made = ge_xcalloc(fb->nin + 1, sizeof *made);
 	size_t n = 0;
@@ -295,6 +319,8 @@ static int feeds_b(const ge_xiface *fa, const ge_xfeeds *da,
 	int rc = ge_xfeeds_make(fb, NULL, 0, made, n, o->seed, o->dim, b, db,
 				err);
 	free(made);
+	if (!rc)
+		feeds_b_extra(fa, da, fb, gb, o, db);
 	return rc;
 }
 
@@ -346,7 +372,7 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 		ge_err_prefix(err, "%s", ge_graph_name(a));
 		return rc;
 	}
-	if ((rc = feeds_b(fa, &da, fb, o, bud, &db, err))) {
+	if ((rc = feeds_b(fa, &da, fb, gb, o, bud, &db, err))) {
 		ge_err_prefix(err, "%s", ge_graph_name(gb));
 		ge_xfeeds_free(&da);
 		return rc;
