@@ -117,7 +117,7 @@ static int has(const char *s, const char *part)
 /* ------------------------------------------------------------ straight */
 
 static int n_seen;
-static char seen_names[2048];
+static char seen_names[65536];
 
 static void on_tensor(void *ud, const char *name, const ge_xt *t)
 {
@@ -261,6 +261,28 @@ static void test_cond(void)
 	UN("o/xi", "Exit", "o/swi") UN("o/xs", "Exit", "o/sws") \
 	UN("out", "Identity", "o/xs")
 
+/* s = 0; for (i = 0; i < 5; i++) s += i < 2 ? 10 : 1;  a cond in the
+ * body, with dead ops in every iteration: s ends at 23. */
+#define CONDLOOP \
+	FCONST("zero", "0", "") FCONST("five", "5", "") FCONST("one", "1", "") \
+	FCONST("two", "2", "") FCONST("ten", "10", "") \
+	ENTER("ei", "zero", "C", "false") ENTER("es", "zero", "C", "false") \
+	ENTER("e5", "five", "C", "true") ENTER("e1", "one", "C", "true") \
+	ENTER("e2", "two", "C", "true") ENTER("e10", "ten", "C", "true") \
+	MERGE("mi", "ei", "ni") MERGE("ms", "es", "ns") \
+	BIN("less", "Less", "mi", "e5") \
+	NODE("lc", "LoopCond", IN("less"), "") \
+	BIN("swi", "Switch", "mi", "lc") BIN("sws", "Switch", "ms", "lc") \
+	UN("idi", "Identity", "swi:1") UN("ids", "Identity", "sws:1") \
+	BIN("small", "Less", "idi", "e2") \
+	BIN("csw", "Switch", "ids", "small") \
+	BIN("tb", "AddV2", "csw:1", "e10") BIN("fb", "AddV2", "csw:0", "e1") \
+	MERGE("cm", "fb", "tb") \
+	BIN("addi", "AddV2", "idi", "e1") \
+	UN("ni", "NextIteration", "addi") UN("ns", "NextIteration", "cm") \
+	UN("xs", "Exit", "sws") \
+	UN("out", "Identity", "xs")
+
 static void test_loops(void)
 {
 	ge_graph *g = NULL;
@@ -274,8 +296,22 @@ static void test_loops(void)
 	   "--max-iterations stops a loop, naming its frame");
 	ge_xsession_close(s);
 	ge_graph_free(g);
-	s = open_text(NESTED, 0, &g);
+	s = open_text(CONDLOOP, 0, &g);
+	is_string("23", run1(s, NULL, 0, "out"), "a cond in a loop's body");
+	ge_xsession_close(s);
+	ge_graph_free(g);
+	g = parse(NESTED);
+	ge_xopts o = GE_XOPTS_INIT;
+	o.on_tensor = on_tensor;
+	n_seen = 0;
+	seen_names[0] = 0;
+	ge_error err = {0};
+	if (ge_xsession_open(g, &o, &s, &err))
+		printf("Bail out! %s\n", err.msg);
 	is_string("12", run1(s, NULL, 0, "out"), "nested loops");
+	ok(has(seen_names, "o/addi:0@2 ") && has(seen_names, "i/adds:0@2.3 ") &&
+	   has(seen_names, "o/xs:0 ") && has(seen_names, "i/xs:0@1 "),
+	   "tensors of loops are named by their iterations");
 	is_string("3", run1(s, NULL, 0, "o/xi"), "the outer counter");
 	ge_xsession_close(s);
 	ge_graph_free(g);
@@ -385,6 +421,14 @@ static void test_functions(void)
 	NODE("inc", "AssignAddVariableOp", IN("h") IN("x"), VDT) \
 	NODE("asg", "Assign", IN("v") IN("x"), FL) \
 	NODE("init", "VarIsInitializedOp", IN("h"), "") \
+	NODE("idx", "Const", "", "attr { key: \"dtype\" value { type: " \
+	     "DT_INT32 } } attr { key: \"value\" value { tensor { dtype: " \
+	     "DT_INT32 tensor_shape { dim { size: 2 } } int_val: 2 " \
+	     "int_val: 0 } } }") \
+	NODE("gather", "ResourceGather", IN("h") IN("idx"), VDT \
+	     "attr { key: \"Tindices\" value { type: DT_INT32 } }") \
+	NODE("vshape", "VariableShape", IN("h"), \
+	     "attr { key: \"out_type\" value { type: DT_INT32 } }") \
 	"}\n"
 
 static void test_variables(void)
@@ -419,6 +463,8 @@ static void test_variables(void)
 	is_string("2,4,6", run1(s, &f, 1, "y"), "a VariableV2 restored");
 	is_string("10,20,30", run1(s, NULL, 0, "r"), "a VarHandleOp restored");
 	is_string("1", run1(s, NULL, 0, "init"), "VarIsInitializedOp");
+	is_string("30,10", run1(s, NULL, 0, "gather"), "ResourceGather");
+	is_string("3", run1(s, NULL, 0, "vshape"), "VariableShape");
 	is_string("(none)", run1(s, &f, 1, "^inc"), "AssignAddVariableOp");
 	is_string("12,22,32", run1(s, NULL, 0, "r"), "the variable changed");
 	is_string("(none)", run1(s, &f, 1, "^asg"), "Assign");
@@ -434,6 +480,53 @@ static void test_variables(void)
 		tap_diag("could not remove %s", dir);
 }
 
+/* ------------------------------------------------------------ misc */
+
+#define MISC \
+	PH("p", "DT_BOOL", "") FCONST("three", "3", "") \
+	NODE("pwd", "PlaceholderWithDefault", IN("three"), \
+	     "attr { key: \"dtype\" value { type: DT_FLOAT } } " \
+	     "attr { key: \"shape\" value { shape { } } }") \
+	NODE("msg", "Const", "", "attr { key: \"dtype\" value { type: " \
+	     "DT_STRING } } attr { key: \"value\" value { tensor { dtype: " \
+	     "DT_STRING tensor_shape { } string_val: \"p was false\" } } }") \
+	NODE("check", "Assert", IN("p") IN("msg"), \
+	     "attr { key: \"T\" value { list { type: DT_STRING } } }") \
+	NODE("checked", "Identity", IN("three") IN("^check"), FL) \
+	UN("stray", "Exit", "three") \
+	FCONST("zero", "0", "") FCONST("ten", "10", "") FCONST("one", "1", "") \
+	LOOP("l/", "zero", "ten", "one", "L") \
+	BIN("cross", "AddV2", "l/body", "three") \
+	BIN("cyc", "AddV2", "three", "cyc2") UN("cyc2", "Identity", "cyc")
+
+static void test_misc(void)
+{
+	ge_graph *g = NULL;
+	ge_xsession *s = open_text(MISC, 0, &g);
+	ge_xt *pt = scalar(DT_BOOL, 1), *pf = scalar(DT_BOOL, 0);
+	ge_xt *x = scalar(DT_FLOAT, 9);
+	ge_xfeed ft = {"p", pt}, ff = {"p", pf}, fx = {"pwd", x};
+	is_string("3", run1(s, NULL, 0, "pwd"), "PlaceholderWithDefault "
+		  "gives its input");
+	is_string("9", run1(s, &fx, 1, "pwd"), "or the feed");
+	is_string("3", run1(s, &ft, 1, "checked"), "Assert, true");
+	ok(has(run1(s, &ff, 1, "checked"), "check (Assert): assertion "
+		   "failed: p was false"), "Assert, false: the run fails");
+	ok(has(run1(s, NULL, 0, "stray"), "stray (Exit): is outside any "
+		   "while loop"), "an Exit outside a loop is refused");
+	ok(has(run1(s, NULL, 0, "cross"), "cross (AddV2): reads 'l/body' of "
+		   "another while loop frame"), "a tensor crossing frames is "
+	   "refused");
+	ok(has(run1(s, NULL, 0, "cyc"), "(AddV2): is on a cycle that does not "
+		   "pass through a NextIteration"), "a cycle outside a loop is "
+	   "refused");
+	ge_xt_unref(pt);
+	ge_xt_unref(pf);
+	ge_xt_unref(x);
+	ge_xsession_close(s);
+	ge_graph_free(g);
+}
+
 int main(void)
 {
 	test_straight();
@@ -441,5 +534,6 @@ int main(void)
 	test_loops();
 	test_functions();
 	test_variables();
+	test_misc();
 	return tap_done();
 }

@@ -30,11 +30,9 @@
 #include "frames.h"
 #include "func.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
-#include "tensorflow/core/framework/tensor_shape.pb-c.h"
 
 enum { DT_INT32 = 3, DT_STRING = 7, DT_BOOL = 10, DT_RESOURCE = 20 };
 
-#define DEFAULT_MAX_ITERATIONS 1000000
 #define MAX_CALL_DEPTH 64
 
 /* ---------------------------------------------------------------- plans */
@@ -100,7 +98,7 @@ struct xplan {
 	size_t nfeed;
 };
 
-static void plan_free(struct xplan *p)
+void ge_xplan_free(struct xplan *p)
 {
 	if (!p)
 		return;
@@ -272,6 +270,8 @@ static int plan_node(struct ge_xrt *rt, struct xplan *p, struct xnode *n,
 		n->center = (uint8_t)attr_bool(g, n->id, "is_constant");
 	}
 	n->frame = fr;
+	if ((k == XK_EXIT || k == XK_NEXT) && fr == 0)
+		return node_fail(p, n, err, "is outside any while loop");
 	if (k == XK_FED && fr != 0)
 		return node_fail(p, n, err, "cannot be fed: it is in the "
 				 "while loop frame '%s'",
@@ -288,6 +288,31 @@ static int plan_node(struct ge_xrt *rt, struct xplan *p, struct xnode *n,
 			p->nrets = (int)idx + 1;
 	}
 	return GE_OK;
+}
+
+/* The frame the consumers of node n are in. */
+static int32_t out_frame(const struct xplan *p, const struct xnode *n)
+{
+	if (n->kind == XK_ENTER)
+		return n->child;
+	if (n->kind == XK_EXIT)
+		return ge_frames_parent(p->F, n->frame);
+	return n->frame;
+}
+
+/* An edge from src into n must stay in a frame but through Enter and
+ * Exit: the executor keeps a frame's inputs with its iterations. */
+static int check_frame(const struct xplan *p, const struct xnode *src,
+		       const struct xnode *n, ge_error *err)
+{
+	if (out_frame(p, src) == n->frame)
+		return GE_OK;
+	return node_fail(p, n, err, "reads '%s' of another while loop frame "
+			 "('%s' here, '%s' there): a tensor crossing frames "
+			 "not through Enter or Exit",
+			 ge_op_name(p->g, src->id),
+			 ge_frames_name(p->F, n->frame),
+			 ge_frames_name(p->F, out_frame(p, src)));
 }
 
 /* Out edges of every node, grouped by source. */
@@ -339,6 +364,8 @@ static int plan_edges(struct xplan *p, const uint32_t *need, ge_error *err)
 		for (size_t s = 0; s < ni; s++) {
 			ge_tref t = ge_op_input(g, n->id, s);
 			struct xnode *src = &p->n[need[t.op] - 1];
+			if (check_frame(p, src, n, err))
+				return GE_EGRAPH;
 			if (t.index >= src->nout)
 				return node_fail(p, n, err, "input %zu reads "
 						 "output %d of '%s', which has "
@@ -353,10 +380,54 @@ static int plan_edges(struct xplan *p, const uint32_t *need, ge_error *err)
 		for (size_t s = 0; s < nci; s++) {
 			ge_opid q = ge_op_control_input(g, n->id, s);
 			struct xnode *src = &p->n[need[q] - 1];
+			if (check_frame(p, src, n, err))
+				return GE_EGRAPH;
 			p->ce[src->c0 + src->nc++] = (uint32_t)i;
 		}
 	}
 	return GE_OK;
+}
+
+/* Refuses a cycle that does not pass through a NextIteration: its ops
+ * would wait for each other forever.  Kahn's walk, linear. */
+static int plan_acyclic(const struct xplan *p, ge_error *err)
+{
+	int32_t *deg = ge_xcalloc(p->nn + 1, sizeof *deg);
+	uint32_t *q = ge_xmalloc((p->nn + 1) * sizeof *q);
+	size_t qh = 0, qt = 0;
+	for (size_t i = 0; i < p->nn; i++) {
+		const struct xnode *n = &p->n[i];
+		if (n->kind == XK_NEXT)
+			continue;
+		for (uint32_t k = 0; k < n->ne; k++)
+			deg[p->e[n->e0 + k].dst]++;
+		for (uint32_t k = 0; k < n->nc; k++)
+			deg[p->ce[n->c0 + k]]++;
+	}
+	for (size_t i = 0; i < p->nn; i++)
+		if (!deg[i])
+			q[qt++] = (uint32_t)i;
+	while (qh < qt) {
+		const struct xnode *n = &p->n[q[qh++]];
+		if (n->kind == XK_NEXT)
+			continue;
+		for (uint32_t k = 0; k < n->ne + n->nc; k++) {
+			uint32_t d = k < n->ne ? p->e[n->e0 + k].dst
+					       : p->ce[n->c0 + k - n->ne];
+			if (--deg[d] == 0)
+				q[qt++] = d;
+		}
+	}
+	int rc = GE_OK;
+	for (size_t i = 0; i < p->nn && qt < p->nn; i++)
+		if (deg[i]) {
+			rc = node_fail(p, &p->n[i], err, "is on a cycle that "
+				       "does not pass through a NextIteration");
+			break;
+		}
+	free(deg);
+	free(q);
+	return rc;
 }
 
 /* Locals, input slots and initial counts per static frame. */
@@ -392,7 +463,7 @@ static void plan_frames(struct xplan *p)
 
 /* The plan of a run of g needing the start ops, with fed tensors (their
  * ops become sources) and fetches (fetch[i] is result i). */
-static int plan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
+int ge_xplan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
 		      const ge_opid *start, size_t nstart,
 		      const ge_tref *fed, size_t nfed,
 		      const ge_tref *fetch, size_t nfetch,
@@ -417,6 +488,8 @@ static int plan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
 		rc = plan_node(rt, p, &p->n[i], isfed[p->n[i].id], err);
 	if (!rc)
 		rc = plan_edges(p, need, err);
+	if (!rc)
+		rc = plan_acyclic(p, err);
 	if (rc)
 		goto out;
 	plan_frames(p);
@@ -459,7 +532,7 @@ out:
 	free(isfed);
 	free(need);
 	if (rc) {
-		plan_free(p);
+		ge_xplan_free(p);
 		return rc;
 	}
 	*out = p;
@@ -472,6 +545,7 @@ struct xframe;
 
 struct xiter {
 	int64_t num;
+	size_t bytes;           /* charged to the budget */
 	int32_t *pend, *dead;
 	ge_xt **in;
 	int64_t outstanding;    /* ops of it ready or running */
@@ -542,8 +616,19 @@ static int run_fail(struct xrun *r, const struct xnode *n, const char *fmt,
 static struct xiter *iter_new(struct xrun *r, struct xframe *F, int64_t num)
 {
 	const struct xsf *sf = &r->p->sf[F->sf];
+	size_t bytes = sizeof(struct xiter) + ((size_t)sf->nlocal + 1) *
+		2 * sizeof(int32_t) + ((size_t)sf->nslot + 1) * sizeof(ge_xt *);
+	char what[300];
+	snprintf(what, sizeof what, "while loop '%s', iteration %" PRId64,
+		 ge_frames_name(r->p->F, F->sf), num);
+	if (ge_xbudget_mem(r->rt->budget, bytes, F->sf ? what : "run",
+			   r->err)) {
+		r->failed = 1;
+		return NULL;
+	}
 	struct xiter *I = ge_xcalloc(1, sizeof *I);
 	I->num = num;
+	I->bytes = bytes;
 	I->pend = ge_xmalloc(((size_t)sf->nlocal + 1) * sizeof *I->pend);
 	memcpy(I->pend, sf->pend0, (size_t)sf->nlocal * sizeof *I->pend);
 	I->dead = ge_xcalloc((size_t)sf->nlocal + 1, sizeof *I->dead);
@@ -562,6 +647,7 @@ static void iter_free(struct xrun *r, struct xframe *F, struct xiter *I)
 	int32_t ns = r->p->sf[F->sf].nslot;
 	for (int32_t i = 0; i < ns; i++)
 		ge_xt_unref(I->in[i]);
+	ge_xbudget_release(r->rt->budget, I->bytes);
 	free(I->pend);
 	free(I->dead);
 	free(I->in);
@@ -688,28 +774,10 @@ static void activate(struct xrun *r, struct xframe *F, struct xiter *I,
 	}
 }
 
-static void delete_frame(struct xrun *r, struct xframe *F);
-
 static int iter_done(const struct xframe *F, const struct xiter *I)
 {
 	return I->outstanding == 0 && I->nframes == 0 && I->num == F->base &&
 	       (I->num != 0 || F->pending_inputs == 0);
-}
-
-/* Ends the iterations of F that are done, from I on, and F itself when
- * nothing of it is left. */
-static void cleanup(struct xrun *r, struct xframe *F, struct xiter *I)
-{
-	while (I && iter_done(F, I)) {
-		iter_free(r, F, I);
-		memmove(F->it, F->it + 1, (size_t)(F->count - 1) *
-			sizeof *F->it);
-		F->count--;
-		F->base++;
-		I = iter_get(F, F->base);
-	}
-	if (F != r->root && F->pending_inputs == 0 && F->count == 0)
-		delete_frame(r, F);
 }
 
 /* A dead input to node di of iteration I, from a dead Exit. */
@@ -735,6 +803,7 @@ static void dead_into(struct xrun *r, struct xframe *F, struct xiter *I,
 		push_ready(r, di, F, I, 1);
 }
 
+/* Ends frame F: its dead Exits reach their consumers in the parent. */
 static void delete_frame(struct xrun *r, struct xframe *F)
 {
 	struct xframe *P = F->parent;
@@ -753,7 +822,29 @@ static void delete_frame(struct xrun *r, struct xframe *F)
 		}
 	PI->nframes--;
 	frame_free(r, F);
-	cleanup(r, P, PI);
+}
+
+/* Ends the iterations of F that are done, from I on, and F itself when
+ * nothing of it is left. */
+static void cleanup(struct xrun *r, struct xframe *F, struct xiter *I)
+{
+	for (;;) {
+		while (I && iter_done(F, I)) {
+			iter_free(r, F, I);
+			memmove(F->it, F->it + 1, (size_t)(F->count - 1) *
+				sizeof *F->it);
+			F->count--;
+			F->base++;
+			I = iter_get(F, F->base);
+		}
+		if (F == r->root || F->pending_inputs != 0 || F->count != 0)
+			return;
+		/* the frame ended: its parent iteration may end too */
+		struct xframe *P = F->parent;
+		I = F->piter;
+		delete_frame(r, F);
+		F = P;
+	}
 }
 
 static struct xframe *child_frame(struct xrun *r, struct xframe *F,
@@ -778,6 +869,8 @@ static struct xiter *next_iter(struct xrun *r, struct xframe *F,
 		return NULL;
 	}
 	struct xiter *J = iter_new(r, F, F->last + 1);
+	if (!J)
+		return NULL;
 	J->outstanding++; /* held while the invariants go in */
 	for (size_t i = 0; i < F->ninv; i++) {
 		const struct xnode *e = &r->p->n[F->inv[i].node];
@@ -794,6 +887,8 @@ static void propagate(struct xrun *r, const struct xnode *n, struct xframe *F,
 	switch (n->kind) {
 	case XK_ENTER: {
 		struct xframe *C = child_frame(r, F, I, n->child);
+		if (r->failed)
+			return;
 		C->pending_inputs--;
 		if (n->center) {
 			if (C->ninv == C->capinv) {
@@ -862,9 +957,6 @@ static void propagate(struct xrun *r, const struct xnode *n, struct xframe *F,
 
 /* ---------------------------------------------------------------- ops */
 
-static int call_body(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args,
-		     int nargs, ge_xt **outs, int nout, const char *prefix,
-		     ge_error *err);
 
 /* TensorFlow's truth of a cond tensor: a scalar's value (a string's
  * being non-empty), else whether it has elements. */
@@ -881,23 +973,17 @@ static int to_bool(const ge_xt *t)
 
 /* The function an attr of a functional op names (entry i of a list). */
 static ge_funcid attr_func(struct xrun *r, const struct xnode *n,
-			   const char *attr, size_t i, size_t *count)
+			   const char *attr, size_t i)
 {
 	const Tensorflow__AttrValue *v = ge_op_attr(r->p->g, n->id, attr,
 						    NULL);
 	const char *s = NULL;
-	if (count)
-		*count = 0;
 	if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC &&
 	    v->func)
 		s = v->func->name;
 	else if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
-		 v->list) {
-		if (count)
-			*count = v->list->n_func;
-		if (i < v->list->n_func)
-			s = v->list->func[i]->name;
-	}
+		 v->list && i < v->list->n_func)
+		s = v->list->func[i]->name;
 	ge_funcid f = s ? ge_func_find(r->rt->g, s) : GE_NOFUNC;
 	if (f == GE_NOFUNC)
 		run_fail(r, n, "attr '%s' names no function of the library%s%s",
@@ -914,7 +1000,7 @@ static int call_from(struct xrun *r, const struct xnode *n, ge_funcid f,
 		ge_buf_printf(&pre, "%s%s/", r->prefix,
 			      ge_func_name(r->rt->g, f));
 	ge_buf_addc(&pre, 0);
-	int rc = call_body(r->rt, f, args, nargs, outs, nout,
+	int rc = ge_xcall(r->rt, f, args, nargs, outs, nout,
 			   (const char *)pre.data, r->err);
 	ge_buf_free(&pre);
 	if (rc) {
@@ -931,9 +1017,9 @@ static int call_from(struct xrun *r, const struct xnode *n, ge_funcid f,
 static int run_while(struct xrun *r, const struct xnode *n, ge_xt **in,
 		     ge_xt **outs)
 {
-	ge_funcid cond = attr_func(r, n, "cond", 0, NULL);
+	ge_funcid cond = attr_func(r, n, "cond", 0);
 	ge_funcid body = cond == GE_NOFUNC ? GE_NOFUNC :
-			 attr_func(r, n, "body", 0, NULL);
+			 attr_func(r, n, "body", 0);
 	int nv = n->nin, rc = GE_OK;
 	if (body == GE_NOFUNC)
 		return GE_EINVAL;
@@ -984,20 +1070,23 @@ static int run_branch(struct xrun *r, const struct xnode *n, ge_xt **in,
 		return run_fail(r, n, "has no condition input");
 	if (n->kind == XK_IF) {
 		f = attr_func(r, n, to_bool(in[0]) ? "then_branch"
-						   : "else_branch", 0, NULL);
+						   : "else_branch", 0);
 	} else {
 		size_t nb = 0;
 		if (in[0]->dtype != DT_INT32 || in[0]->n != 1)
 			return run_fail(r, n, "branch_index is not an int32 "
 					"scalar");
 		int64_t b = ge_xt_get_int64(in[0], 0);
-		attr_func(r, n, "branches", 0, &nb);
-		r->failed = 0;
+		const Tensorflow__AttrValue *v = ge_op_attr(r->p->g, n->id,
+							    "branches", NULL);
+		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+		    v->list)
+			nb = v->list->n_func;
 		if (nb == 0)
 			return run_fail(r, n, "has no branches");
 		if (b < 0 || (uint64_t)b >= nb)
 			b = (int64_t)nb - 1; /* the default branch */
-		f = attr_func(r, n, "branches", (size_t)b, NULL);
+		f = attr_func(r, n, "branches", (size_t)b);
 	}
 	if (f == GE_NOFUNC)
 		return GE_EINVAL;
@@ -1151,7 +1240,7 @@ static int execute(struct xrun *r, const struct xnode *n, ge_xt **in,
 		ge_funcid f = GE_NOFUNC;
 		const char *type = ge_op_type(r->p->g, n->id);
 		if (kind_of(type) == XK_CALL)
-			f = attr_func(r, n, "f", 0, NULL);
+			f = attr_func(r, n, "f", 0);
 		else
 			f = ge_func_find(r->rt->g, type);
 		if (f == GE_NOFUNC)
@@ -1172,10 +1261,17 @@ static int execute(struct xrun *r, const struct xnode *n, ge_xt **in,
 /* "@3" (or "@1.4" nested) for a tensor of an iteration of a loop. */
 static void iter_path(ge_buf *b, const struct xframe *F, const struct xiter *I)
 {
-	if (!F->parent)
+	size_t depth = 0, k = 0;
+	for (const struct xframe *f = F; f->parent; f = f->parent)
+		depth++;
+	if (!depth)
 		return;
-	iter_path(b, F->parent, F->piter);
-	ge_buf_printf(b, "%c%" PRId64, F->parent->parent ? '.' : '@', I->num);
+	int64_t *num = ge_xmalloc(depth * sizeof *num);
+	for (; F->parent; I = F->piter, F = F->parent)
+		num[depth - 1 - k++] = I->num;
+	for (k = 0; k < depth; k++)
+		ge_buf_printf(b, "%c%" PRId64, k ? '.' : '@', num[k]);
+	free(num);
 }
 
 /* Fetches and the on_tensor callback, after node n ran. */
@@ -1201,8 +1297,20 @@ static void report(struct xrun *r, const struct xnode *n,
 				*st = 1;
 			continue;
 		}
+		ge_xt *v = dead ? NULL : ge_xt_ref(outs[f->out]);
+		if (v && ge_xvars_is_ref(v)) {
+			/* a TF1 variable is fetched as its value */
+			ge_xt *val = ge_xvars_deref(r->rt, v,
+						    ge_op_name(p->g, n->id),
+						    r->err);
+			ge_xt_unref(v);
+			if (!(v = val)) {
+				r->failed = 1;
+				return;
+			}
+		}
 		ge_xt_unref(r->res[f->idx]);
-		r->res[f->idx] = dead ? NULL : ge_xt_ref(outs[f->out]);
+		r->res[f->idx] = v;
 		*st = (uint8_t)(dead ? 1 : 2);
 	}
 	if (n->kind == XK_RETVAL && dead && n->aux < r->nres)
@@ -1259,9 +1367,9 @@ static void process(struct xrun *r, const struct xready *rd)
 
 /* Runs plan p: args are a body's arguments or the feeds; res receives
  * the fetches or the body's outputs (nres of them). */
-static int xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
-		int nargs, ge_xt **res, int nres, const char *prefix,
-		ge_error *err)
+int ge_xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
+	    int nargs, ge_xt **res, int nres, const char *prefix,
+	    ge_error *err)
 {
 	struct xrun r = {0};
 	r.rt = rt;
@@ -1275,13 +1383,11 @@ static int xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
 	r.prefix = prefix ? prefix : "";
 	r.max_iter = rt->o.max_iterations;
 	r.root = frame_new(&r, 0, NULL, NULL);
-	struct xiter *I0 = r.root->it[0];
+	struct xiter *I0 = r.failed ? NULL : r.root->it[0];
 	const struct xsf *sf0 = &p->sf[0];
-	I0->outstanding++;
-	for (int32_t l = sf0->nlocal - 1; l >= 0; l--)
+	for (int32_t l = sf0->nlocal - 1; I0 && l >= 0; l--)
 		if (sf0->pend0[l] == 0)
 			push_ready(&r, sf0->nodes[l], r.root, I0, 0);
-	I0->outstanding--;
 	while (r.nq && !r.failed) {
 		struct xready rd = r.q[--r.nq];
 		process(&r, &rd);
@@ -1348,7 +1454,7 @@ static int body_plan(struct ge_xrt *rt, ge_funcid f, struct xplan **out,
 			ge_opvec_push(&start, (ge_opid)id);
 	}
 	struct xplan *p = NULL;
-	int rc = plan_build(rt, b, ge_func_name(rt->g, f), start.v, start.n,
+	int rc = ge_xplan_build(rt, b, ge_func_name(rt->g, f), start.v, start.n,
 			    NULL, 0, NULL, 0, &p, err);
 	ge_opvec_free(&start);
 	if (rc)
@@ -1363,9 +1469,8 @@ static int body_plan(struct ge_xrt *rt, ge_funcid f, struct xplan **out,
 	return GE_OK;
 }
 
-static int call_body(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args,
-		     int nargs, ge_xt **outs, int nout, const char *prefix,
-		     ge_error *err)
+int ge_xcall(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args, int nargs,
+	     ge_xt **outs, int nout, const char *prefix, ge_error *err)
 {
 	const char *fname = ge_func_name(rt->g, f);
 	struct xplan *p = NULL;
@@ -1383,7 +1488,7 @@ static int call_body(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args,
 	if (!rc) {
 		ge_xt **res = ge_xcalloc((size_t)p->nrets + 1, sizeof *res);
 		rt->depth++;
-		rc = xrun(rt, p, args, nargs, res, p->nrets, prefix, err);
+		rc = ge_xrun(rt, p, args, nargs, res, p->nrets, prefix, err);
 		rt->depth--;
 		for (int i = 0; i < p->nrets; i++) {
 			if (i < nout)
@@ -1396,235 +1501,4 @@ static int call_body(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args,
 	if (rc)
 		ge_err_prefix(err, "function '%s'", fname);
 	return rc;
-}
-
-/* ---------------------------------------------------------------- session */
-
-int ge_xsession_open(ge_graph *g, const ge_xopts *o, ge_xsession **out,
-		     ge_error *err)
-{
-	ge_xsession *s = ge_xcalloc(1, sizeof *s);
-	struct ge_xrt *rt = &s->rt;
-	static const ge_xopts defaults = GE_XOPTS_INIT;
-	rt->g = g;
-	rt->o = o ? *o : defaults;
-	if (rt->o.max_iterations <= 0)
-		rt->o.max_iterations = DEFAULT_MAX_ITERATIONS;
-	ge_xbudget_init(&rt->own);
-	rt->budget = rt->o.budget ? rt->o.budget : &rt->own;
-	int rc = ge_flib_load(g, err);
-	if (!rc)
-		rc = ge_xvars_open(rt, err);
-	if (rc) {
-		ge_xsession_close(s);
-		return rc;
-	}
-	*out = s;
-	return GE_OK;
-}
-
-void ge_xsession_close(ge_xsession *s)
-{
-	if (!s)
-		return;
-	struct ge_xrt *rt = &s->rt;
-	for (size_t i = 0; i < rt->slotcap; i++)
-		if (rt->slots[i].g)
-			ge_xobj_unref(rt->slots[i].obj);
-	free(rt->slots);
-	for (size_t i = 0; i < rt->nplans; i++)
-		plan_free(rt->plans[i]);
-	free(rt->plans);
-	ge_xvars_close(rt);
-	free(s);
-}
-
-/* A fed tensor's dtype and shape against what its op declares. */
-static int check_feed(const ge_graph *g, ge_tref t, const ge_xt *x,
-		      const char *name, ge_error *err)
-{
-	int want = 0;
-	char d[128];
-	const char *type = ge_op_type(g, t.op);
-	int ph = !strncmp(type, "Placeholder", 11);
-	if (ph)
-		ge_op_attr_type(g, t.op, "dtype", &want);
-	if (!want)
-		want = ge_op_output_dtype(g, t.op, t.index);
-	if (want > 100)
-		want -= 100;
-	if (want && want != x->dtype)
-		return ge_err(err, GE_EINVAL, "feed '%s': %s given, '%s' "
-			      "holds %s", name, ge_xt_describe(x, d, sizeof d),
-			      ge_op_name(g, t.op), ge_dtype_name(want) ?
-			      ge_dtype_name(want) : "?");
-	int64_t dims[GE_SHAPE_MAXRANK];
-	int rank = ge_op_output_shape(g, t.op, t.index, dims,
-				      GE_SHAPE_MAXRANK);
-	if (ph) {
-		const Tensorflow__AttrValue *v = ge_op_attr(g, t.op, "shape",
-							    NULL);
-		rank = -1;
-		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_SHAPE &&
-		    v->shape && !v->shape->unknown_rank &&
-		    v->shape->n_dim <= GE_SHAPE_MAXRANK) {
-			rank = (int)v->shape->n_dim;
-			for (int i = 0; i < rank; i++)
-				dims[i] = v->shape->dim[i]->size;
-		}
-	}
-	if (rank < 0 || rank > GE_SHAPE_MAXRANK)
-		return GE_OK;
-	int bad = rank != x->rank;
-	for (int i = 0; i < rank && !bad; i++)
-		bad = dims[i] >= 0 && dims[i] != x->dims[i];
-	if (bad) {
-		ge_buf b = GE_BUF_INIT;
-		ge_buf_addc(&b, '[');
-		for (int i = 0; i < rank; i++) {
-			if (dims[i] < 0)
-				ge_buf_printf(&b, "%s?", i ? "," : "");
-			else
-				ge_buf_printf(&b, "%s%" PRId64, i ? "," : "",
-					      dims[i]);
-		}
-		ge_buf_addc(&b, ']');
-		ge_buf_addc(&b, 0);
-		ge_err(err, GE_EINVAL, "feed '%s': %s given, '%s' takes shape "
-		       "%s", name, ge_xt_describe(x, d, sizeof d),
-		       ge_op_name(g, t.op), (const char *)b.data);
-		ge_buf_free(&b);
-		return GE_EINVAL;
-	}
-	return GE_OK;
-}
-
-/* Feeds and fetches as tensors of g. */
-static int resolve(const ge_graph *g, const ge_xfeed *feeds, int nfeeds,
-		   const char *const *fetches, int nfetch, ge_tref *fed,
-		   ge_tref *fetch, ge_opid *start, ge_error *err)
-{
-	for (int i = 0; i < nfeeds; i++) {
-		if (!feeds[i].t)
-			return ge_err(err, GE_EINVAL, "feed '%s': no tensor",
-				      feeds[i].name);
-		if (ge_graph_resolve_tensor(g, feeds[i].name, 0, &fed[i], err))
-			return GE_ENOTFOUND;
-		int rc = check_feed(g, fed[i], feeds[i].t, feeds[i].name, err);
-		if (rc)
-			return rc;
-	}
-	for (int i = 0; i < nfetch; i++) {
-		if (ge_graph_resolve_tensor(g, fetches[i], 1, &fetch[i], err))
-			return GE_ENOTFOUND;
-		start[i] = fetch[i].op;
-	}
-	return GE_OK;
-}
-
-int ge_xsession_run(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
-		    const char *const *fetches, int nfetch, ge_xt **out,
-		    ge_error *err)
-{
-	struct ge_xrt *rt = &s->rt;
-	ge_tref *fed = ge_xcalloc((size_t)nfeeds + 1, sizeof *fed);
-	ge_tref *fetch = ge_xcalloc((size_t)nfetch + 1, sizeof *fetch);
-	ge_opid *start = ge_xcalloc((size_t)nfetch + 1, sizeof *start);
-	ge_xt **args = ge_xcalloc((size_t)nfeeds + 1, sizeof *args);
-	struct xplan *p = NULL;
-	for (int i = 0; i < nfetch; i++)
-		out[i] = NULL;
-	int rc = resolve(rt->g, feeds, nfeeds, fetches, nfetch, fed, fetch,
-			 start, err);
-	if (!rc)
-		rc = plan_build(rt, rt->g, NULL, start, (size_t)nfetch, fed,
-				(size_t)nfeeds, fetch, (size_t)nfetch, &p, err);
-	if (!rc) {
-		for (int i = 0; i < nfeeds; i++)
-			args[i] = feeds[i].t;
-		rc = xrun(rt, p, args, nfeeds, out, nfetch, NULL, err);
-	}
-	plan_free(p);
-	free(fed);
-	free(fetch);
-	free(start);
-	free(args);
-	if (rc && ge_graph_name(rt->g)[0])
-		ge_err_prefix(err, "%s", ge_graph_name(rt->g));
-	return rc;
-}
-
-int ge_xsession_call(ge_xsession *s, const char *fname, ge_xt *const *args,
-		     int nargs, ge_xt **out, int nout, ge_error *err)
-{
-	struct ge_xrt *rt = &s->rt;
-	for (int i = 0; i < nout; i++)
-		out[i] = NULL;
-	ge_funcid f = ge_func_find(rt->g, fname);
-	if (f == GE_NOFUNC)
-		return ge_err(err, GE_ENOTFOUND, "no function '%s' in the "
-			      "library", fname);
-	ge_buf pre = GE_BUF_INIT;
-	ge_buf_printf(&pre, "%s/", fname);
-	ge_buf_addc(&pre, 0);
-	int rc = call_body(rt, f, args, nargs, out, nout,
-			   (const char *)pre.data, err);
-	ge_buf_free(&pre);
-	return rc;
-}
-
-uint64_t ge_xsession_peak(const ge_xsession *s)
-{
-	return s->rt.budget->mem_peak;
-}
-
-uint64_t ge_xsession_work(const ge_xsession *s)
-{
-	return s->rt.budget->work_used;
-}
-
-/* ---------------------------------------------------------------- state */
-
-static size_t slot_hash(const ge_graph *g, ge_opid id)
-{
-	uint64_t h = (uint64_t)(uintptr_t)g * 0x9e3779b97f4a7c15ull ^ id;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return (size_t)(h ^ (h >> 32));
-}
-
-ge_xobj **ge_xrt_slot(struct ge_xrt *rt, const ge_graph *g, ge_opid id)
-{
-	if (2 * (rt->nslots + 1) > rt->slotcap) {
-		size_t ncap = rt->slotcap ? 2 * rt->slotcap : 64;
-		struct xslot *ns = ge_xcalloc(ncap, sizeof *ns);
-		for (size_t i = 0; i < rt->slotcap; i++) {
-			if (!rt->slots[i].g)
-				continue;
-			size_t h = slot_hash(rt->slots[i].g, rt->slots[i].id);
-			while (ns[h & (ncap - 1)].g)
-				h++;
-			ns[h & (ncap - 1)] = rt->slots[i];
-		}
-		free(rt->slots);
-		rt->slots = ns;
-		rt->slotcap = ncap;
-	}
-	size_t h = slot_hash(g, id);
-	for (;; h++) {
-		struct xslot *sl = &rt->slots[h & (rt->slotcap - 1)];
-		if (sl->g == g && sl->id == id)
-			return &sl->obj;
-		if (!sl->g) {
-			sl->g = g;
-			sl->id = id;
-			rt->nslots++;
-			return &sl->obj;
-		}
-	}
-}
-
-uint64_t ge_xrt_seed(const struct ge_xrt *rt)
-{
-	return rt->o.seed;
 }

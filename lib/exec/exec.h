@@ -61,18 +61,26 @@ typedef struct ge_xopts {
 	 * --per-op comparisons; may be NULL. */
 	void (*on_tensor)(void *ud, const char *name, const ge_xt *t);
 	void *ud;
+	int no_init;            /* do not run a SavedModel's init op when
+				   the session opens */
 } ge_xopts;
-#define GE_XOPTS_INIT {0, 0, NULL, NULL, NULL}
+#define GE_XOPTS_INIT {0, 0, NULL, NULL, NULL, 0}
 
 typedef struct ge_xfeed {
 	const char *name; /* a tensor name, "x" meaning "x:0" */
 	ge_xt *t;         /* borrowed */
 } ge_xfeed;
 
-/* Prepares g to run: finds its checkpoint and restores its variables.
- * The graph must outlive the session and not change while it is open. */
+/* Prepares g to run: finds its checkpoint (variables are read from it
+ * when first used) and, for a SavedModel, runs its init op as
+ * TensorFlow's loader does (ge_xsession_init) unless o->no_init.  The
+ * graph must outlive the session and not change while it is open. */
 int ge_xsession_open(ge_graph *g, const ge_xopts *o, ge_xsession **out,
 		     ge_error *err);
+/* Runs a SavedModel's init op (its main op, legacy init op or
+ * __saved_model_init_op), the asset tensors its MetaGraphDef names fed
+ * with their files' paths under assets/.  GE_OK when it has none. */
+int ge_xsession_init(ge_xsession *s, ge_error *err);
 void ge_xsession_close(ge_xsession *s);
 
 /* Runs: feeds replace the tensors they name (a fed op's inputs are not

@@ -1,13 +1,14 @@
 /*
  * exec/exec_impl.h: the executor's private state, shared by exec.c (the
- * run loop, frames, calls) and xvars.c (variables and their ops).
- * Included by those two files only.
+ * run loop, frames, calls), xsession.c (sessions) and xvars.c (variables
+ * and their ops).  Included by those three files only.
  */
 #ifndef GE_EXEC_EXEC_IMPL_H
 #define GE_EXEC_EXEC_IMPL_H
 
 #include "exec/exec.h"
 #include "exec/kernel.h"
+#include "func.h"
 
 struct ge_bundle;
 struct xvars;
@@ -30,6 +31,9 @@ struct ge_xrt {
 	size_t nslots, slotcap;
 	struct xplan **plans;     /* function bodies' plans, by body graph */
 	size_t nplans, plancap;
+	struct xplan *last;       /* the last run's plan, for the same */
+	char *last_key;           /* feeds and fetches at the same */
+	uint64_t last_version;    /* graph version */
 	struct xvars *vars;
 	int depth;                /* calls in progress */
 };
@@ -37,6 +41,27 @@ struct ge_xrt {
 struct ge_xsession {
 	struct ge_xrt rt;
 };
+
+/* ---- exec.c ---- */
+
+/* The plan of a run of g (a body when fname is set) needing the start
+ * ops, with fed tensors (their ops become sources) and fetches (fetch[i]
+ * is result i). */
+int ge_xplan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
+		   const ge_opid *start, size_t nstart,
+		   const ge_tref *fed, size_t nfed,
+		   const ge_tref *fetch, size_t nfetch,
+		   struct xplan **out, ge_error *err);
+void ge_xplan_free(struct xplan *p);
+/* Runs plan p: args are a body's arguments or the feeds; res receives
+ * the fetches or the body's outputs (nres of them); prefix goes before
+ * the names on_tensor sees. */
+int ge_xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
+	    int nargs, ge_xt **res, int nres, const char *prefix,
+	    ge_error *err);
+/* Calls function f of the library. */
+int ge_xcall(struct ge_xrt *rt, ge_funcid f, ge_xt *const *args, int nargs,
+	     ge_xt **outs, int nout, const char *prefix, ge_error *err);
 
 /* ---- xvars.c ---- */
 

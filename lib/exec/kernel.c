@@ -27,11 +27,11 @@
 	X(ge_kernels_math) \
 	X(ge_kernels_reduce) \
 	X(ge_kernels_shape) \
+	X(ge_kernels_array) \
+	X(ge_kernels_index) \
 	X(ge_kernels_list) \
 	X(ge_kernels_tarray) \
-	X(ge_kernels_random) \
-	X(ge_kernels_array) \
-	X(ge_kernels_index)
+	X(ge_kernels_random)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
