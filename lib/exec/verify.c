@@ -125,7 +125,7 @@ int ge_xfeeds_make(const ge_xiface *f, const char *const *specs,
 	return rc;
 }
 
-int ge_xrun(ge_graph *g, const ge_xopts *o, const ge_xfeeds *fd,
+int ge_xrun_model(ge_graph *g, const ge_xopts *o, const ge_xfeeds *fd,
 	    const char *const *fetch, size_t nfetch, ge_xt **out,
 	    uint64_t *peak, ge_error *err)
 {
@@ -400,9 +400,9 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 		xb.ud = &po;
 	}
 	/* the runner's messages name the model already */
-	rc = ge_xrun(a, &xa, &da, fta, r->npairs, oa, &r->peak_a, err);
+	rc = ge_xrun_model(a, &xa, &da, fta, r->npairs, oa, &r->peak_a, err);
 	if (!rc)
-		rc = ge_xrun(gb, &xb, &db, ftb, r->npairs, ob, &r->peak_b,
+		rc = ge_xrun_model(gb, &xb, &db, ftb, r->npairs, ob, &r->peak_b,
 			     err);
 	r->ok = 1;
 	for (size_t i = 0; !rc && i < r->npairs; i++) {

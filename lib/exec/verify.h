@@ -57,7 +57,7 @@ void ge_xfeeds_free(ge_xfeeds *fd);
 int ge_xport_check(const ge_xport *p, const ge_xt *t, ge_error *err);
 
 /* Runs g on feeds and fetches the tensors named (out[i] owned). */
-int ge_xrun(ge_graph *g, const ge_xopts *o, const ge_xfeeds *fd,
+int ge_xrun_model(ge_graph *g, const ge_xopts *o, const ge_xfeeds *fd,
 	    const char *const *fetch, size_t nfetch, ge_xt **out,
 	    uint64_t *peak, ge_error *err);
 
