@@ -31,7 +31,8 @@
 	X(ge_kernels_index) \
 	X(ge_kernels_list) \
 	X(ge_kernels_tarray) \
-	X(ge_kernels_random)
+	X(ge_kernels_random) \
+	X(ge_kernels_quant)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
