@@ -34,7 +34,8 @@
 	X(ge_kernels_tarray) \
 	X(ge_kernels_random) \
 	X(ge_kernels_table) \
-	X(ge_kernels_parse)
+	X(ge_kernels_parse) \
+	X(ge_kernels_quant)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
