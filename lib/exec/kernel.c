@@ -22,7 +22,11 @@
 
 /* The kernel tables, one line each: a file of kernels adds its own. */
 #define KERNEL_TABLES(X) \
-	X(ge_kernels_const)
+	X(ge_kernels_const) \
+	X(ge_kernels_matmul) \
+	X(ge_kernels_conv) \
+	X(ge_kernels_pool) \
+	X(ge_kernels_image)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
