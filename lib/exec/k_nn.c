@@ -350,6 +350,11 @@ int knn_epi_parse(ge_kctx *k, int first, int64_t c, int conv, knn_epi *e)
 		return ge_k_fail(k, "fused_ops must list at most 4 ops");
 	if (nargs < 0 || first + nargs > k->nin)
 		return ge_k_fail(k, "num_args %d but %d inputs", nargs, k->nin);
+	if (nops > 0 && strcmp(ops[0], "BiasAdd") &&
+	    (!conv || strcmp(ops[0], "FusedBatchNorm")))
+		return ge_k_fail(k, "fused_ops must start with BiasAdd%s, not "
+				 "%s", conv ? " or FusedBatchNorm" : "",
+				 ops[0]);
 	if (i < nops && !strcmp(ops[i], "BiasAdd")) {
 		if (!(e->bias = epi_vec(k, first + used, c, "bias")))
 			return GE_EINVAL;
@@ -368,10 +373,6 @@ int knn_epi_parse(ge_kctx *k, int first, int64_t c, int conv, knn_epi *e)
 	}
 	if (i < nops && (e->act = epi_act(ops[i])) != KNN_EPI_NONE)
 		i++;
-	if (i == 0 && nops > 0)
-		return ge_k_fail(k, "fused_ops must start with BiasAdd%s, not "
-				 "%s", conv ? " or FusedBatchNorm" : "",
-				 ops[0]);
 	if (i < nops) {
 		knn_epi_done(e);
 		return ge_k_fail(k, "fused op %s is not supported here",
