@@ -428,6 +428,93 @@ static void test_fused_matmul(void)
 		"Softplus", "an unknown fused op");
 }
 
+/* Einsum by brute force: every assignment of values to the labels. */
+static double *ref_einsum(const char *eq, const ge_xt *a, const ge_xt *b,
+			  int64_t *nout)
+{
+	char la[16], lb[16], lo[16], labs[32] = "";
+	int64_t size[128] = {0};
+	sscanf(eq, "%15[^,],%15[^-]->%15s", la, lb, lo);
+	for (int i = 0; la[i]; i++)
+		size[(int)la[i]] = a->dims[i];
+	for (int i = 0; lb[i]; i++)
+		size[(int)lb[i]] = b->dims[i];
+	int nl = 0;
+	for (int c = 0; c < 128; c++)
+		if (size[c])
+			labs[nl++] = (char)c;
+	*nout = 1;
+	for (int i = 0; lo[i]; i++)
+		*nout *= size[(int)lo[i]];
+	double *out = calloc(*nout, sizeof *out);
+	int64_t val[128] = {0}, total = 1;
+	for (int i = 0; i < nl; i++)
+		total *= size[(int)labs[i]];
+	for (int64_t t = 0; t < total; t++) {
+		int64_t r = t;
+		for (int i = nl - 1; i >= 0; i--) {
+			val[(int)labs[i]] = r % size[(int)labs[i]];
+			r /= size[(int)labs[i]];
+		}
+		int64_t ia = 0, ib = 0, io = 0;
+		for (int i = 0; la[i]; i++)
+			ia = ia * size[(int)la[i]] + val[(int)la[i]];
+		for (int i = 0; lb[i]; i++)
+			ib = ib * size[(int)lb[i]] + val[(int)lb[i]];
+		for (int i = 0; lo[i]; i++)
+			io = io * size[(int)lo[i]] + val[(int)lo[i]];
+		out[io] += (double)F(a, ia) * F(b, ib);
+	}
+	return out;
+}
+
+static void test_einsum(void)
+{
+	/* BERT's equations, and a batch label in the middle */
+	static const struct { const char *eq; int ra, rb; int da[4], db[4]; }
+	cases[] = {
+		{"abc,cd->abd", 3, 2, {2, 3, 4}, {4, 5}},
+		{"abc,cde->abde", 3, 3, {2, 3, 4}, {4, 2, 3}},
+		{"abcd,cde->abe", 4, 3, {2, 3, 4, 2}, {4, 2, 5}},
+		{"aecd,abcd->acbe", 4, 4, {2, 5, 3, 4}, {2, 3, 3, 4}},
+		{"acbe,aecd->abcd", 4, 4, {2, 3, 4, 5}, {2, 5, 3, 2}},
+		{"bij,bjk->bik", 3, 3, {3, 2, 4}, {3, 4, 2}},
+		{"ij,kj->ki", 2, 2, {3, 4}, {2, 4}},
+	};
+	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+		int64_t da[4], db[4], n;
+		for (int i = 0; i < 4; i++)
+			da[i] = cases[t].da[i], db[i] = cases[t].db[i];
+		ge_xt *a = mk(F32, cases[t].ra, da), *b = mk(F32, cases[t].rb, db);
+		for (int64_t i = 0; i < a->n; i++)
+			((float *)a->data)[i] = (float)urand();
+		for (int64_t i = 0; i < b->n; i++)
+			((float *)b->data)[i] = (float)urand();
+		double *want = ref_einsum(cases[t].eq, a, b, &n);
+		ge_xt *in[2] = {a, b};
+		ge_xt_ref(a), ge_xt_ref(b);
+		ge_xt *o = run1("Einsum", A_S("equation", cases[t].eq), in, 2);
+		ok(o && maxerr(o, want, n) < TOL, "Einsum %s %s", cases[t].eq,
+		   o ? "" : errmsg);
+		free(want);
+		ge_xt_unref(o);
+		ge_xt_unref(a);
+		ge_xt_unref(b);
+	}
+	ge_xt *in[3] = {rnd(2, 3, 3), rnd(2, 3, 4)};
+	refused("Einsum", A_S("equation", "ii,ij->j"), in, 2, 1, "twice",
+		"a diagonal");
+	in[0] = rnd(3, 2, 3, 4), in[1] = rnd(2, 4, 5);
+	refused("Einsum", A_S("equation", "...c,cd->...d"), in, 2, 1,
+		"not supported", "an ellipsis");
+	in[0] = rnd(2, 3, 4), in[1] = rnd(2, 5, 6);
+	refused("Einsum", A_S("equation", "ab,bc->ac"), in, 2, 1,
+		"label b is 4 and 5", "sizes that disagree");
+	in[0] = rnd(2, 3, 4), in[1] = rnd(2, 4, 6);
+	refused("Einsum", A_S("equation", "ab,bc->acd"), in, 2, 1,
+		"in no operand", "an output label from nowhere");
+}
+
 /* ---------------------------------------------------------------- conv */
 
 /* A convolution's geometry, worked out as TensorFlow documents it. */
@@ -1240,7 +1327,7 @@ static void test_registry(void)
 		"AvgPool", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3",
 		"BatchToSpaceND", "Conv2D", "Conv2DBackpropFilter",
 		"Conv2DBackpropInput", "DepthToSpace",
-		"DepthwiseConv2dNative", "FusedBatchNorm", "FusedBatchNormV2",
+		"DepthwiseConv2dNative", "Einsum", "FusedBatchNorm", "FusedBatchNormV2",
 		"FusedBatchNormV3", "FusedDepthwiseConv2dNative", "MatMul",
 		"MaxPool", "MaxPoolGrad", "MaxPoolV2", "NonMaxSuppressionV2",
 		"NonMaxSuppressionV3", "NonMaxSuppressionV4",
@@ -1264,6 +1351,7 @@ int main(void)
 	test_matmul();
 	test_batch_matmul();
 	test_fused_matmul();
+	test_einsum();
 	test_conv2d();
 	test_conv2d_refusals();
 	test_fused_conv2d();

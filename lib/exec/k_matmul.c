@@ -234,12 +234,240 @@ static int k_bmm1(ge_kctx *k) { return bmm(k, 1); }
 static int k_bmm2(ge_kctx *k) { return bmm(k, 2); }
 static int k_bmm3(ge_kctx *k) { return bmm(k, 3); }
 
+/* ---------------------------------------------------------------- einsum */
+
+/* Einsum of two operands as one batched product: each operand is
+ * permuted (when it is not already) to [batch, free, contracted] and
+ * [batch, contracted, free], multiplied matrix by matrix, and the result
+ * [batch, free a, free b] permuted to the output's order.  Labels are
+ * letters; "..." (broadcast dims), a label twice in one operand
+ * (diagonals) and a label summed away within one operand are refused. */
+
+enum { ES_BATCH, ES_FREE_A, ES_FREE_B, ES_SUM };
+
+typedef struct es_side {
+	char lab[GE_SHAPE_MAXRANK + 1];
+	int rank;
+} es_side;
+
+typedef struct einsum {
+	es_side a, b, o;
+	int64_t size[128];            /* by label */
+	int cls[128];
+} einsum;
+
+static int es_parse_side(ge_kctx *k, const char *s, size_t n, es_side *d)
+{
+	if (n > GE_SHAPE_MAXRANK)
+		return ge_k_fail(k, "equation: over %d labels in one operand",
+				 GE_SHAPE_MAXRANK);
+	for (size_t i = 0; i < n; i++) {
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= 'A' && s[i] <= 'Z')))
+			return ge_k_fail(k, "equation: '%c' is not a label "
+					 "(\"...\" is not supported)", s[i]);
+		if (memchr(s, s[i], i))
+			return ge_k_fail(k, "equation: label %c twice in one "
+					 "operand is not supported", s[i]);
+		d->lab[i] = s[i];
+	}
+	d->lab[n] = 0;
+	d->rank = (int)n;
+	return GE_OK;
+}
+
+/* Reads the equation and classifies and sizes every label. */
+static int es_parse(ge_kctx *k, einsum *e)
+{
+	const char *eq, *comma, *arrow;
+	size_t len;
+	int rc;
+	const ge_xt *t[2] = {k->in[0], k->in[1]};
+	const es_side *sd[2] = {&e->a, &e->b};
+	memset(e, 0, sizeof *e);
+	if (ge_op_attr_string(k->g, k->id, "equation", &eq, &len))
+		return ge_k_fail(k, "attr equation missing");
+	comma = memchr(eq, ',', len);
+	arrow = memchr(eq, '-', len);
+	if (!comma || !arrow || arrow < comma ||
+	    arrow + 1 >= eq + len || arrow[1] != '>')
+		return ge_k_fail(k, "equation \"%.*s\" is not \"ab,bc->ac\" "
+				 "(two operands)", (int)len, eq);
+	if ((rc = es_parse_side(k, eq, comma - eq, &e->a)) ||
+	    (rc = es_parse_side(k, comma + 1, arrow - comma - 1, &e->b)) ||
+	    (rc = es_parse_side(k, arrow + 2, eq + len - arrow - 2, &e->o)))
+		return rc;
+	for (int s = 0; s < 2; s++) {
+		if (t[s]->rank != sd[s]->rank)
+			return ge_k_fail(k, "operand %d is %d-D, the equation "
+					 "gives it %d labels", s, t[s]->rank,
+					 sd[s]->rank);
+		for (int i = 0; i < sd[s]->rank; i++) {
+			int l = sd[s]->lab[i];
+			if (e->size[l] && e->size[l] != t[s]->dims[i] + 1)
+				return ge_k_fail(k, "label %c is %lld and %lld",
+						 l, (long long)e->size[l] - 1,
+						 (long long)t[s]->dims[i]);
+			e->size[l] = t[s]->dims[i] + 1; /* 0: not seen */
+		}
+	}
+	for (const char *p = e->a.lab; *p; p++) {
+		int inb = strchr(e->b.lab, *p) != NULL;
+		int ino = strchr(e->o.lab, *p) != NULL;
+		if (!inb && !ino)
+			return ge_k_fail(k, "label %c is summed within one "
+					 "operand: not supported", *p);
+		e->cls[(int)*p] = inb ? (ino ? ES_BATCH : ES_SUM) : ES_FREE_A;
+	}
+	for (const char *p = e->b.lab; *p; p++)
+		if (!strchr(e->a.lab, *p)) {
+			if (!strchr(e->o.lab, *p))
+				return ge_k_fail(k, "label %c is summed within "
+						 "one operand: not supported",
+						 *p);
+			e->cls[(int)*p] = ES_FREE_B;
+		}
+	for (const char *p = e->o.lab; *p; p++)
+		if (!e->size[(int)*p])
+			return ge_k_fail(k, "output label %c is in no operand",
+					 *p);
+	return GE_OK;
+}
+
+/* The labels of one operand in the order [classes c0, c1, c2]. */
+static void es_order(const einsum *e, const es_side *s, const int *cls,
+		     char *out)
+{
+	int n = 0;
+	for (int c = 0; c < 3; c++)
+		for (const char *p = s->lab; *p; p++)
+			if (e->cls[(int)*p] == cls[c])
+				out[n++] = *p;
+	out[n] = 0;
+}
+
+/* dst = src (labels from) permuted to labels to; es element size. */
+static void es_permute(const einsum *e, const char *from, const char *to,
+		       const void *src, void *dst, size_t es)
+{
+	int r = (int)strlen(to);
+	int64_t st[GE_SHAPE_MAXRANK], dims[GE_SHAPE_MAXRANK];
+	int64_t idx[GE_SHAPE_MAXRANK] = {0}, n = 1, s = 1;
+	for (int i = (int)strlen(from) - 1; i >= 0; i--) {
+		int j = (int)(strchr(to, from[i]) - to);
+		st[j] = s;
+		s *= e->size[(int)from[i]] - 1;
+	}
+	for (int i = 0; i < r; i++) {
+		dims[i] = e->size[(int)to[i]] - 1;
+		n *= dims[i];
+	}
+	for (int64_t o = 0; o < n; o++) {
+		int64_t off = 0;
+		for (int i = 0; i < r; i++)
+			off += idx[i] * st[i];
+		memcpy((char *)dst + o * es, (const char *)src + off * es, es);
+		for (int i = r - 1; i >= 0 && ++idx[i] == dims[i]; i--)
+			idx[i] = 0;
+	}
+}
+
+static int64_t es_prod(const einsum *e, const char *labs, int cls)
+{
+	int64_t n = 1;
+	for (const char *p = labs; *p; p++)
+		if (e->cls[(int)*p] == cls)
+			n *= e->size[(int)*p] - 1;
+	return n;
+}
+
+static int k_einsum(ge_kctx *k)
+{
+	static const int ca[3] = {ES_BATCH, ES_FREE_A, ES_SUM};
+	static const int cb[3] = {ES_BATCH, ES_SUM, ES_FREE_B};
+	einsum e;
+	char la[GE_SHAPE_MAXRANK + 1], lb[GE_SHAPE_MAXRANK + 1];
+	char lo[2 * GE_SHAPE_MAXRANK + 1];
+	int64_t od[GE_SHAPE_MAXRANK], nb, m, n, kk;
+	const ge_xt *a, *b;
+	size_t es;
+	uint64_t bytes[3], work;
+	float *tmp[3] = {NULL, NULL, NULL};
+	const void *pa, *pb;
+	void *po;
+	mm_dims d;
+	ge_xt *o;
+	int rc;
+	if ((rc = ge_k_need(k, 2)))
+		return rc;
+	if (k->nin != 2)
+		return ge_k_fail(k, "only Einsum of two operands is supported");
+	a = k->in[0], b = k->in[1];
+	if (a->dtype != b->dtype || !mm_dtype_ok(a->dtype))
+		return ge_k_fail(k, "operands must be of one dtype, float32, "
+				 "float64, int32 or int64");
+	if ((rc = es_parse(k, &e)))
+		return rc;
+	es_order(&e, &e.a, ca, la);
+	es_order(&e, &e.b, cb, lb);
+	{
+		/* the product's labels: batch and free a (from a), free b */
+		int nlo = 0;
+		for (const char *p = la; *p; p++)
+			if (e.cls[(int)*p] != ES_SUM)
+				lo[nlo++] = *p;
+		for (const char *p = lb; *p; p++)
+			if (e.cls[(int)*p] == ES_FREE_B)
+				lo[nlo++] = *p;
+		lo[nlo] = 0;
+	}
+	nb = es_prod(&e, la, ES_BATCH), m = es_prod(&e, la, ES_FREE_A);
+	kk = es_prod(&e, la, ES_SUM), n = es_prod(&e, lb, ES_FREE_B);
+	if (m > INT32_MAX || n > INT32_MAX || kk > INT32_MAX)
+		return ge_k_fail(k, "a matrix dimension is over 2^31-1");
+	for (int i = 0; i < e.o.rank; i++)
+		od[i] = e.size[(int)e.o.lab[i]] - 1;
+	work = knn_mul(knn_mul(nb, m), knn_mul(n, kk ? kk : 1));
+	if ((rc = ge_k_work(k, work)) ||
+	    !(o = ge_k_out(k, 0, a->dtype, e.o.rank, od)))
+		return rc ? rc : GE_EINVAL;
+	es = ge_xt_elem_size(a->dtype);
+	bytes[0] = (uint64_t)a->n * es, bytes[1] = (uint64_t)b->n * es;
+	bytes[2] = (uint64_t)o->n * es;
+	pa = a->data, pb = b->data, po = o->data;
+	if (strcmp(la, e.a.lab) && (tmp[0] = knn_scratch(k, bytes[0])))
+		es_permute(&e, e.a.lab, la, a->data, tmp[0], es), pa = tmp[0];
+	if (strcmp(lb, e.b.lab) && (tmp[1] = knn_scratch(k, bytes[1])))
+		es_permute(&e, e.b.lab, lb, b->data, tmp[1], es), pb = tmp[1];
+	if (strcmp(lo, e.o.lab) && (tmp[2] = knn_scratch(k, bytes[2])))
+		po = tmp[2];
+	if ((strcmp(la, e.a.lab) && !tmp[0]) ||
+	    (strcmp(lb, e.b.lab) && !tmp[1]) ||
+	    (strcmp(lo, e.o.lab) && !tmp[2]))
+		rc = GE_EINVAL;
+	else {
+		d = (mm_dims){m, n, kk, 0, 0, kk, n};
+		if (tmp[2])
+			memset(tmp[2], 0, bytes[2]);
+		for (int64_t i = 0; i < nb; i++)
+			mm_one(a->dtype, &d, (const char *)pa + i * m * kk * es,
+			       (const char *)pb + i * kk * n * es,
+			       (char *)po + i * m * n * es);
+		if (tmp[2])
+			es_permute(&e, lo, e.o.lab, tmp[2], o->data, es);
+	}
+	for (int i = 0; i < 3; i++)
+		knn_scratch_free(k, tmp[i], bytes[i]);
+	return rc;
+}
+
 /* ---------------------------------------------------------------- table */
 
 const ge_kdef ge_kernels_matmul[] = {
 	{"BatchMatMul", k_bmm1, 0},
 	{"BatchMatMulV2", k_bmm2, 0},
 	{"BatchMatMulV3", k_bmm3, 0},
+	{"Einsum", k_einsum, 0},
 	{"MatMul", k_matmul, 0},
 	{"_FusedMatMul", k_fused_matmul, 0},
 	{NULL, NULL, 0},
