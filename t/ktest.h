@@ -9,6 +9,8 @@
 #define GE_KTEST_H
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,8 +21,31 @@
 
 static ge_xbudget kt_budget;
 
+/* Fixture nodes in GraphDef text.  KT_CONST: a Const of DT_ dtype, shape
+ * dims text ("dim{size:2}") and value fields; KT_F / KT_I / KT_B: float,
+ * int32 and bool Consts from a list of values ("1 2 3"), one dim. */
+#define KT_CONST(n, dt, shape, vals) \
+	"node { name: \"" n "\" op: \"Const\" " \
+	"attr { key: \"dtype\" value { type: " dt " } } " \
+	"attr { key: \"value\" value { tensor { dtype: " dt \
+	" tensor_shape { " shape " } " vals " } } } }\n"
+/* An op: name, type, input list text ("input: \"a\" input: \"b\""),
+ * attrs text. */
+#define KT_OP(n, type, inputs, attrs) \
+	"node { name: \"" n "\" op: \"" type "\" " inputs " " attrs " }\n"
+#define KT_IN2(a, b) "input: \"" a "\" input: \"" b "\""
+#define KT_IN1(a) "input: \"" a "\""
+#define KT_ATTR_INT(key, v) \
+	"attr { key: \"" key "\" value { i: " #v " } } "
+#define KT_ATTR_TYPE(key, v) \
+	"attr { key: \"" key "\" value { type: " v " } } "
+#define KT_ATTR_BOOL(key, v) \
+	"attr { key: \"" key "\" value { b: " v " } } "
+#define KT_ATTR_STR(key, v) \
+	"attr { key: \"" key "\" value { s: \"" v "\" } } "
+
 /* Runs op id of g: out[] receives its outputs (nout of them). */
-static int kt_run_op(ge_graph *g, ge_opid id, ge_xt **out, int nout,
+TU_UNUSED static int kt_run_op(ge_graph *g, ge_opid id, ge_xt **out, int nout,
 		     ge_error *err)
 {
 	const char *type = ge_op_type(g, id);
@@ -68,7 +93,7 @@ static int kt_run_op(ge_graph *g, ge_opid id, ge_xt **out, int nout,
 	return rc;
 }
 
-static void kt_format(const ge_xt *t, char *o, size_t cap)
+TU_UNUSED static void kt_format(const ge_xt *t, char *o, size_t cap)
 {
 	size_t len;
 	ge_xt_describe(t, o, cap);
@@ -83,7 +108,10 @@ static void kt_format(const ge_xt *t, char *o, size_t cap)
 		} else if (t->dtype == 1 || t->dtype == 2 || t->dtype == 14 ||
 			   t->dtype == 19) {
 			double v = ge_xt_get_double(t, k);
-			if (t->dtype == 1)
+			if (isnan(v))
+				len += (size_t)snprintf(o + len, cap - len,
+							"%snan", sep);
+			else if (t->dtype == 1)
 				len += (size_t)snprintf(o + len, cap - len,
 							"%s%.9g", sep, v);
 			else
@@ -102,7 +130,7 @@ static void kt_format(const ge_xt *t, char *o, size_t cap)
 }
 
 /* The value of tensor "op" or "op:i" of g as text. */
-static const char *kt_eval(ge_graph *g, const char *tensor)
+TU_UNUSED static const char *kt_eval(ge_graph *g, const char *tensor)
 {
 	static char outs[8][4096];
 	static int turn;
@@ -126,12 +154,109 @@ static const char *kt_eval(ge_graph *g, const char *tensor)
 }
 
 /* kt_eval over a graph given in text, freed after. */
-static const char *kt_eval_text(const char *txt, const char *tensor)
+TU_UNUSED static const char *kt_eval_text(const char *txt, const char *tensor)
 {
 	ge_graph *g = parse(txt);
 	const char *r = kt_eval(g, tensor);
 	ge_graph_free(g);
 	return r;
+}
+
+/* ------------------------------------------------------------ builder */
+
+/* A graph built node by node, then run:
+ *
+ *	kt_c("a", "DT_FLOAT", "2,3", "1 2 3 4 5 6");
+ *	kt_op("y", "Add", "a,b", KT_ATTR_TYPE("T", "DT_FLOAT"));
+ *	is_string("float32[2,3] ...", kt_run("y"), "...");
+ *
+ * kt_run runs a tensor of the graph built so far and starts a new one. */
+static char kt_text[65536];
+static size_t kt_len;
+
+TU_UNUSED static void kt_add(const char *fmt, ...) GE_PRINTF(1, 2);
+TU_UNUSED static void kt_add(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(kt_text + kt_len, sizeof kt_text - kt_len, fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t)n < sizeof kt_text - kt_len)
+		kt_len += (size_t)n;
+}
+
+TU_UNUSED static const char *kt_field(const char *dt)
+{
+	if (!strcmp(dt, "DT_FLOAT")) return "float_val";
+	if (!strcmp(dt, "DT_DOUBLE")) return "double_val";
+	if (!strcmp(dt, "DT_INT64")) return "int64_val";
+	if (!strcmp(dt, "DT_UINT64")) return "uint64_val";
+	if (!strcmp(dt, "DT_UINT32")) return "uint32_val";
+	if (!strcmp(dt, "DT_BOOL")) return "bool_val";
+	if (!strcmp(dt, "DT_STRING")) return "string_val";
+	if (!strcmp(dt, "DT_HALF") || !strcmp(dt, "DT_BFLOAT16"))
+		return "half_val";
+	return "int_val";
+}
+
+/* A Const: shape "2,3" ("" a scalar), values space-separated. */
+TU_UNUSED static void kt_c(const char *name, const char *dt, const char *shape,
+		 const char *vals)
+{
+	kt_add("node { name: \"%s\" op: \"Const\" attr { key: \"dtype\" "
+	       "value { type: %s } } attr { key: \"value\" value { tensor { "
+	       "dtype: %s tensor_shape {", name, dt, dt);
+	for (const char *p = shape; *p;) {
+		kt_add(" dim { size: %ld }", strtol(p, NULL, 10));
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		p++;
+	}
+	kt_add(" }");
+	const char *field = kt_field(dt);
+	int str = !strcmp(dt, "DT_STRING");
+	for (const char *p = vals; *p;) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		size_t n = strcspn(p, " ");
+		kt_add(str ? " %s: \"%.*s\"" : " %s: %.*s", field, (int)n, p);
+		p += n;
+	}
+	kt_add(" } } } }\n");
+}
+
+/* An op with data inputs "a,b:1" and attrs text. */
+TU_UNUSED static void kt_op(const char *name, const char *type, const char *inputs,
+		  const char *attrs)
+{
+	kt_add("node { name: \"%s\" op: \"%s\"", name, type);
+	for (const char *p = inputs; *p;) {
+		size_t n = strcspn(p, ",");
+		kt_add(" input: \"%.*s\"", (int)n, p);
+		p += n;
+		if (*p)
+			p++;
+	}
+	kt_add(" %s }\n", attrs ? attrs : "");
+}
+
+TU_UNUSED static const char *kt_run(const char *tensor)
+{
+	const char *r = kt_eval_text(kt_text, tensor);
+	kt_len = 0;
+	kt_text[0] = 0;
+	return r;
+}
+
+/* Whether a result is an error whose message starts with prefix. */
+TU_UNUSED static int kt_err(const char *got, const char *prefix)
+{
+	size_t n = strlen("error: ");
+	return !strncmp(got, "error: ", n) &&
+	       !strncmp(got + n, prefix, strlen(prefix));
 }
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * exec/kernel_impl.h: what the files of kernels share (exec/kernel.c,
- * exec/xconvert.c, exec/k_math.c, exec/k_binary.c, exec/k_reduce.c,
- * exec/k_shape.c, exec/k_array.c, exec/k_index.c): DataType numbers,
+ * exec/xconvert.c, exec/k_const.c, exec/k_math.c, exec/k_binary.c, exec/k_reduce.c,
+ * exec/k_shape.c, exec/k_array.c, exec/k_index.c,
+ * exec/k_misc.c): DataType numbers,
  * dtype classes, row-major strides and the broadcasting of two shapes.
  * Not part of the API.
  */
@@ -79,27 +80,30 @@ static inline int64_t kcount(int rank, const int64_t *dims)
 }
 
 /* The broadcast of two shapes by TensorFlow's rule (numpy's): aligned at
- * the right, a dimension of 1 stretches.  GE_OK or a failure naming the
- * op; *rank and dims get the result, sa and sb each input's strides
- * over the result's rank (0 where it stretches). */
+ * the right, a dimension of 1 stretches.  kbcast_make gives GE_OK or a
+ * failure naming the op.  For the walk, the result's shape is collapsed:
+ * runs of dimensions where each input either moves or stretches alike
+ * become one (cdims), with each input's stride over them (0: stretches). */
 typedef struct kbcast {
 	int rank;
-	int64_t dims[GE_SHAPE_MAXRANK];
-	int64_t sa[GE_SHAPE_MAXRANK], sb[GE_SHAPE_MAXRANK];
+	int64_t dims[GE_SHAPE_MAXRANK]; /* the result's shape */
 	int64_t n;
-	int same;    /* a and b have the result's shape */
+	int same;    /* a and b have the result's element count */
 	int a_one;   /* a has one element */
 	int b_one;   /* b has one element */
+	int crank;
+	int64_t cdims[GE_SHAPE_MAXRANK];
+	int64_t sa[GE_SHAPE_MAXRANK], sb[GE_SHAPE_MAXRANK];
 } kbcast;
 int kbcast_make(ge_kctx *k, const ge_xt *a, const ge_xt *b, kbcast *bc);
-/* Calls f(ud, i, ia, ib) for each result element i with the elements of
- * a and b it reads, walking the shape without a division per element. */
-void kbcast_walk(const kbcast *bc,
-		 void (*f)(void *ud, int64_t i, int64_t ia, int64_t ib),
-		 void *ud);
-/* Fills ia[] and ib[] with the element of a and b each result element
- * reads: the general path of the binary kernels. */
-void kbcast_index(const kbcast *bc, int64_t *ia, int64_t *ib);
+int kbcast_shapes(ge_kctx *k, int ra, const int64_t *da, int rb,
+		  const int64_t *db, kbcast *bc);
+/* Calls f once per row of the result: len elements from element o of the
+ * result, reading a from ia with step da (0 or 1) and b from ib with step
+ * db. */
+typedef void (*krow_fn)(void *ud, int64_t o, int64_t ia, int64_t da,
+			int64_t ib, int64_t db, int64_t len);
+void kbcast_rows(const kbcast *bc, krow_fn f, void *ud);
 
 /* A shape's text, "[2,3]", into buf. */
 const char *kshape(int rank, const int64_t *dims, char *buf, size_t cap);
@@ -136,5 +140,68 @@ int kcopy_elem(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s);
 /* Copies n elements from src at s to dst at d, same dtype. */
 int kcopy_elems(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s,
 		int64_t n);
+
+/* Integer elements loaded as int64 (unsigned kinds zero-extended, uint64
+ * as its bits) and stored truncated to the dtype's width: integer kernels
+ * compute in 64 bits and wrap at the width by the store. */
+static inline int64_t kld_i(const ge_xt *t, int64_t k)
+{
+	const void *p = t->data;
+	switch (t->dtype) {
+	case DT_INT8: return ((const int8_t *)p)[k];
+	case DT_UINT8: case DT_BOOL: return ((const uint8_t *)p)[k];
+	case DT_INT16: return ((const int16_t *)p)[k];
+	case DT_UINT16: return ((const uint16_t *)p)[k];
+	case DT_INT32: return ((const int32_t *)p)[k];
+	case DT_UINT32: return ((const uint32_t *)p)[k];
+	default: return ((const int64_t *)p)[k];
+	}
+}
+static inline void kst_i(ge_xt *t, int64_t k, int64_t v)
+{
+	void *p = t->data;
+	switch (t->dtype) {
+	case DT_INT8: ((int8_t *)p)[k] = (int8_t)v; break;
+	case DT_UINT8: ((uint8_t *)p)[k] = (uint8_t)v; break;
+	case DT_BOOL: ((uint8_t *)p)[k] = v != 0; break;
+	case DT_INT16: ((int16_t *)p)[k] = (int16_t)v; break;
+	case DT_UINT16: ((uint16_t *)p)[k] = (uint16_t)v; break;
+	case DT_INT32: ((int32_t *)p)[k] = (int32_t)v; break;
+	case DT_UINT32: ((uint32_t *)p)[k] = (uint32_t)v; break;
+	default: ((int64_t *)p)[k] = v; break;
+	}
+}
+/* The value an integer of dtype dt holds after wrapping v to its width. */
+static inline int64_t kwrap_i(int dt, int64_t v)
+{
+	switch (dt) {
+	case DT_INT8: return (int8_t)v;
+	case DT_UINT8: return (uint8_t)v;
+	case DT_INT16: return (int16_t)v;
+	case DT_UINT16: return (uint16_t)v;
+	case DT_INT32: return (int32_t)v;
+	case DT_UINT32: return (uint32_t)v;
+	default: return v;
+	}
+}
+
+/* Float kinds: half and bfloat16 are computed in float32 and rounded
+ * back, as TensorFlow's CPU kernels do.  kwiden gives a float32 copy of a
+ * half or bfloat16 tensor (a new reference to t for float32 and float64),
+ * knarrow stores a float32 tensor into a half or bfloat16 one of the same
+ * shape. */
+ge_xt *kwiden(ge_kctx *k, ge_xt *t);
+void knarrow(ge_xt *dst, const ge_xt *src);
+/* Output i of dtype dt: for half and bfloat16, a float32 scratch tensor
+ * the kernel writes and kfinish narrows into the real output. */
+ge_xt *kout_f(ge_kctx *k, int i, int dt, int rank, const int64_t *dims);
+int kfinish_f(ge_kctx *k, int i, int dt);
+
+/* Integer elements of input i whatever its rank (ge_k_ints wants a
+ * scalar or a vector). */
+int kints_any(ge_kctx *k, int i, int64_t *out, int cap);
+
+/* Output oi: x with its dimensions permuted (k_shape.c). */
+int ktranspose(ge_kctx *k, const ge_xt *x, const int64_t *perm, int oi);
 
 #endif
