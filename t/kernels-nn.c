@@ -959,6 +959,8 @@ static void test_conv_backprop(void)
 
 /* ---------------------------------------------------------------- pools */
 
+static const char *fl(const ge_xt *t);
+
 static void test_pools(void)
 {
 	static const geo cases[] = {
@@ -1026,6 +1028,15 @@ static void test_pools(void)
 				       A_S("padding", "SAME")), in, 1);
 	ok(o && F(o, 0) == 2.5f && F(o, 1) == 3 && F(o, 2) == 3.5f &&
 	   F(o, 3) == 4, "AvgPool SAME counts only the elements inside");
+	ge_xt_unref(o);
+	in[0] = vals(F32, 4, d, v);
+	o = run1("MaxPool", cat(4, A_L("ksize", 4, 1, 2, 2, 1),
+				A_L("strides", 4, 1, 1, 1, 1),
+				A_S("padding", "EXPLICIT"),
+				A_L("explicit_paddings", 8, 0, 0, 1, 0, 0, 1,
+				    0, 0)), in, 1);
+	is_string("2,2,4,4", fl(o), "MaxPool with EXPLICIT padding (top 1, "
+		  "right 1) %s", o ? "" : errmsg);
 	ge_xt_unref(o);
 	in[0] = vals(F32, 4, d, v), in[1] = ivec(4, 1, 2, 2, 1);
 	in[2] = ivec(4, 1, 1, 1, 1);

@@ -15,6 +15,14 @@
 #include "exec/kernel.h"
 #include "exec/kernel_impl.h"
 
+/* Loops over channels compiled vectorized (-O2 leaves loops of unknown
+ * length scalar). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KNN_VEC __attribute__((optimize("O3")))
+#else
+#define KNN_VEC
+#endif
+
 /* Input i must be float32 of the given rank (rank < 0: any); what names
  * the input in the refusal. */
 int knn_in_f32(ge_kctx *k, int i, int rank, const char *what);

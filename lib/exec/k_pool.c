@@ -20,8 +20,8 @@ typedef struct pool {
 	knn_dim dh, dw;
 } pool;
 
-/* ksize and strides as attrs (MaxPool, AvgPool) or inputs 1 and 2
- * (MaxPoolV2), in data_format order. */
+/* ksize and strides as attrs (MaxPool, AvgPool, MaxPoolGrad) or inputs
+ * 1 and 2 (MaxPoolV2), in data_format order. */
 static int pool_setup(ge_kctx *k, pool *p, int v2)
 {
 	int64_t ks[4], st[4], a[4];
@@ -29,18 +29,30 @@ static int pool_setup(ge_kctx *k, pool *p, int v2)
 	if ((rc = knn_in_f32(k, 0, 4, "input")) ||
 	    (rc = knn_layout_of(k, k->in[0], &p->l)))
 		return rc;
-	if (v2) {
-		if (ge_k_ints(k, 1, a, 4) != 4)
-			return ge_k_fail(k, "ksize must have 4 values");
-		ks[0] = a[0], ks[1] = a[p->l.nchw ? 2 : 1];
-		ks[2] = a[p->l.nchw ? 3 : 2], ks[3] = a[p->l.nchw ? 1 : 3];
-		if (ge_k_ints(k, 2, a, 4) != 4)
-			return ge_k_fail(k, "strides must have 4 values");
-		st[0] = a[0], st[1] = a[p->l.nchw ? 2 : 1];
-		st[2] = a[p->l.nchw ? 3 : 2], st[3] = a[p->l.nchw ? 1 : 3];
-	} else if ((rc = knn_attr4(k, "ksize", &p->l, ks, 0)) ||
-		   (rc = knn_attr4(k, "strides", &p->l, st, 0)))
-		return rc;
+	if (!v2) {
+		/* MaxPool takes EXPLICIT padding too, as Conv2D does */
+		if ((rc = knn_attr4(k, "ksize", &p->l, ks, 0)))
+			return rc;
+		if (ks[0] != 1 || ks[3] != 1)
+			return ge_k_fail(k, "pooling over the batch or depth "
+					 "dimension is not supported (ksize "
+					 "there must be 1)");
+		if ((rc = knn_window2(k, &p->l, ks[1], ks[2], NULL,
+				      !strcmp(k->type, "MaxPool"), &p->dh,
+				      &p->dw)))
+			return rc;
+		return ge_k_work(k, knn_mul(knn_mul(p->l.n * p->dh.out,
+						    p->dw.out),
+					    knn_mul(p->l.c, p->dh.k * p->dw.k)));
+	}
+	if (ge_k_ints(k, 1, a, 4) != 4)
+		return ge_k_fail(k, "ksize must have 4 values");
+	ks[0] = a[0], ks[1] = a[p->l.nchw ? 2 : 1];
+	ks[2] = a[p->l.nchw ? 3 : 2], ks[3] = a[p->l.nchw ? 1 : 3];
+	if (ge_k_ints(k, 2, a, 4) != 4)
+		return ge_k_fail(k, "strides must have 4 values");
+	st[0] = a[0], st[1] = a[p->l.nchw ? 2 : 1];
+	st[2] = a[p->l.nchw ? 3 : 2], st[3] = a[p->l.nchw ? 1 : 3];
 	if (ks[0] != 1 || ks[3] != 1 || st[0] != 1 || st[3] != 1)
 		return ge_k_fail(k, "pooling over the batch or depth dimension "
 				 "is not supported (ksize and strides there "
@@ -68,7 +80,7 @@ static void clip(const pool *p, int64_t oh, int64_t ow, int64_t *h0,
 	if (*w1 > p->l.w) *w1 = p->l.w;
 }
 
-static void max_pool(const pool *p, const float *x, float *y)
+static KNN_VEC void max_pool(const pool *p, const float *x, float *y)
 {
 	int64_t C = p->l.c;
 	for (int64_t b = 0; b < p->l.n; b++)
@@ -90,7 +102,7 @@ static void max_pool(const pool *p, const float *x, float *y)
 			}
 }
 
-static void avg_pool(const pool *p, const float *x, float *y)
+static KNN_VEC void avg_pool(const pool *p, const float *x, float *y)
 {
 	int64_t C = p->l.c;
 	for (int64_t b = 0; b < p->l.n; b++)
