@@ -334,7 +334,7 @@ static int epi_bn(ge_kctx *k, int first, int64_t c, knn_epi *e)
 	if (!(e->bn_scale = malloc((size_t)(c ? c : 1) * sizeof(float))))
 		return ge_k_fail(k, "out of memory");
 	for (int64_t i = 0; i < c; i++)
-		e->bn_scale[i] = scale[i] / sqrtf(var[i] + (float)eps);
+		e->bn_scale[i] = 1.0f / sqrtf(var[i] + (float)eps) * scale[i];
 	return GE_OK;
 }
 

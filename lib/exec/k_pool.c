@@ -272,8 +272,8 @@ static int bn_check(ge_kctx *k, int64_t c, int training)
 	return GE_OK;
 }
 
-/* y = x * s + (offset - mean * s), s = scale / sqrt(var + epsilon), per
- * channel; training computes mean and var from the batch and reports the
+/* y = (x - mean) * s + offset, s = 1 / sqrt(var + epsilon) * scale, per
+ * channel, in TensorFlow's order of operations; training computes mean and var from the batch and reports the
  * unbiased variance (blended by exponential_avg_factor). */
 static int k_batch_norm(ge_kctx *k)
 {
@@ -311,17 +311,15 @@ static int k_batch_norm(ge_kctx *k)
 		bn_stats(x, rows, c, st, st + c);
 		mean = st, var = st + c;
 	}
-	for (int64_t j = 0; j < c; j++) {
-		st[2 * c + j] = scale[j] / sqrtf(var[j] + (float)eps);
-		st[3 * c + j] = off[j] - mean[j] * st[2 * c + j];
-	}
+	for (int64_t j = 0; j < c; j++)
+		st[2 * c + j] = 1.0f / sqrtf(var[j] + (float)eps) * scale[j];
 	if (!(y = knn_out_nhwc(k, &l, l.h, l.w, c, &yb)))
 		rc = GE_EINVAL;
 	else {
 		for (int64_t r = 0; r < rows; r++)
 			for (int64_t j = 0; j < c; j++)
-				y[r * c + j] = x[r * c + j] * st[2 * c + j] +
-					st[3 * c + j];
+				y[r * c + j] = (x[r * c + j] - mean[j]) *
+					st[2 * c + j] + off[j];
 		knn_out_done(k, &l, y, yb, l.h * l.w, c);
 	}
 	knn_scratch_free(k, xs, xb);
