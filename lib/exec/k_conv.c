@@ -455,6 +455,45 @@ static inline DW_INLINE void dw_pixel4(const conv *c, const float *x,
 	memcpy(y + c0, acc, sizeof acc);
 }
 
+/* dw_pixel4 for the two pixels ow and ow + 1 when every tap of both is
+ * inside the input's width: each filter vector loaded once serves both,
+ * which cuts the loads per multiply-add from two to one and a half. */
+static inline DW_INLINE void dw_pair4(const conv *c, const float *x,
+				      const float *f, int64_t b, int64_t oh,
+				      int64_t ow, int64_t c0, float *y)
+{
+	dw_vec a0[4] = {{0}}, a1[4] = {{0}}, x0, x1, fv;
+	int64_t step = c->dw.stride * c->cin;
+	for (int64_t i = 0; i < c->kh; i++) {
+		int64_t ih = oh * c->dh.stride - c->dh.pad + i * c->dh.dil;
+		if (ih < 0 || ih >= c->l.h)
+			continue;
+		for (int64_t j = 0; j < c->kw; j++) {
+			int64_t iw = ow * c->dw.stride - c->dw.pad +
+				     j * c->dw.dil;
+			const float *xp = x + ((b * c->l.h + ih) * c->l.w +
+					       iw) * c->cin + c0;
+			const float *fp = f + (i * c->kw + j) * c->cin + c0;
+			for (int v = 0; v < 4; v++) {
+				memcpy(&fv, fp + v * DW_V, sizeof fv);
+				memcpy(&x0, xp + v * DW_V, sizeof x0);
+				memcpy(&x1, xp + step + v * DW_V, sizeof x1);
+				a0[v] += x0 * fv;
+				a1[v] += x1 * fv;
+			}
+		}
+	}
+	memcpy(y + c0, a0, sizeof a0);
+	memcpy(y + c->cin + c0, a1, sizeof a1);
+}
+
+/* Whether every tap of output column ow is inside the input's width. */
+static inline DW_INLINE int dw_inside(const conv *c, int64_t ow)
+{
+	int64_t w0 = ow * c->dw.stride - c->dw.pad;
+	return w0 >= 0 && w0 + (c->kw - 1) * c->dw.dil < c->l.w;
+}
+
 /* Channel q of that pixel, alone (the channels past the blocks). */
 static inline DW_INLINE void dw_pixel1(const conv *c, const float *x,
 				       const float *f, int64_t b, int64_t oh,
@@ -484,6 +523,18 @@ static inline DW_INLINE void dw_row_body(const conv *c, int64_t mult,
 {
 	int64_t C = c->cin, CO = C * mult;
 	for (int64_t ow = 0; ow < c->dw.out; ow++, y += CO) {
+		if (mult == 1 && ow + 1 < c->dw.out && dw_inside(c, ow) &&
+		    dw_inside(c, ow + 1)) {
+			int64_t c0 = 0;
+			for (; c0 + 4 * DW_V <= C; c0 += 4 * DW_V)
+				dw_pair4(c, x, f, b, oh, ow, c0, y);
+			for (; c0 < C; c0++) {
+				dw_pixel1(c, x, f, b, oh, ow, c0, y);
+				dw_pixel1(c, x, f, b, oh, ow + 1, c0, y + C);
+			}
+			ow++, y += CO;
+			continue;
+		}
 		if (mult == 1) {
 			int64_t c0 = 0;
 			for (; c0 + 4 * DW_V <= C; c0 += 4 * DW_V)
