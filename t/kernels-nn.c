@@ -1332,6 +1332,63 @@ static void test_blocks(void)
 		"at least 2", "a block size of 1");
 }
 
+/* Tensors of no element may have huge dims elsewhere: every kernel must
+ * see that it has nothing to do, not loop over the other dims. */
+static void test_empty(void)
+{
+	int64_t big[4] = {(int64_t)1 << 40, (int64_t)1 << 20, 1, 0};
+	int64_t bm[4] = {(int64_t)1 << 40, (int64_t)1 << 20, 0, 3};
+	int64_t bm2[4] = {1, 1, 3, 2};
+	ge_xt *in[5], *o[6];
+	in[0] = mk(F32, 4, big);
+	o[0] = run1("MaxPool", cat(3, A_L("ksize", 4, 1, 1, 1, 1),
+				   A_L("strides", 4, 1, 1, 1, 1),
+				   A_S("padding", "VALID")), in, 1);
+	ok(o[0] && o[0]->n == 0 && o[0]->dims[0] == big[0],
+	   "MaxPool of [2^40,2^20,1,0] returns at once, empty %s",
+	   o[0] ? ge_xt_describe(o[0], errmsg, 100) : errmsg);
+	ge_xt_unref(o[0]);
+	in[0] = mk(F32, 4, big);
+	o[0] = run1("AvgPool", cat(4, A_L("ksize", 4, 1, 1, 1, 1),
+				   A_L("strides", 4, 1, 1, 1, 1),
+				   A_S("padding", "VALID"),
+				   A_S("data_format", "NCHW")), in, 1);
+	ok(o[0] && o[0]->n == 0, "AvgPool NCHW of it too %s",
+	   o[0] ? "" : errmsg);
+	ge_xt_unref(o[0]);
+	int64_t fd[4] = {1, 1, 0, 1};
+	in[0] = mk(F32, 4, big), in[1] = mk(F32, 4, fd);
+	o[0] = run1("DepthwiseConv2dNative", cat(2, A_L("strides", 4, 1, 1, 1,
+							 1),
+						 A_S("padding", "SAME")), in, 2);
+	ok(o[0] && o[0]->n == 0, "DepthwiseConv2dNative of it %s",
+	   o[0] ? ge_xt_describe(o[0], errmsg, 100) : errmsg);
+	ge_xt_unref(o[0]);
+	in[0] = mk(F32, 4, bm), in[1] = mk(F32, 4, bm2);
+	o[0] = run1("BatchMatMulV2", "", in, 2);
+	ok(o[0] && o[0]->n == 0, "BatchMatMulV2 of 2^60 empty products %s",
+	   o[0] ? "" : errmsg);
+	ge_xt_unref(o[0]);
+	int64_t ad[2] = {(int64_t)1 << 40, 0}, bd[2] = {0, 0}, z = 0;
+	in[0] = mk(F32, 2, ad), in[1] = mk(F32, 2, bd), in[2] = mk(F32, 1, &z);
+	o[0] = run1("_FusedMatMul", A_FUSED("BiasAdd Relu", 1), in, 3);
+	ok(o[0] && o[0]->n == 0, "_FusedMatMul of [2^40,0] by [0,0] %s",
+	   o[0] ? "" : errmsg);
+	ge_xt_unref(o[0]);
+	in[0] = mk(F32, 4, big);
+	for (int i = 1; i < 5; i++)
+		in[i] = mk(F32, 1, &z);
+	int rc = run("FusedBatchNormV3", A_B("is_training", 0), in, 5, o, 6);
+	ok(!rc && o[0]->n == 0, "FusedBatchNormV3 of it %s", rc ? errmsg :
+	   ge_xt_describe(o[0], errmsg, 100));
+	for (int i = 0; !rc && i < 6; i++)
+		ge_xt_unref(o[i]);
+	in[0] = mk(F32, 4, big);
+	o[0] = run1("DepthToSpace", A_I("block_size", 2), in, 1);
+	ok(o[0] && o[0]->n == 0, "DepthToSpace of it %s", o[0] ? "" : errmsg);
+	ge_xt_unref(o[0]);
+}
+
 static void test_registry(void)
 {
 	static const char *types[] = {
@@ -1373,6 +1430,7 @@ int main(void)
 	test_resize();
 	test_nms();
 	test_blocks();
+	test_empty();
 	ok(budget.mem_live == 0, "every tensor and scratch was released (%llu "
 	   "bytes live)", (unsigned long long)budget.mem_live);
 	return tap_done();

@@ -625,6 +625,8 @@ static int depthwise(ge_kctx *k, int fused)
 	}
 	if (!(y = knn_out_nhwc(k, &c.l, c.dh.out, c.dw.out, co, &yb)))
 		rc = GE_EINVAL;
+	else if (k->out[0]->n == 0)
+		knn_out_done(k, &c.l, y, yb, 0, 0);
 	else {
 		int64_t rowsz = c.dw.out * co;
 		dw_row_fn dw_row = dw_row_pick();

@@ -645,6 +645,8 @@ static int depth_space(ge_kctx *k, int to_space)
 	if ((rc = ge_k_work(k, (uint64_t)x->n)) ||
 	    !(o = ge_k_out(k, 0, x->dtype, 4, od)))
 		return rc ? rc : GE_EINVAL;
+	if (o->n == 0)
+		return GE_OK;
 	big = to_space ? o : x;
 	c = to_space ? od[3] : x->dims[3];
 	es = ge_xt_elem_size(x->dtype);

@@ -219,7 +219,7 @@ static int bmm(ge_kctx *k, int version)
 	    !(o = ge_k_out(k, 0, x->dtype, r + 2, od)))
 		return rc ? rc : GE_EINVAL;
 	es = ge_xt_elem_size(x->dtype);
-	for (int64_t b = 0; b < nb; b++) {
+	for (int64_t b = 0; o->n && b < nb; b++) {
 		int64_t xo = bmm_offset(x, x->rank - 2, od, r, b);
 		int64_t yo = bmm_offset(y, y->rank - 2, od, r, b);
 		mm_one(x->dtype, &d,
@@ -449,7 +449,7 @@ static int k_einsum(ge_kctx *k)
 		d = (mm_dims){m, n, kk, 0, 0, kk, n};
 		if (tmp[2])
 			memset(tmp[2], 0, bytes[2]);
-		for (int64_t i = 0; i < nb; i++)
+		for (int64_t i = 0; o->n && i < nb; i++)
 			mm_one(a->dtype, &d, (const char *)pa + i * m * kk * es,
 			       (const char *)pb + i * kk * n * es,
 			       (char *)po + i * m * n * es);

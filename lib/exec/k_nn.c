@@ -75,6 +75,8 @@ int knn_attr4(ge_kctx *k, const char *name, const knn_layout *l,
 void knn_to_nhwc(const float *src, float *dst, int64_t n, int64_t c,
 		 int64_t hw)
 {
+	if (!c || !hw) /* no element: n may be anything */
+		return;
 	for (int64_t b = 0; b < n; b++)
 		for (int64_t ch = 0; ch < c; ch++) {
 			const float *s = src + (b * c + ch) * hw;
@@ -87,6 +89,8 @@ void knn_to_nhwc(const float *src, float *dst, int64_t n, int64_t c,
 void knn_to_nchw(const float *src, float *dst, int64_t n, int64_t c,
 		 int64_t hw)
 {
+	if (!c || !hw) /* no element: n may be anything */
+		return;
 	for (int64_t b = 0; b < n; b++)
 		for (int64_t p = 0; p < hw; p++) {
 			const float *s = src + (b * hw + p) * c;
@@ -96,11 +100,17 @@ void knn_to_nchw(const float *src, float *dst, int64_t n, int64_t c,
 		}
 }
 
+/* What the two below give for a tensor of no element (whose data may be
+ * NULL), so that NULL always means a failure. */
+static float no_element[1];
+
 /* The NHWC copy of x (x itself when it is NHWC); *bytes the scratch. */
 const float *knn_nhwc_in(ge_kctx *k, const knn_layout *l, const ge_xt *x,
 			    uint64_t *bytes, float **owned)
 {
 	*owned = NULL, *bytes = 0;
+	if (!x->n)
+		return no_element;
 	if (!l->nchw)
 		return x->data;
 	*bytes = (uint64_t)x->n * sizeof(float);
@@ -122,6 +132,8 @@ float *knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
 		d[1] = ch, d[2] = oh, d[3] = ow;
 	if (!(o = ge_k_out(k, 0, DT_FLOAT, 4, d)))
 		return NULL;
+	if (!o->n)
+		return no_element;
 	if (!l->nchw)
 		return o->data;
 	*bytes = (uint64_t)o->n * sizeof(float);
@@ -131,7 +143,7 @@ float *knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
 void knn_out_done(ge_kctx *k, const knn_layout *l, float *y,
 		     uint64_t bytes, int64_t hw, int64_t ch)
 {
-	if (!l->nchw)
+	if (!l->nchw || y == no_element)
 		return;
 	knn_to_nchw(y, k->out[0]->data, l->n, ch, hw);
 	knn_scratch_free(k, y, bytes);
@@ -257,7 +269,7 @@ float *knn_scratch(ge_kctx *k, uint64_t bytes)
 
 void knn_scratch_free(ge_kctx *k, float *p, uint64_t bytes)
 {
-	if (!p)
+	if (!p || p == no_element)
 		return;
 	free(p);
 	ge_xbudget_release(k->budget, bytes);
@@ -413,7 +425,10 @@ static float act1(int act, float v, float alpha)
 void knn_epi_apply(const knn_epi *e, float *rows, int64_t nrows, int64_t c,
 		   int64_t off)
 {
-	const float *add = e->add ? (const float *)e->add->data + off : NULL;
+	const float *add;
+	if (!c || !nrows) /* no element: nrows may be anything */
+		return;
+	add = e->add ? (const float *)e->add->data + off : NULL;
 	for (int64_t r = 0; r < nrows; r++) {
 		float *row = rows + r * c;
 		if (e->bias)

@@ -49,13 +49,15 @@ void knn_to_nchw(const float *src, float *dst, int64_t n, int64_t c,
 		 int64_t hw);
 
 /* The NHWC copy of a 4-D float32 x: x's own data when it is NHWC, else
- * a transposed scratch (*owned, *bytes, freed by knn_scratch_free). */
+ * a transposed scratch (*owned, *bytes, freed by knn_scratch_free); never
+ * NULL but on a failure, even for a tensor of no element. */
 const float *knn_nhwc_in(ge_kctx *k, const knn_layout *l, const ge_xt *x,
 			 uint64_t *bytes, float **owned);
 /* Allocates output 0, float32 [n, oh, ow, ch] in l's data_format, and
  * returns where to write it in NHWC: the output itself, or a scratch of
  * *bytes (NCHW, not zeroed) that knn_out_done transposes into it and
- * frees.  NULL with k->err set (outputs dropped). */
+ * frees (a dummy when the output has no element).  NULL with k->err set
+ * (outputs dropped). */
 float *knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
 		    int64_t ow, int64_t ch, uint64_t *bytes);
 void knn_out_done(ge_kctx *k, const knn_layout *l, float *y, uint64_t bytes,

@@ -139,6 +139,8 @@ static int pool_run(ge_kctx *k, int v2, int avg)
 		return GE_EINVAL;
 	if (!(y = knn_out_nhwc(k, &p.l, p.dh.out, p.dw.out, p.l.c, &yb)))
 		rc = GE_EINVAL;
+	else if (k->out[0]->n == 0) /* nothing to loop over */
+		knn_out_done(k, &p.l, y, yb, 0, 0);
 	else {
 		if (avg)
 			avg_pool(&p, x, y);
@@ -180,6 +182,8 @@ static int k_max_pool_grad(ge_kctx *k)
 				 ge_xt_describe(gr, buf, sizeof buf));
 	if (!ge_k_out(k, 0, DT_FLOAT, 4, k->in[0]->dims))
 		return GE_EINVAL;
+	if (k->in[0]->n == 0 || gr->n == 0)
+		return GE_OK;
 	dx = k->out[0]->data;
 	C = p.l.c;
 	for (int64_t b = 0; b < p.l.n; b++)
@@ -315,6 +319,8 @@ static int k_batch_norm(ge_kctx *k)
 		st[2 * c + j] = 1.0f / sqrtf(var[j] + (float)eps) * scale[j];
 	if (!(y = knn_out_nhwc(k, &l, l.h, l.w, c, &yb)))
 		rc = GE_EINVAL;
+	else if (k->out[0]->n == 0)
+		knn_out_done(k, &l, y, yb, 0, 0);
 	else {
 		for (int64_t r = 0; r < rows; r++)
 			for (int64_t j = 0; j < c; j++)
