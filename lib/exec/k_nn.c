@@ -328,7 +328,7 @@ static const float *epi_vec(ge_kctx *k, int i, int64_t c, const char *what)
 			  ge_xt_describe(k->in[i], buf, sizeof buf));
 		return NULL;
 	}
-	return k->in[i]->data;
+	return c ? k->in[i]->data : no_element; /* never NULL on success */
 }
 
 static int epi_bn(ge_kctx *k, int first, int64_t c, knn_epi *e)
