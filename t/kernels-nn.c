@@ -721,8 +721,12 @@ static void test_conv2d_refusals(void)
 			      A_S("padding", "SAME")), in, 2, 1, "4-D",
 		"a 3-D input");
 	CONV_IN(3);
-	refused("Conv2D", A_S("padding", "SAME"), in, 2, 1, "strides",
-		"a missing strides attr");
+	refused("Conv2D", A_S("padding", "SAME"), in, 2, 1,
+		"strides must be a list of 4", "a missing strides attr");
+	CONV_IN(3);
+	refused("Conv2D", cat(2, A_L("strides", 5, 1, 1, 1, 1, 1),
+			      A_S("padding", "SAME")), in, 2, 1,
+		"strides must be a list of 4", "5 strides");
 	int64_t d[4] = {1, 5, 5, 3};
 	in[0] = mk(F64, 4, d), in[1] = rnd(4, 3, 3, 3, 2);
 	refused("Conv2D", cat(2, A_L("strides", 4, 1, 1, 1, 1),

@@ -58,7 +58,8 @@ int knn_attr4(ge_kctx *k, const char *name, const knn_layout *l,
 	int n = ge_k_attr_ints(k, name, a, 4);
 	if (n < 0 || (n == 0 && def > 0)) {
 		if (def <= 0)
-			return ge_k_fail(k, "attr %s missing", name);
+			return ge_k_fail(k, "attr %s must be a list of 4 ints",
+					 name);
 		v[0] = v[1] = v[2] = v[3] = def;
 		return GE_OK;
 	}
