@@ -35,7 +35,11 @@
 	X(ge_kernels_random) \
 	X(ge_kernels_table) \
 	X(ge_kernels_parse) \
-	X(ge_kernels_quant)
+	X(ge_kernels_quant) \
+	X(ge_kernels_matmul) \
+	X(ge_kernels_conv) \
+	X(ge_kernels_pool) \
+	X(ge_kernels_image)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
 #define LIST_TABLE(t) t,
