@@ -30,6 +30,7 @@
 #include "frames.h"
 #include "func.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
 
 enum { DT_INT32 = 3, DT_STRING = 7, DT_BOOL = 10, DT_RESOURCE = 20 };
 
@@ -163,8 +164,10 @@ static int kind_of(const char *type)
 	return -1;
 }
 
-/* Ops a function body runs although no output needs them. */
-static int has_effect(const char *type)
+/* Ops a function body runs although no output needs them, as
+ * TensorFlow's function runtime keeps them: control-flow ops and stateful
+ * ops (their OpDef says so) but _Arg and the gathers that only read. */
+static int has_effect(const ge_graph *g, const char *type)
 {
 	static const char *const tab[] = {
 		"AssignVariableOp", "AssignAddVariableOp",
@@ -174,7 +177,15 @@ static int has_effect(const char *type)
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
 		if (!strcmp(tab[i], type))
 			return 1;
-	return 0;
+	int k = kind_of(type);
+	if (k == XK_SWITCH || k == XK_MERGE || k == XK_ENTER ||
+	    k == XK_EXIT || k == XK_NEXT)
+		return 1;
+	if (k == XK_ARG || !strcmp(type, "ResourceGather") ||
+	    !strcmp(type, "ResourceGatherNd"))
+		return 0;
+	const Tensorflow__OpDef *d = ge_graph_opdef(g, type);
+	return d && d->is_stateful;
 }
 
 static int attr_bool(const ge_graph *g, ge_opid id, const char *name)
@@ -1534,7 +1545,7 @@ static int body_plan(struct ge_xrt *rt, ge_funcid f, struct xplan **out,
 		if (!ge_op_alive(b, (ge_opid)id))
 			continue;
 		const char *t = ge_op_type(b, (ge_opid)id);
-		if (!strcmp(t, "_Retval") || has_effect(t))
+		if (!strcmp(t, "_Retval") || has_effect(b, t))
 			ge_opvec_push(&start, (ge_opid)id);
 	}
 	struct xplan *p = NULL;
