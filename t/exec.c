@@ -429,6 +429,16 @@ static void test_functions(void)
 	     "attr { key: \"Tindices\" value { type: DT_INT32 } }") \
 	NODE("vshape", "VariableShape", IN("h"), \
 	     "attr { key: \"out_type\" value { type: DT_INT32 } }") \
+	NODE("callbump", "StatefulPartitionedCall", IN("x"), FLIST("Tin") \
+	     FLIST("Tout") FUNC("f", "bump")) \
+	"library { function { signature { name: \"bump\" input_arg { " \
+	"name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: " \
+	"DT_FLOAT } is_stateful: true } " \
+	"node_def { name: \"hv\" op: \"VarHandleOp\" " VDT VSHAPE \
+	"attr { key: \"shared_name\" value { s: \"h\" } } } " \
+	"node_def { name: \"add\" op: \"AssignAddVariableOp\" input: " \
+	"\"hv:resource:0\" input: \"x\" " VDT "} " \
+	"ret { key: \"y\" value: \"x\" } } } " \
 	"}\n"
 
 static void test_variables(void)
@@ -470,6 +480,10 @@ static void test_variables(void)
 	is_string("(none)", run1(s, &f, 1, "^asg"), "Assign");
 	is_string("4,4,4", run1(s, &f, 1, "y"), "the reference variable "
 		  "changed");
+	is_string("(none)", run1(s, &f, 1, "^callbump"), "a call whose "
+		  "body assigns without returning what it assigned");
+	is_string("14,24,34", run1(s, NULL, 0, "r"), "the body's assignment "
+		  "ran, on the variable of the same shared_name");
 	ok(has(run1(s, NULL, 0, "u/read"), "variable 'u' has no value"),
 	   "a variable the checkpoint lacks has no value");
 	ge_xt_unref(x);
