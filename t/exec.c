@@ -391,6 +391,18 @@ static void test_functions(void)
 	ge_xt_unref(y);
 	ge_xsession_close(s);
 	ge_graph_free(g);
+	g = parse(FUNCS);
+	ge_xopts o = GE_XOPTS_INIT;
+	o.on_tensor = on_tensor;
+	seen_names[0] = 0;
+	if (ge_xsession_open(g, &o, &s, &err))
+		printf("Bail out! %s\n", err.msg);
+	is_string("10", run1(s, f, 1, "w"), "StatelessWhile, watched");
+	ok(has(seen_names, "less10/l:0 ") && has(seen_names, "add1/a:0 ") &&
+	   has(seen_names, "w:0 "), "tensors of bodies are named by their "
+	   "function");
+	ge_xsession_close(s);
+	ge_graph_free(g);
 	s = open_text(FUNCS, 4, &g);
 	ok(has(run1(s, f, 1, "w"), "w (StatelessWhile): more than 4 "
 		   "iterations"), "--max-iterations stops a While");
