@@ -53,6 +53,9 @@ static void test_unary(void)
 	kt_c("x", "DT_INT8", "2", "-128 100");
 	kt_op("y", "Neg", "x", KT_ATTR_TYPE("T", "DT_INT8"));
 	is_string("int8[2] -128,-100", kt_run("y"), "int8 Neg wraps");
+	kt_c("x", "DT_UINT8", "3", "200 3 0");
+	kt_op("y", "Relu6", "x", KT_ATTR_TYPE("T", "DT_UINT8"));
+	is_string("uint8[3] 6,3,0", kt_run("y"), "uint8 Relu6 compares unsigned");
 	kt_c("x", "DT_INT32", "1", "65536");
 	kt_op("y", "Square", "x", KT_ATTR_TYPE("T", "DT_INT32"));
 	is_string("int32[1] 0", kt_run("y"), "int32 Square wraps");
