@@ -206,7 +206,7 @@ static int split(ge_kctx *k, const ge_xt *x, int64_t a, const int64_t *sizes,
 				return ge_k_fail(k, "out of memory");
 		off += row;
 	}
-	return GE_OK;
+	return kall_set(k);
 }
 
 static int k_split(ge_kctx *k)
@@ -297,7 +297,7 @@ static int k_unpack(ge_kctx *k)
 					inner))
 				return ge_k_fail(k, "out of memory");
 	}
-	return GE_OK;
+	return kall_set(k);
 }
 
 /* ---------------------------------------------------------------- slices */

@@ -1,28 +1,83 @@
 /*
  * exec/k_misc.c: the rest of the plain kernels: the Identity family
- * (passing tensors on), Assert, InvertPermutation, DynamicStitch,
+ * (passing tensors on), EnsureShape, CheckNumerics, Assert, InvertPermutation, DynamicStitch,
  * UnsortedSegmentSum, Unique, ReverseSequence, ScatterNd, ConcatOffset,
  * Bitcast, L2Loss, and the string kernels StringJoin, ReduceJoin and
  * StringSplit.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/kernel_impl.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
 
 /* Identity, IdentityN, StopGradient, PreventGradient, Snapshot: each
  * output is the input of the same index, passed on. */
 static int k_identity(ge_kctx *k)
 {
-	if (ge_k_need(k, 1))
+	if (ge_k_need(k, k->nin > 1 ? k->nin : 1))
 		return GE_EINVAL;
 	int n = !strcmp(k->type, "IdentityN") ? k->nin : 1;
 	if (n > k->nout)
 		return ge_k_fail(k, "has %d inputs but %d outputs", n, k->nout);
 	for (int i = 0; i < n; i++)
 		ge_k_forward(k, i, i);
+	return kall_set(k);
+}
+
+/* EnsureShape: the input passed on when its shape fits the shape attr
+ * (an unknown rank or dimension fits anything). */
+static int k_ensure_shape(ge_kctx *k)
+{
+	char s1[128];
+	if (ge_k_need(k, 1))
+		return GE_EINVAL;
+	const ge_xt *x = k->in[0];
+	const Tensorflow__AttrValue *a = ge_op_attr(k->g, k->id, "shape", NULL);
+	if (!a || a->value_case != TENSORFLOW__ATTR_VALUE__VALUE_SHAPE ||
+	    !a->shape)
+		return ge_k_fail(k, "has no shape attr");
+	const Tensorflow__TensorShapeProto *s = a->shape;
+	int fits = s->unknown_rank || (int)s->n_dim == x->rank;
+	for (size_t i = 0; fits && !s->unknown_rank && i < s->n_dim; i++)
+		fits = !s->dim[i] || s->dim[i]->size < 0 ||
+		       s->dim[i]->size == x->dims[i];
+	if (!fits)
+		return ge_k_fail(k, "input %s does not have the shape the "
+				 "shape attr requires",
+				 ge_xt_describe(x, s1, sizeof s1));
+	ge_k_forward(k, 0, 0);
+	return GE_OK;
+}
+
+/* CheckNumerics, CheckNumericsV2: the input passed on when no element is
+ * NaN or infinite; else a failure with the op's message attr. */
+static int k_check_numerics(ge_kctx *k)
+{
+	if (ge_k_need(k, 1) || k_dtype_in(k, 0, KDT_FLOATS))
+		return GE_EINVAL;
+	const ge_xt *x = k->in[0];
+	if (ge_k_work(k, (uint64_t)x->n))
+		return GE_EINVAL;
+	int nan = 0, inf = 0;
+	for (int64_t i = 0; i < x->n; i++) {
+		double v = ge_xt_get_double(x, i);
+		nan |= isnan(v);
+		inf |= isinf(v);
+	}
+	if (nan || inf) {
+		const char *m = "";
+		size_t len = 0;
+		if (ge_op_attr_string(k->g, k->id, "message", &m, &len))
+			len = 0;
+		return ge_k_fail(k, "%.*s%stensor had %s values", (int)len, m,
+				 len ? ": " : "",
+				 nan && inf ? "NaN and Inf" : nan ? "NaN" : "Inf");
+	}
+	ge_k_forward(k, 0, 0);
 	return GE_OK;
 }
 
@@ -95,6 +150,10 @@ static int k_dynamic_stitch(ge_kctx *k)
 		return ge_k_fail(k, "needs as many data inputs as indices");
 	const ge_xt *d0 = k->in[n], *i0 = k->in[0];
 	int64_t max = -1, inner = 1;
+	if (d0->rank < i0->rank || 1 + d0->rank - i0->rank > GE_SHAPE_MAXRANK)
+		return ge_k_fail(k, "data 0 %s does not fit indices 0",
+				 d0->rank < i0->rank ? "has a lower rank"
+						     : "has too high a rank");
 	for (int r = i0->rank; r < d0->rank; r++)
 		inner *= d0->dims[r];
 	for (int m = 0; m < n; m++) {
@@ -157,6 +216,9 @@ static int k_segment_sum(ge_kctx *k)
 		return ge_k_fail(k, "segment_ids must be int32 or int64");
 	if (ids->rank > d->rank)
 		return ge_k_fail(k, "segment_ids' rank is over the data's");
+	if (1 + d->rank - ids->rank > GE_SHAPE_MAXRANK)
+		return ge_k_fail(k, "the result's rank is over %d",
+				 GE_SHAPE_MAXRANK);
 	for (int r = 0; r < ids->rank; r++)
 		if (ids->dims[r] != d->dims[r])
 			return ge_k_fail(k, "segment_ids' shape is not a prefix "
@@ -279,7 +341,7 @@ static int k_unique(ge_kctx *k)
 	for (int64_t i = 0; rc == GE_OK && i < n; i++)
 		kst_i(ix, i, rank[grp[i]]);
 	free(ord);
-	return rc;
+	return rc ? rc : kall_set(k);
 }
 
 /* ReverseSequence: for each batch entry b, the first seq_lengths[b]
@@ -399,7 +461,7 @@ static int k_scatter_nd(ge_kctx *k)
 static int k_concat_offset(ge_kctx *k)
 {
 	int64_t a, s0[GE_SHAPE_MAXRANK], s[GE_SHAPE_MAXRANK];
-	if (ge_k_need(k, 2) || ge_k_scalar_int(k, 0, &a))
+	if (ge_k_need(k, k->nin > 2 ? k->nin : 2) || ge_k_scalar_int(k, 0, &a))
 		return GE_EINVAL;
 	int r = ge_k_ints(k, 1, s0, GE_SHAPE_MAXRANK);
 	if (r < 0 || ge_k_axis(k, a, r, &a))
@@ -421,7 +483,7 @@ static int k_concat_offset(ge_kctx *k)
 		}
 		off += s[a];
 	}
-	return GE_OK;
+	return kall_set(k);
 }
 
 /* Bitcast: the same bytes as another dtype; a wider type eats the last
@@ -509,7 +571,7 @@ static int k_string_join(ge_kctx *k)
 {
 	const char *sep = "";
 	size_t seplen = 0;
-	if (ge_k_need(k, 1))
+	if (ge_k_need(k, k->nin > 1 ? k->nin : 1))
 		return GE_EINVAL;
 	if (ge_op_attr_string(k->g, k->id, "separator", &sep, &seplen))
 		seplen = 0;
@@ -694,7 +756,7 @@ static int k_string_split(ge_kctx *k)
 		((int64_t *)os->data)[1] = widest;
 	}
 	free(t);
-	return rc;
+	return rc ? rc : kall_set(k);
 }
 
 const ge_kdef ge_kernels_misc[] = {
@@ -704,6 +766,9 @@ const ge_kdef ge_kernels_misc[] = {
 	{"PreventGradient", k_identity, GE_K_FORWARD},
 	{"Snapshot", k_identity, GE_K_FORWARD},
 	{"Assert", k_assert, 0},
+	{"EnsureShape", k_ensure_shape, GE_K_FORWARD},
+	{"CheckNumerics", k_check_numerics, GE_K_FORWARD},
+	{"CheckNumericsV2", k_check_numerics, GE_K_FORWARD},
 	{"InvertPermutation", k_invert_permutation, 0},
 	{"DynamicStitch", k_dynamic_stitch, 0},
 	{"ParallelDynamicStitch", k_dynamic_stitch, 0},
