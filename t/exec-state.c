@@ -131,6 +131,19 @@ static void test_lists(void)
 		  "not fit the list's element shape [2]") != NULL,
 	   "SetItem refuses an item of the wrong shape");
 
+	e = eval1(LIST_BASE CONST("big", "DT_INT64", "", "int64_val: 1000000000000")
+		  NODE("huge", "TensorListReserve", IN("es") IN("big"), EF),
+		  "huge");
+	ok(strstr(e, "huge (TensorListReserve): needs") &&
+	   strstr(e, "memory budget"), "reserving 10^12 items: the memory "
+	   "budget refuses, naming the op");
+	e = eval1(CONST("big", "DT_INT32", "", "int_val: 2000000000")
+		  NODE("ta", "TensorArrayV3", IN("big"),
+		       ATTR_T("dtype", "DT_FLOAT")), "ta");
+	ok(strstr(e, "ta (TensorArrayV3): needs") &&
+	   strstr(e, "memory budget"), "a TensorArray of 2*10^9 items: the "
+	   "memory budget refuses");
+
 #define LIST_ROWS LIST_BASE \
 	CONST("m", "DT_FLOAT", "dim { size: 2 } dim { size: 3 }", \
 	      "float_val: 1 float_val: 2 float_val: 3 float_val: 4 " \
@@ -578,6 +591,66 @@ static void test_tables(void)
 	ge_xsession_close(s);
 	ge_graph_free(g);
 
+	/* the V1 ops of older TF1 graphs */
+	static const char v1[] =
+		NODE("table", "HashTable", "", ATTR_T("key_dtype", "DT_INT64")
+		     ATTR_T("value_dtype", "DT_STRING"))
+		CONST("keys", "DT_INT64", "dim { size: 2 }",
+		      "int64_val: 3 int64_val: 5")
+		CS("vals", "dim { size: 2 }",
+		   "string_val: \"three\" string_val: \"five\"")
+		NODE("init", "InitializeTable", IN("table") IN("keys") IN("vals"),
+		     "")
+		CONST("q", "DT_INT64", "dim { size: 2 } dim { size: 1 }",
+		      "int64_val: 5 int64_val: 4")
+		CS("def", "", "string_val: \"?\"")
+		NODE("find", "LookupTableFind", IN("table") IN("q") IN("def")
+		     "input: \"^init\"", "");
+	IS(eval1(v1, "find"), "string[2,1] five,?", "HashTable, "
+	   "InitializeTable, LookupTableFind (V1): int64 keys to strings, "
+	   "the keys' shape kept");
+
+	/* a mutable table: inserts, the last value of a key wins; an
+	 * import replaces the contents */
+	s = open_text(CS("keys", "dim { size: 2 }",
+			 "string_val: \"a\" string_val: \"b\"")
+		      CONST("vals", "DT_INT64", "dim { size: 2 }",
+			    "int64_val: 10 int64_val: 20")
+		      CS("k2", "dim { size: 2 }",
+			 "string_val: \"b\" string_val: \"c\"")
+		      CONST("v2", "DT_INT64", "dim { size: 2 }",
+			    "int64_val: 21 int64_val: 30")
+		      NODE("mt", "MutableHashTableV2", "",
+			   ATTR_T("key_dtype", "DT_STRING")
+			   ATTR_T("value_dtype", "DT_INT64"))
+		      NODE("ins1", "LookupTableInsertV2",
+			   IN("mt") IN("keys") IN("vals"), "")
+		      NODE("ins2", "LookupTableInsertV2",
+			   IN("mt") IN("k2") IN("v2"), "")
+		      NODE("imp", "LookupTableImportV2",
+			   IN("mt") IN("k2") IN("vals"), "")
+		      CS("q", "dim { size: 3 }", "string_val: \"a\" "
+			 "string_val: \"b\" string_val: \"c\"")
+		      CONST("def", "DT_INT64", "", "int64_val: -1")
+		      FIND("find", "mt", "q", "def")
+		      NODE("size", "LookupTableSizeV2", IN("mt"), ""), &g, 0);
+	const char *fm[] = {"find", "size"};
+	run(s, fm, 2, out);
+	IS(out[0], "int64[3] -1,-1,-1", "a mutable table starts empty");
+	const char *i1 = "^ins1", *i2 = "^ins2", *im = "^imp";
+	run(s, &i1, 1, out);
+	run(s, &i2, 1, out);
+	run(s, fm, 2, out);
+	IS(out[0], "int64[3] 10,21,30", "LookupTableInsertV2: the last value "
+	   "of a key wins");
+	IS(out[1], "int64[] 3", "and the size counts keys");
+	run(s, &im, 1, out);
+	run(s, fm, 1, out);
+	IS(out[0], "int64[3] -1,10,20", "LookupTableImportV2 replaces the "
+	   "contents");
+	ge_xsession_close(s);
+	ge_graph_free(g);
+
 	/* a file initializer reads <model>/assets/ and nothing else */
 	char dir[] = "/tmp/ge-exec-state-XXXXXX";
 	if (!mkdtemp(dir)) {
@@ -800,6 +873,34 @@ static void test_parse(void)
 	IS(out[1], "string[2,1] cat,none", "dense with a default");
 	IS(out[2], "int64[3] 7,8,9", "a ragged feature's values");
 	IS(out[3], "int64[3] 0,3,3", "and row splits");
+
+	/* V2 with "tags" sparse rather than ragged */
+	static const char v2sparse[] = PARSE_COMMON
+		CS("sk", "dim { size: 1 }", "string_val: \"tags\"")
+		CS("dk", "dim { size: 2 }",
+		   "string_val: \"x\" string_val: \"kind\"")
+		CS("rk", "dim { size: 0 }", "")
+		NODE("pe", "ParseExampleV2", IN("ser") IN("names") IN("sk")
+		     IN("dk") IN("rk") IN("def_x") IN("def_kind"),
+		     ATTR_I("num_sparse", 1) PARSE_ATTRS
+		     "attr { key: \"sparse_types\" value { list { "
+		     "type: DT_INT64 } } } "
+		     "attr { key: \"ragged_value_types\" value { list { } } } "
+		     "attr { key: \"ragged_split_types\" value { list { } } } ");
+	const char *f4[] = {"pe:0", "pe:1", "pe:2", "pe:3"};
+	example(&rec[0], x0, 2, 0, NULL, 0, NULL);
+	example(&rec[1], x1, 2, 0, tags, 2, NULL);
+	run_records(v2sparse, rec, 2, 0, f4, 4, out);
+	IS(out[0], "int64[2,2] 1,0,1,1", "ParseExampleV2: sparse indices");
+	IS(out[1], "int64[2] 7,8", "sparse values");
+	IS(out[2], "int64[2] 2,2", "sparse dense shape");
+	IS(out[3], "float32[2,2] 1,2,3,4", "and dense beside them");
+	example(&rec[0], x1, 2, 0, tags, 3, NULL);
+	run_records(v2sparse, rec, 1, 1, f4, 4, out);
+	IS(out[0], "int64[3,1] 0,1,2", "a scalar record: sparse indices "
+	   "without the batch column");
+	IS(out[2], "int64[1] 3", "and a dense shape without the batch");
+	IS(out[3], "float32[2] 3,4", "dense without the batch dimension");
 
 	example(&rec[0], x1, 2, 0, NULL, 0, "dog");
 	run_records(PARSE_V2, rec, 1, 1, f2, 2, out);

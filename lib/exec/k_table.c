@@ -267,7 +267,7 @@ static int k_table(ge_kctx *k)
 	t->o.destroy = table_destroy;
 	t->kdt = kt;
 	t->vdt = vt;
-	t->mutable_ = !strcmp(k->type, "MutableHashTableV2");
+	t->mutable_ = !strncmp(k->type, "MutableHashTable", 16);
 	t->init = t->mutable_;
 	t->budget = k->budget;
 	if (slot)
@@ -336,9 +336,9 @@ static int k_fill(ge_kctx *k)
 	if (keys->n != vals->n)
 		return ge_k_fail(k, "%" PRId64 " keys for %" PRId64 " values",
 				 keys->n, vals->n);
-	int import = !strcmp(k->type, "LookupTableImportV2");
-	int initialize = !strcmp(k->type, "InitializeTableV2");
-	if (!strcmp(k->type, "LookupTableInsertV2") && !t->mutable_)
+	int import = !strncmp(k->type, "LookupTableImport", 17);
+	int initialize = !strncmp(k->type, "InitializeTable", 15);
+	if (!strncmp(k->type, "LookupTableInsert", 17) && !t->mutable_)
 		return ge_k_fail(k, "inserts into a table that is not mutable");
 	if (initialize && t->init)
 		return GE_OK; /* initialized already: keeps its contents */
@@ -558,14 +558,24 @@ static int k_from_file(ge_kctx *k)
 	return rc;
 }
 
+/* The V1 ops (TF1 graphs before resource handles) run the same kernels:
+ * their handle is a resource tensor here, not a string reference. */
 const ge_kdef ge_kernels_table[] = {
+	{"HashTable", k_table, GE_K_STATEFUL},
 	{"HashTableV2", k_table, GE_K_STATEFUL},
+	{"InitializeTable", k_fill, GE_K_STATEFUL},
+	{"InitializeTableFromTextFile", k_from_file, GE_K_STATEFUL},
 	{"InitializeTableFromTextFileV2", k_from_file, GE_K_STATEFUL},
 	{"InitializeTableV2", k_fill, GE_K_STATEFUL},
+	{"LookupTableFind", k_find, GE_K_STATEFUL},
 	{"LookupTableFindV2", k_find, GE_K_STATEFUL},
+	{"LookupTableImport", k_fill, GE_K_STATEFUL},
 	{"LookupTableImportV2", k_fill, GE_K_STATEFUL},
+	{"LookupTableInsert", k_fill, GE_K_STATEFUL},
 	{"LookupTableInsertV2", k_fill, GE_K_STATEFUL},
+	{"LookupTableSize", k_size, GE_K_STATEFUL},
 	{"LookupTableSizeV2", k_size, GE_K_STATEFUL},
+	{"MutableHashTable", k_table, GE_K_STATEFUL},
 	{"MutableHashTableV2", k_table, GE_K_STATEFUL},
 	{NULL, NULL, 0},
 };

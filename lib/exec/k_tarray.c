@@ -483,7 +483,7 @@ const ge_kdef ge_kernels_tarray[] = {
 	{"TensorArrayCloseV3", k_close, GE_K_STATEFUL},
 	{"TensorArrayConcatV3", k_concat, GE_K_STATEFUL},
 	{"TensorArrayGatherV3", k_gather, GE_K_STATEFUL},
-	{"TensorArrayReadV3", k_read, GE_K_STATEFUL | GE_K_FORWARD},
+	{"TensorArrayReadV3", k_read, GE_K_STATEFUL},
 	{"TensorArrayScatterV3", k_scatter, GE_K_STATEFUL | GE_K_FORWARD},
 	{"TensorArraySizeV3", k_size, GE_K_STATEFUL},
 	{"TensorArraySplitV3", k_split, GE_K_STATEFUL | GE_K_FORWARD},
