@@ -1380,13 +1380,15 @@ static void report(struct xrun *r, const struct xnode *n,
 				*st = (uint8_t)(dead ? 1 : 2);
 			continue;
 		}
-		if (!root || (exit && (dead || *st == 2))) {
+		/* a Switch's untaken output is dead, its op live */
+		int d = dead || !outs[f->out];
+		if (!root || (exit && (d || *st == 2))) {
 			/* an Exit is dead in every iteration but the last */
 			if (!*st)
 				*st = 1;
 			continue;
 		}
-		ge_xt *v = dead ? NULL : ge_xt_ref(outs[f->out]);
+		ge_xt *v = d ? NULL : ge_xt_ref(outs[f->out]);
 		if (v && ge_xvars_is_ref(v)) {
 			/* a TF1 variable is fetched as its value */
 			ge_xt *val = ge_xvars_deref(r->rt, v,
@@ -1400,7 +1402,7 @@ static void report(struct xrun *r, const struct xnode *n,
 		}
 		ge_xt_unref(r->res[f->idx]);
 		r->res[f->idx] = v;
-		*st = (uint8_t)(dead ? 1 : 2);
+		*st = (uint8_t)(d ? 1 : 2);
 	}
 	if (n->kind == XK_RETVAL && dead && n->aux < r->nres)
 		r->res_dead[n->aux] = 1;
