@@ -137,7 +137,11 @@ static void test_straight(void)
 	   "a feed of the wrong shape is refused");
 	ok(has(run1(s, &f, 1, "f"), "no kernel for op type 'Frobnicate'"),
 	   "an op with no kernel names its type");
-	ok(has(run1(s, &f, 1, "nope:0"), "nope"), "an unknown fetch");
+	ok(has(run1(s, &f, 1, "nope:0"), "fetch: no tensor 'nope:0'"),
+	   "an unknown fetch");
+	ge_xfeed fn = {"nope", x};
+	ok(has(run1(s, &fn, 1, "y"), "feed: no tensor 'nope'"),
+	   "an unknown feed");
 	ge_xt_unref(x);
 	ge_xt_unref(x2);
 	ge_xt_unref(xi);

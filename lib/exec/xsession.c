@@ -135,15 +135,21 @@ static int resolve(const ge_graph *g, const ge_xfeed *feeds, int nfeeds,
 		if (!feeds[i].t)
 			return ge_err(err, GE_EINVAL, "feed '%s': no tensor",
 				      feeds[i].name);
-		if (ge_graph_resolve_tensor(g, feeds[i].name, 0, &fed[i], err))
+		if (ge_graph_resolve_tensor(g, feeds[i].name, 0, &fed[i],
+					    err)) {
+			ge_err_prefix(err, "feed");
 			return GE_ENOTFOUND;
+		}
 		int rc = check_feed(g, fed[i], feeds[i].t, feeds[i].name, err);
 		if (rc)
 			return rc;
 	}
 	for (int i = 0; i < nfetch; i++) {
-		if (ge_graph_resolve_tensor(g, fetches[i], 1, &fetch[i], err))
+		if (ge_graph_resolve_tensor(g, fetches[i], 1, &fetch[i],
+					    err)) {
+			ge_err_prefix(err, "fetch");
 			return GE_ENOTFOUND;
+		}
 		start[i] = fetch[i].op;
 	}
 	return GE_OK;
