@@ -59,7 +59,7 @@ struct xnode {
 	uint32_t e0, ne;      /* data out edges */
 	uint32_t c0, nc;      /* control out edges */
 	uint32_t f0, nf;      /* fetches of its outputs */
-	int32_t aux;          /* _Arg / _Retval index, first feed */
+	int32_t aux;          /* _Arg / _Retval index */
 	const ge_kdef *k;
 };
 
@@ -94,11 +94,11 @@ struct xplan {
 	struct xsf *sf;
 	size_t nsf;
 	int nargs, nrets;
-	uint32_t *feed_node;  /* feeds: node fed (UINT32_MAX: unused) */
-	int32_t *feed_out;    /* feeds: output index per feed */
 	uint32_t *roots;      /* ops without inputs, in the order they are
 				 pushed on the ready stack */
 	size_t nroots;
+	uint32_t *feed_node;  /* feeds: node fed (UINT32_MAX: unused) */
+	int32_t *feed_out;    /* feeds: output index per feed */
 	int32_t *feed_idx;    /* feeds: caller's feed index */
 	size_t nfeed;
 };
@@ -529,10 +529,10 @@ static void plan_frames(struct xplan *p)
 /* The plan of a run of g needing the start ops, with fed tensors (their
  * ops become sources) and fetches (fetch[i] is result i). */
 int ge_xplan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
-		      const ge_opid *start, size_t nstart,
-		      const ge_tref *fed, size_t nfed,
-		      const ge_tref *fetch, size_t nfetch,
-		      struct xplan **out, ge_error *err)
+		   const ge_opid *start, size_t nstart,
+		   const ge_tref *fed, size_t nfed,
+		   const ge_tref *fetch, size_t nfetch,
+		   struct xplan **out, ge_error *err)
 {
 	size_t cap = ge_graph_capacity(g);
 	uint8_t *isfed = ge_xcalloc(cap + 1, 1);
@@ -1090,7 +1090,7 @@ static int call_from(struct xrun *r, const struct xnode *n, ge_funcid f,
 			      ge_func_name(r->rt->g, f));
 	ge_buf_addc(&pre, 0);
 	int rc = ge_xcall(r->rt, f, args, nargs, outs, nout,
-			   (const char *)pre.data, r->err);
+			  (const char *)pre.data, r->err);
 	ge_buf_free(&pre);
 	if (rc) {
 		r->failed = 1;
@@ -1551,8 +1551,8 @@ static int body_plan(struct ge_xrt *rt, ge_funcid f, struct xplan **out,
 			ge_opvec_push(&start, (ge_opid)id);
 	}
 	struct xplan *p = NULL;
-	int rc = ge_xplan_build(rt, b, ge_func_name(rt->g, f), start.v, start.n,
-			    NULL, 0, NULL, 0, &p, err);
+	int rc = ge_xplan_build(rt, b, ge_func_name(rt->g, f), start.v,
+				start.n, NULL, 0, NULL, 0, &p, err);
 	ge_opvec_free(&start);
 	if (rc)
 		return rc;

@@ -185,9 +185,9 @@ static int root_plan(struct ge_xrt *rt, const ge_xfeed *feeds, int nfeeds,
 	    !strcmp(rt->last_key, key)) {
 		*out = rt->last;
 	} else if (!rc) {
-		rc = ge_xplan_build(rt, rt->g, NULL, start, (size_t)nfetch, fed,
-				(size_t)nfeeds, fetch, (size_t)nfetch, out,
-				err);
+		rc = ge_xplan_build(rt, rt->g, NULL, start, (size_t)nfetch,
+				    fed, (size_t)nfeeds, fetch,
+				    (size_t)nfetch, out, err);
 		if (!rc) {
 			ge_xplan_free(rt->last);
 			free(rt->last_key);
@@ -248,7 +248,7 @@ int ge_xsession_call(ge_xsession *s, const char *fname, ge_xt *const *args,
 	ge_buf_printf(&pre, "%s/", fname);
 	ge_buf_addc(&pre, 0);
 	int rc = ge_xcall(rt, f, args, nargs, out, nout,
-			   (const char *)pre.data, err);
+			  (const char *)pre.data, err);
 	ge_buf_free(&pre);
 	return rc;
 }
