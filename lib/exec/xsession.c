@@ -362,7 +362,11 @@ int ge_xsession_init(ge_xsession *s, ge_error *err)
 	asset_feeds(s, dir, &feeds, &n);
 	const char *f = (const char *)fetch.data;
 	ge_xt *out = NULL;
+	/* the init op is not part of what a caller watches */
+	void (*watch)(void *, const char *, const ge_xt *) = rt->o.on_tensor;
+	rt->o.on_tensor = NULL;
 	int rc = run_root(s, feeds, n, &f, 1, &out, err);
+	rt->o.on_tensor = watch;
 	if (rc) {
 		ge_err_prefix(err, "the SavedModel's init op '%s'", f + 1);
 		ge_err_prefix(err, "%s", ge_graph_name(rt->g));
