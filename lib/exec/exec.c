@@ -1278,6 +1278,9 @@ static int execute(struct xrun *r, const struct xnode *n, ge_xt **in,
 	case XK_FED:
 		return run_fed(r, n, outs);
 	case XK_ARG:
+		if (!r->p->fname)
+			return run_fail(r, n, "is a function's argument in a "
+					"graph: it must be fed");
 		if (n->aux >= r->nargs)
 			return run_fail(r, n, "reads argument %d of %d",
 					n->aux, r->nargs);
