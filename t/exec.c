@@ -424,7 +424,10 @@ static void test_memory(void)
 	FCONST("zero", "0", "") FCONST("ten", "10", "") FCONST("one", "1", "") \
 	LOOP("l/", "zero", "ten", "one", "L") \
 	BIN("cross", "AddV2", "l/body", "three") \
-	BIN("cyc", "AddV2", "three", "cyc2") UN("cyc2", "Identity", "cyc")
+	BIN("cyc", "AddV2", "three", "cyc2") UN("cyc2", "Identity", "cyc") \
+	NODE("arg", "_Arg", "", FL "attr { key: \"index\" value { i: 0 } }") \
+	NODE("ret", "_Retval", IN("three"), \
+	     FL "attr { key: \"index\" value { i: 0 } }")
 
 static void test_misc(void)
 {
@@ -447,6 +450,12 @@ static void test_misc(void)
 	ok(has(run1(s, NULL, 0, "cyc"), "(AddV2): is on a cycle that does not "
 		   "pass through a NextIteration"), "a cycle outside a loop is "
 	   "refused");
+	ok(has(run1(s, NULL, 0, "arg"), "arg (_Arg): is a function's argument "
+		   "in a graph: it must be fed"), "an _Arg of a graph must be fed");
+	ge_xfeed fa = {"arg", x};
+	is_string("9", run1(s, &fa, 1, "arg"), "and then gives its feed");
+	ok(has(run1(s, &fa, 1, "^ret"), "ret (_Retval): is a function's return "
+		   "value in a graph"), "a _Retval of a graph cannot run");
 	ge_xt_unref(pt);
 	ge_xt_unref(pf);
 	ge_xt_unref(x);

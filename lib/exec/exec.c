@@ -1287,6 +1287,9 @@ static int execute(struct xrun *r, const struct xnode *n, ge_xt **in,
 		outs[0] = ge_xt_ref(r->args[n->aux]);
 		return GE_OK;
 	case XK_RETVAL:
+		if (!r->p->fname)
+			return run_fail(r, n, "is a function's return value in "
+					"a graph: it cannot run");
 		if (n->nin < 1 || n->aux >= r->nres)
 			return run_fail(r, n, "has no input or a bad index");
 		ge_xt_unref(r->res[n->aux]);
@@ -1407,7 +1410,7 @@ static void report(struct xrun *r, const struct xnode *n,
 		r->res[f->idx] = v;
 		*st = (uint8_t)(d ? 1 : 2);
 	}
-	if (n->kind == XK_RETVAL && dead && n->aux < r->nres)
+	if (n->kind == XK_RETVAL && dead && p->fname && n->aux < r->nres)
 		r->res_dead[n->aux] = 1;
 	if (dead || !r->rt->o.on_tensor)
 		return;
