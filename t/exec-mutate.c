@@ -29,7 +29,8 @@ static void mutate(ge_graph *g)
 {
 	static const char *const types[] = {
 		"Merge", "Switch", "Enter", "Exit", "NextIteration",
-		"LoopCond", "Identity", "NoOp", "ControlTrigger",
+		"LoopCond", "Identity", "NoOp", "ControlTrigger", "_Arg",
+		"_Retval", "Placeholder", "StatelessWhile", "If",
 	};
 	size_t cap = ge_graph_capacity(g);
 	int n = 1 + (int)rnd(3);
@@ -42,7 +43,7 @@ static void mutate(ge_graph *g)
 			ge_op_add_control_input(g, a, b, &err);
 			break;
 		case 1:
-			ge_op_set_type(g, a, types[rnd(9)]);
+			ge_op_set_type(g, a, types[rnd(14)]);
 			break;
 		default:
 			if (ni)
