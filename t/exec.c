@@ -294,6 +294,7 @@ static void test_functions(void)
 	     "attr { key: \"Tindices\" value { type: DT_INT32 } }") \
 	NODE("vshape", "VariableShape", IN("h"), \
 	     "attr { key: \"out_type\" value { type: DT_INT32 } }") \
+	NODE("selfasg", "AssignVariableOp", IN("h") IN("h"), VDT) \
 	NODE("callbump", "StatefulPartitionedCall", IN("x"), FLIST("Tin") \
 	     FLIST("Tout") FUNC("f", "bump")) \
 	"library { function { signature { name: \"bump\" input_arg { " \
@@ -349,6 +350,9 @@ static void test_variables(void)
 		  "body assigns without returning what it assigned");
 	is_string("14,24,34", run1(s, NULL, 0, "r"), "the body's assignment "
 		  "ran, on the variable of the same shared_name");
+	ok(has(run1(s, NULL, 0, "^selfasg"), "selfasg (AssignVariableOp): "
+		   "assigns resource to a variable of float"),
+	   "a variable is not assigned another dtype, nor a resource");
 	ok(has(run1(s, NULL, 0, "u/read"), "variable 'u' has no value"),
 	   "a variable the checkpoint lacks has no value");
 	ge_xt_unref(x);
