@@ -391,6 +391,20 @@ static void test_misc(void)
 	ge_graph_free(g);
 	kt_len = 0;
 	X23;
+	kt_op("y", "EnsureShape", "x", "attr { key: \"shape\" value { shape { "
+	      "dim { size: -1 } dim { size: 3 } } } }");
+	is_string("float32[2,3] 1,2,3,4,5,6", kt_run("y"),
+		  "EnsureShape with an unknown dimension");
+	X23;
+	kt_op("y", "EnsureShape", "x", "attr { key: \"shape\" value { shape { "
+	      "dim { size: 3 } dim { size: 2 } } } }");
+	ok(kt_err(kt_run("y"), "y (EnsureShape): input float32[2,3] does not"),
+	   "EnsureShape refuses another shape");
+	kt_c("x", "DT_FLOAT", "2", "1 inf");
+	kt_op("y", "CheckNumerics", "x", KT_ATTR_STR("message", "m"));
+	ok(kt_err(kt_run("y"), "y (CheckNumerics): m: tensor had Inf values"),
+	   "CheckNumerics refuses an infinity");
+	X23;
 	kt_op("y", "StopGradient", "x", "");
 	is_string("float32[2,3] 1,2,3,4,5,6", kt_run("y"), "StopGradient");
 }

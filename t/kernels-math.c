@@ -53,6 +53,9 @@ static void test_unary(void)
 	kt_c("x", "DT_INT8", "2", "-128 100");
 	kt_op("y", "Neg", "x", KT_ATTR_TYPE("T", "DT_INT8"));
 	is_string("int8[2] -128,-100", kt_run("y"), "int8 Neg wraps");
+	kt_c("x", "DT_UINT8", "3", "200 3 0");
+	kt_op("y", "Relu6", "x", KT_ATTR_TYPE("T", "DT_UINT8"));
+	is_string("uint8[3] 6,3,0", kt_run("y"), "uint8 Relu6 compares unsigned");
 	kt_c("x", "DT_INT32", "1", "65536");
 	kt_op("y", "Square", "x", KT_ATTR_TYPE("T", "DT_INT32"));
 	is_string("int32[1] 0", kt_run("y"), "int32 Square wraps");
@@ -290,6 +293,11 @@ static void test_reduce(void)
 	kt_op("y", "Cumsum", "x,a", KT_ATTR_BOOL("exclusive", "true")
 	      KT_ATTR_BOOL("reverse", "true"));
 	is_string("int32[4] 9,7,4,0", kt_run("y"), "Cumsum exclusive reverse");
+	kt_c("x", "DT_FLOAT", "3", "16777216 1 1");
+	kt_c("a", "DT_INT32", "", "0");
+	kt_op("y", "Cumsum", "x,a", TF);
+	is_string("float32[3] 16777216,16777216,16777216", kt_run("y"),
+		  "a float32 Cumsum rounds at each step");
 	kt_c("x", "DT_FLOAT", "2,3", "1 3 2 6 5 6");
 	kt_c("k", "DT_INT32", "", "2");
 	kt_op("y", "TopKV2", "x,k", TF);

@@ -183,9 +183,12 @@ static void *const f32_u[U_NOT + 1] = UTABLE(f32);
 #define F32_TANH ((void *)f32_tanh_tf)
 static void *const f64_u[U_NOT + 1] = UTABLE(f64);
 
-static int64_t iunary(int op, int64_t v)
+static int64_t iunary(int op, int64_t v, int uns)
 {
 	uint64_t u = (uint64_t)v;
+	if (uns) /* Relu, Relu6, Square and Round of unsigned kinds */
+		return op == U_RELU6 ? (int64_t)(u > 6 ? 6 : u)
+		       : op == U_SQUARE ? (int64_t)(u * u) : v;
 	switch (op) {
 	case U_ABS: return v < 0 ? (int64_t)(0 - u) : v;
 	case U_NEG: return (int64_t)(0 - u);
@@ -244,7 +247,8 @@ static int k_unary(ge_kctx *k)
 		if (!o)
 			return GE_EINVAL;
 		for (int64_t i = 0; i < x->n; i++)
-			kst_i(o, i, iunary(u->op, kld_i(x, i)));
+			kst_i(o, i, iunary(u->op, kld_i(x, i),
+					   dt_is_unsigned(dt)));
 		return GE_OK;
 	}
 	if (!dt_is_float(dt))

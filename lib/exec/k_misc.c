@@ -1,16 +1,18 @@
 /*
  * exec/k_misc.c: the rest of the plain kernels: the Identity family
- * (passing tensors on), Assert, InvertPermutation, DynamicStitch,
+ * (passing tensors on), EnsureShape, CheckNumerics, Assert, InvertPermutation, DynamicStitch,
  * UnsortedSegmentSum, Unique, ReverseSequence, ScatterNd, ConcatOffset,
  * Bitcast, L2Loss, and the string kernels StringJoin, ReduceJoin and
  * StringSplit.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/kernel_impl.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
 
 /* Identity, IdentityN, StopGradient, PreventGradient, Snapshot: each
  * output is the input of the same index, passed on. */
@@ -24,6 +26,59 @@ static int k_identity(ge_kctx *k)
 	for (int i = 0; i < n; i++)
 		ge_k_forward(k, i, i);
 	return kall_set(k);
+}
+
+/* EnsureShape: the input passed on when its shape fits the shape attr
+ * (an unknown rank or dimension fits anything). */
+static int k_ensure_shape(ge_kctx *k)
+{
+	char s1[128];
+	if (ge_k_need(k, 1))
+		return GE_EINVAL;
+	const ge_xt *x = k->in[0];
+	const Tensorflow__AttrValue *a = ge_op_attr(k->g, k->id, "shape", NULL);
+	if (!a || a->value_case != TENSORFLOW__ATTR_VALUE__VALUE_SHAPE ||
+	    !a->shape)
+		return ge_k_fail(k, "has no shape attr");
+	const Tensorflow__TensorShapeProto *s = a->shape;
+	int fits = s->unknown_rank || (int)s->n_dim == x->rank;
+	for (size_t i = 0; fits && !s->unknown_rank && i < s->n_dim; i++)
+		fits = !s->dim[i] || s->dim[i]->size < 0 ||
+		       s->dim[i]->size == x->dims[i];
+	if (!fits)
+		return ge_k_fail(k, "input %s does not have the shape the "
+				 "shape attr requires",
+				 ge_xt_describe(x, s1, sizeof s1));
+	ge_k_forward(k, 0, 0);
+	return GE_OK;
+}
+
+/* CheckNumerics, CheckNumericsV2: the input passed on when no element is
+ * NaN or infinite; else a failure with the op's message attr. */
+static int k_check_numerics(ge_kctx *k)
+{
+	if (ge_k_need(k, 1) || k_dtype_in(k, 0, KDT_FLOATS))
+		return GE_EINVAL;
+	const ge_xt *x = k->in[0];
+	if (ge_k_work(k, (uint64_t)x->n))
+		return GE_EINVAL;
+	int nan = 0, inf = 0;
+	for (int64_t i = 0; i < x->n; i++) {
+		double v = ge_xt_get_double(x, i);
+		nan |= isnan(v);
+		inf |= isinf(v);
+	}
+	if (nan || inf) {
+		const char *m = "";
+		size_t len = 0;
+		if (ge_op_attr_string(k->g, k->id, "message", &m, &len))
+			len = 0;
+		return ge_k_fail(k, "%.*s%stensor had %s values", (int)len, m,
+				 len ? ": " : "",
+				 nan && inf ? "NaN and Inf" : nan ? "NaN" : "Inf");
+	}
+	ge_k_forward(k, 0, 0);
+	return GE_OK;
 }
 
 /* Assert: fails the op when the condition is false, with the first values
@@ -464,7 +519,8 @@ static int k_bitcast(ge_kctx *k)
 	ge_xt *o = ge_k_out(k, 0, dt, r, dims);
 	if (!o)
 		return GE_EINVAL;
-	memcpy(o->data, x->data, (size_t)x->n * si);
+	if (x->n)
+		memcpy(o->data, x->data, (size_t)x->n * si);
 	return GE_OK;
 }
 
@@ -711,6 +767,9 @@ const ge_kdef ge_kernels_misc[] = {
 	{"PreventGradient", k_identity, GE_K_FORWARD},
 	{"Snapshot", k_identity, GE_K_FORWARD},
 	{"Assert", k_assert, 0},
+	{"EnsureShape", k_ensure_shape, GE_K_FORWARD},
+	{"CheckNumerics", k_check_numerics, GE_K_FORWARD},
+	{"CheckNumericsV2", k_check_numerics, GE_K_FORWARD},
 	{"InvertPermutation", k_invert_permutation, 0},
 	{"DynamicStitch", k_dynamic_stitch, 0},
 	{"ParallelDynamicStitch", k_dynamic_stitch, 0},
