@@ -170,6 +170,14 @@ static void test_layout(void)
 	      KT_ATTR_INT("ellipsis_mask", 1) KT_ATTR_INT("new_axis_mask", 2));
 	is_string("int32[2,1,1] 2,5", kt_run("y"),
 		  "StridedSlice with an ellipsis and a new axis");
+	kt_c("x", "DT_INT32", "2", "1 2");
+	kt_c("b", "DT_INT32", "1", "0");
+	kt_c("e", "DT_INT32", "1", "0");
+	kt_c("s", "DT_INT32", "1", "1");
+	kt_op("y", "StridedSlice", "x,b,e,s", KT_ATTR_INT("new_axis_mask", 1)
+	      KT_ATTR_INT("ellipsis_mask", 2));
+	is_string("int32[1,2] 1,2", kt_run("y"), "StridedSlice: an ellipsis bit "
+		  "past the entries does not count, one is implied at the end");
 	kt_c("x", "DT_INT32", "3", "1 2 3");
 	kt_c("b", "DT_INT32", "1", "5");
 	kt_c("e", "DT_INT32", "1", "6");
@@ -348,6 +356,26 @@ static void test_misc(void)
 	kt_c("r", "DT_INT32", "1", "0");
 	kt_op("y", "ReduceJoin", "a,r", KT_ATTR_STR("separator", "+"));
 	is_string("string[2] a+c,b+d", kt_run("y"), "ReduceJoin");
+	kt_c("s", "DT_STRING", "2", "a,,b c");
+	kt_c("d", "DT_STRING", "", ",");
+	kt_op("y", "StringSplit", "s,d", "");
+	kt_op("z", "Identity", "y:2", "");
+	g = parse(kt_text);
+	is_string("int64[3,2] 0,0,0,1,1,0", kt_eval(g, "y:0"),
+		  "StringSplit indices, empty tokens skipped");
+	is_string("string[3] a,b,c", kt_eval(g, "y:1"), "its values");
+	is_string("int64[2] 2,2", kt_eval(g, "y:2"), "its dense shape");
+	ge_graph_free(g);
+	kt_len = 0;
+	kt_c("s", "DT_STRING", "1", "a,,b");
+	kt_c("d", "DT_STRING", "", ",");
+	kt_op("y", "StringSplit", "s,d", KT_ATTR_BOOL("skip_empty", "false"));
+	kt_op("z", "Identity", "y:2", "");
+	g = parse(kt_text);
+	is_string("string[3] a,,b", kt_eval(g, "y:1"),
+		  "StringSplit keeping empty tokens");
+	ge_graph_free(g);
+	kt_len = 0;
 	kt_c("c", "DT_BOOL", "", "false");
 	kt_c("m", "DT_STRING", "", "bad");
 	kt_op("y", "Assert", "c,m", "");
@@ -367,6 +395,82 @@ static void test_misc(void)
 	is_string("float32[2,3] 1,2,3,4,5,6", kt_run("y"), "StopGradient");
 }
 
+/* Inputs a hostile model may hold: ranks at the limit, sizes that
+ * overflow, indices at the edges. */
+static void test_hostile(void)
+{
+	char shape[256] = "";
+	for (int i = 0; i < GE_SHAPE_MAXRANK; i++)
+		strcat(shape, i ? ",1" : "1");
+	kt_c("d", "DT_FLOAT", shape, "1");
+	kt_c("s", "DT_INT32", "", "0");
+	kt_c("n", "DT_INT32", "", "1");
+	kt_op("y", "UnsortedSegmentSum", "d,s,n", "");
+	ok(kt_err(kt_run("y"), "y (UnsortedSegmentSum): the result's rank is "
+		  "over 32"), "a segment sum past the most rank is refused");
+	kt_c("i", "DT_INT32", "", "0");
+	kt_c("d", "DT_FLOAT", shape, "1");
+	kt_op("y", "DynamicStitch", "i,d", KT_ATTR_INT("N", 1));
+	ok(kt_err(kt_run("y"), "y (DynamicStitch): data 0 has too high a "
+		  "rank"), "a stitch past the most rank is refused");
+	kt_c("i", "DT_INT32", "2", "0 1");
+	kt_c("d", "DT_FLOAT", "", "1");
+	kt_op("y", "DynamicStitch", "i,d", KT_ATTR_INT("N", 1));
+	ok(kt_err(kt_run("y"), "y (DynamicStitch): data 0 has a lower rank"),
+	   "data of a lower rank than its indices is refused");
+	kt_c("a", "DT_INT64", "", "-9223372036854775808");
+	kt_c("b", "DT_INT64", "", "9223372036854775807");
+	kt_c("c", "DT_INT64", "", "1");
+	kt_op("y", "Range", "a,b,c", "");
+	ok(kt_err(kt_run("y"), "y (Range): the range's size overflows"),
+	   "an int64 range over the whole type is refused");
+	kt_c("a", "DT_INT64", "", "0");
+	kt_c("b", "DT_INT64", "", "9223372036854775807");
+	kt_c("c", "DT_INT64", "", "1");
+	kt_op("y", "Range", "a,b,c", "");
+	const char *r = kt_run("y");
+	ok(kt_err(r, "y (Range): needs"),
+	   "a range bigger than the budget is refused (%s)", r);
+	kt_c("x", "DT_FLOAT", shape, "1");
+	kt_c("a", "DT_INT32", "", "0");
+	kt_op("y", "ExpandDims", "x,a", "");
+	ok(kt_err(kt_run("y"), "y (ExpandDims): rank 32 is already the most"),
+	   "ExpandDims past the most rank is refused");
+	kt_c("x", "DT_FLOAT", "2", "1 2");
+	kt_c("p", "DT_INT64", "1,2", "9223372036854775807 9223372036854775807");
+	kt_op("y", "Pad", "x,p", "");
+	ok(kt_err(kt_run("y"), "y (Pad): paddings"),
+	   "paddings whose sum overflows are refused");
+	kt_c("x", "DT_FLOAT", "2", "1 2");
+	kt_c("s", "DT_INT64", "3", "4294967296 4294967296 4");
+	kt_op("y", "BroadcastTo", "x,s", "");
+	ok(kt_err(kt_run("y"), "y (BroadcastTo): cannot broadcast"),
+	   "BroadcastTo of an unfitting shape is refused");
+	kt_c("x", "DT_FLOAT", "2", "1 2");
+	kt_c("s", "DT_INT64", "3", "4294967296 4294967296 2");
+	kt_op("y", "BroadcastTo", "x,s", "");
+	ok(kt_err(kt_run("y"), "y (BroadcastTo): "),
+	   "BroadcastTo past the budget is refused");
+	kt_c("x", "DT_FLOAT", "2", "1 2");
+	kt_c("i", "DT_INT64", "1", "-1");
+	kt_c("a", "DT_INT32", "", "0");
+	kt_op("y", "GatherV2", "x,i,a", "");
+	ok(kt_err(kt_run("y"), "y (GatherV2): indices[0] = -1"),
+	   "a negative gather index is refused");
+	kt_c("x", "DT_FLOAT", "2", "1 2");
+	kt_c("i", "DT_INT64", "1,1", "2");
+	kt_op("y", "GatherNd", "x,i", "");
+	ok(kt_err(kt_run("y"), "y (GatherNd): index 2 of entry 0"),
+	   "a GatherNd index past the end is refused");
+	kt_c("x", "DT_FLOAT", "2,2", "1 2 3 4");
+	kt_c("b", "DT_INT32", "2", "0 0");
+	kt_c("e", "DT_INT32", "2", "2 2");
+	kt_c("s", "DT_INT32", "2", "1 0");
+	kt_op("y", "StridedSlice", "x,b,e,s", "");
+	ok(kt_err(kt_run("y"), "y (StridedSlice): stride 1 is 0"),
+	   "a zero stride is refused");
+}
+
 int main(void)
 {
 	ge_xbudget_init(&kt_budget);
@@ -374,6 +478,7 @@ int main(void)
 	test_layout();
 	test_index();
 	test_misc();
+	test_hostile();
 	ok(kt_budget.mem_live == 0, "every tensor was released (%llu bytes "
 	   "live)", (unsigned long long)kt_budget.mem_live);
 	return tap_done();

@@ -2,7 +2,8 @@
  * exec/k_misc.c: the rest of the plain kernels: the Identity family
  * (passing tensors on), Assert, InvertPermutation, DynamicStitch,
  * UnsortedSegmentSum, Unique, ReverseSequence, ScatterNd, ConcatOffset,
- * Bitcast, L2Loss, and the string kernels StringJoin and ReduceJoin.
+ * Bitcast, L2Loss, and the string kernels StringJoin, ReduceJoin and
+ * StringSplit.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,14 +16,14 @@
  * output is the input of the same index, passed on. */
 static int k_identity(ge_kctx *k)
 {
-	if (ge_k_need(k, 1))
+	if (ge_k_need(k, k->nin > 1 ? k->nin : 1))
 		return GE_EINVAL;
 	int n = !strcmp(k->type, "IdentityN") ? k->nin : 1;
 	if (n > k->nout)
 		return ge_k_fail(k, "has %d inputs but %d outputs", n, k->nout);
 	for (int i = 0; i < n; i++)
 		ge_k_forward(k, i, i);
-	return GE_OK;
+	return kall_set(k);
 }
 
 /* Assert: fails the op when the condition is false, with the first values
@@ -94,6 +95,10 @@ static int k_dynamic_stitch(ge_kctx *k)
 		return ge_k_fail(k, "needs as many data inputs as indices");
 	const ge_xt *d0 = k->in[n], *i0 = k->in[0];
 	int64_t max = -1, inner = 1;
+	if (d0->rank < i0->rank || 1 + d0->rank - i0->rank > GE_SHAPE_MAXRANK)
+		return ge_k_fail(k, "data 0 %s does not fit indices 0",
+				 d0->rank < i0->rank ? "has a lower rank"
+						     : "has too high a rank");
 	for (int r = i0->rank; r < d0->rank; r++)
 		inner *= d0->dims[r];
 	for (int m = 0; m < n; m++) {
@@ -156,6 +161,9 @@ static int k_segment_sum(ge_kctx *k)
 		return ge_k_fail(k, "segment_ids must be int32 or int64");
 	if (ids->rank > d->rank)
 		return ge_k_fail(k, "segment_ids' rank is over the data's");
+	if (1 + d->rank - ids->rank > GE_SHAPE_MAXRANK)
+		return ge_k_fail(k, "the result's rank is over %d",
+				 GE_SHAPE_MAXRANK);
 	for (int r = 0; r < ids->rank; r++)
 		if (ids->dims[r] != d->dims[r])
 			return ge_k_fail(k, "segment_ids' shape is not a prefix "
@@ -278,7 +286,7 @@ static int k_unique(ge_kctx *k)
 	for (int64_t i = 0; rc == GE_OK && i < n; i++)
 		kst_i(ix, i, rank[grp[i]]);
 	free(ord);
-	return rc;
+	return rc ? rc : kall_set(k);
 }
 
 /* ReverseSequence: for each batch entry b, the first seq_lengths[b]
@@ -398,7 +406,7 @@ static int k_scatter_nd(ge_kctx *k)
 static int k_concat_offset(ge_kctx *k)
 {
 	int64_t a, s0[GE_SHAPE_MAXRANK], s[GE_SHAPE_MAXRANK];
-	if (ge_k_need(k, 2) || ge_k_scalar_int(k, 0, &a))
+	if (ge_k_need(k, k->nin > 2 ? k->nin : 2) || ge_k_scalar_int(k, 0, &a))
 		return GE_EINVAL;
 	int r = ge_k_ints(k, 1, s0, GE_SHAPE_MAXRANK);
 	if (r < 0 || ge_k_axis(k, a, r, &a))
@@ -420,7 +428,7 @@ static int k_concat_offset(ge_kctx *k)
 		}
 		off += s[a];
 	}
-	return GE_OK;
+	return kall_set(k);
 }
 
 /* Bitcast: the same bytes as another dtype; a wider type eats the last
@@ -508,7 +516,7 @@ static int k_string_join(ge_kctx *k)
 {
 	const char *sep = "";
 	size_t seplen = 0;
-	if (ge_k_need(k, 1))
+	if (ge_k_need(k, k->nin > 1 ? k->nin : 1))
 		return GE_EINVAL;
 	if (ge_op_attr_string(k->g, k->id, "separator", &sep, &seplen))
 		seplen = 0;
@@ -611,6 +619,91 @@ static int k_reduce_join(ge_kctx *k)
 	return rc;
 }
 
+/* One token of StringSplit: bytes [b, e) of string s. */
+typedef struct token {
+	int64_t s;
+	size_t b, e;
+} token;
+
+/* The number of tokens of s, split at any byte of delim (at each byte when
+ * delim is empty), empty tokens dropped when skip; stored in out when it
+ * is not NULL. */
+static size_t tokens(const ge_xstr *s, const char *delim, size_t dlen,
+		     int skip, token *out, int64_t si)
+{
+	size_t n = 0, start = 0;
+	if (!dlen) {
+		for (size_t i = 0; i < s->len; i++, n++)
+			if (out)
+				out[n] = (token){si, i, i + 1};
+		return n;
+	}
+	for (size_t i = 0; i <= s->len; i++) {
+		if (i < s->len && !memchr(delim, s->p[i], dlen))
+			continue;
+		if (!skip || i > start) {
+			if (out)
+				out[n] = (token){si, start, i};
+			n++;
+		}
+		start = i + 1;
+	}
+	return n;
+}
+
+/* StringSplit(input, delimiter): the tokens as a sparse tensor
+ * (indices [n,2], values [n], dense_shape [2]). */
+static int k_string_split(ge_kctx *k)
+{
+	if (ge_k_need(k, 2))
+		return GE_EINVAL;
+	const ge_xt *x = k->in[0], *d = k->in[1];
+	if (x->dtype != DT_STRING || x->rank != 1 || d->dtype != DT_STRING ||
+	    d->n != 1)
+		return ge_k_fail(k, "needs a string vector and a string "
+				 "delimiter");
+	if (k->nout < 3)
+		return ge_k_fail(k, "has fewer than 3 outputs");
+	int skip = ge_k_attr_bool(k, "skip_empty", 1);
+	const ge_xstr *in = x->data, *dl = d->data;
+	uint64_t total = 0, bytes = 0;
+	int64_t widest = 0;
+	for (int64_t i = 0; i < x->n; i++) {
+		size_t c = tokens(&in[i], dl->p, dl->len, skip, NULL, i);
+		total += c;
+		bytes += in[i].len;
+		if ((int64_t)c > widest)
+			widest = (int64_t)c;
+	}
+	if (ge_k_work(k, bytes + total + 1))
+		return GE_EINVAL;
+	token *t = malloc((size_t)(total ? total : 1) * sizeof *t);
+	if (!t)
+		return ge_k_fail(k, "out of memory");
+	int64_t n = (int64_t)total, two = 2, id[2] = {n, 2};
+	ge_xt *oi = ge_k_out(k, 0, DT_INT64, 2, id);
+	ge_xt *ov = oi ? ge_k_out(k, 1, DT_STRING, 1, &n) : NULL;
+	ge_xt *os = ov ? ge_k_out(k, 2, DT_INT64, 1, &two) : NULL;
+	int rc = os ? GE_OK : GE_EINVAL;
+	int64_t at = 0;
+	for (int64_t i = 0; rc == GE_OK && i < x->n; i++) {
+		size_t c = tokens(&in[i], dl->p, dl->len, skip, t + at, i);
+		for (size_t j = 0; j < c; j++, at++) {
+			((int64_t *)oi->data)[2 * at] = i;
+			((int64_t *)oi->data)[2 * at + 1] = (int64_t)j;
+			ge_xstr *v = &((ge_xstr *)ov->data)[at];
+			if (str_add(v, in[i].p + t[at].b, t[at].e - t[at].b))
+				rc = ge_k_fail(k, "out of memory");
+		}
+	}
+	if (rc == GE_OK) {
+		((int64_t *)os->data)[0] = x->n;
+		((int64_t *)os->data)[1] = widest;
+	}
+	free(t);
+	return rc ? rc : kall_set(k);
+}
+
 const ge_kdef ge_kernels_misc[] = {
 	{"Identity", k_identity, GE_K_FORWARD},
 	{"IdentityN", k_identity, GE_K_FORWARD},
@@ -630,5 +723,6 @@ const ge_kdef ge_kernels_misc[] = {
 	{"L2Loss", k_l2loss, 0},
 	{"StringJoin", k_string_join, 0},
 	{"ReduceJoin", k_reduce_join, 0},
+	{"StringSplit", k_string_split, 0},
 	{NULL, NULL, 0},
 };

@@ -266,6 +266,17 @@ int ge_k_attr_ints(ge_kctx *k, const char *name, int64_t *out, int cap)
 
 /* ---------------------------------------------------------------- inputs */
 
+int kall_set(ge_kctx *k)
+{
+	int n = 0;
+	for (int i = 0; i < k->nout; i++)
+		n += k->out[i] != NULL;
+	if (n < k->nout)
+		return ge_k_fail(k, "makes %d outputs, the op has %d", n,
+				 k->nout);
+	return GE_OK;
+}
+
 int kints_any(ge_kctx *k, int i, int64_t *out, int cap)
 {
 	if (i >= k->nin || !k->in[i]) {

@@ -197,6 +197,10 @@ void knarrow(ge_xt *dst, const ge_xt *src);
 ge_xt *kout_f(ge_kctx *k, int i, int dt, int rank, const int64_t *dims);
 int kfinish_f(ge_kctx *k, int i, int dt);
 
+/* GE_OK when the kernel set every output, else a failure saying how many
+ * it made: the end of a kernel of several outputs. */
+int kall_set(ge_kctx *k);
+
 /* Integer elements of input i whatever its rank (ge_k_ints wants a
  * scalar or a vector). */
 int kints_any(ge_kctx *k, int i, int64_t *out, int cap);
