@@ -417,7 +417,23 @@ static void test_fused_matmul(void)
 		   "_FusedMatMul %s %s", ops, o ? "" : errmsg);
 		ge_xt_unref(o);
 	}
-	ge_xt *in[3] = {rnd(2, 4, 7), rnd(2, 7, 6), rnd(1, 6)};
+	/* TensorFlow.js's Prelu: per-channel alphas as the second arg */
+	ge_xt *a = rnd(2, 4, 7), *b = rnd(2, 7, 6), *bias = rnd(1, 6);
+	ge_xt *al = rnd(3, 1, 1, 6);
+	ref_mm(a, b, 0, 0, 0, 0, 4, 6, 7, want);
+	for (int i = 0; i < 24; i++) {
+		double v = want[i] + F(bias, i % 6);
+		want[i] = v < 0 ? v * F(al, i % 6) : v;
+	}
+	ge_xt *pin[4] = {a, b, bias, al};
+	ge_xt *po = run1("_FusedMatMul", A_FUSED("BiasAdd Prelu", 2), pin, 4);
+	ok(po && maxerr(po, want, 24) < TOL, "_FusedMatMul BiasAdd Prelu "
+	   "(TensorFlow.js) %s", po ? "" : errmsg);
+	ge_xt_unref(po);
+	ge_xt *in[4] = {rnd(2, 4, 7), rnd(2, 7, 6), rnd(1, 6), rnd(1, 5)};
+	refused("_FusedMatMul", A_FUSED("BiasAdd Prelu", 2), in, 4, 1,
+		"Prelu's alphas", "Prelu alphas of another size");
+	in[0] = rnd(2, 4, 7), in[1] = rnd(2, 7, 6), in[2] = rnd(1, 6);
 	refused("_FusedMatMul", A_FUSED("BiasAdd Relu", 2), in, 3, 1,
 		"num_args", "a wrong num_args");
 	in[0] = rnd(2, 4, 7), in[1] = rnd(2, 7, 6), in[2] = rnd(1, 5);
