@@ -1,6 +1,7 @@
 /*
  * exec/k_nn_impl.h: what the heavy kernels share (private to
- * exec/k_matmul.c, exec/k_conv.c, exec/k_pool.c, exec/k_image.c).
+ * exec/k_nn.c, which implements it, and exec/k_matmul.c, exec/k_conv.c,
+ * exec/k_pool.c, exec/k_image.c).
  *
  * Window geometry of convolutions and pools (TensorFlow's padding rules),
  * the layout of a 4-D tensor (NHWC or NCHW), the fused epilogues of
