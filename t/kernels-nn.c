@@ -417,7 +417,23 @@ static void test_fused_matmul(void)
 		   "_FusedMatMul %s %s", ops, o ? "" : errmsg);
 		ge_xt_unref(o);
 	}
-	ge_xt *in[3] = {rnd(2, 4, 7), rnd(2, 7, 6), rnd(1, 6)};
+	/* TensorFlow.js's Prelu: per-channel alphas as the second arg */
+	ge_xt *a = rnd(2, 4, 7), *b = rnd(2, 7, 6), *bias = rnd(1, 6);
+	ge_xt *al = rnd(3, 1, 1, 6);
+	ref_mm(a, b, 0, 0, 0, 0, 4, 6, 7, want);
+	for (int i = 0; i < 24; i++) {
+		double v = want[i] + F(bias, i % 6);
+		want[i] = v < 0 ? v * F(al, i % 6) : v;
+	}
+	ge_xt *pin[4] = {a, b, bias, al};
+	ge_xt *po = run1("_FusedMatMul", A_FUSED("BiasAdd Prelu", 2), pin, 4);
+	ok(po && maxerr(po, want, 24) < TOL, "_FusedMatMul BiasAdd Prelu "
+	   "(TensorFlow.js) %s", po ? "" : errmsg);
+	ge_xt_unref(po);
+	ge_xt *in[4] = {rnd(2, 4, 7), rnd(2, 7, 6), rnd(1, 6), rnd(1, 5)};
+	refused("_FusedMatMul", A_FUSED("BiasAdd Prelu", 2), in, 4, 1,
+		"Prelu's alphas", "Prelu alphas of another size");
+	in[0] = rnd(2, 4, 7), in[1] = rnd(2, 7, 6), in[2] = rnd(1, 6);
 	refused("_FusedMatMul", A_FUSED("BiasAdd Relu", 2), in, 3, 1,
 		"num_args", "a wrong num_args");
 	in[0] = rnd(2, 4, 7), in[1] = rnd(2, 7, 6), in[2] = rnd(1, 5);
@@ -1336,6 +1352,73 @@ static void test_blocks(void)
 		"at least 2", "a block size of 1");
 }
 
+/* A fused op against its unfused chain run through the other kernels
+ * (BiasAdd, Relu, Relu6, LeakyRelu): the same float operations in the
+ * same order, so the same bits, which is what lets a fusing rewrite keep
+ * a model's numerics bit for bit. */
+static void test_fused_equals_chain(void)
+{
+	static const char *acts[] = {"Relu", "Relu6", "LeakyRelu"};
+	geo g = {2, 9, 8, 5, 3, 3, 6, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+	for (int t = 0; t < 3; t++) {
+		ge_xt *x = rnd(4, g.n, g.h, g.w, g.c);
+		ge_xt *f = rnd(4, g.kh, g.kw, g.c, g.co), *b = rnd(1, g.co);
+		for (int64_t i = 0; i < x->n; i++)
+			((float *)x->data)[i] *= 4;
+		const char *alpha = A_F("alpha", 0.3);
+		ge_xt *in[3] = {ge_xt_ref(x), ge_xt_ref(f)};
+		ge_xt *y = run1("Conv2D", conv_attrs(&g, 0), in, 2);
+		in[0] = y, in[1] = ge_xt_ref(b);
+		y = y ? run1("BiasAdd", "", in, 2) : NULL;
+		in[0] = y;
+		y = y ? run1(acts[t], alpha, in, 1) : NULL;
+		in[0] = x, in[1] = f, in[2] = b;
+		ge_xt *z = run1("_FusedConv2D",
+				cat(3, conv_attrs(&g, 0),
+				    A_FUSED(t == 0 ? "BiasAdd Relu" :
+					    t == 1 ? "BiasAdd Relu6" :
+						     "BiasAdd LeakyRelu", 1),
+				    A_F("leakyrelu_alpha", 0.3)), in, 3);
+		ok(y && z && y->n == z->n &&
+		   !memcmp(y->data, z->data, y->n * sizeof(float)),
+		   "_FusedConv2D BiasAdd %s is Conv2D, BiasAdd, %s bit for bit "
+		   "%s", acts[t], acts[t], y && z ? "" : errmsg);
+		ge_xt_unref(y);
+		ge_xt_unref(z);
+	}
+	ge_xt *a = rnd(2, 5, 7), *m = rnd(2, 7, 4), *b = rnd(1, 4);
+	for (int64_t i = 0; i < a->n; i++)
+		((float *)a->data)[i] *= 8;
+	ge_xt *in[3] = {ge_xt_ref(a), ge_xt_ref(m)};
+	ge_xt *y = run1("MatMul", "", in, 2);
+	in[0] = y, in[1] = ge_xt_ref(b);
+	y = y ? run1("BiasAdd", "", in, 2) : NULL;
+	in[0] = y;
+	y = y ? run1("Relu6", "", in, 1) : NULL;
+	in[0] = a, in[1] = m, in[2] = b;
+	ge_xt *z = run1("_FusedMatMul", A_FUSED("BiasAdd Relu6", 1), in, 3);
+	ok(y && z && !memcmp(y->data, z->data, y->n * sizeof(float)),
+	   "_FusedMatMul BiasAdd Relu6 is MatMul, BiasAdd, Relu6 bit for bit");
+	ge_xt_unref(y);
+	ge_xt_unref(z);
+	geo d = {1, 8, 8, 40, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+	ge_xt *x = rnd(4, d.n, d.h, d.w, d.c), *f = rnd(4, 3, 3, d.c, 1);
+	b = rnd(1, d.c);
+	in[0] = ge_xt_ref(x), in[1] = ge_xt_ref(f);
+	y = run1("DepthwiseConv2dNative", conv_attrs(&d, 0), in, 2);
+	in[0] = y, in[1] = ge_xt_ref(b);
+	y = y ? run1("BiasAdd", "", in, 2) : NULL;
+	in[0] = y;
+	y = y ? run1("Relu", "", in, 1) : NULL;
+	in[0] = x, in[1] = f, in[2] = b;
+	z = run1("FusedDepthwiseConv2dNative",
+		 cat(2, conv_attrs(&d, 0), A_FUSED("BiasAdd Relu", 1)), in, 3);
+	ok(y && z && !memcmp(y->data, z->data, y->n * sizeof(float)),
+	   "FusedDepthwiseConv2dNative BiasAdd Relu is its chain bit for bit");
+	ge_xt_unref(y);
+	ge_xt_unref(z);
+}
+
 /* Tensors of no element may have huge dims elsewhere: every kernel must
  * see that it has nothing to do, not loop over the other dims. */
 static void test_empty(void)
@@ -1435,6 +1518,7 @@ int main(void)
 	test_nms();
 	test_blocks();
 	test_empty();
+	test_fused_equals_chain();
 	ok(budget.mem_live == 0, "every tensor and scratch was released (%llu "
 	   "bytes live)", (unsigned long long)budget.mem_live);
 	return tap_done();

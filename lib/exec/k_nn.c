@@ -384,7 +384,18 @@ int knn_epi_parse(ge_kctx *k, int first, int64_t c, int conv, knn_epi *e)
 		e->add = k->in[first + used];
 		used++, i++;
 	}
-	if (i < nops && (e->act = epi_act(ops[i])) != KNN_EPI_NONE)
+	if (i < nops && !strcmp(ops[i], "Prelu")) {
+		/* TensorFlow.js's converter: its alphas are the next arg */
+		const ge_xt *a = first + used < k->nin ? k->in[first + used]
+						       : NULL;
+		if (!a || a->dtype != DT_FLOAT || (a->n != c && a->n != 1)) {
+			knn_epi_done(e);
+			return ge_k_fail(k, "Prelu's alphas must be float32 of "
+					 "1 or %lld elements", (long long)c);
+		}
+		e->act = KNN_EPI_PRELU, e->prelu = a->data, e->nprelu = a->n;
+		used++, i++;
+	} else if (i < nops && (e->act = epi_act(ops[i])) != KNN_EPI_NONE)
 		i++;
 	if (i < nops) {
 		knn_epi_done(e);
@@ -451,6 +462,11 @@ void knn_epi_apply(const knn_epi *e, float *rows, int64_t nrows, int64_t c,
 			for (int64_t i = 0; i < c; i++)
 				row[i] = row[i] > 0 ? (row[i] < 6 ? row[i] : 6)
 					: 0;
+		else if (e->act == KNN_EPI_PRELU)
+			for (int64_t i = 0; i < c; i++) {
+				float a = e->prelu[e->nprelu == 1 ? 0 : i];
+				row[i] = row[i] < 0 ? row[i] * a : row[i];
+			}
 		else if (e->act != KNN_EPI_NONE)
 			for (int64_t i = 0; i < c; i++)
 				row[i] = act1(e->act, row[i], e->alpha);

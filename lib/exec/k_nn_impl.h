@@ -1,6 +1,7 @@
 /*
  * exec/k_nn_impl.h: what the heavy kernels share (private to
- * exec/k_matmul.c, exec/k_conv.c, exec/k_pool.c, exec/k_image.c).
+ * exec/k_nn.c, which implements it, and exec/k_matmul.c, exec/k_conv.c,
+ * exec/k_pool.c, exec/k_image.c).
  *
  * Window geometry of convolutions and pools (TensorFlow's padding rules),
  * the layout of a 4-D tensor (NHWC or NCHW), the fused epilogues of
@@ -104,7 +105,7 @@ void knn_scratch_free(ge_kctx *k, float *p, uint64_t bytes);
 /* What the fused ops do after the product, per output channel. */
 enum { KNN_EPI_NONE, KNN_EPI_RELU, KNN_EPI_RELU6, KNN_EPI_ELU,
        KNN_EPI_LEAKY, KNN_EPI_SIGMOID, KNN_EPI_TANH, KNN_EPI_GELU_EXACT,
-       KNN_EPI_GELU_APPROX };
+       KNN_EPI_GELU_APPROX, KNN_EPI_PRELU };
 
 typedef struct knn_epi {
 	const float *bias;      /* [c] or NULL */
@@ -113,11 +114,13 @@ typedef struct knn_epi {
 	const ge_xt *add;       /* a residual Add of the output's shape */
 	int act;                /* KNN_EPI_* */
 	float alpha;            /* LeakyRelu */
+	const float *prelu;     /* Prelu's alphas: one, or one per channel */
+	int64_t nprelu;
 } knn_epi;
 
 /* Reads fused_ops and num_args of a fused op whose extra args start at
  * input `first`; c is the output channels.  conv allows FusedBatchNorm
- * and Add.  Refuses an unknown op or order, or args of the wrong dtype
+ * and Add; Prelu (TensorFlow.js) takes its alphas as the last arg.  Refuses an unknown op or order, or args of the wrong dtype
  * or shape.  knn_epi_done frees what it holds. */
 int knn_epi_parse(ge_kctx *k, int first, int64_t c, int conv, knn_epi *e);
 void knn_epi_done(knn_epi *e);
