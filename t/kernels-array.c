@@ -13,6 +13,7 @@
 
 static void test_shape(void)
 {
+	ge_graph *g;
 	X23;
 	kt_op("y", "Shape", "x", "");
 	is_string("int32[2] 2,3", kt_run("y"), "Shape");
@@ -61,6 +62,29 @@ static void test_shape(void)
 	kt_op("y", "Transpose", "x,p", "");
 	ok(kt_err(kt_run("y"), "y (Transpose): perm is not a permutation"),
 	   "a bad perm is refused");
+	/* a transpose big enough for several 32x32 tiles, and back */
+	kt_c("r0", "DT_INT32", "", "0");
+	kt_c("r1", "DT_INT32", "", "4200");
+	kt_c("r2", "DT_INT32", "", "1");
+	kt_op("r", "Range", "r0,r1,r2", "");
+	kt_c("sh", "DT_INT32", "3", "3 40 35");
+	kt_op("x", "Reshape", "r,sh", "");
+	kt_c("p", "DT_INT32", "3", "2 0 1");
+	kt_op("t", "Transpose", "x,p", "");
+	kt_c("q", "DT_INT32", "3", "1 2 0");
+	kt_op("back", "Transpose", "t,q", "");
+	kt_op("eq", "Equal", "x,back", "");
+	kt_c("ax", "DT_INT32", "3", "0 1 2");
+	kt_op("all", "All", "eq,ax", "");
+	kt_c("ix", "DT_INT32", "1,3", "34 2 39");
+	kt_op("y", "GatherNd", "t,ix", "");
+	g = parse(kt_text);
+	kt_len = 0;
+	is_string("bool[] 1", kt_eval(g, "all"), "a tiled Transpose and back "
+		  "give the input");
+	is_string("int32[1] 4199", kt_eval(g, "y"),
+		  "t[34,2,39] is x[2,39,34]");
+	ge_graph_free(g);
 	kt_c("x", "DT_FLOAT", "3", "1 2 3");
 	kt_c("s", "DT_INT32", "2", "2 3");
 	kt_op("y", "BroadcastTo", "x,s", "");

@@ -562,6 +562,35 @@ static int k_tile(ge_kctx *k)
 	return GE_OK;
 }
 
+/* Constant padding into o (zeros, or pv's value): the fill, then each
+ * row of x copied into place. */
+static int pad_constant(ge_kctx *k, const ge_xt *x, const ge_xt *pv,
+			const int64_t *pads, ge_xt *o)
+{
+	int r = x->rank;
+	int64_t os[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
+	kstrides(r, o->dims, os);
+	for (int64_t i = 0; pv && i < o->n; i++)
+		if (kcopy_elem(o, i, pv, 0))
+			return ge_k_fail(k, "out of memory");
+	if (x->n == 0)
+		return GE_OK;
+	int64_t row = r ? x->dims[r - 1] : 1, lead = r ? pads[2 * (r - 1)] : 0;
+	for (int64_t src = 0; src < x->n; src += row) {
+		int64_t dst = lead;
+		for (int d = 0; d < r - 1; d++)
+			dst += (idx[d] + pads[2 * d]) * os[d];
+		if (kcopy_elems(o, dst, x, src, row))
+			return ge_k_fail(k, "out of memory");
+		for (int d = r - 2; d >= 0; d--) {
+			if (++idx[d] < x->dims[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+	return GE_OK;
+}
+
 /* Pad, PadV2 (constant), MirrorPad (REFLECT or SYMMETRIC). */
 static int k_pad(ge_kctx *k)
 {
@@ -605,6 +634,8 @@ static int k_pad(ge_kctx *k)
 	ge_xt *o = ge_k_out(k, 0, x->dtype, x->rank, dims);
 	if (!o)
 		return GE_EINVAL;
+	if (!mirror)
+		return pad_constant(k, x, pv, pads, o);
 	int64_t xs[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
 	kstrides(x->rank, x->dims, xs);
 	for (int64_t i = 0; i < total; i++) {

@@ -182,6 +182,48 @@ static int k_squeeze(ge_kctx *k)
 
 /* ---------------------------------------------------------------- transpose */
 
+/* A transpose of 4-byte elements where the input's last dimension lands
+ * at output dimension p, not last: the other dimensions walked by an
+ * odometer, and for each, the plane (p, last) copied in 32x32 tiles so
+ * that both reads and writes stay in cache lines. */
+static void transpose_tiled(const ge_xt *x, ge_xt *o, const int64_t *ps,
+			    int p)
+{
+	int r = o->rank, last = r - 1;
+	int64_t os[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
+	kstrides(r, o->dims, os);
+	int64_t A = o->dims[p], B = o->dims[last], sb = ps[last];
+	const uint32_t *in = x->data;
+	uint32_t *out = o->data;
+	for (;;) {
+		int64_t bi = 0, bo = 0;
+		for (int d = 0; d < r; d++)
+			if (d != p && d != last) {
+				bi += idx[d] * ps[d];
+				bo += idx[d] * os[d];
+			}
+		for (int64_t a0 = 0; a0 < A; a0 += 32)
+			for (int64_t b0 = 0; b0 < B; b0 += 32) {
+				int64_t a1 = a0 + 32 < A ? a0 + 32 : A,
+					b1 = b0 + 32 < B ? b0 + 32 : B;
+				for (int64_t a = a0; a < a1; a++)
+					for (int64_t b = b0; b < b1; b++)
+						out[bo + a * os[p] + b] =
+							in[bi + a + b * sb];
+			}
+		int d = last - 1;
+		for (; d >= 0; d--) {
+			if (d == p)
+				continue;
+			if (++idx[d] < o->dims[d])
+				break;
+			idx[d] = 0;
+		}
+		if (d < 0)
+			return;
+	}
+}
+
 /* o = x with its dimensions permuted: o's dim i is x's dim perm[i]. */
 int ktranspose(ge_kctx *k, const ge_xt *x, const int64_t *perm, int oi)
 {
@@ -201,6 +243,13 @@ int ktranspose(ge_kctx *k, const ge_xt *x, const int64_t *perm, int oi)
 	size_t es = ge_xt_elem_size(x->dtype);
 	int deep = x->dtype == DT_STRING || x->dtype == DT_RESOURCE ||
 		   x->dtype == DT_VARIANT;
+	if (es == 4 && r >= 2 && perm[r - 1] != r - 1 && o->n > 0) {
+		int p = 0;
+		while (perm[p] != r - 1)
+			p++;
+		transpose_tiled(x, o, ps, p);
+		return GE_OK;
+	}
 	int64_t src = 0;
 	int last = r - 1;
 	for (int64_t i = 0; i < o->n;) {
