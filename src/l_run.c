@@ -222,7 +222,9 @@ static int m_run(lua_State *L)
 	ge_xopts o = GE_XOPTS_INIT;
 	o.seed = (uint64_t)opt_int(L, 4, "seed", 0);
 	o.max_iterations = opt_int(L, 4, "max_iterations", 0);
-	rc = ge_xrun_model(g, &o, &fd, fetch, n, outs, NULL, &err);
+	ge_xbudget bud;
+	ge_xbudget_init(&bud);
+	rc = ge_xrun_model(g, &o, &bud, &fd, fetch, n, outs, NULL, &err);
 	ge_xfeeds_free(&fd);
 	if (rc) {
 		free(outs);
