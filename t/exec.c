@@ -391,6 +391,18 @@ static void test_functions(void)
 	ge_xt_unref(y);
 	ge_xsession_close(s);
 	ge_graph_free(g);
+	g = parse(FUNCS);
+	ge_xopts o = GE_XOPTS_INIT;
+	o.on_tensor = on_tensor;
+	seen_names[0] = 0;
+	if (ge_xsession_open(g, &o, &s, &err))
+		printf("Bail out! %s\n", err.msg);
+	is_string("10", run1(s, f, 1, "w"), "StatelessWhile, watched");
+	ok(has(seen_names, "less10/l:0 ") && has(seen_names, "add1/a:0 ") &&
+	   has(seen_names, "w:0 "), "tensors of bodies are named by their "
+	   "function");
+	ge_xsession_close(s);
+	ge_graph_free(g);
 	s = open_text(FUNCS, 4, &g);
 	ok(has(run1(s, f, 1, "w"), "w (StatelessWhile): more than 4 "
 		   "iterations"), "--max-iterations stops a While");
@@ -429,6 +441,16 @@ static void test_functions(void)
 	     "attr { key: \"Tindices\" value { type: DT_INT32 } }") \
 	NODE("vshape", "VariableShape", IN("h"), \
 	     "attr { key: \"out_type\" value { type: DT_INT32 } }") \
+	NODE("callbump", "StatefulPartitionedCall", IN("x"), FLIST("Tin") \
+	     FLIST("Tout") FUNC("f", "bump")) \
+	"library { function { signature { name: \"bump\" input_arg { " \
+	"name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: " \
+	"DT_FLOAT } is_stateful: true } " \
+	"node_def { name: \"hv\" op: \"VarHandleOp\" " VDT VSHAPE \
+	"attr { key: \"shared_name\" value { s: \"h\" } } } " \
+	"node_def { name: \"add\" op: \"AssignAddVariableOp\" input: " \
+	"\"hv:resource:0\" input: \"x\" " VDT "} " \
+	"ret { key: \"y\" value: \"x\" } } } " \
 	"}\n"
 
 static void test_variables(void)
@@ -470,6 +492,10 @@ static void test_variables(void)
 	is_string("(none)", run1(s, &f, 1, "^asg"), "Assign");
 	is_string("4,4,4", run1(s, &f, 1, "y"), "the reference variable "
 		  "changed");
+	is_string("(none)", run1(s, &f, 1, "^callbump"), "a call whose "
+		  "body assigns without returning what it assigned");
+	is_string("14,24,34", run1(s, NULL, 0, "r"), "the body's assignment "
+		  "ran, on the variable of the same shared_name");
 	ok(has(run1(s, NULL, 0, "u/read"), "variable 'u' has no value"),
 	   "a variable the checkpoint lacks has no value");
 	ge_xt_unref(x);
@@ -478,6 +504,54 @@ static void test_variables(void)
 	snprintf(path, sizeof path, "rm -rf '%s'", dir);
 	if (system(path) != 0)
 		tap_diag("could not remove %s", dir);
+}
+
+/* ------------------------------------------------------------ memory */
+
+#define BIGCONST(n) \
+	"node { name: \"" n "\" op: \"Const\" attr { key: \"dtype\" " \
+	"value { type: DT_FLOAT } } attr { key: \"value\" value { tensor { " \
+	"dtype: DT_FLOAT tensor_shape { dim { size: 65536 } } float_val: 1 " \
+	"} } } }\n"
+
+/* Sixteen 256 KiB weights first in node order, then the chain reading
+ * them one by one: each is made when its reader is about to run and
+ * freed after it, so the peak holds a few of them, not all sixteen. */
+static void test_memory(void)
+{
+	ge_buf b = GE_BUF_INIT;
+	for (int i = 0; i < 16; i++) {
+		char n[8];
+		snprintf(n, sizeof n, "w%d", i);
+		ge_buf_printf(&b, BIGCONST("%s"), n);
+	}
+	ge_buf_adds(&b, PH("x", "DT_FLOAT", "dim { size: 65536 }"));
+	for (int i = 0; i < 16; i++) {
+		char in[8] = "x";
+		if (i)
+			snprintf(in, sizeof in, "y%d", i - 1);
+		ge_buf_printf(&b, "node { name: \"y%d\" op: \"AddV2\" input: "
+			      "\"%s\" input: \"w%d\" " FL "}\n", i, in, i);
+	}
+	ge_buf_addc(&b, 0);
+	ge_graph *g = NULL;
+	ge_xsession *s = open_text((const char *)b.data, 0, &g);
+	ge_buf_free(&b);
+	int64_t d = 65536;
+	ge_xt *x = ge_xt_new(DT_FLOAT, 1, &d, NULL, "x", NULL);
+	ge_xfeed f = {"x", x};
+	const char *fetch = "y15";
+	ge_xt *y = NULL;
+	ge_error err = {0};
+	ok(!ge_xsession_run(s, &f, 1, &fetch, 1, &y, &err) &&
+	   ge_xt_get_double(y, 65535) == 16, "the chain runs %s", err.msg);
+	ok(ge_xsession_peak(s) < 6 * 262144, "peak %llu bytes: weights are "
+	   "made when needed and freed after their reader",
+	   (unsigned long long)ge_xsession_peak(s));
+	ge_xt_unref(y);
+	ge_xt_unref(x);
+	ge_xsession_close(s);
+	ge_graph_free(g);
 }
 
 /* ------------------------------------------------------------ misc */
@@ -535,5 +609,6 @@ int main(void)
 	test_functions();
 	test_variables();
 	test_misc();
+	test_memory();
 	return tap_done();
 }

@@ -53,6 +53,9 @@ static void test_unary(void)
 	kt_c("x", "DT_INT8", "2", "-128 100");
 	kt_op("y", "Neg", "x", KT_ATTR_TYPE("T", "DT_INT8"));
 	is_string("int8[2] -128,-100", kt_run("y"), "int8 Neg wraps");
+	kt_c("x", "DT_UINT8", "3", "200 3 0");
+	kt_op("y", "Relu6", "x", KT_ATTR_TYPE("T", "DT_UINT8"));
+	is_string("uint8[3] 6,3,0", kt_run("y"), "uint8 Relu6 compares unsigned");
 	kt_c("x", "DT_INT32", "1", "65536");
 	kt_op("y", "Square", "x", KT_ATTR_TYPE("T", "DT_INT32"));
 	is_string("int32[1] 0", kt_run("y"), "int32 Square wraps");
@@ -64,6 +67,13 @@ static void test_unary(void)
 	kt_op("y", "Sqrt", "x", KT_ATTR_TYPE("T", "DT_INT32"));
 	ok(kt_err(kt_run("y"), "y (Sqrt): input 0 has dtype int32"),
 	   "Sqrt of int32 is refused naming the op");
+	kt_c("x", "DT_FLOAT", "4", "0.0001 1 -20 nan");
+	kt_op("y", "Tanh", "x", TF);
+	const char *th = kt_run("y");
+	float t0, t1, t2;
+	ok(sscanf(th, "float32[4] %g,%g,%g,nan", &t0, &t1, &t2) == 3 &&
+	   t0 == 0.0001f && fabsf(t1 - 0.761594156f) < 2e-7f && t2 == -1.0f,
+	   "Tanh: x near 0, tanh(1), -1 past the clamp, NaN kept (%s)", th);
 	kt_c("x", "DT_BOOL", "2", "true false");
 	kt_op("y", "LogicalNot", "x", "");
 	is_string("bool[2] 0,1", kt_run("y"), "LogicalNot");

@@ -81,9 +81,11 @@ TU_UNUSED static int kt_run_op(ge_graph *g, ge_opid id, ge_xt **out, int nout,
 		if (rc != GE_OK)
 			for (int i = 0; i < nout; i++)
 				if (out[i]) {
+					char m[sizeof err->msg];
+					snprintf(m, sizeof m, "%s", err->msg);
 					ge_err(err, GE_EINVAL, "%s: failed "
 					       "but left output %d set (%s)",
-					       ge_op_name(g, id), i, err->msg);
+					       ge_op_name(g, id), i, m);
 					ge_xt_unref(out[i]);
 					out[i] = NULL;
 				}
@@ -141,6 +143,13 @@ TU_UNUSED static const char *kt_eval(ge_graph *g, const char *tensor)
 		return "<no such tensor>";
 	ge_xt *out[16] = {0};
 	int n = ge_op_num_outputs(g, t.op);
+	if (n == 0) { /* an op run for its effect (Assert) */
+		if (kt_run_op(g, t.op, out, 0, &err) != GE_OK)
+			snprintf(o, 4096, "error: %s", err.msg);
+		else
+			snprintf(o, 4096, "(no outputs)");
+		return o;
+	}
 	if (n < t.index + 1)
 		n = t.index + 1;
 	if (kt_run_op(g, t.op, out, n, &err) != GE_OK) {

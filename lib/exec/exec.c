@@ -30,10 +30,12 @@
 #include "frames.h"
 #include "func.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
 
 enum { DT_INT32 = 3, DT_STRING = 7, DT_BOOL = 10, DT_RESOURCE = 20 };
 
 #define MAX_CALL_DEPTH 64
+#define MAX_OUTPUTS (1 << 20)
 
 /* ---------------------------------------------------------------- plans */
 
@@ -94,6 +96,9 @@ struct xplan {
 	int nargs, nrets;
 	uint32_t *feed_node;  /* feeds: node fed (UINT32_MAX: unused) */
 	int32_t *feed_out;    /* feeds: output index per feed */
+	uint32_t *roots;      /* ops without inputs, in the order they are
+				 pushed on the ready stack */
+	size_t nroots;
 	int32_t *feed_idx;    /* feeds: caller's feed index */
 	size_t nfeed;
 };
@@ -111,6 +116,7 @@ void ge_xplan_free(struct xplan *p)
 	free(p->e);
 	free(p->ce);
 	free(p->fetch);
+	free(p->roots);
 	free(p->feed_node);
 	free(p->feed_out);
 	free(p->feed_idx);
@@ -158,8 +164,10 @@ static int kind_of(const char *type)
 	return -1;
 }
 
-/* Ops a function body runs although no output needs them. */
-static int has_effect(const char *type)
+/* Ops a function body runs although no output needs them, as
+ * TensorFlow's function runtime keeps them: control-flow ops and stateful
+ * ops (their OpDef says so) but _Arg and the gathers that only read. */
+static int has_effect(const ge_graph *g, const char *type)
 {
 	static const char *const tab[] = {
 		"AssignVariableOp", "AssignAddVariableOp",
@@ -169,7 +177,15 @@ static int has_effect(const char *type)
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
 		if (!strcmp(tab[i], type))
 			return 1;
-	return 0;
+	int k = kind_of(type);
+	if (k == XK_SWITCH || k == XK_MERGE || k == XK_ENTER ||
+	    k == XK_EXIT || k == XK_NEXT)
+		return 1;
+	if (k == XK_ARG || !strcmp(type, "ResourceGather") ||
+	    !strcmp(type, "ResourceGatherNd"))
+		return 0;
+	const Tensorflow__OpDef *d = ge_graph_opdef(g, type);
+	return d && d->is_stateful;
 }
 
 static int attr_bool(const ge_graph *g, ge_opid id, const char *name)
@@ -259,6 +275,9 @@ static int plan_node(struct ge_xrt *rt, struct xplan *p, struct xnode *n,
 	n->takes_ref = (uint8_t)ge_xvars_takes_ref(type);
 	n->nout = k == XK_RETVAL ? 0 : ge_op_num_outputs(g, n->id);
 	n->nin = k == XK_FED ? 0 : (int32_t)ge_op_num_inputs(g, n->id);
+	if (n->nout < 0 || n->nout > MAX_OUTPUTS)
+		return node_fail(p, n, err, "has %d outputs, over the %d the "
+				 "runner takes", n->nout, MAX_OUTPUTS);
 	int32_t fr = ge_frames_op(p->F, n->id);
 	if (fr < 0)
 		return node_fail(p, n, err, "not reachable from the graph's "
@@ -430,6 +449,52 @@ static int plan_acyclic(const struct xplan *p, ge_error *err)
 	return rc;
 }
 
+/* The first consumer of a root op, for the order roots run in. */
+static uint32_t first_use(const struct xplan *p, uint32_t i)
+{
+	const struct xnode *n = &p->n[i];
+	uint32_t m = UINT32_MAX;
+	for (uint32_t k = 0; k < n->ne; k++)
+		if (p->e[n->e0 + k].dst < m)
+			m = p->e[n->e0 + k].dst;
+	for (uint32_t k = 0; k < n->nc; k++)
+		if (p->ce[n->c0 + k] < m)
+			m = p->ce[n->c0 + k];
+	return m;
+}
+
+struct rootkey {
+	uint32_t use, node;
+};
+
+static int by_late_use(const void *a, const void *b)
+{
+	const struct rootkey *x = a, *y = b;
+	if (x->use != y->use)
+		return x->use < y->use ? 1 : -1;
+	return x->node < y->node ? 1 : x->node > y->node ? -1 : 0;
+}
+
+/* The roots, the one whose consumer comes last in node order at the
+ * bottom of the ready stack: a Const (a weight) then runs when the op
+ * that reads it is about to, not all of them at the start, whatever the
+ * order of the GraphDef's nodes. */
+static void plan_roots(struct xplan *p)
+{
+	const struct xsf *f = &p->sf[0];
+	struct rootkey *k = ge_xmalloc(((size_t)f->nlocal + 1) * sizeof *k);
+	for (int32_t l = 0; l < f->nlocal; l++)
+		if (f->pend0[l] == 0) {
+			k[p->nroots].node = f->nodes[l];
+			k[p->nroots++].use = first_use(p, f->nodes[l]);
+		}
+	qsort(k, p->nroots, sizeof *k, by_late_use);
+	p->roots = ge_xmalloc((p->nroots + 1) * sizeof *p->roots);
+	for (size_t i = 0; i < p->nroots; i++)
+		p->roots[i] = k[i].node;
+	free(k);
+}
+
 /* Locals, input slots and initial counts per static frame. */
 static void plan_frames(struct xplan *p)
 {
@@ -493,6 +558,7 @@ int ge_xplan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
 	if (rc)
 		goto out;
 	plan_frames(p);
+	plan_roots(p);
 	/* feeds, grouped by node through aux */
 	p->nfeed = nfed;
 	p->feed_node = ge_xmalloc((nfed + 1) * sizeof *p->feed_node);
@@ -551,6 +617,7 @@ struct xiter {
 	int64_t outstanding;    /* ops of it ready or running */
 	int nframes;            /* child frames alive */
 	struct xframe *kids;
+	struct xiter *spare;    /* next on its spare list */
 };
 
 struct xinv {
@@ -597,6 +664,7 @@ struct xrun {
 	int nres;
 	const char *prefix;      /* names for on_tensor: "" or "fn/" */
 	int64_t max_iter;
+	struct xiter **spare;    /* ended iterations to reuse, by frame */
 };
 
 static int run_fail(struct xrun *r, const struct xnode *n, const char *fmt,
@@ -613,26 +681,38 @@ static int run_fail(struct xrun *r, const struct xnode *n, const char *fmt,
 	return node_fail(r->p, n, r->err, "%s", msg);
 }
 
+/* A new iteration of F, its counts as the plan sets them: one that ended
+ * is reused when there is one (a loop allocates nothing per iteration). */
 static struct xiter *iter_new(struct xrun *r, struct xframe *F, int64_t num)
 {
 	const struct xsf *sf = &r->p->sf[F->sf];
 	size_t bytes = sizeof(struct xiter) + ((size_t)sf->nlocal + 1) *
 		2 * sizeof(int32_t) + ((size_t)sf->nslot + 1) * sizeof(ge_xt *);
-	char what[300];
-	snprintf(what, sizeof what, "while loop '%s', iteration %" PRId64,
-		 ge_frames_name(r->p->F, F->sf), num);
-	if (ge_xbudget_mem(r->rt->budget, bytes, F->sf ? what : "run",
-			   r->err)) {
+	if (ge_xbudget_mem(r->rt->budget, bytes, "iteration state", r->err)) {
+		if (F->sf)
+			ge_err_prefix(r->err, "while loop '%s', iteration %"
+				      PRId64, ge_frames_name(r->p->F, F->sf),
+				      num);
 		r->failed = 1;
 		return NULL;
 	}
-	struct xiter *I = ge_xcalloc(1, sizeof *I);
+	struct xiter *I = r->spare[F->sf];
+	if (I) {
+		r->spare[F->sf] = I->spare;
+		memset(I->dead, 0, ((size_t)sf->nlocal + 1) * sizeof *I->dead);
+	} else {
+		I = ge_xcalloc(1, sizeof *I);
+		I->pend = ge_xmalloc(((size_t)sf->nlocal + 1) *
+				     sizeof *I->pend);
+		I->dead = ge_xcalloc((size_t)sf->nlocal + 1, sizeof *I->dead);
+		I->in = ge_xcalloc((size_t)sf->nslot + 1, sizeof *I->in);
+	}
+	I->kids = NULL;
 	I->num = num;
 	I->bytes = bytes;
-	I->pend = ge_xmalloc(((size_t)sf->nlocal + 1) * sizeof *I->pend);
+	I->outstanding = 0;
+	I->nframes = 0;
 	memcpy(I->pend, sf->pend0, (size_t)sf->nlocal * sizeof *I->pend);
-	I->dead = ge_xcalloc((size_t)sf->nlocal + 1, sizeof *I->dead);
-	I->in = ge_xcalloc((size_t)sf->nslot + 1, sizeof *I->in);
 	if (F->count == F->cap) {
 		F->cap = F->cap ? 2 * F->cap : 4;
 		F->it = ge_xrealloc(F->it, (size_t)F->cap * sizeof *F->it);
@@ -645,9 +725,18 @@ static struct xiter *iter_new(struct xrun *r, struct xframe *F, int64_t num)
 static void iter_free(struct xrun *r, struct xframe *F, struct xiter *I)
 {
 	int32_t ns = r->p->sf[F->sf].nslot;
-	for (int32_t i = 0; i < ns; i++)
+	for (int32_t i = 0; i < ns; i++) {
 		ge_xt_unref(I->in[i]);
+		I->in[i] = NULL;
+	}
 	ge_xbudget_release(r->rt->budget, I->bytes);
+	/* kept for the next iteration of a frame of the same loop */
+	I->spare = r->spare[F->sf];
+	r->spare[F->sf] = I;
+}
+
+static void iter_destroy(struct xiter *I)
+{
 	free(I->pend);
 	free(I->dead);
 	free(I->in);
@@ -1382,18 +1471,24 @@ int ge_xrun(struct ge_xrt *rt, struct xplan *p, ge_xt *const *args,
 	r.res_dead = ge_xcalloc((size_t)nres + 1, 1);
 	r.prefix = prefix ? prefix : "";
 	r.max_iter = rt->o.max_iterations;
+	r.spare = ge_xcalloc(p->nsf + 1, sizeof *r.spare);
 	r.root = frame_new(&r, 0, NULL, NULL);
 	struct xiter *I0 = r.failed ? NULL : r.root->it[0];
-	const struct xsf *sf0 = &p->sf[0];
-	for (int32_t l = sf0->nlocal - 1; I0 && l >= 0; l--)
-		if (sf0->pend0[l] == 0)
-			push_ready(&r, sf0->nodes[l], r.root, I0, 0);
+	for (size_t i = 0; I0 && i < p->nroots; i++)
+		push_ready(&r, p->roots[i], r.root, I0, 0);
 	while (r.nq && !r.failed) {
 		struct xready rd = r.q[--r.nq];
 		process(&r, &rd);
 	}
 	while (r.frames)
 		frame_free(&r, r.frames);
+	for (size_t f = 0; f < p->nsf; f++)
+		while (r.spare[f]) {
+			struct xiter *I = r.spare[f];
+			r.spare[f] = I->spare;
+			iter_destroy(I);
+		}
+	free(r.spare);
 	free(r.q);
 	int rc = r.failed ? (err->code ? err->code : GE_EINVAL) : GE_OK;
 	for (int i = 0; i < nres && !rc; i++) {
@@ -1450,7 +1545,7 @@ static int body_plan(struct ge_xrt *rt, ge_funcid f, struct xplan **out,
 		if (!ge_op_alive(b, (ge_opid)id))
 			continue;
 		const char *t = ge_op_type(b, (ge_opid)id);
-		if (!strcmp(t, "_Retval") || has_effect(t))
+		if (!strcmp(t, "_Retval") || has_effect(b, t))
 			ge_opvec_push(&start, (ge_opid)id);
 	}
 	struct xplan *p = NULL;

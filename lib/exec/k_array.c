@@ -206,7 +206,7 @@ static int split(ge_kctx *k, const ge_xt *x, int64_t a, const int64_t *sizes,
 				return ge_k_fail(k, "out of memory");
 		off += row;
 	}
-	return GE_OK;
+	return kall_set(k);
 }
 
 static int k_split(ge_kctx *k)
@@ -297,7 +297,7 @@ static int k_unpack(ge_kctx *k)
 					inner))
 				return ge_k_fail(k, "out of memory");
 	}
-	return GE_OK;
+	return kall_set(k);
 }
 
 /* ---------------------------------------------------------------- slices */
@@ -364,8 +364,10 @@ static int dense_spec(ge_kctx *k, const ge_xt *x, int n, const int64_t *b,
 	if (elm & (elm - 1))
 		return ge_k_fail(k, "more than one ellipsis");
 	int sparse = n, full = 0;
-	if (!elm) { /* an implied ellipsis at the end */
-		elm = (uint64_t)1 << n;
+	if (!(elm & (((uint64_t)1 << n) - 1))) {
+		/* no ellipsis among the n entries (a bit past them does not
+		 * count): an implied one at the end */
+		elm |= (uint64_t)1 << n;
 		sparse = n + 1;
 	}
 	for (int i = 0; i < sparse; i++) {

@@ -52,7 +52,8 @@ static int is_cmp(int op) { return op >= B_EQ && op <= B_GE; }
 /* One row of a float op: o[i] = EXPR(x, y) with x, y stepping 0 or 1.
  * Spelled out per op so that the contiguous case vectorizes. */
 #define FROW(NAME, T, OT, EXPR) \
-	static void NAME(OT *o, const T *a, int64_t da, const T *b, \
+	static void NAME(OT *restrict o, const T *restrict a, int64_t da, \
+			 const T *restrict b, \
 			 int64_t db, int64_t n) \
 	{ \
 		if (da && db) \

@@ -129,7 +129,10 @@ static int k_range(ge_kctx *k)
 		uint64_t span = d > 0 ? (uint64_t)l - (uint64_t)s
 				      : (uint64_t)s - (uint64_t)l;
 		uint64_t step = d > 0 ? (uint64_t)d : 0 - (uint64_t)d;
-		n = (int64_t)(span / step + (span % step != 0));
+		uint64_t un = span / step + (span % step != 0);
+		if (un > (uint64_t)INT64_MAX)
+			return ge_k_fail(k, "the range's size overflows");
+		n = (int64_t)un;
 	} else {
 		double s = ge_xt_get_double(k->in[0], 0),
 		       l = ge_xt_get_double(k->in[1], 0),

@@ -206,12 +206,13 @@ static int stack_items(ge_kctx *k, const klist *l, const int64_t *idx,
 				 kps_str(&es, a, sizeof a));
 	if (es.rank + 1 > GE_SHAPE_MAXRANK)
 		return ge_k_fail(k, "items of rank %d are too deep", es.rank);
-	int64_t dims[GE_SHAPE_MAXRANK], per = 1;
+	int64_t dims[GE_SHAPE_MAXRANK], per = kcount(es.rank, es.dims);
+	if (per < 0)
+		return ge_k_fail(k, "the element shape %s overflows",
+				 kps_str(&es, a, sizeof a));
 	dims[0] = m;
-	for (int i = 0; i < es.rank; i++) {
+	for (int i = 0; i < es.rank; i++)
 		dims[i + 1] = es.dims[i];
-		per *= es.dims[i];
-	}
 	for (int64_t j = 0; j < m; j++) {
 		if (idx[j] < 0 || idx[j] >= l->n)
 			return ge_k_fail(k, "index %" PRId64 " is out of range "
@@ -394,7 +395,7 @@ static int k_set_item(ge_kctx *k)
 	    item_ok(k, l, k->in[2]))
 		return GE_EINVAL;
 	int grow = ge_k_attr_bool(k, "resize_if_index_out_of_bounds", 0);
-	if (i < 0 || (i >= l->n && !grow))
+	if (i < 0 || (i >= l->n && !grow) || i >= KST_MAX_ITEMS)
 		return ge_k_fail(k, "index %" PRId64 " is out of range for a "
 				 "list of %" PRId64, i, l->n);
 	klist *w = list_mut(k, 0, l, &own);
@@ -540,8 +541,9 @@ static int scatter(ge_kctx *k, klist *w, const ge_xt *t, const ge_xt *ix)
 	int64_t top = w->n;
 	for (int64_t i = 0; i < ix->n; i++) {
 		int64_t j = ge_xt_get_int64(ix, i);
-		if (j < 0)
-			return ge_k_fail(k, "index %" PRId64 " is negative", j);
+		if (j < 0 || j >= KST_MAX_ITEMS)
+			return ge_k_fail(k, "index %" PRId64 " is out of range",
+					 j);
 		if (j + 1 > top)
 			top = j + 1;
 	}
@@ -625,9 +627,10 @@ static int k_concat(ge_kctx *k)
 				 "its first dimension", kps_str(&es, a,
 								sizeof a));
 	const ge_xt *lead = k->in[2];
-	int64_t per = 1, rows = 0;
-	for (int i = 0; i < tail.rank; i++)
-		per *= tail.dims[i];
+	int64_t rows = 0, per = kcount(tail.rank, tail.dims);
+	if (per < 0)
+		return ge_k_fail(k, "the element shape %s overflows",
+				 kps_str(&es, a, sizeof a));
 	int64_t *len = malloc((size_t)(l->n ? l->n : 1) * sizeof *len);
 	if (!len)
 		return ge_k_fail(k, "out of memory");

@@ -2,7 +2,8 @@
  * exec/k_math.c: elementwise kernels of one input (Abs, Exp, Relu, ...,
  * IsNan, LogicalNot) and Cast.
  *
- * float32 in float32 (the C library's float functions), float64 in
+ * float32 in float32 (the C library's float functions; Tanh as Eigen's
+ * rational approximation, which TensorFlow uses), float64 in
  * float64, half and bfloat16 through float32.  The integer kernels
  * TensorFlow has (Abs, Neg, Sign, Square, Relu, Relu6, Round, Floor and
  * Ceil as identities are not among them) wrap at their width.  Relu and
@@ -70,8 +71,35 @@ static double softplus(double x)
 	return log1p(exp(x));
 }
 
+/* tanh of a float32 as TensorFlow's CPU kernel computes it: Eigen's
+ * rational approximation (odd degree-13 numerator over even degree-6
+ * denominator) on x clamped to +-7.90531110763549805, x itself below
+ * 0.0004.  Within a few ulp of tanh, and far faster than tanhf. */
+static float tanh_tf(float x)
+{
+	if (fabsf(x) < 0.0004f)
+		return x;
+	if (isnan(x))
+		return x;
+	float c = x > 7.90531110763549805f ? 7.90531110763549805f
+		: x < -7.90531110763549805f ? -7.90531110763549805f : x;
+	float x2 = c * c;
+	float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+	p = x2 * p + -8.60467152213735e-11f;
+	p = x2 * p + 5.12229709037114e-08f;
+	p = x2 * p + 1.48572235717979e-05f;
+	p = x2 * p + 6.37261928875436e-04f;
+	p = x2 * p + 4.89352455891786e-03f;
+	p = c * p;
+	float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+	q = x2 * q + 2.26843463243900e-03f;
+	q = x2 * q + 4.89352518554385e-03f;
+	return p / q;
+}
+
 #define UROW(NAME, T, EXPR) \
-	static void NAME(T *o, const T *in, int64_t n, T alpha) \
+	static void NAME(T *restrict o, const T *restrict in, int64_t n, \
+			 T alpha) \
 	{ \
 		(void)alpha; \
 		for (int64_t i = 0; i < n; i++) { \
@@ -122,6 +150,7 @@ static double softplus(double x)
 #define FN64(fn) fn
 UOPS(f32, float, FN32)
 UOPS(f64, double, FN64)
+UROW(f32_tanh_tf, float, tanh_tf(x))
 UROW(f32_softplus, float, softplusf(x))
 UROW(f64_softplus, double, softplus(x))
 
@@ -150,11 +179,16 @@ typedef void (*urow64)(double *, const double *, int64_t, double);
 	[U_ERFC] = (void *)S##_erfc }
 
 static void *const f32_u[U_NOT + 1] = UTABLE(f32);
+/* float32 Tanh as TensorFlow computes it (tanh_tf) */
+#define F32_TANH ((void *)f32_tanh_tf)
 static void *const f64_u[U_NOT + 1] = UTABLE(f64);
 
-static int64_t iunary(int op, int64_t v)
+static int64_t iunary(int op, int64_t v, int uns)
 {
 	uint64_t u = (uint64_t)v;
+	if (uns) /* Relu, Relu6, Square and Round of unsigned kinds */
+		return op == U_RELU6 ? (int64_t)(u > 6 ? 6 : u)
+		       : op == U_SQUARE ? (int64_t)(u * u) : v;
 	switch (op) {
 	case U_ABS: return v < 0 ? (int64_t)(0 - u) : v;
 	case U_NEG: return (int64_t)(0 - u);
@@ -213,7 +247,8 @@ static int k_unary(ge_kctx *k)
 		if (!o)
 			return GE_EINVAL;
 		for (int64_t i = 0; i < x->n; i++)
-			kst_i(o, i, iunary(u->op, kld_i(x, i)));
+			kst_i(o, i, iunary(u->op, kld_i(x, i),
+					   dt_is_unsigned(dt)));
 		return GE_OK;
 	}
 	if (!dt_is_float(dt))
@@ -229,7 +264,8 @@ static int k_unary(ge_kctx *k)
 	if (dt == DT_DOUBLE)
 		((urow64)f64_u[u->op])(o->data, w->data, x->n, alpha);
 	else
-		((urow32)f32_u[u->op])(o->data, w->data, x->n, (float)alpha);
+		((urow32)(u->op == U_TANH ? F32_TANH : f32_u[u->op]))(
+			o->data, w->data, x->n, (float)alpha);
 	ge_xt_unref(w);
 	return kfinish_f(k, 0, dt);
 }
@@ -365,6 +401,6 @@ const ge_kdef ge_kernels_math[] = {
 	{"Acosh", k_unary, 0}, {"Atanh", k_unary, 0}, {"Erf", k_unary, 0},
 	{"Erfc", k_unary, 0}, {"IsNan", k_unary, 0}, {"IsInf", k_unary, 0},
 	{"IsFinite", k_unary, 0}, {"LogicalNot", k_unary, 0},
-	{"Cast", k_cast, 0},
+	{"Cast", k_cast, GE_K_FORWARD},
 	{NULL, NULL, 0},
 };

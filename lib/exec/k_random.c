@@ -17,7 +17,10 @@
  *
  * Stateless ops (StatelessRandomUniform, StatelessRandomNormal,
  * StatelessTruncatedNormal, StatelessRandomUniformInt) draw from their
- * seed input alone.
+ * seed input alone; their V2 forms (and StatelessRandomUniformFullIntV2)
+ * from a key and counter that StatelessRandomGetKeyCounter(Alg) made of
+ * a seed, with the Philox algorithm (1, or 3 "auto", which is Philox on
+ * a CPU).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -116,8 +119,67 @@ static int stateless_gen(ge_kctx *k, int i, ge_philox *g)
 	return GE_OK;
 }
 
+/* The generator of a V2 stateless op: key (uint64 [1]), counter (uint64
+ * [2]) and alg inputs from i. */
+static int v2_gen(ge_kctx *k, int i, ge_philox *g)
+{
+	if (ge_k_need(k, i + 3))
+		return GE_EINVAL;
+	const ge_xt *key = k->in[i], *ctr = k->in[i + 1], *alg = k->in[i + 2];
+	if (key->dtype != DT_UINT64 || key->n < 1 || ctr->dtype != DT_UINT64 ||
+	    ctr->n < 2 || alg->dtype != DT_INT32 || alg->n != 1)
+		return ge_k_fail(k, "needs a uint64 key [1], a uint64 counter "
+				 "[2] and an int32 alg");
+	int32_t a = ((const int32_t *)alg->data)[0];
+	if (a != 1 && a != 3)
+		return ge_k_fail(k, "random algorithm %d: only Philox (1, or 3 "
+				 "on a CPU) is available", (int)a);
+	uint64_t k0 = ((const uint64_t *)key->data)[0];
+	const uint64_t *c = ctr->data;
+	g->key[0] = (uint32_t)k0;
+	g->key[1] = (uint32_t)(k0 >> 32);
+	g->ctr[0] = (uint32_t)c[0];
+	g->ctr[1] = (uint32_t)(c[0] >> 32);
+	g->ctr[2] = (uint32_t)c[1];
+	g->ctr[3] = (uint32_t)(c[1] >> 32);
+	return GE_OK;
+}
+
+/* StatelessRandomGetKeyCounter(seed) -> key, counter; ...Alg adds the
+ * algorithm; StatelessRandomGetAlg() gives it alone. */
+static int k_key_counter(ge_kctx *k)
+{
+	ge_philox g;
+	int64_t one = 1, two = 2;
+	if (!strcmp(k->type, "StatelessRandomGetAlg")) {
+		ge_xt *a = ge_k_out(k, 0, DT_INT32, 0, NULL);
+		if (!a)
+			return GE_EINVAL;
+		((int32_t *)a->data)[0] = 1;
+		return GE_OK;
+	}
+	if (stateless_gen(k, 0, &g))
+		return GE_EINVAL;
+	ge_xt *key = ge_k_out(k, 0, DT_UINT64, 1, &one);
+	ge_xt *ctr = key ? ge_k_out(k, 1, DT_UINT64, 1, &two) : NULL;
+	if (!ctr)
+		return GE_EINVAL;
+	((uint64_t *)key->data)[0] = g.key[0] | (uint64_t)g.key[1] << 32;
+	((uint64_t *)ctr->data)[0] = g.ctr[0] | (uint64_t)g.ctr[1] << 32;
+	((uint64_t *)ctr->data)[1] = g.ctr[2] | (uint64_t)g.ctr[3] << 32;
+	if (k->nout > 2) {
+		ge_xt *a = ge_k_out(k, 2, DT_INT32, 0, NULL);
+		if (!a)
+			return GE_EINVAL;
+		((int32_t *)a->data)[0] = 1;
+	}
+	return GE_OK;
+}
+
 static ge_rand_dist dist_of(const char *type)
 {
+	if (strstr(type, "FullInt"))
+		return GE_RAND_FULL_INT;
 	if (strstr(type, "Normal"))
 		return strstr(type, "Truncated") ? GE_RAND_TRUNCATED
 						 : GE_RAND_NORMAL;
@@ -146,6 +208,8 @@ static int k_random(ge_kctx *k)
 {
 	ge_rand_dist dist = dist_of(k->type);
 	int stateless = !strncmp(k->type, "Stateless", 9);
+	size_t tl = strlen(k->type);
+	int v2 = tl > 2 && !strcmp(k->type + tl - 2, "V2");
 	int dt = ge_k_attr_type(k, dist == GE_RAND_INT && !stateless
 					   ? "Tout" : "dtype", DT_FLOAT);
 	int64_t lo = 0, hi = 0;
@@ -155,9 +219,12 @@ static int k_random(ge_kctx *k)
 		return GE_EINVAL;
 	if (t->n == 0)
 		return GE_OK;
-	if (dist == GE_RAND_INT && int_bounds(k, stateless ? 2 : 1, dt, &lo, &hi))
+	if (dist == GE_RAND_INT &&
+	    int_bounds(k, v2 ? 4 : stateless ? 2 : 1, dt, &lo, &hi))
 		return GE_EINVAL;
-	if (stateless ? stateless_gen(k, 1, &g) : stateful_gen(k, t->n, &g))
+	if (v2 ? v2_gen(k, 1, &g)
+	       : stateless ? stateless_gen(k, 1, &g)
+			   : stateful_gen(k, t->n, &g))
 		return GE_EINVAL;
 	if (ge_philox_fill(g, dist, dt, t->data, t->n, lo, hi))
 		return ge_k_fail(k, "draws no %s", kdt(dt));
@@ -168,10 +235,18 @@ const ge_kdef ge_kernels_random[] = {
 	{"RandomStandardNormal", k_random, GE_K_STATEFUL},
 	{"RandomUniform", k_random, GE_K_STATEFUL},
 	{"RandomUniformInt", k_random, GE_K_STATEFUL},
+	{"StatelessRandomGetAlg", k_key_counter, 0},
+	{"StatelessRandomGetKeyCounter", k_key_counter, 0},
+	{"StatelessRandomGetKeyCounterAlg", k_key_counter, 0},
 	{"StatelessRandomNormal", k_random, 0},
+	{"StatelessRandomNormalV2", k_random, 0},
 	{"StatelessRandomUniform", k_random, 0},
+	{"StatelessRandomUniformFullIntV2", k_random, 0},
 	{"StatelessRandomUniformInt", k_random, 0},
+	{"StatelessRandomUniformIntV2", k_random, 0},
+	{"StatelessRandomUniformV2", k_random, 0},
 	{"StatelessTruncatedNormal", k_random, 0},
+	{"StatelessTruncatedNormalV2", k_random, 0},
 	{"TruncatedNormal", k_random, GE_K_STATEFUL},
 	{NULL, NULL, 0},
 };

@@ -35,6 +35,7 @@ typedef struct rplan {
 	int64_t rn; /* elements reduced into each output */
 	int orank;
 	int64_t odims[GE_SHAPE_MAXRANK];
+	int red[GE_SHAPE_MAXRANK]; /* dimension i is reduced */
 } rplan;
 
 static int plan(ge_kctx *k, const ge_xt *x, const int64_t *axes, int na,
@@ -53,6 +54,7 @@ static int plan(ge_kctx *k, const ge_xt *x, const int64_t *axes, int na,
 		red[a] = 1;
 	}
 	kstrides(x->rank, x->dims, st);
+	memcpy(p->red, red, sizeof red);
 	p->rn = 1;
 	for (int i = 0; i < x->rank; i++) {
 		if (red[i]) {
@@ -176,6 +178,63 @@ static int64_t ired(const rwalk *w, int64_t base, int uns)
 	return (int64_t)acc;
 }
 
+/* Sum and Mean of floats over one run of dimensions [i, j) followed by
+ * kept ones (a global pooling, NHWC): x seen as [A, R, C], each row of C
+ * added into float64 accumulators, r in order, which is the order and
+ * the rounding of fred.  0 when the reduction is not of that form. */
+static int sum_rows(const rplan *p, const ge_xt *x, ge_xt *o, int op,
+		    ge_kctx *k, int *rc)
+{
+	int i = 0, j, r = x->rank;
+	if ((op != R_SUM && op != R_MEAN) || p->rn == 0)
+		return 0;
+	while (i < r && !p->red[i])
+		i++;
+	for (j = i; j < r && p->red[j]; j++)
+		;
+	for (int q = j; q < r; q++)
+		if (p->red[q])
+			return 0;
+	if (i == r || j == r)
+		return 0;
+	int64_t A = 1, R = p->rn, C = 1;
+	for (int q = 0; q < i; q++)
+		A *= x->dims[q];
+	for (int q = j; q < r; q++)
+		C *= x->dims[q];
+	double *acc = malloc((size_t)(C ? C : 1) * sizeof *acc);
+	if (!acc) {
+		*rc = ge_k_fail(k, "out of memory");
+		return 1;
+	}
+	int dbl = x->dtype == DT_DOUBLE;
+	for (int64_t a = 0; a < A; a++) {
+		memset(acc, 0, (size_t)C * sizeof *acc);
+		for (int64_t q = 0; q < R; q++) {
+			int64_t off = (a * R + q) * C;
+			if (dbl) {
+				const double *row = (const double *)x->data + off;
+				for (int64_t c = 0; c < C; c++)
+					acc[c] += row[c];
+			} else {
+				const float *row = (const float *)x->data + off;
+				for (int64_t c = 0; c < C; c++)
+					acc[c] += row[c];
+			}
+		}
+		for (int64_t c = 0; c < C; c++) {
+			double v = op == R_MEAN ? acc[c] / (double)R : acc[c];
+			if (dbl)
+				((double *)o->data)[a * C + c] = v;
+			else
+				((float *)o->data)[a * C + c] = (float)v;
+		}
+	}
+	free(acc);
+	*rc = GE_OK;
+	return 1;
+}
+
 static int k_reduce(ge_kctx *k)
 {
 	int op = red_op(k->type);
@@ -202,6 +261,11 @@ static int k_reduce(ge_kctx *k)
 	if (!o) {
 		ge_xt_unref(w);
 		return GE_EINVAL;
+	}
+	int rc;
+	if (dt_is_float(dt) && sum_rows(&p, w, o, op, k, &rc)) {
+		ge_xt_unref(w);
+		return rc ? rc : kfinish_f(k, 0, dt);
 	}
 	rwalk rw = {&p, w, o, op};
 	int64_t idx[GE_SHAPE_MAXRANK] = {0}, base = 0;
@@ -477,7 +541,7 @@ static int k_topk(ge_kctx *k)
 		}
 	}
 	free(perm);
-	return GE_OK;
+	return kall_set(k);
 }
 
 const ge_kdef ge_kernels_reduce[] = {

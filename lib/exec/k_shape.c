@@ -37,9 +37,9 @@ static int index_type(ge_kctx *k, const char *attr, int *dt)
 static int k_shape(ge_kctx *k)
 {
 	int dt;
-	if (ge_k_need(k, 1) || index_type(k, "out_type", &dt))
-		return GE_EINVAL;
 	int n = !strcmp(k->type, "ShapeN") ? k->nin : 1;
+	if (ge_k_need(k, n > 1 ? n : 1) || index_type(k, "out_type", &dt))
+		return GE_EINVAL;
 	if (n > k->nout)
 		return ge_k_fail(k, "has %d inputs but %d outputs", n, k->nout);
 	for (int j = 0; j < n; j++) {
@@ -52,7 +52,7 @@ static int k_shape(ge_kctx *k)
 			if (put_index(k, o, i, x->dims[i]))
 				return GE_EINVAL;
 	}
-	return GE_OK;
+	return kall_set(k);
 }
 
 static int k_size(ge_kctx *k)

@@ -103,7 +103,7 @@ static int write_check(ge_kctx *k, karray *a, int64_t i, const ge_xt *v)
 	if (v->dtype != a->dtype)
 		return ge_k_fail(k, "writes %s into a TensorArray of %s",
 				 kdt(v->dtype), kdt(a->dtype));
-	if (i < 0 || (i >= a->n && !a->dynamic))
+	if (i < 0 || (i >= a->n && !a->dynamic) || i >= KST_MAX_ITEMS)
 		return ge_k_fail(k, "index %" PRId64 " is out of range for a "
 				 "TensorArray of %" PRId64, i, a->n);
 	if (i < a->n && a->st[i] != UNWRITTEN)
@@ -272,16 +272,15 @@ static ge_xt *stacked(ge_kctx *k, karray *a, int64_t m, int64_t *per)
 	if (elem_shape(k, a, "element_shape", 1, &es))
 		return NULL;
 	int64_t dims[GE_SHAPE_MAXRANK];
-	dims[0] = m;
-	*per = 1;
-	for (int i = 0; i < es.rank; i++) {
-		dims[i + 1] = es.dims[i];
-		*per *= es.dims[i];
-	}
-	if (es.rank + 1 > GE_SHAPE_MAXRANK) {
-		ge_k_fail(k, "items of rank %d are too deep", es.rank);
+	if (es.rank + 1 > GE_SHAPE_MAXRANK ||
+	    (*per = kcount(es.rank, es.dims)) < 0) {
+		ge_k_fail(k, "items of rank %d are too deep or too large",
+			  es.rank);
 		return NULL;
 	}
+	dims[0] = m;
+	for (int i = 0; i < es.rank; i++)
+		dims[i + 1] = es.dims[i];
 	ge_xt *out = ge_k_out(k, 0, a->dtype, es.rank + 1, dims);
 	if (out && ge_k_work(k, (uint64_t)out->n))
 		return NULL;
@@ -484,7 +483,7 @@ const ge_kdef ge_kernels_tarray[] = {
 	{"TensorArrayCloseV3", k_close, GE_K_STATEFUL},
 	{"TensorArrayConcatV3", k_concat, GE_K_STATEFUL},
 	{"TensorArrayGatherV3", k_gather, GE_K_STATEFUL},
-	{"TensorArrayReadV3", k_read, GE_K_STATEFUL | GE_K_FORWARD},
+	{"TensorArrayReadV3", k_read, GE_K_STATEFUL},
 	{"TensorArrayScatterV3", k_scatter, GE_K_STATEFUL | GE_K_FORWARD},
 	{"TensorArraySizeV3", k_size, GE_K_STATEFUL},
 	{"TensorArraySplitV3", k_split, GE_K_STATEFUL | GE_K_FORWARD},

@@ -29,9 +29,12 @@
 	X(ge_kernels_shape) \
 	X(ge_kernels_array) \
 	X(ge_kernels_index) \
+	X(ge_kernels_misc) \
 	X(ge_kernels_list) \
 	X(ge_kernels_tarray) \
 	X(ge_kernels_random) \
+	X(ge_kernels_table) \
+	X(ge_kernels_parse) \
 	X(ge_kernels_quant)
 
 #define DECLARE_TABLE(t) extern const ge_kdef t[];
@@ -264,6 +267,17 @@ int ge_k_attr_ints(ge_kctx *k, const char *name, int64_t *out, int cap)
 }
 
 /* ---------------------------------------------------------------- inputs */
+
+int kall_set(ge_kctx *k)
+{
+	int n = 0;
+	for (int i = 0; i < k->nout; i++)
+		n += k->out[i] != NULL;
+	if (n < k->nout)
+		return ge_k_fail(k, "makes %d outputs, the op has %d", n,
+				 k->nout);
+	return GE_OK;
+}
 
 int kints_any(ge_kctx *k, int i, int64_t *out, int cap)
 {

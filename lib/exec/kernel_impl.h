@@ -1,7 +1,8 @@
 /*
  * exec/kernel_impl.h: what the files of kernels share (exec/kernel.c,
- * exec/xconvert.c, exec/k_math.c, exec/k_binary.c, exec/k_reduce.c,
- * exec/k_shape.c, exec/k_array.c, exec/k_index.c): DataType numbers,
+ * exec/xconvert.c, exec/k_const.c, exec/k_math.c, exec/k_binary.c, exec/k_reduce.c,
+ * exec/k_shape.c, exec/k_array.c, exec/k_index.c,
+ * exec/k_misc.c): DataType numbers,
  * dtype classes, row-major strides and the broadcasting of two shapes.
  * Not part of the API.
  */
@@ -195,6 +196,10 @@ void knarrow(ge_xt *dst, const ge_xt *src);
  * the kernel writes and kfinish narrows into the real output. */
 ge_xt *kout_f(ge_kctx *k, int i, int dt, int rank, const int64_t *dims);
 int kfinish_f(ge_kctx *k, int i, int dt);
+
+/* GE_OK when the kernel set every output, else a failure saying how many
+ * it made: the end of a kernel of several outputs. */
+int kall_set(ge_kctx *k);
 
 /* Integer elements of input i whatever its rank (ge_k_ints wants a
  * scalar or a vector). */

@@ -19,6 +19,10 @@ enum {
 	GE_XOBJ_RNG = 19,    /* a random op's generator (its slot) */
 };
 
+/* The most items a list or an array may be indexed up to: an index past
+ * it fails before any size is computed from it. */
+#define KST_MAX_ITEMS ((int64_t)1 << 40)
+
 /* A partial shape: rank -1 when unknown, a dim -1 when unknown. */
 typedef struct kps {
 	int rank;

@@ -7,7 +7,7 @@
 #include "tensor.h"
 
 enum { DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_INT64 = 9,
-       DT_BFLOAT16 = 14, DT_HALF = 19 };
+       DT_BFLOAT16 = 14, DT_HALF = 19, DT_UINT32 = 22, DT_UINT64 = 23 };
 
 /* The round constants of the paper: Weyl increments of the key and the
  * two multipliers. */
@@ -193,6 +193,15 @@ static int fixed_group(ge_rand_dist dist, int dtype, const uint32_t w[4],
 			o->i[j] = (int32_t)(uint32_t)((uint32_t)lo +
 						      w[j] % (uint32_t)range);
 		return 4;
+	case GE_RAND_FULL_INT:
+		if (dtype == DT_INT64 || dtype == DT_UINT64) {
+			o->i[0] = (int64_t)(w[0] | (uint64_t)w[1] << 32);
+			o->i[1] = (int64_t)(w[2] | (uint64_t)w[3] << 32);
+			return 2;
+		}
+		for (int j = 0; j < 4; j++)
+			o->i[j] = (int64_t)w[j];
+		return 4;
 	default:
 		return 0;
 	}
@@ -255,7 +264,9 @@ static void store(int dtype, ge_rand_dist dist, void *out, int64_t at,
 					ge_bf16_from_double(o->d[j]);
 		break;
 	case DT_INT32: ((int32_t *)out)[at] = (int32_t)o->i[j]; break;
+	case DT_UINT32: ((uint32_t *)out)[at] = (uint32_t)o->i[j]; break;
 	case DT_INT64: ((int64_t *)out)[at] = o->i[j]; break;
+	case DT_UINT64: ((uint64_t *)out)[at] = (uint64_t)o->i[j]; break;
 	}
 }
 
@@ -264,12 +275,18 @@ int ge_philox_fill(ge_philox g, ge_rand_dist dist, int dtype, void *out,
 {
 	int real = dtype == DT_FLOAT || dtype == DT_DOUBLE ||
 		   dtype == DT_HALF || dtype == DT_BFLOAT16;
-	if (dist == GE_RAND_INT ? (dtype != DT_INT32 && dtype != DT_INT64) ||
-				  lo >= hi
-				: !real)
+	int ok = dist == GE_RAND_INT ? (dtype == DT_INT32 ||
+					dtype == DT_INT64) && lo < hi
+		 : dist == GE_RAND_FULL_INT ? dtype == DT_INT32 ||
+					      dtype == DT_INT64 ||
+					      dtype == DT_UINT32 ||
+					      dtype == DT_UINT64
+		 : real;
+	if (!ok)
 		return -1;
 	uint64_t range = (uint64_t)hi - (uint64_t)lo;
-	int gsize = dtype == DT_DOUBLE || dtype == DT_INT64 ? 2 : 4;
+	int gsize = dtype == DT_DOUBLE || dtype == DT_INT64 ||
+		    dtype == DT_UINT64 ? 2 : 4;
 	group o;
 	for (int64_t at = 0, grp = 0; at < n; grp++) {
 		if (dist == GE_RAND_TRUNCATED) {

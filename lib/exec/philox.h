@@ -27,7 +27,7 @@
  *                   offset (256 blocks per output), so a group's draws
  *                   never depend on another's;
  *   uniform int     lo + (word mod (hi - lo)), one word per int32, two
- *                   per int64.
+ *                   per int64; the full range: the words themselves.
  * Outputs are made in groups (four per block for 32-bit kinds, two for
  * 64-bit); a partial last group takes the first values of a full one.
  */
@@ -66,13 +66,15 @@ typedef enum {
 	GE_RAND_UNIFORM,   /* [0, 1) */
 	GE_RAND_NORMAL,    /* standard normal */
 	GE_RAND_TRUNCATED, /* standard normal within (-2, 2) */
-	GE_RAND_INT        /* [lo, hi) */
+	GE_RAND_INT,       /* [lo, hi) */
+	GE_RAND_FULL_INT   /* every value of the integer type */
 } ge_rand_dist;
 
 /* Fills n elements of out, TensorFlow DataType dtype (float32, float64,
  * float16 or bfloat16 as 16-bit patterns; int32 or int64 for
- * GE_RAND_INT, with lo < hi), from generator g as it stands: g itself is
- * not advanced.  Returns 0, or -1 for a dtype the distribution lacks. */
+ * GE_RAND_INT, with lo < hi; int32, uint32, int64 or uint64 for
+ * GE_RAND_FULL_INT, a word or two words each), from generator g as it
+ * stands: g itself is not advanced.  Returns 0, or -1 for a dtype the distribution lacks. */
 int ge_philox_fill(ge_philox g, ge_rand_dist dist, int dtype, void *out,
 		   int64_t n, int64_t lo, int64_t hi);
 
