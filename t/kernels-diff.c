@@ -115,14 +115,16 @@ static void check(tally *t)
 	int n = ge_op_num_outputs(g, tr.op);
 	int krc = kt_run_op(g, tr.op, out, n < 1 ? 1 : n, &kerr);
 	if (vrc == GE_OK && krc != GE_OK)
-		snprintf(why, sizeof why, "the kernel refuses: %s", kerr.msg);
+		snprintf(why, sizeof why, "the kernel refuses: %.900s",
+			 kerr.msg);
 	else if (vrc == GE_OK) {
 		const ge_xt *x = out[0];
 		t->compared++;
+		char desc[256];
 		if (x->dtype != v.dtype || x->rank != v.rank ||
 		    memcmp(x->dims, v.dims, sizeof(int64_t) * (size_t)x->rank))
 			snprintf(why, sizeof why, "kernel %s, evaluator dtype %d "
-				 "rank %d", ge_xt_describe(x, why + 512, 256),
+				 "rank %d", ge_xt_describe(x, desc, sizeof desc),
 				 v.dtype, v.rank);
 		for (int64_t k = 0; !why[0] && k < x->n; k++)
 			if (v.d ? !close_enough(ge_xt_get_double(x, k), v.d[k])

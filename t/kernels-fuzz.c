@@ -106,7 +106,7 @@ int main(void)
 			int nin = (int)rnd(5);
 			char ins[64] = "", attrs[1024];
 			for (int i = 0; i < nin; i++) {
-				char nm[8];
+				char nm[16];
 				sprintf(nm, "i%d", i);
 				rconst(nm);
 				sprintf(ins + strlen(ins), "%s%s", i ? "," : "", nm);

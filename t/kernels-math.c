@@ -293,6 +293,11 @@ static void test_reduce(void)
 	kt_op("y", "Cumsum", "x,a", KT_ATTR_BOOL("exclusive", "true")
 	      KT_ATTR_BOOL("reverse", "true"));
 	is_string("int32[4] 9,7,4,0", kt_run("y"), "Cumsum exclusive reverse");
+	kt_c("x", "DT_FLOAT", "3", "16777216 1 1");
+	kt_c("a", "DT_INT32", "", "0");
+	kt_op("y", "Cumsum", "x,a", TF);
+	is_string("float32[3] 16777216,16777216,16777216", kt_run("y"),
+		  "a float32 Cumsum rounds at each step");
 	kt_c("x", "DT_FLOAT", "2,3", "1 3 2 6 5 6");
 	kt_c("k", "DT_INT32", "", "2");
 	kt_op("y", "TopKV2", "x,k", TF);

@@ -59,7 +59,7 @@ struct xnode {
 	uint32_t e0, ne;      /* data out edges */
 	uint32_t c0, nc;      /* control out edges */
 	uint32_t f0, nf;      /* fetches of its outputs */
-	int32_t aux;          /* _Arg / _Retval index, first feed */
+	int32_t aux;          /* _Arg / _Retval index */
 	const ge_kdef *k;
 };
 
@@ -94,11 +94,11 @@ struct xplan {
 	struct xsf *sf;
 	size_t nsf;
 	int nargs, nrets;
-	uint32_t *feed_node;  /* feeds: node fed (UINT32_MAX: unused) */
-	int32_t *feed_out;    /* feeds: output index per feed */
 	uint32_t *roots;      /* ops without inputs, in the order they are
 				 pushed on the ready stack */
 	size_t nroots;
+	uint32_t *feed_node;  /* feeds: node fed (UINT32_MAX: unused) */
+	int32_t *feed_out;    /* feeds: output index per feed */
 	int32_t *feed_idx;    /* feeds: caller's feed index */
 	size_t nfeed;
 };
@@ -529,10 +529,10 @@ static void plan_frames(struct xplan *p)
 /* The plan of a run of g needing the start ops, with fed tensors (their
  * ops become sources) and fetches (fetch[i] is result i). */
 int ge_xplan_build(struct ge_xrt *rt, ge_graph *g, const char *fname,
-		      const ge_opid *start, size_t nstart,
-		      const ge_tref *fed, size_t nfed,
-		      const ge_tref *fetch, size_t nfetch,
-		      struct xplan **out, ge_error *err)
+		   const ge_opid *start, size_t nstart,
+		   const ge_tref *fed, size_t nfed,
+		   const ge_tref *fetch, size_t nfetch,
+		   struct xplan **out, ge_error *err)
 {
 	size_t cap = ge_graph_capacity(g);
 	uint8_t *isfed = ge_xcalloc(cap + 1, 1);
@@ -1090,7 +1090,7 @@ static int call_from(struct xrun *r, const struct xnode *n, ge_funcid f,
 			      ge_func_name(r->rt->g, f));
 	ge_buf_addc(&pre, 0);
 	int rc = ge_xcall(r->rt, f, args, nargs, outs, nout,
-			   (const char *)pre.data, r->err);
+			  (const char *)pre.data, r->err);
 	ge_buf_free(&pre);
 	if (rc) {
 		r->failed = 1;
@@ -1278,12 +1278,18 @@ static int execute(struct xrun *r, const struct xnode *n, ge_xt **in,
 	case XK_FED:
 		return run_fed(r, n, outs);
 	case XK_ARG:
+		if (!r->p->fname)
+			return run_fail(r, n, "is a function's argument in a "
+					"graph: it must be fed");
 		if (n->aux >= r->nargs)
 			return run_fail(r, n, "reads argument %d of %d",
 					n->aux, r->nargs);
 		outs[0] = ge_xt_ref(r->args[n->aux]);
 		return GE_OK;
 	case XK_RETVAL:
+		if (!r->p->fname)
+			return run_fail(r, n, "is a function's return value in "
+					"a graph: it cannot run");
 		if (n->nin < 1 || n->aux >= r->nres)
 			return run_fail(r, n, "has no input or a bad index");
 		ge_xt_unref(r->res[n->aux]);
@@ -1380,13 +1386,15 @@ static void report(struct xrun *r, const struct xnode *n,
 				*st = (uint8_t)(dead ? 1 : 2);
 			continue;
 		}
-		if (!root || (exit && (dead || *st == 2))) {
+		/* a Switch's untaken output is dead, its op live */
+		int d = dead || !outs[f->out];
+		if (!root || (exit && (d || *st == 2))) {
 			/* an Exit is dead in every iteration but the last */
 			if (!*st)
 				*st = 1;
 			continue;
 		}
-		ge_xt *v = dead ? NULL : ge_xt_ref(outs[f->out]);
+		ge_xt *v = d ? NULL : ge_xt_ref(outs[f->out]);
 		if (v && ge_xvars_is_ref(v)) {
 			/* a TF1 variable is fetched as its value */
 			ge_xt *val = ge_xvars_deref(r->rt, v,
@@ -1400,9 +1408,9 @@ static void report(struct xrun *r, const struct xnode *n,
 		}
 		ge_xt_unref(r->res[f->idx]);
 		r->res[f->idx] = v;
-		*st = (uint8_t)(dead ? 1 : 2);
+		*st = (uint8_t)(d ? 1 : 2);
 	}
-	if (n->kind == XK_RETVAL && dead && n->aux < r->nres)
+	if (n->kind == XK_RETVAL && dead && p->fname && n->aux < r->nres)
 		r->res_dead[n->aux] = 1;
 	if (dead || !r->rt->o.on_tensor)
 		return;
@@ -1549,8 +1557,8 @@ static int body_plan(struct ge_xrt *rt, ge_funcid f, struct xplan **out,
 			ge_opvec_push(&start, (ge_opid)id);
 	}
 	struct xplan *p = NULL;
-	int rc = ge_xplan_build(rt, b, ge_func_name(rt->g, f), start.v, start.n,
-			    NULL, 0, NULL, 0, &p, err);
+	int rc = ge_xplan_build(rt, b, ge_func_name(rt->g, f), start.v,
+				start.n, NULL, 0, NULL, 0, &p, err);
 	ge_opvec_free(&start);
 	if (rc)
 		return rc;

@@ -25,7 +25,9 @@
  * MetaGraphDef beside its checkpoint, a SavedModel's variables/) holds
  * each variable's value, TF1 VariableV2 restored by name and TF2 resource
  * variables through the object graph; VarHandleOp, ReadVariableOp,
- * AssignVariableOp and their kin act on those values.
+ * AssignVariableOp and their kin act on those values.  A SavedModel's
+ * init op runs when the session opens, as TensorFlow's loader runs it.
+ * doc/runner.md is the reference.
  *
  * Every tensor is charged to the session's budget (o->budget, or one of
  * its own from --max-memory and --max-work); the peak is reported.

@@ -72,8 +72,9 @@ void ge_xvars_close(struct ge_xrt *rt);
 /* The kernel of a variable op type (VarHandleOp, ReadVariableOp,
  * VariableV2, Assign...), or NULL. */
 const ge_kdef *ge_xvars_kernel(const char *type);
-/* Whether op type takes a TF1 reference as it is (Assign, IsVariableInitialized,
- * the Ref* forwarding ops); any other op reads a reference's value. */
+/* Whether op type takes a TF1 reference as it is (Assign,
+ * IsVariableInitialized, the Ref* forwarding ops); any other op reads a
+ * reference's value. */
 int ge_xvars_takes_ref(const char *type);
 /* Whether t is a TF1 variable reference (what VariableV2 outputs). */
 int ge_xvars_is_ref(const ge_xt *t);

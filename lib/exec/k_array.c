@@ -541,13 +541,19 @@ static int k_tile(ge_kctx *k)
 		return GE_EINVAL;
 	int64_t xs[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
 	kstrides(n, x->dims, xs);
-	for (int64_t i = 0; i < total; i++) {
+	if (total == 0)
+		return GE_OK;
+	/* row by row: an output row is the input's last-dimension row
+	 * repeated m[last] times */
+	int64_t row = n ? x->dims[n - 1] : 1, reps = n ? m[n - 1] : 1;
+	for (int64_t i = 0; i < total;) {
 		int64_t src = 0;
-		for (int d = 0; d < n; d++)
+		for (int d = 0; d < n - 1; d++)
 			src += (idx[d] % x->dims[d]) * xs[d];
-		if (kcopy_elem(o, i, x, src))
-			return ge_k_fail(k, "out of memory");
-		for (int d = n - 1; d >= 0; d--) {
+		for (int64_t r = 0; r < reps; r++, i += row)
+			if (kcopy_elems(o, i, x, src, row))
+				return ge_k_fail(k, "out of memory");
+		for (int d = n - 2; d >= 0; d--) {
 			if (++idx[d] < dims[d])
 				break;
 			idx[d] = 0;

@@ -241,7 +241,7 @@ static int k_where(ge_kctx *k)
 	for (int64_t i = 0; i < x->n; i++) {
 		int nz = dt_is_float(x->dtype) ? ge_xt_get_double(x, i) != 0
 					       : kld_i(x, i) != 0;
-		if (nz) {
+		if (nz && x->rank) {
 			memcpy(d, idx, sizeof(int64_t) * (size_t)x->rank);
 			d += x->rank;
 		}

@@ -519,7 +519,8 @@ static int k_bitcast(ge_kctx *k)
 	ge_xt *o = ge_k_out(k, 0, dt, r, dims);
 	if (!o)
 		return GE_EINVAL;
-	memcpy(o->data, x->data, (size_t)x->n * si);
+	if (x->n)
+		memcpy(o->data, x->data, (size_t)x->n * si);
 	return GE_OK;
 }
 

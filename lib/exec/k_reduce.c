@@ -4,7 +4,8 @@
  *
  * Float sums accumulate in float64 and round once to the dtype: closer to
  * the exact sum than any float32 order, TensorFlow's vectorized order
- * included, which they may differ from by an ulp.  Integer sums and
+ * included, which they may differ from by an ulp.  Cumsum and Cumprod
+ * scan in the dtype, one rounding per step, as TensorFlow's scan does.  Integer sums and
  * products wrap at the dtype's width; Max and Min propagate NaN.
  */
 #include <inttypes.h>
@@ -464,12 +465,16 @@ static int k_cumsum(ge_kctx *k)
 					: ((const float *)w->data)[e];
 				if (!excl)
 					facc = prod ? facc * v : facc + v;
+				if (dt != DT_DOUBLE) /* a float32 scan, as Eigen's */
+					facc = (float)facc;
 				if (dt == DT_DOUBLE)
 					((double *)o->data)[e] = facc;
 				else
 					((float *)o->data)[e] = (float)facc;
 				if (excl)
 					facc = prod ? facc * v : facc + v;
+				if (dt != DT_DOUBLE)
+					facc = (float)facc;
 			}
 		}
 	ge_xt_unref(w);

@@ -121,17 +121,18 @@ int ge_xt_from_proto(const Tensorflow__TensorProto *p, ge_xbudget *b,
 			      "be read", w, kdt(dt));
 	if (proto_shape(p, &rank, dims, w, err))
 		return err ? err->code : GE_EFORMAT;
+	/* content of the wrong size is refused before anything is made */
+	const ProtobufCBinaryData *c = &p->tensor_content;
+	int64_t n = kcount(rank, dims);
+	if (c->len && dt != DT_STRING &&
+	    (n < 0 || (uint64_t)n > SIZE_MAX / es || c->len != (size_t)n * es))
+		return ge_err(err, GE_EFORMAT, "%s: tensor_content holds %zu "
+			      "bytes, the shape needs %" PRId64 " elements of "
+			      "%zu", w, c->len, n, es);
 	ge_xt *t = ge_xt_new(dt, rank, dims, b, w, err);
 	if (!t)
 		return GE_EINVAL;
-	const ProtobufCBinaryData *c = &p->tensor_content;
 	if (c->len && dt != DT_STRING) {
-		if ((uint64_t)t->n > SIZE_MAX / es || c->len != (size_t)t->n * es) {
-			ge_xt_unref(t);
-			return ge_err(err, GE_EFORMAT, "%s: tensor_content holds "
-				      "%zu bytes, the shape needs %" PRId64
-				      " elements of %zu", w, c->len, t->n, es);
-		}
 		memcpy(t->data, c->data, c->len);
 		if (dt == DT_BOOL)
 			for (int64_t k = 0; k < t->n; k++)

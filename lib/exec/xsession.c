@@ -135,15 +135,21 @@ static int resolve(const ge_graph *g, const ge_xfeed *feeds, int nfeeds,
 		if (!feeds[i].t)
 			return ge_err(err, GE_EINVAL, "feed '%s': no tensor",
 				      feeds[i].name);
-		if (ge_graph_resolve_tensor(g, feeds[i].name, 0, &fed[i], err))
+		if (ge_graph_resolve_tensor(g, feeds[i].name, 0, &fed[i],
+					    err)) {
+			ge_err_prefix(err, "feed");
 			return GE_ENOTFOUND;
+		}
 		int rc = check_feed(g, fed[i], feeds[i].t, feeds[i].name, err);
 		if (rc)
 			return rc;
 	}
 	for (int i = 0; i < nfetch; i++) {
-		if (ge_graph_resolve_tensor(g, fetches[i], 1, &fetch[i], err))
+		if (ge_graph_resolve_tensor(g, fetches[i], 1, &fetch[i],
+					    err)) {
+			ge_err_prefix(err, "fetch");
 			return GE_ENOTFOUND;
+		}
 		start[i] = fetch[i].op;
 	}
 	return GE_OK;
@@ -179,9 +185,9 @@ static int root_plan(struct ge_xrt *rt, const ge_xfeed *feeds, int nfeeds,
 	    !strcmp(rt->last_key, key)) {
 		*out = rt->last;
 	} else if (!rc) {
-		rc = ge_xplan_build(rt, rt->g, NULL, start, (size_t)nfetch, fed,
-				(size_t)nfeeds, fetch, (size_t)nfetch, out,
-				err);
+		rc = ge_xplan_build(rt, rt->g, NULL, start, (size_t)nfetch,
+				    fed, (size_t)nfeeds, fetch,
+				    (size_t)nfetch, out, err);
 		if (!rc) {
 			ge_xplan_free(rt->last);
 			free(rt->last_key);
@@ -242,7 +248,7 @@ int ge_xsession_call(ge_xsession *s, const char *fname, ge_xt *const *args,
 	ge_buf_printf(&pre, "%s/", fname);
 	ge_buf_addc(&pre, 0);
 	int rc = ge_xcall(rt, f, args, nargs, out, nout,
-			   (const char *)pre.data, err);
+			  (const char *)pre.data, err);
 	ge_buf_free(&pre);
 	return rc;
 }
@@ -356,7 +362,11 @@ int ge_xsession_init(ge_xsession *s, ge_error *err)
 	asset_feeds(s, dir, &feeds, &n);
 	const char *f = (const char *)fetch.data;
 	ge_xt *out = NULL;
+	/* the init op is not part of what a caller watches */
+	void (*watch)(void *, const char *, const ge_xt *) = rt->o.on_tensor;
+	rt->o.on_tensor = NULL;
 	int rc = run_root(s, feeds, n, &f, 1, &out, err);
+	rt->o.on_tensor = watch;
 	if (rc) {
 		ge_err_prefix(err, "the SavedModel's init op '%s'", f + 1);
 		ge_err_prefix(err, "%s", ge_graph_name(rt->g));

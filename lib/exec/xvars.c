@@ -499,6 +499,15 @@ static int assign(ge_kctx *k, int sign, int give)
 		return GE_EINVAL;
 	const ge_xt *v = k->in[1];
 	ge_xt *nv;
+	int want = attr_dtype(k);
+	if (!want)
+		want = ge_k_attr_type(k, "T", 0);
+	if (v->dtype == DT_RESOURCE || (want && v->dtype != want))
+		return vfail(k, "assigns %s to a variable of %s",
+			     ge_dtype_name(v->dtype) ? ge_dtype_name(v->dtype)
+						     : "?",
+			     want && ge_dtype_name(want) ? ge_dtype_name(want)
+							 : "values");
 	if (sign) {
 		if (!x->value)
 			return vfail(k, "variable '%s' has no value to add to",
