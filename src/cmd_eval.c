@@ -288,7 +288,7 @@ static int eval_model(ge_graph *g, const struct xargs *x)
 		cli_errmsg("%s: no outputs to fetch (name some with --output)",
 			   model);
 		rc = EXIT_USAGE;
-	} else if (ge_xrun_model(g, &o, &fd, tensors, n, outs, NULL, &err)) {
+	} else if (ge_xrun_model(g, &o, &b, &fd, tensors, n, outs, NULL, &err)) {
 		cli_errmsg("%s", err.msg); /* it names the model */
 		rc = EXIT_USAGE;
 	}

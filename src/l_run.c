@@ -100,14 +100,55 @@ static void lfeeds_free(struct lfeeds *lf)
 		ge_xt_unref(lf->made[i].t);
 	free(lf->made);
 	free(lf->specs);
+	memset(lf, 0, sizeof *lf);
 }
 
-/* Leaves one table on the stack holding the spec strings (kept alive). */
+/* What a call holds in C while it may raise: a userdata whose __gc frees
+ * it, so that an error in a feed leaks nothing.  Its user value keeps
+ * the spec strings alive. */
+struct scratch {
+	struct lfeeds lf;
+	ge_xiface f;
+	const char **outputs, **map;
+};
+
+static void scratch_free(struct scratch *s)
+{
+	lfeeds_free(&s->lf);
+	ge_xiface_free(&s->f);
+	free(s->outputs);
+	free(s->map);
+	memset(s, 0, sizeof *s);
+}
+
+static int scratch_gc(lua_State *L)
+{
+	scratch_free(lua_touserdata(L, 1));
+	return 0;
+}
+
+/* [-0, +1, m] */
+static struct scratch *new_scratch(lua_State *L)
+{
+	struct scratch *s = lua_newuserdatauv(L, sizeof *s, 1);
+	memset(s, 0, sizeof *s);
+	if (luaL_newmetatable(L, "gerewrite.runscratch")) {
+		lua_pushcfunction(L, scratch_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	return s;
+}
+
+/* The spec strings go to a table kept as the user value of the scratch
+ * userdata at sidx. */
 static void read_feeds(lua_State *L, int idx, const ge_xiface *f,
-		       struct lfeeds *lf)
+		       struct lfeeds *lf, int sidx)
 {
 	memset(lf, 0, sizeof *lf);
 	lua_newtable(L);
+	lua_pushvalue(L, -1);
+	lua_setiuservalue(L, sidx, 1);
 	int keep = lua_gettop(L);
 	if (lua_isnoneornil(L, idx))
 		return;
@@ -122,10 +163,8 @@ static void read_feeds(lua_State *L, int idx, const ge_xiface *f,
 	lf->specs = ge_xcalloc(n + 1, sizeof *lf->specs);
 	lua_pushnil(L);
 	while (lua_next(L, idx)) {
-		if (lua_type(L, -2) != LUA_TSTRING) {
-			lfeeds_free(lf);
+		if (lua_type(L, -2) != LUA_TSTRING)
 			luaL_error(L, "feeds: keys are input names");
-		}
 		const char *name = lua_tostring(L, -2);
 		const ge_xport *p = ge_xiface_find(f->in, f->nin, name);
 		ge_xt *t = lua_xt(L, -1, p, name);
@@ -201,33 +240,34 @@ static int m_run(lua_State *L)
 		luaL_checktype(L, 3, LUA_TTABLE);
 	lge_checkopts(L, 4, run_keys);
 	const char *sig = opt_str(L, 4, "signature");
-	ge_xiface f;
+	struct scratch *sc = new_scratch(L);
+	int sidx = lua_gettop(L);
+	ge_xiface *fp = &sc->f;
 	ge_error err;
-	if (ge_xiface_get(g, sig, &f, &err))
+	if (ge_xiface_get(g, sig, fp, &err))
 		return lge_raise(L, &err);
-	struct lfeeds lf;
-	read_feeds(L, 2, &f, &lf);
+	read_feeds(L, 2, fp, &sc->lf, sidx);
 	ge_xfeeds fd;
-	int rc = ge_xfeeds_make(&f, lf.specs, lf.nspecs, lf.made, lf.nmade,
-				(uint64_t)opt_int(L, 4, "seed", 0),
+	int rc = ge_xfeeds_make(fp, sc->lf.specs, sc->lf.nspecs, sc->lf.made,
+				sc->lf.nmade, (uint64_t)opt_int(L, 4, "seed", 0),
 				opt_int(L, 4, "dim", 1), NULL, &fd, &err);
-	lfeeds_free(&lf);
-	if (rc) {
-		ge_xiface_free(&f);
+	lfeeds_free(&sc->lf);
+	if (rc)
 		return lge_raise(L, &err);
-	}
+	ge_xiface f = *fp; /* the scratch still frees it */
 	const char **fetch;
 	size_t n = read_fetches(L, &f, &fetch);
 	ge_xt **outs = ge_xcalloc(n + 1, sizeof *outs);
 	ge_xopts o = GE_XOPTS_INIT;
 	o.seed = (uint64_t)opt_int(L, 4, "seed", 0);
 	o.max_iterations = opt_int(L, 4, "max_iterations", 0);
-	rc = ge_xrun_model(g, &o, &fd, fetch, n, outs, NULL, &err);
+	ge_xbudget bud;
+	ge_xbudget_init(&bud);
+	rc = ge_xrun_model(g, &o, &bud, &fd, fetch, n, outs, NULL, &err);
 	ge_xfeeds_free(&fd);
 	if (rc) {
 		free(outs);
 		free(fetch);
-		ge_xiface_free(&f);
 		return lge_raise(L, &err);
 	}
 	int single = lua_type(L, 3) == LUA_TSTRING;
@@ -242,7 +282,7 @@ static int m_run(lua_State *L)
 	}
 	free(outs);
 	free(fetch);
-	ge_xiface_free(&f);
+	scratch_free(sc);
 	if (single)
 		lua_rawgeti(L, -1, 1);
 	return 1;
@@ -341,6 +381,7 @@ static size_t opt_strings(lua_State *L, int idx, const char *k,
 	int t = lua_gettop(L);
 	size_t n = 0, cap = 8;
 	const char **v = ge_xcalloc(cap, sizeof *v);
+	*out = v; /* the caller's scratch frees it if a check raises */
 	if (!strcmp(k, "map")) {
 		/* {a = "b"} into "a=b" */
 		lua_newtable(L);
@@ -357,13 +398,12 @@ static size_t opt_strings(lua_State *L, int idx, const char *k,
 		n = lua_rawlen(L, t);
 	}
 	if (n + 1 > cap)
-		v = ge_xrealloc(v, (n + 1) * sizeof *v);
+		*out = v = ge_xrealloc(v, (n + 1) * sizeof *v);
 	for (size_t i = 0; i < n; i++) {
 		lua_rawgeti(L, t, (lua_Integer)i + 1);
 		v[i] = luaL_checkstring(L, -1);
 		lua_pop(L, 1);
 	}
-	*out = v;
 	return n;
 }
 
@@ -386,34 +426,29 @@ static int m_verify(lua_State *L)
 		o.per_op = lua_toboolean(L, -1);
 		lua_pop(L, 1);
 	}
-	const char **outputs, **map;
-	o.noutputs = opt_strings(L, 3, "outputs", &outputs);
-	o.outputs = outputs;
-	o.nmap = opt_strings(L, 3, "map", &map);
-	o.map = map;
-	ge_xiface f;
+	struct scratch *sc = new_scratch(L);
+	int sidx = lua_gettop(L);
+	o.noutputs = opt_strings(L, 3, "outputs", &sc->outputs);
+	o.outputs = sc->outputs;
+	o.nmap = opt_strings(L, 3, "map", &sc->map);
+	o.map = sc->map;
 	ge_error err;
-	if (ge_xiface_get(a, o.signature_a, &f, &err)) {
-		free(outputs);
-		free(map);
+	if (ge_xiface_get(a, o.signature_a, &sc->f, &err)) {
+		scratch_free(sc);
 		return lge_fail(L, &err);
 	}
-	struct lfeeds lf;
 	if (lua_type(L, 3) == LUA_TTABLE)
 		lua_getfield(L, 3, "inputs");
 	else
 		lua_pushnil(L);
-	read_feeds(L, lua_gettop(L), &f, &lf);
-	o.inputs = lf.specs;
-	o.ninputs = lf.nspecs;
-	o.made = lf.made;
-	o.nmade = lf.nmade;
+	read_feeds(L, lua_gettop(L), &sc->f, &sc->lf, sidx);
+	o.inputs = sc->lf.specs;
+	o.ninputs = sc->lf.nspecs;
+	o.made = sc->lf.made;
+	o.nmade = sc->lf.nmade;
 	ge_xverify_result r;
 	int rc = ge_xverify(a, b, &o, &r, &err);
-	lfeeds_free(&lf);
-	ge_xiface_free(&f);
-	free(outputs);
-	free(map);
+	scratch_free(sc);
 	if (rc) {
 		ge_xverify_result_free(&r);
 		return lge_fail(L, &err);

@@ -287,6 +287,19 @@ static void seeded(void)
 	   "a dtype the input does not take: %s", err.msg);
 	a = val("2x2:int99", F32, -1, NULL, &err);
 	ok(!a && strstr(err.msg, "unknown dtype"), "%s", err.msg);
+	a = val("2x2", 20, -1, NULL, &err);
+	ok(!a && strstr(err.msg, "a resource input cannot be given a value"),
+	   "no seeded resource handles: %s", err.msg);
+	a = val("[1,2]", 21, -1, NULL, &err);
+	ok(!a && strstr(err.msg, "a variant input"), "nor literal variants");
+	ge_xinput_info rin;
+	memset(&rin, 0, sizeof rin);
+	rin.name = "h";
+	rin.dtype = 20;
+	rin.rank = -1;
+	ge_xt *rt = NULL;
+	ok(ge_xvalue_seeded(&rin, NULL, &rt, &err) != GE_OK && !rt,
+	   "an input not given that is a resource: an error, not garbage");
 
 	ge_xinput_info in;
 	memset(&in, 0, sizeof in);

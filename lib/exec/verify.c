@@ -125,13 +125,18 @@ int ge_xfeeds_make(const ge_xiface *f, const char *const *specs,
 	return rc;
 }
 
-int ge_xrun_model(ge_graph *g, const ge_xopts *o, const ge_xfeeds *fd,
-	    const char *const *fetch, size_t nfetch, ge_xt **out,
-	    uint64_t *peak, ge_error *err)
+int ge_xrun_model(ge_graph *g, const ge_xopts *o, ge_xbudget *b,
+		  const ge_xfeeds *fd, const char *const *fetch,
+		  size_t nfetch, ge_xt **out, uint64_t *peak, ge_error *err)
 {
 	ge_xsession *s;
+	ge_xopts oo = *o;
 	for (size_t i = 0; i < nfetch; i++)
 		out[i] = NULL;
+	/* the outputs outlive the session: not its own budget */
+	if (!oo.budget)
+		oo.budget = b;
+	o = &oo;
 	int rc = ge_xsession_open(g, o, &s, err);
 	if (rc)
 		return rc;
@@ -400,10 +405,11 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 		xb.ud = &po;
 	}
 	/* the runner's messages name the model already */
-	rc = ge_xrun_model(a, &xa, &da, fta, r->npairs, oa, &r->peak_a, err);
+	rc = ge_xrun_model(a, &xa, bud, &da, fta, r->npairs, oa, &r->peak_a,
+			   err);
 	if (!rc)
-		rc = ge_xrun_model(gb, &xb, &db, ftb, r->npairs, ob, &r->peak_b,
-			     err);
+		rc = ge_xrun_model(gb, &xb, bud, &db, ftb, r->npairs, ob,
+				   &r->peak_b, err);
 	r->ok = 1;
 	for (size_t i = 0; !rc && i < r->npairs; i++) {
 		ge_xverify_pair *p = &r->pairs[i];

@@ -56,10 +56,12 @@ void ge_xfeeds_free(ge_xfeeds *fd);
 /* Whether t fits port p's dtype and static shape; errors name it. */
 int ge_xport_check(const ge_xport *p, const ge_xt *t, ge_error *err);
 
-/* Runs g on feeds and fetches the tensors named (out[i] owned). */
-int ge_xrun_model(ge_graph *g, const ge_xopts *o, const ge_xfeeds *fd,
-	    const char *const *fetch, size_t nfetch, ge_xt **out,
-	    uint64_t *peak, ge_error *err);
+/* Runs g on feeds and fetches the tensors named (out[i] owned).  The
+ * run is charged to o->budget, or else to b, which must outlive the
+ * outputs (they are charged to it until freed). */
+int ge_xrun_model(ge_graph *g, const ge_xopts *o, ge_xbudget *b,
+		  const ge_xfeeds *fd, const char *const *fetch,
+		  size_t nfetch, ge_xt **out, uint64_t *peak, ge_error *err);
 
 /* ---------------------------------------------------------------- verify */
 

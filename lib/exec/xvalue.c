@@ -131,6 +131,18 @@ static int concrete_shape(const ge_xinput_info *in, int64_t *dims)
 	return in->rank;
 }
 
+/* Whether values of dt can be made here: not resource or variant
+ * handles, which only the executor makes. */
+static int valued(const ge_xinput_info *in, int dt, ge_error *err)
+{
+	if (ge_dtype_info(dt) && ge_xt_elem_size(dt))
+		return GE_OK;
+	const char *n = ge_dtype_name(dt);
+	return ge_err(err, GE_EINVAL, "input '%s': a %s input cannot be given "
+		      "a value (only the model makes those)", in->name,
+		      n ? n : "?");
+}
+
 /* ---------------------------------------------------------------- literals */
 
 /* A literal: numbers, true/false, quoted strings, nested in lists. */
@@ -354,6 +366,10 @@ static int parse_literal(const char *text, const ge_xinput_info *in,
 	if (!dt)
 		dt = L.any_str ? DT_STRING : L.any_bool && !L.any_num ? DT_BOOL
 		     : L.any_float ? DT_FLOAT : DT_INT32;
+	if (valued(in, dt, err)) {
+		lit_free(&L);
+		return GE_EINVAL;
+	}
 	int rank = L.maxdepth;
 	int64_t dims[GE_SHAPE_MAXRANK];
 	memcpy(dims, L.dims, sizeof dims);
@@ -396,6 +412,8 @@ static int seeded(const ge_xinput_info *in, int dt, int rank,
 		  const int64_t *dims, int have_range, double lo, double hi,
 		  ge_xbudget *b, ge_xt **out, ge_error *err)
 {
+	if (valued(in, dt, err))
+		return GE_EINVAL;
 	if (!have_range) {
 		lo = 0;
 		hi = is_float(dt) ? 1 : 9;
