@@ -199,7 +199,7 @@ static int specs(parse *p)
 			return ge_k_fail(k, "ragged_split_types must be int32 "
 					 "or int64");
 	}
-	if (3 * ns + nd + 2 * nr > k->nout)
+	if (3 * ns + nd + 2 * nr != k->nout)
 		return ge_k_fail(k, "has %d outputs, its features need %d",
 				 k->nout, 3 * ns + nd + 2 * nr);
 	if (dense_specs(p, ns, nd, d0))
