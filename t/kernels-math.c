@@ -161,6 +161,15 @@ static void test_binary(void)
 	kt_c("b", "DT_STRING", "", "cd");
 	kt_op("y", "Equal", "a,b", KT_ATTR_TYPE("T", "DT_STRING"));
 	is_string("bool[2] 0,1", kt_run("y"), "Equal on strings");
+	kt_c("a", "DT_STRING", "2", "ab c");
+	kt_c("b", "DT_STRING", "", "x");
+	kt_op("y", "Add", "a,b", KT_ATTR_TYPE("T", "DT_STRING"));
+	is_string("string[2] abx,cx", kt_run("y"), "Add joins strings");
+	kt_c("a", "DT_STRING", "1", "ab");
+	kt_c("b", "DT_STRING", "1", "x");
+	kt_op("y", "AddV2", "a,b", KT_ATTR_TYPE("T", "DT_STRING"));
+	ok(kt_err(kt_run("y"), "y (AddV2): input 0 has dtype string"),
+	   "AddV2 does not take strings");
 	kt_c("a", "DT_FLOAT", "2", "1 2");
 	kt_c("b", "DT_INT32", "2", "1 2");
 	kt_op("y", "Add", "a,b", TF);

@@ -7,9 +7,11 @@
  * in float32 rounded back; integers in 64 bits, wrapping at their width
  * when stored.  Maximum and Minimum propagate NaN from either side.
  * Integer division and modulo by zero fail the op, as TensorFlow's do.
+ * Add of strings joins them; Equal and NotEqual compare strings.
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exec/kernel_impl.h"
@@ -247,7 +249,35 @@ struct swalk {
 	int ne;
 	ge_xt *o;
 	const ge_xt *a, *b;
+	int oom;
 };
+
+/* Add of strings: the two joined. */
+static void scat(void *ud, int64_t o, int64_t ia, int64_t da, int64_t ib,
+		 int64_t db, int64_t len)
+{
+	struct swalk *w = ud;
+	const ge_xstr *a = w->a->data, *b = w->b->data;
+	ge_xstr *out = w->o->data;
+	for (int64_t i = 0; i < len && !w->oom; i++) {
+		const ge_xstr *x = &a[ia + i * da], *y = &b[ib + i * db];
+		size_t n = x->len + y->len;
+		if (!n)
+			continue;
+		char *p = malloc(n + 1);
+		if (!p) {
+			w->oom = 1;
+			return;
+		}
+		if (x->len)
+			memcpy(p, x->p, x->len);
+		if (y->len)
+			memcpy(p + x->len, y->p, y->len);
+		p[n] = 0;
+		out[o + i].p = p;
+		out[o + i].len = n;
+	}
+}
 
 static void srow(void *ud, int64_t o, int64_t ia, int64_t da, int64_t ib,
 		 int64_t db, int64_t len)
@@ -292,9 +322,9 @@ static int binary(ge_kctx *k, int op, ge_xt *a, ge_xt *b, const kbcast *bc)
 		if (!o)
 			return GE_EINVAL;
 		if (dt == DT_STRING) {
-			struct swalk w = {op == B_NE, o, a, b};
-			kbcast_rows(bc, srow, &w);
-			return GE_OK;
+			struct swalk w = {op == B_NE, o, a, b, 0};
+			kbcast_rows(bc, op == B_ADD ? scat : srow, &w);
+			return w.oom ? ge_k_fail(k, "out of memory") : GE_OK;
 		}
 		struct iwalk w = {op, dt, dt_is_unsigned(dt), o, a, b, 0};
 		kbcast_rows(bc, irow, &w);
@@ -328,7 +358,10 @@ static int k_binary(ge_kctx *k)
 	int op = op_of(k->type);
 	if (op < 0)
 		return ge_k_fail(k, "is not a binary op");
-	if (ge_k_need(k, 2) || k_dtype_in(k, 0, op_dtypes(op)))
+	uint64_t dts = op_dtypes(op);
+	if (!strcmp(k->type, "Add")) /* Add (not AddV2) joins strings */
+		dts |= KDT(DT_STRING);
+	if (ge_k_need(k, 2) || k_dtype_in(k, 0, dts))
 		return GE_EINVAL;
 	ge_xt *a = k->in[0], *b = k->in[1];
 	if (a->dtype != b->dtype)
