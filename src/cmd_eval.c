@@ -164,9 +164,10 @@ static void print_tensor(const char *key, const char *tensor, const ge_xt *t,
 	else
 		printf("%s %s", key, desc);
 	ge_xstats s;
-	if (ge_xstats_of(t, &s) && s.counted)
+	int cx = t->dtype == DT_COMPLEX64 || t->dtype == DT_COMPLEX128;
+	if (!cx && ge_xstats_of(t, &s) && s.counted)
 		printf(" min %.6g max %.6g mean %.6g", s.min, s.max, s.mean);
-	if (ge_xstats_of(t, &s) && s.nan)
+	if (!cx && ge_xstats_of(t, &s) && s.nan)
 		printf(" nan %" PRId64, s.nan);
 	int64_t n = t->n < nvalues ? t->n : nvalues;
 	if (n) {
