@@ -150,6 +150,9 @@ static const struct cli_opt eval_opts[] = {
 	{NULL, 0, 0, 0},
 };
 
+enum { DT_FLOAT = 1, DT_DOUBLE = 2, DT_STRING = 7, DT_COMPLEX64 = 8,
+       DT_BFLOAT16 = 14, DT_COMPLEX128 = 18, DT_HALF = 19 };
+
 /* One line: key (tensor), dtype and shape, min, max, mean, first values. */
 static void print_tensor(const char *key, const char *tensor, const ge_xt *t,
 			 int64_t nvalues)
@@ -161,9 +164,10 @@ static void print_tensor(const char *key, const char *tensor, const ge_xt *t,
 	else
 		printf("%s %s", key, desc);
 	ge_xstats s;
-	if (ge_xstats_of(t, &s) && s.counted)
+	int cx = t->dtype == DT_COMPLEX64 || t->dtype == DT_COMPLEX128;
+	if (!cx && ge_xstats_of(t, &s) && s.counted)
 		printf(" min %.6g max %.6g mean %.6g", s.min, s.max, s.mean);
-	if (ge_xstats_of(t, &s) && s.nan)
+	if (!cx && ge_xstats_of(t, &s) && s.nan)
 		printf(" nan %" PRId64, s.nan);
 	int64_t n = t->n < nvalues ? t->n : nvalues;
 	if (n) {
@@ -171,15 +175,20 @@ static void print_tensor(const char *key, const char *tensor, const ge_xt *t,
 		for (int64_t k = 0; k < n; k++) {
 			if (k)
 				printf(", ");
-			if (t->dtype == 7) {
+			if (t->dtype == DT_STRING) {
 				const ge_xstr *xs = &((const ge_xstr *)t->data)[k];
 				printf("\"%.*s\"", (int)(xs->len > 40 ? 40 : xs->len),
 				       xs->p ? xs->p : "");
-			} else if (t->dtype == 1 || t->dtype == 2 ||
-				   t->dtype == 19 || t->dtype == 14) {
+			} else if (t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE ||
+				   t->dtype == DT_HALF ||
+				   t->dtype == DT_BFLOAT16) {
 				printf("%.6g", ge_xt_get_double(t, k));
-			} else if (t->dtype == 8 || t->dtype == 18) {
-				printf("(complex)");
+			} else if (t->dtype == DT_COMPLEX64) {
+				const float *c = t->data;
+				printf("%.6g%+.6gj", c[2 * k], c[2 * k + 1]);
+			} else if (t->dtype == DT_COMPLEX128) {
+				const double *c = t->data;
+				printf("%.6g%+.6gj", c[2 * k], c[2 * k + 1]);
 			} else {
 				printf("%" PRId64, ge_xt_get_int64(t, k));
 			}
