@@ -143,6 +143,8 @@ static int kind_of(const char *type)
 		{"StopGradient", XK_FORWARD}, {"Snapshot", XK_FORWARD},
 		{"PreventGradient", XK_FORWARD}, {"Print", XK_FORWARD},
 		{"NoOp", XK_NOOP}, {"ControlTrigger", XK_NOOP},
+		/* a hint to TensorFlow's variable storage; nothing to do */
+		{"DisableCopyOnRead", XK_NOOP},
 		{"Switch", XK_SWITCH}, {"Merge", XK_MERGE},
 		{"Enter", XK_ENTER}, {"Exit", XK_EXIT},
 		{"NextIteration", XK_NEXT}, {"LoopCond", XK_FORWARD},
@@ -248,6 +250,12 @@ static size_t plan_need(const ge_graph *g, const ge_opid *start, size_t ns,
 	free(stack);
 	free(seen);
 	return nn;
+}
+
+int ge_xrun_knows_type(const char *type)
+{
+	return kind_of(type) >= 0 || ge_xvars_kernel(type) ||
+	       ge_kernel_find(type);
 }
 
 /* Kind, kernel and frame of node n. */

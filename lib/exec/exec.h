@@ -98,6 +98,11 @@ int ge_xsession_run(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
 int ge_xsession_call(ge_xsession *s, const char *fname, ge_xt *const *args,
 		     int nargs, ge_xt **out, int nout, ge_error *err);
 
+/* Whether the runner runs ops of this type: the executor's own (control
+ * flow, calls, placeholders, variables) or a kernel's.  An op whose type
+ * names a function of its graph's library runs as a call besides. */
+int ge_xrun_knows_type(const char *type);
+
 /* Peak bytes of live tensors so far, and the work charged. */
 uint64_t ge_xsession_peak(const ge_xsession *s);
 uint64_t ge_xsession_work(const ge_xsession *s);
