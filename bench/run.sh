@@ -25,10 +25,11 @@ done
 printf 'cp of the file %.3f s, cp then sync of the copy %.3f s\n' "$bc" "$bs"
 rm -f "$tmp/cp.pb"
 for x in "$b"/bench/bench_select "$b"/bench/bench_*; do
-	case $x in */bench_io|*/bench_select.*|*/bench_func|*/bench_pbc) continue;; esac
+	case $x in */bench_io|*/bench_select.*|*/bench_func|*/bench_pbc|*/bench_kernels) continue;; esac
 	case $x in */bench_frames) [ -x "$x" ] && "$x" "$gl"; continue;; esac
 	[ -x "$x" ] && [ "$x" != "$b/bench/bench_io" ] && "$x" "$g"
 done
 echo "== function library of a TF2 SavedModel (bert1)"
 "$b/bench/bench_func" "${GE_CORPUS:-$b/../../shared/corpus}/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/bert1" 10
+"$b/bench/bench_kernels" 10
 rm -f "$tmp/out.pb"

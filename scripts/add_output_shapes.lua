@@ -10,6 +10,7 @@ one shape per output, -1 for an unknown dim, unknown_rank for an
 unknown rank.  Existing `_output_shapes` are replaced.  A shape that
 cannot hold fails the recipe, naming the op.]],
   params = {},
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g)
     for _, op in ipairs(g:ops()) do op:remove_attr("_output_shapes") end
     local _, why = ge.infer_shapes(g)

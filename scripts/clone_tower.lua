@@ -104,6 +104,7 @@ go.]],
     {name = "combine", type = "enum", choices = {"concat", "mean", "none"},
      default = "concat", help = "how the towers' outputs are combined"},
   },
+  numerics = "changes", -- changes what the model computes, by design (run --verify)
   run = function(g, p)
     local n = p.towers
     if n < 1 then error("towers must be at least 1") end

@@ -53,6 +53,7 @@ under new checkpoint keys).]],
     {name = "connect", type = "enum", choices = {"same", "placeholders"},
      default = "same", help = "what the copy reads from outside"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     if p.dst_scope == "" then error("dst_scope cannot be empty") end
     local view

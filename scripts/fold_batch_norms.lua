@@ -15,6 +15,7 @@ weights and the conv takes the Mul's name.  Run fold_constants first
 when the parameters are computed.  fold_batch_norms and
 fold_old_batch_norms do the same: both forms are folded by either.]],
   params = {},
+  numerics = "rounding", -- outputs equal up to float rounding (operations regrouped) (run --verify)
   run = function(g)
     local r = ge.fold_batch_norms(g)
     io.stderr:write(string.format(

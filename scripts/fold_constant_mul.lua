@@ -156,6 +156,7 @@ Mul(Mul(conv, a), b) folds both factors.]],
      help = "passes over the graph at most (each folds one Mul per conv)"},
   },
   pattern = pattern,
+  numerics = "rounding", -- outputs equal up to float rounding (operations regrouped) (run --verify)
   run = function(g, p)
     local counts, passes = ge.rewrite(g, {
       {name = "fold_constant_mul", pattern = pattern(), action = fold},

@@ -21,6 +21,7 @@ reads them.]],
     {name = "outputs", type = "list", default = {},
      help = "ops to keep"},
   },
+  numerics = "rounding", -- outputs equal up to float rounding (operations regrouped) (run --verify)
   run = function(g, p)
     local keep = {}
     for i, s in ipairs(p.outputs) do keep[i] = (s:gsub("^%^", ""):gsub(":%d+$", "")) end

@@ -41,6 +41,7 @@ the outputs of every signature) need.  Write the result with -o out.pb.]],
     {name = "clear_devices", type = "bool", default = true,
      help = "empty the device of every op, as freeze_graph does"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local opts = {clear_devices = p.clear_devices}
     if p.checkpoint ~= "" then opts.checkpoint = p.checkpoint end

@@ -101,6 +101,7 @@ only, the GPU one NHWC and NCHW.]],
      help = "write the TArgs and num_host_args attrs"},
   },
   pattern = pattern,
+  numerics = "rounding", -- outputs equal up to float rounding (operations regrouped) (run --verify)
   run = function(g, p)
     local counts = ge.rewrite(g, {name = "fuse_conv_bias_relu",
                                   pattern = pattern(p),

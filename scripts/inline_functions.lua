@@ -19,6 +19,7 @@ remove what is left unused.]],
     {name = "recursive", type = "bool", default = true,
      help = "inline the calls inside the inlined bodies too"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     -- the messages name the model, the op and the function
     local function check(ok, err)

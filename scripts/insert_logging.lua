@@ -40,6 +40,7 @@ NextIteration, LoopCond) are never logged: log the ops around them.]],
     {name = "summarize", type = "int", default = 1024,
      help = "how many elements of each tensor to print"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local types, names = {}, {}
     for _, t in ipairs(p.op) do types[t] = true end

@@ -42,6 +42,7 @@ noise runs in the loop's frame.]],
      help = "integer outputs: refuse them, or add the noise in float32 "
             .. "and round"},
   },
+  numerics = "changes", -- changes what the model computes, by design (run --verify)
   run = function(g, p)
     if p.stddev < 0 then error("stddev must not be negative") end
     -- every op of the types, without a wrapper for each

@@ -51,6 +51,7 @@ _class attr) never merge.]],
     {name = "outputs", type = "list", default = {},
      help = "ops that must not merge"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local protected = protected_set(p)
     -- ops others are colocated with: removing one leaves a dangling

@@ -28,6 +28,7 @@ signatures).  Makes graphs smaller and hides their structure's names.]],
     {name = "outputs", type = "list", default = {},
      help = "ops that keep their names"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local keep, keep_lower = {}, {}
     for _, list in ipairs{p.inputs, p.outputs} do

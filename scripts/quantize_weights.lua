@@ -14,6 +14,8 @@ and what read NAME reads the dequantized values.]],
     {name = "minimum_size", type = "int", default = 1024,
      help = "smaller Consts are left as they are"},
   },
+  numerics = "lossy", -- lossy, within max_error of the outputs' scale (run --verify)
+  max_error = 0.05,
   run = function(g, p)
     local r = ge.quantize_weights(g, {minimum_size = p.minimum_size})
     io.stderr:write(string.format("quantize_weights: %d Consts quantized\n",

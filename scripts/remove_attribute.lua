@@ -13,6 +13,7 @@ Removes attr `attribute_name` from every op, or only from ops of type
     {name = "op_name", type = "string", default = "*",
      help = "only ops of this type (* for all)"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     for _, op in ipairs(g:ops()) do
       if p.op_name == "*" or op.type == p.op_name then

@@ -14,6 +14,7 @@ body's constants in the loop's frame (they wait on the loop's pivot),
 and without them TensorFlow refuses the graph.  The count of kept edges
 is said on stderr.]],
   params = {},
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g)
     -- frames before any edit (each edit would have them recomputed)
     local in_loop, kept = {}, 0

@@ -149,6 +149,7 @@ Kept, as TensorFlow's own optimizer keeps them:
      help = "passes over the graph at most"},
   },
   rules = rules,
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local counts, passes = ge.rewrite(g, rules(p, g),
       {mode = "fixpoint", max_iterations = p.max_iterations})

@@ -25,6 +25,7 @@ it cannot re-home.  The ops kept so are counted on stderr.]],
     {name = "outputs", type = "list", default = {},
      help = "ops to keep whatever their type"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local types, protected, pivots, removed = {}, {}, 0, 0
     -- ops others are colocated with: removing one leaves a dangling

@@ -14,6 +14,7 @@ accept the same inputs and attrs.]],
     {name = "new_op_name", type = "string", required = true,
      help = "the op type to put instead, e.g. Relu"},
   },
+  numerics = "changes", -- changes what the model computes, by design (run --verify)
   run = function(g, p)
     if p.new_op_name == "" then error("new_op_name cannot be empty") end
     for _, op in ipairs(g:ops()) do

@@ -16,6 +16,7 @@ outside the scope.]],
     {name = "to", type = "string", required = true,
      help = "its new name, e.g. tower_1 (empty: to the top level)"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local from = p.from:gsub("/+$", "")
     local to = p.to:gsub("/+$", "")

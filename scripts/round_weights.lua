@@ -12,6 +12,8 @@ compresses far better (gzip, zip) at a small cost in accuracy.]],
     {name = "num_steps", type = "int", default = 256,
      help = "distinct values per Const"},
   },
+  numerics = "lossy", -- lossy, within max_error of the outputs' scale (run --verify)
+  max_error = 0.05,
   run = function(g, p)
     local r = ge.round_weights(g, {num_steps = p.num_steps})
     io.stderr:write(string.format("round_weights: %d Consts rounded\n",

@@ -17,6 +17,7 @@ device are changed.]],
     {name = "if_default", type = "bool", default = false,
      help = "only ops that have no device yet"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local scope = p.scope:gsub("/+$", "")
     local types = {}

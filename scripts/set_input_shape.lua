@@ -36,6 +36,7 @@ from the new shapes.]],
     {name = "batch", type = "int", default = 0,
      help = "batch size: the first dim of every Placeholder (0: leave)"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     if #p.shapes == 0 and p.batch <= 0 then
       error("give shapes=name:DIMS,... or batch=N")

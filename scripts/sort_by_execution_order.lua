@@ -43,6 +43,7 @@ ops that are ready, the earliest in the current order goes first).  The
 back edges of while loops (NextIteration into Merge) are not counted.
 Fails on any other cycle.]],
   params = {},
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g)
     local ops = g:ops()
     local pos, succ, indeg = {}, {}, {}

@@ -28,6 +28,7 @@ static shape (or `shape`).]],
      help = "shape of the new Placeholders, e.g. 1,224,224,3 (-1 for an "
             .. "unknown dim; default: the input's own if known)"},
   },
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local stop = {}
     for _, s in ipairs(p.inputs) do

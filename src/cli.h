@@ -144,6 +144,7 @@ struct run_result {
 	long ops_before, ops_after; /* -1 when unknown */
 	double seconds;
 	char error[2048];           /* one line, without "gerewrite: " */
+	char verify[1024];          /* --verify: a JSON object, or "" */
 };
 /* [-0, +0, -] Loads MODEL, runs the recipe (table at index rec) with the
  * params (table at index par) and saves the graph (or the graph run
@@ -153,6 +154,36 @@ void cli_set_max_memory(uint64_t bytes);
 int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		   const char *out, const struct cli_model_opts *mo,
 		   ge_format outfmt, struct run_result *res);
+
+/* ---- checking a recipe's output by running it (cmd_eval.c) ---- */
+
+/* --verify of run and batch: the output is run against the input on
+ * seeded inputs and judged by what the recipe declares of its numerics
+ * (field `numerics`: "exact", bit-equal outputs; "rounding", within
+ * atol and rtol; "lossy", a relative error up to max_error, the largest
+ * |out - in| over the largest |in| of each output; "changes", the
+ * recipe changes what the model computes: figures only). */
+struct cli_verify {
+	int on;
+	double max_error; /* < 0: the recipe's max_error */
+	double atol, rtol;
+	int print;        /* print the verdict on stdout (run) */
+	const char *const *inputs; /* run: --input NAME=VALUE, as for eval */
+	size_t ninputs;
+	int64_t dim;      /* run: --dim */
+};
+#define CLI_VERIFY_INIT {0, -1, 1e-5, 1e-5, 0, NULL, 0, 0}
+/* Parses --max-error, --atol or --rtol's value into v; EXIT_USAGE after
+ * a usage message for cmd. */
+int cli_verify_opt(const char *cmd, const char *opt, const char *val,
+		   struct cli_verify *v);
+/* [-0, +0, -] After cli_run_recipe saved out: verifies it against in
+ * for the recipe at rec.  Fills res->verify (JSON) and, when the output
+ * is outside what the recipe declares, res->error; returns 0,
+ * EXIT_RUNTIME (outside) or EXIT_USAGE (a model does not run). */
+int cli_verify_recipe(lua_State *L, int rec, const char *in, const char *out,
+		      const struct cli_model_opts *mo,
+		      const struct cli_verify *v, struct run_result *res);
 
 /* ---- subcommands ---- */
 
@@ -164,6 +195,8 @@ int cmd_info(lua_State *L, int argc, char **argv);      /* cmd_info.c */
 int cmd_diff(lua_State *L, int argc, char **argv);      /* cmd_diff.c */
 int cmd_dot(lua_State *L, int argc, char **argv);       /* cmd_dot.c */
 int cmd_batch(lua_State *L, int argc, char **argv);     /* cmd_batch.c */
+int cmd_eval(lua_State *L, int argc, char **argv);      /* cmd_eval.c */
+int cmd_verify(lua_State *L, int argc, char **argv);    /* cmd_eval.c */
 
 /* The usage text of a subcommand, or NULL (main.c). */
 const char *cli_command_usage(const char *name);

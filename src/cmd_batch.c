@@ -72,6 +72,9 @@
 
 #define SNIFF_MAX (64u << 20)
 
+/* --verify and --max-error: what each worker checks after its run */
+static struct cli_verify batch_verify = CLI_VERIFY_INIT;
+
 struct job {
 	char *in;  /* the model's path as found */
 	char *rel; /* its path below OUTDIR */
@@ -81,6 +84,7 @@ struct job {
 	long ops_before, ops_after;
 	double seconds;
 	char *error;
+	char *verify; /* --verify: the figures, a JSON object */
 };
 
 struct jobs {
@@ -388,7 +392,7 @@ static void set_limits(const struct limits *lim, const struct job *j, int fd)
 	}
 	if (lim->timeout > 0) {
 		int n = snprintf(alarm_line, sizeof alarm_line,
-				 "1\t-1\t-1\t%.6f\t%s: timed out after %g s "
+				 "1\t-1\t-1\t%.6f\t\t%s: timed out after %g s "
 				 "(--timeout)\n",
 				 lim->timeout, j->in, lim->timeout);
 		alarm_len = n < (int)sizeof alarm_line ? (size_t)n
@@ -419,8 +423,11 @@ static void child(lua_State *L, int rec, int par, struct job *j,
 		res.ops_before = res.ops_after = -1;
 		snprintf(res.error, sizeof res.error, "%s: %s", j->out,
 			 strerror(errno));
-	} else {
-		cli_run_recipe(L, rec, par, j->in, j->out, mo, fmt, &res);
+	} else if (!cli_run_recipe(L, rec, par, j->in, j->out, mo, fmt,
+				   &res) &&
+		   batch_verify.on) {
+		res.status = cli_verify_recipe(L, rec, j->in, j->out, mo,
+					       &batch_verify, &res);
 	}
 	/* one result line: the timer must not send a second */
 	signal(SIGALRM, SIG_IGN);
@@ -435,10 +442,10 @@ static void child(lua_State *L, int rec, int par, struct job *j,
 	for (char *c = res.error; *c; c++)
 		if (*c == '\n' || *c == '\t')
 			*c = ' ';
-	char line[2300];
-	int n = snprintf(line, sizeof line, "%d\t%ld\t%ld\t%.6f\t%s\n",
+	char line[3400];
+	int n = snprintf(line, sizeof line, "%d\t%ld\t%ld\t%.6f\t%s\t%s\n",
 			 res.status, res.ops_before, res.ops_after, res.seconds,
-			 res.error);
+			 res.verify, res.error);
 	if (n > (int)sizeof line - 1)
 		n = (int)sizeof line - 1;
 	ssize_t off = 0;
@@ -486,6 +493,14 @@ static void finish(struct job *j, struct worker *w, int st,
 			  &secs, &used) == 4) {
 		char *msg = buf + used;
 		msg[strcspn(msg, "\n")] = 0;
+		/* the --verify figures, then the error */
+		char *tab = strchr(msg, '\t');
+		if (tab) {
+			*tab = 0;
+			if (*msg)
+				j->verify = ge_xstrdup(msg);
+			msg = tab + 1;
+		}
 		j->status = status ? 1 : 0;
 		j->ops_before = before;
 		j->ops_after = after;
@@ -563,6 +578,9 @@ static int write_report(const char *path, const char *recipe,
 			json_object_set_new(m, "reason", json_string(j->error));
 		json_object_set_new(m, "error",
 				    str_or_null(j->status == 1 ? j->error : NULL));
+		if (j->verify)
+			json_object_set_new(m, "verify",
+					    json_loads(j->verify, 0, NULL));
 		json_array_append_new(ms, m);
 	}
 	json_object_set_new(r, "models", ms);
@@ -621,7 +639,7 @@ static void progress(int on, size_t done, size_t total, size_t failed,
 enum {
 	O_OUT = 1, O_JOBS, O_PARAM, O_REPORT, O_SHARD, O_RESUME, O_FORMAT,
 	O_TAGS, O_ALLOW_MISSING, O_QUIET, O_FUNCTIONS, O_TIMEOUT,
-	O_MAX_MEMORY,
+	O_MAX_MEMORY, O_VERIFY, O_MAX_ERROR,
 };
 
 static const struct cli_opt batch_opts[] = {
@@ -638,6 +656,8 @@ static const struct cli_opt batch_opts[] = {
 	{"functions", 0, 1, O_FUNCTIONS},
 	{"timeout", 0, 1, O_TIMEOUT},
 	{"max-memory", 0, 1, O_MAX_MEMORY},
+	{"verify", 0, 0, O_VERIFY},
+	{"max-error", 0, 1, O_MAX_ERROR},
 	{NULL, 0, 0, 0},
 };
 
@@ -728,6 +748,12 @@ static int batch_options(struct batch *b)
 						 val);
 			break;
 		}
+		case O_VERIFY: batch_verify.on = 1; break;
+		case O_MAX_ERROR:
+			if (cli_verify_opt("batch", "--max-error", val,
+					   &batch_verify))
+				return EXIT_USAGE;
+			break;
 		case O_MAX_MEMORY:
 			if (ge_parse_size(val, &b->lim.max_memory) ||
 			    !b->lim.max_memory)
@@ -965,6 +991,7 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 		free(b.jobs.v[i].rel);
 		free(b.jobs.v[i].out);
 		free(b.jobs.v[i].error);
+		free(b.jobs.v[i].verify);
 	}
 	free(b.jobs.v);
 	free(b.workers);

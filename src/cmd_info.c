@@ -11,7 +11,7 @@
  * (no data input) and produce something, except Consts, variables and
  * NoOps; likely outputs are the signatures' outputs, else the ops whose
  * outputs nobody reads without the training, saver and summary machinery
- * (info_outputs.c).  Const sizes are the encoded
+ * (lib/exec/iface.c).  Const sizes are the encoded
  * values, as the file holds them.  They are guesses, as the words say:
  * a GraphDef does not record its inputs and outputs (a SavedModel's
  * signatures do, and are listed too).
@@ -25,7 +25,7 @@
 
 #include "cli.h"
 #include "dot_render.h"
-#include "info_outputs.h"
+#include "exec/iface.h"
 #include "func.h"
 #include "shapes.h"
 #include "meta.h"
@@ -185,7 +185,7 @@ static void list_ops(const char *title, const ge_graph *g, const ge_opvec *v)
 static void print_likely_outputs(ge_graph *g, ge_opvec *outs)
 {
 	size_t left = 0;
-	int sig = info_likely_outputs(g, outs, &left);
+	int sig = ge_likely_outputs(g, outs, &left);
 	list_ops(sig ? "likely outputs, from the signatures" : "likely outputs",
 		 g, outs);
 	if (left)

@@ -385,6 +385,7 @@ done:
 
 enum {
 	O_OUT = 1, O_PARAM, O_FORMAT, O_TAGS, O_ALLOW_MISSING, O_FUNCTIONS,
+	O_VERIFY, O_MAX_ERROR, O_INPUT, O_DIM,
 };
 
 static const struct cli_opt run_opts[] = {
@@ -394,6 +395,10 @@ static const struct cli_opt run_opts[] = {
 	{"tags", 't', 1, O_TAGS},
 	{"allow-missing-variables", 0, 0, O_ALLOW_MISSING},
 	{"functions", 0, 1, O_FUNCTIONS},
+	{"verify", 0, 0, O_VERIFY},
+	{"max-error", 0, 1, O_MAX_ERROR},
+	{"input", 'i', 1, O_INPUT},
+	{"dim", 0, 1, O_DIM},
 	{NULL, 0, 0, 0},
 };
 
@@ -404,6 +409,10 @@ int cmd_run(lua_State *L, int argc, char **argv)
 	const char *out = NULL, *format = NULL, *val;
 	char **params = ge_xcalloc((size_t)argc + 1, sizeof *params);
 	int nparams = 0, key, rc = 0;
+	struct cli_verify ver = CLI_VERIFY_INIT;
+	const char **vin = ge_xcalloc((size_t)argc + 1, sizeof *vin);
+	ver.print = 1;
+	ver.inputs = vin;
 	cli_args_init(&a, "run", argc, argv);
 	while ((key = cli_getopt(&a, run_opts, &val)) > 0) {
 		switch (key) {
@@ -416,6 +425,15 @@ int cmd_run(lua_State *L, int argc, char **argv)
 			if (cli_functions_opt("run", val, &mo))
 				key = -1;
 			break;
+		case O_VERIFY: ver.on = 1; break;
+		case O_MAX_ERROR:
+		case O_DIM:
+			if (cli_verify_opt("run", key == O_DIM ? "--dim"
+							       : "--max-error",
+					   val, &ver))
+				key = -1;
+			break;
+		case O_INPUT: vin[ver.ninputs++] = val; break;
 		}
 		if (key < 0)
 			break;
@@ -441,10 +459,13 @@ int cmd_run(lua_State *L, int argc, char **argv)
 	struct run_result res;
 	cli_last_run = 1;
 	rc = cli_run_recipe(L, -2, -1, a.pos[1], out, &mo, outfmt, &res);
+	if (!rc && ver.on)
+		rc = cli_verify_recipe(L, -2, a.pos[1], out, &mo, &ver, &res);
 	if (rc)
 		cli_errmsg("%s", res.error);
 out:
 	free(params);
+	free(vin);
 	cli_args_free(&a);
 	return rc;
 }

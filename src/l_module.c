@@ -532,6 +532,7 @@ static void (*const openers[])(lua_State *L) = {
 	lge_open_shapes,
 	lge_open_fold,
 	lge_open_insert,
+	lge_open_run,
 	NULL,
 };
 

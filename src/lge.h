@@ -250,6 +250,7 @@ void lge_open_opmatcher(lua_State *L); /* l_opmatcher.c: ge.OpMatcher,
 					   ge.op_type */
 void lge_open_func(lua_State *L);      /* l_func.c: g:functions(), ... */
 void lge_open_insert(lua_State *L);    /* l_insert.c: g:insert_after */
+void lge_open_run(lua_State *L);       /* l_run.c: ge.run, ge.verify, .npy */
 
 /* ---- function bodies (l_func.c) ---- */
 

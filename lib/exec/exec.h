@@ -25,7 +25,9 @@
  * MetaGraphDef beside its checkpoint, a SavedModel's variables/) holds
  * each variable's value, TF1 VariableV2 restored by name and TF2 resource
  * variables through the object graph; VarHandleOp, ReadVariableOp,
- * AssignVariableOp and their kin act on those values.
+ * AssignVariableOp and their kin act on those values.  A SavedModel's
+ * init op runs when the session opens, as TensorFlow's loader runs it.
+ * doc/runner.md is the reference.
  *
  * Every tensor is charged to the session's budget (o->budget, or one of
  * its own from --max-memory and --max-work); the peak is reported.
@@ -42,29 +44,45 @@
 
 typedef struct ge_xsession ge_xsession;
 
+/* Kinds of executor objects (ge_xobj.kind) the executor itself makes:
+ * 1..15.  Stateful kernels number theirs from 16. */
+enum {
+	GE_XOBJ_VARIABLE = 1, /* a variable: VarHandleOp's resource, and
+				 the reference a TF1 VariableV2 gives */
+};
+
 typedef struct ge_xopts {
 	uint64_t seed;          /* the graph seed for random ops with seed
 				   and seed2 both 0 (--seed) */
 	int64_t max_iterations; /* per while loop; 0: 1,000,000 */
 	ge_xbudget *budget;     /* NULL: the session's own */
 	/* Called for every tensor an op produces, in execution order, with
-	 * the tensor's name ("op:0"; in a function body "fn/op:0") and
-	 * the iteration path for tensors in loop frames (NULL outside).
-	 * For --per-op comparisons; may be NULL. */
+	 * the tensor's name: "op:0"; in a function body "fn/op:0"; in
+	 * iteration 3 of a TF1 while loop "op:0@3", and "op:0@1.3" in
+	 * iteration 3 of a loop nested in iteration 1 of another.  For
+	 * --per-op comparisons; may be NULL. */
 	void (*on_tensor)(void *ud, const char *name, const ge_xt *t);
 	void *ud;
+	int no_init;            /* do not run a SavedModel's init op when
+				   the session opens */
 } ge_xopts;
-#define GE_XOPTS_INIT {0, 0, NULL, NULL, NULL}
+#define GE_XOPTS_INIT {0, 0, NULL, NULL, NULL, 0}
 
 typedef struct ge_xfeed {
 	const char *name; /* a tensor name, "x" meaning "x:0" */
 	ge_xt *t;         /* borrowed */
 } ge_xfeed;
 
-/* Prepares g to run: finds its checkpoint and restores its variables.
- * The graph must outlive the session and not change while it is open. */
+/* Prepares g to run: finds its checkpoint (variables are read from it
+ * when first used) and, for a SavedModel, runs its init op as
+ * TensorFlow's loader does (ge_xsession_init) unless o->no_init.  The
+ * graph must outlive the session and not change while it is open. */
 int ge_xsession_open(ge_graph *g, const ge_xopts *o, ge_xsession **out,
 		     ge_error *err);
+/* Runs a SavedModel's init op (its main op, legacy init op or
+ * __saved_model_init_op), the asset tensors its MetaGraphDef names fed
+ * with their files' paths under assets/.  GE_OK when it has none. */
+int ge_xsession_init(ge_xsession *s, ge_error *err);
 void ge_xsession_close(ge_xsession *s);
 
 /* Runs: feeds replace the tensors they name (a fed op's inputs are not
@@ -79,6 +97,11 @@ int ge_xsession_run(ge_xsession *s, const ge_xfeed *feeds, int nfeeds,
  * inputs), giving its outputs (out must hold as many as it has). */
 int ge_xsession_call(ge_xsession *s, const char *fname, ge_xt *const *args,
 		     int nargs, ge_xt **out, int nout, ge_error *err);
+
+/* Whether the runner runs ops of this type: the executor's own (control
+ * flow, calls, placeholders, variables) or a kernel's.  An op whose type
+ * names a function of its graph's library runs as a call besides. */
+int ge_xrun_knows_type(const char *type);
 
 /* Peak bytes of live tensors so far, and the work charged. */
 uint64_t ge_xsession_peak(const ge_xsession *s);

@@ -5,7 +5,11 @@
 --     params = { {name = "stddev", type = "number", default = 0.1,
 --                 help = "..."}, ... },
 --     run = function(graph, params) ... end,
---     functions = false }   -- optional: not run on function bodies
+--     functions = false,    -- optional: not run on function bodies
+--     numerics = "exact" }  -- optional: what it does to the outputs:
+--                           -- "exact" (default), "rounding", "lossy"
+--                           -- (with max_error = bound), "changes"
+--                           -- (what `run --verify` checks)
 -- Parameter types: string, int, number, bool, list (comma-separated
 -- strings), enum (one of `choices`).  A parameter with `required = true`
 -- has no default and must be given.
@@ -150,6 +154,16 @@ local function check_declaration(r, path)
   if r.functions ~= nil and type(r.functions) ~= "boolean" then
     return fmt("%s: field 'functions' must be a boolean (false: the " ..
                "recipe runs on the top-level graph only)", path)
+  end
+  local kinds = {exact = true, rounding = true, lossy = true, changes = true}
+  if r.numerics ~= nil and not kinds[r.numerics] then
+    return fmt("%s: field 'numerics' must be \"exact\", \"rounding\", " ..
+               "\"lossy\" or \"changes\" (got %s)", path, tostring(r.numerics))
+  end
+  if r.numerics == "lossy" and (type(r.max_error) ~= "number" or
+                                not (r.max_error >= 0)) then
+    return fmt("%s: a lossy recipe declares its bound: field 'max_error' " ..
+               "(a number >= 0, the largest |out - in| / max |in|)", path)
   end
   if r.params == nil then r.params = {} end
   if type(r.params) ~= "table" then
