@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <lauxlib.h>
 
 #include "cli.h"
+#include "bounds.h"
 #include "exec/verify.h"
 #include "tensor.h"
 
@@ -31,7 +33,7 @@
 enum {
 	O_SIGNATURE = 1, O_SIGNATURE_B, O_INPUT, O_OUTPUT, O_DIM, O_SEED,
 	O_OUT, O_TAGS, O_MAX_ITER, O_VALUES, O_ATOL, O_RTOL, O_MAP,
-	O_REPORT, O_PER_OP, O_QUIET,
+	O_REPORT, O_PER_OP, O_QUIET, O_REPEAT, O_STATS,
 };
 
 /* What eval and verify take. */
@@ -40,10 +42,10 @@ struct xargs {
 	const char *signature, *signature_b, *outdir, *tags, *report;
 	const char **inputs, **outputs, **map;
 	size_t ninputs, noutputs, nmap;
-	int64_t dim, max_iter, values;
+	int64_t dim, max_iter, values, repeat;
 	uint64_t seed;
 	double atol, rtol;
-	int per_op, quiet;
+	int per_op, quiet, stats;
 };
 
 static int num_opt(const char *cmd, const char *opt, const char *val,
@@ -90,6 +92,12 @@ static int xargs_parse(struct xargs *x, const char *cmd, int argc,
 		case O_REPORT: x->report = val; break;
 		case O_PER_OP: x->per_op = 1; break;
 		case O_QUIET: x->quiet = 1; break;
+		case O_STATS: x->stats = 1; break;
+		case O_REPEAT:
+			if (!(rc = num_opt(cmd, "--repeat", val, 1, 1000000,
+					   &d)))
+				x->repeat = (int64_t)d;
+			break;
 		case O_DIM:
 			if (!(rc = num_opt(cmd, "--dim", val, 1, 1 << 20, &d)))
 				x->dim = (int64_t)d;
@@ -147,6 +155,8 @@ static const struct cli_opt eval_opts[] = {
 	{"tags", 't', 1, O_TAGS},
 	{"max-iterations", 0, 1, O_MAX_ITER},
 	{"values", 'n', 1, O_VALUES},
+	{"repeat", 0, 1, O_REPEAT},
+	{"stats", 0, 0, O_STATS},
 	{NULL, 0, 0, 0},
 };
 
@@ -266,6 +276,57 @@ static size_t eval_fetches(const ge_xiface *f, const struct xargs *x,
 	return x->noutputs;
 }
 
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Runs the session x->repeat times (at least once) on the same feeds,
+ * keeping the last run's outputs; with --stats, says on stderr the best
+ * and median run (session opened, the variables restored, before the
+ * clock starts), the peak of live tensors and the work. */
+static int eval_runs(ge_graph *g, const struct xargs *x, ge_xopts *o,
+		     const ge_xfeeds *fd, const char *const *fetch, size_t n,
+		     ge_xt **outs, ge_error *err)
+{
+	ge_xsession *s;
+	int rc = ge_xsession_open(g, o, &s, err);
+	if (rc)
+		return rc;
+	int64_t runs = x->repeat > 0 ? x->repeat : 1;
+	double *t = ge_xcalloc((size_t)runs, sizeof *t);
+	for (int64_t r = 0; !rc && r < runs; r++) {
+		for (size_t i = 0; i < n; i++) {
+			ge_xt_unref(outs[i]);
+			outs[i] = NULL;
+		}
+		double t0 = now();
+		rc = ge_xsession_run(s, fd->v, (int)fd->n, fetch, (int)n, outs,
+				     err);
+		t[r] = now() - t0;
+	}
+	if (!rc && x->stats) {
+		char peak[32];
+		qsort(t, (size_t)runs, sizeof *t, by_double);
+		fprintf(stderr, "eval: run %.4f s (best of %" PRId64
+			", median %.4f s), peak of live tensors %s, work %"
+			PRIu64 " units\n", t[0], runs, t[runs / 2],
+			ge_format_size(ge_xsession_peak(s), peak, sizeof peak),
+			ge_xsession_work(s));
+	}
+	free(t);
+	ge_xsession_close(s);
+	return rc;
+}
+
 static int eval_model(ge_graph *g, const struct xargs *x)
 {
 	ge_xiface f;
@@ -297,9 +358,12 @@ static int eval_model(ge_graph *g, const struct xargs *x)
 		cli_errmsg("%s: no outputs to fetch (name some with --output)",
 			   model);
 		rc = EXIT_USAGE;
-	} else if (ge_xrun_model(g, &o, &b, &fd, tensors, n, outs, NULL, &err)) {
-		cli_errmsg("%s", err.msg); /* it names the model */
-		rc = EXIT_USAGE;
+	} else {
+		o.budget = &b; /* the outputs outlive the session */
+		if (eval_runs(g, x, &o, &fd, tensors, n, outs, &err)) {
+			cli_errmsg("%s", err.msg); /* it names the model */
+			rc = EXIT_USAGE;
+		}
 	}
 	for (size_t i = 0; !rc && i < n; i++)
 		print_tensor(keys[i], tensors[i], outs[i], x->values);
