@@ -1395,6 +1395,15 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	}
 	ge_buf out = GE_BUF_INIT;
 	int rc = ge_serialize(g, fmt, &out, err);
+	/* what the layers above keep with the graph (the values of
+	 * duplicated variables) goes next to a MetaGraphDef, first: a save
+	 * that cannot write them writes nothing */
+	int meta = fmt == GE_FMT_META || fmt == GE_FMT_META_TEXT;
+	for (size_t i = 0; i < g->n_hooks && !rc && meta; i++)
+		if (g->hooks[i]->save_file)
+			rc = g->hooks[i]->save_file(g, path,
+						    o ? o->checkpoint : NULL,
+						    err);
 	if (!rc)
 		rc = ge_file_write_atomic(path, out.data, out.len, err);
 	ge_buf_free(&out);

@@ -1189,9 +1189,13 @@ static int follow_dups(struct vp *p, ge_tinfo *I, ge_ckpt_plan *plan,
 			extend_savers(p, I, d, nd);
 			extend_restores(p, d, nd);
 		}
+		if (nd && !p->same)
+			ge_graph_checkpoint_from(p->g_, p->g);
 		for (size_t k = 0; k < nd; k++) {
-			ge_graph_add_checkpoint_copy(p->g_, d[k].v->key,
-						     d[k].key_);
+			/* another graph's plan made the key: read its source */
+			const char *from = p->same ? d[k].v->key
+				: ge_graph_checkpoint_origin(p->g, d[k].v->key);
+			ge_graph_add_checkpoint_copy(p->g_, from, d[k].key_);
 			if (plan)
 				ge_ckpt_plan_add(plan, d[k].v->key, d[k].key_);
 		}

@@ -75,6 +75,10 @@ typedef struct ge_ckpt_plan {
 	char **src, **dst;
 	unsigned char *rename;
 	size_t n, cap;
+	/* the bundle prefix the src keys are read from (the checkpoint of
+	 * the graph the variables were copied from), or NULL: the graph's
+	 * own checkpoint */
+	char *from;
 } ge_ckpt_plan;
 
 void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst);
@@ -93,6 +97,22 @@ const ge_ckpt_plan *ge_graph_checkpoint_plan(const ge_graph *g);
  * checkpoint's tensor. */
 void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
 				  const char *dst);
+/* The checkpoint a graph's values come from, as a malloc'd bundle prefix:
+ * its plan's `from`; else the variables of the SavedModel it was loaded
+ * from; else the bundle next to the file it was loaded from (an x.meta
+ * next to x.index).  GE_ENOTFOUND when there is none. */
+int ge_graph_checkpoint_source(const ge_graph *g, char **prefix,
+			       ge_error *err);
+
+/* Records that the graph's plan reads its src keys from the checkpoint
+ * of graph src (a copy of src's variables into g), unless g has a
+ * checkpoint of its own or its plan already names one. */
+void ge_graph_checkpoint_from(ge_graph *g, const ge_graph *src);
+
+/* The key of g's source checkpoint that holds the value of g's key `key`:
+ * the src of the plan entry making it, else key itself. */
+const char *ge_graph_checkpoint_origin(const ge_graph *g, const char *key);
+
 /* Follows the rename of checkpoint key `from` to `to` (a variable
  * renamed by ge_variable_rename): an entry that made `from` makes `to`;
  * otherwise the plan gets a rename entry. */

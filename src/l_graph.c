@@ -566,7 +566,7 @@ static int g_save(lua_State *L)
 	const char *path = luaL_checkstring(L, 2);
 	static const char *const known[] = {
 		"format", "overwrite", "shard_size", "quantize",
-		"quantize_weights", NULL};
+		"quantize_weights", "checkpoint", NULL};
 	ge_save_opts o;
 	memset(&o, 0, sizeof o);
 	if (!lua_isnoneornil(L, 3)) {
@@ -575,7 +575,9 @@ static int g_save(lua_State *L)
 		o.format = lge_checkformat(L, -1);
 		lua_getfield(L, 3, "overwrite");
 		o.overwrite = lua_toboolean(L, -1);
-		lua_pop(L, 2);
+		lua_getfield(L, 3, "checkpoint");
+		o.checkpoint = luaL_optstring(L, -1, NULL);
+		lua_pop(L, 3); /* the opts table keeps the string alive */
 		save_tfjs_opts(L, 3, &o);
 	}
 	ge_error err;
