@@ -119,6 +119,17 @@ const char *ge_graph_checkpoint_origin(const ge_graph *g, const char *key);
 void ge_graph_checkpoint_rename(ge_graph *g, const char *from,
 				const char *to);
 
+/* Savers, variables and the checkpoint against each other (varcheck.c):
+ * a RestoreV2 restoring a variable from another key than it is saved
+ * under, a saver's dtype that is not the variable's, one key saved (or
+ * restored) for two variables, a plan entry making a key no variable is
+ * saved under, and, when the graph has a checkpoint
+ * (ge_graph_checkpoint_source), a saved key it lacks (read through the
+ * plan) or holds with another dtype or shape.  One line per problem on
+ * report, naming the variable, the saver op and the key; returns their
+ * number. */
+size_t ge_variables_validate(ge_graph *g, ge_buf *report);
+
 /* ---------------------------------------------------------- editing */
 
 /* Renames variable `name` (a variable op, see ge_graph_variables) to

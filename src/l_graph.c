@@ -14,6 +14,7 @@
 #include "shapes.h"
 #include "opattrs.h"
 #include "tfjs.h"
+#include "varpolicy.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
 int lge_at_exit;
@@ -494,6 +495,7 @@ static int g_validate(lua_State *L)
 	} else {
 		n += ge_func_validate_graph(g, b);
 	}
+	n += ge_variables_validate(g, b);
 	if (lua_type(L, 2) == LUA_TTABLE) {
 		lua_getfield(L, 2, "shapes");
 		if (lua_toboolean(L, -1))

@@ -85,6 +85,36 @@ local lone = ge.graph()
 ge.copy(ge.sgv(d), {dst_graph = lone, dst_scope = "again", variables = "duplicate"})
 local okl = lone:save(dir .. "/again.meta")
 ok(okl, "3: a copy of a copy reads the first source's checkpoint")
+-- validate checks savers, variables and the checkpoint against each other
+local function set_strings(g, name, f)
+  local op = g:op(name)
+  local v = op:attr("value")
+  local t = {}
+  for i = 1, #v do t[i] = f(v[i]) end
+  op:set_attr("value", ge.tensor_value("string", {#t}, t))
+end
+local function problems(g)
+  local okv, list = g:validate()
+  return okv and "" or table.concat(list, "\n")
+end
+is("", problems(c2), "validate: the clone is valid")
+local b1 = assert(ge.load(dir .. "/copy.meta"))
+set_strings(b1, "ns/save/RestoreV2/tensor_names", function(s) return (s:gsub("^ns/", "")) end)
+ok(problems(b1):find("variable 'ns/W1' is saved as 'ns/W1' by 'ns/save/SaveV2', but "
+   .. "'ns/save/RestoreV2' restores it from 'W1'", 1, true), "validate: a restore under another key (case 1)")
+local b2 = assert(ge.load(dir .. "/clone.meta"))
+set_strings(b2, "clone/save/SaveV2/tensor_names", function(s) return (s:gsub("^clone/", "")) end)
+ok(problems(b2):find("checkpoint key 'W1' is saved for variable 'W1' by 'save/SaveV2' and "
+   .. "for variable 'clone/W1' by 'clone/save/SaveV2'", 1, true), "validate: one key for two variables (case 2)")
+local b3 = assert(ge.load(dir .. "/copy.meta"))
+set_strings(b3, "ns/save/SaveV2/tensor_names", function(s) return s == "ns/W1" and "ns/b1" or s end)
+set_strings(b3, "ns/save/RestoreV2/tensor_names", function(s) return s == "ns/W1" and "ns/b1" or s end)
+ok(problems(b3):find("does not have the shape of 'ns/b1'", 1, true), "validate: a shape the checkpoint contradicts")
+local b4 = assert(ge.load(dir .. "/copy.meta"))
+set_strings(b4, "ns/save/SaveV2/tensor_names", function(s) return s == "ns/W1" and "gone" or s end)
+set_strings(b4, "ns/save/RestoreV2/tensor_names", function(s) return s == "ns/W1" and "gone" or s end)
+ok(problems(b4):find("variable 'ns/W1': .*copy.index has no tensor 'gone'"), "validate: a key the checkpoint lacks")
+
 local bare = ge.graph()
 bare:add_checkpoint_copy("a", "b")
 local okb, eb = bare:save(dir .. "/bare.meta")
