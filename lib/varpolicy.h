@@ -42,9 +42,12 @@
  * in V's order (a variable tensor V read from outside has the duplicate's
  * tensor as counterpart).
  *
- * Savers, the init op and checkpoint plans are followed only within one
- * graph (the destination's own saver is not touched by a copy into
- * another graph); VariableDefs are added to the destination either way.
+ * A SaveV2 / RestoreV2 copied by the transform names the duplicates'
+ * keys (its tensor_names elements holding a source key hold the new
+ * key), and the source's saver is not extended for a duplicate such a
+ * copy saves.  Savers and the init op are extended only within one graph
+ * (the destination's own saver is not touched by a copy into another
+ * graph); VariableDefs are added to the destination either way.
  */
 #ifndef GE_VARPOLICY_H
 #define GE_VARPOLICY_H
