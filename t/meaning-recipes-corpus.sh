@@ -1,0 +1,93 @@
+#!/bin/sh
+# meaning-recipes-corpus.sh: recipes that keep a model's meaning (issue
+# 27, cases 6, 7, 9 and 12), each checked by running the model before
+# and after (gerewrite verify) where the runner can.
+BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
+C=$GE_CORPUS
+if test -z "$C" || test ! -f "$C/MANIFEST.tsv"; then
+	echo "1..0 # SKIP corpus not found"
+	exit 0
+fi
+T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-meaning.XXXXXX"` || exit 1
+trap 'rm -rf "$T"' EXIT
+. "${GE_TOP_SRCDIR:-.}/t/testlib.sh"
+
+LEAK=$C/SciSharp__TensorFlow.NET/tools/TensorFlowNET.Benchmarks/Leak/TestModel/saved_model
+LOOP=$C/tensorflow__tensorflow/tensorflow/c/experimental/saved_model/internal/testdata/SimpleWhileLoop
+CIFAR=$C/dotnet__machinelearning-testdata/Microsoft.ML.TensorFlow.TestModels/cifar_model
+RVM=$C/tfjs/npm__@vladmandic__human-models-3.0.4/models/rvm.json
+
+# 7. merge_duplicate_nodes keeps the fetch names: the frozen Leak model
+# returns three equal Identities, output_0..2
+run "$BIN" run freeze "$LEAK" -o "$T/leak.pb" --param signature=inference
+is_rc 0 "7: freeze the Leak TestModel"
+run "$BIN" run merge_duplicate_nodes "$T/leak.pb" -o "$T/leak-m.pb"
+is_rc 0 "7: merge_duplicate_nodes with default parameters"
+run "$BIN" verify "$T/leak.pb" "$T/leak-m.pb" --atol 0 --rtol 0
+is_rc 0 "7: output_0, output_1 and output_2 are still fetched, bit for bit"
+has "$T/out" "3 outputs" "7: all three outputs compared"
+
+# 6. obfuscate_names: a keep-list of the top-level graph on a TF2 model
+# with a while loop in a function; the interface kept by default
+run "$BIN" run obfuscate_names "$LOOP" -o "$T/loop-o" --param inputs=serving_default_value
+is_rc 0 "6: a top-level keep-list is not looked for in function bodies"
+run "$BIN" verify "$LOOP" "$T/loop-o" --atol 0 --rtol 0
+is_rc 0 "6: the renamed TF2 model computes the same"
+run "$BIN" run obfuscate_names "$T/leak.pb" -o "$T/leak-o.pb"
+is_rc 0 "6: obfuscate_names with default parameters"
+run "$BIN" verify "$T/leak.pb" "$T/leak-o.pb" --atol 0 --rtol 0
+is_rc 0 "6: the inputs and outputs keep their names"
+run "$BIN" run obfuscate_names "$T/leak.pb" -o "$T/leak-o2.pb" --param inputs=nothing
+is_rc 1 "6: a keep-list name the graph lacks is refused"
+has "$T/err" "no op named 'nothing'" "6: in one line naming it"
+if grep -F ".lua:" "$T/err" >/dev/null; then s=1; else s=0; fi
+ok $s "6: without the recipe's path"
+
+# 9. round_weights leaves Consts under 16 elements alone, as TensorFlow's
+run "$BIN" run round_weights "$RVM" -o "$T/rvm/model.json"
+is_rc 0 "9: round_weights on rvm"
+cat >"$T/small.lua" <<'EOT'
+local a, b = ge.load(arg[1]), ge.load(arg[2])
+local small, rounded, n = 0, 0, 0
+for _, op in ipairs(a:ops("Const")) do
+  local v = op:attr("value")
+  if v and v.dtype == "float32" then
+    local w = b:op(op.name):attr("value")
+    if #v < 16 and w ~= v then small = small + 1 end
+    if #v >= 16 and w ~= v then rounded = rounded + 1 end
+  end
+end
+print("small changed " .. small .. ", large rounded " .. rounded)
+EOT
+run "$BIN" "$T/small.lua" "$RVM" "$T/rvm/model.json"
+has "$T/out" "small changed 0," "9: no float Const under 16 elements changed"
+if grep "large rounded 0$" "$T/out" >/dev/null; then s=1; else s=0; fi
+ok $s "9: the large ones are rounded"
+
+# 12. freeze on frozen graphs: passed unchanged with a note; refusals in
+# one line without the recipe's path
+mkdir -p "$T/mixed/a" "$T/mixed/b"
+cp "$CIFAR/frozen_model.pb" "$T/mixed/a/frozen_model.pb"
+cp "$T/leak.pb" "$T/mixed/b/leak.pb"
+run "$BIN" batch freeze "$T/mixed" -o "$T/mixed-out"
+is_rc 0 "12: batch freeze over frozen graphs"
+run "$BIN" verify "$T/mixed/a/frozen_model.pb" "$T/mixed-out/a/frozen_model.pb" -q
+is_rc 0 "12: the frozen graph passed unchanged"
+run "$BIN" run freeze "$CIFAR/frozen_model.pb" -o "$T/f.pb"
+is_rc 0 "12: run freeze on a frozen graph"
+has "$T/err" "already frozen" "12: says so"
+cp "$CIFAR/model.ckpt.meta" "$CIFAR/model.ckpt.index" "$CIFAR/model.ckpt.data-00000-of-00001" "$T/"
+run "$BIN" run freeze "$T/model.ckpt.meta" -o "$T/f2.pb"
+is_rc 1 "12: a graph with variables and no outputs is refused"
+has "$T/err" "name the outputs to keep" "12: saying what to give"
+if grep -F ".lua:" "$T/err" >/dev/null; then s=1; else s=0; fi
+ok $s "12: without the recipe's path"
+test `wc -l <"$T/err"` -eq 1
+ok $? "12: in one line"
+run "$BIN" run freeze "$T/model.ckpt.meta" -o "$T/f3.pb" --param outputs=Output
+is_rc 0 "12: with outputs it freezes"
+run "$BIN" verify "$T/model.ckpt.meta" "$T/f3.pb" --output Output --atol 0 --rtol 0
+is_rc 0 "12: and the frozen graph computes the restored model's Output"
+
+echo "1..$n"
+exit $failed
