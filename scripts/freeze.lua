@@ -22,8 +22,11 @@ variables/) fails, naming the variables.
 Any other graph (a TF1 SavedModel, a MetaGraphDef with a checkpoint) is
 frozen as TensorFlow's freeze_graph does, keeping what `outputs` (default:
 the outputs of every signature) need.  Write the result with -o out.pb.
-A graph without variables and without outputs to keep (a frozen graph)
-passes unchanged, with a note on standard error.]],
+Every op of the result carries the attrs its OpDef gives a default (a
+SavedModel strips them; TensorFlow's loader adds them back, other
+executors need them written).  A graph without variables and without
+outputs to keep (a frozen graph) passes unchanged, with a note on
+standard error.]],
   -- the freeze names the variables that have no value itself
   checks_variables = true,
   params = {
@@ -73,6 +76,9 @@ passes unchanged, with a note on standard error.]],
     -- the message names the model and the op; a script position would
     -- only be noise
     if not frozen then error(err, 0) end
+    -- the attrs a SavedModel strips when they hold their default:
+    -- TensorFlow's loader adds them back, other consumers need them
+    frozen:fill_default_attrs()
     return frozen
   end,
 }

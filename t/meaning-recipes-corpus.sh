@@ -27,6 +27,32 @@ run "$BIN" verify "$T/leak.pb" "$T/leak-m.pb" --atol 0 --rtol 0
 is_rc 0 "7: output_0, output_1 and output_2 are still fetched, bit for bit"
 has "$T/out" "3 outputs" "7: all three outputs compared"
 
+# 8. freeze and inline_functions outputs carry the default attrs the
+# SavedModel stripped
+cat >"$T/missing.lua" <<'EOT'
+local g = assert(ge.load(arg[1]))
+local n = 0
+for _, op in ipairs(g:ops()) do
+  local d = g:opdef(op.type)
+  if d then
+    local have = {}
+    for _, a in ipairs(op:attr_names()) do have[a] = true end
+    for _, a in ipairs(d.attrs) do
+      if a.default ~= nil and not have[a.name] then n = n + 1 break end
+    end
+  end
+end
+print("ops missing a default attr: " .. n)
+EOT
+run "$BIN" "$T/missing.lua" "$T/leak.pb"
+has "$T/out" "ops missing a default attr: 0" "8: the frozen TestModel has every default attr"
+run "$BIN" run inline_functions "$LEAK" -o "$T/leak-i"
+is_rc 0 "8: inline_functions on the TestModel"
+run "$BIN" "$T/missing.lua" "$T/leak-i"
+has "$T/out" "ops missing a default attr: 0" "8: the inlined ops have every default attr"
+run "$BIN" verify "$LEAK" "$T/leak-i" --atol 0 --rtol 0
+is_rc 0 "8: the inlined model computes the same"
+
 # 6. obfuscate_names: a keep-list of the top-level graph on a TF2 model
 # with a while loop in a function; the interface kept by default
 run "$BIN" run obfuscate_names "$LOOP" -o "$T/loop-o" --param inputs=serving_default_value
