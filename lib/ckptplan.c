@@ -114,27 +114,22 @@ void ge_graph_checkpoint_from(ge_graph *g, const ge_graph *src)
 		graph_plan(g)->from = from;
 }
 
-/* Where the planned values come from, for a save to path. */
+/* Where the planned values come from: *prefix, or NULL when the graph
+ * (and the graph its variables were copied from) has no checkpoint at
+ * all, so that there are no values to write. */
 static int plan_source(const ge_graph *g, const char *srcdir,
-		       const char *path, char **prefix, ge_error *err)
+		       char **prefix, ge_error *err)
 {
 	const ge_ckpt_plan *plan = ge_graph_checkpoint_plan(g);
-	int rc = GE_OK;
+	*prefix = NULL;
 	if (srcdir && !plan->from) {
 		size_t n = strlen(srcdir) + sizeof "/variables/variables";
 		*prefix = ge_xmalloc(n);
 		snprintf(*prefix, n, "%s/variables/variables", srcdir);
-	} else {
-		rc = ge_graph_checkpoint_source(g, prefix, err);
+		return GE_OK;
 	}
-	if (rc == GE_ENOTFOUND)
-		rc = ge_err(err, GE_ENOTFOUND,
-			    "%s: the graph's checkpoint plan copies %zu "
-			    "variable value%s, but the graph has no checkpoint "
-			    "to copy them from (load it from a MetaGraphDef next "
-			    "to its checkpoint, or a SavedModel)",
-			    path, plan->n, plan->n == 1 ? "" : "s");
-	return rc;
+	int rc = ge_graph_checkpoint_source(g, prefix, err);
+	return rc == GE_ENOTFOUND ? GE_OK : rc;
 }
 
 /* A SavedModel saved from a graph whose transforms duplicated variables:
@@ -145,9 +140,10 @@ static int plan_save_hook(const ge_graph *g, const char *srcdir,
 	const ge_ckpt_plan *plan = ge_graph_checkpoint_plan(g);
 	if (!plan)
 		return GE_OK;
+	(void)path;
 	char *from;
-	int rc = plan_source(g, srcdir, path, &from, err);
-	if (!rc)
+	int rc = plan_source(g, srcdir, &from, err);
+	if (!rc && from)
 		rc = ge_savedmodel_apply_plan(dir, from, plan, err);
 	free(from);
 	return rc;
@@ -163,8 +159,8 @@ static int plan_save_file_hook(const ge_graph *g, const char *path,
 	if (!plan)
 		return GE_OK;
 	char *from;
-	int rc = plan_source(g, NULL, path, &from, err);
-	if (rc)
+	int rc = plan_source(g, NULL, &from, err);
+	if (rc || !from)
 		return rc;
 	char *dst;
 	if (ckpt) {

@@ -115,14 +115,19 @@ set_strings(b4, "ns/save/SaveV2/tensor_names", function(s) return s == "ns/W1" a
 set_strings(b4, "ns/save/RestoreV2/tensor_names", function(s) return s == "ns/W1" and "gone" or s end)
 ok(problems(b4):find("variable 'ns/W1': .*copy.index has no tensor 'gone'"), "validate: a key the checkpoint lacks")
 
-local bare = ge.graph()
-bare:add_checkpoint_copy("a", "b")
-local okb, eb = bare:save(dir .. "/bare.meta")
-ok(not okb and eb:find("no checkpoint to copy them from", 1, true),
+-- a plan whose source key the checkpoint lacks: the save says so
+local miss = assert(ge.load(dir .. "/copy.meta"))
+miss:add_checkpoint_copy("nowhere", "ns/nowhere")
+local okb, eb = miss:save(dir .. "/miss.meta")
+ok(not okb and eb:find("no tensor 'nowhere' to copy to 'ns/nowhere'", 1, true),
    "3: a save that would drop planned values says so: " .. tostring(eb))
-local fb = io.open(dir .. "/bare.meta")
+local fb = io.open(dir .. "/miss.meta")
 ok(not fb, "3: and writes nothing")
 if fb then fb:close() end
+-- a graph without any checkpoint has no values to carry
+local bare = ge.graph()
+bare:add_checkpoint_copy("a", "b")
+ok(bare:save(dir .. "/bare.meta"), "3: a graph without a checkpoint saves as before")
 
 os.execute("rm -rf '" .. dir .. "'")
 tap.done()
