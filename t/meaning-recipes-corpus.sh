@@ -27,6 +27,30 @@ run "$BIN" verify "$T/leak.pb" "$T/leak-m.pb" --atol 0 --rtol 0
 is_rc 0 "7: output_0, output_1 and output_2 are still fetched, bit for bit"
 has "$T/out" "3 outputs" "7: all three outputs compared"
 
+# 4. clone_tower with outputs= combines those, not the tensors of the
+# view nobody reads (the frozen SimpleWhileLoop's int32 loop counter)
+run "$BIN" run freeze "$LOOP" -o "$T/loop.pb"
+is_rc 0 "4: freeze SimpleWhileLoop"
+run "$BIN" run clone_tower "$T/loop.pb" -o "$T/loop-t.pb" --param towers=2 \
+	--param combine=mean --param outputs=output_0
+is_rc 0 "4: clone_tower outputs=output_0 combine=mean"
+run "$BIN" verify "$T/loop.pb" "$T/loop-t.pb" --atol 0 --rtol 0
+is_rc 0 "4: the mean of two towers computes the same output_0"
+
+# 5. clone_tower splits an input of unknown rank at run time: the gru
+# model's X (and its scalar keep_prob, fed whole)
+GRU=$C/onnx__tensorflow-onnx/tests/models/gru/frozen.pb
+run "$BIN" run clone_tower "$GRU" -o "$T/gru-t.pb" --param towers=2
+is_rc 0 "5: clone_tower on gru"
+has "$T/err" "split at run time" "5: says which inputs are split at run time"
+run "$BIN" verify "$GRU" "$T/gru-t.pb" --input X=4x28x28 --input keep_prob=1.0
+is_rc 0 "5: a batch of 4 gives the original's [4,10] output"
+REG=$C/onnx__tensorflow-onnx/tests/models/regression/graphdef/frozen.pb
+run "$BIN" run clone_tower "$REG" -o "$T/reg-t.pb" --param towers=2
+is_rc 0 "5: clone_tower on regression"
+run "$BIN" verify "$REG" "$T/reg-t.pb" --input X=4x1 --atol 0 --rtol 0
+is_rc 0 "5: a batch of 4 gives the original's [4,1] output"
+
 # 8. freeze and inline_functions outputs carry the default attrs the
 # SavedModel stripped
 cat >"$T/missing.lua" <<'EOT'
