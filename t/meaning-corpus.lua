@@ -1,6 +1,7 @@
 -- meaning-corpus.lua: copies, clones and saves that keep a model's
--- meaning (issue 27, cases 1 to 3), checked by running the cifar TF1
--- MetaGraphDef restored from its checkpoint before and after.
+-- meaning (issue 27, cases 1 to 3 and 11), checked by running the cifar TF1
+-- MetaGraphDef restored from its checkpoint before and after, and the
+-- handtrack TensorFlow.js model saved quantized again.
 local tap = require "tap"
 local ok, is, same = tap.ok, tap.is, tap.same
 
@@ -128,6 +129,15 @@ if fb then fb:close() end
 local bare = ge.graph()
 bare:add_checkpoint_copy("a", "b")
 ok(bare:save(dir .. "/bare.meta"), "3: a graph without a checkpoint saves as before")
+
+-- 11. weights already quantized with the requested scheme keep their bytes
+local HT = C .. "/tfjs/npm__@vladmandic__human-3.3.6/models/handtrack"
+local ht = assert(ge.load(HT .. ".json"))
+ok(ht:save(dir .. "/ht/model.json", {quantize = "uint8"}), "11: save handtrack with quantize = uint8")
+ok(tap.slurp(dir .. "/ht/group1-shard1of1.bin") == tap.slurp(HT .. ".bin"),
+   "11: its uint8 weights keep their bytes")
+local v11 = assert(ge.verify(ht, assert(ge.load(dir .. "/ht/model.json")), {atol = 0, rtol = 0}))
+ok(v11.ok and v11.max_abs == 0, "11: the boxes do not move")
 
 os.execute("rm -rf '" .. dir .. "'")
 tap.done()
