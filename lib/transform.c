@@ -902,11 +902,8 @@ static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 		  may_have_enters(sgv->graph) &&
 		  ge_frames_check_view(sgv->graph, sgv->ops.v, sgv->ops.n,
 				       &cut_err);
-	size_t frame_problems = cut && dst ? frame_problem_count(dst) : 0;
-	int rc = cut && !dst ? ge_err(err, cut_err.code, "%s", cut_err.msg)
-			     : GE_OK;
-	if (!rc)
-		rc = setup(I, tr, sgv, o, err);
+	size_t frame_problems = cut ? frame_problem_count(dst) : 0;
+	int rc = setup(I, tr, sgv, o, err);
 	if (!rc && n_bind) {
 		I->bind_name = ge_xcalloc(n_bind, sizeof *I->bind_name);
 		I->bind_to = ge_xmalloc(n_bind * sizeof *I->bind_to);
