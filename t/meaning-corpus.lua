@@ -116,6 +116,13 @@ set_strings(b4, "ns/save/SaveV2/tensor_names", function(s) return s == "ns/W1" a
 set_strings(b4, "ns/save/RestoreV2/tensor_names", function(s) return s == "ns/W1" and "gone" or s end)
 ok(problems(b4):find("variable 'ns/W1': .*copy.index has no tensor 'gone'"), "validate: a key the checkpoint lacks")
 
+-- a MetaGraphDef without a plan saved as a SavedModel carries its checkpoint
+local plain = assert(ge.load(META))
+ok(plain:save(dir .. "/plain", {format = "savedmodel"}), "3: the MetaGraphDef as a SavedModel")
+ok(assert(ge.checkpoint.open(dir .. "/plain")):entry("W1"), "3: variables/ is its checkpoint")
+ok(ge.run(assert(ge.load(dir .. "/plain")), feeds, "Output") == base,
+   "3: the SavedModel runs restored as the original")
+
 -- a plan whose source key the checkpoint lacks: the save says so
 local miss = assert(ge.load(dir .. "/copy.meta"))
 miss:add_checkpoint_copy("nowhere", "ns/nowhere")
