@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "model.h"
 
 /* ------------------------------------------------------------ plans */
 
@@ -56,6 +57,7 @@ static ge_ckpt_plan *ckpt_plan_dup(const ge_ckpt_plan *p)
 	ge_ckpt_plan *c = ge_xcalloc(1, sizeof *c);
 	for (size_t i = 0; i < p->n; i++)
 		plan_add(c, p->src[i], p->dst[i], p->rename[i]);
+	c->from = p->from ? ge_xstrdup(p->from) : NULL;
 	return c;
 }
 
@@ -70,6 +72,66 @@ static void plan_free_hook(ge_graph *g)
 	g->ckpt_plan = NULL;
 }
 
+static ge_ckpt_plan *graph_plan(ge_graph *g);
+
+int ge_graph_checkpoint_source(const ge_graph *g, char **prefix,
+			       ge_error *err)
+{
+	*prefix = NULL;
+	if (g->ckpt_plan && g->ckpt_plan->from) {
+		*prefix = ge_xstrdup(g->ckpt_plan->from);
+		return GE_OK;
+	}
+	const char *dir = ge_graph_savedmodel_dir(g);
+	const char *name = ge_graph_name(g);
+	if (!dir && !(name && *name))
+		return ge_err(err, GE_ENOTFOUND,
+			      "graph: not loaded from a file, so it has no "
+			      "checkpoint");
+	return ge_checkpoint_prefix(dir ? dir : name, prefix, err);
+}
+
+const char *ge_graph_checkpoint_origin(const ge_graph *g, const char *key)
+{
+	const ge_ckpt_plan *p = g->ckpt_plan;
+	for (size_t i = p ? p->n : 0; i-- > 0;)
+		if (!strcmp(p->dst[i], key))
+			return p->src[i];
+	return key;
+}
+
+void ge_graph_checkpoint_from(ge_graph *g, const ge_graph *src)
+{
+	char *own = NULL, *from = NULL;
+	ge_error e;
+	if (g->ckpt_plan && g->ckpt_plan->from)
+		return;
+	if (ge_graph_checkpoint_source(g, &own, &e) == GE_OK) {
+		free(own);
+		return;
+	}
+	if (ge_graph_checkpoint_source(src, &from, &e) == GE_OK)
+		graph_plan(g)->from = from;
+}
+
+/* Where the planned values come from: *prefix, or NULL when the graph
+ * (and the graph its variables were copied from) has no checkpoint at
+ * all, so that there are no values to write. */
+static int plan_source(const ge_graph *g, const char *srcdir,
+		       char **prefix, ge_error *err)
+{
+	const ge_ckpt_plan *plan = ge_graph_checkpoint_plan(g);
+	*prefix = NULL;
+	if (srcdir && !plan->from) {
+		size_t n = strlen(srcdir) + sizeof "/variables/variables";
+		*prefix = ge_xmalloc(n);
+		snprintf(*prefix, n, "%s/variables/variables", srcdir);
+		return GE_OK;
+	}
+	int rc = ge_graph_checkpoint_source(g, prefix, err);
+	return rc == GE_ENOTFOUND ? GE_OK : rc;
+}
+
 /* A SavedModel saved from a graph whose transforms duplicated variables:
  * the new checkpoint holds them too, under their new keys. */
 static int plan_save_hook(const ge_graph *g, const char *srcdir,
@@ -78,16 +140,48 @@ static int plan_save_hook(const ge_graph *g, const char *srcdir,
 	const ge_ckpt_plan *plan = ge_graph_checkpoint_plan(g);
 	if (!plan)
 		return GE_OK;
-	if (!srcdir)
-		return ge_err(err, GE_EINVAL,
-			      "%s: the graph has duplicated variables but no "
-			      "SavedModel variables to copy them from",
-			      path);
-	char vars[PATH_MAX];
-	if ((size_t)snprintf(vars, sizeof vars, "%s/variables/variables",
-			     srcdir) >= sizeof vars)
-		return ge_err(err, GE_EIO, "%s: path too long", srcdir);
-	return ge_savedmodel_apply_plan(dir, vars, plan, err);
+	(void)path;
+	char *from;
+	int rc = plan_source(g, srcdir, &from, err);
+	if (!rc && from)
+		rc = ge_savedmodel_apply_plan(dir, from, plan, err);
+	free(from);
+	return rc;
+}
+
+/* A MetaGraphDef saved to path: the checkpoint the plan describes goes
+ * to ckpt, or else next to it (path minus `.meta`, as tf.train.Saver
+ * names them). */
+static int plan_save_file_hook(const ge_graph *g, const char *path,
+			       const char *ckpt, ge_error *err)
+{
+	const ge_ckpt_plan *plan = ge_graph_checkpoint_plan(g);
+	if (!plan)
+		return GE_OK;
+	char *from;
+	int rc = plan_source(g, NULL, &from, err);
+	if (rc || !from)
+		return rc;
+	char *dst;
+	if (ckpt) {
+		dst = ge_xstrdup(ckpt);
+	} else {
+		size_t n = strlen(path);
+		const char *dot = strrchr(path, '.');
+		const char *slash = strrchr(path, '/');
+		if (dot && dot > path && (!slash || dot > slash + 1))
+			n = (size_t)(dot - path);
+		dst = ge_xstrndup(path, n);
+	}
+	ge_bundle *b;
+	rc = ge_bundle_open(from, &b, err);
+	if (!rc) {
+		rc = ge_checkpoint_apply_plan(b, dst, plan, err);
+		ge_bundle_close(b);
+	}
+	free(dst);
+	free(from);
+	return rc;
 }
 
 /* The plan is the graph's, kept through the graph's hooks. */
@@ -95,6 +189,7 @@ static const ge_graph_hooks plan_hooks = {
 	.clone = plan_clone_hook,
 	.free = plan_free_hook,
 	.save_dir = plan_save_hook,
+	.save_file = plan_save_file_hook,
 };
 
 static ge_ckpt_plan *graph_plan(ge_graph *g)
@@ -135,6 +230,7 @@ void ge_ckpt_plan_free(ge_ckpt_plan *p)
 	free(p->src);
 	free(p->dst);
 	free(p->rename);
+	free(p->from);
 	memset(p, 0, sizeof *p);
 }
 

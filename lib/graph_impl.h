@@ -97,6 +97,11 @@ typedef struct ge_graph_hooks {
 	 * or NULL): the hook may add to dir, or fail the save. */
 	int (*save_dir)(const ge_graph *g, const char *srcdir, const char *dir,
 			const char *path, ge_error *err);
+	/* A MetaGraphDef of g is about to be written to path: the hook may
+	 * write what goes with it (the checkpoint, to ckpt when the save
+	 * names one), or fail the save. */
+	int (*save_file)(const ge_graph *g, const char *path, const char *ckpt,
+			 ge_error *err);
 	/* The function library (func.c) tells the container of a function
 	 * renamed (to) or removed (to NULL); asks whether an object of the
 	 * container stands for a function (1, with a reason in why: removing

@@ -1213,6 +1213,47 @@ int ge_savedmodel_verify(const char *dir, ge_error *err)
 	return GE_OK;
 }
 
+/* A graph loaded from x.meta next to its checkpoint x.index: a SavedModel
+ * saved from it gets that checkpoint as variables/ (entries copied with
+ * their bytes and checksums).  Nothing when there is none. */
+static int copy_meta_checkpoint(const ge_graph *g, const char *dir,
+				ge_error *err)
+{
+	const char *name = g->name;
+	size_t n = name ? strlen(name) : 0;
+	if (n <= 5 || strcmp(name + n - 5, ".meta"))
+		return GE_OK;
+	char prefix[PATH_MAX], index[PATH_MAX], vdir[PATH_MAX], dst[PATH_MAX];
+	if ((size_t)snprintf(prefix, sizeof prefix, "%.*s", (int)(n - 5),
+			     name) >= sizeof prefix ||
+	    (size_t)snprintf(index, sizeof index, "%s.index", prefix) >=
+		    sizeof index ||
+	    pjoin(vdir, sizeof vdir, dir, "variables") ||
+	    pjoin(dst, sizeof dst, vdir, "variables"))
+		return ge_err(err, GE_EIO, "%s: path too long", name);
+	struct stat st;
+	if (stat(index, &st) != 0)
+		return GE_OK;
+	ge_bundle *b;
+	int rc = ge_bundle_open(prefix, &b, err);
+	if (rc)
+		return rc;
+	ge_bundle_writer *w = NULL;
+	if (mkdir(vdir, 0777) < 0 && errno != EEXIST)
+		rc = ge_err(err, GE_EIO, "%s: %s", vdir, strerror(errno));
+	if (!rc)
+		rc = ge_bundle_writer_open(dst, &w, err);
+	for (size_t i = 0; !rc && i < ge_bundle_count(b); i++)
+		rc = ge_bundle_writer_copy(w, b, ge_bundle_entry_at(b, i), NULL,
+					   err);
+	if (w && rc)
+		ge_bundle_writer_abort(w);
+	else if (w)
+		rc = ge_bundle_writer_finish(w, err);
+	ge_bundle_close(b);
+	return rc;
+}
+
 static int save_savedmodel(ge_graph *g, const char *path, ge_format fmt,
 			   const ge_save_opts *o, ge_error *err)
 {
@@ -1284,6 +1325,8 @@ static int save_savedmodel(ge_graph *g, const char *path, ge_format fmt,
 	      ge_format_is_text(fmt) ? "saved_model.pbtxt" : "saved_model.pb");
 	rc = ge_file_write_atomic(file, out.data, out.len, err);
 	ge_buf_free(&out);
+	if (!rc && !srcdir)
+		rc = copy_meta_checkpoint(g, tmp, err);
 	if (rc)
 		goto fail;
 	/* what the layers above keep with the graph (the variables that
@@ -1395,6 +1438,15 @@ int ge_save(ge_graph *g, const char *path, const ge_save_opts *o,
 	}
 	ge_buf out = GE_BUF_INIT;
 	int rc = ge_serialize(g, fmt, &out, err);
+	/* what the layers above keep with the graph (the values of
+	 * duplicated variables) goes next to a MetaGraphDef, first: a save
+	 * that cannot write them writes nothing */
+	int meta = fmt == GE_FMT_META || fmt == GE_FMT_META_TEXT;
+	for (size_t i = 0; i < g->n_hooks && !rc && meta; i++)
+		if (g->hooks[i]->save_file)
+			rc = g->hooks[i]->save_file(g, path,
+						    o ? o->checkpoint : NULL,
+						    err);
 	if (!rc)
 		rc = ge_file_write_atomic(path, out.data, out.len, err);
 	ge_buf_free(&out);

@@ -49,6 +49,9 @@ typedef struct ge_save_opts {
 	ge_format format;  /* GE_FMT_AUTO: the format it was loaded in, or
 			      decided by the path's extension for new graphs */
 	int overwrite;     /* allow replacing the file the graph came from */
+	const char *checkpoint; /* MetaGraphDef: the bundle prefix its
+			      checkpoint goes to (default: the path minus
+			      .meta), when the graph has values to write */
 	/* tfjs only (tfjs.h): */
 	size_t shard_size; /* bytes per weight shard; 0: 4 MiB */
 	int quantize;      /* a ge_tfjs_quant; 0 keeps how weights were

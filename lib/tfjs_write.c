@@ -163,26 +163,15 @@ static int affine_put(const float *v, size_t n, double qmax, double scale,
 	return exact;
 }
 
-/* How weight name is stored: a ge_tfjs_quant other than KEEP, and for a
- * kept affine quantization its old min and scale (*have set). */
-static ge_tfjs_quant choose(const writer *W, const char *name, double *min,
-			    double *scale, int *have)
+/* How weight name was stored when loaded: GE_TFJS_Q_NONE, or its
+ * quantization, with an affine one's min and scale (*have set). */
+static ge_tfjs_quant loaded_quant(const writer *W, const char *name,
+				  double *min, double *scale, int *have)
 {
-	ge_tfjs_quant q = W->o ? (ge_tfjs_quant)W->o->quantize : GE_TFJS_Q_KEEP;
-	*have = 0;
-	if (q == GE_TFJS_Q_NONE)
-		return q;
-	if (q != GE_TFJS_Q_KEEP) {
-		if (!W->o->n_quantize_names)
-			return q;
-		for (size_t i = 0; i < W->o->n_quantize_names; i++)
-			if (!fnmatch(W->o->quantize_names[i], name, 0))
-				return q;
-		return GE_TFJS_Q_NONE;
-	}
 	const json_t *qj = W->meta ? json_object_get(W->meta->quant, name)
 				   : NULL;
 	const char *d = json_string_value(json_object_get(qj, "dtype"));
+	*have = 0;
 	if (!d)
 		return GE_TFJS_Q_NONE;
 	if (!strcmp(d, "float16"))
@@ -191,6 +180,30 @@ static ge_tfjs_quant choose(const writer *W, const char *name, double *min,
 	*scale = json_number_value(json_object_get(qj, "scale"));
 	*have = *scale > 0 && isfinite(*scale) && isfinite(*min);
 	return !strcmp(d, "uint16") ? GE_TFJS_Q_UINT16 : GE_TFJS_Q_UINT8;
+}
+
+/* How weight name is stored: a ge_tfjs_quant other than KEEP, and for an
+ * affine quantization the min and scale it was loaded with (*have set)
+ * when it was loaded quantized so: put_floats then keeps its bytes
+ * where its values still lie on that grid. */
+static ge_tfjs_quant choose(const writer *W, const char *name, double *min,
+			    double *scale, int *have)
+{
+	ge_tfjs_quant q = W->o ? (ge_tfjs_quant)W->o->quantize : GE_TFJS_Q_KEEP;
+	*have = 0;
+	if (q == GE_TFJS_Q_NONE)
+		return q;
+	if (q == GE_TFJS_Q_KEEP)
+		return loaded_quant(W, name, min, scale, have);
+	int named = !W->o->n_quantize_names;
+	for (size_t i = 0; !named && i < W->o->n_quantize_names; i++)
+		named = !fnmatch(W->o->quantize_names[i], name, 0);
+	if (!named)
+		return GE_TFJS_Q_NONE;
+	/* already quantized with the requested scheme: not again */
+	if (loaded_quant(W, name, min, scale, have) != q)
+		*have = 0;
+	return q;
 }
 
 /* A float weight's bytes, quantized as choose() says; its "quantization"

@@ -874,6 +874,15 @@ static void rollback(ge_graph *g, size_t first_new)
 			ge_graph_remove_op(g, (ge_opid)id, 1, NULL);
 }
 
+/* The control-flow problems of g's frames (validate's). */
+static size_t frame_problem_count(const ge_graph *g)
+{
+	ge_buf b = GE_BUF_INIT;
+	size_t n = ge_frames_validate(g, &b);
+	ge_buf_free(&b);
+	return n;
+}
+
 static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 			  const ge_transform_opts *o, const char *const *bind,
 			  const ge_tref *bind_to, size_t n_bind, ge_view *out,
@@ -882,16 +891,19 @@ static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 	ge_tinfo *I = ge_xcalloc(1, sizeof *I);
 	ge_graph *dst = o && o->dst_graph ? o->dst_graph : sgv->graph;
 	size_t first_new = dst ? ge_graph_capacity(dst) : 0;
-	/* a copy of part of a loop would read or feed the original loop
-	 * from outside its frame (a graph without Enters has no loop:
-	 * known without a look at its ops) */
-	int rc = sgv->graph && !(o && o->allow_loop_cuts) &&
-			 may_have_enters(sgv->graph)
-			 ? ge_frames_check_view(sgv->graph, sgv->ops.v,
-						   sgv->ops.n, err)
-			 : GE_OK;
-	if (!rc)
-		rc = setup(I, tr, sgv, o, err);
+	/* a copy of part of a loop may read or feed the original loop from
+	 * outside its frame (a graph without Enters has no loop: known
+	 * without a look at its ops).  What decides is the result: a cut
+	 * whose copy leaves the destination's frames as valid as they were
+	 * (a copy of one Switch reading the loop's own tensors, within the
+	 * loop's graph) is allowed; cut_err keeps the reason otherwise. */
+	ge_error cut_err;
+	int cut = sgv->graph && !(o && o->allow_loop_cuts) &&
+		  may_have_enters(sgv->graph) &&
+		  ge_frames_check_view(sgv->graph, sgv->ops.v, sgv->ops.n,
+				       &cut_err);
+	size_t frame_problems = cut ? frame_problem_count(dst) : 0;
+	int rc = setup(I, tr, sgv, o, err);
 	if (!rc && n_bind) {
 		I->bind_name = ge_xcalloc(n_bind, sizeof *I->bind_name);
 		I->bind_to = ge_xmalloc(n_bind * sizeof *I->bind_to);
@@ -916,6 +928,11 @@ static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 		rc = ge_tx_copy_contexts(I, err);
 	if (!rc)
 		rc = make_result(I, out, err);
+	if (!rc && cut && frame_problem_count(dst) > frame_problems) {
+		if (out)
+			ge_view_free(out);
+		rc = ge_err(err, cut_err.code, "%s", cut_err.msg);
+	}
 	if (rc) {
 		if (dst)
 			rollback(dst, first_new);

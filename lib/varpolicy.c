@@ -403,6 +403,7 @@ struct dup {
 	const ge_variable *v;
 	ge_opid op_;          /* the duplicate variable op */
 	char *key_;           /* its checkpoint key */
+	int saved;            /* a saver copied with it names it */
 };
 
 static int add_vardefs(struct vp *p, ge_tinfo *I, struct dup *d, size_t nd,
@@ -638,6 +639,54 @@ static struct dup *dup_of(struct dup *d, size_t nd, ge_opid var)
 	return NULL;
 }
 
+/* The rule for a duplicated variable's checkpoint key: key_, for every
+ * saver that saves it.  A SaveV2 / RestoreV2 copied by the transform
+ * (ops of g_ from first_new on) saves and restores the copies, so its
+ * tensor_names elements holding a duplicated variable's source key hold
+ * the duplicate's key instead, and that duplicate is saved by the copy
+ * alone (the source's saver is not extended for it). */
+static void rekey_copied_savers(struct vp *p, struct dup *d, size_t nd)
+{
+	ge_graph *g = p->g_;
+	size_t n_ops = ge_graph_capacity(g);
+	ge_opset done;
+	ge_opset_init(&done, g);
+	for (size_t id = p->first_new; id < n_ops; id++) {
+		ge_opid s = (ge_opid)id;
+		if (!ge_op_alive(g, s) || (strcmp(ge_op_type(g, s), "SaveV2") &&
+					   strcmp(ge_op_type(g, s), "RestoreV2")) ||
+		    ge_op_num_inputs(g, s) < 3)
+			continue;
+		ge_opid c = ge_op_input(g, s, 1).op;
+		if (c == GE_NOOP || ge_opset_has(&done, c))
+			continue;
+		size_t nn = 0;
+		char **names = const_strings(g, c, &nn);
+		if (!names)
+			continue;
+		int changed = 0;
+		for (size_t i = 0; i < nn; i++)
+			for (size_t k = 0; k < nd; k++) {
+				if (strcmp(names[i], d[k].v->key))
+					continue;
+				free(names[i]);
+				names[i] = ge_xstrdup(d[k].key_);
+				d[k].saved = changed = 1;
+				break;
+			}
+		if (changed) {
+			if ((size_t)c < p->first_new)
+				c = own_const(g, s, 1);
+			if (c != GE_NOOP)
+				set_strings(g, c, names, nn);
+		}
+		if (c != GE_NOOP)
+			ge_opset_add(&done, c);
+		free_strings(names, nn);
+	}
+	ge_opset_free(&done);
+}
+
 /* Savers save the duplicates too. */
 static void extend_savers(struct vp *p, ge_tinfo *I, struct dup *d, size_t nd)
 {
@@ -667,7 +716,7 @@ static void extend_savers(struct vp *p, ge_tinfo *I, struct dup *d, size_t nd)
 		for (size_t k = 3; k < ni; k++) {
 			ge_tref t = ge_op_input(g, s, k);
 			struct dup *x = dup_of(d, nd, var_behind(p, t));
-			if (!x)
+			if (!x || x->saved)
 				continue;
 			ge_tvec_push(&add, dup_tensor(p, I, x, t));
 			names = append_str(names, nn++, x->key_);
@@ -786,7 +835,7 @@ static void extend_restores(struct vp *p, struct dup *d, size_t nd)
 	struct restore *rs = ge_xcalloc(nd + 1, sizeof *rs);
 	size_t nr = 0;
 	for (size_t k = 0; k < nd; k++)
-		if (find_restore(p, &d[k], &rs[nr]))
+		if (!d[k].saved && find_restore(p, &d[k], &rs[nr]))
 			nr++;
 	/* in the order the restore op lists the originals, which is the
 	 * order the save op lists them too */
@@ -1135,13 +1184,18 @@ static int follow_dups(struct vp *p, ge_tinfo *I, ge_ckpt_plan *plan,
 	int rc = add_vardefs(p, I, d, nd, err);
 	if (!rc) {
 		join_init(p, I, d, nd);
+		rekey_copied_savers(p, d, nd);
 		if (p->same) {
 			extend_savers(p, I, d, nd);
 			extend_restores(p, d, nd);
 		}
+		if (nd && !p->same)
+			ge_graph_checkpoint_from(p->g_, p->g);
 		for (size_t k = 0; k < nd; k++) {
-			ge_graph_add_checkpoint_copy(p->g_, d[k].v->key,
-						     d[k].key_);
+			/* another graph's plan made the key: read its source */
+			const char *from = p->same ? d[k].v->key
+				: ge_graph_checkpoint_origin(p->g, d[k].v->key);
+			ge_graph_add_checkpoint_copy(p->g_, from, d[k].key_);
 			if (plan)
 				ge_ckpt_plan_add(plan, d[k].v->key, d[k].key_);
 		}

@@ -42,9 +42,12 @@
  * in V's order (a variable tensor V read from outside has the duplicate's
  * tensor as counterpart).
  *
- * Savers, the init op and checkpoint plans are followed only within one
- * graph (the destination's own saver is not touched by a copy into
- * another graph); VariableDefs are added to the destination either way.
+ * A SaveV2 / RestoreV2 copied by the transform names the duplicates'
+ * keys (its tensor_names elements holding a source key hold the new
+ * key), and the source's saver is not extended for a duplicate such a
+ * copy saves.  Savers and the init op are extended only within one graph
+ * (the destination's own saver is not touched by a copy into another
+ * graph); VariableDefs are added to the destination either way.
  */
 #ifndef GE_VARPOLICY_H
 #define GE_VARPOLICY_H
@@ -75,6 +78,10 @@ typedef struct ge_ckpt_plan {
 	char **src, **dst;
 	unsigned char *rename;
 	size_t n, cap;
+	/* the bundle prefix the src keys are read from (the checkpoint of
+	 * the graph the variables were copied from), or NULL: the graph's
+	 * own checkpoint */
+	char *from;
 } ge_ckpt_plan;
 
 void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst);
@@ -93,11 +100,38 @@ const ge_ckpt_plan *ge_graph_checkpoint_plan(const ge_graph *g);
  * checkpoint's tensor. */
 void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
 				  const char *dst);
+/* The checkpoint a graph's values come from, as a malloc'd bundle prefix:
+ * its plan's `from`; else the variables of the SavedModel it was loaded
+ * from; else the bundle next to the file it was loaded from (an x.meta
+ * next to x.index).  GE_ENOTFOUND when there is none. */
+int ge_graph_checkpoint_source(const ge_graph *g, char **prefix,
+			       ge_error *err);
+
+/* Records that the graph's plan reads its src keys from the checkpoint
+ * of graph src (a copy of src's variables into g), unless g has a
+ * checkpoint of its own or its plan already names one. */
+void ge_graph_checkpoint_from(ge_graph *g, const ge_graph *src);
+
+/* The key of g's source checkpoint that holds the value of g's key `key`:
+ * the src of the plan entry making it, else key itself. */
+const char *ge_graph_checkpoint_origin(const ge_graph *g, const char *key);
+
 /* Follows the rename of checkpoint key `from` to `to` (a variable
  * renamed by ge_variable_rename): an entry that made `from` makes `to`;
  * otherwise the plan gets a rename entry. */
 void ge_graph_checkpoint_rename(ge_graph *g, const char *from,
 				const char *to);
+
+/* Savers, variables and the checkpoint against each other (varcheck.c):
+ * a RestoreV2 restoring a variable from another key than it is saved
+ * under, a saver's dtype that is not the variable's, one key saved (or
+ * restored) for two variables, a plan entry making a key no variable is
+ * saved under, and, when the graph has a checkpoint
+ * (ge_graph_checkpoint_source), a saved key it lacks (read through the
+ * plan) or holds with another dtype or shape.  One line per problem on
+ * report, naming the variable, the saver op and the key; returns their
+ * number. */
+size_t ge_variables_validate(ge_graph *g, ge_buf *report);
 
 /* ---------------------------------------------------------- editing */
 

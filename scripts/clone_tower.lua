@@ -75,8 +75,10 @@ as tower_0 .. tower_N-1, each placed on its own device.  With
 split=batch each tower reads its share of the batch (a Split along
 dimension 0 of every input that is a Placeholder, or of the given
 inputs) when the input has a batch dimension (a known rank of 1 or
-more); the others (scalars such as keep_prob, inputs of unknown rank)
-are fed whole to every tower, and the recipe says which on stderr.
+more); scalars (such as keep_prob) are fed whole to every tower, and
+the recipe says which on stderr.  An input of unknown rank is split at
+run time: a Switch on its rank sends a scalar whole to every tower and
+anything else through the Split (a Merge per tower takes what came).
 With split=none every tower reads the inputs whole.  The ops between
 inputs and outputs are taken with the whole TF1 while loops they are
 in; a scope that holds part of a loop is refused, naming the loop.  Weights
@@ -114,28 +116,59 @@ go.]],
     local in_view = {}
     for _, op in ipairs(originals) do in_view[op] = true end
     -- the inputs to split
-    local split, whole = {}, {}
+    local split, whole, late = {}, {}, {}
     if p.split == "batch" then
       local chosen = {}
       for _, t in ipairs(tensors(g, p.inputs)) do chosen[t] = true end
       for _, t in ipairs(inputs) do
         local wanted = chosen[t] or
                        (#p.inputs == 0 and t.op.type:find("^Placeholder"))
-        -- only a tensor with a batch dimension can be split along it
-        if wanted and not (t.shape and #t.shape >= 1) then
+        -- only a tensor with a batch dimension can be split along it;
+        -- of unknown rank, whether it has one is known at run time
+        if wanted and t.shape and #t.shape == 0 then
           whole[#whole + 1] = t.name
         elseif wanted then
           local dtype = t.dtype or error("the dtype of " .. t.name .. " is unknown")
-          local axis = const(g, t.op.name .. "/tower_split/axis", "int32", 0)
-          split[t] = g:add_op{type = "Split", name = g:unique_name(t.op.name .. "/tower_split"),
-                              inputs = {axis:output(0), t},
-                              attrs = {T = dtype, num_split = n}}
+          local base = t.op.name .. "/tower_split"
+          local src = t
+          local sw
+          if not t.shape then
+            local rank = g:add_op{type = "Rank", name = g:unique_name(base .. "/rank"),
+                                  inputs = {t}, attrs = {T = dtype}}
+            local zero = const(g, base .. "/zero", "int32", 0)
+            local has = g:add_op{type = "Greater", name = g:unique_name(base .. "/has_batch"),
+                                 inputs = {rank:output(0), zero:output(0)},
+                                 attrs = {T = "int32"}}
+            sw = g:add_op{type = "Switch", name = g:unique_name(base .. "/switch"),
+                          inputs = {t, has:output(0)}, attrs = {T = dtype}}
+            src = sw:output(1)
+            late[#late + 1] = t.name
+          end
+          local axis = const(g, base .. "/axis", "int32", 0)
+          local s = g:add_op{type = "Split", name = g:unique_name(base),
+                             inputs = {axis:output(0), src},
+                             attrs = {T = dtype, num_split = n}}
+          split[t] = {}
+          for i = 0, n - 1 do
+            split[t][i] = s:output(i)
+            if sw then
+              split[t][i] = g:add_op{type = "Merge",
+                                     name = g:unique_name(base .. "/merge_" .. i),
+                                     inputs = {sw:output(0), s:output(i)},
+                                     attrs = {N = 2, T = dtype}}:output(0)
+            end
+          end
         end
       end
     end
     if #whole > 0 then
       io.stderr:write("clone_tower: fed whole to every tower (no batch "
                       .. "dimension): " .. table.concat(whole, ", ") .. "\n")
+    end
+    if #late > 0 then
+      io.stderr:write("clone_tower: split at run time when they have a "
+                      .. "batch dimension (unknown rank): "
+                      .. table.concat(late, ", ") .. "\n")
     end
     -- frames before any edit (each edit would have them recomputed)
     local inside = {}
@@ -149,7 +182,7 @@ go.]],
       local repl = {}
       for _, t in ipairs(inputs) do
         if split[t] then
-          repl[t] = split[t]:output(i)
+          repl[t] = split[t][i]
         elseif not (varts[t] and p.variables == "duplicate") then
           repl[t] = t
         end
@@ -165,12 +198,24 @@ go.]],
     end
     -- combine, and read the combination instead of the originals
     local renames = {}
+    local asked = {}
+    for _, t in ipairs(tensors(g, p.outputs)) do asked[t.op] = true end
     for k, t in ipairs(outputs) do
       -- a tensor inside a while loop (a loop variable nobody reads out of
       -- the loop) cannot be combined outside its frame: the towers keep
       -- theirs
       if inside[k] then
         goto next_output
+      end
+      -- with outputs given, only those and what the rest of the graph
+      -- reads are combined, not the tensors of the view nobody reads (a
+      -- while loop's counter)
+      if #p.outputs > 0 and not asked[t.op] then
+        local read = false
+        for _, c in ipairs(t:consumers()) do
+          if not in_view[c] then read = true end
+        end
+        if not read then goto next_output end
       end
       local parts = {}
       for i = 1, n do parts[i] = tower_outputs[i][k] end

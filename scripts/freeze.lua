@@ -21,7 +21,12 @@ variables/) fails, naming the variables.
 
 Any other graph (a TF1 SavedModel, a MetaGraphDef with a checkpoint) is
 frozen as TensorFlow's freeze_graph does, keeping what `outputs` (default:
-the outputs of every signature) need.  Write the result with -o out.pb.]],
+the outputs of every signature) need.  Write the result with -o out.pb.
+Every op of the result carries the attrs its OpDef gives a default (a
+SavedModel strips them; TensorFlow's loader adds them back, other
+executors need them written).  A graph without variables and without
+outputs to keep (a frozen graph) passes unchanged, with a note on
+standard error.]],
   -- the freeze names the variables that have no value itself
   checks_variables = true,
   params = {
@@ -51,10 +56,29 @@ the outputs of every signature) need.  Write the result with -o out.pb.]],
       opts.signature = p.signature
       opts.tensor_names = p.names == "tensors"
     end
-    local frozen, err = ge.freeze(g, opts)
+    local done, frozen, err = pcall(ge.freeze, g, opts)
+    if not done then
+      -- nothing names what to keep: a graph without variables is
+      -- frozen already and passes unchanged
+      if #p.outputs == 0 and #g:variables() == 0 then
+        io.stderr:write("freeze: the graph has no variables (already "
+                        .. "frozen): passed unchanged\n")
+        return g
+      end
+      -- one line, without the position of this script
+      err = tostring(frozen):gsub("^[^\n]-%.lua:%d+: ", "")
+      if #p.outputs == 0 and err:find("no outputs", 1, true) then
+        err = "freeze: the graph has variables but no signature outputs: "
+              .. "name the outputs to keep (--param outputs=NAME,...)"
+      end
+      frozen = nil
+    end
     -- the message names the model and the op; a script position would
     -- only be noise
     if not frozen then error(err, 0) end
+    -- the attrs a SavedModel strips when they hold their default:
+    -- TensorFlow's loader adds them back, other consumers need them
+    frozen:fill_default_attrs()
     return frozen
   end,
 }

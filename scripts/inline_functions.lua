@@ -12,7 +12,8 @@ TensorFlow's function inliner does.  A body's ops land under `<call name>/`; wha
 reads what the body returns; the call's control inputs and control
 outputs carry over.  Nested calls are inlined too.  The function library
 stays (other references may need it); `strip_unused_nodes` or `freeze`
-remove what is left unused.]],
+remove what is left unused.  The inlined ops carry the attrs their
+OpDefs give a default (a SavedModel strips them).]],
   params = {
     {name = "ops", type = "list", default = {},
      help = "the calls to inline (default: every call)"},
@@ -28,6 +29,8 @@ remove what is left unused.]],
     if #p.ops == 0 then
       if p.recursive then
         check(ge.inline_all(g))
+        -- inlined ops carry the attrs a SavedModel stripped
+        g:fill_default_attrs()
         return
       end
       for _, op in ipairs(g:ops()) do
@@ -41,5 +44,7 @@ remove what is left unused.]],
       local op = g:op(name) or error("no op named '" .. name .. "'")
       check(ge.inline(op, {recursive = p.recursive}))
     end
+    -- inlined ops carry the attrs a SavedModel stripped
+    g:fill_default_attrs()
   end,
 }

@@ -1,8 +1,43 @@
 -- merge_duplicate_nodes: compute each value once (transform_graph's
 -- merge_duplicate_nodes).
 
-local function protected_set(p)
+-- The model's interface, by op name: its Placeholders, the ops its
+-- signatures name and the ops nobody reads (fetches such as output_1);
+-- in a function body, its _Arg and _Retval ops.
+local function interface(g)
   local s = {}
+  for _, op in ipairs(g:ops({"Placeholder", "PlaceholderWithDefault",
+                             "_Arg", "_Retval"})) do
+    s[op.name] = true
+  end
+  for _, key in ipairs(g:signature_names()) do
+    local sig = g:signature(key)
+    for _, side in ipairs{sig and sig.inputs or {}, sig and sig.outputs or {}} do
+      for _, t in pairs(side) do
+        if type(t) == "string" then
+          s[(t:gsub("^%^", ""):gsub(":%d+$", ""))] = true
+        elseif ge.type(t) == "op" then
+          s[t.name] = true
+        elseif ge.type(t) == "tensor" then
+          s[t.op.name] = true
+        end
+      end
+    end
+  end
+  for _, op in ipairs(g:ops()) do
+    local read = #op:control_outputs() > 0
+    for _, t in ipairs(op.outputs) do
+      if read then break end
+      read = #t:consumers() > 0
+    end
+    if not read then s[op.name] = true end
+  end
+  return s
+end
+
+local function protected_set(g, p)
+  local s = {}
+  if #p.inputs == 0 and #p.outputs == 0 then s = interface(g) end
   for _, list in ipairs{p.inputs, p.outputs} do
     for _, x in ipairs(list) do
       s[(x:gsub("^%^", ""):gsub(":%d+$", ""))] = true
@@ -44,7 +79,9 @@ duplicated chains collapse.  Stateful ops (random numbers, variables,
 queues), ops of unknown type, ops with no input other than Consts
 (Placeholders are distinct inputs), the ops listed in inputs or
 outputs and the ops other ops are colocated with (loc:@name in their
-_class attr) never merge.]],
+_class attr) never merge.  Without inputs and outputs, the model's
+interface keeps its names: the ops its signatures name and the ops
+nobody reads (three equal output Identities stay three fetches).]],
   params = {
     {name = "inputs", type = "list", default = {},
      help = "ops that must not merge"},
@@ -53,7 +90,7 @@ _class attr) never merge.]],
   },
   numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
-    local protected = protected_set(p)
+    local protected = protected_set(g, p)
     -- ops others are colocated with: removing one leaves a dangling
     -- loc:@ reference
     for _, op in ipairs(g:colocation_targets()) do protected[op.name] = true end

@@ -13,6 +13,40 @@ local function short_name(k)
   return s
 end
 
+-- The model's interface, by op name: its Placeholders, the ops its
+-- signatures name and the ops nobody reads (fetches such as output_1);
+-- in a function body, its _Arg and _Retval ops.
+local function interface(g)
+  local s = {}
+  for _, op in ipairs(g:ops({"Placeholder", "PlaceholderWithDefault",
+                             "_Arg", "_Retval"})) do
+    s[op.name] = true
+  end
+  for _, key in ipairs(g:signature_names()) do
+    local sig = g:signature(key)
+    for _, side in ipairs{sig and sig.inputs or {}, sig and sig.outputs or {}} do
+      for _, t in pairs(side) do
+        if type(t) == "string" then
+          s[(t:gsub("^%^", ""):gsub(":%d+$", ""))] = true
+        elseif ge.type(t) == "op" then
+          s[t.name] = true
+        elseif ge.type(t) == "tensor" then
+          s[t.op.name] = true
+        end
+      end
+    end
+  end
+  for _, op in ipairs(g:ops()) do
+    local read = #op:control_outputs() > 0
+    for _, t in ipairs(op.outputs) do
+      if read then break end
+      read = #t:consumers() > 0
+    end
+    if not read then s[op.name] = true end
+  end
+  return s
+end
+
 return {
   name = "obfuscate_names",
   description = [[
@@ -21,7 +55,11 @@ Rename every op but the inputs and outputs to short names.
 Renames every op but the inputs and outputs to a short generated name
 (a, b, ..., z, ba, ...), in node order, so the result is the same on
 every run.  References follow (inputs, colocation, collections,
-signatures).  Makes graphs smaller and hides their structure's names.]],
+signatures).  Makes graphs smaller and hides their structure's names.
+Without inputs and outputs, the model's interface keeps its names: its
+Placeholders, the ops its signatures name and the ops nobody reads (in
+a function body, its _Arg and _Retval ops).  inputs and outputs name
+ops of the top-level graph: a function body that lacks one is fine.]],
   params = {
     {name = "inputs", type = "list", default = {},
      help = "ops that keep their names"},
@@ -31,10 +69,16 @@ signatures).  Makes graphs smaller and hides their structure's names.]],
   numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local keep, keep_lower = {}, {}
+    local body = #g:ops({"_Arg", "_Retval"}) > 0
+    if #p.inputs == 0 and #p.outputs == 0 then
+      keep = interface(g)
+      for n in pairs(keep) do keep_lower[n:lower()] = true end
+    end
     for _, list in ipairs{p.inputs, p.outputs} do
       for _, s in ipairs(list) do
         local n = s:gsub("^%^", ""):gsub(":%d+$", "")
-        if not g:op(n) then error("no op named '" .. n .. "'") end
+        -- the names are the top-level graph's: a body need not hold them
+        if not g:op(n) and not body then error("no op named '" .. n .. "'", 0) end
         keep[n] = true
         keep_lower[n:lower()] = true
       end

@@ -7,15 +7,22 @@ Round the values of every float32 Const to num_steps levels.
 
 Each Const keeps its dtype and size; its values become the centres of
 num_steps equal buckets between its min and max, so that the file
-compresses far better (gzip, zip) at a small cost in accuracy.]],
+compresses far better (gzip, zip) at a small cost in accuracy.  Consts
+of fewer than minimum_size elements (16, as in TensorFlow's
+round_weights) are left alone: small constants tend to feed
+accuracy-sensitive arithmetic (normalisation, epsilons) and rounding
+them saves nothing.]],
   params = {
     {name = "num_steps", type = "int", default = 256,
      help = "distinct values per Const"},
+    {name = "minimum_size", type = "int", default = 16,
+     help = "leave Consts of fewer elements alone"},
   },
   numerics = "lossy", -- lossy, within max_error of the outputs' scale (run --verify)
   max_error = 0.05,
   run = function(g, p)
-    local r = ge.round_weights(g, {num_steps = p.num_steps})
+    local r = ge.round_weights(g, {num_steps = p.num_steps,
+                                     minimum_size = p.minimum_size})
     io.stderr:write(string.format("round_weights: %d Consts rounded\n",
                                   r.folded))
     return r

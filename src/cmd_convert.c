@@ -27,6 +27,7 @@
 #include "tfjs.h"
 #include "func.h"
 #include "shapes.h"
+#include "varpolicy.h"
 
 enum {
 	O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET, O_SHARD_SIZE,
@@ -185,6 +186,7 @@ int cmd_validate(lua_State *L, int argc, char **argv)
 		n += ge_flib_validate(g, 1, &rep);
 	}
 	n += ge_shapes_validate(g, &rep);
+	n += ge_variables_validate(g, &rep);
 	char why[4200];
 	if (cli_variables_missing(g, why, sizeof why)) {
 		ge_buf_printf(&rep, "%s\n", why);

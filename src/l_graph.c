@@ -14,6 +14,7 @@
 #include "shapes.h"
 #include "opattrs.h"
 #include "tfjs.h"
+#include "varpolicy.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
 int lge_at_exit;
@@ -516,6 +517,7 @@ static int g_validate(lua_State *L)
 	} else {
 		n += ge_func_validate_graph(g, b);
 	}
+	n += ge_variables_validate(g, b);
 	if (lua_type(L, 2) == LUA_TTABLE) {
 		lua_getfield(L, 2, "shapes");
 		if (lua_toboolean(L, -1))
@@ -588,7 +590,7 @@ static int g_save(lua_State *L)
 	const char *path = luaL_checkstring(L, 2);
 	static const char *const known[] = {
 		"format", "overwrite", "shard_size", "quantize",
-		"quantize_weights", NULL};
+		"quantize_weights", "checkpoint", NULL};
 	ge_save_opts o;
 	memset(&o, 0, sizeof o);
 	if (!lua_isnoneornil(L, 3)) {
@@ -597,7 +599,9 @@ static int g_save(lua_State *L)
 		o.format = lge_checkformat(L, -1);
 		lua_getfield(L, 3, "overwrite");
 		o.overwrite = lua_toboolean(L, -1);
-		lua_pop(L, 2);
+		lua_getfield(L, 3, "checkpoint");
+		o.checkpoint = luaL_optstring(L, -1, NULL);
+		lua_pop(L, 3); /* the opts table keeps the string alive */
 		save_tfjs_opts(L, 3, &o);
 	}
 	ge_error err;

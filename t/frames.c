@@ -228,8 +228,9 @@ static void test_rules(void)
 	ge_graph_free(g);
 }
 
-/* ge_copy refuses a view cutting a loop; a whole loop is copied into a
- * frame of its own that reads nothing of the original loop. */
+/* A view cutting a loop is copied when the result's frames stay valid,
+ * refused when they would not; a whole loop is copied into a frame of its
+ * own that reads nothing of the original loop. */
 static void test_copy(void)
 {
 	ge_graph *g = parse(SINGLE);
@@ -242,12 +243,29 @@ static void test_copy(void)
 	ge_transform_opts o = {0};
 	o.dst_scope = "copy";
 	size_t before = ge_graph_num_ops(g);
-	ok(ge_copy(&w, &o, NULL, NULL, &err) == GE_EINVAL &&
+	ge_buf rep = GE_BUF_INIT;
+	ok(!ge_copy(&w, &o, NULL, NULL, &err) &&
+		   ge_frames_validate(g, &rep) == 0,
+	   "ge_copy of part of a loop whose frames stay valid: %s",
+	   (const char *)(rep.data ? rep.data : (uint8_t *)""));
+	ge_buf_free(&rep);
+	ge_graph_free(g);
+	g = parse(SINGLE);
+	ge_view_free(&w);
+	ge_opvec_free(&v);
+	/* the Switch reading x, outside the loop, and the loop's LoopCond */
+	ge_opvec_push(&v, OP(g, "while/Switch"));
+	ok(!ge_view_init(&w, g, v.v, v.n, NULL, 0, &err), "a view of 1 op");
+	ge_tpair r = {{OP(g, "while/Merge"), 0}, {OP(g, "x"), 0}};
+	o.dst_scope = "cut";
+	ok(ge_copy_with_input_replacements(&w, &r, 1, &o, NULL, NULL, &err) ==
+			   GE_EINVAL &&
 		   strstr(err.msg, "cut while loop 'while/while_context'"),
-	   "ge_copy refuses part of a loop: %s", err.msg);
+	   "a copy whose frames would not be valid is refused: %s", err.msg);
 	is_int((long long)before, (long long)ge_graph_num_ops(g),
 	       "nothing was added");
 	ge_view_free(&w);
+	o.dst_scope = "copy";
 	ge_frames_whole_loops(g, &v);
 	ok(!ge_view_init(&w, g, v.v, v.n, NULL, 0, &err), "the whole loop");
 	ok(!ge_copy(&w, &o, NULL, NULL, &err), "is copied");
@@ -269,7 +287,7 @@ static void test_copy(void)
 
 int main(void)
 {
-	tap_plan(34);
+	tap_plan(36);
 	test_copy();
 	test_single();
 	test_nested();

@@ -2,7 +2,9 @@
 # recipe-bytes-corpus.sh: insert_noise, fuse_conv_bias_relu and the clone
 # x3 of bench/clone3.lua write the same bytes as the program did before
 # the recipe path was made fast: the SHA-256 of each output is compared
-# with t/recipe-bytes.txt, written by the program of that time.
+# with t/recipe-bytes.txt, written by the program of that time (the clone
+# sums of charcnn and mnistconv rewritten since: each tower's copied saver
+# now saves its own variables under their new keys, doc/variables.md).
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 TOP=${GE_TOP_SRCDIR:-.}
 C=$GE_CORPUS

@@ -925,12 +925,17 @@ static void test_loops(void)
 	is_int(0, problems(g), "the graph validates");
 	ge_view_free(&v);
 
-	/* part of the loop: refused, the frames being looked at in a graph
-	 * with an Enter (and in one with a RefEnter only) */
+	/* part of the loop: refused when the result's frames would not be
+	 * valid (the copied Switch reading 'other', outside the loop, and
+	 * the loop's LoopCond), the frames being looked at in a graph with
+	 * an Enter (and in one with a RefEnter only) */
 	ge_view part;
-	mkview(&part, g, "while/Merge,while/Switch", "");
+	mkview(&part, g, "while/Switch", "");
 	o.dst_scope = "part";
-	rc = ge_copy(&part, &o, NULL, NULL, &err);
+	ge_tpair cut = {{OP(g, "while/Merge"), 0},
+			{OP(g, "other"), 0}};
+	rc = ge_copy_with_input_replacements(&part, &cut, 1, &o, NULL, NULL,
+					     &err);
 	ok(rc == GE_EINVAL && strstr(err.msg, "cut while loop"),
 	   "a copy of part of a loop is refused: %s", err.msg);
 	ge_view_free(&part);
@@ -941,10 +946,23 @@ static void test_loops(void)
 	ge_buf_adds(&rt, at + strlen("op: \"Enter\""));
 	ge_graph *rg = parse_as((const char *)rt.data, GE_FMT_GRAPHDEF_TEXT);
 	ge_buf_free(&rt);
-	mkview(&part, rg, "while/Merge,while/Switch", "");
-	rc = ge_copy(&part, &o, NULL, NULL, &err);
+	mkview(&part, rg, "while/Switch", "");
+	cut.from.op = OP(rg, "while/Merge");
+	cut.to.op = OP(rg, "other");
+	rc = ge_copy_with_input_replacements(&part, &cut, 1, &o, NULL, NULL,
+					     &err);
 	ok(rc == GE_EINVAL && strstr(err.msg, "cut while loop"),
 	   "... with a RefEnter too: %s", err.msg);
+	ge_view_free(&part);
+	/* a copy of one Switch reading the loop's own tensors keeps the
+	 * frames valid: allowed (graph_editor's colocation test) */
+	mkview(&part, rg, "while/Switch", "");
+	size_t before_ok = problems(rg);
+	rc = ge_copy_with_input_replacements(&part, NULL, 0, &o, NULL, NULL,
+					     &err);
+	is_int(GE_OK, rc, "a copy of one Switch within its loop's graph");
+	is_int((long long)before_ok, (long long)problems(rg),
+	       "its frames stay valid");
 	ge_view_free(&part);
 	ge_graph_free(rg);
 
