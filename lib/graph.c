@@ -151,6 +151,46 @@ uint64_t ge_graph_version(const ge_graph *g)
 	return g->version;
 }
 
+/* alive ops below cap edited since they were loaded or made */
+static size_t count_dirty(const ge_graph *g, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cap && i < g->n_ops; i++)
+		n += (g->ops[i].flags & (OPF_DEAD | OPF_DIRTY)) == OPF_DIRTY;
+	return n;
+}
+
+void ge_graph_mark_now(const ge_graph *g, ge_graph_mark *m)
+{
+	m->cap = g->n_ops;
+	m->live = g->n_live;
+	m->version = g->version;
+	m->dirty = count_dirty(g, g->n_ops);
+	m->library = ge_flib_changed(g);
+}
+
+void ge_graph_delta_since(const ge_graph *g, const ge_graph_mark *m,
+			  ge_graph_delta *d)
+{
+	memset(d, 0, sizeof *d);
+	d->edited = g->version != m->version;
+	d->library = ge_flib_changed(g) && !m->library;
+	if (!d->edited)
+		return;
+	size_t old_alive = 0;
+	for (size_t i = 0; i < g->n_ops; i++) {
+		if (g->ops[i].flags & OPF_DEAD)
+			continue;
+		if (i < m->cap)
+			old_alive++;
+		else
+			d->added++;
+	}
+	d->removed = m->live > old_alive ? m->live - old_alive : 0;
+	size_t dirty = count_dirty(g, m->cap);
+	d->changed = dirty > m->dirty ? dirty - m->dirty : 0;
+}
+
 size_t ge_graph_capacity(const ge_graph *g)
 {
 	return g->n_ops;

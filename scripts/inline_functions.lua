@@ -14,7 +14,7 @@ outputs carry over.  Nested calls are inlined too.  The function library
 stays (other references may need it); `strip_unused_nodes` or `freeze`
 remove what is left unused.]],
   params = {
-    {name = "ops", type = "list", default = {},
+    {name = "ops", type = "list", default = {}, matches = "op",
      help = "the calls to inline (default: every call)"},
     {name = "recursive", type = "bool", default = true,
      help = "inline the calls inside the inlined bodies too"},

@@ -57,6 +57,7 @@ local function is_path(name)
   return name:find("/", 1, true) or name:match("%.lua$")
 end
 
+local nearest -- below
 --- find(name) -> path | nil, message: a name on the search path, or a
 -- path to a .lua file.
 function M.find(name)
@@ -72,7 +73,21 @@ function M.find(name)
     local p = d .. "/" .. name .. ".lua"
     if readable(p) then return p end
   end
-  return nil, fmt("no recipe named '%s' (searched %s)", name,
+  -- a slip of the keyboard: the nearest names on the path
+  local names, seen = {}, {}
+  for _, d in ipairs(dirs) do
+    for _, f in ipairs(M.listdir(d)) do
+      local n = f:match("^([%w_%-]+)%.lua$")
+      if n and not seen[n] then
+        seen[n] = true
+        names[#names + 1] = n
+      end
+    end
+  end
+  local near = nearest(name, names)
+  return nil, fmt("no recipe named '%s'%s (searched %s)", name,
+                  #near > 0 and "; did you mean " .. concat(near, " or ")
+                  .. "?" or "",
                   #dirs > 0 and concat(dirs, ", ") or "no directory")
 end
 
@@ -182,6 +197,9 @@ local function check_declaration(r, path)
     if p.help ~= nil and type(p.help) ~= "string" then
       return where .. ": 'help' must be a string"
     end
+    if p.matches ~= nil and p.matches ~= "type" and p.matches ~= "op" then
+      return where .. ": 'matches' must be \"type\" or \"op\""
+    end
     if p.default ~= nil then
       if p.required then
         return where .. ": a required parameter has no default"
@@ -213,6 +231,141 @@ local function environment()
       return v
     end,
   })
+end
+
+-- ---------------------------------------------------------------- names
+
+-- Levenshtein distance of two short strings (case counts one).
+local function distance(a, b)
+  if a == b then return 0 end
+  local la, lb = #a, #b
+  local prev, cur = {}, {}
+  for j = 0, lb do prev[j] = j end
+  for i = 1, la do
+    cur[0] = i
+    local ca = a:sub(i, i)
+    for j = 1, lb do
+      local cost = ca == b:sub(j, j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev, cur = cur, prev
+  end
+  return prev[lb]
+end
+
+
+--- nearest(want, names) -> list of the names nearest to want (at most
+-- three): the same but for case first, then those within a third of
+-- want's length (at least 2) of edits, closest first.
+function nearest(want, names)
+  local lw, found = want:lower(), {}
+  local limit = math.max(2, #want // 3)
+  for _, n in ipairs(names) do
+    local d = n:lower() == lw and 0 or distance(lw, n:lower())
+    if d <= limit then found[#found + 1] = {n, d} end
+  end
+  sort(found, function(x, y)
+    if x[2] ~= y[2] then return x[2] < y[2] end
+    return x[1] < y[1]
+  end)
+  local out = {}
+  for i = 1, math.min(3, #found) do out[i] = found[i][1] end
+  return out
+end
+M.nearest = nearest
+
+-- the values of a parameter that names types or ops, as a list
+local function values(v)
+  if type(v) == "table" then return v end
+  if type(v) == "string" and v ~= "" and v ~= "*" then return {v} end
+  return {}
+end
+
+--- unmatched(recipe, params, graphs) -> list of messages.  For each
+-- parameter declared with `matches = "type"` (op types) or `matches =
+-- "op"` (op names), each value that matches nothing in the graphs (the
+-- model's graph and the bodies the recipe ran on) gives one message
+-- naming the nearest types or names there ("no op of type Conv2d;
+-- Conv2D has 2").
+function M.unmatched(r, p, graphs)
+  local out, census = {}, nil
+  local function count_all()   -- types and names, made once when needed
+    if census then return census end
+    census = {types = {}, names = {}, type_list = {}}
+    for _, g in ipairs(graphs) do
+      for _, op in ipairs(g:ops()) do
+        local t = op.type
+        if not census.types[t] then
+          census.types[t] = 0
+          census.type_list[#census.type_list + 1] = t
+        end
+        census.types[t] = census.types[t] + 1
+        census.names[#census.names + 1] = op.name
+      end
+    end
+    return census
+  end
+  for _, decl in ipairs(r.params) do
+    local kind = decl.matches
+    for _, v in ipairs(kind and values(rawget(p, decl.name)) or {}) do
+      local found = false
+      for _, g in ipairs(graphs) do
+        if kind == "type" and #g:ops{v} > 0 or kind == "op" and g:op(v) then
+          found = true
+          break
+        end
+      end
+      if not found and kind == "type" then
+        local c = count_all()
+        local near = nearest(v, c.type_list)
+        for i, n in ipairs(near) do
+          near[i] = fmt("%s has %d", n, c.types[n])
+        end
+        out[#out + 1] = fmt("no op of type %s%s", v, #near > 0 and
+                            "; " .. concat(near, ", ") or "")
+      elseif not found then
+        local c = count_all()
+        local near = #c.names <= 200000 and nearest(v, c.names) or {}
+        out[#out + 1] = fmt("no op named '%s'%s", v, #near > 0 and
+                            "; nearest: " .. concat(near, ", ") or "")
+      end
+    end
+  end
+  return out
+end
+
+--- summary(ret, delta) -> text: what one run of a recipe did, from what
+-- run returned (a table of counts: {sites = 3} reads "3 sites") and the
+-- ops added, removed and changed ({added=, removed=, changed=, before=,
+-- after=}).
+function M.summary(ret, d)
+  local parts = {}
+  if type(ret) == "table" and getmetatable(ret) == nil then
+    local keys = {}
+    for k, v in pairs(ret) do
+      if type(k) == "string" and math.type(v) == "integer" then
+        keys[#keys + 1] = k
+      end
+    end
+    sort(keys)
+    for _, k in ipairs(keys) do
+      parts[#parts + 1] = fmt("%d %s", ret[k], (k:gsub("_", " ")))
+    end
+  end
+  local ops = {}
+  if d.added > 0 then ops[#ops + 1] = fmt("%d added", d.added) end
+  if d.removed > 0 then ops[#ops + 1] = fmt("%d removed", d.removed) end
+  if d.changed > 0 then ops[#ops + 1] = fmt("%d changed", d.changed) end
+  local counts = fmt("%d -> %d ops", d.before, d.after)
+  if #ops > 0 then
+    parts[#parts + 1] = fmt("ops %s (%s)", concat(ops, ", "), counts)
+  elseif d.edited then
+    parts[#parts + 1] = fmt("edited, no op added, removed or changed (%s)",
+                            counts)
+  else
+    parts[#parts + 1] = fmt("no change (%d ops)", d.before)
+  end
+  return concat(parts, "; ")
 end
 
 --- load(name) -> recipe | nil, message, code.  The recipe table gets
