@@ -108,37 +108,15 @@ static const struct cli_opt validate_opts[] = {
 	{NULL, 0, 0, 0},
 };
 
-int cmd_validate(lua_State *L, int argc, char **argv)
+/* Lists the problems of one model; 0 valid, EXIT_RUNTIME problems,
+ * EXIT_USAGE unreadable. */
+static int validate_one(const char *path, const struct cli_model_opts *mo,
+			int quiet, int no_verify)
 {
-	(void)L;
-	struct cli_args a;
-	struct cli_model_opts mo = {0};
-	const char *val;
-	int key, rc = 0, quiet = 0, no_verify = 0;
-	cli_args_init(&a, "validate", argc, argv);
-	while ((key = cli_getopt(&a, validate_opts, &val)) > 0) {
-		switch (key) {
-		case O_FORMAT: mo.format = val; break;
-		case O_TAGS: mo.tags = val; break;
-		case O_QUIET: quiet = 1; break;
-		case O_NO_VERIFY: no_verify = 1; break;
-		}
-	}
-	ge_format f;
-	if (key < 0)
-		rc = EXIT_USAGE;
-	else if (a.npos != 1)
-		rc = cli_usage("validate", "one MODEL is needed");
-	else
-		rc = cli_format("validate", mo.format, &f);
-	if (rc)
-		goto out;
-	/* the attr checks that make a load fail are problems to list here */
-	mo.no_check = 1;
-	const char *path = a.pos[0];
 	ge_graph *g;
-	if ((rc = cli_load_model(path, &mo, &g)))
-		goto out;
+	int rc = cli_load_model(path, mo, &g);
+	if (rc)
+		return rc;
 	ge_buf rep = GE_BUF_INIT;
 	/* the function library: every body as a graph (so the graph's own
 	 * check leaves the library's bytes alone), and every call */
@@ -175,7 +153,43 @@ int cmd_validate(lua_State *L, int argc, char **argv)
 		printf("%s: valid (%zu ops)\n", path, ge_graph_num_ops(g));
 	ge_buf_free(&rep);
 	ge_graph_free(g);
-	rc = n ? EXIT_RUNTIME : 0;
+	return n ? EXIT_RUNTIME : 0;
+}
+
+/* validate MODEL...: each model in turn, the worst status wins (an
+ * unreadable model over one with problems) */
+int cmd_validate(lua_State *L, int argc, char **argv)
+{
+	(void)L;
+	struct cli_args a;
+	struct cli_model_opts mo = {0};
+	const char *val;
+	int key, rc = 0, quiet = 0, no_verify = 0;
+	cli_args_init(&a, "validate", argc, argv);
+	while ((key = cli_getopt(&a, validate_opts, &val)) > 0) {
+		switch (key) {
+		case O_FORMAT: mo.format = val; break;
+		case O_TAGS: mo.tags = val; break;
+		case O_QUIET: quiet = 1; break;
+		case O_NO_VERIFY: no_verify = 1; break;
+		}
+	}
+	ge_format f;
+	if (key < 0)
+		rc = EXIT_USAGE;
+	else if (a.npos < 1)
+		rc = cli_usage("validate", "a MODEL is needed");
+	else
+		rc = cli_format("validate", mo.format, &f);
+	if (rc)
+		goto out;
+	/* the attr checks that make a load fail are problems to list here */
+	mo.no_check = 1;
+	for (int i = 0; i < a.npos; i++) {
+		int r = validate_one(a.pos[i], &mo, quiet, no_verify);
+		if (r == EXIT_USAGE || (r && !rc))
+			rc = r;
+	}
 out:
 	cli_args_free(&a);
 	return rc;
