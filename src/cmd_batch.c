@@ -560,14 +560,15 @@ static void finish(struct job *j, struct worker *w, int st,
 	double secs;
 	int used = 0;
 	char *text = (char *)in.data;
+	/* the first line alone: the error may be empty */
+	char *nl = strchr(text, '\n');
+	if (nl)
+		*nl = 0;
 	if (in.len > 1 &&
-	    sscanf(text, "%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%d\t%lf\t%n", &status,
+	    sscanf(text, "%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%d\t%lf%n", &status,
 		   &before, &after, &added, &removed, &changed, &nothing,
 		   &secs, &used) == 8) {
-		char *msg = text + used;
-		char *nl = strchr(msg, '\n');
-		if (nl)
-			*nl = 0;
+		char *msg = text + used + (text[used] == '\t');
 		j->status = status ? 1 : 0;
 		j->ops_before = before;
 		j->ops_after = after;

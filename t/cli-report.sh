@@ -91,7 +91,7 @@ run "$BIN" run insert_noise "$T/f.pbtxt" -o "$T/fn.pbtxt" --param types=Relu
 is_rc 0 "insert_noise on a body"
 has "$T/err" "insert_noise: $T/f.pbtxt: 0 sites; no change (2 ops)" \
 	"the graph: no change"
-has "$T/err" "insert_noise: $T/f.pbtxt: function f: 1 sites; ops 5 added, 1 changed (3 -> 8 ops)" \
+has "$T/err" "insert_noise: $T/f.pbtxt: function f: 1 site; ops 5 added, 1 changed (3 -> 8 ops)" \
 	"the body: its own line"
 ! grep -F "warning" "$T/err" >/dev/null
 ok $? "no warning: the type is in a body"

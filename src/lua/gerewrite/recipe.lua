@@ -281,14 +281,16 @@ local function values(v)
   return {}
 end
 
---- unmatched(recipe, params, graphs) -> list of messages.  For each
--- parameter declared with `matches = "type"` (op types) or `matches =
--- "op"` (op names), each value that matches nothing in the graphs (the
--- model's graph and the bodies the recipe ran on) gives one message
--- naming the nearest types or names there ("no op of type Conv2d;
--- Conv2D has 2").
+--- unmatched(recipe, params, graphs) -> list of messages, list of
+-- booleans.  For each parameter declared with `matches = "type"` (op
+-- types) or `matches = "op"` (op names), each value that matches nothing
+-- in the graphs (the model's graph and the bodies the recipe ran on)
+-- gives one message naming the nearest types or names there ("no op of
+-- type Conv2d; Conv2D has 2"); the second list says which messages name
+-- some (a likely slip, where the others may just be absent from this
+-- model).
 function M.unmatched(r, p, graphs)
-  local out, census = {}, nil
+  local out, near_found, census = {}, {}, nil
   local function count_all()   -- types and names, made once when needed
     if census then return census end
     census = {types = {}, names = {}, type_list = {}}
@@ -323,15 +325,17 @@ function M.unmatched(r, p, graphs)
         end
         out[#out + 1] = fmt("no op of type %s%s", v, #near > 0 and
                             "; " .. concat(near, ", ") or "")
+        near_found[#out] = #near > 0
       elseif not found then
         local c = count_all()
         local near = #c.names <= 200000 and nearest(v, c.names) or {}
         out[#out + 1] = fmt("no op named '%s'%s", v, #near > 0 and
                             "; nearest: " .. concat(near, ", ") or "")
+        near_found[#out] = #near > 0
       end
     end
   end
-  return out
+  return out, near_found
 end
 
 --- summary(ret, delta) -> text: what one run of a recipe did, from what
@@ -349,7 +353,14 @@ function M.summary(ret, d)
     end
     sort(keys)
     for _, k in ipairs(keys) do
-      parts[#parts + 1] = fmt("%d %s", ret[k], (k:gsub("_", " ")))
+      local word = k
+      -- one site, one pass (a one-word plural only)
+      if ret[k] == 1 and word:match("^%a+[^s]s$") then
+        word = word:sub(1, -2)
+      elseif ret[k] == 1 and word:match("^%a+sses$") then
+        word = word:sub(1, -3)
+      end
+      parts[#parts + 1] = fmt("%d %s", ret[k], (word:gsub("_", " ")))
     end
   end
   local ops = {}
