@@ -178,6 +178,21 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		   const char *out, const struct cli_model_opts *mo,
 		   const ge_save_opts *so, struct run_result *res);
 
+/* The values of a recipe's parameters declared with `matches` (op types
+ * or op names), and whether the model has them (run_check.c). */
+struct cli_wants;
+/* [-0, +0, -] The values of the params (table at par) of the recipe (at
+ * rec); free with cli_wants_free. */
+struct cli_wants *cli_wants_new(lua_State *L, int rec, int par);
+/* Before a run on g: the values g has are found. */
+void cli_wants_see(struct cli_wants *w, ge_graph *g);
+/* Appends to out, "; " between, a message for each value found in no
+ * graph seen, naming the nearest types or names ("no op of type Conv2d;
+ * Conv2D has 2"); without all, only those that name some.  Returns how
+ * many. */
+int cli_wants_report(const struct cli_wants *w, int all, ge_buf *out);
+void cli_wants_free(struct cli_wants *w);
+
 /* Writes the lines of a report (struct run_result) to stderr. */
 void cli_print_lines(const ge_buf *b);
 

@@ -247,10 +247,11 @@ int cli_functions_opt(const char *cmd, const char *val,
 }
 
 /* What a run is reporting as it goes: the recipe's name, the model, the
- * graphs the recipe ran on (a Lua list, for unmatched names) and the
- * result being filled. */
+ * values to find in the graphs the recipe runs on, and the result being
+ * filled. */
 struct run_ctx {
-	int rec, par, graphs;
+	int rec, par;
+	struct cli_wants *wants;
 	const char *recipe, *model;
 	struct run_result *res;
 	int edited; /* some graph or body was edited */
@@ -338,14 +339,6 @@ static void report_run(lua_State *L, struct run_ctx *c, int ret,
 	lua_settop(L, top);
 }
 
-/* [-0, +0, -] Adds the graph at gidx to the list of graphs run on. */
-static void add_graph(lua_State *L, struct run_ctx *c, int gidx)
-{
-	gidx = lua_absindex(L, gidx);
-	lua_pushvalue(L, gidx);
-	lua_rawseti(L, c->graphs, (lua_Integer)lua_rawlen(L, c->graphs) + 1);
-}
-
 /* Runs the recipe on the bodies of the functions of the graph at gi that
  * the mode selects (those reachable from the graph through calls, or
  * all), unless the recipe says `functions = false`; a body it edits gets
@@ -387,6 +380,7 @@ static int run_on_bodies(lua_State *L, struct run_ctx *c, int gi, int mode)
 		ge_graph *body = ((lge_graph *)lua_touserdata(L, bi))->g;
 		ge_graph_mark m;
 		ge_graph_mark_now(body, &m);
+		cli_wants_see(c->wants, body);
 		long before = (long)ge_graph_num_ops(body);
 		lua_getfield(L, c->rec, "run");
 		lua_pushvalue(L, bi);
@@ -410,7 +404,6 @@ static int run_on_bodies(lua_State *L, struct run_ctx *c, int gi, int mode)
 				report_run(L, c, -1, ge_func_name(g, ids[i]),
 					   &d, before, after);
 			}
-			add_graph(L, c, bi);
 		}
 		lua_settop(L, top);
 	}
@@ -421,37 +414,15 @@ static int run_on_bodies(lua_State *L, struct run_ctx *c, int gi, int mode)
 /* [-0, +0, -] The warnings of a run: values of parameters that name
  * types or ops matching nothing (with the nearest ones), and a run that
  * changed nothing.  Under --strict the latter fails the run. */
-static void check_changes(lua_State *L, struct run_ctx *c,
-			  const struct cli_model_opts *mo)
+static void check_changes(struct run_ctx *c, const struct cli_model_opts *mo)
 {
 	struct run_result *res = c->res;
-	int top = lua_gettop(L);
 	ge_buf why = GE_BUF_INIT;
 	res->nothing = !c->edited;
-	cli_recipe_module(L);
-	lua_getfield(L, -1, "unmatched");
-	lua_pushvalue(L, c->rec);
-	lua_pushvalue(L, c->par);
-	lua_pushvalue(L, c->graphs);
-	if (cli_docall(L, 3, 2) == LUA_OK && lua_istable(L, -2) &&
-	    lua_istable(L, -1)) {
-		/* after a change, a value absent from this model is no news
-		 * (types=Conv2D,MatMul on a model without MatMul); one with
-		 * a near name is a likely slip */
-		size_t n = lua_rawlen(L, -2), k = 0;
-		for (size_t i = 1; i <= n; i++) {
-			lua_rawgeti(L, -1, (lua_Integer)i);
-			int near = lua_toboolean(L, -1);
-			lua_pop(L, 1);
-			if (!near && !res->nothing)
-				continue;
-			lua_rawgeti(L, -2, (lua_Integer)i);
-			ge_buf_printf(&why, "%s%s", k++ ? "; " : "",
-				      lua_tostring(L, -1));
-			lua_pop(L, 1);
-		}
-	}
-	lua_settop(L, top);
+	/* after a change, a value absent from this model is no news
+	 * (types=Conv2D,MatMul on a model without MatMul); one with a near
+	 * name is a likely slip */
+	cli_wants_report(c->wants, res->nothing, &why);
 	ge_buf_addc(&why, 0);
 	const char *w = (const char *)why.data;
 	if (res->nothing && mo && mo->strict) {
@@ -480,6 +451,7 @@ static int run_all(lua_State *L, struct run_ctx *c, int gi,
 	ge_graph *g = ((lge_graph *)lua_touserdata(L, gi))->g;
 	ge_graph_mark m;
 	ge_graph_mark_now(g, &m);
+	cli_wants_see(c->wants, g);
 	long before = (long)ge_graph_num_ops(g);
 	res->ops_before = before;
 	res->ops_after = 0;
@@ -517,7 +489,6 @@ static int run_all(lua_State *L, struct run_ctx *c, int gi,
 	}
 	c->edited = d.edited || d.library;
 	report_run(L, c, reti, NULL, &d, before, after);
-	add_graph(L, c, gr);
 	int rc = run_on_bodies(L, c, gr, mo ? mo->functions : CLI_FN_REACHABLE);
 	if (rc)
 		return rc;
@@ -527,7 +498,7 @@ static int run_all(lua_State *L, struct run_ctx *c, int gi,
 		c->edited = d.library;
 	}
 	res->ops_after += after;
-	check_changes(L, c, mo);
+	check_changes(c, mo);
 	lua_pushvalue(L, gr);
 	return res->status;
 }
@@ -564,12 +535,14 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 	int had_values = cli_has_values(g);
 	lge_pushgraph(L, g);
 	int gi = lua_gettop(L);
-	lua_newtable(L);
 	lua_getfield(L, rec, "name");
 	lua_getfield(L, rec, "path");
-	struct run_ctx c = {rec, par, gi + 1, lua_tostring(L, -2), model, res,
-			    0, shipped_recipe(lua_tostring(L, -1))};
-	if ((res->status = run_all(L, &c, gi, mo))) {
+	struct run_ctx c = {rec, par, cli_wants_new(L, rec, par),
+			    lua_tostring(L, -2), model, res, 0,
+			    shipped_recipe(lua_tostring(L, -1))};
+	res->status = run_all(L, &c, gi, mo);
+	cli_wants_free(c.wants);
+	if (res->status) {
 		if (res->status != EXIT_NOOP)
 			res->ops_after = -1;
 		goto done;
