@@ -14,8 +14,6 @@ compresses far better (gzip, zip) at a small cost in accuracy.]],
   },
   run = function(g, p)
     local r = ge.round_weights(g, {num_steps = p.num_steps})
-    io.stderr:write(string.format("round_weights: %d Consts rounded\n",
-                                  r.folded))
-    return r
+    return {consts_rounded = r.folded}
   end,
 }
