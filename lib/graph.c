@@ -151,6 +151,39 @@ uint64_t ge_graph_version(const ge_graph *g)
 	return g->version;
 }
 
+void ge_graph_mark_now(ge_graph *g, ge_graph_mark *m)
+{
+	m->cap = g->n_ops;
+	m->live = g->n_live;
+	m->version = g->version;
+	m->library = ge_flib_changed(g);
+	for (size_t i = 0; i < g->n_ops; i++)
+		g->ops[i].flags &= ~(uint32_t)OPF_EDITED;
+}
+
+void ge_graph_delta_since(const ge_graph *g, const ge_graph_mark *m,
+			  ge_graph_delta *d)
+{
+	memset(d, 0, sizeof *d);
+	d->edited = g->version != m->version;
+	d->library = ge_flib_changed(g) && !m->library;
+	if (!d->edited)
+		return;
+	size_t old_alive = 0;
+	for (size_t i = 0; i < g->n_ops; i++) {
+		uint32_t f = g->ops[i].flags;
+		if (f & OPF_DEAD)
+			continue;
+		if (i >= m->cap) {
+			d->added++;
+			continue;
+		}
+		old_alive++;
+		d->changed += (f & OPF_EDITED) != 0;
+	}
+	d->removed = m->live > old_alive ? m->live - old_alive : 0;
+}
+
 size_t ge_graph_capacity(const ge_graph *g)
 {
 	return g->n_ops;
@@ -521,7 +554,7 @@ const char *ge_op_device(const ge_graph *g, ge_opid id)
 
 static void touch(ge_graph *g, ge_opid id)
 {
-	g->ops[id].flags |= OPF_DIRTY;
+	g->ops[id].flags |= OPF_EDIT;
 	g->version++;
 }
 
@@ -689,9 +722,9 @@ int ge_op_set_name(ge_graph *g, ge_opid id, const char *name, ge_error *err)
 	/* Consumers spell the producer's name in their inputs. */
 	ge_op *o = OP(g, id);
 	for (uint32_t i = 0; i < o->n_uses; i++)
-		g->ops[o->uses[i].op].flags |= OPF_DIRTY;
+		g->ops[o->uses[i].op].flags |= OPF_EDIT;
 	for (uint32_t i = 0; i < o->n_couts; i++)
-		g->ops[o->couts[i]].flags |= OPF_DIRTY;
+		g->ops[o->couts[i]].flags |= OPF_EDIT;
 	coloc_rename(g, old, name);
 	for (size_t i = 0; i < g->n_hooks; i++)
 		if (g->hooks[i]->on_rename)
@@ -1013,7 +1046,7 @@ int ge_graph_set_inputs(ge_graph *g, const ge_input_edit *e, size_t n,
 		if (ge_tref_eq(old, e[i].t))
 			continue;
 		o->in[e[i].slot] = e[i].t;
-		o->flags |= OPF_DIRTY;
+		o->flags |= OPF_EDIT;
 		if (old.op == e[i].t.op)
 			continue; /* another output of the same producer */
 		if (old.op != GE_NOOP)
@@ -1197,7 +1230,7 @@ ge_opid ge_graph_add_op(ge_graph *g, const char *name, const char *type,
 		return GE_NOOP;
 	}
 	ge_opid id = new_op(g, name, strlen(name), type, strlen(type));
-	g->ops[id].flags |= OPF_DIRTY;
+	g->ops[id].flags |= OPF_EDIT;
 	ge_idx_add(g, id);
 	g->version++;
 	return id;
@@ -1249,7 +1282,7 @@ int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err)
 					  (int32_t)ge_add_dangling(g, (char *)s.data,
 								s.len)};
 		ge_buf_free(&s);
-		c->flags |= OPF_DIRTY;
+		c->flags |= OPF_EDIT;
 	}
 	o->n_uses = 0;
 	for (uint32_t i = 0; i < o->n_couts; i++) {
@@ -1265,7 +1298,7 @@ int ge_graph_remove_op(ge_graph *g, ge_opid id, int force, ge_error *err)
 				break;
 			}
 		ge_buf_free(&s);
-		c->flags |= OPF_DIRTY;
+		c->flags |= OPF_EDIT;
 	}
 	o->n_couts = 0;
 	/* Drop its own edges from its producers' lists. */

@@ -107,6 +107,29 @@ void ge_graph_write_graphdef(const ge_graph *g, ge_writer *w);
 const char *ge_graph_name(const ge_graph *g);
 void ge_graph_set_name(ge_graph *g, const char *name);
 
+/* ---- what edits did ---- */
+/* A mark taken before some edits (a recipe's run) and the delta since:
+ * ops added (alive, created after the mark), removed (alive at the mark,
+ * gone now) and changed (alive at both and edited since the mark: name,
+ * type, device, inputs or attrs); `edited` is whether any edit at all was
+ * made (a reorder, an edge moved and moved back), and `library` whether
+ * the function library was edited since the mark (a body, a function
+ * added, removed or renamed).  Taking a mark resets what the previous
+ * one would see.  A reorder renumbers ids: marks taken before one count
+ * only `edited`. */
+typedef struct ge_graph_mark {
+	size_t cap, live;
+	uint64_t version;
+	int library;
+} ge_graph_mark;
+typedef struct ge_graph_delta {
+	size_t added, removed, changed;
+	int edited, library;
+} ge_graph_delta;
+void ge_graph_mark_now(ge_graph *g, ge_graph_mark *m);
+void ge_graph_delta_since(const ge_graph *g, const ge_graph_mark *m,
+			  ge_graph_delta *d);
+
 /* ---- size, order and lookup ---- */
 uint64_t ge_graph_version(const ge_graph *g);
 size_t ge_graph_capacity(const ge_graph *g); /* ids 0..capacity-1 exist */

@@ -49,10 +49,16 @@ enum {
 	OPF_RUN_OK = 1024,
 	OPF_RUN_SHAPES = 2048,
 	OPF_RUN_CLASS = 4096,
+	/* edited since the last ge_graph_mark_now (with OPF_DIRTY, which an
+	 * op without input bytes has from the start) */
+	OPF_EDITED = 8192,
 	/* with OPF_RUN_OK: where the run starts in raw, + 1, in the bits
 	 * from here up (0: not kept, as for an offset that does not fit) */
 	OPF_RUN_AT_SHIFT = 16,
 };
+
+/* what an edit of an op sets */
+#define OPF_EDIT (OPF_DIRTY | OPF_EDITED)
 
 typedef struct ge_op {
 	const char *name, *type, *device;

@@ -651,7 +651,7 @@ int ge_insert_after(ge_graph *g, const ge_tref *sites, size_t n,
 		for (size_t i = 0; i < sc.nr; i++) {
 			ge_op *c = &g->ops[sc.rd[i].op];
 			c->in[sc.rd[i].slot] = out;
-			c->flags |= OPF_DIRTY;
+			c->flags |= OPF_EDIT;
 		}
 		res->inserted++;
 	}

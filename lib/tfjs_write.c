@@ -689,6 +689,33 @@ static int write_files(writer *W, const char *tmp, json_t *root,
 	return rc;
 }
 
+/* Why the temporary directory of write_dir could not be made, said in
+ * the user's terms: the directory above the model's is missing, or the
+ * temp (named) cannot be created there. */
+static int made_error(const char *path, const char *dir, int in_place, int e,
+		      ge_error *err)
+{
+	if (in_place)
+		return ge_err(err, GE_EIO, "%s: cannot create a temporary "
+			      "directory in %s to write the model in: %s",
+			      path, dir, strerror(e));
+	char *up = dir_of(dir);
+	struct stat st;
+	int rc;
+	if (e == ENOENT && stat(up, &st) != 0)
+		rc = ge_err(err, GE_EIO, "%s: the directory %s does not exist",
+			    path, up);
+	else if (e == ENOTDIR)
+		rc = ge_err(err, GE_EIO, "%s: %s is not a directory", path, up);
+	else
+		rc = ge_err(err, GE_EIO, "%s: cannot create %s.tmp-*, the "
+			    "temporary directory the model is written in "
+			    "before it replaces %s (in %s): %s",
+			    path, dir, dir, up, strerror(e));
+	free(up);
+	return rc;
+}
+
 /* The model's directory written whole beside the destination and swapped
  * in. */
 static int write_dir(writer *W, json_t *root, size_t shard, size_t nshards)
@@ -726,8 +753,7 @@ static int write_dir(writer *W, json_t *root, size_t shard, size_t nshards)
 		made = ge_tmp_create(dir, 1, tmp, sizeof tmp) == 0;
 	}
 	if (!made) {
-		rc = ge_err(err, GE_EIO, "%s: cannot create a directory beside "
-			    "%s: %s", path, dir, strerror(errno));
+		rc = made_error(path, dir, in_place, errno, err);
 	} else {
 		/* mkdtemp makes it private; it gets the mode the directory
 		 * has, or a new one's */

@@ -18,11 +18,11 @@ fold_old_batch_norms do the same: both forms are folded by either.]],
   numerics = "rounding", -- outputs equal up to float rounding (operations regrouped) (run --verify)
   run = function(g)
     local r = ge.fold_batch_norms(g)
-    io.stderr:write(string.format(
-      "%s: %d folded, %d ops removed, %d left as they were\n",
-      recipe.name, r.folded, r.removed, r.skipped))
-    for _, n in ipairs(r.notes) do io.stderr:write("  ", n, "\n") end
-    return r
+    -- the counts go in the program's report, the notes here
+    for _, n in ipairs(r.notes) do
+      io.stderr:write(recipe.name, ": ", n, "\n")
+    end
+    return {folded = r.folded, left_as_they_were = r.skipped}
   end,
 }
 return recipe

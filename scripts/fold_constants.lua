@@ -26,10 +26,10 @@ reads them.]],
     local keep = {}
     for i, s in ipairs(p.outputs) do keep[i] = (s:gsub("^%^", ""):gsub(":%d+$", "")) end
     local r = ge.fold_constants(g, {outputs = keep})
-    io.stderr:write(string.format(
-      "fold_constants: %d ops folded, %d removed, %d left as they were\n",
-      r.folded, r.removed, r.skipped))
-    for _, n in ipairs(r.notes) do io.stderr:write("  ", n, "\n") end
-    return r
+    -- the counts go in the program's report, the notes here
+    for _, n in ipairs(r.notes) do
+      io.stderr:write("fold_constants: ", n, "\n")
+    end
+    return {folded = r.folded, left_as_they_were = r.skipped}
   end,
 }

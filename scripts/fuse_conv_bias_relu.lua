@@ -94,6 +94,7 @@ _FusedConv2D is an internal TensorFlow op: its CPU kernel takes NHWC
 only, the GPU one NHWC and NCHW.]],
   params = {
     {name = "activations", type = "list", default = "Relu",
+     matches = "type",
      help = "activations to fuse: Relu, Relu6, Elu, LeakyRelu"},
     {name = "data_formats", type = "list", default = "NHWC",
      help = "data formats of the convs to fuse (NHWC, NCHW)"},

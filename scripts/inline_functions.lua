@@ -15,7 +15,7 @@ stays (other references may need it); `strip_unused_nodes` or `freeze`
 remove what is left unused.  The inlined ops carry the attrs their
 OpDefs give a default (a SavedModel strips them).]],
   params = {
-    {name = "ops", type = "list", default = {},
+    {name = "ops", type = "list", default = {}, matches = "op",
      help = "the calls to inline (default: every call)"},
     {name = "recursive", type = "bool", default = true,
      help = "inline the calls inside the inlined bodies too"},

@@ -23,11 +23,11 @@ names (name); with none of these, every op with a printable output.
 The control-flow ops of TF1 loops and conds (Enter, Exit, Switch, Merge,
 NextIteration, LoopCond) are never logged: log the ops around them.]],
   params = {
-    {name = "op", type = "list", default = {},
+    {name = "op", type = "list", default = {}, matches = "type",
      help = "op types to log"},
     {name = "prefix", type = "string", default = "",
      help = "log ops whose name starts with this"},
-    {name = "name", type = "list", default = {},
+    {name = "name", type = "list", default = {}, matches = "op",
      help = "op names to log"},
     {name = "show_name", type = "bool", default = false,
      help = "start the message with the op's name"},

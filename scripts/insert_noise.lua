@@ -31,7 +31,7 @@ An op whose output nobody reads gets no noise (it would change
 nothing): such sites are listed on stderr.  Inside a TF1 while loop the
 noise runs in the loop's frame.]],
   params = {
-    {name = "types", type = "list", default = "Conv2D",
+    {name = "types", type = "list", default = "Conv2D", matches = "type",
      help = "op types after which noise goes (comma-separated)"},
     {name = "stddev", type = "number", default = 0.1,
      help = "standard deviation of the noise"},

@@ -10,7 +10,7 @@ Removes attr `attribute_name` from every op, or only from ops of type
   params = {
     {name = "attribute_name", type = "string", required = true,
      help = "the attr to remove, e.g. _output_shapes"},
-    {name = "op_name", type = "string", default = "*",
+    {name = "op_name", type = "string", default = "*", matches = "type",
      help = "only ops of this type (* for all)"},
   },
   numerics = "exact", -- the outputs stay bit-equal (run --verify)

@@ -18,7 +18,7 @@ Switch, which also fires on the iteration that leaves the loop.  Like
 TensorFlow's remove_nodes, which keeps the nodes whose control outputs
 it cannot re-home.  The ops kept so are counted on stderr.]],
   params = {
-    {name = "op", type = "list", required = true,
+    {name = "op", type = "list", required = true, matches = "type",
      help = "op types to remove, e.g. Identity,CheckNumerics"},
     {name = "inputs", type = "list", default = {},
      help = "ops to keep whatever their type"},

@@ -10,6 +10,7 @@ Names, inputs, attrs and devices stay as they are: the new type must
 accept the same inputs and attrs.]],
   params = {
     {name = "old_op_name", type = "string", required = true,
+     matches = "type",
      help = "the op type to replace, e.g. Relu6"},
     {name = "new_op_name", type = "string", required = true,
      help = "the op type to put instead, e.g. Relu"},

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "lge.h"
+#include "tfjs.h"
 
 /* ------------------------------------------------------------ options */
 
@@ -182,6 +183,61 @@ void cli_warn_dropped_values(int had_values, const ge_graph *saved,
 		   "variables/ checkpoint) are not in this file; save to a "
 		   "SavedModel directory to keep them",
 		   out);
+}
+
+int cli_tfjs_opts(const char *cmd, const char *size, const char *quant, const char *names,
+		  ge_save_opts *so, char **keep, const char ***pats)
+{
+	if (size) {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(size, &end, 10);
+		if (errno || end == size || *end || !n || size[0] == '-')
+			return cli_usage(cmd, "--shard-size needs a "
+					 "positive number of bytes (got '%s')",
+					 size);
+		so->shard_size = (size_t)n;
+	}
+	if (quant) {
+		ge_tfjs_quant q;
+		if (ge_tfjs_quant_from_name(quant, &q))
+			return cli_usage(cmd, "unknown --quantize '%s' "
+					 "(uint8, uint16, float16, none)", quant);
+		so->quantize = (int)q;
+	}
+	if (names) {
+		*keep = ge_xstrdup(names);
+		size_t n = 1;
+		for (const char *c = names; *c; c++)
+			n += *c == ',';
+		*pats = ge_xcalloc(n, sizeof **pats);
+		n = 0;
+		for (char *s = strtok(*keep, ","); s; s = strtok(NULL, ","))
+			(*pats)[n++] = s;
+		so->quantize_names = *pats;
+		so->n_quantize_names = n;
+	}
+	return 0;
+}
+
+/* The library's hint names the Lua option ({overwrite = true}); on the
+ * command line it is --overwrite. */
+static const char LIB_HINT[] = "(use overwrite)";
+
+void cli_save_error(const ge_error *err, char *buf, size_t cap)
+{
+	const char *hint = strstr(err->msg, LIB_HINT);
+	char line[sizeof err->msg + 16];
+	if (hint)
+		snprintf(line, sizeof line, "%.*s(use --overwrite)%s",
+			 (int)(hint - err->msg), err->msg,
+			 hint + sizeof LIB_HINT - 1);
+	else
+		snprintf(line, sizeof line, "%s", err->msg);
+	if (buf)
+		snprintf(buf, cap, "%s", line);
+	else
+		cli_errmsg("%s", line);
 }
 
 int cli_status(const ge_error *err)

@@ -25,6 +25,7 @@ enum {
 			     validate, diff and batch: problems found */
 	EXIT_USAGE = 2,   /* bad option, unreadable script, model or output */
 	EXIT_SYNTAX = 3,  /* a script or recipe did not compile */
+	EXIT_NOOP = 3,    /* run --strict: the recipe changed nothing */
 };
 
 /* ---- messages and calls (main.c) ---- */
@@ -87,12 +88,24 @@ struct cli_model_opts {
 	int allow_missing_variables;
 	int no_check; /* load graphs that fail the attr checks (validate) */
 	int functions; /* which bodies a recipe reaches: CLI_FN_* */
+	int strict;    /* a recipe that changes nothing fails (EXIT_NOOP) */
 };
 enum { CLI_FN_REACHABLE = 0, CLI_FN_ALL, CLI_FN_NONE };
 /* Parses --functions reachable|all|none into mo->functions; EXIT_USAGE
  * (after a usage message for cmd) if it is none of those. */
 int cli_functions_opt(const char *cmd, const char *val,
 		      struct cli_model_opts *mo);
+
+/* The tfjs save options of --shard-size, --quantize and
+ * --quantize-weights (any may be NULL) into so, for cmd's messages; the
+ * patterns are cut out of a copy of the list that *keep owns (*pats too:
+ * the caller frees both).  0 or EXIT_USAGE after a usage message. */
+int cli_tfjs_opts(const char *cmd, const char *size, const char *quant,
+		  const char *names, ge_save_opts *so, char **keep,
+		  const char ***pats);
+/* A failed save's message as the command line says it (the hint names
+ * --overwrite): printed with cli_errmsg, or into buf when buf is given. */
+void cli_save_error(const ge_error *err, char *buf, size_t cap);
 
 /* The exit status of a command whose load or save failed with err, from
  * the kind of the error (lge_errkind, what scripts get as the third value
@@ -140,20 +153,49 @@ void cli_list_recipes(lua_State *L, FILE *f);
 /* What happened to one model. */
 struct run_result {
 	int status;                 /* 0, EXIT_RUNTIME (the recipe raised),
-				       EXIT_USAGE (load or save failed) */
-	long ops_before, ops_after; /* -1 when unknown */
+				       EXIT_USAGE (load or save failed),
+				       EXIT_NOOP (--strict, nothing changed) */
+	long ops_before, ops_after; /* the graph's and those of the bodies
+				       the recipe ran on; -1 when unknown */
+	long added, removed, changed; /* ops, over the graph and bodies */
+	int nothing;                /* the recipe changed nothing */
 	double seconds;
 	char error[2048];           /* one line, without "gerewrite: " */
 	char verify[1024];          /* --verify: a JSON object, or "" */
+	ge_buf report;              /* what each run changed, a line each
+				       ("RECIPE: MODEL[: function F]: ...") */
+	ge_buf warnings;            /* the runner's warnings, a line each */
 };
-/* [-0, +0, -] Loads MODEL, runs the recipe (table at index rec) with the
- * params (table at index par) and saves the graph (or the graph run
- * returned) to OUT in format outfmt.  Returns res->status. */
 /* Sets the memory budget (lib/bounds.h) and the Lua heap's limit. */
 void cli_set_max_memory(uint64_t bytes);
+/* [-0, +0, -] Loads MODEL, runs the recipe (table at index rec) with the
+ * params (table at index par) on the graph and on the bodies mo->functions
+ * selects, reports what each run changed, and saves the graph (or the
+ * graph run returned) to OUT with so.  A run that changed nothing warns
+ * (and fails under mo->strict); a parameter declared with `matches` whose
+ * value matches no type or op warns, naming the nearest.  Returns
+ * res->status; the caller frees res->report and res->warnings. */
 int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		   const char *out, const struct cli_model_opts *mo,
-		   ge_format outfmt, struct run_result *res);
+		   const ge_save_opts *so, struct run_result *res);
+
+/* The values of a recipe's parameters declared with `matches` (op types
+ * or op names), and whether the model has them (run_check.c). */
+struct cli_wants;
+/* [-0, +0, -] The values of the params (table at par) of the recipe (at
+ * rec); free with cli_wants_free. */
+struct cli_wants *cli_wants_new(lua_State *L, int rec, int par);
+/* Before a run on g: the values g has are found. */
+void cli_wants_see(struct cli_wants *w, ge_graph *g);
+/* Appends to out, "; " between, a message for each value found in no
+ * graph seen, naming the nearest types or names ("no op of type Conv2d;
+ * Conv2D has 2"); without all, only those that name some.  Returns how
+ * many. */
+int cli_wants_report(const struct cli_wants *w, int all, ge_buf *out);
+void cli_wants_free(struct cli_wants *w);
+
+/* Writes the lines of a report (struct run_result) to stderr. */
+void cli_print_lines(const ge_buf *b);
 
 /* ---- checking a recipe's output by running it (cmd_eval.c) ---- */
 

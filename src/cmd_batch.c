@@ -27,9 +27,13 @@
  * Workers.  The recipe is loaded and its parameters checked once, in this
  * process; then each model runs in a child forked from it (at most -j at
  * a time), which loads the model, runs the recipe, saves atomically and
- * sends back one line: status, ops before and after, seconds, error.  A
- * child that dies (a crash, a signal, an exit without a line) makes that
- * model fail and nothing else.
+ * sends back one line (status, ops before and after, added, removed and
+ * changed, whether nothing changed, seconds, error), then a line for
+ * each line of its report ("c\t...") and each warning ("w\t...": the
+ * runner's, and what the recipe wrote to stderr, which the child catches
+ * so that every warning is tied to its model).  A child that dies (a
+ * crash, a signal, an exit without a line) makes that model fail and
+ * nothing else.
  *
  * Limits.  --timeout SECONDS and --max-memory SIZE hold each worker: the
  * worker sets the memory budget (lib/bounds.h) and RLIMIT_AS, and a timer
@@ -45,7 +49,10 @@
  *
  * Resuming.  Outputs are written atomically (temp name, then rename), so
  * an output that exists is complete: --resume skips those models and
- * reports them as "skipped".
+ * reports them as "skipped", with that reason.
+ *
+ * In place.  --overwrite without -o rewrites every model where it is
+ * (each save atomic, as ever); with -o, an output may be its input.
  */
 #include "config.h"
 
@@ -81,10 +88,14 @@ struct job {
 	char *out;
 	/* results */
 	int status; /* 0 ok, 1 failed, 2 skipped */
-	long ops_before, ops_after;
+	long ops_before, ops_after; /* with the bodies the recipe ran on */
+	long added, removed, changed;
+	int nothing; /* the recipe changed nothing */
 	double seconds;
 	char *error;
 	char *verify; /* --verify: the figures, a JSON object */
+	ge_buf report;   /* what each run changed, a line each */
+	ge_buf warnings; /* the recipe's and the runner's, a line each */
 };
 
 struct jobs {
@@ -392,8 +403,8 @@ static void set_limits(const struct limits *lim, const struct job *j, int fd)
 	}
 	if (lim->timeout > 0) {
 		int n = snprintf(alarm_line, sizeof alarm_line,
-				 "1\t-1\t-1\t%.6f\t\t%s: timed out after %g s "
-				 "(--timeout)\n",
+				 "1\t-1\t-1\t0\t0\t0\t0\t%.6f\t\t%s: timed out "
+				 "after %g s (--timeout)\n",
 				 lim->timeout, j->in, lim->timeout);
 		alarm_len = n < (int)sizeof alarm_line ? (size_t)n
 						       : sizeof alarm_line - 1;
@@ -410,20 +421,59 @@ static void set_limits(const struct limits *lim, const struct job *j, int fd)
 	}
 }
 
-/* In the child: runs one model and writes its line to fd, then exits. */
+/* Writes all of b to fd (a pipe: short writes go on). */
+static void write_all(int fd, const char *b, size_t n)
+{
+	size_t off = 0;
+	while (off < n) {
+		ssize_t w = write(fd, b + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+/* Appends each line of text (n bytes) to out as "TAG\tPREFIXline\n",
+ * tabs made spaces. */
+static void tag_lines(ge_buf *out, char tag, const char *prefix,
+		      const char *text, size_t n)
+{
+	const char *p = text, *end = text + n;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (len) {
+			ge_buf_printf(out, "%c\t%s", tag, prefix);
+			for (size_t i = 0; i < len; i++)
+				ge_buf_addc(out, p[i] == '\t' ? ' ' : p[i]);
+			ge_buf_addc(out, '\n');
+		}
+		p += len + 1;
+	}
+}
+
+/* In the child: runs one model (what the recipe writes to stderr caught
+ * in a temp file), writes its lines to fd, then exits. */
 static void child(lua_State *L, int rec, int par, struct job *j,
-		  const struct cli_model_opts *mo, ge_format fmt, int fd,
-		  const struct limits *lim)
+		  const struct cli_model_opts *mo, const ge_save_opts *so,
+		  int fd, const struct limits *lim)
 {
 	struct run_result res;
 	set_limits(lim, j, fd);
+	fflush(stderr);
+	FILE *caught = tmpfile();
+	int saved = caught ? dup(STDERR_FILENO) : -1;
+	if (saved >= 0)
+		dup2(fileno(caught), STDERR_FILENO);
 	if (parent_dirs(j->out) < 0) {
 		memset(&res, 0, sizeof res);
 		res.status = EXIT_USAGE;
 		res.ops_before = res.ops_after = -1;
 		snprintf(res.error, sizeof res.error, "%s: %s", j->out,
 			 strerror(errno));
-	} else if (!cli_run_recipe(L, rec, par, j->in, j->out, mo, fmt,
+	} else if (!cli_run_recipe(L, rec, par, j->in, j->out, mo, so,
 				   &res) &&
 		   batch_verify.on) {
 		res.status = cli_verify_recipe(L, rec, j->in, j->out, mo,
@@ -431,6 +481,11 @@ static void child(lua_State *L, int rec, int par, struct job *j,
 	}
 	/* one result line: the timer must not send a second */
 	signal(SIGALRM, SIG_IGN);
+	fflush(NULL);
+	if (saved >= 0) {
+		dup2(saved, STDERR_FILENO);
+		close(saved);
+	}
 	if (lim->max_memory && strstr(res.error, "not enough memory")) {
 		char sz[32], tail[80];
 		snprintf(tail, sizeof tail, " (over --max-memory %s)",
@@ -442,24 +497,33 @@ static void child(lua_State *L, int rec, int par, struct job *j,
 	for (char *c = res.error; *c; c++)
 		if (*c == '\n' || *c == '\t')
 			*c = ' ';
-	char line[3400];
-	int n = snprintf(line, sizeof line, "%d\t%ld\t%ld\t%.6f\t%s\t%s\n",
-			 res.status, res.ops_before, res.ops_after, res.seconds,
-			 res.verify, res.error);
-	if (n > (int)sizeof line - 1)
-		n = (int)sizeof line - 1;
-	ssize_t off = 0;
-	while (off < n) {
-		ssize_t w = write(fd, line + off, (size_t)(n - off));
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += w;
+	ge_buf out = GE_BUF_INIT;
+	/* the --verify figures (a JSON object on one line), then the error */
+	ge_buf_printf(&out, "%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%d\t%.6f\t%s\t%s\n",
+		      res.status, res.ops_before, res.ops_after, res.added,
+		      res.removed, res.changed, res.nothing, res.seconds,
+		      res.verify, res.error);
+	tag_lines(&out, 'c', "", (const char *)res.report.data,
+		  res.report.len);
+	tag_lines(&out, 'w', "", (const char *)res.warnings.data,
+		  res.warnings.len);
+	if (caught) {
+		/* the recipe's own lines name no model: they get its path */
+		char buf[8192], prefix[PATH_MAX + 3];
+		size_t n;
+		snprintf(prefix, sizeof prefix, "%s: ", j->in);
+		ge_buf text = GE_BUF_INIT;
+		rewind(caught);
+		while ((n = fread(buf, 1, sizeof buf, caught)) > 0 &&
+		       text.len < (1u << 20))
+			ge_buf_add(&text, buf, n);
+		tag_lines(&out, 'w', prefix, (const char *)text.data,
+			  text.len);
+		ge_buf_free(&text);
+		fclose(caught);
 	}
+	write_all(fd, (const char *)out.data, out.len);
 	close(fd);
-	/* what the recipe printed; _exit flushes nothing */
-	fflush(NULL);
 	_exit(0);
 }
 
@@ -471,28 +535,48 @@ struct worker {
 	int killed; /* by the parent's watchdog */
 };
 
+/* The lines after the result line: "c\t..." report, "w\t..." warning. */
+static void take_lines(struct job *j, const char *p)
+{
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (len > 2 && p[1] == '\t' && (p[0] == 'c' || p[0] == 'w')) {
+			ge_buf *b = p[0] == 'c' ? &j->report : &j->warnings;
+			ge_buf_add(b, p + 2, len - 2);
+			ge_buf_addc(b, '\n');
+		}
+		p += len + (nl != NULL);
+	}
+}
+
 static void finish(struct job *j, struct worker *w, int st,
 		   const struct limits *lim)
 {
-	char buf[4096];
-	size_t len = 0;
+	ge_buf in = GE_BUF_INIT;
+	char buf[8192];
 	ssize_t r;
-	while (len < sizeof buf - 1 &&
-	       ((r = read(w->fd, buf + len, sizeof buf - 1 - len)) > 0 ||
-		(r < 0 && errno == EINTR)))
+	while ((r = read(w->fd, buf, sizeof buf)) > 0 ||
+	       (r < 0 && errno == EINTR))
 		if (r > 0)
-			len += (size_t)r;
-	buf[len] = 0;
+			ge_buf_add(&in, buf, (size_t)r);
+	ge_buf_addc(&in, 0);
 	close(w->fd);
 	j->seconds = now() - w->start;
-	int status;
-	long before, after;
+	int status, nothing;
+	long before, after, added, removed, changed;
 	double secs;
 	int used = 0;
-	if (len && sscanf(buf, "%d\t%ld\t%ld\t%lf\t%n", &status, &before, &after,
-			  &secs, &used) == 4) {
-		char *msg = buf + used;
-		msg[strcspn(msg, "\n")] = 0;
+	char *text = (char *)in.data;
+	/* the first line alone: the error may be empty */
+	char *nl = strchr(text, '\n');
+	if (nl)
+		*nl = 0;
+	if (in.len > 1 &&
+	    sscanf(text, "%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%d\t%lf%n", &status,
+		   &before, &after, &added, &removed, &changed, &nothing,
+		   &secs, &used) == 8) {
+		char *msg = text + used + (text[used] == '\t');
 		/* the --verify figures, then the error */
 		char *tab = strchr(msg, '\t');
 		if (tab) {
@@ -504,11 +588,19 @@ static void finish(struct job *j, struct worker *w, int st,
 		j->status = status ? 1 : 0;
 		j->ops_before = before;
 		j->ops_after = after;
+		j->added = added;
+		j->removed = removed;
+		j->changed = changed;
+		j->nothing = nothing;
 		j->seconds = secs;
 		if (status)
 			j->error = ge_xstrdup(msg);
+		if (nl)
+			take_lines(j, nl + 1);
+		ge_buf_free(&in);
 		return;
 	}
+	ge_buf_free(&in);
 	j->status = 1;
 	char m[512];
 	char sz[32];
@@ -547,6 +639,24 @@ static json_t *count_or_null(long v)
 	return v < 0 ? json_null() : json_integer(v);
 }
 
+/* The lines of a buffer as an array of strings. */
+static json_t *lines_array(const ge_buf *b)
+{
+	json_t *a = json_array();
+	const char *p = (const char *)b->data, *end = p + b->len;
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char *line = ge_xmalloc(len + 1);
+		memcpy(line, p, len);
+		line[len] = 0;
+		json_array_append_new(a, str_or_null(line));
+		free(line);
+		p += len + 1;
+	}
+	return a;
+}
+
 static const char *const status_names[] = {"ok", "failed", "skipped"};
 
 static int write_report(const char *path, const char *recipe,
@@ -571,7 +681,18 @@ static int write_report(const char *path, const char *recipe,
 		json_object_set_new(m, "ops_before",
 				    count_or_null(j->ops_before));
 		json_object_set_new(m, "ops_after", count_or_null(j->ops_after));
-		json_object_set_new(m, "seconds", json_real(j->seconds));
+		if (j->status != 2) {
+			json_object_set_new(m, "ops_added",
+					    json_integer(j->added));
+			json_object_set_new(m, "ops_removed",
+					    json_integer(j->removed));
+			json_object_set_new(m, "ops_changed",
+					    json_integer(j->changed));
+			json_object_set_new(m, "changed_nothing",
+					    json_boolean(j->nothing));
+			json_object_set_new(m, "ms", json_integer(
+					    (json_int_t)(j->seconds * 1000 + 0.5)));
+		}
 		/* a model found but not run says why, one that failed
 		 * what went wrong */
 		if (j->status == 2 && j->error)
@@ -581,6 +702,8 @@ static int write_report(const char *path, const char *recipe,
 		if (j->verify)
 			json_object_set_new(m, "verify",
 					    json_loads(j->verify, 0, NULL));
+		json_object_set_new(m, "changes", lines_array(&j->report));
+		json_object_set_new(m, "warnings", lines_array(&j->warnings));
 		json_array_append_new(ms, m);
 	}
 	json_object_set_new(r, "models", ms);
@@ -640,6 +763,7 @@ enum {
 	O_OUT = 1, O_JOBS, O_PARAM, O_REPORT, O_SHARD, O_RESUME, O_FORMAT,
 	O_TAGS, O_ALLOW_MISSING, O_QUIET, O_FUNCTIONS, O_TIMEOUT,
 	O_MAX_MEMORY, O_VERIFY, O_MAX_ERROR,
+	O_MAX_MEMORY, O_OVERWRITE, O_STRICT,
 };
 
 static const struct cli_opt batch_opts[] = {
@@ -658,6 +782,8 @@ static const struct cli_opt batch_opts[] = {
 	{"max-memory", 0, 1, O_MAX_MEMORY},
 	{"verify", 0, 0, O_VERIFY},
 	{"max-error", 0, 1, O_MAX_ERROR},
+	{"overwrite", 0, 0, O_OVERWRITE},
+	{"strict", 0, 0, O_STRICT},
 	{NULL, 0, 0, 0},
 };
 
@@ -682,6 +808,8 @@ struct batch {
 	char **params;
 	int nparams;
 	ge_format outfmt;
+	ge_save_opts so;
+	int inplace; /* --overwrite without -o: each model where it is */
 	int rec, par; /* stack slots of the recipe and its parameters */
 	const char *rname, *rpath;
 	struct jobs jobs;
@@ -754,6 +882,8 @@ static int batch_options(struct batch *b)
 					   &batch_verify))
 				return EXIT_USAGE;
 			break;
+		case O_OVERWRITE: b->so.overwrite = 1; break;
+		case O_STRICT: b->mo.strict = 1; break;
 		case O_MAX_MEMORY:
 			if (ge_parse_size(val, &b->lim.max_memory) ||
 			    !b->lim.max_memory)
@@ -768,10 +898,18 @@ static int batch_options(struct batch *b)
 		return EXIT_USAGE;
 	if (b->a.npos < 2)
 		return cli_usage("batch", "RECIPE and at least one DIR are needed");
-	if (!b->outdir)
+	b->inplace = !b->outdir && b->so.overwrite;
+	if (!b->outdir && !b->inplace)
 		return cli_usage("batch", "the output directory is missing (-o "
-					  "OUTDIR)");
-	return cli_format("batch", b->format, &b->outfmt);
+					  "OUTDIR, or --overwrite to rewrite "
+					  "the models in place)");
+	if (b->inplace && b->resume)
+		return cli_usage("batch", "--resume cannot tell which models "
+					  "were rewritten in place: give -o "
+					  "OUTDIR");
+	rc = cli_format("batch", b->format, &b->outfmt);
+	b->so.format = b->outfmt;
+	return rc;
 }
 
 /* The recipe and its parameters first: nothing is read if wrong. */
@@ -796,12 +934,14 @@ static int batch_recipe(lua_State *L, struct batch *b)
 static int batch_find(struct batch *b)
 {
 	struct jobs *jobs = &b->jobs;
-	if (mkdirs(b->outdir) < 0) {
+	if (b->outdir && mkdirs(b->outdir) < 0) {
 		cli_errmsg("%s: %s", b->outdir, strerror(errno));
 		return EXIT_USAGE;
 	}
 	char outreal[PATH_MAX];
-	struct walk w = {jobs, realpath(b->outdir, outreal) ? outreal : NULL,
+	struct walk w = {jobs,
+			 b->outdir && realpath(b->outdir, outreal) ? outreal
+								    : NULL,
 			 0};
 	int ndirs = b->a.npos - 1;
 	for (int i = 1; i < b->a.npos; i++) {
@@ -821,7 +961,7 @@ static int batch_find(struct batch *b)
 	if (w.err)
 		return EXIT_USAGE;
 	qsort(jobs->v, jobs->n, sizeof *jobs->v, cmp_job);
-	for (size_t i = 1; i < jobs->n; i++)
+	for (size_t i = 1; i < jobs->n && !b->inplace; i++)
 		if (!strcmp(jobs->v[i].rel, jobs->v[i - 1].rel)) {
 			cli_errmsg("%s and %s would both be written to %s/%s",
 				   jobs->v[i - 1].in, jobs->v[i].in, b->outdir,
@@ -840,7 +980,9 @@ static int batch_find(struct batch *b)
 	}
 	jobs->n = k;
 	for (size_t i = 0; i < jobs->n; i++)
-		jobs->v[i].out = out_path(b->outdir, jobs->v[i].rel, b->outfmt);
+		jobs->v[i].out = b->inplace ? ge_xstrdup(jobs->v[i].in)
+					    : out_path(b->outdir, jobs->v[i].rel,
+						       b->outfmt);
 	return same_outputs(jobs);
 }
 
@@ -865,6 +1007,7 @@ static int batch_start(lua_State *L, struct batch *b, size_t *next,
 	}
 	if (b->resume && stat(j->out, &st) == 0) {
 		j->status = 2;
+		j->error = ge_xstrdup("the output exists (--resume)");
 		b->counts[2]++;
 		(*done)++;
 		(*next)++;
@@ -888,7 +1031,7 @@ static int batch_start(lua_State *L, struct batch *b, size_t *next,
 		for (long i = 0; i < b->njobs; i++)
 			if (b->workers[i].pid)
 				close(b->workers[i].fd);
-		child(L, b->rec, b->par, j, &b->mo, b->outfmt, p[1], &b->lim);
+		child(L, b->rec, b->par, j, &b->mo, &b->so, p[1], &b->lim);
 	}
 	close(p[1]);
 	long slot = 0;
@@ -951,11 +1094,12 @@ static int batch_run(lua_State *L, struct batch *b)
 		running--;
 		done++;
 		b->counts[j->status]++;
-		if (j->status == 1) {
-			if (b->tty)
-				fputs("\r\033[K", stderr);
+		if (b->tty && (j->status == 1 || (j->warnings.len && !b->quiet)))
+			fputs("\r\033[K", stderr);
+		if (!b->quiet)
+			cli_print_lines(&j->warnings);
+		if (j->status == 1)
 			cli_errmsg("%s", j->error);
-		}
 		progress(b->tty, done, b->jobs.n, b->counts[1], NULL);
 	}
 	return 0;
@@ -992,6 +1136,8 @@ int cmd_batch(lua_State *L, int argc, char **argv)
 		free(b.jobs.v[i].out);
 		free(b.jobs.v[i].error);
 		free(b.jobs.v[i].verify);
+		ge_buf_free(&b.jobs.v[i].report);
+		ge_buf_free(&b.jobs.v[i].warnings);
 	}
 	free(b.jobs.v);
 	free(b.workers);

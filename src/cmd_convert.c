@@ -2,7 +2,8 @@
  * cmd_convert.c: `gerewrite convert IN OUT` and `gerewrite validate MODEL`.
  *
  * convert is a load and a save: the library sniffs IN's format, and its
- * save is atomic, refuses to overwrite the file it read, and picks the
+ * save is atomic, refuses to overwrite the file it read (unless
+ * --overwrite: then IN is replaced in place, atomically), and picks the
  * encoding from OUT's name when no --format is given.  Whatever fails, OUT
  * is not written and the one-line error names the file (and the node, or
  * the line and column of a text file).
@@ -31,7 +32,7 @@
 
 enum {
 	O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET, O_SHARD_SIZE,
-	O_QUANTIZE, O_QUANTIZE_WEIGHTS, O_NO_VERIFY,
+	O_QUANTIZE, O_QUANTIZE_WEIGHTS, O_NO_VERIFY, O_OVERWRITE,
 };
 
 static const struct cli_opt convert_opts[] = {
@@ -42,45 +43,9 @@ static const struct cli_opt convert_opts[] = {
 	{"quantize", 0, 1, O_QUANTIZE},
 	{"quantize-weights", 0, 1, O_QUANTIZE_WEIGHTS},
 	{"no-verify", 0, 0, O_NO_VERIFY},
+	{"overwrite", 0, 0, O_OVERWRITE},
 	{NULL, 0, 0, 0},
 };
-
-/* The tfjs options of convert into so; patterns are cut out of a copy of
- * the list that *keep owns. */
-static int tfjs_opts(const char *size, const char *quant, const char *names,
-		     ge_save_opts *so, char **keep, const char ***pats)
-{
-	if (size) {
-		char *end;
-		errno = 0;
-		unsigned long long n = strtoull(size, &end, 10);
-		if (errno || end == size || *end || !n || size[0] == '-')
-			return cli_usage("convert", "--shard-size needs a "
-					 "positive number of bytes (got '%s')",
-					 size);
-		so->shard_size = (size_t)n;
-	}
-	if (quant) {
-		ge_tfjs_quant q;
-		if (ge_tfjs_quant_from_name(quant, &q))
-			return cli_usage("convert", "unknown --quantize '%s' "
-					 "(uint8, uint16, float16, none)", quant);
-		so->quantize = (int)q;
-	}
-	if (names) {
-		*keep = ge_xstrdup(names);
-		size_t n = 1;
-		for (const char *c = names; *c; c++)
-			n += *c == ',';
-		*pats = ge_xcalloc(n, sizeof **pats);
-		n = 0;
-		for (char *s = strtok(*keep, ","); s; s = strtok(NULL, ","))
-			(*pats)[n++] = s;
-		so->quantize_names = *pats;
-		so->n_quantize_names = n;
-	}
-	return 0;
-}
 
 int cmd_convert(lua_State *L, int argc, char **argv)
 {
@@ -103,6 +68,7 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 		case O_QUANTIZE: quant = val; break;
 		case O_QUANTIZE_WEIGHTS: qnames = val; break;
 		case O_NO_VERIFY: no_verify = 1; break;
+		case O_OVERWRITE: so.overwrite = 1; break;
 		}
 	}
 	if (key < 0)
@@ -112,7 +78,8 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 	else if (a.npos > 2)
 		rc = cli_usage("convert", "too many arguments ('%s')", a.pos[2]);
 	else if (!(rc = cli_format("convert", format, &so.format)))
-		rc = tfjs_opts(shard_size, quant, qnames, &so, &keep, &pats);
+		rc = cli_tfjs_opts("convert", shard_size, quant, qnames, &so,
+				   &keep, &pats);
 	if (rc)
 		goto out;
 	ge_graph *g;
@@ -121,7 +88,7 @@ int cmd_convert(lua_State *L, int argc, char **argv)
 	ge_set_verify(!no_verify);
 	ge_error err;
 	if (ge_save(g, a.pos[1], &so, &err) != GE_OK) {
-		cli_errmsg("%s", err.msg);
+		cli_save_error(&err, NULL, 0);
 		rc = cli_status(&err);
 	} else {
 		cli_warn_dropped_values(cli_has_values(g), g, a.pos[1]);
@@ -142,37 +109,15 @@ static const struct cli_opt validate_opts[] = {
 	{NULL, 0, 0, 0},
 };
 
-int cmd_validate(lua_State *L, int argc, char **argv)
+/* Lists the problems of one model; 0 valid, EXIT_RUNTIME problems,
+ * EXIT_USAGE unreadable. */
+static int validate_one(const char *path, const struct cli_model_opts *mo,
+			int quiet, int no_verify)
 {
-	(void)L;
-	struct cli_args a;
-	struct cli_model_opts mo = {0};
-	const char *val;
-	int key, rc = 0, quiet = 0, no_verify = 0;
-	cli_args_init(&a, "validate", argc, argv);
-	while ((key = cli_getopt(&a, validate_opts, &val)) > 0) {
-		switch (key) {
-		case O_FORMAT: mo.format = val; break;
-		case O_TAGS: mo.tags = val; break;
-		case O_QUIET: quiet = 1; break;
-		case O_NO_VERIFY: no_verify = 1; break;
-		}
-	}
-	ge_format f;
-	if (key < 0)
-		rc = EXIT_USAGE;
-	else if (a.npos != 1)
-		rc = cli_usage("validate", "one MODEL is needed");
-	else
-		rc = cli_format("validate", mo.format, &f);
-	if (rc)
-		goto out;
-	/* the attr checks that make a load fail are problems to list here */
-	mo.no_check = 1;
-	const char *path = a.pos[0];
 	ge_graph *g;
-	if ((rc = cli_load_model(path, &mo, &g)))
-		goto out;
+	int rc = cli_load_model(path, mo, &g);
+	if (rc)
+		return rc;
 	ge_buf rep = GE_BUF_INIT;
 	/* the function library: every body as a graph (so the graph's own
 	 * check leaves the library's bytes alone), and every call */
@@ -210,7 +155,43 @@ int cmd_validate(lua_State *L, int argc, char **argv)
 		printf("%s: valid (%zu ops)\n", path, ge_graph_num_ops(g));
 	ge_buf_free(&rep);
 	ge_graph_free(g);
-	rc = n ? EXIT_RUNTIME : 0;
+	return n ? EXIT_RUNTIME : 0;
+}
+
+/* validate MODEL...: each model in turn, the worst status wins (an
+ * unreadable model over one with problems) */
+int cmd_validate(lua_State *L, int argc, char **argv)
+{
+	(void)L;
+	struct cli_args a;
+	struct cli_model_opts mo = {0};
+	const char *val;
+	int key, rc = 0, quiet = 0, no_verify = 0;
+	cli_args_init(&a, "validate", argc, argv);
+	while ((key = cli_getopt(&a, validate_opts, &val)) > 0) {
+		switch (key) {
+		case O_FORMAT: mo.format = val; break;
+		case O_TAGS: mo.tags = val; break;
+		case O_QUIET: quiet = 1; break;
+		case O_NO_VERIFY: no_verify = 1; break;
+		}
+	}
+	ge_format f;
+	if (key < 0)
+		rc = EXIT_USAGE;
+	else if (a.npos < 1)
+		rc = cli_usage("validate", "a MODEL is needed");
+	else
+		rc = cli_format("validate", mo.format, &f);
+	if (rc)
+		goto out;
+	/* the attr checks that make a load fail are problems to list here */
+	mo.no_check = 1;
+	for (int i = 0; i < a.npos; i++) {
+		int r = validate_one(a.pos[i], &mo, quiet, no_verify);
+		if (r == EXIT_USAGE || (r && !rc))
+			rc = r;
+	}
 out:
 	cli_args_free(&a);
 	return rc;

@@ -1,8 +1,10 @@
 /*
  * cmd_diff.c: `gerewrite diff A B`: the ops removed (-), added (+) and
  * changed (~) from A to B, matched by name (lib/diff.c), one line each,
- * then a count.  A changed tensor attr (a Const's value) shows its dtype
- * and shape on both sides and the largest absolute difference.  Then the
+ * then a count.  A changed attr shows its value on both sides ("shape
+ * [-1,3] -> [8,3]"; "(none)" on the side without it); a tensor attr (a
+ * Const's value) its dtype and shape and the largest absolute
+ * difference.  Then the
  * function libraries: functions only in A (-) or B (+), and for a
  * function in both whose bytes differ, the ops of its body the same way,
  * each line prefixed "function 'f': ".  Exit 0 when the graphs and
@@ -56,6 +58,129 @@ static void add_tensor_change(ge_buf *b, const ge_graph *ga, ge_opid ia,
 	if (ge_tensor_max_abs_diff(x->tensor, y->tensor, &d) == 0)
 		ge_buf_printf(b, ", largest absolute difference %.6g", d);
 	ge_buf_addc(b, ')');
+}
+
+/* "[-1,3]" for a shape, "[*]" for an unknown rank. */
+static void add_shape(ge_buf *b, const Tensorflow__TensorShapeProto *s)
+{
+	if (!s || s->unknown_rank) {
+		ge_buf_adds(b, s ? "[*]" : "[]");
+		return;
+	}
+	ge_buf_addc(b, '[');
+	for (size_t i = 0; i < s->n_dim; i++)
+		ge_buf_printf(b, "%s%lld", i ? "," : "",
+			      (long long)s->dim[i]->size);
+	ge_buf_addc(b, ']');
+}
+
+static void add_bytes(ge_buf *b, const ProtobufCBinaryData *s)
+{
+	ge_buf_addc(b, '"');
+	for (size_t i = 0; i < s->len && i < 40; i++) {
+		unsigned char c = s->data[i];
+		if (c >= 32 && c < 127 && c != '"' && c != '\\')
+			ge_buf_addc(b, c);
+		else
+			ge_buf_printf(b, "\\x%02x", c);
+	}
+	ge_buf_adds(b, s->len > 40 ? "...\"" : "\"");
+}
+
+/* A list value: its items, at most 8 of them. */
+static void add_list(ge_buf *b, const Tensorflow__AttrValue__ListValue *l)
+{
+	size_t n = l->n_s + l->n_i + l->n_f + l->n_b + l->n_type + l->n_shape +
+		   l->n_tensor + l->n_func, k = 0;
+	ge_buf_addc(b, '[');
+	for (size_t i = 0; i < l->n_s && k < 8; i++, k++) {
+		ge_buf_adds(b, k ? ", " : "");
+		add_bytes(b, &l->s[i]);
+	}
+	for (size_t i = 0; i < l->n_i && k < 8; i++, k++)
+		ge_buf_printf(b, "%s%lld", k ? ", " : "", (long long)l->i[i]);
+	for (size_t i = 0; i < l->n_f && k < 8; i++, k++)
+		ge_buf_printf(b, "%s%g", k ? ", " : "", (double)l->f[i]);
+	for (size_t i = 0; i < l->n_b && k < 8; i++, k++)
+		ge_buf_printf(b, "%s%s", k ? ", " : "",
+			      l->b[i] ? "true" : "false");
+	for (size_t i = 0; i < l->n_type && k < 8; i++, k++) {
+		const char *t = ge_dtype_name((int)l->type[i]);
+		ge_buf_printf(b, "%s%s", k ? ", " : "", t ? t : "?");
+	}
+	for (size_t i = 0; i < l->n_shape && k < 8; i++, k++) {
+		ge_buf_adds(b, k ? ", " : "");
+		add_shape(b, l->shape[i]);
+	}
+	for (size_t i = 0; i < l->n_tensor && k < 8; i++, k++) {
+		ge_buf_adds(b, k ? ", " : "");
+		add_tensor_type(b, l->tensor[i]);
+	}
+	for (size_t i = 0; i < l->n_func && k < 8; i++, k++)
+		ge_buf_printf(b, "%s%s", k ? ", " : "",
+			      l->func[i]->name ? l->func[i]->name : "?");
+	if (n > k)
+		ge_buf_printf(b, ", ... (%zu)", n);
+	ge_buf_addc(b, ']');
+}
+
+/* One attr value, short: 3, 0.5, true, float32, [-1,3], "SAME", [1, 2]. */
+static void add_attr_value(ge_buf *b, const Tensorflow__AttrValue *v)
+{
+	if (!v) {
+		ge_buf_adds(b, "(none)");
+		return;
+	}
+	switch (v->value_case) {
+	case TENSORFLOW__ATTR_VALUE__VALUE_S: add_bytes(b, &v->s); break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_I:
+		ge_buf_printf(b, "%lld", (long long)v->i);
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_F:
+		ge_buf_printf(b, "%g", (double)v->f);
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_B:
+		ge_buf_adds(b, v->b ? "true" : "false");
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_TYPE: {
+		const char *t = ge_dtype_name((int)v->type);
+		ge_buf_adds(b, t ? t : "?");
+		break;
+	}
+	case TENSORFLOW__ATTR_VALUE__VALUE_SHAPE: add_shape(b, v->shape); break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
+		if (v->list)
+			add_list(b, v->list);
+		else
+			ge_buf_adds(b, "[]");
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR:
+		if (v->tensor)
+			add_tensor_type(b, v->tensor);
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER:
+		ge_buf_printf(b, "$%s", v->placeholder ? v->placeholder : "");
+		break;
+	case TENSORFLOW__ATTR_VALUE__VALUE_FUNC:
+		ge_buf_adds(b, v->func && v->func->name ? v->func->name : "?");
+		break;
+	default: ge_buf_adds(b, "(empty)"); break;
+	}
+}
+
+/* For an attr changed but for a tensor on both sides: " OLD -> NEW". */
+static void add_attr_change(ge_buf *b, const ge_graph *ga, ge_opid ia,
+			    const ge_graph *gb, ge_opid ib, const char *name)
+{
+	const Tensorflow__AttrValue *x = ge_op_attr(ga, ia, name, NULL);
+	const Tensorflow__AttrValue *y = ge_op_attr(gb, ib, name, NULL);
+	if (x && y && x->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TENSOR &&
+	    y->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TENSOR)
+		return;
+	ge_buf_addc(b, ' ');
+	add_attr_value(b, x);
+	ge_buf_adds(b, " -> ");
+	add_attr_value(b, y);
 }
 
 /* Appends the data inputs of an op as "a, b:1" (at most 8 shown). */
@@ -145,6 +270,7 @@ static void describe(ge_buf *b, const ge_graph *ga, const ge_graph *gb,
 			if (p != (char *)names.data)
 				ge_buf_adds(b, ", ");
 			ge_buf_adds(b, p);
+			add_attr_change(b, ga, e->a, gb, e->b, p);
 			add_tensor_change(b, ga, e->a, gb, e->b, p);
 			p = nl ? nl + 1 : NULL;
 		}

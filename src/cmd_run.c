@@ -246,16 +246,109 @@ int cli_functions_opt(const char *cmd, const char *val,
 			      "(got '%s')", val);
 }
 
-/* Runs the recipe at rec on the bodies of the functions of the graph at
- * gi that the mode selects (those reachable from the graph through calls,
- * or all), unless the recipe says `functions = false`.  0, or
- * EXIT_RUNTIME with res->error set. */
-static int run_on_bodies(lua_State *L, int rec, int par, int gi,
-			 const char *model, int mode, struct run_result *res)
+/* What a run is reporting as it goes: the recipe's name, the model, the
+ * values to find in the graphs the recipe runs on, and the result being
+ * filled. */
+struct run_ctx {
+	int rec, par;
+	struct cli_wants *wants;
+	const char *recipe, *model;
+	struct run_result *res;
+	int edited; /* some graph or body was edited */
+	int shipped; /* the recipe is one of the program's own */
+};
+
+/* Whether a recipe's file is one of the program's (scripts/, installed
+ * or in the source tree): their refusals are messages for the user, not
+ * places in code the user does not own. */
+static int shipped_recipe(const char *path)
 {
+	const char *dirs[] = {
+#ifdef GE_SCRIPTS_DIR
+		GE_SCRIPTS_DIR,
+#endif
+#ifdef GE_SRC_SCRIPTS_DIR
+		GE_SRC_SCRIPTS_DIR,
+#endif
+		NULL};
+	char file[PATH_MAX], dir[PATH_MAX];
+	if (!path || !realpath(path, file))
+		return 0;
+	char *slash = strrchr(file, '/');
+	if (!slash)
+		return 0;
+	*slash = 0;
+	for (int i = 0; dirs[i]; i++)
+		if (realpath(dirs[i], dir) && !strcmp(dir, file))
+			return 1;
+	return 0;
+}
+
+/* A shipped recipe's refusal without the "scripts/freeze.lua:53: " its
+ * error() put first (kept with --traceback, and for Lua's own runtime
+ * errors, which are bugs to report with their place). */
+static const char *plain_error(const struct run_ctx *c, const char *msg)
+{
+	if (!c->shipped || cli_traceback)
+		return msg;
+	const char *p = strstr(msg, ".lua:");
+	if (!p || memchr(msg, ' ', (size_t)(p - msg)))
+		return msg;
+	p += 5;
+	if (*p < '0' || *p > '9')
+		return msg;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p[0] != ':' || p[1] != ' ' || !strncmp(p + 2, "attempt to ", 11))
+		return msg;
+	return p + 2;
+}
+
+/* [-0, +0, -] Appends "RECIPE: MODEL[: function F]: SUMMARY" to the
+ * report, from what run returned (at ret) and the delta of the graph. */
+static void report_run(lua_State *L, struct run_ctx *c, int ret,
+		       const char *func, const ge_graph_delta *d, long before,
+		       long after)
+{
+	int top = lua_gettop(L);
+	ret = lua_absindex(L, ret);
+	cli_recipe_module(L);
+	lua_getfield(L, -1, "run_summary");
+	lua_pushvalue(L, ret);
+	lua_createtable(L, 0, 6);
+	lua_pushinteger(L, (lua_Integer)d->added);
+	lua_setfield(L, -2, "added");
+	lua_pushinteger(L, (lua_Integer)d->removed);
+	lua_setfield(L, -2, "removed");
+	lua_pushinteger(L, (lua_Integer)d->changed);
+	lua_setfield(L, -2, "changed");
+	lua_pushinteger(L, before);
+	lua_setfield(L, -2, "before");
+	lua_pushinteger(L, after);
+	lua_setfield(L, -2, "after");
+	lua_pushboolean(L, d->edited || d->library);
+	lua_setfield(L, -2, "edited");
+	const char *line = "?";
+	if (cli_docall(L, 2, 1) == LUA_OK && lua_isstring(L, -1))
+		line = lua_tostring(L, -1);
+	ge_buf_printf(&c->res->report, "%s: %s%s%s: %s\n", c->recipe, c->model,
+		      func ? ": function " : "", func ? func : "", line);
+	c->res->added += (long)d->added;
+	c->res->removed += (long)d->removed;
+	c->res->changed += (long)d->changed;
+	lua_settop(L, top);
+}
+
+/* Runs the recipe on the bodies of the functions of the graph at gi that
+ * the mode selects (those reachable from the graph through calls, or
+ * all), unless the recipe says `functions = false`; a body it edits gets
+ * a line of the report.  0, or an exit code with res->error set. */
+static int run_on_bodies(lua_State *L, struct run_ctx *c, int gi, int mode)
+{
+	struct run_result *res = c->res;
 	if (mode == CLI_FN_NONE)
 		return 0;
-	lua_getfield(L, rec, "functions");
+	lua_getfield(L, c->rec, "functions");
 	int off = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
 	lua_pop(L, 1);
 	if (off)
@@ -282,16 +375,35 @@ static int run_on_bodies(lua_State *L, int rec, int par, int gi,
 		if (!ge_func_alive(g, ids[i]))
 			continue;
 		int top = lua_gettop(L);
-		lua_getfield(L, rec, "run");
 		lge_pushbody(L, gi, ids[i]);
-		lua_pushvalue(L, par);
+		int bi = lua_gettop(L);
+		ge_graph *body = ((lge_graph *)lua_touserdata(L, bi))->g;
+		ge_graph_mark m;
+		ge_graph_mark_now(body, &m);
+		cli_wants_see(c->wants, body);
+		long before = (long)ge_graph_num_ops(body);
+		lua_getfield(L, c->rec, "run");
+		lua_pushvalue(L, bi);
+		lua_pushvalue(L, c->par);
 		if (cli_docall(L, 2, 1) != LUA_OK) {
 			const char *msg = lua_tostring(L, -1);
 			snprintf(res->error, sizeof res->error,
 				 "%s (model %s, function %s)",
-				 msg ? msg : "(error object is not a string)",
-				 model, ge_func_name(g, ids[i]));
+				 msg ? plain_error(c, msg)
+				     : "(error object is not a string)",
+				 c->model, ge_func_name(g, ids[i]));
 			rc = EXIT_RUNTIME;
+		} else {
+			ge_graph_delta d;
+			ge_graph_delta_since(body, &m, &d);
+			long after = (long)ge_graph_num_ops(body);
+			res->ops_before += before;
+			res->ops_after += after;
+			if (d.edited) {
+				c->edited = 1;
+				report_run(L, c, -1, ge_func_name(g, ids[i]),
+					   &d, before, after);
+			}
 		}
 		lua_settop(L, top);
 	}
@@ -299,9 +411,101 @@ static int run_on_bodies(lua_State *L, int rec, int par, int gi,
 	return rc;
 }
 
+/* [-0, +0, -] The warnings of a run: values of parameters that name
+ * types or ops matching nothing (with the nearest ones), and a run that
+ * changed nothing.  Under --strict the latter fails the run. */
+static void check_changes(struct run_ctx *c, const struct cli_model_opts *mo)
+{
+	struct run_result *res = c->res;
+	ge_buf why = GE_BUF_INIT;
+	res->nothing = !c->edited;
+	/* after a change, a value absent from this model is no news
+	 * (types=Conv2D,MatMul on a model without MatMul); one with a near
+	 * name is a likely slip */
+	cli_wants_report(c->wants, res->nothing, &why);
+	ge_buf_addc(&why, 0);
+	const char *w = (const char *)why.data;
+	if (res->nothing && mo && mo->strict) {
+		snprintf(res->error, sizeof res->error,
+			 "%s changed nothing in %s (--strict)%s%s", c->recipe,
+			 c->model, *w ? ": " : "", w);
+		res->status = EXIT_NOOP;
+	} else if (res->nothing) {
+		ge_buf_printf(&res->warnings, "%s: %s: warning: changed "
+			      "nothing%s%s\n", c->recipe, c->model,
+			      *w ? ": " : "", w);
+	} else if (*w) {
+		ge_buf_printf(&res->warnings, "%s: %s: warning: %s\n",
+			      c->recipe, c->model, w);
+	}
+	ge_buf_free(&why);
+}
+
+/* [-0, +0, -] Runs the recipe on the graph at gi and its bodies, with
+ * the report; the graph to save is left at the top (the one the recipe
+ * returned, or gi's).  0 or an exit code with res->error set. */
+static int run_all(lua_State *L, struct run_ctx *c, int gi,
+		   const struct cli_model_opts *mo)
+{
+	struct run_result *res = c->res;
+	ge_graph *g = ((lge_graph *)lua_touserdata(L, gi))->g;
+	ge_graph_mark m;
+	ge_graph_mark_now(g, &m);
+	cli_wants_see(c->wants, g);
+	long before = (long)ge_graph_num_ops(g);
+	res->ops_before = before;
+	res->ops_after = 0;
+	lua_getfield(L, c->rec, "run");
+	lua_pushvalue(L, gi);
+	lua_pushvalue(L, c->par);
+	if (cli_docall(L, 2, 1) != LUA_OK) {
+		const char *msg = lua_tostring(L, -1);
+		snprintf(res->error, sizeof res->error, "%s (model %s)",
+			 msg ? plain_error(c, msg)
+			     : "(error object is not a string)",
+			 c->model);
+		return EXIT_RUNTIME;
+	}
+	int reti = lua_gettop(L);
+	/* a recipe may build a new graph and return it */
+	lge_graph *G = luaL_testudata(L, reti, LGE_GRAPH);
+	int gr = G ? reti : gi;
+	if (!G)
+		G = lua_touserdata(L, gi);
+	if (!G->g) {
+		snprintf(res->error, sizeof res->error,
+			 "the recipe closed the graph (model %s)", c->model);
+		return EXIT_RUNTIME;
+	}
+	ge_graph_delta d;
+	long after = (long)ge_graph_num_ops(G->g);
+	if (G->g != g) {
+		memset(&d, 0, sizeof d);
+		d.added = (size_t)after;
+		d.removed = (size_t)before;
+		d.edited = 1;
+	} else {
+		ge_graph_delta_since(g, &m, &d);
+	}
+	c->edited = d.edited || d.library;
+	report_run(L, c, reti, NULL, &d, before, after);
+	int rc = run_on_bodies(L, c, gr, mo ? mo->functions : CLI_FN_REACHABLE);
+	if (rc)
+		return rc;
+	/* the library: bodies edited, functions added or removed */
+	if (G->g == g && !c->edited) {
+		ge_graph_delta_since(g, &m, &d);
+		c->edited = d.library;
+	}
+	res->ops_after += after;
+	check_changes(c, mo);
+	lua_pushvalue(L, gr);
+	return res->status;
+}
+
 int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		   const char *out, const struct cli_model_opts *mo,
-		   ge_format outfmt, struct run_result *res)
+		   const ge_save_opts *so, struct run_result *res)
 {
 	double t0 = now();
 	rec = lua_absindex(L, rec);
@@ -328,44 +532,24 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 		res->status = EXIT_USAGE;
 		goto done;
 	}
-	res->ops_before = (long)ge_graph_num_ops(g);
 	int had_values = cli_has_values(g);
 	lge_pushgraph(L, g);
 	int gi = lua_gettop(L);
-	lua_getfield(L, rec, "run");
-	lua_pushvalue(L, gi);
-	lua_pushvalue(L, par);
-	if (cli_docall(L, 2, 1) != LUA_OK) {
-		const char *msg = lua_tostring(L, -1);
-		snprintf(res->error, sizeof res->error, "%s (model %s)",
-			 msg ? msg : "(error object is not a string)", model);
-		res->status = EXIT_RUNTIME;
+	lua_getfield(L, rec, "name");
+	lua_getfield(L, rec, "path");
+	struct run_ctx c = {rec, par, cli_wants_new(L, rec, par),
+			    lua_tostring(L, -2), model, res, 0,
+			    shipped_recipe(lua_tostring(L, -1))};
+	res->status = run_all(L, &c, gi, mo);
+	cli_wants_free(c.wants);
+	if (res->status) {
+		if (res->status != EXIT_NOOP)
+			res->ops_after = -1;
 		goto done;
 	}
-	/* a recipe may build a new graph and return it */
-	lge_graph *G = luaL_testudata(L, -1, LGE_GRAPH);
-	if (!G)
-		G = lua_touserdata(L, gi);
-	if (!G->g) {
-		snprintf(res->error, sizeof res->error,
-			 "the recipe closed the graph (model %s)", model);
-		res->status = EXIT_RUNTIME;
-		goto done;
-	}
-	{
-		int gr = luaL_testudata(L, -1, LGE_GRAPH) ? lua_gettop(L) : gi;
-		int frc = run_on_bodies(L, rec, par, gr, model,
-					mo ? mo->functions : CLI_FN_REACHABLE,
-					res);
-		if (frc) {
-			res->status = frc;
-			goto done;
-		}
-	}
-	res->ops_after = (long)ge_graph_num_ops(G->g);
-	ge_save_opts so = {.format = outfmt};
-	if (ge_save(G->g, out, &so, &err) != GE_OK) {
-		snprintf(res->error, sizeof res->error, "%s", err.msg);
+	lge_graph *G = lua_touserdata(L, -1);
+	if (ge_save(G->g, out, so, &err) != GE_OK) {
+		cli_save_error(&err, res->error, sizeof res->error);
 		res->status = cli_status(&err);
 		goto done;
 	}
@@ -386,6 +570,7 @@ done:
 enum {
 	O_OUT = 1, O_PARAM, O_FORMAT, O_TAGS, O_ALLOW_MISSING, O_FUNCTIONS,
 	O_VERIFY, O_MAX_ERROR, O_INPUT, O_DIM,
+	O_OVERWRITE, O_STRICT, O_QUANTIZE, O_QUANTIZE_WEIGHTS,
 };
 
 static const struct cli_opt run_opts[] = {
@@ -399,15 +584,33 @@ static const struct cli_opt run_opts[] = {
 	{"max-error", 0, 1, O_MAX_ERROR},
 	{"input", 'i', 1, O_INPUT},
 	{"dim", 0, 1, O_DIM},
+	{"overwrite", 0, 0, O_OVERWRITE},
+	{"strict", 0, 0, O_STRICT},
+	{"quantize", 0, 1, O_QUANTIZE},
+	{"quantize-weights", 0, 1, O_QUANTIZE_WEIGHTS},
 	{NULL, 0, 0, 0},
 };
+
+/* Prints the lines of a report buffer to stderr. */
+void cli_print_lines(const ge_buf *b)
+{
+	if (b->len) {
+		fflush(stdout);
+		fwrite(b->data, 1, b->len, stderr);
+		fflush(stderr);
+	}
+}
 
 int cmd_run(lua_State *L, int argc, char **argv)
 {
 	struct cli_args a;
 	struct cli_model_opts mo = {0};
-	const char *out = NULL, *format = NULL, *val;
+	const char *out = NULL, *format = NULL, *val, *quant = NULL,
+		   *qnames = NULL;
 	char **params = ge_xcalloc((size_t)argc + 1, sizeof *params);
+	char *keep = NULL;
+	const char **pats = NULL;
+	ge_save_opts so = {.format = GE_FMT_AUTO};
 	int nparams = 0, key, rc = 0;
 	struct cli_verify ver = CLI_VERIFY_INIT;
 	const char **vin = ge_xcalloc((size_t)argc + 1, sizeof *vin);
@@ -434,11 +637,17 @@ int cmd_run(lua_State *L, int argc, char **argv)
 				key = -1;
 			break;
 		case O_INPUT: vin[ver.ninputs++] = val; break;
+		case O_OVERWRITE: so.overwrite = 1; break;
+		case O_STRICT: mo.strict = 1; break;
+		case O_QUANTIZE: quant = val; break;
+		case O_QUANTIZE_WEIGHTS: qnames = val; break;
 		}
 		if (key < 0)
 			break;
 	}
-	ge_format outfmt = GE_FMT_AUTO;
+	/* --overwrite without -o: the model is rewritten in place */
+	if (!out && so.overwrite && a.npos == 2)
+		out = a.pos[1];
 	if (key < 0) {
 		rc = EXIT_USAGE;
 	} else if (a.npos < 2) {
@@ -446,9 +655,15 @@ int cmd_run(lua_State *L, int argc, char **argv)
 	} else if (a.npos > 2) {
 		rc = cli_usage("run", "too many arguments ('%s')", a.pos[2]);
 	} else if (!out) {
-		rc = cli_usage("run", "the output is missing (-o OUT)");
-	} else {
-		rc = cli_format("run", format, &outfmt);
+		rc = cli_usage("run", "the output is missing (-o OUT, or "
+				      "--overwrite to rewrite MODEL)");
+	} else if (ver.on && !strcmp(out, a.pos[1])) {
+		rc = cli_usage("run", "--verify compares the output with "
+				      "MODEL: give -o OUT, not an in-place "
+				      "rewrite");
+	} else if (!(rc = cli_format("run", format, &so.format))) {
+		rc = cli_tfjs_opts("run", NULL, quant, qnames, &so, &keep,
+				   &pats);
 	}
 	if (rc)
 		goto out;
@@ -458,12 +673,18 @@ int cmd_run(lua_State *L, int argc, char **argv)
 		goto out;
 	struct run_result res;
 	cli_last_run = 1;
-	rc = cli_run_recipe(L, -2, -1, a.pos[1], out, &mo, outfmt, &res);
+	rc = cli_run_recipe(L, -2, -1, a.pos[1], out, &mo, &so, &res);
+	cli_print_lines(&res.report);
+	cli_print_lines(&res.warnings);
 	if (!rc && ver.on)
 		rc = cli_verify_recipe(L, -2, a.pos[1], out, &mo, &ver, &res);
 	if (rc)
 		cli_errmsg("%s", res.error);
+	ge_buf_free(&res.report);
+	ge_buf_free(&res.warnings);
 out:
+	free(keep);
+	free(pats);
 	free(params);
 	free(vin);
 	cli_args_free(&a);

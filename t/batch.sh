@@ -105,7 +105,7 @@ local prefix = arg[1]
 for k = 1, r.models.n do
   local m = r.models[k]
   print(m.model:sub(#prefix + 2), m.status, m.ops_before, m.ops_after,
-        type(m.seconds), m.error and "error" or "-")
+        math.type(m.ms), m.error and "error" or "-")
 end
 print("summary", r.summary.total, r.summary.ok, r.summary.failed,
       r.summary.skipped, r.recipe, r.shard)
@@ -127,12 +127,12 @@ report "$T/r.json"
 ok $? "the report is valid JSON"
 diag "$T/rep.err"
 cat >"$T/want" <<'EOF'
-a/b/noext	ok	4	9	number	-
-a/one.pb	ok	4	9	number	-
-c/corrupt.pb	failed	nil	nil	number	error
-c/three.meta	ok	4	9	number	-
-c/two.pbtxt	ok	4	9	number	-
-d/saved	ok	4	9	number	-
+a/b/noext	ok	4	9	integer	-
+a/one.pb	ok	4	9	integer	-
+c/corrupt.pb	failed	nil	nil	integer	error
+c/three.meta	ok	4	9	integer	-
+c/two.pbtxt	ok	4	9	integer	-
+d/saved	ok	4	9	integer	-
 summary	6	5	1	0	insert_noise	nil
 EOF
 cmp -s "$T/want" "$T/rep.txt"

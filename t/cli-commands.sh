@@ -237,7 +237,7 @@ has "$T/out" "  twice                        Doubles the output through another 
 	"help lists recipes with their summary"
 has "$T/out" "  insert_noise" "including the shipped ones"
 run "$BIN" help run
-has "$T/out" "Usage: gerewrite run RECIPE MODEL -o OUT" "help COMMAND"
+has "$T/out" "Usage: gerewrite run RECIPE MODEL (-o OUT | --overwrite)" "help COMMAND"
 run "$BIN" help broken
 is_rc 3 "help of a broken recipe"
 printf 'return {description = "shadow", run = print}\n' >"$T/recipes/rename_op.lua"

@@ -34,7 +34,7 @@ has "$T/out" "~ s (Const): attrs value (float32[3] -> float32[3], largest absolu
 	"a value in the typed field compares with a packed one"
 has "$T/out" "~ shape (Const): attrs value (int32[2] -> int32[3])" \
 	"another shape: both shapes, no difference"
-has "$T/out" "~ kind (Const): attrs dtype, value (float32[1] -> int32[1])" \
+has "$T/out" "~ kind (Const): attrs dtype float32 -> int32, value (float32[1] -> int32[1])" \
 	"another dtype: both dtypes"
 ! grep -F "same" "$T/out" >/dev/null
 ok $? "an unchanged Const is not listed"

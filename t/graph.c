@@ -435,8 +435,39 @@ static void test_merge_fields(void)
 	ge_graph_free(b);
 }
 
+/* ge_graph_mark_now / ge_graph_delta_since: what a recipe's run did */
+static void test_mark_delta(void)
+{
+	ge_graph *g = try_parse(graphdef);
+	ge_graph_mark m;
+	ge_graph_delta d;
+	ge_error err;
+	ge_graph_mark_now(g, &m);
+	ge_graph_delta_since(g, &m, &d);
+	ok(!d.edited && !d.added && !d.removed && !d.changed,
+	   "no edit: an empty delta");
+	ge_op_set_device(g, F(g, "e"), "/cpu:0");
+	ge_graph_add_op(g, "n1", "NoOp", NULL);
+	ge_graph_add_op(g, "n2", "NoOp", NULL);
+	ge_graph_remove_op(g, F(g, "n2"), 0, &err);
+	ge_graph_remove_op(g, F(g, "e"), 0, &err);
+	ge_graph_delta_since(g, &m, &d);
+	ok(d.edited, "edits are seen");
+	is_int(1, (long long)d.added, "one op added (one added and removed)");
+	is_int(1, (long long)d.removed, "one op removed");
+	is_int(0, (long long)d.changed, "a changed op removed is not changed");
+	/* from a new mark: an attr set is a change */
+	ge_graph_mark_now(g, &m);
+	ge_op_remove_attr(g, F(g, "c"), "T");
+	ge_graph_delta_since(g, &m, &d);
+	ok(d.edited && !d.added && !d.removed, "an attr removed is an edit");
+	is_int(1, (long long)d.changed, "of one op");
+	ge_graph_free(g);
+}
+
 int main(void)
 {
+	test_mark_delta();
 	test_merge_fields();
 	test_batch_inputs();
 	test_structure();

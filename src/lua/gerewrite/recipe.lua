@@ -61,6 +61,7 @@ local function is_path(name)
   return name:find("/", 1, true) or name:match("%.lua$")
 end
 
+local nearest -- below
 --- find(name) -> path | nil, message: a name on the search path, or a
 -- path to a .lua file.
 function M.find(name)
@@ -76,7 +77,21 @@ function M.find(name)
     local p = d .. "/" .. name .. ".lua"
     if readable(p) then return p end
   end
-  return nil, fmt("no recipe named '%s' (searched %s)", name,
+  -- a slip of the keyboard: the nearest names on the path
+  local names, seen = {}, {}
+  for _, d in ipairs(dirs) do
+    for _, f in ipairs(M.listdir(d)) do
+      local n = f:match("^([%w_%-]+)%.lua$")
+      if n and not seen[n] then
+        seen[n] = true
+        names[#names + 1] = n
+      end
+    end
+  end
+  local near = nearest(name, names)
+  return nil, fmt("no recipe named '%s'%s (searched %s)", name,
+                  #near > 0 and "; did you mean " .. concat(near, " or ")
+                  .. "?" or "",
                   #dirs > 0 and concat(dirs, ", ") or "no directory")
 end
 
@@ -196,6 +211,9 @@ local function check_declaration(r, path)
     if p.help ~= nil and type(p.help) ~= "string" then
       return where .. ": 'help' must be a string"
     end
+    if p.matches ~= nil and p.matches ~= "type" and p.matches ~= "op" then
+      return where .. ": 'matches' must be \"type\" or \"op\""
+    end
     if p.default ~= nil then
       if p.required then
         return where .. ": a required parameter has no default"
@@ -227,6 +245,88 @@ local function environment()
       return v
     end,
   })
+end
+
+-- ---------------------------------------------------------------- names
+
+-- Levenshtein distance of two short strings (case counts one).
+local function distance(a, b)
+  if a == b then return 0 end
+  local la, lb = #a, #b
+  local prev, cur = {}, {}
+  for j = 0, lb do prev[j] = j end
+  for i = 1, la do
+    cur[0] = i
+    local ca = a:sub(i, i)
+    for j = 1, lb do
+      local cost = ca == b:sub(j, j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev, cur = cur, prev
+  end
+  return prev[lb]
+end
+
+
+--- nearest(want, names) -> list of the names nearest to want (at most
+-- three): the same but for case first, then those within a third of
+-- want's length (at least 2) of edits, closest first.
+function nearest(want, names)
+  local lw, found = want:lower(), {}
+  local limit = math.max(2, #want // 3)
+  for _, n in ipairs(names) do
+    local d = n:lower() == lw and 0 or distance(lw, n:lower())
+    if d <= limit then found[#found + 1] = {n, d} end
+  end
+  sort(found, function(x, y)
+    if x[2] ~= y[2] then return x[2] < y[2] end
+    return x[1] < y[1]
+  end)
+  local out = {}
+  for i = 1, math.min(3, #found) do out[i] = found[i][1] end
+  return out
+end
+M.nearest = nearest
+
+--- run_summary(ret, delta) -> text: what one run of a recipe did, from what
+-- run returned (a table of counts: {sites = 3} reads "3 sites") and the
+-- ops added, removed and changed ({added=, removed=, changed=, before=,
+-- after=}).
+function M.run_summary(ret, d)
+  local parts = {}
+  if type(ret) == "table" and getmetatable(ret) == nil then
+    local keys = {}
+    for k, v in pairs(ret) do
+      if type(k) == "string" and math.type(v) == "integer" then
+        keys[#keys + 1] = k
+      end
+    end
+    sort(keys)
+    for _, k in ipairs(keys) do
+      local word = k
+      -- one site, one pass (a one-word plural only)
+      if ret[k] == 1 and word:match("^%a+[^s]s$") then
+        word = word:sub(1, -2)
+      elseif ret[k] == 1 and word:match("^%a+sses$") then
+        word = word:sub(1, -3)
+      end
+      parts[#parts + 1] = fmt("%d %s", ret[k], (word:gsub("_", " ")))
+    end
+  end
+  local ops = {}
+  if d.added > 0 then ops[#ops + 1] = fmt("%d added", d.added) end
+  if d.removed > 0 then ops[#ops + 1] = fmt("%d removed", d.removed) end
+  if d.changed > 0 then ops[#ops + 1] = fmt("%d changed", d.changed) end
+  local counts = fmt("%d -> %d ops", d.before, d.after)
+  if #ops > 0 then
+    parts[#parts + 1] = fmt("ops %s (%s)", concat(ops, ", "), counts)
+  elseif d.edited then
+    parts[#parts + 1] = fmt("edited, no op added, removed or changed (%s)",
+                            counts)
+  else
+    parts[#parts + 1] = fmt("no change (%d ops)", d.before)
+  end
+  return concat(parts, "; ")
 end
 
 --- load(name) -> recipe | nil, message, code.  The recipe table gets

@@ -1,0 +1,103 @@
+#!/bin/sh
+# layers-rules.sh: t/layers.sh on small trees made here: it looks at the
+# files git tracks (or, outside a checkout, those on disk but the build's
+# own), never at build output, and its rules cover lib/'s subfolders.
+SRC=${GE_TOP_SRCDIR:-.}
+T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-layers-rules.XXXXXX"` || exit 1
+trap 'rm -rf "$T"' EXIT
+. "$SRC/t/testlib.sh"
+
+# tree DIR: a project of two layers, lib/exec/ a folder of layer 1
+tree() {
+	mkdir -p "$1/lib/exec" "$1/src" "$1/t" "$1/doc"
+	cp "$SRC/t/layers.sh" "$SRC/t/testlib.sh" "$1/t/"
+	cat > "$1/doc/hacking.md" <<'E'
+| Layer | Files |
+|-------|-------|
+| 0 base | base |
+| 1 exec | exec/kernel, exec/exec |
+E
+	printf '#include "base.h"\nint base(void)\n{\n\treturn 0;\n}\n' \
+		> "$1/lib/base.c"
+	printf 'int base(void);\n' > "$1/lib/base.h"
+	printf '#include "base.h"\n' > "$1/lib/exec/kernel.h"
+	printf '#include "exec/kernel.h"\nint k(void)\n{\n\treturn 1;\n}\n' \
+		> "$1/lib/exec/exec.c"
+	printf 'int main(void)\n{\n\treturn 0;\n}\n' > "$1/src/main.c"
+	printf 'CLEANFILES += lib/opdefs_data.c src/apihelp_data.c\n' \
+		> "$1/Makefile.am"
+}
+# build_output DIR: what an in-tree build leaves: big, in no table
+build_output() {
+	awk 'BEGIN { for (i = 0; i < 2000; i++) print "int x" i ";" }' \
+		> "$1/lib/opdefs_data.c"
+	cp "$1/lib/opdefs_data.c" "$1/src/apihelp_data.c"
+}
+layers() { # layers DIR: runs its t/layers.sh
+	run env GE_TOP_SRCDIR="$1" sh "$1/t/layers.sh"
+}
+
+# outside a checkout (a release tarball built in place)
+tree "$T/tar"
+layers "$T/tar"
+is_rc 0 "a clean tree passes"
+build_output "$T/tar"
+layers "$T/tar"
+is_rc 0 "the build's output (Makefile.am's CLEANFILES) is not the project's"
+
+# a file of a subfolder of lib/ missing from the table
+printf 'int v;\n' > "$T/tar/lib/exec/xtensor.c"
+layers "$T/tar"
+is_rc 1 "a file of lib/exec/ not in the table fails"
+has "$T/out" "lib/exec/xtensor.c" "the file is named"
+rm "$T/tar/lib/exec/xtensor.c"
+
+# a header of lib/exec/ (layer 1) included from layer 0
+printf '#include "exec/kernel.h"\n' >> "$T/tar/lib/base.h"
+layers "$T/tar"
+is_rc 1 "an include going up to lib/exec/ fails"
+has "$T/out" "lib/base.h (layer 0) includes exec/kernel.h (layer 1)" \
+	"the include is named"
+printf 'int base(void);\n' > "$T/tar/lib/base.h"
+
+# a long function and a long file in lib/exec/
+awk 'BEGIN { print "int f(void)"; print "{"
+	for (i = 0; i < 200; i++) print "\t;"; print "}" }' \
+	> "$T/tar/lib/exec/exec.c"
+layers "$T/tar"
+has "$T/out" "lib/exec/exec.c: f is 203 lines" "a long function of lib/exec/ is found"
+awk 'BEGIN { for (i = 0; i < 1900; i++) print "int y" i ";" }' \
+	> "$T/tar/lib/exec/exec.c"
+layers "$T/tar"
+has "$T/out" "lib/exec/exec.c: 1900 lines" "a long file of lib/exec/ is found"
+rm "$T/tar/lib/exec/exec.c"
+
+# a private header of lib/exec/
+printf '/* k_impl.h: included by nothing */\n' > "$T/tar/lib/exec/k_impl.h"
+printf '#include "exec/k_impl.h"\n' > "$T/tar/lib/exec/exec.c"
+sed 's/exec\/exec |/exec\/exec, exec\/k_impl |/' "$T/tar/doc/hacking.md" \
+	> "$T/h" && mv "$T/h" "$T/tar/doc/hacking.md"
+layers "$T/tar"
+has "$T/out" "lib/exec/exec.c includes exec/k_impl.h, whose comment does not name it" \
+	"a private header of lib/exec/ names who includes it"
+
+# in a git checkout: what git tracks, whatever else lies there
+if git --version >/dev/null 2>&1; then
+	tree "$T/git"
+	(cd "$T/git" && git init -q && git add . &&
+	 git -c user.name=t -c user.email=t@t commit -q -m tree) ||
+		echo "# git init failed"
+	build_output "$T/git"
+	printf 'CLEANFILES =\n' > "$T/git/Makefile.am"
+	layers "$T/git"
+	is_rc 0 "a checkout with build output (untracked) passes"
+	printf 'int v;\n' > "$T/git/lib/exec/xtensor.c"
+	(cd "$T/git" && git add lib/exec/xtensor.c)
+	layers "$T/git"
+	is_rc 1 "a tracked file of lib/exec/ not in the table fails"
+else
+	echo "ok 99 # SKIP git is not installed"
+fi
+
+echo "1..$n"
+exit $failed
