@@ -762,8 +762,7 @@ static void progress(int on, size_t done, size_t total, size_t failed,
 enum {
 	O_OUT = 1, O_JOBS, O_PARAM, O_REPORT, O_SHARD, O_RESUME, O_FORMAT,
 	O_TAGS, O_ALLOW_MISSING, O_QUIET, O_FUNCTIONS, O_TIMEOUT,
-	O_MAX_MEMORY, O_VERIFY, O_MAX_ERROR,
-	O_MAX_MEMORY, O_OVERWRITE, O_STRICT,
+	O_MAX_MEMORY, O_VERIFY, O_MAX_ERROR, O_OVERWRITE, O_STRICT,
 };
 
 static const struct cli_opt batch_opts[] = {
