@@ -199,6 +199,8 @@ void ge_eval_budget_init(ge_eval_budget *b)
 	uint64_t m = ge_max_memory();
 	b->work = 0;
 	b->max_work = ge_max_work();
+	if (!ge_max_work_given() && b->max_work > GE_EVAL_DEFAULT_WORK)
+		b->max_work = GE_EVAL_DEFAULT_WORK;
 	b->live = 0;
 	b->max_live = ge_max_memory_given() || m < GE_EVAL_DEFAULT_LIVE
 			      ? m

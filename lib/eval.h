@@ -85,7 +85,14 @@ typedef struct ge_eval_budget {
  * what a result must materialize). */
 #define GE_EVAL_DEFAULT_LIVE ((uint64_t)192 << 20)
 
-/* max_work from ge_max_work(); max_live from ge_max_memory() when it was
+/* Work of one computation when --max-work was not given: this evaluator
+ * computes in doubles with plain loops (about 10 ns a multiply-add), so
+ * that no fold of a small model runs much over 10 s.  The runner of
+ * lib/exec/, with its own kernels, has the larger GE_DEFAULT_MAX_WORK. */
+#define GE_EVAL_DEFAULT_WORK ((uint64_t)1 << 30)
+
+/* max_work from ge_max_work() when it was given, else the smaller of it
+ * and GE_EVAL_DEFAULT_WORK; max_live from ge_max_memory() when it was
  * given, else the smaller of it and GE_EVAL_DEFAULT_LIVE. */
 void ge_eval_budget_init(ge_eval_budget *b);
 /* Bytes a value holds (at least one element). */

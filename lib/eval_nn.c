@@ -183,11 +183,11 @@ static int k_batch_norm(kctx *k)
 		   k_attr_str_is(k, "data_format", "NCDHW", 0);
 	if (!x->d)
 		return k_fail(k, "%s needs a float input", k->type);
-	/* TensorFlow's kernels take 4-D input (5-D for V3's NDHWC and
-	 * NCDHW); the channels' dim must exist and not be empty */
-	if (x->rank != 4 && !(x->rank == 5 && !old))
-		return k_fail(k, "%s needs a 4-D input, not %d-D", k->type,
-			      x->rank);
+	/* the channels' dim must exist for the data_format (dim 1 for
+	 * NCHW and NCDHW, the last for NHWC) and not be empty */
+	if (x->rank < (nchw ? 3 : 1) || x->rank > 5)
+		return k_fail(k, "%s: a %d-D input does not fit data_format %s",
+			      k->type, x->rank, nchw ? "NCHW" : "NHWC");
 	int ci = nchw ? 1 : x->rank - 1;
 	int64_t C = x->dims[ci];
 	if (C <= 0 && x->n > 0)
