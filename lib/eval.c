@@ -1095,6 +1095,10 @@ int ge_eval_op_budget(const ge_graph *g, ge_opid id, const ge_value *in,
 	kernel_fn fn = find_kernel(k.type);
 	if (!fn)
 		return ge_err(err, GE_EINVAL, "no kernel for op type %s", k.type);
+	if (nout < 0 || nout > GE_EVAL_MAX_OUTPUTS)
+		return ge_err(err, GE_EINVAL, "%s declares %d outputs, more than "
+			      "the evaluator computes (%d)", k.type, nout,
+			      GE_EVAL_MAX_OUTPUTS);
 	/* every kernel reads its inputs once at least */
 	uint64_t touched = 0;
 	for (int i = 0; i < nin; i++)

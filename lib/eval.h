@@ -106,6 +106,10 @@ void ge_eval_budget_release(ge_eval_budget *b, uint64_t bytes);
 int ge_value_from_const_budget(const ge_graph *g, ge_opid id, ge_value *v,
 			       ge_eval_budget *b, ge_error *err);
 
+/* Outputs of one op the evaluator computes; an op that declares more
+ * (a Split of a million outputs) is refused before anything is made. */
+#define GE_EVAL_MAX_OUTPUTS 4096
+
 /* Whether the evaluator has a kernel for an op type. */
 int ge_eval_supported(const char *type);
 

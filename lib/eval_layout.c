@@ -468,6 +468,12 @@ static int k_strided_slice(kctx *k)
 	if (ge_sslice_plan(x->rank, x->dims, n, b, e, s, masks, beg, str, size,
 			   &orank, od, msg, sizeof msg))
 		return k_fail(k, "StridedSlice: %s", msg);
+	/* a dim of one element is never stepped: its stride (any int64)
+	 * must not enter box's offsets; a dim of two or more steps at most
+	 * by its own extent */
+	for (int d = 0; d < x->rank; d++)
+		if (size[d] <= 1)
+			str[d] = 1;
 	if (k_new(k, &k->out[0], x->dtype, x->rank, size))
 		return GE_EINVAL;
 	box(x, beg, str, size, &k->out[0]);

@@ -304,6 +304,14 @@ static void consider_op(folder *f, ge_opid id)
 		return;
 	}
 	int nout = ge_op_num_outputs(g, id);
+	if (nout > GE_EVAL_MAX_OUTPUTS) {
+		ge_buf_printf(&f->r->notes, "op '%s' (%s) left as it was: it "
+			      "declares %d outputs, more than the evaluator "
+			      "computes (%d)\n", ge_op_name(g, id), t, nout,
+			      GE_EVAL_MAX_OUTPUTS);
+		f->r->skipped++;
+		return;
+	}
 	ge_value *in = ge_xcalloc(nin ? nin : 1, sizeof *in);
 	if (gather_inputs(f, id, byshape, in, nin)) {
 		ge_value *out = ge_xcalloc((size_t)(nout ? nout : 1), sizeof *out);
