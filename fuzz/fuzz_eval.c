@@ -242,7 +242,9 @@ static void make_op(ge_graph *g, rd *r, int k, const ge_opid *ids, int nids)
 FUZZ_TARGET(eval)
 {
 	fuzz_limits();
-	ge_set_max_work((uint64_t)1 << 22);
+	/* small budgets: every input runs in milliseconds */
+	ge_set_max_memory((uint64_t)16 << 20);
+	ge_set_max_work((uint64_t)1 << 20);
 	rd r = {data, len, 0};
 	ge_graph *g = ge_graph_new();
 	ge_opid ids[16];

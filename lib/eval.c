@@ -1116,6 +1116,11 @@ int ge_eval_op_budget(const ge_graph *g, ge_opid id, const ge_value *in,
 	for (int i = 0; i < nout; i++)
 		memset(&out[i], 0, sizeof out[i]);
 	int rc = fn(&k);
+	/* a kernel fills every output the op declares, or fails */
+	for (int i = 0; rc == GE_OK && i < nout; i++)
+		if (!out[i].d && !out[i].i)
+			rc = ge_err(err, GE_EINVAL, "%s makes %d outputs, not "
+				    "the %d it declares", k.type, i, nout);
 	if (rc != GE_OK) {
 		for (int i = 0; i < nout; i++)
 			ge_value_free(&out[i]);

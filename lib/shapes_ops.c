@@ -260,23 +260,26 @@ static void f_selectv2(shctx *c)
 
 /* ------------------------------------------------------------ binary */
 
+/* A followed value of a binary op; unknown where the result would
+ * overflow (the kernel's wrapped value is not a shape anyone means). */
 static int64_t ival(int64_t a, int64_t b, const char *t)
 {
+	int64_t r;
 	if (a == SH_UNK || b == SH_UNK)
 		return SH_UNK;
 	switch (t[0]) {
 	case 'A':
-		return a + b;
+		return ge_ck_add(a, b, &r) ? SH_UNK : r;
 	case 'S':
-		return a - b;
+		return ge_ck_sub(a, b, &r) ? SH_UNK : r;
 	case 'M':
 		if (t[1] == 'u')
-			return a * b;
+			return ge_ck_mul(a, b, &r) ? SH_UNK : r;
 		if (t[1] == 'a')
 			return a > b ? a : b;
 		return a < b ? a : b;
 	case 'F':
-		if (b == 0)
+		if (b == 0 || (a == INT64_MIN && b == -1))
 			return SH_UNK;
 		{
 			int64_t q = a / b;
@@ -976,8 +979,11 @@ static void split_common(shctx *c, int axis_in, int value_in, shval *sizes)
 	for (int k = 0; k < sizes->n; k++) {
 		if (sizes->v[k] == -1)
 			infer = k;
-		else if (sizes->v[k] >= 0)
-			known += sizes->v[k];
+		else if (sizes->v[k] >= 0 &&
+			 ge_ck_add(known, sizes->v[k], &known)) {
+			sh_fail(c, "size_splits overflow");
+			return;
+		}
 	}
 	for (int k = 0; k < c->nout; k++) {
 		*OUT(k) = s;
@@ -1267,7 +1273,11 @@ static void f_reduce(shctx *c)
 				r = SH_UNK;
 				break;
 			}
-			r = prod ? r * xv.v[i] : r + xv.v[i];
+			if (prod ? ge_ck_mul(r, xv.v[i], &r)
+				 : ge_ck_add(r, xv.v[i], &r)) {
+				r = SH_UNK;
+				break;
+			}
 		}
 		VAL(0)->n = 1;
 		VAL(0)->v[0] = r;
