@@ -274,10 +274,12 @@ int ge_value_from_const_budget(const ge_graph *g, ge_opid id, ge_value *v,
 					      "tensor too large or malformed");
 	}
 	uint64_t bytes = (uint64_t)(n > 0 ? n : 1) * 8;
+	char what[160];
+	snprintf(what, sizeof what, "Const '%.120s'", ge_op_name(g, id));
 	if (over_work(b, (uint64_t)n))
-		return over_work_err(err, "Const", (uint64_t)n, b);
+		return over_work_err(err, what, (uint64_t)n, b);
 	if (ge_eval_budget_take(b, bytes))
-		return over_live_err(err, "Const", bytes, b);
+		return over_live_err(err, what, bytes, b);
 	int rc = ge_value_from_tensor(a->tensor, v, err);
 	if (rc != GE_OK)
 		ge_eval_budget_release(b, bytes);

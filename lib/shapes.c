@@ -1035,6 +1035,8 @@ int ge_shapes_get(ge_graph *g, ge_tref t, int64_t *dims, int cap)
 	const oshape *o = get(g, t);
 	if (!o || o->rank < 0)
 		return -1;
+	if (!o->rank)
+		return 0;
 	const int64_t *p = ((struct ge_shapes *)g->shapes)->pool + o->d;
 	for (int i = 0; i < o->rank && i < cap; i++)
 		dims[i] = p[i];
@@ -1076,6 +1078,8 @@ int ge_shapes_value(ge_graph *g, ge_tref t, int64_t *vals, int cap)
 	const oshape *o = get(g, t);
 	if (!o || o->nv < 0)
 		return -1;
+	if (!o->nv)
+		return 0;
 	const int64_t *p = ((struct ge_shapes *)g->shapes)->pool + o->v;
 	for (int i = 0; i < o->nv && i < cap; i++)
 		vals[i] = p[i];
