@@ -39,6 +39,15 @@ static inline int ge_ck_madd(int64_t a, int64_t b, int64_t c, int64_t *r)
 	return ge_ck_mul(a, b, &t) || ge_ck_add(t, c, r) ? -1 : 0;
 }
 
+/* a * b for a, b >= 0, INT64_MAX when it does not fit: for extents of
+ * a value with no elements (one dim 0, others as large as declared),
+ * which no loop walks. */
+static inline int64_t ge_ck_mul_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	return ge_ck_mul(a, b, &r) ? INT64_MAX : r;
+}
+
 /* Unsigned counts (work units, bytes): a + b, a * b. */
 static inline int ge_ck_uadd(uint64_t a, uint64_t b, uint64_t *r)
 {

@@ -709,7 +709,7 @@ static void bstrides(const ge_value *v, int rank, int64_t *st)
 			st[i] = s;
 		}
 		if (iv >= 0)
-			s *= v->dims[iv];
+			s = ge_ck_mul_sat(s, v->dims[iv]);
 	}
 }
 
@@ -931,7 +931,7 @@ static int k_reduce(kctx *k)
 	int64_t s = 1;
 	for (int i = x->rank - 1; i >= 0; i--) {
 		ks[i] = red[i] ? 0 : s;
-		s *= kd[i];
+		s = ge_ck_mul_sat(s, kd[i]);
 	}
 	int64_t po = 0;
 	for (int64_t n = 0; n < x->n; n++) {
@@ -1021,11 +1021,12 @@ static int k_argmax(kctx *k)
 		return GE_EINVAL;
 	int64_t outer = 1, inner = 1, len = x->dims[a];
 	for (int i = 0; i < a; i++)
-		outer *= x->dims[i];
+		outer = ge_ck_mul_sat(outer, x->dims[i]);
 	for (int i = (int)a + 1; i < x->rank; i++)
-		inner *= x->dims[i];
+		inner = ge_ck_mul_sat(inner, x->dims[i]);
 	int mx = !strcmp(k->type, "ArgMax");
-	for (int64_t p = 0; p < outer; p++)
+	/* an empty result walks nothing (outer may be any size then) */
+	for (int64_t p = 0; o->n > 0 && p < outer; p++)
 		for (int64_t q = 0; q < inner; q++) {
 			int64_t best = 0;
 			double bv = ge_value_get(x, p * len * inner + q);

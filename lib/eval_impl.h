@@ -6,6 +6,7 @@
 #ifndef GE_EVAL_IMPL_H
 #define GE_EVAL_IMPL_H
 
+#include "ckarith.h"
 #include "eval.h"
 
 #define DT_FLOAT 1
@@ -90,7 +91,7 @@ static inline void val_strides(const ge_value *v, int64_t *st)
 	int64_t s = 1;
 	for (int i = v->rank - 1; i >= 0; i--) {
 		st[i] = s;
-		s *= v->dims[i];
+		s = ge_ck_mul_sat(s, v->dims[i]);
 	}
 }
 

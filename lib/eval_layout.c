@@ -267,11 +267,12 @@ static int concat(kctx *k, const ge_value *vals, int n, int64_t axis,
 		return GE_EINVAL;
 	int64_t outer = 1, inner = 1;
 	for (int d = 0; d < a; d++)
-		outer *= od[d];
+		outer = ge_ck_mul_sat(outer, od[d]);
 	for (int d = (int)a + 1; d < f->rank; d++)
-		inner *= od[d];
+		inner = ge_ck_mul_sat(inner, od[d]);
 	int64_t pos = 0;
-	for (int64_t p = 0; p < outer; p++)
+	/* an empty result walks nothing (outer may be any size then) */
+	for (int64_t p = 0; o->n > 0 && p < outer; p++)
 		for (int i = 0; i < n; i++) {
 			int64_t m = vals[i].dims[a] * inner;
 			for (int64_t j = 0; j < m; j++)
@@ -328,11 +329,11 @@ static int take(kctx *k, const ge_value *x, int64_t a, int64_t off,
 		return GE_EINVAL;
 	int64_t outer = 1, inner = 1;
 	for (int d = 0; d < a; d++)
-		outer *= x->dims[d];
+		outer = ge_ck_mul_sat(outer, x->dims[d]);
 	for (int d = (int)a + 1; d < x->rank; d++)
-		inner *= x->dims[d];
+		inner = ge_ck_mul_sat(inner, x->dims[d]);
 	int64_t pos = 0;
-	for (int64_t p = 0; p < outer; p++)
+	for (int64_t p = 0; o->n > 0 && p < outer; p++)
 		for (int64_t j = 0; j < len * inner; j++)
 			val_move(o, pos++, x, (p * x->dims[a] + off) * inner + j);
 	return GE_OK;
@@ -404,6 +405,8 @@ static void box(const ge_value *x, const int64_t *beg, const int64_t *str,
 		const int64_t *size, ge_value *o)
 {
 	int64_t xs[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
+	if (o->n <= 0)
+		return;
 	val_strides(x, xs);
 	int64_t base = 0;
 	for (int d = 0; d < x->rank; d++)
@@ -509,9 +512,9 @@ static int k_gather(kctx *k)
 		return GE_EINVAL;
 	int64_t outer = 1, inner = 1, len = p->dims[a];
 	for (int d = 0; d < a; d++)
-		outer *= p->dims[d];
+		outer = ge_ck_mul_sat(outer, p->dims[d]);
 	for (int d = (int)a + 1; d < p->rank; d++)
-		inner *= p->dims[d];
+		inner = ge_ck_mul_sat(inner, p->dims[d]);
 	for (int64_t j = 0; j < ix->n; j++)
 		if (ix->i[j] < 0 || ix->i[j] >= len)
 			return k_fail(k, "index %lld out of range [0, %lld)",
@@ -520,7 +523,7 @@ static int k_gather(kctx *k)
 	if (k_new(k, o, p->dtype, r, od))
 		return GE_EINVAL;
 	int64_t pos = 0;
-	for (int64_t u = 0; u < outer; u++)
+	for (int64_t u = 0; o->n > 0 && u < outer; u++)
 		for (int64_t j = 0; j < ix->n; j++)
 			for (int64_t v = 0; v < inner; v++)
 				val_move(o, pos++, p,

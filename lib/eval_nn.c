@@ -200,7 +200,7 @@ static int k_batch_norm(kctx *k)
 		return GE_EINVAL;
 	int64_t inner = 1;
 	for (int d = ci + 1; d < x->rank; d++)
-		inner *= x->dims[d];
+		inner = ge_ck_mul_sat(inner, x->dims[d]);
 	for (int64_t n = 0; n < x->n; n++) {
 		int64_t c = (n / inner) % C;
 		double sc = after ? ge_value_get(scale, c) : 1;
