@@ -18,6 +18,7 @@ int fuzz_text(const uint8_t *data, size_t len);
 int fuzz_tfjs(const uint8_t *data, size_t len);
 int fuzz_bundle(const uint8_t *data, size_t len);
 int fuzz_roundtrip(const uint8_t *data, size_t len);
+int fuzz_eval(const uint8_t *data, size_t len);
 
 static const struct {
 	const char *name;
@@ -25,6 +26,7 @@ static const struct {
 } targets[] = {
 	{"binary", fuzz_binary}, {"text", fuzz_text}, {"tfjs", fuzz_tfjs},
 	{"bundle", fuzz_bundle}, {"roundtrip", fuzz_roundtrip},
+	{"eval", fuzz_eval},
 };
 
 static int cmp(const void *a, const void *b)

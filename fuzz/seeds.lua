@@ -16,7 +16,8 @@ local function seed(target, bytes)
   write(string.format("%s/%s/seed-%03d", out, target, n), bytes)
 end
 local tmp = out .. "/work"
-for _, t in ipairs{"binary", "text", "tfjs", "bundle", "roundtrip", "work"} do
+for _, t in ipairs{"binary", "text", "tfjs", "bundle", "roundtrip", "eval",
+                   "work"} do
   sh("mkdir -p '" .. out .. "/" .. t .. "'")
 end
 
@@ -58,5 +59,17 @@ assert(ge.checkpoint.write(tmp .. "/ckpt", {
 local idx = read(tmp .. "/ckpt.index")
 local data = read(tmp .. "/ckpt.data-00000-of-00001")
 seed("bundle", string.pack("<I4", #idx) .. idx .. data)
+
+-- the eval target reads a recipe of a graph, not a file: bytes from a
+-- fixed generator, short and long
+local x = 12345
+for _, len in ipairs{16, 48, 96, 160, 256, 400} do
+  local t = {}
+  for i = 1, len do
+    x = (x * 1103515245 + 12345) % 2147483648
+    t[i] = string.char(x // 65536 % 256)
+  end
+  seed("eval", table.concat(t))
+end
 sh("rm -rf '" .. tmp .. "'")
 print(string.format("%d seeds in %s", n, out))

@@ -62,6 +62,15 @@ uint64_t ge_max_work(void)
 	return GE_DEFAULT_MAX_WORK;
 }
 
+int ge_max_work_given(void)
+{
+	if (max_work)
+		return 1;
+	const char *e = getenv("GEREWRITE_MAX_WORK");
+	uint64_t v;
+	return e && *e && !ge_parse_size(e, &v) && v;
+}
+
 int ge_parse_size(const char *s, uint64_t *out)
 {
 	char *end;

@@ -50,6 +50,9 @@ const char *ge_format_size(uint64_t n, char *buf, size_t cap);
  * against this budget (see lib/exec/kernel.h). */
 uint64_t ge_max_work(void);
 void ge_set_max_work(uint64_t units);
+/* Whether the work budget was given (--max-work, GEREWRITE_MAX_WORK)
+ * rather than the default. */
+int ge_max_work_given(void);
 
 /* GE_OK when bytes fit the budget; else an error "<file>: <what> needs
  * <n>, over the memory budget of <m> (--max-memory,

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
+#include "ckarith.h"
 #include "eval_impl.h"
 #include "tensor.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
@@ -190,7 +192,145 @@ int ge_value_from_const(const ge_graph *g, ge_opid id, ge_value *v,
 	return ge_value_from_tensor(a->tensor, v, err);
 }
 
+/* ------------------------------------------------------------ budgets */
+
+void ge_eval_budget_init(ge_eval_budget *b)
+{
+	uint64_t m = ge_max_memory();
+	b->work = 0;
+	b->max_work = ge_max_work();
+	if (!ge_max_work_given() && b->max_work > GE_EVAL_DEFAULT_WORK)
+		b->max_work = GE_EVAL_DEFAULT_WORK;
+	b->live = 0;
+	b->max_live = ge_max_memory_given() || m < GE_EVAL_DEFAULT_LIVE
+			      ? m
+			      : GE_EVAL_DEFAULT_LIVE;
+}
+
+uint64_t ge_value_bytes(const ge_value *v)
+{
+	return (uint64_t)(v->n > 0 ? v->n : 1) * 8;
+}
+
+int ge_eval_budget_take(ge_eval_budget *b, uint64_t bytes)
+{
+	uint64_t t;
+	if (ge_ck_uadd(b->live, bytes, &t) || t > b->max_live)
+		return -1;
+	b->live = t;
+	return 0;
+}
+
+void ge_eval_budget_release(ge_eval_budget *b, uint64_t bytes)
+{
+	b->live = bytes > b->live ? 0 : b->live - bytes;
+}
+
+static int over_work(ge_eval_budget *b, uint64_t units)
+{
+	uint64_t t;
+	if (ge_ck_uadd(b->work, units, &t) || t > b->max_work)
+		return 1;
+	b->work = t;
+	return 0;
+}
+
+static int over_work_err(ge_error *err, const char *type, uint64_t units,
+			 const ge_eval_budget *b)
+{
+	return ge_err(err, GE_EINVAL,
+		      "%s needs %llu units of work, over what is left of the "
+		      "work budget of %llu (--max-work, GEREWRITE_MAX_WORK)",
+		      type, (unsigned long long)units,
+		      (unsigned long long)b->max_work);
+}
+
+static int over_live_err(ge_error *err, const char *type, uint64_t bytes,
+			 const ge_eval_budget *b)
+{
+	char x[32], m[32];
+	return ge_err(err, GE_EINVAL,
+		      "%s needs %s more for its values, over the memory "
+		      "budget of %s (--max-memory, GEREWRITE_MAX_MEMORY)",
+		      type, ge_format_size(bytes, x, sizeof x),
+		      ge_format_size(b->max_live, m, sizeof m));
+}
+
+int ge_value_from_const_budget(const ge_graph *g, ge_opid id, ge_value *v,
+			       ge_eval_budget *b, ge_error *err)
+{
+	const Tensorflow__AttrValue *a = ge_op_attr(g, id, "value", err);
+	if (!a || a->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR ||
+	    !a->tensor)
+		return ge_err(err, GE_EINVAL, "Const without a tensor value");
+	const Tensorflow__TensorShapeProto *sp = a->tensor->tensor_shape;
+	int64_t n = 1;
+	if (sp && !sp->unknown_rank) {
+		for (size_t i = 0; i < sp->n_dim; i++)
+			if (sp->dim[i]->size < 0 ||
+			    ge_ck_mul(n, sp->dim[i]->size, &n) ||
+			    n > EVAL_MAX_ELEMS)
+				return ge_err(err, GE_EINVAL,
+					      "tensor too large or malformed");
+	}
+	uint64_t bytes = (uint64_t)(n > 0 ? n : 1) * 8;
+	char what[160];
+	snprintf(what, sizeof what, "Const '%.120s'", ge_op_name(g, id));
+	if (over_work(b, (uint64_t)n))
+		return over_work_err(err, what, (uint64_t)n, b);
+	if (ge_eval_budget_take(b, bytes))
+		return over_live_err(err, what, bytes, b);
+	int rc = ge_value_from_tensor(a->tensor, v, err);
+	if (rc != GE_OK)
+		ge_eval_budget_release(b, bytes);
+	return rc;
+}
+
 /* ------------------------------------------------------------ context */
+
+int k_work(kctx *k, uint64_t units)
+{
+	if (over_work(k->b, units))
+		return over_work_err(k->err, k->type, units, k->b);
+	return GE_OK;
+}
+
+int k_dtype_int(int dtype)
+{
+	return ge_eval_dtype_ok(dtype) && !ge_eval_dtype_float(dtype);
+}
+
+int k_new(kctx *k, ge_value *o, int dtype, int rank, const int64_t *dims)
+{
+	int64_t n;
+	if (rank < 0 || rank > GE_SHAPE_MAXRANK ||
+	    ge_ck_count(rank, dims, EVAL_MAX_ELEMS, &n))
+		return k_fail(k, "%s: result too large or malformed", k->type);
+	if (!ge_eval_dtype_ok(dtype))
+		return k_fail(k, "%s: output dtype %s is not supported",
+			      k->type,
+			      ge_dtype_name(dtype) ? ge_dtype_name(dtype) : "?");
+	uint64_t bytes = (uint64_t)(n > 0 ? n : 1) * 8, t;
+	if (ge_ck_uadd(k->b->live, k->out_bytes, &t) ||
+	    ge_ck_uadd(t, bytes, &t) || t > k->b->max_live)
+		return over_live_err(k->err, k->type, bytes, k->b);
+	if (k_work(k, (uint64_t)n))
+		return GE_EINVAL;
+	k->out_bytes += bytes;
+	ge_value_init(o, dtype, rank, dims);
+	return GE_OK;
+}
+
+int k_copy(kctx *k, ge_value *o, const ge_value *src)
+{
+	if (k_new(k, o, src->dtype, src->rank, src->dims))
+		return GE_EINVAL;
+	if (src->d && o->d)
+		memcpy(o->d, src->d, (size_t)src->n * sizeof *src->d);
+	else if (src->i && o->i)
+		memcpy(o->i, src->i, (size_t)src->n * sizeof *src->i);
+	return GE_OK;
+}
 
 int k_fail(kctx *k, const char *fmt, ...)
 {
@@ -325,8 +465,9 @@ static int k_unary(kctx *k)
 	const struct ufn *u = ufns;
 	while (u->name && strcmp(u->name, k->type))
 		u++;
-	ge_value_copy(&k->out[0], x);
 	ge_value *o = &k->out[0];
+	if (k_copy(k, o, x))
+		return GE_EINVAL;
 	if (x->d) {
 		for (int64_t i = 0; i < o->n; i++)
 			o->d[i] = u->f(x->d[i]);
@@ -362,7 +503,8 @@ static int k_logical_not(kctx *k)
 {
 	if (k_need(k, 1) || k->in[0].dtype != DT_BOOL)
 		return k_fail(k, "LogicalNot needs a bool input");
-	ge_value_copy(&k->out[0], &k->in[0]);
+	if (k_copy(k, &k->out[0], &k->in[0]))
+		return GE_EINVAL;
 	for (int64_t i = 0; i < k->out[0].n; i++)
 		k->out[0].i[i] = !k->out[0].i[i];
 	return GE_OK;
@@ -373,7 +515,8 @@ static int k_fill_like(kctx *k)
 	if (k_need(k, 1))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	ge_value_init(&k->out[0], x->dtype, x->rank, x->dims);
+	if (k_new(k, &k->out[0], x->dtype, x->rank, x->dims))
+		return GE_EINVAL;
 	if (!strcmp(k->type, "OnesLike"))
 		for (int64_t i = 0; i < x->n; i++) {
 			if (k->out[0].d)
@@ -394,7 +537,8 @@ static int k_cast(kctx *k)
 		return k_fail(k, "Cast to %s is not supported",
 			      ge_dtype_name(dt) ? ge_dtype_name(dt) : "?");
 	ge_value *o = &k->out[0];
-	ge_value_init(o, dt, x->rank, x->dims);
+	if (k_new(k, o, dt, x->rank, x->dims))
+		return GE_EINVAL;
 	for (int64_t i = 0; i < x->n; i++) {
 		if (o->d) {
 			o->d[i] = ge_value_get(x, i);
@@ -565,7 +709,7 @@ static void bstrides(const ge_value *v, int rank, int64_t *st)
 			st[i] = s;
 		}
 		if (iv >= 0)
-			s *= v->dims[iv];
+			s = ge_ck_mul_sat(s, v->dims[iv]);
 	}
 }
 
@@ -577,12 +721,14 @@ static int binary_apply(kctx *k, int op, const ge_value *a, const ge_value *b,
 		sb[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
 	if (bshape(a, b, &rank, dims))
 		return k_fail(k, "shapes do not broadcast");
-	if (ge_shape_count(rank, dims) < 0)
-		return k_fail(k, "result too large");
+	if ((a->d != NULL) != (b->d != NULL))
+		return k_fail(k, "%s: inputs are %s and %s", k->type,
+			      ge_dtype_name(a->dtype), ge_dtype_name(b->dtype));
 	bstrides(a, rank, sa);
 	bstrides(b, rank, sb);
 	ge_value *o = &k->out[0];
-	ge_value_init(o, out_dtype, rank, dims);
+	if (k_new(k, o, out_dtype, rank, dims))
+		return GE_EINVAL;
 	int fl = a->d != NULL;
 	int64_t pa = 0, pb = 0;
 	for (int64_t n = 0; n < o->n; n++) {
@@ -658,24 +804,34 @@ static int k_bias_add(kctx *k)
 	return binary_apply(k, B_ADD, x, b, x->dtype);
 }
 
+/* AddN: inputs of one dtype and one shape (TensorFlow's rule). */
 static int k_add_n(kctx *k)
 {
 	if (k_need(k, 1))
 		return GE_EINVAL;
-	ge_value acc;
-	ge_value_copy(&acc, &k->in[0]);
+	const ge_value *f = &k->in[0];
+	if (f->dtype == DT_BOOL)
+		return k_fail(k, "AddN is not defined for bool");
 	for (int i = 1; i < k->nin; i++) {
-		kctx k2 = *k;
-		ge_value tmp;
-		k2.out = &tmp;
-		if (binary_apply(&k2, B_ADD, &acc, &k->in[i], acc.dtype)) {
-			ge_value_free(&acc);
-			return GE_EINVAL;
-		}
-		ge_value_free(&acc);
-		acc = tmp;
+		const ge_value *x = &k->in[i];
+		if (x->dtype != f->dtype || x->rank != f->rank ||
+		    memcmp(x->dims, f->dims, (size_t)f->rank * sizeof f->dims[0]))
+			return k_fail(k, "AddN: input %d is %s of another shape "
+					 "or dtype than input 0", i,
+				      ge_dtype_name(x->dtype));
 	}
-	k->out[0] = acc;
+	ge_value *o = &k->out[0];
+	if (k_copy(k, o, f))
+		return GE_EINVAL;
+	for (int i = 1; i < k->nin; i++)
+		for (int64_t n = 0; n < o->n; n++) {
+			if (o->d)
+				o->d[n] += k->in[i].d[n];
+			else
+				o->i[n] = (int64_t)((uint64_t)o->i[n] +
+						    (uint64_t)k->in[i].i[n]);
+		}
+	ge_value_normalize(o);
 	return GE_OK;
 }
 
@@ -691,12 +847,7 @@ static int k_select(kctx *k)
 		     (c->rank == 1 && x->rank >= 1 && c->dims[0] == x->dims[0])))
 		return k_fail(k, "condition shape does not fit");
 	/* x and y broadcast; the condition broadcasts (V2) or selects rows */
-	kctx k2 = *k;
-	ge_value xy, cond = *c;
-	k2.out = &xy;
-	if (binary_apply(&k2, B_ADD, x, y, x->dtype))
-		return GE_EINVAL;
-	ge_value_free(&xy);
+	ge_value cond = *c;
 	if (!v2 && c->rank == 1 && x->rank > 1) {
 		cond.rank = x->rank;
 		for (int i = 1; i < x->rank; i++)
@@ -717,7 +868,8 @@ static int k_select(kctx *k)
 	bstrides(x, rank, s1);
 	bstrides(y, rank, s2);
 	ge_value *o = &k->out[0];
-	ge_value_init(o, x->dtype, rank, t);
+	if (k_new(k, o, x->dtype, rank, t))
+		return GE_EINVAL;
 	int64_t pc = 0, p1 = 0, p2 = 0;
 	for (int64_t n = 0; n < o->n; n++) {
 		if (c->i[pc])
@@ -770,7 +922,8 @@ static int k_reduce(kctx *k)
 	if (is_bool != (x->dtype == DT_BOOL))
 		return k_fail(k, "%s on %s", k->type, ge_dtype_name(x->dtype));
 	ge_value *o = &k->out[0];
-	ge_value_init(o, x->dtype, orank, od);
+	if (k_new(k, o, x->dtype, orank, od))
+		return GE_EINVAL;
 	int64_t *cnt = ge_xcalloc((size_t)(o->n ? o->n : 1), sizeof *cnt);
 	/* each input element adds to the output element at its index with
 	 * the reduced dims dropped: ks are those strides, 0 on reduced dims */
@@ -778,7 +931,7 @@ static int k_reduce(kctx *k)
 	int64_t s = 1;
 	for (int i = x->rank - 1; i >= 0; i--) {
 		ks[i] = red[i] ? 0 : s;
-		s *= kd[i];
+		s = ge_ck_mul_sat(s, kd[i]);
 	}
 	int64_t po = 0;
 	for (int64_t n = 0; n < x->n; n++) {
@@ -850,21 +1003,30 @@ static int k_argmax(kctx *k)
 	int64_t a = 0;
 	if (k_scalar_int(k, 1, &a) || k_axis(k, a, x->rank, &a))
 		return k_fail(k, "dimension is not a valid scalar");
+	if (x->dims[a] <= 0)
+		return k_fail(k, "%s: reduction axis %lld is empty", k->type,
+			      (long long)a);
 	int64_t od[GE_SHAPE_MAXRANK];
 	int r = 0;
 	for (int i = 0; i < x->rank; i++)
 		if (i != a)
 			od[r++] = x->dims[i];
 	int dt = k_attr_type(k, "output_type", DT_INT64);
+	if (dt != DT_INT32 && dt != DT_INT64 && dt != DT_INT16 &&
+	    dt != DT_UINT16)
+		return k_fail(k, "%s: output_type %s is not an index dtype",
+			      k->type, ge_dtype_name(dt) ? ge_dtype_name(dt) : "?");
 	ge_value *o = &k->out[0];
-	ge_value_init(o, dt, r, od);
+	if (k_new(k, o, dt, r, od))
+		return GE_EINVAL;
 	int64_t outer = 1, inner = 1, len = x->dims[a];
 	for (int i = 0; i < a; i++)
-		outer *= x->dims[i];
+		outer = ge_ck_mul_sat(outer, x->dims[i]);
 	for (int i = (int)a + 1; i < x->rank; i++)
-		inner *= x->dims[i];
+		inner = ge_ck_mul_sat(inner, x->dims[i]);
 	int mx = !strcmp(k->type, "ArgMax");
-	for (int64_t p = 0; p < outer; p++)
+	/* an empty result walks nothing (outer may be any size then) */
+	for (int64_t p = 0; o->n > 0 && p < outer; p++)
 		for (int64_t q = 0; q < inner; q++) {
 			int64_t best = 0;
 			double bv = ge_value_get(x, p * len * inner + q);
@@ -919,10 +1081,34 @@ int ge_eval_supported(const char *type)
 int ge_eval_op(const ge_graph *g, ge_opid id, const ge_value *in, int nin,
 	       ge_value *out, int nout, ge_error *err)
 {
-	kctx k = {g, id, ge_op_type(g, id), in, nin, out, nout, err};
+	ge_eval_budget b;
+	ge_eval_budget_init(&b);
+	for (int i = 0; i < nin; i++)
+		b.live += ge_value_bytes(&in[i]);
+	if (b.live > b.max_live)
+		b.max_live = b.live;
+	return ge_eval_op_budget(g, id, in, nin, out, nout, &b, err);
+}
+
+int ge_eval_op_budget(const ge_graph *g, ge_opid id, const ge_value *in,
+		      int nin, ge_value *out, int nout, ge_eval_budget *b,
+		      ge_error *err)
+{
+	kctx k = {g, id, ge_op_type(g, id), in, nin, out, nout, err, b, 0};
 	kernel_fn fn = find_kernel(k.type);
 	if (!fn)
 		return ge_err(err, GE_EINVAL, "no kernel for op type %s", k.type);
+	if (nout < 0 || nout > GE_EVAL_MAX_OUTPUTS)
+		return ge_err(err, GE_EINVAL, "%s declares %d outputs, more than "
+			      "the evaluator computes (%d)", k.type, nout,
+			      GE_EVAL_MAX_OUTPUTS);
+	/* every kernel reads its inputs once at least */
+	uint64_t touched = 0;
+	for (int i = 0; i < nin; i++)
+		if (in[i].n > 0)
+			touched += (uint64_t)in[i].n;
+	if (k_work(&k, touched))
+		return GE_EINVAL;
 	for (int i = 0; i < nin; i++)
 		if (!ge_eval_dtype_ok(in[i].dtype))
 			return ge_err(err, GE_EINVAL,
@@ -933,9 +1119,16 @@ int ge_eval_op(const ge_graph *g, ge_opid id, const ge_value *in, int nin,
 	for (int i = 0; i < nout; i++)
 		memset(&out[i], 0, sizeof out[i]);
 	int rc = fn(&k);
+	/* a kernel fills every output the op declares, or fails */
+	for (int i = 0; rc == GE_OK && i < nout; i++)
+		if (!out[i].d && !out[i].i)
+			rc = ge_err(err, GE_EINVAL, "%s makes %d outputs, not "
+				    "the %d it declares", k.type, i, nout);
 	if (rc != GE_OK) {
 		for (int i = 0; i < nout; i++)
 			ge_value_free(&out[i]);
+		return rc;
 	}
-	return rc;
+	b->live += k.out_bytes;
+	return GE_OK;
 }

@@ -67,6 +67,49 @@ void ge_value_to_tensor(const ge_value *v, ge_buf *out);
 int ge_value_from_const(const ge_graph *g, ge_opid id, ge_value *v,
 			ge_error *err);
 
+/* What one computation (a fold, an evaluation) may spend: work in units
+ * (one multiply-add or one element touched) and bytes of live values
+ * (every value held as doubles or int64, 8 bytes an element).  Every
+ * kernel estimates its work and the size of its outputs before it runs
+ * and charges both; a kernel over either budget refuses with the op's
+ * name and leaves no output.  Work only grows; live bytes grow with each
+ * output and shrink when the caller releases a value
+ * (ge_eval_budget_release). */
+typedef struct ge_eval_budget {
+	uint64_t work, max_work;
+	uint64_t live, max_live;
+} ge_eval_budget;
+
+/* Live values a computation holds when --max-memory was not given: folding
+ * and evaluation stay well below the program's peak goal (256 MiB plus
+ * what a result must materialize). */
+#define GE_EVAL_DEFAULT_LIVE ((uint64_t)192 << 20)
+
+/* Work of one computation when --max-work was not given: this evaluator
+ * computes in doubles with plain loops (about 10 ns a multiply-add), so
+ * that no fold of a small model runs much over 10 s.  The runner of
+ * lib/exec/, with its own kernels, has the larger GE_DEFAULT_MAX_WORK. */
+#define GE_EVAL_DEFAULT_WORK ((uint64_t)1 << 30)
+
+/* max_work from ge_max_work() when it was given, else the smaller of it
+ * and GE_EVAL_DEFAULT_WORK; max_live from ge_max_memory() when it was
+ * given, else the smaller of it and GE_EVAL_DEFAULT_LIVE. */
+void ge_eval_budget_init(ge_eval_budget *b);
+/* Bytes a value holds (at least one element). */
+uint64_t ge_value_bytes(const ge_value *v);
+/* Charges bytes of a value now live / releases those of one freed. */
+int ge_eval_budget_take(ge_eval_budget *b, uint64_t bytes);
+void ge_eval_budget_release(ge_eval_budget *b, uint64_t bytes);
+/* ge_value_from_const within a budget: the Const's declared size is
+ * checked and charged (work and live bytes) before it is decoded; the
+ * error names the op. */
+int ge_value_from_const_budget(const ge_graph *g, ge_opid id, ge_value *v,
+			       ge_eval_budget *b, ge_error *err);
+
+/* Outputs of one op the evaluator computes; an op that declares more
+ * (a Split of a million outputs) is refused before anything is made. */
+#define GE_EVAL_MAX_OUTPUTS 4096
+
 /* Whether the evaluator has a kernel for an op type. */
 int ge_eval_supported(const char *type);
 
@@ -76,5 +119,11 @@ int ge_eval_supported(const char *type);
  * cannot hold) err says why and no output is left allocated. */
 int ge_eval_op(const ge_graph *g, ge_opid id, const ge_value *in, int nin,
 	       ge_value *out, int nout, ge_error *err);
+/* The same within budget b (ge_eval_op uses a fresh one whose live bytes
+ * start at its inputs'): on success the outputs' bytes are charged to
+ * b->live, and the caller releases them when it frees them. */
+int ge_eval_op_budget(const ge_graph *g, ge_opid id, const ge_value *in,
+		      int nin, ge_value *out, int nout, ge_eval_budget *b,
+		      ge_error *err);
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef GE_EVAL_IMPL_H
 #define GE_EVAL_IMPL_H
 
+#include "ckarith.h"
 #include "eval.h"
 
 #define DT_FLOAT 1
@@ -35,6 +36,8 @@ typedef struct kctx {
 	ge_value *out;
 	int nout;
 	ge_error *err;
+	ge_eval_budget *b;
+	uint64_t out_bytes;   /* outputs allocated so far by this kernel */
 } kctx;
 
 typedef int (*kernel_fn)(kctx *k);
@@ -47,6 +50,18 @@ extern const struct ge_kernel ge_layout_kernels[]; /* NULL-terminated */
 extern const struct ge_kernel ge_nn_kernels[];
 
 int k_fail(kctx *k, const char *fmt, ...) GE_PRINTF(2, 3);
+/* Charges units of work before the kernel does it: GE_EINVAL naming the
+ * op when the computation's work budget cannot pay. */
+int k_work(kctx *k, uint64_t units);
+/* A kernel's output: the shape checked (dims >= 0, at most
+ * EVAL_MAX_ELEMS elements, by ckarith.h), its bytes charged to the live
+ * budget and its elements to the work budget, then zero-filled as
+ * ge_value_init.  GE_EINVAL naming the op, and nothing allocated, when
+ * it cannot.  k_copy is k_new with src's shape and elements. */
+int k_new(kctx *k, ge_value *o, int dtype, int rank, const int64_t *dims);
+int k_copy(kctx *k, ge_value *o, const ge_value *src);
+/* Whether dtype is held as integers (its output storage is o->i). */
+int k_dtype_int(int dtype);
 int k_need(kctx *k, int nin);
 int64_t k_attr_int(kctx *k, const char *name, int64_t def);
 int k_attr_bool(kctx *k, const char *name, int def);
@@ -76,7 +91,7 @@ static inline void val_strides(const ge_value *v, int64_t *st)
 	int64_t s = 1;
 	for (int i = v->rank - 1; i >= 0; i--) {
 		st[i] = s;
-		s *= v->dims[i];
+		s = ge_ck_mul_sat(s, v->dims[i]);
 	}
 }
 

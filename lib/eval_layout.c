@@ -8,13 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ckarith.h"
 #include "eval_impl.h"
 #include "shapes_impl.h"
 
 static int result_ok(kctx *k, int rank, const int64_t *dims)
 {
 	if (rank > GE_SHAPE_MAXRANK || ge_shape_count(rank, dims) < 0)
-		return k_fail(k, "result too large");
+		return k_fail(k, "%s: result too large", k->type);
+	return GE_OK;
+}
+
+/* Shape, ShapeN and Size produce int32 or int64 (TensorFlow's out_type). */
+static int k_index_dtype(kctx *k, int dt)
+{
+	if (dt != DT_INT32 && dt != DT_INT64)
+		return k_fail(k, "%s: out_type %s is not int32 or int64",
+			      k->type, ge_dtype_name(dt) ? ge_dtype_name(dt) : "?");
 	return GE_OK;
 }
 
@@ -22,12 +32,19 @@ static int k_shape(kctx *k)
 {
 	int n = !strcmp(k->type, "ShapeN") ? k->nin : 1;
 	int dt = k_attr_type(k, "out_type", DT_INT32);
-	for (int j = 0; j < n && j < k->nout; j++) {
+	if (k_need(k, 1) || k_index_dtype(k, dt))
+		return GE_EINVAL;
+	if (n > k->nout)
+		return k_fail(k, "%s: %d inputs for %d outputs", k->type, n,
+			      k->nout);
+	for (int j = 0; j < n; j++) {
 		const ge_value *x = &k->in[j];
 		int64_t r = x->rank;
-		ge_value_init(&k->out[j], dt, 1, &r);
+		if (k_new(k, &k->out[j], dt, 1, &r))
+			return GE_EINVAL;
 		for (int i = 0; i < x->rank; i++)
 			k->out[j].i[i] = x->dims[i];
+		ge_value_normalize(&k->out[j]);
 	}
 	return GE_OK;
 }
@@ -38,7 +55,8 @@ static int k_size_rank(kctx *k)
 		return GE_EINVAL;
 	int size = !strcmp(k->type, "Size");
 	int dt = size ? k_attr_type(k, "out_type", DT_INT32) : DT_INT32;
-	ge_value_init(&k->out[0], dt, 0, NULL);
+	if (k_index_dtype(k, dt) || k_new(k, &k->out[0], dt, 0, NULL))
+		return GE_EINVAL;
 	k->out[0].i[0] = size ? k->in[0].n : k->in[0].rank;
 	ge_value_normalize(&k->out[0]);
 	return GE_OK;
@@ -55,7 +73,8 @@ static int k_fill(kctx *k)
 	for (int i = 0; i < r; i++)
 		if (dims[i] < 0)
 			return k_fail(k, "negative dimension");
-	ge_value_init(&k->out[0], k->in[1].dtype, r, dims);
+	if (k_new(k, &k->out[0], k->in[1].dtype, r, dims))
+		return GE_EINVAL;
 	for (int64_t i = 0; i < k->out[0].n; i++)
 		val_move(&k->out[0], i, &k->in[1], 0);
 	return GE_OK;
@@ -68,6 +87,13 @@ static int k_range(kctx *k)
 	const ge_value *a = &k->in[0];
 	if (a->n != 1 || k->in[1].n != 1 || k->in[2].n != 1)
 		return k_fail(k, "Range needs scalars");
+	if (k->in[1].dtype != a->dtype || k->in[2].dtype != a->dtype ||
+	    a->dtype == DT_BOOL)
+		return k_fail(k, "Range: start, limit and delta are %s, %s and "
+				 "%s, not one numeric dtype",
+			      ge_dtype_name(a->dtype),
+			      ge_dtype_name(k->in[1].dtype),
+			      ge_dtype_name(k->in[2].dtype));
 	double s = ge_value_get(a, 0), l = ge_value_get(&k->in[1], 0),
 	       d = ge_value_get(&k->in[2], 0);
 	if (d == 0 || (d > 0 && s > l) || (d < 0 && s < l))
@@ -90,7 +116,8 @@ static int k_range(kctx *k)
 	if (result_ok(k, 1, &n))
 		return GE_EINVAL;
 	ge_value *o = &k->out[0];
-	ge_value_init(o, a->dtype, 1, &n);
+	if (k_new(k, o, a->dtype, 1, &n))
+		return GE_EINVAL;
 	/* TensorFlow's kernel accumulates in the dtype: so does this */
 	double v = s;
 	for (int64_t i = 0; i < n; i++) {
@@ -133,7 +160,8 @@ static int k_reshape(kctx *k)
 		return k_fail(k, "cannot reshape %lld elements into %lld",
 			      (long long)x->n, (long long)known);
 	}
-	ge_value_copy(&k->out[0], x);
+	if (k_copy(k, &k->out[0], x))
+		return GE_EINVAL;
 	k->out[0].rank = r;
 	memcpy(k->out[0].dims, dims, (size_t)r * sizeof dims[0]);
 	return GE_OK;
@@ -170,7 +198,8 @@ static int k_squeeze_expand(kctx *k)
 			if (!(na > 0 ? drop[i] : x->dims[i] == 1))
 				d[r++] = x->dims[i];
 	}
-	ge_value_copy(&k->out[0], x);
+	if (k_copy(k, &k->out[0], x))
+		return GE_EINVAL;
 	k->out[0].rank = r;
 	memcpy(k->out[0].dims, d, (size_t)r * sizeof d[0]);
 	return GE_OK;
@@ -195,7 +224,8 @@ static int k_transpose(kctx *k)
 		st[i] = xs[p[i]];
 	}
 	ge_value *o = &k->out[0];
-	ge_value_init(o, x->dtype, x->rank, od);
+	if (k_new(k, o, x->dtype, x->rank, od))
+		return GE_EINVAL;
 	int64_t ps = 0;
 	for (int64_t n = 0; n < o->n; n++) {
 		val_move(o, n, x, ps);
@@ -229,18 +259,20 @@ static int concat(kctx *k, const ge_value *vals, int n, int64_t axis,
 		for (int d = 0; d < f->rank; d++)
 			if (d != a && vals[i].dims[d] != f->dims[d])
 				return k_fail(k, "input %d does not match", i);
-		od[a] += vals[i].dims[a];
+		if (ge_ck_add(od[a], vals[i].dims[a], &od[a]))
+			return k_fail(k, "%s: concatenated size overflows",
+				      k->type);
 	}
-	if (result_ok(k, f->rank, od))
+	if (result_ok(k, f->rank, od) || k_new(k, o, f->dtype, f->rank, od))
 		return GE_EINVAL;
-	ge_value_init(o, f->dtype, f->rank, od);
 	int64_t outer = 1, inner = 1;
 	for (int d = 0; d < a; d++)
-		outer *= od[d];
+		outer = ge_ck_mul_sat(outer, od[d]);
 	for (int d = (int)a + 1; d < f->rank; d++)
-		inner *= od[d];
+		inner = ge_ck_mul_sat(inner, od[d]);
 	int64_t pos = 0;
-	for (int64_t p = 0; p < outer; p++)
+	/* an empty result walks nothing (outer may be any size then) */
+	for (int64_t p = 0; o->n > 0 && p < outer; p++)
 		for (int i = 0; i < n; i++) {
 			int64_t m = vals[i].dims[a] * inner;
 			for (int64_t j = 0; j < m; j++)
@@ -285,23 +317,26 @@ static int k_pack(kctx *k)
 	return rc;
 }
 
-/* Output j of a split along axis a: elements [off, off+len) of that dim. */
-static void take(const ge_value *x, int64_t a, int64_t off, int64_t len,
-		 ge_value *o)
+/* Output j of a split along axis a: elements [off, off+len) of that dim
+ * (the caller checked the window with ge_ck_window). */
+static int take(kctx *k, const ge_value *x, int64_t a, int64_t off,
+		int64_t len, ge_value *o)
 {
 	int64_t od[GE_SHAPE_MAXRANK];
 	memcpy(od, x->dims, sizeof od);
 	od[a] = len;
-	ge_value_init(o, x->dtype, x->rank, od);
+	if (k_new(k, o, x->dtype, x->rank, od))
+		return GE_EINVAL;
 	int64_t outer = 1, inner = 1;
 	for (int d = 0; d < a; d++)
-		outer *= x->dims[d];
+		outer = ge_ck_mul_sat(outer, x->dims[d]);
 	for (int d = (int)a + 1; d < x->rank; d++)
-		inner *= x->dims[d];
+		inner = ge_ck_mul_sat(inner, x->dims[d]);
 	int64_t pos = 0;
-	for (int64_t p = 0; p < outer; p++)
+	for (int64_t p = 0; o->n > 0 && p < outer; p++)
 		for (int64_t j = 0; j < len * inner; j++)
 			val_move(o, pos++, x, (p * x->dims[a] + off) * inner + j);
+	return GE_OK;
 }
 
 static int k_unpack(kctx *k)
@@ -313,7 +348,8 @@ static int k_unpack(kctx *k)
 	if (k_axis(k, a, x->rank, &a) || x->dims[a] != k->nout)
 		return k_fail(k, "num does not match the dimension");
 	for (int j = 0; j < k->nout; j++) {
-		take(x, a, j, 1, &k->out[j]);
+		if (take(k, x, a, j, 1, &k->out[j]))
+			return GE_EINVAL;
 		k->out[j].rank--;
 		memmove(k->out[j].dims + a, k->out[j].dims + a + 1,
 			(size_t)(k->out[j].rank - a) * sizeof x->dims[0]);
@@ -337,10 +373,12 @@ static int k_split(kctx *k)
 		int64_t known = 0;
 		int inf = -1;
 		for (int j = 0; j < n; j++) {
-			if (sizes[j] == -1)
+			if (sizes[j] == -1 && inf < 0)
 				inf = j;
-			else
-				known += sizes[j];
+			else if (sizes[j] < 0 ||
+				 ge_ck_add(known, sizes[j], &known))
+				return k_fail(k, "SplitV: size_splits do not "
+						 "fit the dimension");
 		}
 		if (inf >= 0)
 			sizes[inf] = x->dims[a] - known;
@@ -352,12 +390,11 @@ static int k_split(kctx *k)
 	}
 	int64_t off = 0;
 	for (int j = 0; j < n; j++) {
-		if (sizes[j] < 0 || off + sizes[j] > x->dims[a]) {
-			for (int i = 0; i < j; i++)
-				ge_value_free(&k->out[i]);
-			return k_fail(k, "sizes do not fit the dimension");
-		}
-		take(x, a, off, sizes[j], &k->out[j]);
+		if (ge_ck_window(off, sizes[j], x->dims[a], NULL))
+			return k_fail(k, "%s: sizes do not fit the dimension",
+				      k->type);
+		if (take(k, x, a, off, sizes[j], &k->out[j]))
+			return GE_EINVAL;
 		off += sizes[j];
 	}
 	return GE_OK;
@@ -368,6 +405,8 @@ static void box(const ge_value *x, const int64_t *beg, const int64_t *str,
 		const int64_t *size, ge_value *o)
 {
 	int64_t xs[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
+	if (o->n <= 0)
+		return;
 	val_strides(x, xs);
 	int64_t base = 0;
 	for (int d = 0; d < x->rank; d++)
@@ -395,13 +434,17 @@ static int k_slice(kctx *k)
 	    k_ints(k, 2, s, GE_SHAPE_MAXRANK) != x->rank)
 		return k_fail(k, "begin and size must have one entry per dim");
 	for (int d = 0; d < x->rank; d++) {
-		if (s[d] == -1)
+		if (s[d] == -1 && b[d] >= 0 && b[d] <= x->dims[d])
 			s[d] = x->dims[d] - b[d];
-		if (b[d] < 0 || s[d] < 0 || b[d] + s[d] > x->dims[d])
-			return k_fail(k, "slice out of bounds in dim %d", d);
+		if (ge_ck_window(b[d], s[d], x->dims[d], NULL))
+			return k_fail(k, "Slice: begin %lld size %lld out of "
+					 "bounds of dim %d (%lld)",
+				      (long long)b[d], (long long)s[d], d,
+				      (long long)x->dims[d]);
 		one[d] = 1;
 	}
-	ge_value_init(&k->out[0], x->dtype, x->rank, s);
+	if (k_new(k, &k->out[0], x->dtype, x->rank, s))
+		return GE_EINVAL;
 	box(x, b, one, s, &k->out[0]);
 	return GE_OK;
 }
@@ -427,8 +470,15 @@ static int k_strided_slice(kctx *k)
 	char msg[200];
 	if (ge_sslice_plan(x->rank, x->dims, n, b, e, s, masks, beg, str, size,
 			   &orank, od, msg, sizeof msg))
-		return k_fail(k, "%s", msg);
-	ge_value_init(&k->out[0], x->dtype, x->rank, size);
+		return k_fail(k, "StridedSlice: %s", msg);
+	/* a dim of one element is never stepped: its stride (any int64)
+	 * must not enter box's offsets; a dim of two or more steps at most
+	 * by its own extent */
+	for (int d = 0; d < x->rank; d++)
+		if (size[d] <= 1)
+			str[d] = 1;
+	if (k_new(k, &k->out[0], x->dtype, x->rank, size))
+		return GE_EINVAL;
 	box(x, beg, str, size, &k->out[0]);
 	k->out[0].rank = orank;
 	memcpy(k->out[0].dims, od, (size_t)orank * sizeof od[0]);
@@ -462,17 +512,18 @@ static int k_gather(kctx *k)
 		return GE_EINVAL;
 	int64_t outer = 1, inner = 1, len = p->dims[a];
 	for (int d = 0; d < a; d++)
-		outer *= p->dims[d];
+		outer = ge_ck_mul_sat(outer, p->dims[d]);
 	for (int d = (int)a + 1; d < p->rank; d++)
-		inner *= p->dims[d];
+		inner = ge_ck_mul_sat(inner, p->dims[d]);
 	for (int64_t j = 0; j < ix->n; j++)
 		if (ix->i[j] < 0 || ix->i[j] >= len)
 			return k_fail(k, "index %lld out of range [0, %lld)",
 				      (long long)ix->i[j], (long long)len);
 	ge_value *o = &k->out[0];
-	ge_value_init(o, p->dtype, r, od);
+	if (k_new(k, o, p->dtype, r, od))
+		return GE_EINVAL;
 	int64_t pos = 0;
-	for (int64_t u = 0; u < outer; u++)
+	for (int64_t u = 0; o->n > 0 && u < outer; u++)
 		for (int64_t j = 0; j < ix->n; j++)
 			for (int64_t v = 0; v < inner; v++)
 				val_move(o, pos++, p,
@@ -489,14 +540,15 @@ static int k_tile(kctx *k)
 	if (k_ints(k, 1, m, GE_SHAPE_MAXRANK) != x->rank)
 		return k_fail(k, "multiples must have one entry per dim");
 	for (int d = 0; d < x->rank; d++) {
-		if (m[d] < 0)
-			return k_fail(k, "negative multiple");
-		od[d] = x->dims[d] * m[d];
+		if (m[d] < 0 || ge_ck_mul(x->dims[d], m[d], &od[d]))
+			return k_fail(k, "Tile: multiple %lld of dim %d does "
+					 "not hold", (long long)m[d], d);
 	}
 	if (result_ok(k, x->rank, od))
 		return GE_EINVAL;
 	ge_value *o = &k->out[0];
-	ge_value_init(o, x->dtype, x->rank, od);
+	if (k_new(k, o, x->dtype, x->rank, od))
+		return GE_EINVAL;
 	int64_t xs[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
 	val_strides(x, xs);
 	for (int64_t n = 0; n < o->n; n++) {
@@ -521,18 +573,30 @@ static int k_pad(kctx *k)
 	const ge_value *x = &k->in[0];
 	if (k_ints(k, 1, p, 2 * GE_SHAPE_MAXRANK) != 2 * x->rank)
 		return k_fail(k, "paddings must be [rank, 2]");
-	for (int d = 0; d < x->rank; d++) {
-		if (p[2 * d] < 0 || p[2 * d + 1] < 0)
-			return k_fail(k, "negative padding");
-		od[d] = x->dims[d] + p[2 * d] + p[2 * d + 1];
+	for (int d = 0; d < x->rank; d++)
+		if (ge_ck_dim_grow(x->dims[d], p[2 * d], p[2 * d + 1], &od[d]))
+			return k_fail(k, "%s: paddings %lld, %lld of dim %d do "
+					 "not hold", k->type,
+				      (long long)p[2 * d],
+				      (long long)p[2 * d + 1], d);
+	const ge_value *cv = NULL;
+	if (!strcmp(k->type, "PadV2") && k->nin > 2) {
+		cv = &k->in[2];
+		if (cv->n != 1 || cv->dtype != x->dtype)
+			return k_fail(k, "PadV2: constant_values is %s[%lld], "
+					 "not a %s scalar",
+				      ge_dtype_name(cv->dtype),
+				      (long long)cv->n,
+				      ge_dtype_name(x->dtype));
 	}
 	if (result_ok(k, x->rank, od))
 		return GE_EINVAL;
 	ge_value *o = &k->out[0];
-	ge_value_init(o, x->dtype, x->rank, od);
-	if (!strcmp(k->type, "PadV2") && k->nin > 2 && k->in[2].n == 1)
+	if (k_new(k, o, x->dtype, x->rank, od))
+		return GE_EINVAL;
+	if (cv)
 		for (int64_t n = 0; n < o->n; n++)
-			val_move(o, n, &k->in[2], 0);
+			val_move(o, n, cv, 0);
 	int64_t os[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
 	val_strides(o, os);
 	for (int64_t n = 0; n < x->n; n++) {
@@ -557,7 +621,8 @@ static int k_invert_permutation(kctx *k)
 	if (x->rank != 1 || !x->i || x->dtype == DT_BOOL)
 		return k_fail(k, "needs a 1-D integer input");
 	ge_value *o = &k->out[0];
-	ge_value_init(o, x->dtype, 1, x->dims);
+	if (k_new(k, o, x->dtype, 1, x->dims))
+		return GE_EINVAL;
 	for (int64_t j = 0; j < x->n; j++)
 		o->i[j] = -1;
 	for (int64_t j = 0; j < x->n; j++) {

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ckarith.h"
 #include "eval_impl.h"
 
 static int k_matmul(kctx *k)
@@ -24,11 +25,14 @@ static int k_matmul(kctx *k)
 	if (kk != k2)
 		return k_fail(k, "inner dimensions differ (%lld and %lld)",
 			      (long long)kk, (long long)k2);
-	int64_t od[2] = {m, n};
-	if (ge_shape_count(2, od) < 0)
-		return k_fail(k, "result too large");
+	int64_t od[2] = {m, n}, work;
+	if (ge_shape_count(2, od) < 0 || ge_ck_mul(m * n, kk, &work))
+		return k_fail(k, "MatMul: result too large");
+	if (k_work(k, (uint64_t)work))
+		return GE_EINVAL;
 	ge_value *o = &k->out[0];
-	ge_value_init(o, a->dtype, 2, od);
+	if (k_new(k, o, a->dtype, 2, od))
+		return GE_EINVAL;
 	for (int64_t i = 0; i < m; i++)
 		for (int64_t j = 0; j < n; j++) {
 			double s = 0;
@@ -105,10 +109,16 @@ static int k_conv(kctx *k)
 	od[hi] = OH;
 	od[wi] = OW;
 	od[ci] = OC;
-	if (ge_shape_count(4, od) < 0)
-		return k_fail(k, "result too large");
+	/* multiply-adds: every output element sums a window of FH*FW taps
+	 * over C channels (one, depthwise) */
+	int64_t wd[4] = {ge_shape_count(4, od), FH, FW, depthwise ? 1 : C}, work;
+	if (wd[0] < 0 || ge_ck_count(4, wd, INT64_MAX, &work))
+		return k_fail(k, "%s: result too large", k->type);
+	if (k_work(k, (uint64_t)work))
+		return GE_EINVAL;
 	ge_value *o = &k->out[0];
-	ge_value_init(o, x->dtype, 4, od);
+	if (k_new(k, o, x->dtype, 4, od))
+		return GE_EINVAL;
 #define XI(n, h, w, c) (nchw ? (((n) * C + (c)) * H + (h)) * W + (w) \
 			     : (((n) * H + (h)) * W + (w)) * C + (c))
 #define OI(n, h, w, c) (nchw ? (((n) * OC + (c)) * OH + (h)) * OW + (w) \
@@ -169,19 +179,28 @@ static int k_batch_norm(kctx *k)
 	}
 	double eps = k_attr_float(k, old ? "variance_epsilon" : "epsilon",
 				 old ? 0 : 0.0001);
-	int nchw = k_attr_str_is(k, "data_format", "NCHW", 0);
-	if (!x->d || x->rank < 1)
-		return k_fail(k, "needs a float input");
+	int nchw = k_attr_str_is(k, "data_format", "NCHW", 0) ||
+		   k_attr_str_is(k, "data_format", "NCDHW", 0);
+	if (!x->d)
+		return k_fail(k, "%s needs a float input", k->type);
+	/* the channels' dim must exist for the data_format (dim 1 for
+	 * NCHW and NCDHW, the last for NHWC) and not be empty */
+	if (x->rank < (nchw ? 3 : 1) || x->rank > 5)
+		return k_fail(k, "%s: a %d-D input does not fit data_format %s",
+			      k->type, x->rank, nchw ? "NCHW" : "NHWC");
 	int ci = nchw ? 1 : x->rank - 1;
 	int64_t C = x->dims[ci];
+	if (C <= 0 && x->n > 0)
+		return k_fail(k, "%s: no channels", k->type);
 	if (scale->n != C || offset->n != C || mean->n != C || var->n != C)
 		return k_fail(k, "parameters do not match %lld channels",
 			      (long long)C);
 	ge_value *o = &k->out[0];
-	ge_value_copy(o, x);
+	if (k_copy(k, o, x))
+		return GE_EINVAL;
 	int64_t inner = 1;
 	for (int d = ci + 1; d < x->rank; d++)
-		inner *= x->dims[d];
+		inner = ge_ck_mul_sat(inner, x->dims[d]);
 	for (int64_t n = 0; n < x->n; n++) {
 		int64_t c = (n / inner) % C;
 		double sc = after ? ge_value_get(scale, c) : 1;
@@ -192,7 +211,8 @@ static int k_batch_norm(kctx *k)
 	ge_value_normalize(o);
 	for (int j = 1; j < k->nout; j++) {
 		const ge_value *src = j == 1 || j == 3 ? mean : var;
-		ge_value_copy(&k->out[j], src);
+		if (k_copy(k, &k->out[j], src))
+			return GE_EINVAL;
 	}
 	return GE_OK;
 }
@@ -206,7 +226,8 @@ static int k_softmax(kctx *k)
 		return k_fail(k, "needs a float input");
 	int logsm = !strcmp(k->type, "LogSoftmax");
 	ge_value *o = &k->out[0];
-	ge_value_copy(o, x);
+	if (k_copy(k, o, x) || k_work(k, 3 * (uint64_t)x->n))
+		return GE_EINVAL;
 	int64_t len = x->dims[x->rank - 1];
 	for (int64_t p = 0; len && p < x->n; p += len) {
 		double mx = -INFINITY, s = 0;
@@ -233,7 +254,8 @@ static int k_dequantize(kctx *k)
 		return k_fail(k, "only quint8 MIN_FIRST is supported");
 	double mn = ge_value_get(&k->in[1], 0), mx = ge_value_get(&k->in[2], 0);
 	ge_value *o = &k->out[0];
-	ge_value_init(o, DT_FLOAT, q->rank, q->dims);
+	if (k_new(k, o, DT_FLOAT, q->rank, q->dims))
+		return GE_EINVAL;
 	double range = (mx - mn) * (256.0 / 255.0), step = range / 256.0;
 	double base = mn == mx ? mn : round(mn / step) * step;
 	for (int64_t n = 0; n < q->n; n++)

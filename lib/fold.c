@@ -25,20 +25,29 @@ static void put_varint_field(ge_buf *b, uint32_t field, uint64_t v)
 	ge_buf_varint(b, v);
 }
 
-void ge_fold_set_const_attrs(ge_graph *g, ge_opid id, const ge_value *v)
+/* The attrs of a Const from its dtype and TensorProto bytes. */
+static void set_const_raw(ge_graph *g, ge_opid id, int dtype,
+			  const ge_buf *tensor)
 {
-	ge_buf t = GE_BUF_INIT, a = GE_BUF_INIT;
-	put_varint_field(&a, 6, (uint64_t)v->dtype);
+	ge_buf a = GE_BUF_INIT;
+	put_varint_field(&a, 6, (uint64_t)dtype);
 	ge_op_set_attr_raw(g, id, "dtype", a.data, a.len);
 	a.len = 0;
-	ge_value_to_tensor(v, &t);
-	ge_buf_lenfield(&a, 8, t.data, t.len);
+	ge_buf_lenfield(&a, 8, tensor->data, tensor->len);
 	ge_op_set_attr_raw(g, id, "value", a.data, a.len);
-	ge_buf_free(&t);
 	ge_buf_free(&a);
 }
 
-void ge_fold_make_const(ge_graph *g, ge_opid id, const ge_value *v)
+void ge_fold_set_const_attrs(ge_graph *g, ge_opid id, const ge_value *v)
+{
+	ge_buf t = GE_BUF_INIT;
+	ge_value_to_tensor(v, &t);
+	set_const_raw(g, id, v->dtype, &t);
+	ge_buf_free(&t);
+}
+
+static void make_const_raw(ge_graph *g, ge_opid id, int dtype,
+			   const ge_buf *tensor)
 {
 	while (ge_op_num_inputs(g, id))
 		ge_op_remove_input(g, id, ge_op_num_inputs(g, id) - 1, NULL);
@@ -46,19 +55,37 @@ void ge_fold_make_const(ge_graph *g, ge_opid id, const ge_value *v)
 	while (ge_op_num_attrs(g, id))
 		ge_op_remove_attr(g, id, ge_op_attr_name(g, id, 0));
 	ge_op_set_type(g, id, "Const");
-	ge_fold_set_const_attrs(g, id, v);
+	set_const_raw(g, id, dtype, tensor);
 }
 
-ge_opid ge_fold_new_const(ge_graph *g, const char *name, const ge_value *v,
-			  const char *device)
+void ge_fold_make_const(ge_graph *g, ge_opid id, const ge_value *v)
+{
+	ge_buf t = GE_BUF_INIT;
+	ge_value_to_tensor(v, &t);
+	make_const_raw(g, id, v->dtype, &t);
+	ge_buf_free(&t);
+}
+
+static ge_opid new_const_raw(ge_graph *g, const char *name, int dtype,
+			     const ge_buf *tensor, const char *device)
 {
 	const char *n = ge_graph_unique_name(g, name);
 	ge_opid id = ge_graph_add_op(g, n, "Const", NULL);
 	if (id == GE_NOOP)
 		return id;
-	ge_fold_set_const_attrs(g, id, v);
+	set_const_raw(g, id, dtype, tensor);
 	if (device && *device)
 		ge_op_set_device(g, id, device);
+	return id;
+}
+
+ge_opid ge_fold_new_const(ge_graph *g, const char *name, const ge_value *v,
+			  const char *device)
+{
+	ge_buf t = GE_BUF_INIT;
+	ge_value_to_tensor(v, &t);
+	ge_opid id = new_const_raw(g, name, v->dtype, &t, device);
+	ge_buf_free(&t);
 	return id;
 }
 
@@ -66,14 +93,78 @@ ge_opid ge_fold_new_const(ge_graph *g, const char *name, const ge_value *v,
 
 enum { F_NO = 0, F_CONST = 1, F_FOLD = 2 };
 
+/* A folded output that becomes a Const: its TensorProto bytes, encoded
+ * when the last reader of its value was done, so that the value (held as
+ * doubles or int64) is freed early. */
+typedef struct pending {
+	int dtype;
+	int set;
+	ge_buf t;
+} pending;
+
+/* Values live only while some reader waits: left[] counts the readers
+ * (data and control) not yet considered; when it reaches 0 the value is
+ * freed, after the Const it becomes (if any) was encoded.  Live values
+ * and encodings are charged to the budget b. */
 typedef struct folder {
 	ge_graph *g;
 	size_t cap;
 	uint8_t *state;     /* F_* per op */
 	ge_value **vals;    /* per op: its outputs' values, or NULL */
 	int *nvals;
+	uint32_t *left;     /* per op: readers not yet considered */
+	pending **pend;     /* per op: its Consts to write, or NULL */
+	int *npend;
+	ge_opid keep_op;    /* whose value ge_eval_tensor returns */
+	const char *const *keep;
+	size_t nkeep;
+	ge_eval_budget b;
 	ge_fold_report *r;
 } folder;
+
+static void folder_init(folder *f, ge_graph *g, ge_fold_report *r)
+{
+	memset(f, 0, sizeof *f);
+	f->g = g;
+	f->cap = ge_graph_capacity(g);
+	f->r = r;
+	f->keep_op = GE_NOOP;
+	size_t cap = f->cap ? f->cap : 1;
+	f->state = ge_xcalloc(cap, 1);
+	f->vals = ge_xcalloc(cap, sizeof *f->vals);
+	f->nvals = ge_xcalloc(cap, sizeof *f->nvals);
+	f->left = ge_xcalloc(cap, sizeof *f->left);
+	f->pend = ge_xcalloc(cap, sizeof *f->pend);
+	f->npend = ge_xcalloc(cap, sizeof *f->npend);
+	ge_eval_budget_init(&f->b);
+}
+
+static void free_vals(folder *f, ge_opid id)
+{
+	for (int k = 0; k < f->nvals[id]; k++) {
+		ge_eval_budget_release(&f->b, ge_value_bytes(&f->vals[id][k]));
+		ge_value_free(&f->vals[id][k]);
+	}
+	free(f->vals[id]);
+	f->vals[id] = NULL;
+	f->nvals[id] = 0;
+}
+
+static void folder_free(folder *f)
+{
+	for (size_t i = 0; i < f->cap; i++) {
+		free_vals(f, (ge_opid)i);
+		for (int k = 0; k < f->npend[i]; k++)
+			ge_buf_free(&f->pend[i][k].t);
+		free(f->pend[i]);
+	}
+	free(f->state);
+	free(f->vals);
+	free(f->nvals);
+	free(f->left);
+	free(f->pend);
+	free(f->npend);
+}
 
 static int never_fold(const char *t)
 {
@@ -98,12 +189,13 @@ static void note(folder *f, ge_opid id, const char *why)
 	f->r->skipped++;
 }
 
-/* The values of a Const, decoded when first needed. */
+/* The values of a Const, decoded (within the budget) when first needed. */
 static const ge_value *const_value(folder *f, ge_opid id, ge_error *why)
 {
 	if (!f->vals[id]) {
 		ge_value v;
-		if (ge_value_from_const(f->g, id, &v, why) != GE_OK)
+		if (ge_value_from_const_budget(f->g, id, &v, &f->b, why) !=
+		    GE_OK)
 			return NULL;
 		f->vals[id] = ge_xmalloc(sizeof(ge_value));
 		f->vals[id][0] = v;
@@ -148,9 +240,38 @@ static void shape_stand_in(folder *f, ge_tref in, ge_value *v)
 	v->n = ge_shape_count(r, d);
 }
 
+/* Gathers the values of op id's inputs into in[]; 0 when one is not
+ * there (a note says why when it is a Const that does not decode). */
+static int gather_inputs(folder *f, ge_opid id, int byshape, ge_value *in,
+			 size_t nin)
+{
+	ge_error why;
+	for (size_t i = 0; i < nin; i++) {
+		ge_tref r = ge_op_input(f->g, id, i);
+		if (byshape) {
+			shape_stand_in(f, r, &in[i]);
+			continue;
+		}
+		const ge_value *v = f->state[r.op] == F_CONST
+					    ? const_value(f, r.op, &why)
+					    : (r.index < f->nvals[r.op]
+						       ? &f->vals[r.op][r.index]
+						       : NULL);
+		if (!v) {
+			if (f->state[r.op] == F_CONST) {
+				f->state[r.op] = F_NO;
+				note(f, id, why.msg);
+			}
+			return 0;
+		}
+		in[i] = *v; /* shallow: the kernel only reads */
+	}
+	return 1;
+}
+
 /* Decides and evaluates one op; every input was seen before (topological
  * order). */
-static void consider(folder *f, ge_opid id)
+static void consider_op(folder *f, ge_opid id)
 {
 	ge_graph *g = f->g;
 	const char *t = ge_op_type(g, id);
@@ -183,32 +304,19 @@ static void consider(folder *f, ge_opid id)
 		return;
 	}
 	int nout = ge_op_num_outputs(g, id);
-	ge_value *in = ge_xcalloc(nin ? nin : 1, sizeof *in);
-	int ok = 1;
-	for (size_t i = 0; ok && i < nin; i++) {
-		ge_tref r = ge_op_input(g, id, i);
-		if (byshape) {
-			shape_stand_in(f, r, &in[i]);
-			continue;
-		}
-		const ge_value *v = f->state[r.op] == F_CONST
-					    ? const_value(f, r.op, &why)
-					    : (r.index < f->nvals[r.op]
-						       ? &f->vals[r.op][r.index]
-						       : NULL);
-		if (!v) {
-			if (f->state[r.op] == F_CONST) {
-				f->state[r.op] = F_NO;
-				note(f, id, why.msg);
-			}
-			ok = 0;
-			break;
-		}
-		in[i] = *v; /* shallow: the kernel only reads */
+	if (nout > GE_EVAL_MAX_OUTPUTS) {
+		ge_buf_printf(&f->r->notes, "op '%s' (%s) left as it was: it "
+			      "declares %d outputs, more than the evaluator "
+			      "computes (%d)\n", ge_op_name(g, id), t, nout,
+			      GE_EVAL_MAX_OUTPUTS);
+		f->r->skipped++;
+		return;
 	}
-	if (ok) {
+	ge_value *in = ge_xcalloc(nin ? nin : 1, sizeof *in);
+	if (gather_inputs(f, id, byshape, in, nin)) {
 		ge_value *out = ge_xcalloc((size_t)(nout ? nout : 1), sizeof *out);
-		if (ge_eval_op(g, id, in, (int)nin, out, nout, &why) == GE_OK) {
+		if (ge_eval_op_budget(g, id, in, (int)nin, out, nout, &f->b,
+				      &why) == GE_OK) {
 			f->vals[id] = out;
 			f->nvals[id] = nout;
 			f->state[id] = F_FOLD;
@@ -249,40 +357,110 @@ static int is_sink(ge_graph *g, ge_opid id)
 	return nu == 0 && nc == 0;
 }
 
-/* Replaces the frontier of the folded region by Consts. */
+/* Whether a folded op becomes Consts: something not folded reads it (or
+ * waits on it), it is a sink, or it is named in keep. */
+static int on_frontier(folder *f, ge_opid id)
+{
+	ge_graph *g = f->g;
+	size_t nco;
+	const ge_opid *co = ge_op_control_outputs(g, id, &nco);
+	for (size_t j = 0; j < nco; j++)
+		if (f->state[co[j]] != F_FOLD)
+			return 1;
+	return read_outside(f, id, -1) || is_sink(g, id) ||
+	       in_keep(ge_op_name(g, id), f->keep, f->nkeep);
+}
+
+static void encode(folder *f, ge_opid id, int k)
+{
+	pending *p = &f->pend[id][k];
+	p->dtype = f->vals[id][k].dtype;
+	p->set = 1;
+	ge_value_to_tensor(&f->vals[id][k], &p->t);
+	f->b.live += p->t.len;
+}
+
+/* Every reader of op id's values was considered: the Consts it becomes
+ * are encoded and its values freed. */
+static void retire(folder *f, ge_opid id)
+{
+	if (id == f->keep_op || !f->vals[id])
+		return;
+	if (f->state[id] == F_FOLD && on_frontier(f, id)) {
+		int nout = f->nvals[id];
+		f->pend[id] = ge_xcalloc((size_t)(nout ? nout : 1),
+					 sizeof *f->pend[id]);
+		f->npend[id] = nout;
+		for (int k = 0; k < nout; k++)
+			if (nout == 1 || read_outside(f, id, k))
+				encode(f, id, k);
+	}
+	free_vals(f, id);
+}
+
+static void consider(folder *f, ge_opid id)
+{
+	consider_op(f, id);
+	ge_graph *g = f->g;
+	size_t ni = ge_op_num_inputs(g, id), nc = ge_op_num_control_inputs(g, id);
+	for (size_t i = 0; i < ni + nc; i++) {
+		ge_opid p = i < ni ? ge_op_input(g, id, i).op
+				   : ge_op_control_input(g, id, i - ni);
+		if (p != GE_NOOP && f->left[p] && !--f->left[p])
+			retire(f, p);
+	}
+	if (!f->left[id])
+		retire(f, id);
+}
+
+/* Counts the readers each op's values wait for among the ops that will be
+ * considered (need NULL: all of ord). */
+static void count_readers(folder *f, const ge_opid *ord, size_t n,
+			  const uint8_t *need)
+{
+	ge_graph *g = f->g;
+	for (size_t k = 0; k < n; k++) {
+		ge_opid id = ord[k];
+		if (need && !need[id])
+			continue;
+		size_t ni = ge_op_num_inputs(g, id),
+		       nc = ge_op_num_control_inputs(g, id);
+		for (size_t i = 0; i < ni + nc; i++) {
+			ge_opid p = i < ni ? ge_op_input(g, id, i).op
+					   : ge_op_control_input(g, id, i - ni);
+			if (p != GE_NOOP)
+				f->left[p]++;
+		}
+	}
+}
+
+/* Replaces the frontier of the folded region by the Consts encoded for
+ * it. */
 static void materialize(folder *f, const ge_opid *ord, size_t n,
-			const char *const *keep, size_t nkeep, uint8_t *turned)
+			uint8_t *turned)
 {
 	ge_graph *g = f->g;
 	for (size_t i = 0; i < n; i++) {
 		ge_opid id = ord[i];
-		if (f->state[id] != F_FOLD)
+		if (f->state[id] != F_FOLD || !f->pend[id])
 			continue;
 		const char *name = ge_op_name(g, id);
-		int nout = f->nvals[id];
-		int outside = read_outside(f, id, -1);
-		size_t nco;
-		const ge_opid *co = ge_op_control_outputs(g, id, &nco);
-		int ctl = 0;
-		for (size_t j = 0; j < nco; j++)
-			if (f->state[co[j]] != F_FOLD)
-				ctl = 1;
-		if (!outside && !ctl && !is_sink(g, id) &&
-		    !in_keep(name, keep, nkeep))
-			continue;
+		int nout = f->npend[id];
 		if (nout == 1) {
-			ge_fold_make_const(g, id, &f->vals[id][0]);
+			make_const_raw(g, id, f->pend[id][0].dtype,
+				       &f->pend[id][0].t);
 			turned[id] = 1;
 			f->r->folded++;
 			continue;
 		}
 		for (int k = 0; k < nout; k++) {
-			if (!read_outside(f, id, k))
+			if (!f->pend[id][k].set)
 				continue;
 			char nm[1100];
 			snprintf(nm, sizeof nm, "%.1000s__cf__%d", name, k);
-			ge_opid c = ge_fold_new_const(g, nm, &f->vals[id][k],
-						      ge_op_device(g, id));
+			ge_opid c = new_const_raw(g, nm, f->pend[id][k].dtype,
+						  &f->pend[id][k].t,
+						  ge_op_device(g, id));
 			size_t nu;
 			const ge_use *u = ge_op_uses(g, id, &nu);
 			ge_input_edit *e = ge_xcalloc(nu ? nu : 1, sizeof *e);
@@ -302,8 +480,7 @@ static void materialize(folder *f, const ge_opid *ord, size_t n,
 
 /* Removes what only the folded values needed, consumers first. */
 static void sweep(folder *f, const ge_opid *ord, size_t n,
-		  const char *const *keep, size_t nkeep, const uint8_t *turned,
-		  const uint8_t *had_users)
+		  const uint8_t *turned, const uint8_t *had_users)
 {
 	ge_graph *g = f->g;
 	for (size_t i = n; i-- > 0;) {
@@ -312,7 +489,8 @@ static void sweep(folder *f, const ge_opid *ord, size_t n,
 			continue;
 		if (f->state[id] == F_CONST && !had_users[id])
 			continue;
-		if (!is_sink(g, id) || in_keep(ge_op_name(g, id), keep, nkeep))
+		if (!is_sink(g, id) || in_keep(ge_op_name(g, id), f->keep,
+					       f->nkeep))
 			continue;
 		if (ge_graph_remove_op(g, id, 0, NULL) == GE_OK)
 			f->r->removed++;
@@ -323,50 +501,36 @@ int ge_fold_constants(ge_graph *g, const char *const *keep, size_t nkeep,
 		      ge_fold_report *r, ge_error *err)
 {
 	(void)err;
-	folder f = {g, ge_graph_capacity(g), NULL, NULL, NULL, r};
+	folder f;
+	folder_init(&f, g, r);
+	f.keep = keep;
+	f.nkeep = nkeep;
 	size_t cap = f.cap ? f.cap : 1;
-	f.state = ge_xcalloc(cap, 1);
-	f.vals = ge_xcalloc(cap, sizeof *f.vals);
-	f.nvals = ge_xcalloc(cap, sizeof *f.nvals);
 	uint8_t *turned = ge_xcalloc(cap, 1), *had = ge_xcalloc(cap, 1);
 	size_t n;
 	ge_opid *ord = ge_shapes_topo_order(g, &n);
 	ge_shapes_infer(g, NULL, NULL);
-	for (size_t i = 0; i < n; i++)
-		consider(&f, ord[i]);
+	count_readers(&f, ord, n, NULL);
 	for (size_t i = 0; i < n; i++)
 		had[ord[i]] = !is_sink(g, ord[i]);
-	materialize(&f, ord, n, keep, nkeep, turned);
-	sweep(&f, ord, n, keep, nkeep, turned, had);
-	for (size_t i = 0; i < f.cap; i++) {
-		for (int k = 0; k < f.nvals[i]; k++)
-			ge_value_free(&f.vals[i][k]);
-		free(f.vals[i]);
-	}
+	for (size_t i = 0; i < n; i++)
+		consider(&f, ord[i]);
+	materialize(&f, ord, n, turned);
+	sweep(&f, ord, n, turned, had);
+	folder_free(&f);
 	free(ord);
-	free(f.state);
-	free(f.vals);
-	free(f.nvals);
 	free(turned);
 	free(had);
 	return GE_OK;
 }
 
-int ge_eval_tensor(ge_graph *g, ge_tref t, ge_value *out, ge_error *err)
+/* The ancestors of op t (data and control), t included. */
+static uint8_t *ancestors(ge_graph *g, ge_opid t, size_t cap)
 {
-	if (t.op == GE_NOOP || !ge_op_alive(g, t.op) || t.index < 0)
-		return ge_err(err, GE_EINVAL, "no such tensor");
-	ge_fold_report r = {0, 0, 0, GE_BUF_INIT};
-	folder f = {g, ge_graph_capacity(g), NULL, NULL, NULL, &r};
-	size_t cap = f.cap ? f.cap : 1;
-	f.state = ge_xcalloc(cap, 1);
-	f.vals = ge_xcalloc(cap, sizeof *f.vals);
-	f.nvals = ge_xcalloc(cap, sizeof *f.nvals);
-	/* only the ancestors of t */
 	uint8_t *need = ge_xcalloc(cap, 1);
 	ge_opvec stack = GE_VEC_INIT;
-	ge_opvec_push(&stack, t.op);
-	need[t.op] = 1;
+	ge_opvec_push(&stack, t);
+	need[t] = 1;
 	while (stack.n) {
 		ge_opid id = stack.v[--stack.n];
 		size_t ni = ge_op_num_inputs(g, id), nc = ge_op_num_control_inputs(g, id);
@@ -380,9 +544,22 @@ int ge_eval_tensor(ge_graph *g, ge_tref t, ge_value *out, ge_error *err)
 		}
 	}
 	ge_opvec_free(&stack);
+	return need;
+}
+
+int ge_eval_tensor(ge_graph *g, ge_tref t, ge_value *out, ge_error *err)
+{
+	if (t.op == GE_NOOP || !ge_op_alive(g, t.op) || t.index < 0)
+		return ge_err(err, GE_EINVAL, "no such tensor");
+	ge_fold_report r = {0, 0, 0, GE_BUF_INIT};
+	folder f;
+	folder_init(&f, g, &r);
+	f.keep_op = t.op;
+	uint8_t *need = ancestors(g, t.op, f.cap ? f.cap : 1);
 	size_t n;
 	ge_opid *ord = ge_shapes_topo_order(g, &n);
 	ge_shapes_infer(g, NULL, NULL);
+	count_readers(&f, ord, n, need);
 	for (size_t i = 0; i < n; i++)
 		if (need[ord[i]])
 			consider(&f, ord[i]);
@@ -406,16 +583,9 @@ int ge_eval_tensor(ge_graph *g, ge_tref t, ge_value *out, ge_error *err)
 				err->msg[l - 1] = 0;
 		}
 	}
-	for (size_t i = 0; i < f.cap; i++) {
-		for (int k = 0; k < f.nvals[i]; k++)
-			ge_value_free(&f.vals[i][k]);
-		free(f.vals[i]);
-	}
+	folder_free(&f);
 	free(ord);
 	free(need);
-	free(f.state);
-	free(f.vals);
-	free(f.nvals);
 	ge_fold_report_free(&r);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "graph_impl.h"
 #include "shapes_impl.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
@@ -25,11 +26,18 @@ typedef struct oshape {
 	uint8_t done;         /* computed in some pass */
 } oshape;
 
+/* Outputs tracked per op: an op that declares more (a Split with a
+ * million outputs) has none tracked, and all its outputs are unknown. */
+#define SH_MAXOUT 4096
+
 struct ge_shapes {
 	uint64_t version;
 	int valid;
 	size_t nops;
-	uint32_t *first;      /* outputs of op i: o[first[i] .. first[i+1]) */
+	uint32_t *first;      /* tracked outputs of op i: o[first[i] ..
+				 first[i+1]) */
+	uint8_t *untracked;   /* per op: its outputs were not tracked */
+	size_t maxpool;       /* pool entries the memory budget allows */
 	oshape *o;
 	int64_t *pool;
 	size_t npool, cappool;
@@ -50,6 +58,7 @@ static void cache_free(void *p)
 	if (!c)
 		return;
 	free(c->first);
+	free(c->untracked);
 	free(c->o);
 	free(c->pool);
 	ge_buf_free(&c->nofn);
@@ -378,9 +387,9 @@ static const oshape *out_of(struct ge_shapes *s, ge_tref t)
 {
 	if (t.op == GE_NOOP || t.index < 0 || t.op >= s->nops)
 		return NULL;
-	uint32_t k = s->first[t.op] + (uint32_t)t.index;
-	if (k >= s->first[t.op + 1])
+	if ((uint32_t)t.index >= s->first[t.op + 1] - s->first[t.op])
 		return NULL;
+	uint32_t k = s->first[t.op] + (uint32_t)t.index;
 	return &s->o[k];
 }
 
@@ -457,8 +466,13 @@ int sh_in_dtype(shctx *c, int i)
 
 /* ------------------------------------------------------------ driver */
 
+/* Stores n dims or values in the pool; UINT32_MAX when the pool has
+ * reached what the memory budget allows (the caller leaves the shape
+ * unknown). */
 static uint32_t pool_put(struct ge_shapes *s, const int64_t *x, size_t n)
 {
+	if (s->npool + n > s->maxpool)
+		return UINT32_MAX;
 	if (s->npool + n > s->cappool) {
 		size_t cap = s->cappool ? s->cappool * 2 : 1024;
 		while (cap < s->npool + n)
@@ -683,7 +697,7 @@ static int infer_op(ge_graph *g, struct ge_shapes *s, ge_opid id, int final,
 	const tyinfo *ti = ty(g, c.type);
 	shape_fn fn = ti->fn;
 	int nofn = !fn;
-	if (fn)
+	if (fn && !s->untracked[id])
 		fn(&c);
 	if (c.failed) {
 		for (int k = 0; k < c.nout; k++) {
@@ -717,11 +731,20 @@ static int infer_op(ge_graph *g, struct ge_shapes *s, ge_opid id, int final,
 			changed = 1;
 			o->rank = x->rank;
 			o->d = x->rank > 0 ? pool_put(s, x->d, (size_t)x->rank) : 0;
+			if (o->d == UINT32_MAX) {
+				o->rank = -1;
+				o->d = 0;
+				outs[k].rank = -1;
+			}
 		}
 		o->nv = -1;
 		if (vals[k].n >= 0 && vals[k].n <= SH_MAXV) {
 			o->nv = vals[k].n;
 			o->v = pool_put(s, vals[k].v, (size_t)vals[k].n);
+			if (o->v == UINT32_MAX) {
+				o->nv = -1;
+				o->v = 0;
+			}
 		}
 		if (!o->done)
 			o->dtype = out_dtype(g, id, ti, k);
@@ -869,26 +892,49 @@ static int loops_changed(ge_graph *g, struct ge_shapes *s, const ge_opid *ord,
 	return changed;
 }
 
+/* Lays out the tracked outputs: at most SH_MAXOUT per op, and in all
+ * what a quarter of the memory budget holds (records and their dims
+ * share it); an op past either limit has no output tracked.  Returns the
+ * most outputs of one op. */
+static int layout(ge_graph *g, struct ge_shapes *s, size_t cap)
+{
+	uint64_t budget = ge_max_memory() / 4;
+	uint64_t maxo = budget / 2 / sizeof(oshape);
+	if (maxo > UINT32_MAX / 2)
+		maxo = UINT32_MAX / 2;
+	s->maxpool = (size_t)(budget / 2 / sizeof(int64_t));
+	if (s->maxpool > UINT32_MAX / 2)
+		s->maxpool = UINT32_MAX / 2;
+	free(s->first);
+	free(s->untracked);
+	s->first = ge_xmalloc((cap + 1) * sizeof *s->first);
+	s->untracked = ge_xcalloc(cap ? cap : 1, 1);
+	uint64_t tot = 0;
+	int maxout = 1;
+	for (size_t i = 0; i < cap; i++) {
+		s->first[i] = (uint32_t)tot;
+		if (!ge_op_alive(g, (ge_opid)i))
+			continue;
+		int k = ge_op_num_outputs(g, (ge_opid)i);
+		if (k < 0 || k > SH_MAXOUT || tot + (uint64_t)k > maxo) {
+			s->untracked[i] = 1;
+			continue;
+		}
+		if (k > maxout)
+			maxout = k;
+		tot += (uint64_t)k;
+	}
+	s->first[cap] = (uint32_t)tot;
+	free(s->o);
+	s->o = ge_xcalloc(tot ? (size_t)tot : 1, sizeof *s->o);
+	return maxout;
+}
+
 static void run(ge_graph *g, struct ge_shapes *s)
 {
 	size_t cap = ge_graph_capacity(g);
 	s->nops = cap;
-	free(s->first);
-	s->first = ge_xmalloc((cap + 1) * sizeof *s->first);
-	uint32_t tot = 0;
-	int maxout = 1;
-	for (size_t i = 0; i < cap; i++) {
-		s->first[i] = tot;
-		if (ge_op_alive(g, (ge_opid)i)) {
-			int k = ge_op_num_outputs(g, (ge_opid)i);
-			if (k > maxout)
-				maxout = k;
-			tot += (uint32_t)k;
-		}
-	}
-	s->first[cap] = tot;
-	free(s->o);
-	s->o = ge_xcalloc(tot ? tot : 1, sizeof *s->o);
+	int maxout = layout(g, s, cap);
 	s->npool = 0;
 	s->problems.len = 0;
 	s->nofn.len = 0;
@@ -989,6 +1035,8 @@ int ge_shapes_get(ge_graph *g, ge_tref t, int64_t *dims, int cap)
 	const oshape *o = get(g, t);
 	if (!o || o->rank < 0)
 		return -1;
+	if (!o->rank)
+		return 0;
 	const int64_t *p = ((struct ge_shapes *)g->shapes)->pool + o->d;
 	for (int i = 0; i < o->rank && i < cap; i++)
 		dims[i] = p[i];
@@ -1030,6 +1078,8 @@ int ge_shapes_value(ge_graph *g, ge_tref t, int64_t *vals, int cap)
 	const oshape *o = get(g, t);
 	if (!o || o->nv < 0)
 		return -1;
+	if (!o->nv)
+		return 0;
 	const int64_t *p = ((struct ge_shapes *)g->shapes)->pool + o->v;
 	for (int i = 0; i < o->nv && i < cap; i++)
 		vals[i] = p[i];
@@ -1057,8 +1107,11 @@ size_t ge_shapes_write_attrs(ge_graph *g)
 	int64_t *pool = ge_xmalloc((s->npool ? s->npool : 1) * sizeof *pool);
 	if (s->npool)
 		memcpy(pool, s->pool, s->npool * sizeof *pool);
+	uint8_t *untracked = ge_xmalloc(nops ? nops : 1);
+	memcpy(untracked, s->untracked, nops);
 	for (size_t i = 0; i < nops; i++) {
-		if (!ge_op_alive(g, (ge_opid)i))
+		/* an op whose outputs were not tracked keeps what it had */
+		if (!ge_op_alive(g, (ge_opid)i) || untracked[i])
 			continue;
 		size_t k = first[i + 1] - first[i];
 		Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
@@ -1104,6 +1157,7 @@ size_t ge_shapes_write_attrs(ge_graph *g)
 		free(dimp);
 	}
 	free(first);
+	free(untracked);
 	free(o);
 	free(pool);
 	return written;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ckarith.h"
 #include "shapes_impl.h"
 
 
@@ -259,23 +260,26 @@ static void f_selectv2(shctx *c)
 
 /* ------------------------------------------------------------ binary */
 
+/* A followed value of a binary op; unknown where the result would
+ * overflow (the kernel's wrapped value is not a shape anyone means). */
 static int64_t ival(int64_t a, int64_t b, const char *t)
 {
+	int64_t r;
 	if (a == SH_UNK || b == SH_UNK)
 		return SH_UNK;
 	switch (t[0]) {
 	case 'A':
-		return a + b;
+		return ge_ck_add(a, b, &r) ? SH_UNK : r;
 	case 'S':
-		return a - b;
+		return ge_ck_sub(a, b, &r) ? SH_UNK : r;
 	case 'M':
 		if (t[1] == 'u')
-			return a * b;
+			return ge_ck_mul(a, b, &r) ? SH_UNK : r;
 		if (t[1] == 'a')
 			return a > b ? a : b;
 		return a < b ? a : b;
 	case 'F':
-		if (b == 0)
+		if (b == 0 || (a == INT64_MIN && b == -1))
 			return SH_UNK;
 		{
 			int64_t q = a / b;
@@ -975,8 +979,11 @@ static void split_common(shctx *c, int axis_in, int value_in, shval *sizes)
 	for (int k = 0; k < sizes->n; k++) {
 		if (sizes->v[k] == -1)
 			infer = k;
-		else if (sizes->v[k] >= 0)
-			known += sizes->v[k];
+		else if (sizes->v[k] >= 0 &&
+			 ge_ck_add(known, sizes->v[k], &known)) {
+			sh_fail(c, "size_splits overflow");
+			return;
+		}
 	}
 	for (int k = 0; k < c->nout; k++) {
 		*OUT(k) = s;
@@ -1027,20 +1034,35 @@ static void f_slice(shctx *c)
 		return;
 	for (int i = 0; i < z.n; i++) {
 		int64_t s = z.v[i];
+		int64_t bb = hb && i < b.n ? b.v[i] : SH_UNK;
+		int64_t dim = x.rank >= 0 ? x.d[i] : -1;
 		if (s == -1) {
-			int64_t bb = hb && i < b.n ? b.v[i] : SH_UNK;
-			s = x.rank >= 0 && x.d[i] >= 0 && bb != SH_UNK
-				    ? x.d[i] - bb
-				    : -1;
+			if (dim >= 0 && bb != SH_UNK &&
+			    ge_ck_window(bb, 0, dim, NULL)) {
+				sh_fail(c, "begin %lld out of bounds of dim %d "
+					"(%lld)", (long long)bb, i,
+					(long long)dim);
+				return;
+			}
+			s = dim >= 0 && bb != SH_UNK ? dim - bb : -1;
 		} else if (s == SH_UNK) {
 			s = -1;
+		} else if (bb != SH_UNK && (s < 0 || bb < 0 ||
+					    (dim >= 0 &&
+					     ge_ck_window(bb, s, dim, NULL)))) {
+			/* begin + size is checked without overflow */
+			sh_fail(c, "begin %lld size %lld out of bounds of dim "
+				"%d (%lld)", (long long)bb, (long long)s, i,
+				(long long)dim);
+			return;
 		}
 		OUT(0)->d[i] = s;
 	}
 	shval xv;
 	int sv = c->reason;
 	if (x.rank == 1 && hb && b.n == 1 && b.v[0] >= 0 && OUT(0)->d[0] >= 0 &&
-	    sh_in_val(c, 0, &xv) && b.v[0] + OUT(0)->d[0] <= xv.n) {
+	    sh_in_val(c, 0, &xv) && !ge_ck_window(b.v[0], OUT(0)->d[0], xv.n,
+						   NULL)) {
 		VAL(0)->n = (int)OUT(0)->d[0];
 		memcpy(VAL(0)->v, xv.v + b.v[0],
 		       (size_t)VAL(0)->n * sizeof xv.v[0]);
@@ -1074,9 +1096,14 @@ static void f_pad(shctx *c)
 		return;
 	for (int i = 0; i < r; i++) {
 		int64_t a = p.v[2 * i], b = p.v[2 * i + 1];
-		OUT(0)->d[i] = a == SH_UNK || b == SH_UNK || x.d[i] < 0
-				       ? -1
-				       : x.d[i] + a + b;
+		if (a == SH_UNK || b == SH_UNK || x.d[i] < 0) {
+			OUT(0)->d[i] = -1;
+		} else if (ge_ck_dim_grow(x.d[i], a, b, &OUT(0)->d[i])) {
+			sh_fail(c, "paddings %lld, %lld of dim %d (%lld) do "
+				"not hold", (long long)a, (long long)b, i,
+				(long long)x.d[i]);
+			return;
+		}
 	}
 }
 
@@ -1246,7 +1273,11 @@ static void f_reduce(shctx *c)
 				r = SH_UNK;
 				break;
 			}
-			r = prod ? r * xv.v[i] : r + xv.v[i];
+			if (prod ? ge_ck_mul(r, xv.v[i], &r)
+				 : ge_ck_add(r, xv.v[i], &r)) {
+				r = SH_UNK;
+				break;
+			}
 		}
 		VAL(0)->n = 1;
 		VAL(0)->v[0] = r;

@@ -23,6 +23,19 @@ typedef struct dense {
 	int ng;
 } dense;
 
+#define GATHER_CAP ((int)(sizeof ((dense *)0)->gather / sizeof(int)))
+
+/* Appends a final dim; -1 when the slice makes more dims than any
+ * result can have.  Checked at every growth: an ellipsis adds up to rank
+ * entries in one step. */
+static int gather_push(dense *d, int x)
+{
+	if (d->ng >= GATHER_CAP)
+		return -1;
+	d->gather[d->ng++] = x;
+	return 0;
+}
+
 /* TensorFlow's BuildDenseSpec: the sparse spec (begin/end/strides of n
  * entries and the masks) expanded to one entry per input dim. */
 static int build_dense(int rank, const shval *b, const shval *e,
@@ -54,10 +67,12 @@ static int build_dense(int rank, const shval *b, const shval *e,
 				d->s[full] = 1;
 				d->bm[full] = d->em[full] = 1;
 				d->shr[full] = 0;
-				d->gather[d->ng++] = full;
+				if (gather_push(d, full))
+					return -1;
 			}
 		} else if (newax >> i & 1) {
-			d->gather[d->ng++] = NEW_AXIS;
+			if (gather_push(d, NEW_AXIS))
+				return -1;
 		} else {
 			if (full >= rank)
 				return -1;
@@ -67,11 +82,10 @@ static int build_dense(int rank, const shval *b, const shval *e,
 			d->bm[full] = bmask >> i & 1;
 			d->em[full] = emask >> i & 1;
 			d->shr[full] = shrink >> i & 1;
-			d->gather[d->ng++] = d->shr[full] ? SHRINK_AXIS : full;
+			if (gather_push(d, d->shr[full] ? SHRINK_AXIS : full))
+				return -1;
 			full++;
 		}
-		if (d->ng > 2 * GE_SHAPE_MAXRANK)
-			return -1;
 	}
 	return 0;
 }

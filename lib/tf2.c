@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "meta.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/saved_object_graph.pb-c.h"
@@ -11,6 +12,9 @@
 
 #define CKPT_GRAPH_KEY "_CHECKPOINTABLE_OBJECT_GRAPH"
 #define VALUE_ATTR "VARIABLE_VALUE"
+/* Objects nest at most this deep below the root (Keras models nest a few
+ * tens of levels). */
+#define TF2_MAX_DEPTH 1000
 
 struct ge_tf2_objects {
 	Tensorflow__SavedObjectGraph *sog;      /* owned by the graph */
@@ -18,7 +22,14 @@ struct ge_tf2_objects {
 	const char *gname;
 	size_t n;            /* sog nodes */
 	int *ck;             /* saved node -> checkpoint node, or -1 */
-	char **path;         /* saved node -> path from the root, or NULL */
+	/* the breadth-first tree from the root: each reached node's parent
+	 * and local name (paths are made only for the objects a call
+	 * captures, so memory stays linear in the object graph) */
+	int *parent;         /* -1: the root, or not reached */
+	const char **lname;
+	uint8_t *reached;
+	char **path;         /* saved node -> its path once asked, or NULL */
+	uint64_t path_bytes; /* held in path[], against the memory budget */
 };
 
 int ge_is_tf2_savedmodel(ge_graph *g)
@@ -105,37 +116,78 @@ static int tog_child(const Tensorflow__TrackableObjectGraph *tog, int m,
 }
 
 /* Breadth first from the root, as TensorFlow names objects: the first
- * path found is the shortest, the one checkpoint keys are made of. */
-static void match_graphs(ge_tf2_objects *o)
+ * path found is the shortest, the one checkpoint keys are made of.  Each
+ * node keeps its parent and local name, not its path; a node deeper than
+ * TF2_MAX_DEPTH is an error. */
+static int match_graphs(ge_tf2_objects *o, ge_error *err)
 {
 	size_t n = o->n;
 	int *queue = ge_xmalloc(n * sizeof *queue);
+	int *depth = ge_xcalloc(n, sizeof *depth);
 	size_t head = 0, tail = 0;
-	o->path[0] = ge_xstrdup("");
+	int rc = GE_OK;
+	o->reached[0] = 1;
 	if (o->tog && o->tog->n_nodes)
 		o->ck[0] = 0;
 	queue[tail++] = 0;
-	while (head < tail) {
+	while (head < tail && rc == GE_OK) {
 		int s = queue[head++];
 		const Tensorflow__SavedObject *so = o->sog->nodes[s];
 		for (size_t i = 0; i < so->n_children; i++) {
 			int c = so->children[i]->node_id;
 			const char *ln = so->children[i]->local_name;
-			if (c < 0 || (size_t)c >= n || o->path[c])
+			if (c < 0 || (size_t)c >= n || o->reached[c])
 				continue;
-			size_t pl = strlen(o->path[s]);
-			char *p = ge_xmalloc(pl + strlen(ln) + 2);
-			if (pl)
-				memcpy(p, o->path[s], pl);
-			p[pl] = '/';
-			strcpy(p + pl + (pl > 0), ln);
-			o->path[c] = p;
+			if (depth[s] + 1 > TF2_MAX_DEPTH) {
+				rc = ge_err(err, GE_EFORMAT,
+					    "%s: the object graph nests deeper "
+					    "than %d levels (object %d, child "
+					    "'%.100s' of object %d)", o->gname,
+					    TF2_MAX_DEPTH, c, ln, s);
+				break;
+			}
+			o->reached[c] = 1;
+			o->parent[c] = s;
+			o->lname[c] = ln;
+			depth[c] = depth[s] + 1;
 			if (o->ck[s] >= 0)
 				o->ck[c] = tog_child(o->tog, o->ck[s], ln);
 			queue[tail++] = c;
 		}
 	}
+	free(depth);
 	free(queue);
+	return rc;
+}
+
+/* The path of a reached node, local names joined by '/', made when first
+ * asked and kept; NULL when the paths asked so far would pass the memory
+ * budget (err says so). */
+static const char *node_path(const ge_tf2_objects *o, int node, ge_error *err)
+{
+	if (o->path[node])
+		return o->path[node];
+	size_t len = 0;
+	for (int x = node; o->parent[x] >= 0; x = o->parent[x])
+		len += strlen(o->lname[x]) + 1;
+	uint64_t total = o->path_bytes + len + 1;
+	if (ge_budget_check(total, o->gname, "the paths of captured objects",
+			    err))
+		return NULL;
+	char *p = ge_xmalloc(len + 1);
+	p[len] = 0;
+	size_t at = len;
+	for (int x = node; o->parent[x] >= 0; x = o->parent[x]) {
+		size_t l = strlen(o->lname[x]);
+		at -= l;
+		memcpy(p + at, o->lname[x], l);
+		if (at)
+			p[--at] = '/';
+	}
+	/* the cache is not part of what o means: filled on demand */
+	((ge_tf2_objects *)o)->path_bytes = total;
+	o->path[node] = p;
+	return p;
 }
 
 int ge_tf2_objects_open(ge_graph *g, ge_bundle *b, ge_tf2_objects **out,
@@ -163,7 +215,16 @@ int ge_tf2_objects_open(ge_graph *g, ge_bundle *b, ge_tf2_objects **out,
 	for (size_t i = 0; i < o->n; i++)
 		o->ck[i] = -1;
 	o->path = ge_xcalloc(o->n, sizeof *o->path);
-	match_graphs(o);
+	o->parent = ge_xmalloc(o->n * sizeof *o->parent);
+	for (size_t i = 0; i < o->n; i++)
+		o->parent[i] = -1;
+	o->lname = ge_xcalloc(o->n, sizeof *o->lname);
+	o->reached = ge_xcalloc(o->n, 1);
+	int rc = match_graphs(o, err);
+	if (rc != GE_OK) {
+		ge_tf2_objects_free(o);
+		return rc;
+	}
 	*out = o;
 	return GE_OK;
 }
@@ -177,6 +238,9 @@ void ge_tf2_objects_free(ge_tf2_objects *o)
 	for (size_t i = 0; i < o->n; i++)
 		free(o->path[i]);
 	free(o->path);
+	free(o->parent);
+	free(o->lname);
+	free(o->reached);
 	free(o->ck);
 	free(o);
 }
@@ -238,7 +302,14 @@ int ge_tf2_call_captures(const ge_tf2_objects *o, const ge_graph *g,
 		c[i].slot = ni - nb + i;
 		c[i].t = ge_op_input(g, call, c[i].slot);
 		c[i].node = node;
-		c[i].path = o->path[node] ? o->path[node] : "?";
+		c[i].path = "?";
+		if (o->reached[node]) {
+			c[i].path = node_path(o, node, err);
+			if (!c[i].path) {
+				free(c);
+				return GE_EFORMAT;
+			}
+		}
 		c[i].name = c[i].path;
 		switch (so->kind_case) {
 		case TENSORFLOW__SAVED_OBJECT__KIND_VARIABLE:

@@ -391,6 +391,10 @@ static void print_usage(lua_State *L, FILE *f)
 		"  --max-memory SIZE  (first) the memory budget of what a model "
 		"makes\n"
 		"               the program expand (default 512M)\n"
+		"  --max-work N (first) the work budget of one computation "
+		"(a fold, an\n"
+		"               evaluation), in multiply-adds or elements "
+		"touched (default 1G)\n"
 		"  --           stop handling options\n"
 		"  -h, --help   show this help and exit\n"
 		"  --version    show the version and exit\n"
@@ -418,6 +422,7 @@ static void print_usage(lua_State *L, FILE *f)
 		"first (':' between)\n"
 		"  GEREWRITE_TRACEBACK=1  as --traceback\n"
 		"  GEREWRITE_MAX_MEMORY   as --max-memory\n"
+		"  GEREWRITE_MAX_WORK     as --max-work\n"
 		"  GEREWRITE_HISTORY      the prompt's history file "
 		"(~/.gerewrite_history)\n"
 		"  GEREWRITE_LUA_DIR      read the built-in Lua files from "
@@ -826,26 +831,52 @@ void cli_set_max_memory(uint64_t bytes)
 	lua_limit = bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes;
 }
 
-/* `gerewrite --max-memory SIZE ...`: the budget for everything the run
- * expands (see lib/bounds.h); removed from argv.  -1 on a bad size. */
+/* Which global option argv[1] is (0: none), and its value in *v with
+ * the words it takes in *used. */
+static int global_option(int argc, char **argv, const char **v, int *used)
+{
+	static const char *const names[] = {"--max-memory", "--max-work"};
+	for (int k = 0; k < 2; k++) {
+		size_t l = strlen(names[k]);
+		if (strncmp(argv[1], names[k], l))
+			continue;
+		*v = NULL;
+		*used = 1;
+		if (argv[1][l] == '=')
+			*v = argv[1] + l + 1;
+		else if (!argv[1][l] && argc > 2)
+			*v = argv[2], *used = 2;
+		else if (argv[1][l])
+			return 0;
+		return k + 1;
+	}
+	return 0;
+}
+
+/* `gerewrite --max-memory SIZE --max-work N ...`: the budgets for
+ * everything the run expands and computes (see lib/bounds.h); removed
+ * from argv.  -1 on a bad value. */
 static int global_options(int *argc, char **argv)
 {
-	while (*argc > 1 && !strncmp(argv[1], "--max-memory", 12)) {
-		const char *v = NULL;
-		int used = 1;
-		if (argv[1][12] == '=')
-			v = argv[1] + 13;
-		else if (!argv[1][12] && *argc > 2)
-			v = argv[2], used = 2;
-		else if (argv[1][12])
-			break;
+	const char *v;
+	int used, which;
+	while (*argc > 1 && (which = global_option(*argc, argv, &v, &used))) {
 		uint64_t n;
 		if (!v || ge_parse_size(v, &n) || !n) {
-			cli_errmsg("--max-memory: bad size '%s' (a number of "
-				   "bytes, with K, M or G)", v ? v : "");
+			if (which == 1)
+				cli_errmsg("--max-memory: bad size '%s' (a "
+					   "number of bytes, with K, M or G)",
+					   v ? v : "");
+			else
+				cli_errmsg("--max-work: bad count '%s' (a "
+					   "number of units, with K, M or G)",
+					   v ? v : "");
 			return -1;
 		}
-		ge_set_max_memory(n);
+		if (which == 1)
+			ge_set_max_memory(n);
+		else
+			ge_set_max_work(n);
 		memmove(argv + 1, argv + 1 + used,
 			(size_t)(*argc - used) * sizeof *argv);
 		*argc -= used;

@@ -157,3 +157,40 @@ local n2 = ld(1, node("b", "NoOp"))
 local mid = n1 .. ld(4, vi(1, 7)) .. n2
 write("between.pb", mid)
 write("between.meta", meta_info .. ld(2, mid))
+
+-- round 3 (doc/hostile-input.md): models that make the evaluator, shape
+-- inference and folding work, each a few hundred bytes
+local function attr_i(n) return vi(3, n) end
+local DT_INT32 = 3
+local function const_i32(name, dims, vals)
+  local t = vi(1, DT_INT32) .. ld(2, shape(dims))
+  for _, v in ipairs(vals) do t = t .. vi(7, v) end
+  return node(name, "Const", nil,
+              attr("dtype", attr_type(DT_INT32)) .. attr("value", ld(8, t)))
+end
+local T = attr("T", attr_type(DT_FLOAT))
+-- 300 Splits of a million outputs each
+local sp = {const("x", {1}, {1}), const_i32("axis", {}, {0})}
+for i = 1, 300 do
+  sp[#sp + 1] = node("s" .. i, "Split", {"axis", "x"},
+                     T .. attr("num_split", attr_i(1000000)))
+end
+write("r3_splits.pb", graphdef(sp))
+-- a chain of 40 Adds over a splat of 2^21 floats
+local ch = {const("c", {1 << 21}, {1})}
+local prev = "c"
+for i = 1, 40 do
+  ch[#ch + 1] = node("a" .. i, "AddV2", {prev, "c"}, T)
+  prev = "a" .. i
+end
+write("r3_chain.pb", graphdef(ch))
+-- a MatMul of two 8192x8192 splats (2^39 multiply-adds)
+write("r3_matmul.pb", graphdef{
+  const("a", {8192, 8192}, {1}), const("b", {8192, 8192}, {2}),
+  node("mm", "MatMul", {"a", "b"}, T)})
+-- a Conv2D of 2.4e9 multiply-adds over 32 MB splats
+write("r3_conv.pb", graphdef{
+  const("x", {1, 256, 256, 64}, {1}), const("w", {3, 3, 64, 64}, {1}),
+  node("conv", "Conv2D", {"x", "w"},
+       T .. attr("strides", ld(1, vi(3, 1) .. vi(3, 1) .. vi(3, 1) .. vi(3, 1))) ..
+       attr("padding", ld(2, "SAME")))})

@@ -1,6 +1,8 @@
 #!/bin/sh
 # hostile-mem.sh: peak memory of every command on every crafted model of
-# t/hostile-gen.lua (all under 1 MB, one declaring a 200 MB Const), and on
+# t/hostile-gen.lua (all under 1 MB, one declaring a 200 MB Const, and
+# those of round 3: Splits of a million outputs, a chain of 2^21-element
+# splats folded, a MatMul and a Conv2D over the work budget), and on
 # truncated and bit-flipped copies of a small model: at most 256 MiB plus
 # the expanded size of what the command materializes (nothing here but
 # the 1,000,000-element Const a recipe expands, 16 MB as Lua values), and
@@ -68,6 +70,8 @@ for m in fx/*.pb fx/*.meta fx/*.bin fx/sig_ok fx/sig_flip fx/trunc_sm \
 	measure 0 "$BIN" convert "$m" "$T/o.pbtxt" --format graphdef-text
 	measure 0 "$BIN" run fold_constant_mul "$m" -o "$T/f.pb" --format graphdef
 	measure 16384 "$BIN" run "$T/expand.lua" "$m" -o "$T/e.pb" --format graphdef
+	measure 0 "$BIN" run fold_constants "$m" -o "$T/f.pb" --format graphdef
+	measure 0 "$BIN" run add_output_shapes "$m" -o "$T/f.pb" --format graphdef
 	rm -rf "$T"/o.pbtxt "$T"/f.pb "$T"/d.dot "$T"/e.pb
 done
 echo "# $runs runs, the largest peak $worst KiB ($worst_what)"
