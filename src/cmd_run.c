@@ -335,13 +335,21 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 	lua_getfield(L, rec, "run");
 	lua_pushvalue(L, gi);
 	lua_pushvalue(L, par);
-	if (cli_docall(L, 2, 1) != LUA_OK) {
+	if (cli_docall(L, 2, 2) != LUA_OK) {
 		const char *msg = lua_tostring(L, -1);
 		snprintf(res->error, sizeof res->error, "%s (model %s)",
 			 msg ? msg : "(error object is not a string)", model);
 		res->status = EXIT_RUNTIME;
 		goto done;
 	}
+	/* `return nil, message`: the model does not fit the parameters */
+	if (lua_isnil(L, -2) && lua_type(L, -1) == LUA_TSTRING) {
+		snprintf(res->error, sizeof res->error, "%s (model %s)",
+			 lua_tostring(L, -1), model);
+		res->status = EXIT_USAGE;
+		goto done;
+	}
+	lua_pop(L, 1);
 	/* a recipe may build a new graph and return it */
 	lge_graph *G = luaL_testudata(L, -1, LGE_GRAPH);
 	if (!G)
