@@ -11,6 +11,8 @@
  *   g:set_signature(name, {inputs=, outputs=, method_name=})
  *   g:remove_signature(name)
  *   g:rename_signature(old, new [, {inputs={old=new}, outputs={old=new}}])
+ *   ge.compose(a, b, {map={a_tensor=b_input}, prefix=}) -> graph
+ *   ge.extract(g, {inputs={t,...}, outputs={t,...}})     -> graph
  *
  * Node-list entries that name an op or tensor of the graph come back as
  * that op or tensor, others as their string; bytes lists as strings,
@@ -22,6 +24,7 @@
 
 #include "lge.h"
 #include "meta.h"
+#include "compose.h"
 #include "sigedit.h"
 #include "google/protobuf/any.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
@@ -339,6 +342,115 @@ static int g_rename_signature(lua_State *L)
 	return 0;
 }
 
+/* [-0, +0, v] A tensor name of G at idx (a tensor or a string), kept in
+ * the buffer b; returns its offset. */
+static size_t name_at(lua_State *L, int idx, lge_graph *G, ge_buf *b)
+{
+	size_t off = b->len;
+	if (lge_testtensor(L, idx)) {
+		ge_buf scratch = GE_BUF_INIT;
+		ge_buf_adds(b, ge_tensor_fmt(G->g, lge_checktensor(L, idx)->t,
+					     &scratch));
+		ge_buf_free(&scratch);
+	} else {
+		ge_buf_adds(b, luaL_checkstring(L, idx));
+	}
+	ge_buf_addc(b, 0);
+	return off;
+}
+
+static int m_compose(lua_State *L)
+{
+	lge_graph *A = lge_checkgraph(L, 1), *B = lge_checkgraph(L, 2);
+	luaL_checktype(L, 3, LUA_TTABLE);
+	static const char *const known[] = {"map", "prefix", NULL};
+	lge_checkopts(L, 3, known);
+	const char *prefix = lge_optfield(L, 3, "prefix");
+	ge_buf *b = lge_newbuf(L);
+	size_t n = 0;
+	if (lua_getfield(L, 3, "map") != LUA_TTABLE)
+		return luaL_error(L, "compose: map must be a table {a_tensor = "
+				  "b_input}");
+	int t = lua_gettop(L);
+	size_t cap = 0;
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		cap++;
+		lua_pop(L, 1);
+	}
+	size_t *off = lua_newuserdatauv(L, (2 * cap + 1) * sizeof *off, 0);
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		lua_pushvalue(L, -2);
+		off[2 * n] = name_at(L, -1, A, b);
+		lua_pop(L, 1);
+		off[2 * n + 1] = name_at(L, -1, B, b);
+		n++;
+		lua_pop(L, 1);
+	}
+	/* b holds every name now: pointers into it stay valid */
+	const char **v = lua_newuserdatauv(L, (2 * n + 1) * sizeof *v, 0);
+	for (size_t i = 0; i < n; i++) {
+		v[i] = (const char *)b->data + off[2 * i];
+		v[n + i] = (const char *)b->data + off[2 * i + 1];
+	}
+	const char **from = v, **to = v + n;
+	ge_compose_opts o = {prefix, from, to, n};
+	ge_graph *c;
+	ge_error err;
+	if (ge_compose(A->g, B->g, &o, &c, &err) != GE_OK)
+		return lge_fail(L, &err);
+	lge_pushgraph(L, c);
+	return 1;
+}
+
+/* [-0, +1, m] The names of list field k of the table at 2, as an array
+ * of strings (a userdata on the stack), into *out. */
+static size_t names_field(lua_State *L, const char *k, lge_graph *G,
+			  ge_buf *b, size_t **off)
+{
+	size_t n = 0;
+	if (lua_getfield(L, 2, k) == LUA_TNIL) {
+		lua_pop(L, 1);
+		*off = lua_newuserdatauv(L, sizeof **off, 0);
+		return 0;
+	}
+	luaL_argexpected(L, lua_istable(L, -1), 2, "lists of tensors");
+	int t = lua_gettop(L);
+	n = (size_t)luaL_len(L, t);
+	*off = lua_newuserdatauv(L, (n + 1) * sizeof **off, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_geti(L, t, (lua_Integer)i + 1);
+		(*off)[i] = name_at(L, -1, G, b);
+		lua_pop(L, 1);
+	}
+	lua_remove(L, t);
+	return n;
+}
+
+static int m_extract(lua_State *L)
+{
+	lge_graph *G = lge_checkgraph(L, 1);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	static const char *const known[] = {"inputs", "outputs", NULL};
+	lge_checkopts(L, 2, known);
+	ge_buf *b = lge_newbuf(L);
+	size_t *oi, *oo;
+	size_t ni = names_field(L, "inputs", G, b, &oi);
+	size_t no = names_field(L, "outputs", G, b, &oo);
+	const char **v = lua_newuserdatauv(L, (ni + no + 1) * sizeof *v, 0);
+	for (size_t i = 0; i < ni; i++)
+		v[i] = (const char *)b->data + oi[i];
+	for (size_t i = 0; i < no; i++)
+		v[ni + i] = (const char *)b->data + oo[i];
+	ge_graph *c;
+	ge_error err;
+	if (ge_extract(G->g, v, ni, v + ni, no, &c, &err) != GE_OK)
+		return lge_fail(L, &err);
+	lge_pushgraph(L, c);
+	return 1;
+}
+
 void lge_open_meta(lua_State *L)
 {
 	static const luaL_Reg graph_methods[] = {
@@ -354,4 +466,10 @@ void lge_open_meta(lua_State *L)
 	};
 	lge_newtype(L, LGE_GRAPH, NULL, graph_methods);
 	lua_pop(L, 1);
+	static const luaL_Reg funcs[] = {
+		{"compose", m_compose},
+		{"extract", m_extract},
+		{NULL, NULL},
+	};
+	luaL_setfuncs(L, funcs, 0);
 }
