@@ -13,7 +13,9 @@
 #include "tensor.h"
 #include "tf2.h"
 #include "transform.h"
+#include "model.h"
 #include "variables.h"
+#include "varpolicy.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 
 enum { MAXR = 64 };
@@ -214,17 +216,18 @@ static char *key_of(const char *t)
 	return k;
 }
 
-/* Every op the outputs need, back through data and control inputs. */
-static unsigned char *needed(ge_graph *g, const ge_tref *outs, size_t n)
+/* Marks in keep every op the seeds need, back through data and control
+ * inputs (seeds included). */
+static void walk(ge_graph *g, const ge_opid *seeds, size_t n,
+		 unsigned char *keep)
 {
 	size_t cap = ge_graph_capacity(g);
-	unsigned char *keep = ge_xcalloc(cap + 1, 1);
 	ge_opid *stack = ge_xmalloc((cap + 1) * sizeof *stack);
 	size_t sp = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!keep[outs[i].op]) {
-			keep[outs[i].op] = 1;
-			stack[sp++] = outs[i].op;
+		if (seeds[i] < cap && !keep[seeds[i]]) {
+			keep[seeds[i]] = 1;
+			stack[sp++] = seeds[i];
 		}
 	while (sp) {
 		ge_opid id = stack[--sp];
@@ -240,7 +243,100 @@ static unsigned char *needed(ge_graph *g, const ge_tref *outs, size_t n)
 		}
 	}
 	free(stack);
-	return keep;
+}
+
+/* The ops that keep a TF1 container's variables alive: the saver's
+ * restore and save ops and the init ops (of the collections a SavedModel
+ * runs, and `init`). */
+static size_t saver_roots(ge_graph *g, ge_opid **out)
+{
+	static const char *const colls[] = {"legacy_init_op",
+					    "saved_model_main_op", "init_op",
+					    "table_initializer"};
+	ge_opid *r = ge_xmalloc(64 * sizeof *r);
+	size_t n = 0, cap = 64;
+	const char *names[8];
+	size_t nn = 0;
+	Tensorflow__SaverDef *sd = ge_saver_def(g);
+	if (sd) {
+		names[nn++] = sd->restore_op_name;
+		names[nn++] = sd->save_tensor_name;
+		names[nn++] = sd->filename_tensor_name;
+	}
+	names[nn++] = "init";
+	for (size_t i = 0; i < nn; i++) {
+		ge_tref t;
+		if (names[i] && *names[i] &&
+		    ge_graph_resolve_tensor(g, names[i], 1, &t, NULL) == GE_OK)
+			r[n++] = t.op;
+		else if (names[i] && ge_graph_find(g, names[i]) != GE_NOOP)
+			r[n++] = ge_graph_find(g, names[i]);
+	}
+	for (size_t k = 0; k < sizeof colls / sizeof colls[0]; k++) {
+		Tensorflow__CollectionDef *c = ge_collection_get(g, colls[k]);
+		if (!c || c->kind_case !=
+				  TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST)
+			continue;
+		for (size_t i = 0; i < c->node_list->n_value; i++) {
+			ge_tref t;
+			if (ge_graph_resolve_tensor(g, c->node_list->value[i],
+						    1, &t, NULL) != GE_OK)
+				continue;
+			if (n == cap)
+				r = ge_xrealloc(r, (cap *= 2) * sizeof *r);
+			r[n++] = t.op;
+		}
+	}
+	*out = r;
+	return n;
+}
+
+/* Removes every op of c that neither the outputs nor the saver and init
+ * ops need. */
+static unsigned char *prune(ge_graph *c, const ge_tref *to, size_t n_out)
+{
+	size_t cap = ge_graph_capacity(c);
+	unsigned char *keep = ge_xcalloc(cap + 1, 1);
+	ge_opid *seeds = ge_xmalloc((n_out + 1) * sizeof *seeds);
+	for (size_t i = 0; i < n_out; i++)
+		seeds[i] = to[i].op;
+	walk(c, seeds, n_out, keep);
+	free(seeds);
+	unsigned char *all = ge_xmalloc(cap + 1);
+	memcpy(all, keep, cap + 1);
+	ge_opid *roots;
+	size_t nr = saver_roots(c, &roots);
+	walk(c, roots, nr, all);
+	free(roots);
+	for (ge_opid id = (ge_opid)cap; id-- > 0;)
+		if (ge_op_alive(c, id) && !all[id])
+			ge_graph_remove_op(c, id, 1, NULL);
+	free(all);
+	return keep; /* what the outputs need */
+}
+
+/* Variables the outputs do not read go, with their saver entries and
+ * checkpoint tensors; then what only they needed. */
+static int drop_variables(ge_graph *c, const ge_tref *to, size_t n_out,
+			  ge_error *err)
+{
+	unsigned char *need = prune(c, to, n_out);
+	ge_varlist vl = {0};
+	int rc = ge_graph_variables(c, &vl, err);
+	for (size_t i = 0; rc == GE_OK && i < vl.n; i++) {
+		if (need[vl.v[i].op])
+			continue;
+		char *key = vl.v[i].key ? ge_xstrdup(vl.v[i].key) : NULL;
+		rc = ge_variable_remove(c, vl.v[i].name, err);
+		if (rc == GE_OK && key && ge_graph_savedmodel_dir(c))
+			ge_graph_checkpoint_drop(c, key);
+		free(key);
+	}
+	ge_varlist_free(&vl);
+	free(need);
+	if (rc == GE_OK)
+		free(prune(c, to, n_out));
+	return rc;
 }
 
 /* Input i becomes a Placeholder read by everything that read it. */
@@ -315,13 +411,9 @@ int ge_extract(ge_graph *g, const char *const *inputs, size_t n_in,
 			if (to[k].op == ti[i].op && to[k].index == ti[i].index)
 				to[k] = (ge_tref){ph[i], 0};
 	}
+	if (rc == GE_OK)
+		rc = drop_variables(c, to, n_out, err);
 	if (rc == GE_OK) {
-		unsigned char *keep = needed(c, to, n_out);
-		size_t cap = ge_graph_capacity(c);
-		for (ge_opid id = (ge_opid)cap; id-- > 0;)
-			if (ge_op_alive(c, id) && !keep[id])
-				ge_graph_remove_op(c, id, 1, NULL);
-		free(keep);
 		/* inputs take their op's name when it is free now */
 		for (size_t i = 0; i < n_in; i++) {
 			if (!ge_op_alive(c, ph[i]) || ti[i].index != 0)

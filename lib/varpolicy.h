@@ -93,6 +93,9 @@ const ge_ckpt_plan *ge_graph_checkpoint_plan(const ge_graph *g);
  * checkpoint's tensor. */
 void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
 				  const char *dst);
+/* Leaves checkpoint key `key` out of the checkpoint a save writes (a
+ * rename entry to "": the tensor goes nowhere). */
+void ge_graph_checkpoint_drop(ge_graph *g, const char *key);
 /* Follows the rename of checkpoint key `from` to `to` (a variable
  * renamed by ge_variable_rename): an entry that made `from` makes `to`;
  * otherwise the plan gets a rename entry. */

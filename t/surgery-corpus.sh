@@ -12,9 +12,10 @@ test -d "$CORPUS" || CORPUS=/work/shared/corpus
 D=$CORPUS/dotnet__machinelearning-testdata/Microsoft.ML.TensorFlow.TestModels
 MM=$D/model_matmul/frozen_saved_model.pb
 CF=$D/cifar_model/frozen_model.pb
+TF1=$CORPUS/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/half_plus_two/00000123
 AD=$CORPUS/tensorflow__rust/examples/addition/model.pb
 MU=$CORPUS/tensorflow__rust/tensorflow-sys/examples/assets/multiplication.pb
-for f in "$MM" "$CF" "$AD" "$MU"; do
+for f in "$MM" "$CF" "$AD" "$MU" "$TF1/saved_model.pb"; do
 	if ! test -f "$f"; then
 		echo "1..0 # SKIP corpus not found ($f)"
 		exit 0
@@ -72,6 +73,24 @@ run "$BIN" eval "$T/all.pb" --input Input=1x32x32x3 -o "$T/ao"
 run "$BIN" eval "$CF" --input Input=1x32x32x3 -o "$T/ai"
 cmp -s "$T/ao/Output.npy" "$T/ai/Output.npy"
 ok $? "the whole model cut at its output computes the same"
+
+# ---- extract from a TF1 SavedModel with variables a, b, c: y = a x + b
+run "$BIN" extract "$TF1" --inputs x:0 --outputs y:0 -o "$T/v"
+is_rc 0 "extract y from half_plus_two"
+run "$BIN" eval "$T/v" --input 'x=[[2],[4]]'
+has "$T/out" "y (y:0) float32[2,1] min 3 max 4 mean 3.5 [3, 4]" \
+	"the servable computes y = 0.5x + 2"
+run "$BIN" info "$T/v"
+has "$T/out" "variables (2):" "it holds two variables"
+grep -q "  c:0" "$T/out"
+ok `test $? -ne 0; echo $?` "c, which y does not read, is gone"
+run "$BIN" -e 'print(table.concat(assert(ge.checkpoint.open(arg[1])):names(), " "))' \
+	- "$T/v/variables/variables"
+has "$T/out" "a b" "the checkpoint holds a and b"
+grep -q "c" "$T/out"
+ok `test $? -ne 0; echo $?` "and not c"
+run "$BIN" validate "$T/v"
+is_rc 0 "the servable validates (its saver saves a and b)"
 
 # ---- bad input
 bad() { # bad NAME TEXT OUT ARGS...
