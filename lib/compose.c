@@ -77,28 +77,72 @@ static int has_variables(ge_graph *g, const char **name)
 	return 0;
 }
 
-/* The serving_default signature's keys and tensor names of one side. */
+/* A key from an op or tensor name: '/' and ':' become '_', ":0"
+ * dropped. */
+static char *key_of(const char *t)
+{
+	char *k = ge_xstrdup(t);
+	size_t n = strlen(k);
+	if (n > 2 && !strcmp(k + n - 2, ":0"))
+		k[n - 2] = 0;
+	for (char *p = k; *p; p++)
+		if (*p == '/' || *p == ':')
+			*p = '_';
+	return k;
+}
+
+static void key_add(ge_sig_key **k, size_t *n, const char *key,
+		    const char *prefix, const char *tensor)
+{
+	size_t len = strlen(tensor) + (prefix ? strlen(prefix) : 0) + 2;
+	char *s = ge_xmalloc(len);
+	snprintf(s, len, "%s%s%s", prefix ? prefix : "", prefix ? "/" : "",
+		 tensor);
+	*k = ge_xrealloc(*k, (*n + 1) * sizeof **k);
+	(*k)[*n].key = key ? ge_xstrdup(key) : key_of(tensor);
+	(*k)[(*n)++].tensor = s;
+}
+
+/* One side of a model's interface: its serving_default signature's, or
+ * else its Placeholders (inputs) or the outputs 0 of the ops nothing
+ * reads (outputs).  Tensor names get the prefix. */
 static size_t sig_side(ge_graph *g, int outputs, ge_sig_key **k,
 		       const char *prefix)
 {
 	const Tensorflow__SignatureDef *d =
 		ge_signature_get(g, "serving_default");
+	size_t n = 0;
 	*k = NULL;
-	if (!d)
-		return 0;
-	size_t n = outputs ? d->n_outputs : d->n_inputs;
-	*k = ge_xcalloc(n + 1, sizeof **k);
-	for (size_t i = 0; i < n; i++) {
-		const char *key = outputs ? d->outputs[i]->key : d->inputs[i]->key;
-		const Tensorflow__TensorInfo *t =
-			outputs ? d->outputs[i]->value : d->inputs[i]->value;
-		const char *nm = t && t->name ? t->name : "";
-		size_t len = strlen(nm) + (prefix ? strlen(prefix) : 0) + 2;
-		char *s = ge_xmalloc(len);
-		snprintf(s, len, "%s%s%s", prefix ? prefix : "",
-			 prefix ? "/" : "", nm);
-		(*k)[i].key = ge_xstrdup(key);
-		(*k)[i].tensor = s;
+	if (d) {
+		size_t m = outputs ? d->n_outputs : d->n_inputs;
+		for (size_t i = 0; i < m; i++) {
+			Tensorflow__SignatureDef__InputsEntry *in =
+				outputs ? NULL : d->inputs[i];
+			Tensorflow__SignatureDef__OutputsEntry *out =
+				outputs ? d->outputs[i] : NULL;
+			const Tensorflow__TensorInfo *t =
+				in ? in->value : out->value;
+			if (t && t->encoding_case ==
+					 TENSORFLOW__TENSOR_INFO__ENCODING_NAME)
+				key_add(k, &n, in ? in->key : out->key, prefix,
+					t->name);
+		}
+		return n;
+	}
+	size_t cap = ge_graph_capacity(g);
+	for (ge_opid id = 0; id < cap; id++) {
+		if (!ge_op_alive(g, id))
+			continue;
+		size_t nu = 0, nc = 0;
+		if (outputs) {
+			ge_op_uses(g, id, &nu);
+			ge_op_control_outputs(g, id, &nc);
+			if (nu || nc || ge_op_num_outputs(g, id) < 1)
+				continue;
+		} else if (strcmp(ge_op_type(g, id), "Placeholder")) {
+			continue;
+		}
+		key_add(k, &n, NULL, prefix, ge_op_name(g, id));
 	}
 	return n;
 }
@@ -112,19 +156,20 @@ static void keys_free(ge_sig_key *k, size_t n)
 	free(k);
 }
 
-/* The composition's serving_default: a's inputs, b's outputs. */
+/* The composition's serving_default: a's inputs, b's outputs (those of
+ * their serving_default signatures, else a's Placeholders and the ops of
+ * b nothing reads), unless a is a TF2 SavedModel. */
 static void compose_signature(ge_graph *a, ge_graph *b, ge_graph *c,
 			      const char *prefix)
 {
-	if (ge_is_tf2_savedmodel(c) || !ge_signature_get(a, "serving_default") ||
-	    !ge_signature_get(b, "serving_default"))
+	if (ge_is_tf2_savedmodel(c))
 		return;
 	ge_sig_key *in, *out;
 	size_t ni = sig_side(a, 0, &in, NULL);
 	size_t no = sig_side(b, 1, &out, prefix);
 	ge_sig_spec s = {in, ni, out, no, NULL};
 	ge_error e2;
-	if (ge_signature_set(c, "serving_default", &s, &e2) != GE_OK)
+	if (no && ge_signature_set(c, "serving_default", &s, &e2) != GE_OK)
 		ge_signature_drop(c, "serving_default", &e2);
 	keys_free(in, ni);
 	keys_free(out, no);
@@ -201,20 +246,6 @@ int ge_compose(ge_graph *a, ge_graph *b, const ge_compose_opts *o,
 }
 
 /* ------------------------------------------------------------ extract */
-
-/* A signature key from a tensor name: '/' and ':' become '_', ":0"
- * dropped. */
-static char *key_of(const char *t)
-{
-	char *k = ge_xstrdup(t);
-	size_t n = strlen(k);
-	if (n > 2 && !strcmp(k + n - 2, ":0"))
-		k[n - 2] = 0;
-	for (char *p = k; *p; p++)
-		if (*p == '/' || *p == ':')
-			*p = '_';
-	return k;
-}
 
 /* Marks in keep every op the seeds need, back through data and control
  * inputs (seeds included). */

@@ -35,9 +35,10 @@ typedef struct ge_compose_opts {
 /* A new graph (*out, the caller frees it): a copy of a (its container,
  * signatures and variables with it) with b imported under the prefix,
  * b's mapped inputs reading a's tensors and then removed when nothing else
- * reads them.  When a and b both have a serving_default signature, the
- * composition's serving_default takes a's inputs and b's outputs (TF1
- * containers; a TF2 SavedModel keeps a's signatures).  GE_EINVAL (naming
+ * reads them.  The composition's serving_default takes a's inputs and b's
+ * outputs: those of their serving_default signatures, else a's
+ * Placeholders and the ops of b nothing reads (a TF2 SavedModel a keeps
+ * its signatures).  GE_EINVAL (naming
  * the tensors) when the map is empty, a b input is mapped twice, or two
  * mapped tensors differ in dtype or shape; GE_ENOTFOUND when a tensor is
  * not there; GE_EINVAL when b has variables (they would need b's

@@ -15,7 +15,8 @@ CF=$D/cifar_model/frozen_model.pb
 TF1=$CORPUS/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/half_plus_two/00000123
 AD=$CORPUS/tensorflow__rust/examples/addition/model.pb
 MU=$CORPUS/tensorflow__rust/tensorflow-sys/examples/assets/multiplication.pb
-for f in "$MM" "$CF" "$AD" "$MU" "$TF1/saved_model.pb"; do
+RG=$CORPUS/onnx__tensorflow-onnx/tests/models/regression/graphdef/frozen.pb
+for f in "$MM" "$CF" "$AD" "$MU" "$RG" "$TF1/saved_model.pb"; do
 	if ! test -f "$f"; then
 		echo "1..0 # SKIP corpus not found ($f)"
 		exit 0
@@ -43,6 +44,21 @@ ok $? "the composition gives the bytes of running one after the other"
 run "$BIN" info "$T/c.pb"
 grep -q "second/a" "$T/out"
 ok `test $? -ne 0; echo $?` "the mapped input of the second model is gone"
+
+# ---- compose a SavedModel with variables (half_plus_two, y = 0.5x + 2)
+# and a frozen graph (the regression model): its checkpoint comes along,
+# and serving_default goes from x to the regression's output
+run "$BIN" compose "$TF1" "$RG" -o "$T/hr" --map y:0=X
+is_rc 0 "compose a SavedModel and a frozen GraphDef"
+run "$BIN" info "$T/hr"
+has "$T/out" "in   x -> x:0 float32[?,1]" "serving_default takes half_plus_two's input"
+has "$T/out" "out  pred <- b/pred:0" "and gives the regression's output"
+run "$BIN" eval "$T/hr" --input 'x=[[2],[4]]' -o "$T/hro"
+is_rc 0 "run the composition (half_plus_two's variables restored)"
+run "$BIN" eval "$RG" --input 'X=[3,4]' -o "$T/rgo"
+has "$T/out" "[1.69141, 1.90537]" "the regression alone on y = [3, 4]"
+run "$BIN" eval "$T/hr" --input 'x=[[2],[4]]'
+has "$T/out" "[1.69141, 1.90537]" "the composition gives the same values"
 
 # ---- extract: Conv2D -> add -> Relu of the CIFAR model
 run "$BIN" eval "$CF" --input Input=1x32x32x3 --output Conv2D:0 \
