@@ -612,7 +612,7 @@ int ge_checkpoint_apply_plan(ge_bundle *src, const char *dst_prefix,
 	}
 	for (size_t i = 0; plan && i < plan->n && !rc; i++) {
 		const ge_bundle_entry *e = ge_bundle_find(src, plan->src[i]);
-		if (e)
+		if (e && *plan->dst[i]) /* a rename to "" drops the tensor */
 			rc = ge_bundle_writer_copy(w, src, e, plan->dst[i],
 						   err);
 	}

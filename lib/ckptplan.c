@@ -219,6 +219,11 @@ void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
 	ge_ckpt_plan_add(p, src, dst);
 }
 
+void ge_graph_checkpoint_drop(ge_graph *g, const char *key)
+{
+	ge_ckpt_plan_add_rename(graph_plan(g), key, "");
+}
+
 void ge_ckpt_plan_free(ge_ckpt_plan *p)
 {
 	if (!p)

@@ -325,6 +325,34 @@ void ge_signature_touch(ge_graph *g, const char *name)
 		s->dirty = 1;
 }
 
+int ge_signature_remove(ge_graph *g, const char *name)
+{
+	seg *s = find_sig(g, name);
+	if (!s)
+		return GE_ENOTFOUND;
+	ge_meta *m = g->meta;
+	if (s->msg)
+		protobuf_c_message_free_unpacked(s->msg, NULL);
+	size_t i = (size_t)(s - m->mg);
+	memmove(s, s + 1, (m->n_mg - i - 1) * sizeof *s);
+	m->n_mg--;
+	return GE_OK;
+}
+
+int ge_signature_rename(ge_graph *g, const char *from, const char *to)
+{
+	seg *s = find_sig(g, from);
+	if (!s)
+		return GE_ENOTFOUND;
+	if (find_sig(g, to))
+		return GE_EINVAL;
+	Tensorflow__MetaGraphDef__SignatureDefEntry *e = sig_entry(s);
+	free(e->key);
+	e->key = ge_xstrdup(to);
+	s->dirty = 1;
+	return GE_OK;
+}
+
 Tensorflow__SaverDef *ge_saver_def(ge_graph *g)
 {
 	seg *s = nth_seg(g, MG_SAVER, 0);

@@ -44,6 +44,11 @@ const char *ge_signature_name(const ge_graph *g, size_t i);
 struct Tensorflow__SignatureDef *ge_signature_get(ge_graph *g,
 						  const char *name);
 void ge_signature_touch(ge_graph *g, const char *name);
+/* Drops the SignatureDef `name` (GE_ENOTFOUND when absent). */
+int ge_signature_remove(ge_graph *g, const char *name);
+/* Renames its key: GE_ENOTFOUND when `from` is absent, GE_EINVAL when
+ * `to` is taken.  The object graph is sigedit.h's business. */
+int ge_signature_rename(ge_graph *g, const char *from, const char *to);
 
 /* The MetaInfoDef, or NULL. */
 struct Tensorflow__MetaGraphDef__MetaInfoDef *ge_meta_info_def(ge_graph *g);

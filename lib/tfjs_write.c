@@ -430,8 +430,9 @@ static int holds_variables(const Tensorflow__GraphDef *gd, const char **node,
 
 /* ---------------------------------------------------------------- output */
 
-/* The tfjs "signature" of a graph loaded from a SavedModel or MetaGraphDef:
- * its serving_default SignatureDef (or its only one). */
+/* The tfjs "signature" of a graph that has SignatureDefs (loaded from a
+ * SavedModel or MetaGraphDef, or set with ge_signature_set): its
+ * serving_default SignatureDef (or its only one). */
 static json_t *signature_json(ge_graph *g)
 {
 	size_t n = ge_signature_count(g), pick = n;
@@ -459,11 +460,11 @@ static json_t *model_json(writer *W, ge_graph *g, json_t *topo,
 	json_object_set_new(root, "convertedBy", json_string(ver));
 	if (top)
 		json_object_update(root, top);
-	else {
-		json_t *sig = signature_json(g);
-		if (sig)
-			json_object_set_new(root, "signature", sig);
-	}
+	/* a SignatureDef (set on the graph, or carried from a SavedModel)
+	 * is the signature the model says it has */
+	json_t *sig = signature_json(g);
+	if (sig)
+		json_object_set_new(root, "signature", sig);
 	json_object_set_new(root, "modelTopology", topo);
 	json_t *group = json_object(), *paths = json_array();
 	for (size_t k = 0; k < nshards; k++) {

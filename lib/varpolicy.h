@@ -116,6 +116,9 @@ void ge_graph_checkpoint_from(ge_graph *g, const ge_graph *src);
  * the src of the plan entry making it, else key itself. */
 const char *ge_graph_checkpoint_origin(const ge_graph *g, const char *key);
 
+/* Leaves checkpoint key `key` out of the checkpoint a save writes (a
+ * rename entry to "": the tensor goes nowhere). */
+void ge_graph_checkpoint_drop(ge_graph *g, const char *key);
 /* Follows the rename of checkpoint key `from` to `to` (a variable
  * renamed by ge_variable_rename): an entry that made `from` makes `to`;
  * otherwise the plan gets a rename entry. */

@@ -239,6 +239,8 @@ int cmd_dot(lua_State *L, int argc, char **argv);       /* cmd_dot.c */
 int cmd_batch(lua_State *L, int argc, char **argv);     /* cmd_batch.c */
 int cmd_eval(lua_State *L, int argc, char **argv);      /* cmd_eval.c */
 int cmd_verify(lua_State *L, int argc, char **argv);    /* cmd_eval.c */
+int cmd_compose(lua_State *L, int argc, char **argv);   /* cmd_surgery.c */
+int cmd_extract(lua_State *L, int argc, char **argv);   /* cmd_surgery.c */
 
 /* The usage text of a subcommand, or NULL (main.c). */
 const char *cli_command_usage(const char *name);

@@ -287,11 +287,29 @@ static void print_functions(ge_graph *g, long top)
 	free(nops);
 }
 
+/* A TensorInfo's shape as "[?,1]" (into sb), or "" when it has none. */
+static const char *info_shape(const Tensorflow__TensorInfo *t, ge_buf *sb)
+{
+	sb->len = 0;
+	if (!t || !t->tensor_shape || t->tensor_shape->unknown_rank)
+		return "";
+	int64_t dims[64];
+	int r = (int)t->tensor_shape->n_dim;
+	if (r > 64)
+		return "";
+	for (int i = 0; i < r; i++)
+		dims[i] = t->tensor_shape->dim[i]->size;
+	ge_shape_format(sb, r, dims);
+	ge_buf_addc(sb, 0);
+	return (const char *)sb->data;
+}
+
 static void print_signatures(ge_graph *g)
 {
 	size_t n = ge_signature_count(g);
 	if (!n)
 		return;
+	ge_buf sb = GE_BUF_INIT;
 	printf("signatures (%zu):\n", n);
 	for (size_t i = 0; i < n; i++) {
 		const char *name = ge_signature_name(g, i);
@@ -304,24 +322,25 @@ static void print_signatures(ge_graph *g)
 		for (size_t k = 0; k < s->n_inputs; k++) {
 			Tensorflow__TensorInfo *t = s->inputs[k]->value;
 			const char *dt = t ? ge_dtype_name((int)t->dtype) : NULL;
-			printf("    in   %s -> %s %s\n", s->inputs[k]->key,
+			printf("    in   %s -> %s %s%s\n", s->inputs[k]->key,
 			       t && t->encoding_case ==
 					    TENSORFLOW__TENSOR_INFO__ENCODING_NAME
 				       ? t->name
 				       : "(composite)",
-			       dt ? dt : "");
+			       dt ? dt : "", info_shape(t, &sb));
 		}
 		for (size_t k = 0; k < s->n_outputs; k++) {
 			Tensorflow__TensorInfo *t = s->outputs[k]->value;
 			const char *dt = t ? ge_dtype_name((int)t->dtype) : NULL;
-			printf("    out  %s <- %s %s\n", s->outputs[k]->key,
+			printf("    out  %s <- %s %s%s\n", s->outputs[k]->key,
 			       t && t->encoding_case ==
 					    TENSORFLOW__TENSOR_INFO__ENCODING_NAME
 				       ? t->name
 				       : "(composite)",
-			       dt ? dt : "");
+			       dt ? dt : "", info_shape(t, &sb));
 		}
 	}
+	ge_buf_free(&sb);
 }
 
 static void print_collections(ge_graph *g)

@@ -458,7 +458,7 @@ static int run_all(lua_State *L, struct run_ctx *c, int gi,
 	lua_getfield(L, c->rec, "run");
 	lua_pushvalue(L, gi);
 	lua_pushvalue(L, c->par);
-	if (cli_docall(L, 2, 1) != LUA_OK) {
+	if (cli_docall(L, 2, 2) != LUA_OK) {
 		const char *msg = lua_tostring(L, -1);
 		snprintf(res->error, sizeof res->error, "%s (model %s)",
 			 msg ? plain_error(c, msg)
@@ -466,6 +466,13 @@ static int run_all(lua_State *L, struct run_ctx *c, int gi,
 			 c->model);
 		return EXIT_RUNTIME;
 	}
+	/* `return nil, message`: the model does not fit the parameters */
+	if (lua_isnil(L, -2) && lua_type(L, -1) == LUA_TSTRING) {
+		snprintf(res->error, sizeof res->error, "%s (model %s)",
+			 lua_tostring(L, -1), c->model);
+		return EXIT_USAGE;
+	}
+	lua_pop(L, 1);
 	int reti = lua_gettop(L);
 	/* a recipe may build a new graph and return it */
 	lge_graph *G = luaL_testudata(L, reti, LGE_GRAPH);

@@ -8,6 +8,11 @@
  *                                 list of those
  *   g:signature_names()           -> {name, ...}
  *   g:signature(name)             -> {method_name=, inputs={k=t}, outputs={k=t}}
+ *   g:set_signature(name, {inputs=, outputs=, method_name=})
+ *   g:remove_signature(name)
+ *   g:rename_signature(old, new [, {inputs={old=new}, outputs={old=new}}])
+ *   ge.compose(a, b, {map={a_tensor=b_input}, prefix=}) -> graph
+ *   ge.extract(g, {inputs={t,...}, outputs={t,...}})     -> graph
  *
  * Node-list entries that name an op or tensor of the graph come back as
  * that op or tensor, others as their string; bytes lists as strings,
@@ -19,6 +24,8 @@
 
 #include "lge.h"
 #include "meta.h"
+#include "compose.h"
+#include "sigedit.h"
 #include "google/protobuf/any.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 
@@ -197,6 +204,253 @@ static int g_signature(lua_State *L)
 	return 1;
 }
 
+/* [-0, +0, v] The keys of table field `side` of the table at idx, into
+ * k (tensors as names, owned by the buffer b). */
+static size_t check_keys(lua_State *L, int idx, const char *side,
+			 lge_graph *G, ge_sig_key **k, ge_buf *b)
+{
+	size_t n = 0;
+	*k = NULL;
+	if (lua_getfield(L, idx, side) == LUA_TNIL) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	luaL_argexpected(L, lua_istable(L, -1), 3, "table of keys");
+	int t = lua_gettop(L);
+	/* two passes: count, then fill (names kept in b at offsets) */
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		if (lua_type(L, -2) != LUA_TSTRING)
+			luaL_error(L, "signature %s: keys must be strings",
+				   side);
+		n++;
+		lua_pop(L, 1);
+	}
+	ge_sig_key *v = lua_newuserdatauv(L, (n ? n : 1) * sizeof *v, 0);
+	size_t *off = lua_newuserdatauv(L, (2 * n + 1) * sizeof *off, 0);
+	size_t i = 0;
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		off[2 * i] = b->len;
+		ge_buf_adds(b, lua_tostring(L, -2));
+		ge_buf_addc(b, 0);
+		off[2 * i + 1] = b->len;
+		if (lge_testtensor(L, -1)) {
+			ge_buf scratch = GE_BUF_INIT;
+			ge_buf_adds(b, ge_tensor_fmt(G->g,
+						     lge_checktensor(L, -1)->t,
+						     &scratch));
+			ge_buf_free(&scratch);
+		} else {
+			ge_buf_adds(b, luaL_checkstring(L, -1));
+		}
+		ge_buf_addc(b, 0);
+		i++;
+		lua_pop(L, 1);
+	}
+	for (i = 0; i < n; i++) {
+		v[i].key = (const char *)(uintptr_t)off[2 * i];
+		v[i].tensor = (const char *)(uintptr_t)off[2 * i + 1];
+	}
+	lua_pop(L, 1); /* off */
+	lua_remove(L, t);
+	*k = v; /* stays on the stack */
+	return n;
+}
+
+static void fix_keys(ge_sig_key *k, size_t n, ge_buf *b)
+{
+	for (size_t i = 0; i < n; i++) {
+		k[i].key = (const char *)b->data + (uintptr_t)k[i].key;
+		k[i].tensor = (const char *)b->data + (uintptr_t)k[i].tensor;
+	}
+}
+
+static int g_set_signature(lua_State *L)
+{
+	lge_graph *G = lge_checkgraph(L, 1);
+	const char *name = luaL_checkstring(L, 2);
+	luaL_checktype(L, 3, LUA_TTABLE);
+	static const char *const known[] = {"inputs", "outputs",
+					    "method_name", NULL};
+	lge_checkopts(L, 3, known);
+	ge_buf *b = lge_newbuf(L);
+	ge_sig_spec s = {0};
+	ge_sig_key *in, *out;
+	s.n_inputs = check_keys(L, 3, "inputs", G, &in, b);
+	s.n_outputs = check_keys(L, 3, "outputs", G, &out, b);
+	fix_keys(in, s.n_inputs, b);
+	fix_keys(out, s.n_outputs, b);
+	s.inputs = in;
+	s.outputs = out;
+	s.method_name = lge_optfield(L, 3, "method_name");
+	ge_error err = {0};
+	if (ge_signature_set(G->g, name, &s, &err) != GE_OK)
+		return lge_raise(L, &err);
+	return 0;
+}
+
+static int g_remove_signature(lua_State *L)
+{
+	lge_graph *G = lge_checkgraph(L, 1);
+	ge_error err = {0};
+	if (ge_signature_drop(G->g, luaL_checkstring(L, 2), &err) != GE_OK)
+		return lge_raise(L, &err);
+	return 0;
+}
+
+/* Renames keys of one side: {old = new}. */
+static void rename_keys(lua_State *L, lge_graph *G, const char *sig,
+			const char *side, int is_output)
+{
+	if (lua_getfield(L, 4, side) == LUA_TNIL) {
+		lua_pop(L, 1);
+		return;
+	}
+	luaL_argexpected(L, lua_istable(L, -1), 4, "table {old = new}");
+	int t = lua_gettop(L);
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		ge_error err = {0};
+		if (ge_signature_rename_key(G->g, sig, is_output,
+					    luaL_checkstring(L, -2),
+					    luaL_checkstring(L, -1),
+					    &err) != GE_OK)
+			lge_raise(L, &err);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
+static int g_rename_signature(lua_State *L)
+{
+	lge_graph *G = lge_checkgraph(L, 1);
+	const char *from = luaL_checkstring(L, 2);
+	const char *to = luaL_optstring(L, 3, from);
+	ge_error err = {0};
+	if (!lua_isnoneornil(L, 4)) {
+		luaL_checktype(L, 4, LUA_TTABLE);
+		static const char *const known[] = {"inputs", "outputs", NULL};
+		lge_checkopts(L, 4, known);
+	}
+	if (ge_signature_move(G->g, from, to, &err) != GE_OK)
+		return lge_raise(L, &err);
+	if (!lua_isnoneornil(L, 4)) {
+		rename_keys(L, G, to, "inputs", 0);
+		rename_keys(L, G, to, "outputs", 1);
+	}
+	return 0;
+}
+
+/* [-0, +0, v] A tensor name of G at idx (a tensor or a string), kept in
+ * the buffer b; returns its offset. */
+static size_t name_at(lua_State *L, int idx, lge_graph *G, ge_buf *b)
+{
+	size_t off = b->len;
+	if (lge_testtensor(L, idx)) {
+		ge_buf scratch = GE_BUF_INIT;
+		ge_buf_adds(b, ge_tensor_fmt(G->g, lge_checktensor(L, idx)->t,
+					     &scratch));
+		ge_buf_free(&scratch);
+	} else {
+		ge_buf_adds(b, luaL_checkstring(L, idx));
+	}
+	ge_buf_addc(b, 0);
+	return off;
+}
+
+static int m_compose(lua_State *L)
+{
+	lge_graph *A = lge_checkgraph(L, 1), *B = lge_checkgraph(L, 2);
+	luaL_checktype(L, 3, LUA_TTABLE);
+	static const char *const known[] = {"map", "prefix", NULL};
+	lge_checkopts(L, 3, known);
+	const char *prefix = lge_optfield(L, 3, "prefix");
+	ge_buf *b = lge_newbuf(L);
+	size_t n = 0;
+	if (lua_getfield(L, 3, "map") != LUA_TTABLE)
+		return luaL_error(L, "compose: map must be a table {a_tensor = "
+				  "b_input}");
+	int t = lua_gettop(L);
+	size_t cap = 0;
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		cap++;
+		lua_pop(L, 1);
+	}
+	size_t *off = lua_newuserdatauv(L, (2 * cap + 1) * sizeof *off, 0);
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		lua_pushvalue(L, -2);
+		off[2 * n] = name_at(L, -1, A, b);
+		lua_pop(L, 1);
+		off[2 * n + 1] = name_at(L, -1, B, b);
+		n++;
+		lua_pop(L, 1);
+	}
+	/* b holds every name now: pointers into it stay valid */
+	const char **v = lua_newuserdatauv(L, (2 * n + 1) * sizeof *v, 0);
+	for (size_t i = 0; i < n; i++) {
+		v[i] = (const char *)b->data + off[2 * i];
+		v[n + i] = (const char *)b->data + off[2 * i + 1];
+	}
+	const char **from = v, **to = v + n;
+	ge_compose_opts o = {prefix, from, to, n};
+	ge_graph *c;
+	ge_error err;
+	if (ge_compose(A->g, B->g, &o, &c, &err) != GE_OK)
+		return lge_fail(L, &err);
+	lge_pushgraph(L, c);
+	return 1;
+}
+
+/* [-0, +1, m] The names of list field k of the table at 2, as an array
+ * of strings (a userdata on the stack), into *out. */
+static size_t names_field(lua_State *L, const char *k, lge_graph *G,
+			  ge_buf *b, size_t **off)
+{
+	size_t n = 0;
+	if (lua_getfield(L, 2, k) == LUA_TNIL) {
+		lua_pop(L, 1);
+		*off = lua_newuserdatauv(L, sizeof **off, 0);
+		return 0;
+	}
+	luaL_argexpected(L, lua_istable(L, -1), 2, "lists of tensors");
+	int t = lua_gettop(L);
+	n = (size_t)luaL_len(L, t);
+	*off = lua_newuserdatauv(L, (n + 1) * sizeof **off, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_geti(L, t, (lua_Integer)i + 1);
+		(*off)[i] = name_at(L, -1, G, b);
+		lua_pop(L, 1);
+	}
+	lua_remove(L, t);
+	return n;
+}
+
+static int m_extract(lua_State *L)
+{
+	lge_graph *G = lge_checkgraph(L, 1);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	static const char *const known[] = {"inputs", "outputs", NULL};
+	lge_checkopts(L, 2, known);
+	ge_buf *b = lge_newbuf(L);
+	size_t *oi, *oo;
+	size_t ni = names_field(L, "inputs", G, b, &oi);
+	size_t no = names_field(L, "outputs", G, b, &oo);
+	const char **v = lua_newuserdatauv(L, (ni + no + 1) * sizeof *v, 0);
+	for (size_t i = 0; i < ni; i++)
+		v[i] = (const char *)b->data + oi[i];
+	for (size_t i = 0; i < no; i++)
+		v[ni + i] = (const char *)b->data + oo[i];
+	ge_graph *c;
+	ge_error err;
+	if (ge_extract(G->g, v, ni, v + ni, no, &c, &err) != GE_OK)
+		return lge_fail(L, &err);
+	lge_pushgraph(L, c);
+	return 1;
+}
+
 void lge_open_meta(lua_State *L)
 {
 	static const luaL_Reg graph_methods[] = {
@@ -205,8 +459,17 @@ void lge_open_meta(lua_State *L)
 		{"add_to_collection", g_add_to_collection},
 		{"signature_names", g_signature_names},
 		{"signature", g_signature},
+		{"set_signature", g_set_signature},
+		{"remove_signature", g_remove_signature},
+		{"rename_signature", g_rename_signature},
 		{NULL, NULL},
 	};
 	lge_newtype(L, LGE_GRAPH, NULL, graph_methods);
 	lua_pop(L, 1);
+	static const luaL_Reg funcs[] = {
+		{"compose", m_compose},
+		{"extract", m_extract},
+		{NULL, NULL},
+	};
+	luaL_setfuncs(L, funcs, 0);
 }

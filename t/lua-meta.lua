@@ -47,12 +47,48 @@ ok(s.outputs.out == g:tensor("y2:0"), "a rename follows into the signature")
 tap.same({"serving_default"}, g:signature_names(), "signature_names")
 is(nil, g:signature("nope"), "no such signature: nil")
 
+-- signatures you can edit
+g:set_signature("both", {inputs = {a = "x:0"}, outputs = {b = g:tensor("y2:0"), c = "x"},
+                         method_name = "m"})
+local b = g:signature("both")
+is("m", b.method_name, "set_signature: method_name")
+ok(b.inputs.a == g:tensor("x:0") and b.outputs.b == g:tensor("y2:0"),
+   "set_signature: tensors given as names or tensors")
+ok(b.outputs.c == g:tensor("x:0"), "a bare op name is its output 0")
+g:rename_signature("both", "pair", {inputs = {a = "aa"}, outputs = {c = "cc"}})
+is(nil, g:signature("both"), "rename_signature: the old name is gone")
+local pr = g:signature("pair")
+ok(pr.inputs.aa == g:tensor("x:0") and pr.outputs.cc == g:tensor("x:0")
+   and pr.outputs.b == g:tensor("y2:0"), "keys renamed, tensors kept")
+is("m", pr.method_name, "a key rename keeps the method")
+raises("names no tensor 'nope:0'", function()
+  g:set_signature("bad", {outputs = {o = "nope:0"}}) end, "a missing tensor raises")
+raises("duplicate", function()
+  g:rename_signature("pair", "pair", {outputs = {b = "cc"}}) end,
+  "renaming a key onto another raises")
+raises("is taken", function() g:rename_signature("pair", "serving_default") end,
+       "a taken name raises")
+raises("unknown option", function() g:set_signature("s", {input = {}}) end,
+       "an unknown field raises")
+is(nil, g:signature("bad"), "nothing is left of a refused set")
+g:remove_signature("pair")
+is(nil, g:signature("pair"), "remove_signature")
+raises("no signature 'pair'", function() g:remove_signature("pair") end,
+       "removing twice raises")
+local q = ge.graph()
+q:add_op{type = "Placeholder", name = "in", attrs = {dtype = ge.FLOAT32}}
+q:set_signature("serving_default", {inputs = {x = "in:0"}, outputs = {y = "in:0"}})
+is("tensorflow/serving/predict", q:signature("serving_default").method_name,
+   "a plain graph gets a signature, predict by default")
+
 -- and they survive a save
 local dir = tap.tmpdir()
 assert(g:save(dir .. "/m.meta"))
 local h = assert(ge.load(dir .. "/m.meta"))
 ok(h:collection("mine")[1] == h:op("y2"), "collections are saved")
 is(5, #h:collection_names(), "all five collections are there")
+is(nil, h:signature("pair"), "a removed signature is not saved")
+ok(h:signature("serving_default").outputs.out == h:tensor("y2:0"), "kept ones are")
 os.execute("rm -rf '" .. dir .. "'")
 
 -- a plain GraphDef has none, until one is added

@@ -497,4 +497,29 @@ do
   valid(g, "copy_subgraph placeholders")
 end
 
+do
+  local g = convnet()
+  run("signature", g, {"inputs=x:0", "outputs=scores=out:0,side:0"})
+  local s = g:signature("serving_default")
+  ok(s.inputs.x == g:tensor("x:0"), "signature: a key from the op name")
+  ok(s.outputs.scores == g:tensor("out:0") and s.outputs.side == g:tensor("side:0"),
+     "signature: KEY=TENSOR and TENSOR entries")
+  is("tensorflow/serving/predict", s.method_name, "signature: predict by default")
+  run("signature", g, {"rename=serving_default:predict", "name=predict",
+                       "rename_inputs=x:images", "method_name=m"})
+  is(nil, g:signature("serving_default"), "signature: renamed")
+  ok(g:signature("predict").inputs.images == g:tensor("x:0"),
+     "signature: an input key renamed")
+  run("signature", g, {"remove=predict"})
+  same({}, g:signature_names(), "signature: removed")
+  local r, err = run("signature", g, {"outputs=nope:0"})
+  ok(r == nil and err:find("names no tensor 'nope:0'", 1, true),
+     "signature: a missing tensor refuses the model with a message")
+  r, err = run("signature", g, {"outputs=a=out:0,a=side:0"})
+  ok(r == nil and err:find("duplicate key 'a'", 1, true),
+     "signature: a duplicate key refuses the model")
+  same({}, g:signature_names(), "signature: a refusal changes nothing")
+  valid(g, "signature")
+end
+
 tap.done()

@@ -21,6 +21,7 @@
 #include "jsonpb.h"
 #include "meta.h"
 #include "model.h"
+#include "sigedit.h"
 #include "tap.h"
 #include "testutil.h"
 #include "tfjs.h"
@@ -312,6 +313,27 @@ static void test_extras(void)
 	free(d);
 	json_decref(a);
 	json_decref(b);
+
+	/* a signature set on the graph is the signature written */
+	ge_sig_key in = {"images", "x:0"}, out = {"scores", "y:0"};
+	ge_sig_spec sp = {&in, 1, &out, 1, NULL};
+	rc = ge_signature_set(g, "serving_default", &sp, &err);
+	if (!ok(rc == GE_OK, "a signature set on a tfjs model"))
+		tap_diag("%s", err.msg);
+	save(g, path("x4/model.json"), NULL, &err);
+	json_t *c = read_json(path("x4/model.json"));
+	const json_t *cs = json_object_get(c, "signature");
+	is_string("x:0", json_string_value(json_object_get(json_object_get(
+		json_object_get(cs, "inputs"), "images"), "name")),
+		  "  the model.json signature has the new input key");
+	ok(json_object_get(json_object_get(cs, "outputs"), "scores") &&
+	   !json_object_get(json_object_get(cs, "outputs"), "y:0"),
+	   "  and the new output key, the old one gone");
+	ge_graph *back = load(path("x4/model.json"));
+	ok(back && ge_graph_find(back, "y") != GE_NOOP,
+	   "  the model loads back");
+	ge_graph_free(back);
+	json_decref(c);
 
 	/* an edited quantized weight: the old range no longer holds it */
 	ge_save_opts o = {.format = GE_FMT_TFJS, .quantize = GE_TFJS_Q_UINT8};

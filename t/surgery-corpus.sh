@@ -1,0 +1,134 @@
+#!/bin/sh
+# surgery-corpus.sh: `gerewrite compose` and `gerewrite extract` on corpus
+# models.  model_matmul (c = a @ b) composed with itself evaluates to
+# running it twice; the inner block Conv2D -> Relu of the CIFAR frozen
+# model, extracted as a SavedModel and as a GraphDef, gives the values
+# those tensors have in the whole model; bad input (a missing tensor,
+# different dtypes, incompatible shapes, a name given twice) is one line
+# naming it, exit 2, nothing written.
+BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
+CORPUS=${GE_CORPUS:-${GE_TOP_SRCDIR:-.}/../shared/corpus}
+test -d "$CORPUS" || CORPUS=/work/shared/corpus
+D=$CORPUS/dotnet__machinelearning-testdata/Microsoft.ML.TensorFlow.TestModels
+MM=$D/model_matmul/frozen_saved_model.pb
+CF=$D/cifar_model/frozen_model.pb
+TF1=$CORPUS/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/half_plus_two/00000123
+AD=$CORPUS/tensorflow__rust/examples/addition/model.pb
+MU=$CORPUS/tensorflow__rust/tensorflow-sys/examples/assets/multiplication.pb
+RG=$CORPUS/onnx__tensorflow-onnx/tests/models/regression/graphdef/frozen.pb
+for f in "$MM" "$CF" "$AD" "$MU" "$RG" "$TF1/saved_model.pb"; do
+	if ! test -f "$f"; then
+		echo "1..0 # SKIP corpus not found ($f)"
+		exit 0
+	fi
+done
+T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-surgt.XXXXXX"` || exit 1
+trap 'rm -rf "$T"' EXIT
+. "${GE_TOP_SRCDIR:-.}/t/testlib.sh"
+
+# ---- compose: (a @ b) @ b2
+run "$BIN" compose "$MM" "$MM" -o "$T/c.pb" --map c:0=a --prefix second
+is_rc 0 "compose model_matmul with itself"
+run "$BIN" eval "$MM" --input 'a=[[[1,2],[3,4]]]' --input 'b=[[[1,0],[0,2]]]' \
+	-o "$T/first"
+is_rc 0 "run the first model"
+run "$BIN" eval "$MM" --input "a=@$T/first/c.npy" --input 'b=[[[1,1],[0,1]]]' \
+	-o "$T/second"
+is_rc 0 "run the second on the first's output"
+run "$BIN" eval "$T/c.pb" --input 'a=[[[1,2],[3,4]]]' --input 'b=[[[1,0],[0,2]]]' \
+	--input 'second/b=[[[1,1],[0,1]]]' --output second/c -o "$T/both"
+is_rc 0 "run the composition"
+has "$T/out" "[1, 5, 3, 11]" "the composition computes (a @ b) @ b2"
+cmp -s "$T/both/second_c.npy" "$T/second/c.npy"
+ok $? "the composition gives the bytes of running one after the other"
+run "$BIN" info "$T/c.pb"
+grep -q "second/a" "$T/out"
+ok `test $? -ne 0; echo $?` "the mapped input of the second model is gone"
+
+# ---- compose a SavedModel with variables (half_plus_two, y = 0.5x + 2)
+# and a frozen graph (the regression model): its checkpoint comes along,
+# and serving_default goes from x to the regression's output
+run "$BIN" compose "$TF1" "$RG" -o "$T/hr" --map y:0=X
+is_rc 0 "compose a SavedModel and a frozen GraphDef"
+run "$BIN" info "$T/hr"
+has "$T/out" "in   x -> x:0 float32[?,1]" "serving_default takes half_plus_two's input"
+has "$T/out" "out  pred <- b/pred:0" "and gives the regression's output"
+run "$BIN" eval "$T/hr" --input 'x=[[2],[4]]' -o "$T/hro"
+is_rc 0 "run the composition (half_plus_two's variables restored)"
+run "$BIN" eval "$RG" --input 'X=[3,4]' -o "$T/rgo"
+has "$T/out" "[1.69141, 1.90537]" "the regression alone on y = [3, 4]"
+run "$BIN" eval "$T/hr" --input 'x=[[2],[4]]'
+has "$T/out" "[1.69141, 1.90537]" "the composition gives the same values"
+
+# ---- extract: Conv2D -> add -> Relu of the CIFAR model
+run "$BIN" eval "$CF" --input Input=1x32x32x3 --output Conv2D:0 \
+	--output OutputConvRelu_1:0 -o "$T/whole"
+is_rc 0 "run the whole model, keeping two inner tensors"
+run "$BIN" extract "$CF" --inputs Conv2D:0 --outputs OutputConvRelu_1:0 -o "$T/x"
+is_rc 0 "extract the block as a SavedModel"
+run "$BIN" info "$T/x"
+has "$T/out" "format:  savedmodel" "a SavedModel"
+has "$T/out" "in   Conv2D -> Conv2D:0 float32[?,13,13,32]" \
+	"its serving_default takes the block's input"
+has "$T/out" "out  OutputConvRelu_1 <- OutputConvRelu_1:0 float32[?,13,13,32]" \
+	"and gives its output"
+has "$T/out" "ops:     5 (5 types)" "only the ops the block needs"
+run "$BIN" eval "$T/x" --input "Conv2D=@$T/whole/Conv2D_0.npy" -o "$T/xo"
+is_rc 0 "run the extracted SavedModel"
+cmp -s "$T/xo/OutputConvRelu_1.npy" "$T/whole/OutputConvRelu_1_0.npy"
+ok $? "the extracted block gives the whole model's values"
+run "$BIN" extract "$CF" --inputs Conv2D:0 --outputs OutputConvRelu_1:0 -o "$T/x.pb"
+is_rc 0 "extract the block as a GraphDef"
+run "$BIN" eval "$T/x.pb" --input "Conv2D=@$T/whole/Conv2D_0.npy" \
+	--output OutputConvRelu_1 -o "$T/xp"
+cmp -s "$T/xp/OutputConvRelu_1.npy" "$T/whole/OutputConvRelu_1_0.npy"
+ok $? "the GraphDef too"
+run "$BIN" extract "$CF" --outputs Output:0 -o "$T/all.pb"
+is_rc 0 "extract without inputs: from the model's own"
+run "$BIN" eval "$T/all.pb" --input Input=1x32x32x3 -o "$T/ao"
+run "$BIN" eval "$CF" --input Input=1x32x32x3 -o "$T/ai"
+cmp -s "$T/ao/Output.npy" "$T/ai/Output.npy"
+ok $? "the whole model cut at its output computes the same"
+
+# ---- extract from a TF1 SavedModel with variables a, b, c: y = a x + b
+run "$BIN" extract "$TF1" --inputs x:0 --outputs y:0 -o "$T/v"
+is_rc 0 "extract y from half_plus_two"
+run "$BIN" eval "$T/v" --input 'x=[[2],[4]]'
+has "$T/out" "y (y:0) float32[2,1] min 3 max 4 mean 3.5 [3, 4]" \
+	"the servable computes y = 0.5x + 2"
+run "$BIN" info "$T/v"
+has "$T/out" "variables (2):" "it holds two variables"
+grep -q "  c:0" "$T/out"
+ok `test $? -ne 0; echo $?` "c, which y does not read, is gone"
+run "$BIN" -e 'print(table.concat(assert(ge.checkpoint.open(arg[1])):names(), " "))' \
+	- "$T/v/variables/variables"
+has "$T/out" "a b" "the checkpoint holds a and b"
+grep -q "c" "$T/out"
+ok `test $? -ne 0; echo $?` "and not c"
+run "$BIN" validate "$T/v"
+is_rc 0 "the servable validates (its saver saves a and b)"
+
+# ---- bad input
+bad() { # bad NAME TEXT OUT ARGS...
+	name=$1; text=$2; out=$3; shift 3
+	run "$BIN" "$@"
+	is_rc 2 "$name"
+	has "$T/err" "$text" "$name: the message names it"
+	ok `test \`wc -l <"$T/err"\` -eq 1 && ! test -e "$out"; echo $?` \
+		"$name: one line, nothing written"
+}
+bad "compose: different dtypes" "'z:0' is int32, 'a' is float32" "$T/b1.pb" \
+	compose "$AD" "$MU" -o "$T/b1.pb" --map z:0=a
+bad "compose: incompatible shapes" "'c:0' has shape [?,2,2], 'a' takes []" \
+	"$T/b2.pb" compose "$MM" "$MU" -o "$T/b2.pb" --map c:0=a
+bad "compose: a missing tensor" "no tensor 'nope:0'" "$T/b3.pb" \
+	compose "$MM" "$MU" -o "$T/b3.pb" --map nope:0=a
+bad "compose: an input mapped twice" "'a' is mapped twice" "$T/b4.pb" \
+	compose "$MM" "$MM" -o "$T/b4.pb" --map c:0=a --map a:0=a
+bad "extract: a missing tensor" "no tensor 'nope:0'" "$T/b5" \
+	extract "$CF" --inputs nope:0 --outputs Output:0 -o "$T/b5"
+bad "extract: an input given twice" "'Conv2D:0' is given twice" "$T/b6" \
+	extract "$CF" --inputs Conv2D:0,Conv2D:0 --outputs Output:0 -o "$T/b6"
+
+echo "1..$n"
+exit $failed
