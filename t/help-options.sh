@@ -86,9 +86,13 @@ grep -e '--top N .*functions' "$T/info.usage" >/dev/null
 ok $? "help info says --top also limits the functions listed"
 
 # ---------------------------------------------------------------- the program's own
-# the words main.c compares arguments with (collect, global_options)
-grep -o -e 'strn\?cmp(a\(rgv\[1\]\)\?, "-[-a-z]*"' "$S/src/main.c" |
-	sed 's/.*"\(.*\)"/\1/' | grep -v -x -e - | sort -u >"$T/main.src"
+# the words main.c compares arguments with (collect), and the global
+# options it takes before a command (the names of global_options)
+{ grep -o -e 'strn\?cmp(a\(rgv\[1\]\)\?, "-[-a-z]*"' "$S/src/main.c" |
+	sed 's/.*"\(.*\)"/\1/'
+  grep -e 'const names\[\] = {' "$S/src/main.c" |
+	grep -o -e '"--[-a-z]*"' | tr -d '"'
+} | grep -v -x -e - | sort -u >"$T/main.src"
 grep -q -e '--max-memory' "$T/main.src"
 ok $? "main.c's options are found (`tr '\n' ' ' <"$T/main.src"`)"
 sed -n '1,/^Commands/p' "$T/usage" | grep -e '^  *-' |
