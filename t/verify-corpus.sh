@@ -43,6 +43,12 @@ done
 run "$BIN" eval "$C/tensorflow__tfjs/tfjs-node/test_objects/saved_model/times_three_float" -i x=5
 has "$T/out" 'output_0 (StatefulPartitionedCall:0) float32[] min 15 max 15' \
 	"tfjs-node times_three_float: 3x (a TF2 signature)"
+# a TensorFlow.js signature that names its outputs only: the inputs are
+# the graph's placeholders
+FB=$C/tfjs/npm__@vladmandic__human-models-3.0.4/models/faceboxes.json
+run "$BIN" eval "$FB" -i image_tensor=1x64x64x3:uint8:0..255 -n 1
+is_rc 0 "faceboxes: its input comes from the graph"
+has "$T/out" 'boxes float32[1,200,4]' "faceboxes: boxes of its TensorArray loop"
 
 F=$C/large/faceres-deep.frozen.pb
 if runs "$F"; then

@@ -426,13 +426,6 @@ static int tfjs_ports(ge_graph *g, json_t *side, ge_xport **v, size_t *n)
 	return GE_OK;
 }
 
-static int from_tfjs(ge_graph *g, json_t *sig, ge_xiface *f)
-{
-	f->from = "tfjs signature";
-	tfjs_ports(g, json_object_get(sig, "inputs"), &f->in, &f->nin);
-	tfjs_ports(g, json_object_get(sig, "outputs"), &f->out, &f->nout);
-	return GE_OK;
-}
 
 /* ---------------------------------------------------------------- graph */
 
@@ -454,9 +447,9 @@ static void graph_port(ge_graph *g, ge_opid id, int k, ge_xport **v,
 		p->rank = -1;
 }
 
-static int from_graph(ge_graph *g, ge_xiface *f)
+/* The graph's Placeholders as inputs. */
+static void graph_inputs(ge_graph *g, ge_xiface *f)
 {
-	f->from = "graph";
 	size_t cap = ge_graph_capacity(g);
 	for (size_t i = 0; i < cap; i++) {
 		ge_opid id = (ge_opid)i;
@@ -466,6 +459,11 @@ static int from_graph(ge_graph *g, ge_xiface *f)
 		if (!strcmp(t, "Placeholder") || !strcmp(t, "PlaceholderV2"))
 			graph_port(g, id, 0, &f->in, &f->nin);
 	}
+}
+
+/* The graph's likely outputs as outputs. */
+static void graph_outputs(ge_graph *g, ge_xiface *f)
+{
 	ge_opvec outs = GE_VEC_INIT;
 	size_t left;
 	ge_likely_outputs(g, &outs, &left);
@@ -475,6 +473,27 @@ static int from_graph(ge_graph *g, ge_xiface *f)
 			graph_port(g, outs.v[i], k, &f->out, &f->nout);
 	}
 	ge_opvec_free(&outs);
+}
+
+static int from_graph(ge_graph *g, ge_xiface *f)
+{
+	f->from = "graph";
+	graph_inputs(g, f);
+	graph_outputs(g, f);
+	return GE_OK;
+}
+
+/* A TensorFlow.js signature may name one side only (faceboxes lists its
+ * outputs): the other comes from the graph. */
+static int from_tfjs(ge_graph *g, json_t *sig, ge_xiface *f)
+{
+	f->from = "tfjs signature";
+	tfjs_ports(g, json_object_get(sig, "inputs"), &f->in, &f->nin);
+	tfjs_ports(g, json_object_get(sig, "outputs"), &f->out, &f->nout);
+	if (!json_object_size(json_object_get(sig, "inputs")))
+		graph_inputs(g, f);
+	if (!json_object_size(json_object_get(sig, "outputs")))
+		graph_outputs(g, f);
 	return GE_OK;
 }
 
