@@ -29,7 +29,8 @@ static size_t mk(uint8_t *buf, int major, const char *header,
 	memcpy(buf + pre, header, h);
 	memset(buf + pre + h, ' ', hl - h - 1);
 	buf[total - 1] = '\n';
-	memcpy(buf + total, data, n);
+	if (n)
+		memcpy(buf + total, data, n);
 	return total + n;
 }
 

@@ -360,7 +360,8 @@ static int sig_ports(ge_graph *g, const char *sig, size_t n,
 				p->dtype = ge_op_output_dtype(g, r.op, r.index);
 		}
 	}
-	qsort(*v, *nv, sizeof **v, cmp_port);
+	if (*nv > 1)
+		qsort(*v, *nv, sizeof **v, cmp_port);
 	return GE_OK;
 }
 
@@ -422,7 +423,8 @@ static int tfjs_ports(ge_graph *g, json_t *side, ge_xport **v, size_t *n)
 		    r.index >= 0)
 			p->dtype = ge_op_output_dtype(g, r.op, r.index);
 	}
-	qsort(*v, *n, sizeof **v, cmp_port);
+	if (*n > 1)
+		qsort(*v, *n, sizeof **v, cmp_port);
 	return GE_OK;
 }
 

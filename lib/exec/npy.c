@@ -296,11 +296,12 @@ int ge_npy_parse(const uint8_t *data, size_t len, const char *name,
 	}
 	size_t want = (size_t)t->n * width;
 	if (avail != want) {
+		int64_t n = t->n;
 		ge_xt_unref(t);
 		return ge_err(err, GE_EFORMAT, "%s: %s .npy data: %zu bytes for "
 			      "%" PRId64 " elements of '%s' (%zu expected)",
 			      name, avail < want ? "truncated" : "too long",
-			      avail, t->n, h.descr, want);
+			      avail, n, h.descr, want);
 	}
 	const uint8_t *p = data + off + hlen;
 	if (dt == DT_STRING) {
