@@ -13,39 +13,8 @@ local function short_name(k)
   return s
 end
 
--- The model's interface, by op name: its Placeholders, the ops its
--- signatures name and the ops nobody reads (fetches such as output_1);
--- in a function body, its _Arg and _Retval ops.
-local function interface(g)
-  local s = {}
-  for _, op in ipairs(g:ops({"Placeholder", "PlaceholderWithDefault",
-                             "_Arg", "_Retval"})) do
-    s[op.name] = true
-  end
-  for _, key in ipairs(g:signature_names()) do
-    local sig = g:signature(key)
-    for _, side in ipairs{sig and sig.inputs or {}, sig and sig.outputs or {}} do
-      for _, t in pairs(side) do
-        if type(t) == "string" then
-          s[(t:gsub("^%^", ""):gsub(":%d+$", ""))] = true
-        elseif ge.type(t) == "op" then
-          s[t.name] = true
-        elseif ge.type(t) == "tensor" then
-          s[t.op.name] = true
-        end
-      end
-    end
-  end
-  for _, op in ipairs(g:ops()) do
-    local read = #op:control_outputs() > 0
-    for _, t in ipairs(op.outputs) do
-      if read then break end
-      read = #t:consumers() > 0
-    end
-    if not read then s[op.name] = true end
-  end
-  return s
-end
+-- The model's interface, by op name (recipe.interface).
+local interface = require("gerewrite.recipe").interface
 
 return {
   name = "obfuscate_names",
