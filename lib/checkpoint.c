@@ -588,22 +588,88 @@ static int renamed_away(const ge_ckpt_plan *plan, const char *name)
 	return moved;
 }
 
+/* The bundles a plan's entries read from another checkpoint
+ * (src_from), each opened once. */
+struct plan_srcs {
+	char **prefix;
+	ge_bundle **b;
+	size_t n;
+};
+
+static void plan_srcs_close(struct plan_srcs *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->prefix[i]);
+		ge_bundle_close(s->b[i]);
+	}
+	free(s->prefix);
+	free(s->b);
+}
+
+/* The bundle entry i of the plan reads: src, or the one it names. */
+static int plan_bundle(struct plan_srcs *s, ge_bundle *src,
+		       const ge_ckpt_plan *plan, size_t i, ge_bundle **out,
+		       ge_error *err)
+{
+	const char *from = plan->src_from ? plan->src_from[i] : NULL;
+	*out = src;
+	if (!from)
+		return GE_OK;
+	for (size_t k = 0; k < s->n; k++)
+		if (!strcmp(s->prefix[k], from)) {
+			*out = s->b[k];
+			return GE_OK;
+		}
+	ge_bundle *b;
+	int rc = ge_bundle_open(from, &b, err);
+	if (rc)
+		return rc;
+	s->prefix = ge_xrealloc(s->prefix, (s->n + 1) * sizeof *s->prefix);
+	s->b = ge_xrealloc(s->b, (s->n + 1) * sizeof *s->b);
+	s->prefix[s->n] = ge_xstrdup(from);
+	s->b[s->n++] = b;
+	*out = b;
+	return GE_OK;
+}
+
+/* Every entry's tensor is there (a rename of a tensor the checkpoint
+ * lacks renames nothing). */
+static int plan_check(struct plan_srcs *s, ge_bundle *src,
+		      const ge_ckpt_plan *plan, ge_error *err)
+{
+	for (size_t i = 0; plan && i < plan->n; i++) {
+		ge_bundle *b;
+		int rc = plan_bundle(s, src, plan, i, &b, err);
+		if (rc)
+			return rc;
+		if (plan->rename && plan->rename[i])
+			continue;
+		if (!b)
+			return ge_err(err, GE_ENOTFOUND,
+				      "no checkpoint to copy '%s' to '%s' from",
+				      plan->src[i], plan->dst[i]);
+		if (!ge_bundle_find(b, plan->src[i]))
+			return ge_err(err, GE_ENOTFOUND,
+				      "%s: no tensor '%s' to copy to '%s'",
+				      ge_bundle_index_path(b), plan->src[i],
+				      plan->dst[i]);
+	}
+	return GE_OK;
+}
+
 int ge_checkpoint_apply_plan(ge_bundle *src, const char *dst_prefix,
 			     const ge_ckpt_plan *plan, ge_error *err)
 {
-	const char *ipath = ge_bundle_index_path(src);
-	/* a rename of a tensor the checkpoint lacks renames nothing */
-	for (size_t i = 0; plan && i < plan->n; i++)
-		if (!ge_bundle_find(src, plan->src[i]) &&
-		    !(plan->rename && plan->rename[i]))
-			return ge_err(err, GE_ENOTFOUND,
-				      "%s: no tensor '%s' to copy to '%s'",
-				      ipath, plan->src[i], plan->dst[i]);
-	ge_bundle_writer *w;
-	int rc = ge_bundle_writer_open(dst_prefix, &w, err);
-	if (rc)
+	struct plan_srcs s = {0};
+	int rc = plan_check(&s, src, plan, err);
+	ge_bundle_writer *w = NULL;
+	if (!rc)
+		rc = ge_bundle_writer_open(dst_prefix, &w, err);
+	if (rc) {
+		plan_srcs_close(&s);
 		return rc;
-	size_t n = ge_bundle_count(src);
+	}
+	size_t n = src ? ge_bundle_count(src) : 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		const ge_bundle_entry *e = ge_bundle_entry_at(src, i);
 		if (renamed_away(plan, e->name))
@@ -611,11 +677,14 @@ int ge_checkpoint_apply_plan(ge_bundle *src, const char *dst_prefix,
 		rc = ge_bundle_writer_copy(w, src, e, NULL, err);
 	}
 	for (size_t i = 0; plan && i < plan->n && !rc; i++) {
-		const ge_bundle_entry *e = ge_bundle_find(src, plan->src[i]);
+		ge_bundle *b = src;
+		rc = plan_bundle(&s, src, plan, i, &b, err);
+		const ge_bundle_entry *e =
+			!rc && b ? ge_bundle_find(b, plan->src[i]) : NULL;
 		if (e && *plan->dst[i]) /* a rename to "" drops the tensor */
-			rc = ge_bundle_writer_copy(w, src, e, plan->dst[i],
-						   err);
+			rc = ge_bundle_writer_copy(w, b, e, plan->dst[i], err);
 	}
+	plan_srcs_close(&s);
 	if (rc) {
 		ge_bundle_writer_abort(w);
 		return rc;
@@ -626,22 +695,24 @@ int ge_checkpoint_apply_plan(ge_bundle *src, const char *dst_prefix,
 int ge_savedmodel_apply_plan(const char *dir, const char *src_prefix,
 			     const ge_ckpt_plan *plan, ge_error *err)
 {
-	ge_bundle *b;
-	int rc = ge_bundle_open(src_prefix, &b, err);
+	ge_bundle *b = NULL;
+	int rc = src_prefix ? ge_bundle_open(src_prefix, &b, err) : GE_OK;
 	if (rc)
 		return rc;
 	char *vdir = cat(dir, "/variables");
 	if (mkdir(vdir, 0777) < 0 && errno != EEXIST) {
 		rc = ge_err(err, GE_EIO, "%s: %s", vdir, strerror(errno));
 		free(vdir);
-		ge_bundle_close(b);
+		if (b)
+			ge_bundle_close(b);
 		return rc;
 	}
 	free(vdir);
 	char *dst = cat(dir, "/variables/variables");
 	rc = ge_checkpoint_apply_plan(b, dst, plan, err);
 	free(dst);
-	ge_bundle_close(b);
+	if (b)
+		ge_bundle_close(b);
 	return rc;
 }
 

@@ -53,7 +53,9 @@ struct ge_ckpt_plan;
 
 /* Writes the bundle at dst_prefix: every tensor of src under its own name,
  * then, for each plan entry, src's tensor plan->src[i] again under
- * plan->dst[i] (bytes and checksum unchanged).  dst_prefix may be src's
+ * plan->dst[i] (bytes and checksum unchanged); an entry with a
+ * plan->src_from of its own reads that bundle instead.  src may be NULL
+ * (a plan whose entries all read other bundles).  dst_prefix may be src's
  * own prefix.  Atomic: on any error (a plan key missing from src, a
  * corrupt tensor, a name given twice) nothing at dst_prefix changes. */
 int ge_checkpoint_apply_plan(ge_bundle *src, const char *dst_prefix,
@@ -61,7 +63,7 @@ int ge_checkpoint_apply_plan(ge_bundle *src, const char *dst_prefix,
 
 /* The same for a SavedModel directory written by ge_save: rewrites
  * dir/variables/variables from the bundle at src_prefix (normally the
- * variables of the SavedModel the graph was loaded from). */
+ * variables of the SavedModel the graph was loaded from; NULL: none). */
 int ge_savedmodel_apply_plan(const char *dir, const char *src_prefix,
 			     const struct ge_ckpt_plan *plan, ge_error *err);
 

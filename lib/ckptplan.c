@@ -16,19 +16,34 @@
 
 /* ------------------------------------------------------------ plans */
 
-static void plan_add(ge_ckpt_plan *p, const char *src, const char *dst,
-		     int rename)
+static void plan_add_from(ge_ckpt_plan *p, const char *src, const char *dst,
+			  int rename, const char *from)
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 8;
 		p->src = ge_xrealloc(p->src, p->cap * sizeof *p->src);
 		p->dst = ge_xrealloc(p->dst, p->cap * sizeof *p->dst);
 		p->rename = ge_xrealloc(p->rename, p->cap);
+		p->src_from = ge_xrealloc(p->src_from,
+					  p->cap * sizeof *p->src_from);
 	}
 	p->src[p->n] = ge_xstrdup(src);
 	p->dst[p->n] = ge_xstrdup(dst);
 	p->rename[p->n] = (unsigned char)(rename != 0);
+	p->src_from[p->n] = from ? ge_xstrdup(from) : NULL;
 	p->n++;
+}
+
+static void plan_add(ge_ckpt_plan *p, const char *src, const char *dst,
+		     int rename)
+{
+	plan_add_from(p, src, dst, rename, NULL);
+}
+
+/* The bundle entry i of p reads from, NULL for the plan's own. */
+static const char *entry_from(const ge_ckpt_plan *p, size_t i)
+{
+	return p->src_from ? p->src_from[i] : NULL;
 }
 
 void ge_ckpt_plan_add(ge_ckpt_plan *p, const char *src, const char *dst)
@@ -56,7 +71,8 @@ static ge_ckpt_plan *ckpt_plan_dup(const ge_ckpt_plan *p)
 		return NULL;
 	ge_ckpt_plan *c = ge_xcalloc(1, sizeof *c);
 	for (size_t i = 0; i < p->n; i++)
-		plan_add(c, p->src[i], p->dst[i], p->rename[i]);
+		plan_add_from(c, p->src[i], p->dst[i], p->rename[i],
+			      entry_from(p, i));
 	c->from = p->from ? ge_xstrdup(p->from) : NULL;
 	return c;
 }
@@ -96,8 +112,44 @@ const char *ge_graph_checkpoint_origin(const ge_graph *g, const char *key)
 	const ge_ckpt_plan *p = g->ckpt_plan;
 	for (size_t i = p ? p->n : 0; i-- > 0;)
 		if (!strcmp(p->dst[i], key))
-			return p->src[i];
+			return entry_from(p, i) ? NULL : p->src[i];
 	return key;
+}
+
+void ge_graph_checkpoint_copy_from(ge_graph *g, const ge_graph *src,
+				   const char *key, const char *dst)
+{
+	const ge_ckpt_plan *sp = src->ckpt_plan;
+	const char *skey = key, *sfrom = NULL;
+	for (size_t i = sp ? sp->n : 0; i-- > 0;)
+		if (!strcmp(sp->dst[i], key)) {
+			skey = sp->src[i];
+			sfrom = entry_from(sp, i);
+			break;
+		}
+	char *from = NULL, *own = NULL;
+	ge_error e;
+	if (sfrom)
+		from = ge_xstrdup(sfrom);
+	else if (ge_graph_checkpoint_source(src, &from, &e) != GE_OK)
+		from = NULL;
+	if (!from) {
+		/* src has no values: the key is planned all the same */
+		ge_graph_add_checkpoint_copy(g, skey, dst);
+		return;
+	}
+	int has_own = ge_graph_checkpoint_source(g, &own, &e) == GE_OK;
+	if (!has_own) {
+		graph_plan(g)->from = from;
+		ge_ckpt_plan_add(graph_plan(g), skey, dst);
+		return;
+	}
+	if (!strcmp(own, from))
+		ge_ckpt_plan_add(graph_plan(g), skey, dst);
+	else
+		plan_add_from(graph_plan(g), skey, dst, 0, from);
+	free(own);
+	free(from);
 }
 
 void ge_graph_checkpoint_from(ge_graph *g, const ge_graph *src)
@@ -132,6 +184,15 @@ static int plan_source(const ge_graph *g, const char *srcdir,
 	return rc == GE_ENOTFOUND ? GE_OK : rc;
 }
 
+/* Whether an entry of the plan reads a bundle of its own. */
+static int reads_elsewhere(const ge_ckpt_plan *p)
+{
+	for (size_t i = 0; p && i < p->n; i++)
+		if (entry_from(p, i))
+			return 1;
+	return 0;
+}
+
 /* A SavedModel saved from a graph whose transforms duplicated variables:
  * the new checkpoint holds them too, under their new keys. */
 static int plan_save_hook(const ge_graph *g, const char *srcdir,
@@ -143,7 +204,7 @@ static int plan_save_hook(const ge_graph *g, const char *srcdir,
 	(void)path;
 	char *from;
 	int rc = plan_source(g, srcdir, &from, err);
-	if (!rc && from)
+	if (!rc && (from || reads_elsewhere(plan)))
 		rc = ge_savedmodel_apply_plan(dir, from, plan, err);
 	free(from);
 	return rc;
@@ -160,7 +221,7 @@ static int plan_save_file_hook(const ge_graph *g, const char *path,
 		return GE_OK;
 	char *from;
 	int rc = plan_source(g, NULL, &from, err);
-	if (rc || !from)
+	if (rc || (!from && !reads_elsewhere(plan)))
 		return rc;
 	char *dst;
 	if (ckpt) {
@@ -173,11 +234,13 @@ static int plan_save_file_hook(const ge_graph *g, const char *path,
 			n = (size_t)(dot - path);
 		dst = ge_xstrndup(path, n);
 	}
-	ge_bundle *b;
-	rc = ge_bundle_open(from, &b, err);
+	ge_bundle *b = NULL;
+	if (from)
+		rc = ge_bundle_open(from, &b, err);
 	if (!rc) {
 		rc = ge_checkpoint_apply_plan(b, dst, plan, err);
-		ge_bundle_close(b);
+		if (b)
+			ge_bundle_close(b);
 	}
 	free(dst);
 	free(from);
@@ -231,9 +294,12 @@ void ge_ckpt_plan_free(ge_ckpt_plan *p)
 	for (size_t i = 0; i < p->n; i++) {
 		free(p->src[i]);
 		free(p->dst[i]);
+		if (p->src_from)
+			free(p->src_from[i]);
 	}
 	free(p->src);
 	free(p->dst);
+	free(p->src_from);
 	free(p->rename);
 	free(p->from);
 	memset(p, 0, sizeof *p);
@@ -252,6 +318,11 @@ void ge_graph_checkpoint_rename(ge_graph *g, const char *from, const char *to)
 			/* renamed back: nothing left to do */
 			free(p->src[i]);
 			free(p->dst[i]);
+			if (p->src_from) {
+				free(p->src_from[i]);
+				memmove(p->src_from + i, p->src_from + i + 1,
+					(p->n - i - 1) * sizeof *p->src_from);
+			}
 			p->n--;
 			memmove(p->src + i, p->src + i + 1,
 				(p->n - i) * sizeof *p->src);

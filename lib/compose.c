@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle.h"
 #include "meta.h"
+#include "saverconst.h"
 #include "select.h"
 #include "shapes.h"
 #include "sigedit.h"
@@ -65,15 +67,13 @@ static int fits(ge_graph *a, ge_tref ta, const char *na, ge_graph *b,
 	return GE_OK;
 }
 
-static int has_variables(ge_graph *g, const char **name)
+static int has_variables(ge_graph *g)
 {
 	size_t n = ge_graph_capacity(g);
 	for (ge_opid i = 0; i < n; i++)
 		if (ge_op_alive(g, i) &&
-		    ge_is_variable_op_type(ge_op_type(g, i))) {
-			*name = ge_op_name(g, i);
+		    ge_is_variable_op_type(ge_op_type(g, i)))
 			return 1;
-		}
 	return 0;
 }
 
@@ -175,20 +175,303 @@ static void compose_signature(ge_graph *a, ge_graph *b, ge_graph *c,
 	keys_free(out, no);
 }
 
+/* ---------------------------------------------------- b's variables */
+
+static char *scoped(const char *prefix, const char *name)
+{
+	size_t n = strlen(prefix) + strlen(name) + 2;
+	char *s = ge_xmalloc(n);
+	snprintf(s, n, "%s/%s", prefix, name);
+	return s;
+}
+
+static int is_type(const ge_graph *g, ge_opid id, const char *type)
+{
+	return ge_op_alive(g, id) && !strcmp(ge_op_type(g, id), type);
+}
+
+/* b's checkpoint keys under the prefix: every SaveV2 / RestoreV2 of b (a
+ * copy of b) names prefix/key where it named key. */
+static void rekey_savers(ge_graph *b, const char *prefix)
+{
+	size_t cap = ge_graph_capacity(b);
+	unsigned char *done = ge_xcalloc(cap + 1, 1);
+	for (ge_opid id = 0; id < cap; id++) {
+		if ((!is_type(b, id, "SaveV2") && !is_type(b, id, "RestoreV2")) ||
+		    ge_op_num_inputs(b, id) < 3)
+			continue;
+		ge_opid c = ge_op_input(b, id, 1).op;
+		size_t n = 0;
+		char **names = c < cap && !done[c] ? ge_const_strings(b, c, &n)
+						   : NULL;
+		if (!names)
+			continue;
+		done[c] = 1;
+		for (size_t i = 0; i < n; i++) {
+			char *k = scoped(prefix, names[i]);
+			free(names[i]);
+			names[i] = k;
+		}
+		ge_const_set_strings(b, c, names, n);
+		ge_strings_free(names, n);
+	}
+	free(done);
+}
+
+/* The op a SaverDef field names in c (b's names under the prefix). */
+static ge_opid saver_op(ge_graph *c, const char *prefix, const char *name)
+{
+	if (!name || !*name)
+		return GE_NOOP;
+	char *full = prefix ? scoped(prefix, name) : ge_xstrdup(name);
+	ge_tref t;
+	ge_opid id = ge_graph_resolve_tensor(c, full, 1, &t, NULL) == GE_OK
+			     ? t.op : ge_graph_find(c, full);
+	free(full);
+	return id;
+}
+
+/* c has no saver of its own: it takes b's, its names under the prefix. */
+static void adopt_saver(ge_graph *c, const Tensorflow__SaverDef *sb,
+			const char *prefix)
+{
+	Tensorflow__SaverDef d = *sb;
+	char *f = scoped(prefix, sb->filename_tensor_name);
+	char *s = scoped(prefix, sb->save_tensor_name);
+	char *r = scoped(prefix, sb->restore_op_name);
+	d.filename_tensor_name = f;
+	d.save_tensor_name = s;
+	d.restore_op_name = r;
+	size_t n = tensorflow__saver_def__get_packed_size(&d);
+	uint8_t *buf = ge_xmalloc(n + 1);
+	tensorflow__saver_def__pack(&d, buf);
+	Tensorflow__SaverDef *m = tensorflow__saver_def__unpack(NULL, n, buf);
+	if (m && ge_meta_add(c, GE_META_SAVER, &m->base))
+		tensorflow__saver_def__free_unpacked(m, NULL);
+	free(buf);
+	free(f);
+	free(s);
+	free(r);
+}
+
+/* a's SaveV2 (the first of a's ops) saves what b's SaveV2 ops saved:
+ * their tensors, keys, slices and dtypes are appended to its own. */
+static int join_saves(ge_graph *c, size_t first_new)
+{
+	ge_opid sa = GE_NOOP;
+	for (ge_opid id = 0; id < first_new && sa == GE_NOOP; id++)
+		if (is_type(c, id, "SaveV2") && ge_op_num_inputs(c, id) >= 3)
+			sa = id;
+	if (sa == GE_NOOP)
+		return 0;
+	ge_opid cn = ge_op_input(c, sa, 1).op, cs = ge_op_input(c, sa, 2).op;
+	size_t nu1 = 0, nu2 = 0, nn = 0, ns = 0, nt = 0;
+	ge_op_uses(c, cn, &nu1);
+	ge_op_uses(c, cs, &nu2);
+	char **names = ge_const_strings(c, cn, &nn);
+	char **slices = ge_const_strings(c, cs, &ns);
+	int *types = ge_attr_types(c, sa, "dtypes", &nt);
+	int ok = names && slices && types && nu1 == 1 && nu2 == 1 &&
+		 nn == ns && nn == nt;
+	size_t cap = ge_graph_capacity(c), n0 = nn;
+	for (ge_opid id = (ge_opid)first_new; ok && id < cap; id++) {
+		size_t ni = ge_op_num_inputs(c, id), bn = 0, bs = 0, bt = 0;
+		if (!is_type(c, id, "SaveV2") || ni < 3)
+			continue;
+		char **kn = ge_const_strings(c, ge_op_input(c, id, 1).op, &bn);
+		char **ks = ge_const_strings(c, ge_op_input(c, id, 2).op, &bs);
+		int *kt = ge_attr_types(c, id, "dtypes", &bt);
+		if (kn && ks && kt && bn == ni - 3 && bs == bn && bt == bn) {
+			names = ge_xrealloc(names, (nn + bn) * sizeof *names);
+			slices = ge_xrealloc(slices, (nn + bn) * sizeof *slices);
+			types = ge_xrealloc(types, (nn + bn) * sizeof *types);
+			for (size_t k = 0; k < bn; k++) {
+				ge_op_add_input(c, sa, ge_op_input(c, id, 3 + k),
+						NULL);
+				names[nn] = ge_xstrdup(kn[k]);
+				slices[nn] = ge_xstrdup(ks[k]);
+				types[nn++] = kt[k];
+			}
+		}
+		ge_strings_free(kn, bn);
+		ge_strings_free(ks, bs);
+		free(kt);
+	}
+	if (ok && nn > n0) {
+		ge_const_set_strings(c, cn, names, nn);
+		ge_const_set_strings(c, cs, slices, nn);
+		ge_attr_set_types(c, sa, "dtypes", types, nn);
+		ge_op_remove_attr(c, sa, "_output_shapes");
+	}
+	ge_strings_free(names, nn);
+	ge_strings_free(slices, ns > nn ? ns : nn);
+	free(types);
+	return ok && nn > n0;
+}
+
+/* b's save ops go: its save tensor's op, then every op of b's saver
+ * scope nothing reads any more. */
+static void drop_b_save(ge_graph *c, size_t first_new, ge_opid root)
+{
+	if (root == GE_NOOP || root < first_new)
+		return;
+	const char *nm = ge_op_name(c, root), *sl = strrchr(nm, '/');
+	char *scope = ge_xstrndup(nm, sl ? (size_t)(sl - nm) + 1 : 0);
+	ge_graph_remove_op(c, root, 1, NULL);
+	size_t cap = ge_graph_capacity(c);
+	for (int again = 1; again && *scope;) {
+		again = 0;
+		for (ge_opid id = (ge_opid)cap; id-- > first_new;) {
+			size_t nu = 0, nc = 0;
+			if (!ge_op_alive(c, id) ||
+			    strncmp(ge_op_name(c, id), scope, strlen(scope)))
+				continue;
+			ge_op_uses(c, id, &nu);
+			ge_op_control_outputs(c, id, &nc);
+			if (!nu && !nc && !ge_graph_remove_op(c, id, 0, NULL))
+				again = 1;
+		}
+	}
+	free(scope);
+}
+
+/* One saver for both: b's restore reads a's filename tensor and runs
+ * with a's restore op, a's save op saves b's variables too. */
+static int join_savers(ge_graph *c, const Tensorflow__SaverDef *sb,
+		       const char *prefix, size_t first_new, ge_error *err)
+{
+	Tensorflow__SaverDef *sa = ge_saver_def(c);
+	if (!sa) {
+		adopt_saver(c, sb, prefix);
+		return GE_OK;
+	}
+	ge_tref fa, fb;
+	char *fbn = scoped(prefix, sb->filename_tensor_name);
+	int rc = ge_graph_resolve_tensor(c, sa->filename_tensor_name, 0, &fa,
+					 err);
+	if (!rc)
+		rc = ge_graph_resolve_tensor(c, fbn, 0, &fb, err);
+	free(fbn);
+	ge_opid ra = saver_op(c, NULL, sa->restore_op_name);
+	ge_opid rb = saver_op(c, prefix, sb->restore_op_name);
+	if (rc || ra == GE_NOOP || rb == GE_NOOP)
+		return ge_err(err, GE_EGRAPH, "compose: the savers of %s "
+			      "cannot be joined (no filename tensor or "
+			      "restore op)", ge_graph_name(c));
+	size_t nu = 0;
+	const ge_use *u = ge_op_uses(c, fb.op, &nu);
+	ge_input_edit *e = ge_xmalloc((nu + 1) * sizeof *e);
+	size_t ne = 0;
+	for (size_t k = 0; k < nu; k++)
+		if (ge_op_input(c, u[k].op, u[k].slot).index == fb.index)
+			e[ne++] = (ge_input_edit){u[k].op, u[k].slot, fa};
+	rc = ge_graph_set_inputs(c, e, ne, err);
+	free(e);
+	if (!rc)
+		rc = ge_op_add_control_input(c, ra, rb, err);
+	if (!rc && join_saves(c, first_new))
+		drop_b_save(c, first_new,
+			    saver_op(c, prefix, sb->save_tensor_name));
+	return rc;
+}
+
+/* One init op and one main op: a's `init` runs b's, and a collection
+ * that runs once after the restore (legacy_init_op, saved_model_main_op,
+ * init_op) keeps one op, which runs the others. */
+static void join_inits(ge_graph *c, const char *prefix, size_t first_new)
+{
+	static const char *const colls[] = {"legacy_init_op",
+					    "saved_model_main_op", "init_op"};
+	ge_opid ia = ge_graph_find(c, "init");
+	char *bn = scoped(prefix, "init");
+	ge_opid ib = ge_graph_find(c, bn);
+	free(bn);
+	if (ia != GE_NOOP && ia < first_new && ib != GE_NOOP)
+		ge_op_add_control_input(c, ia, ib, NULL);
+	for (size_t k = 0; k < sizeof colls / sizeof colls[0]; k++) {
+		Tensorflow__CollectionDef *cd = ge_collection_get(c, colls[k]);
+		if (!cd || cd->kind_case !=
+				   TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST ||
+		    cd->node_list->n_value < 2)
+			continue;
+		ge_tref first, t;
+		if (ge_graph_find_tensor(c, cd->node_list->value[0], &first))
+			continue;
+		for (size_t i = 1; i < cd->node_list->n_value; i++)
+			if (!ge_graph_find_tensor(c, cd->node_list->value[i],
+						  &t) &&
+			    t.op != first.op)
+				ge_op_add_control_input(c, first.op, t.op,
+							NULL);
+		char *keep = ge_xstrdup(cd->node_list->value[0]);
+		ge_collection_remove(c, colls[k]);
+		ge_collection_add_node(c, colls[k], keep, NULL);
+		free(keep);
+	}
+}
+
+/* After b (whose savers were rekeyed) was imported into c: one saver,
+ * one init, and the plan that copies b's checkpoint tensors under their
+ * new keys into the checkpoint c is saved with. */
+static int carry_variables(ge_graph *c, ge_graph *b, const ge_varlist *vl,
+			   const char *prefix, size_t first_new, ge_error *err)
+{
+	Tensorflow__SaverDef *sb = ge_saver_def(b);
+	int rc = sb ? join_savers(c, sb, prefix, first_new, err) : GE_OK;
+	if (rc)
+		return rc;
+	join_inits(c, prefix, first_new);
+	char *ck = NULL;
+	ge_bundle *bd = NULL;
+	ge_error e2;
+	if (ge_graph_checkpoint_source(b, &ck, &e2) != GE_OK ||
+	    ge_bundle_open(ck, &bd, &e2) != GE_OK) {
+		free(ck);
+		return GE_OK; /* b's variables have no values to carry */
+	}
+	free(ck);
+	for (size_t i = 0; i < vl->n; i++) {
+		/* what b's checkpoint holds: a variable no saver saves (a
+		 * string one its init op assigns) has no tensor there */
+		if (!vl->v[i].key || vl->v[i].slice_name ||
+		    !ge_bundle_find(bd, ge_graph_checkpoint_origin(
+						b, vl->v[i].key) ?: ""))
+			continue;
+		char *k = scoped(prefix, vl->v[i].key);
+		ge_graph_checkpoint_copy_from(c, b, vl->v[i].key, k);
+		free(k);
+	}
+	ge_bundle_close(bd);
+	return GE_OK;
+}
+
+/* b's variables can come along: TF1 variables, saved by a TF1 saver,
+ * into a graph that is not a TF2 SavedModel (whose variables are the
+ * object graph's). */
+static int vars_check(ge_graph *a, ge_graph *b, const ge_varlist *vl,
+		      ge_error *err)
+{
+	if (!vl->n)
+		return GE_OK;
+	if (ge_is_tf2_savedmodel(b) || ge_is_tf2_savedmodel(a))
+		return ge_err(err, GE_EINVAL,
+			      "compose: %s has variables ('%s') and %s is a "
+			      "TF2 SavedModel: freeze %s first",
+			      ge_graph_name(b), vl->v[0].name,
+			      ge_graph_name(ge_is_tf2_savedmodel(b) ? b : a),
+			      ge_graph_name(b));
+	return GE_OK;
+}
+
 int ge_compose(ge_graph *a, ge_graph *b, const ge_compose_opts *o,
 	       ge_graph **out, ge_error *err)
 {
 	*out = NULL;
 	const char *prefix = o->prefix && *o->prefix ? o->prefix : "b";
-	const char *vname;
 	if (!o->n_map)
 		return ge_err(err, GE_EINVAL,
 			      "compose: no tensor of the first model is mapped "
 			      "to an input of the second");
-	if (has_variables(b, &vname))
-		return ge_err(err, GE_EINVAL,
-			      "compose: %s has variables ('%s'): freeze it first",
-			      ge_graph_name(b), vname);
 	ge_tref *to = ge_xmalloc(o->n_map * sizeof *to);
 	int rc = GE_OK;
 	for (size_t i = 0; rc == GE_OK && i < o->n_map; i++) {
@@ -214,10 +497,30 @@ int ge_compose(ge_graph *a, ge_graph *b, const ge_compose_opts *o,
 		free(to);
 		return rc;
 	}
+	ge_varlist vl = {0};
+	if (has_variables(b))
+		rc = ge_graph_variables(b, &vl, err);
+	if (!rc)
+		rc = vars_check(a, b, &vl, err);
+	if (rc != GE_OK) {
+		ge_varlist_free(&vl);
+		free(to);
+		return rc;
+	}
+	/* b's checkpoint keys move under the prefix with its ops */
+	ge_graph *bb = vl.n ? ge_graph_clone(b) : b;
+	if (vl.n)
+		rekey_savers(bb, prefix);
 	ge_graph *c = ge_graph_clone(a);
+	size_t first_new = ge_graph_capacity(c);
 	ge_import_opts io = {prefix, 1, o->to, to, o->n_map};
-	rc = ge_import_graph(c, b, &io, NULL, err);
+	rc = ge_import_graph(c, bb, &io, NULL, err);
 	free(to);
+	if (!rc && vl.n)
+		rc = carry_variables(c, b, &vl, prefix, first_new, err);
+	if (bb != b)
+		ge_graph_free(bb);
+	ge_varlist_free(&vl);
 	if (rc != GE_OK) {
 		ge_graph_free(c);
 		return rc;
@@ -309,9 +612,9 @@ static size_t saver_roots(ge_graph *g, ge_opid **out)
 				  TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST)
 			continue;
 		for (size_t i = 0; i < c->node_list->n_value; i++) {
-			ge_tref t;
-			if (ge_graph_resolve_tensor(g, c->node_list->value[i],
-						    1, &t, NULL) != GE_OK)
+			ge_tref t; /* an op (a NoOp has no tensor) */
+			if (ge_graph_find_tensor(g, c->node_list->value[i],
+						 &t) != GE_OK)
 				continue;
 			if (n == cap)
 				r = ge_xrealloc(r, (cap *= 2) * sizeof *r);

@@ -242,6 +242,8 @@ static void check_checkpoint(struct vc *c, ge_bundle *b)
 		if (u->restore || v->slice_name || !key_is(u, v->key))
 			continue;
 		const char *key = ge_graph_checkpoint_origin(c->g, v->key);
+		if (!key)
+			continue; /* read from another model's checkpoint */
 		const ge_bundle_entry *e = ge_bundle_find(b, key);
 		const char *idx = ge_bundle_index_path(b);
 		if (!e) {

@@ -9,6 +9,7 @@
 
 #include "checkpoint.h"
 #include "meta.h"
+#include "saverconst.h"
 #include "sets.h"
 #include "transform_impl.h"
 #include "subgraph.h"
@@ -156,110 +157,6 @@ static int vp_input(ge_tinfo *I, ge_tref t, ge_tref *t_, void *ud,
 }
 
 /* ------------------------------------------------------------ helpers */
-
-/* The strings of a string Const, n of them (TensorFlow repeats the last
- * one when fewer are stored); NULL if op is not such a Const. */
-static char **const_strings(const ge_graph *g, ge_opid op, size_t *n)
-{
-	if (op == GE_NOOP || strcmp(ge_op_type(g, op), "Const"))
-		return NULL;
-	const Tensorflow__AttrValue *v = ge_op_attr(g, op, "value", NULL);
-	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR ||
-	    !v->tensor || v->tensor->dtype != TENSORFLOW__DATA_TYPE__DT_STRING)
-		return NULL;
-	const Tensorflow__TensorProto *t = v->tensor;
-	size_t cnt = 1;
-	if (t->tensor_shape)
-		for (size_t i = 0; i < t->tensor_shape->n_dim; i++)
-			cnt *= t->tensor_shape->dim[i]->size > 0
-				       ? (size_t)t->tensor_shape->dim[i]->size
-				       : 0;
-	char **s = ge_xcalloc(cnt + 1, sizeof *s);
-	for (size_t i = 0; i < cnt; i++) {
-		if (!t->n_string_val) {
-			s[i] = ge_xstrdup("");
-			continue;
-		}
-		size_t k = i < t->n_string_val ? i : t->n_string_val - 1;
-		s[i] = t->string_val[k].len
-			       ? ge_xstrndup((const char *)t->string_val[k].data,
-					     t->string_val[k].len)
-			       : ge_xstrdup("");
-	}
-	*n = cnt;
-	return s;
-}
-
-static void free_strings(char **s, size_t n)
-{
-	if (!s)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(s[i]);
-	free(s);
-}
-
-/* Sets a Const's value to a rank-1 string tensor. */
-static void set_strings(ge_graph *g, ge_opid op, char **s, size_t n)
-{
-	Tensorflow__TensorProto tp = TENSORFLOW__TENSOR_PROTO__INIT;
-	Tensorflow__TensorShapeProto sh = TENSORFLOW__TENSOR_SHAPE_PROTO__INIT;
-	Tensorflow__TensorShapeProto__Dim d =
-		TENSORFLOW__TENSOR_SHAPE_PROTO__DIM__INIT;
-	Tensorflow__TensorShapeProto__Dim *dp = &d;
-	ProtobufCBinaryData *sv = ge_xmalloc((n ? n : 1) * sizeof *sv);
-	for (size_t i = 0; i < n; i++) {
-		sv[i].data = (uint8_t *)s[i];
-		sv[i].len = strlen(s[i]);
-	}
-	d.size = (int64_t)n;
-	sh.n_dim = 1;
-	sh.dim = &dp;
-	tp.dtype = TENSORFLOW__DATA_TYPE__DT_STRING;
-	tp.tensor_shape = &sh;
-	tp.n_string_val = n;
-	tp.string_val = sv;
-	Tensorflow__AttrValue av = TENSORFLOW__ATTR_VALUE__INIT;
-	av.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
-	av.tensor = &tp;
-	ge_op_set_attr(g, op, "value", &av);
-	ge_op_remove_attr(g, op, "_output_shapes");
-	free(sv);
-}
-
-/* Sets attr `name` to a list of types. */
-static void set_types(ge_graph *g, ge_opid op, const char *name,
-		      const int *t, size_t n)
-{
-	Tensorflow__AttrValue av = TENSORFLOW__ATTR_VALUE__INIT;
-	Tensorflow__AttrValue__ListValue l =
-		TENSORFLOW__ATTR_VALUE__LIST_VALUE__INIT;
-	Tensorflow__DataType *ty = ge_xmalloc((n ? n : 1) * sizeof *ty);
-	for (size_t i = 0; i < n; i++)
-		ty[i] = (Tensorflow__DataType)t[i];
-	l.n_type = n;
-	l.type = ty;
-	av.value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-	av.list = &l;
-	ge_op_set_attr(g, op, name, &av);
-	free(ty);
-}
-
-/* The list of types in attr `name` (n entries written to a malloc'd
- * array), or NULL. */
-static int *get_types(const ge_graph *g, ge_opid op, const char *name,
-		      size_t *n)
-{
-	const Tensorflow__AttrValue *v = ge_op_attr(g, op, name, NULL);
-	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST ||
-	    !v->list)
-		return NULL;
-	*n = v->list->n_type;
-	int *t = ge_xmalloc((*n + 1) * sizeof *t);
-	for (size_t i = 0; i < *n; i++)
-		t[i] = (int)v->list->type[i];
-	return t;
-}
 
 /* A new op named unique(base) of op's type, device and attrs (all but
  * `_output_shapes`), with no inputs. */
@@ -661,7 +558,7 @@ static void rekey_copied_savers(struct vp *p, struct dup *d, size_t nd)
 		if (c == GE_NOOP || ge_opset_has(&done, c))
 			continue;
 		size_t nn = 0;
-		char **names = const_strings(g, c, &nn);
+		char **names = ge_const_strings(g, c, &nn);
 		if (!names)
 			continue;
 		int changed = 0;
@@ -678,11 +575,11 @@ static void rekey_copied_savers(struct vp *p, struct dup *d, size_t nd)
 			if ((size_t)c < p->first_new)
 				c = own_const(g, s, 1);
 			if (c != GE_NOOP)
-				set_strings(g, c, names, nn);
+				ge_const_set_strings(g, c, names, nn);
 		}
 		if (c != GE_NOOP)
 			ge_opset_add(&done, c);
-		free_strings(names, nn);
+		ge_strings_free(names, nn);
 	}
 	ge_opset_free(&done);
 }
@@ -701,13 +598,13 @@ static void extend_savers(struct vp *p, ge_tinfo *I, struct dup *d, size_t nd)
 		size_t ni = ge_op_num_inputs(g, s), nn, ns, nt = 0;
 		if (ni < 3)
 			continue;
-		char **names = const_strings(g, ge_op_input(g, s, 1).op, &nn);
-		char **slices = const_strings(g, ge_op_input(g, s, 2).op, &ns);
-		int *types = get_types(g, s, "dtypes", &nt);
+		char **names = ge_const_strings(g, ge_op_input(g, s, 1).op, &nn);
+		char **slices = ge_const_strings(g, ge_op_input(g, s, 2).op, &ns);
+		int *types = ge_attr_types(g, s, "dtypes", &nt);
 		if (!names || !slices || !types || nn != ni - 3 ||
 		    ns != ni - 3 || nt != ni - 3) {
-			free_strings(names, names ? nn : 0);
-			free_strings(slices, slices ? ns : 0);
+			ge_strings_free(names, names ? nn : 0);
+			ge_strings_free(slices, slices ? ns : 0);
 			free(types);
 			continue;
 		}
@@ -728,15 +625,15 @@ static void extend_savers(struct vp *p, ge_tinfo *I, struct dup *d, size_t nd)
 				ge_op_add_input(g, s, add.v[k], NULL);
 			ge_opid cn = own_const(g, s, 1), cs = own_const(g, s, 2);
 			if (cn != GE_NOOP)
-				set_strings(g, cn, names, nn);
+				ge_const_set_strings(g, cn, names, nn);
 			if (cs != GE_NOOP)
-				set_strings(g, cs, slices, ns);
-			set_types(g, s, "dtypes", types, nt);
+				ge_const_set_strings(g, cs, slices, ns);
+			ge_attr_set_types(g, s, "dtypes", types, nt);
 			ge_op_remove_attr(g, s, "_output_shapes");
 		}
 		ge_tvec_free(&add);
-		free_strings(names, nn);
-		free_strings(slices, ns);
+		ge_strings_free(names, nn);
+		ge_strings_free(slices, ns);
 		free(types);
 	}
 }
@@ -847,13 +744,13 @@ static void extend_restores(struct vp *p, struct dup *d, size_t nd)
 			continue;
 		ge_opid R = rs[i].src.op;
 		size_t nn, ns, nt = 0;
-		char **names = const_strings(g, ge_op_input(g, R, 1).op, &nn);
-		char **slices = const_strings(g, ge_op_input(g, R, 2).op, &ns);
-		int *types = get_types(g, R, "dtypes", &nt);
+		char **names = ge_const_strings(g, ge_op_input(g, R, 1).op, &nn);
+		char **slices = ge_const_strings(g, ge_op_input(g, R, 2).op, &ns);
+		int *types = ge_attr_types(g, R, "dtypes", &nt);
 		if (!names || !slices || !types || nn != ns || nn != nt ||
 		    ge_op_num_inputs(g, R) < 3) {
-			free_strings(names, names ? nn : 0);
-			free_strings(slices, slices ? ns : 0);
+			ge_strings_free(names, names ? nn : 0);
+			ge_strings_free(slices, slices ? ns : 0);
 			free(types);
 			for (size_t j = i; j < nr; j++)
 				if (rs[j].src.op == R)
@@ -885,8 +782,8 @@ static void extend_restores(struct vp *p, struct dup *d, size_t nd)
 				    R2 == GE_NOOP)
 					continue;
 				char *k1[1] = {rs[j].x->key_};
-				set_strings(g, N2, k1, 1);
-				set_strings(g, S2, slices, 1);
+				ge_const_set_strings(g, N2, k1, 1);
+				ge_const_set_strings(g, S2, slices, 1);
 				ge_op_add_input(g, R2, ge_op_input(g, R, 0), NULL);
 				ge_op_add_input(g, R2, (ge_tref){N2, 0}, NULL);
 				ge_op_add_input(g, R2, (ge_tref){S2, 0}, NULL);
@@ -915,18 +812,18 @@ static void extend_restores(struct vp *p, struct dup *d, size_t nd)
 			}
 			ge_opid cn = own_const(g, R, 1), cs = own_const(g, R, 2);
 			if (cn != GE_NOOP)
-				set_strings(g, cn, names, nn);
+				ge_const_set_strings(g, cn, names, nn);
 			if (cs != GE_NOOP)
-				set_strings(g, cs, slices, ns);
-			set_types(g, R, "dtypes", types, nt);
+				ge_const_set_strings(g, cs, slices, ns);
+			ge_attr_set_types(g, R, "dtypes", types, nt);
 			ge_op_remove_attr(g, R, "_output_shapes");
 			for (size_t k = 0; k < outs.n; k++)
 				restore_dup(p, &rs[outs.v[k].op],
 					    (ge_tref){R, outs.v[k].index});
 			ge_tvec_free(&outs);
 		}
-		free_strings(names, nn);
-		free_strings(slices, ns);
+		ge_strings_free(names, nn);
+		ge_strings_free(slices, ns);
 		free(types);
 	}
 	for (size_t i = 0; i < nr; i++)
@@ -1189,13 +1086,15 @@ static int follow_dups(struct vp *p, ge_tinfo *I, ge_ckpt_plan *plan,
 			extend_savers(p, I, d, nd);
 			extend_restores(p, d, nd);
 		}
-		if (nd && !p->same)
-			ge_graph_checkpoint_from(p->g_, p->g);
 		for (size_t k = 0; k < nd; k++) {
-			/* another graph's plan made the key: read its source */
-			const char *from = p->same ? d[k].v->key
-				: ge_graph_checkpoint_origin(p->g, d[k].v->key);
-			ge_graph_add_checkpoint_copy(p->g_, from, d[k].key_);
+			/* from another graph: its checkpoint, through its plan */
+			if (p->same)
+				ge_graph_add_checkpoint_copy(p->g_, d[k].v->key,
+							     d[k].key_);
+			else
+				ge_graph_checkpoint_copy_from(p->g_, p->g,
+							      d[k].v->key,
+							      d[k].key_);
 			if (plan)
 				ge_ckpt_plan_add(plan, d[k].v->key, d[k].key_);
 		}
@@ -1412,7 +1311,7 @@ int ge_variable_rename(ge_graph *g, const char *name, const char *new_name,
 	saver_name_consts(g, &consts);
 	for (size_t i = 0; i < consts.n && !rc && key_; i++) {
 		size_t n;
-		char **s = const_strings(g, consts.v[i], &n);
+		char **s = ge_const_strings(g, consts.v[i], &n);
 		for (size_t k = 0; s && k < n && !rc; k++)
 			if (!strcmp(s[k], key_))
 				rc = ge_err(err, GE_EINVAL,
@@ -1420,7 +1319,7 @@ int ge_variable_rename(ge_graph *g, const char *name, const char *new_name,
 					    "saver ('%s') already holds key "
 					    "'%s'", ge_graph_name(g), name,
 					    ge_op_name(g, consts.v[i]), key_);
-		free_strings(s, s ? n : 0);
+		ge_strings_free(s, s ? n : 0);
 	}
 	ge_varlist_free(&vl);   /* v is gone from here on */
 	v = NULL;
@@ -1430,7 +1329,7 @@ int ge_variable_rename(ge_graph *g, const char *name, const char *new_name,
 		int used = 0;
 		for (size_t i = 0; i < consts.n; i++) {
 			size_t n;
-			char **s = const_strings(g, consts.v[i], &n);
+			char **s = ge_const_strings(g, consts.v[i], &n);
 			int hit = 0;
 			for (size_t k = 0; s && k < n; k++)
 				if (!strcmp(s[k], key)) {
@@ -1439,9 +1338,9 @@ int ge_variable_rename(ge_graph *g, const char *name, const char *new_name,
 					hit = 1;
 				}
 			if (hit)
-				set_strings(g, consts.v[i], s, n);
+				ge_const_set_strings(g, consts.v[i], s, n);
 			used |= hit;
-			free_strings(s, s ? n : 0);
+			ge_strings_free(s, s ? n : 0);
 		}
 		/* a graph without a saver still has its values under the old
 		 * key in the checkpoint it came with */
@@ -1468,9 +1367,9 @@ struct rm_entry {
 static void drop_string(ge_graph *g, ge_opid op, size_t slot, size_t at)
 {
 	size_t n;
-	char **s = const_strings(g, ge_op_input(g, op, slot).op, &n);
+	char **s = ge_const_strings(g, ge_op_input(g, op, slot).op, &n);
 	if (!s || at >= n) {
-		free_strings(s, s ? n : 0);
+		ge_strings_free(s, s ? n : 0);
 		return;
 	}
 	free(s[at]);
@@ -1478,17 +1377,17 @@ static void drop_string(ge_graph *g, ge_opid op, size_t slot, size_t at)
 	n--;
 	ge_opid c = own_const(g, op, slot);
 	if (c != GE_NOOP)
-		set_strings(g, c, s, n);
-	free_strings(s, n);
+		ge_const_set_strings(g, c, s, n);
+	ge_strings_free(s, n);
 }
 
 static void drop_type(ge_graph *g, ge_opid op, size_t at)
 {
 	size_t n = 0;
-	int *t = get_types(g, op, "dtypes", &n);
+	int *t = ge_attr_types(g, op, "dtypes", &n);
 	if (t && at < n) {
 		memmove(t + at, t + at + 1, (n - at - 1) * sizeof *t);
-		set_types(g, op, "dtypes", t, n - 1);
+		ge_attr_set_types(g, op, "dtypes", t, n - 1);
 		ge_op_remove_attr(g, op, "_output_shapes");
 	}
 	free(t);
@@ -1498,12 +1397,12 @@ static void drop_type(ge_graph *g, ge_opid op, size_t at)
 static int saver_consistent(ge_graph *g, ge_opid op, size_t *n)
 {
 	size_t nn = 0, ns = 0, nt = 0;
-	char **a = const_strings(g, ge_op_input(g, op, 1).op, &nn);
-	char **b = const_strings(g, ge_op_input(g, op, 2).op, &ns);
-	int *t = get_types(g, op, "dtypes", &nt);
+	char **a = ge_const_strings(g, ge_op_input(g, op, 1).op, &nn);
+	char **b = ge_const_strings(g, ge_op_input(g, op, 2).op, &ns);
+	int *t = ge_attr_types(g, op, "dtypes", &nt);
 	int ok = a && b && t && nn == ns && nn == nt;
-	free_strings(a, a ? nn : 0);
-	free_strings(b, b ? ns : 0);
+	ge_strings_free(a, a ? nn : 0);
+	ge_strings_free(b, b ? ns : 0);
 	free(t);
 	*n = nn;
 	return ok;

@@ -77,6 +77,10 @@ typedef struct ge_var_opts {
 typedef struct ge_ckpt_plan {
 	char **src, **dst;
 	unsigned char *rename;
+	/* per entry, the bundle prefix src[i] is read from when it is not
+	 * `from` below (a variable of another model, as compose imports
+	 * them), else NULL */
+	char **src_from;
 	size_t n, cap;
 	/* the bundle prefix the src keys are read from (the checkpoint of
 	 * the graph the variables were copied from), or NULL: the graph's
@@ -107,13 +111,23 @@ void ge_graph_add_checkpoint_copy(ge_graph *g, const char *src,
 int ge_graph_checkpoint_source(const ge_graph *g, char **prefix,
 			       ge_error *err);
 
+/* Adds an entry to g's plan: g's key dst gets the value that graph src
+ * has under its key `key` (read through src's own plan, from src's
+ * checkpoint).  When g has no checkpoint of its own the entry reads
+ * where src's values are (ge_graph_checkpoint_from); when g's checkpoint
+ * is another one, the entry names src's bundle, so that a save writes
+ * g's values and src's side by side. */
+void ge_graph_checkpoint_copy_from(ge_graph *g, const ge_graph *src,
+				   const char *key, const char *dst);
+
 /* Records that the graph's plan reads its src keys from the checkpoint
  * of graph src (a copy of src's variables into g), unless g has a
  * checkpoint of its own or its plan already names one. */
 void ge_graph_checkpoint_from(ge_graph *g, const ge_graph *src);
 
 /* The key of g's source checkpoint that holds the value of g's key `key`:
- * the src of the plan entry making it, else key itself. */
+ * the src of the plan entry making it, else key itself; NULL when the
+ * entry making it reads another bundle (ge_graph_checkpoint_copy_from). */
 const char *ge_graph_checkpoint_origin(const ge_graph *g, const char *key);
 
 /* Leaves checkpoint key `key` out of the checkpoint a save writes (a
