@@ -430,6 +430,9 @@ static int carry_variables(ge_graph *c, ge_graph *b, const ge_varlist *vl,
 		return GE_OK; /* b's variables have no values to carry */
 	}
 	free(ck);
+	/* a has no checkpoint: c's is b's, whose old keys it leaves out */
+	int only_b = ge_graph_checkpoint_source(c, &ck, &e2) != GE_OK;
+	free(ck);
 	for (size_t i = 0; i < vl->n; i++) {
 		/* what b's checkpoint holds: a variable no saver saves (a
 		 * string one its init op assigns) has no tensor there */
@@ -439,6 +442,8 @@ static int carry_variables(ge_graph *c, ge_graph *b, const ge_varlist *vl,
 			continue;
 		char *k = scoped(prefix, vl->v[i].key);
 		ge_graph_checkpoint_copy_from(c, b, vl->v[i].key, k);
+		if (only_b)
+			ge_graph_checkpoint_drop(c, vl->v[i].key);
 		free(k);
 	}
 	ge_bundle_close(bd);

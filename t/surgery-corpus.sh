@@ -13,10 +13,11 @@ D=$CORPUS/dotnet__machinelearning-testdata/Microsoft.ML.TensorFlow.TestModels
 MM=$D/model_matmul/frozen_saved_model.pb
 CF=$D/cifar_model/frozen_model.pb
 TF1=$CORPUS/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/half_plus_two/00000123
+H3=$CORPUS/tensorflow__serving/tensorflow_serving/servables/tensorflow/testdata/saved_model_half_plus_three/00000123
 AD=$CORPUS/tensorflow__rust/examples/addition/model.pb
 MU=$CORPUS/tensorflow__rust/tensorflow-sys/examples/assets/multiplication.pb
 RG=$CORPUS/onnx__tensorflow-onnx/tests/models/regression/graphdef/frozen.pb
-for f in "$MM" "$CF" "$AD" "$MU" "$RG" "$TF1/saved_model.pb"; do
+for f in "$MM" "$CF" "$AD" "$MU" "$RG" "$TF1/saved_model.pb" "$H3/saved_model.pb"; do
 	if ! test -f "$f"; then
 		echo "1..0 # SKIP corpus not found ($f)"
 		exit 0
@@ -59,6 +60,40 @@ run "$BIN" eval "$RG" --input 'X=[3,4]' -o "$T/rgo"
 has "$T/out" "[1.69141, 1.90537]" "the regression alone on y = [3, 4]"
 run "$BIN" eval "$T/hr" --input 'x=[[2],[4]]'
 has "$T/out" "[1.69141, 1.90537]" "the composition gives the same values"
+
+# ---- compose two SavedModels with variables: half_plus_two, then
+# half_plus_three (y = 0.5x + 3) and half_plus_two again; the second's
+# variables come along under b/, its checkpoint values with them
+run "$BIN" compose "$TF1" "$H3" -o "$T/h23" --map y:0=x
+is_rc 0 "compose half_plus_two and half_plus_three (both with variables)"
+run "$BIN" eval "$T/h23" --input 'x=[[0],[4]]'
+has "$T/out" "y (b/y:0) float32[2,1] min 4 max 5 mean 4.5 [4, 5]" \
+	"the composition computes 0.5 (0.5x + 2) + 3"
+run "$BIN" validate "$T/h23"
+is_rc 0 "it validates: one saver saves every variable, the checkpoint holds them"
+keys() { # keys INDEX: the keys an independent reader finds, on one line
+	python3 "${GE_TOP_SRCDIR:-.}/t/bundle-keys.py" "$1" >"$T/keys" &&
+		tr '\n' ' ' <"$T/keys" >"$T/out"
+}
+if command -v python3 >/dev/null 2>&1; then
+	keys "$T/h23/variables/variables.index"
+	has "$T/out" "a b b/a b/b b/c c " \
+		"an independent reader of the index finds both models' keys"
+else
+	ok 0 "# SKIP python3 not found"
+fi
+run "$BIN" compose "$TF1" "$TF1" -o "$T/h22" --map y:0=x --prefix again
+is_rc 0 "compose half_plus_two with itself"
+run "$BIN" eval "$T/h22" --input 'x=[[0],[4]]'
+has "$T/out" "y (again/y:0) float32[2,1] min 3 max 4 mean 3.5 [3, 4]" \
+	"the composition computes 0.5 (0.5x + 2) + 2"
+if command -v python3 >/dev/null 2>&1; then
+	keys "$T/h22/variables/variables.index"
+	has "$T/out" "a again/a again/b again/c b c " \
+		"an independent reader of the index finds every key"
+else
+	ok 0 "# SKIP python3 not found"
+fi
 
 # ---- extract: Conv2D -> add -> Relu of the CIFAR model
 run "$BIN" eval "$CF" --input Input=1x32x32x3 --output Conv2D:0 \
