@@ -41,8 +41,12 @@ typedef struct ge_compose_opts {
  * its signatures).  GE_EINVAL (naming
  * the tensors) when the map is empty, a b input is mapped twice, or two
  * mapped tensors differ in dtype or shape; GE_ENOTFOUND when a tensor is
- * not there; GE_EINVAL when b has variables (they would need b's
- * checkpoint: freeze b first). */
+ * not there.  b's TF1 variables come along (variables.md, Composed
+ * models): b's checkpoint keys under the prefix, a's saver saving and
+ * restoring them, a's init running b's, and plan entries copying b's
+ * checkpoint tensors into the checkpoint c is saved with.  GE_EINVAL
+ * when b has variables and a or b is a TF2 SavedModel (freeze b
+ * first); GE_EGRAPH when both have savers that cannot be joined. */
 int ge_compose(ge_graph *a, ge_graph *b, const ge_compose_opts *o,
 	       ge_graph **out, ge_error *err);
 
