@@ -725,6 +725,85 @@ static int extract_check(ge_graph *g, const char *const *names, size_t n,
 	return GE_OK;
 }
 
+/* Whether every name is a tensor of g; found[i] set for those that
+ * are. */
+static int all_there(ge_graph *g, const char *const *names, size_t n,
+		     unsigned char *found)
+{
+	int all = 1;
+	for (size_t i = 0; i < n; i++) {
+		ge_tref t;
+		ge_error e2;
+		if (ge_graph_resolve_tensor(g, names[i], 0, &t, &e2))
+			all = 0;
+		else
+			found[i] = 1;
+	}
+	return all;
+}
+
+/* A TF2 SavedModel: the signature that holds every named tensor, frozen
+ * with its calls inlined (tensor names kept, a body's ops named by the
+ * calls that lead to them), is cut as a frozen graph is.  serving_default
+ * is tried first, then the others in file order. */
+static int extract_tf2(ge_graph *g, const char *const *inputs, size_t n_in,
+		       const char *const *outputs, size_t n_out,
+		       ge_graph **out, ge_error *err)
+{
+	char *prefix = NULL;
+	ge_bundle *b = NULL;
+	ge_error e2;
+	if (ge_graph_checkpoint_source(g, &prefix, &e2) == GE_OK &&
+	    ge_bundle_open(prefix, &b, err) != GE_OK) {
+		free(prefix);
+		return err->code;
+	}
+	free(prefix);
+	size_t ns = ge_signature_count(g);
+	unsigned char *found = ge_xcalloc(n_in + n_out + 1, 1);
+	ge_graph *f = NULL;
+	int rc = GE_OK;
+	for (size_t i = 0; i <= ns && !f; i++) {
+		const char *name = i ? ge_signature_name(g, i - 1)
+				     : "serving_default";
+		if (!name || (i && !strcmp(name, "serving_default")) ||
+		    !strncmp(name, "__", 2) || !ge_signature_get(g, name))
+			continue;
+		ge_tf2_freeze_opts fo = {name, 0, 1};
+		ge_graph *h = NULL;
+		rc = ge_tf2_freeze(g, b, &fo, &h, err);
+		if (rc)
+			break;
+		int in = all_there(h, inputs, n_in, found);
+		if (all_there(h, outputs, n_out, found + n_in) && in)
+			f = h;
+		else
+			ge_graph_free(h);
+	}
+	if (b)
+		ge_bundle_close(b);
+	const char *miss = NULL;
+	for (size_t i = 0; !rc && !f && !miss && i < n_in + n_out; i++)
+		if (!found[i])
+			miss = i < n_in ? inputs[i] : outputs[i - n_in];
+	free(found);
+	if (rc)
+		return rc;
+	if (!f && miss)
+		return ge_err(err, GE_ENOTFOUND,
+			      "extract: no tensor '%s' in %s, nor in the "
+			      "functions of its signatures", miss,
+			      ge_graph_name(g));
+	if (!f)
+		return ge_err(err, GE_ENOTFOUND,
+			      "extract: no signature of %s holds all of "
+			      "those tensors", ge_graph_name(g));
+	ge_graph_set_name(f, ge_graph_name(g));
+	rc = ge_extract(f, inputs, n_in, outputs, n_out, out, err);
+	ge_graph_free(f);
+	return rc;
+}
+
 int ge_extract(ge_graph *g, const char *const *inputs, size_t n_in,
 	       const char *const *outputs, size_t n_out, ge_graph **out,
 	       ge_error *err)
@@ -733,9 +812,7 @@ int ge_extract(ge_graph *g, const char *const *inputs, size_t n_in,
 	if (!n_out)
 		return ge_err(err, GE_EINVAL, "extract: no outputs");
 	if (ge_is_tf2_savedmodel(g))
-		return ge_err(err, GE_EINVAL,
-			      "extract: %s is a TF2 SavedModel: freeze it "
-			      "first (gerewrite run freeze)", ge_graph_name(g));
+		return extract_tf2(g, inputs, n_in, outputs, n_out, out, err);
 	ge_tref *ti = ge_xmalloc((n_in + 1) * sizeof *ti);
 	ge_tref *to = ge_xmalloc((n_out + 1) * sizeof *to);
 	int rc = extract_check(g, inputs, n_in, ti, err);

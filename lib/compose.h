@@ -52,8 +52,13 @@ int ge_compose(ge_graph *a, ge_graph *b, const ge_compose_opts *o,
 
 /* A new graph (*out): g cut to what the outputs need from the inputs on
  * (see above), with a serving_default signature over them, keyed by op
- * names ('/' and ':' made '_').  GE_ENOTFOUND naming a missing tensor,
- * GE_EINVAL when there are no outputs or an input is given twice. */
+ * names ('/' and ':' made '_').  A TF2 SavedModel g is cut from the
+ * first of its signatures (serving_default, then the others in file
+ * order) whose frozen form (ge_tf2_freeze with tensor_names: calls
+ * inlined, a body's ops named by the calls that lead to them, variables
+ * constants) holds every tensor named.  GE_ENOTFOUND naming a missing
+ * tensor, GE_EINVAL when there are no outputs or an input is given
+ * twice. */
 int ge_extract(ge_graph *g, const char *const *inputs, size_t n_in,
 	       const char *const *outputs, size_t n_out, ge_graph **out,
 	       ge_error *err);

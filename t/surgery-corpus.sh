@@ -5,7 +5,8 @@
 # model, extracted as a SavedModel and as a GraphDef, gives the values
 # those tensors have in the whole model; bad input (a missing tensor,
 # different dtypes, incompatible shapes, a name given twice) is one line
-# naming it, exit 2, nothing written.
+# naming it, exit 2, nothing written.  Compositions of SavedModels with
+# variables carry both checkpoints; extract cuts TF2 SavedModels too.
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 CORPUS=${GE_CORPUS:-${GE_TOP_SRCDIR:-.}/../shared/corpus}
 test -d "$CORPUS" || CORPUS=/work/shared/corpus
@@ -14,10 +15,14 @@ MM=$D/model_matmul/frozen_saved_model.pb
 CF=$D/cifar_model/frozen_model.pb
 TF1=$CORPUS/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/half_plus_two/00000123
 H3=$CORPUS/tensorflow__serving/tensorflow_serving/servables/tensorflow/testdata/saved_model_half_plus_three/00000123
+V2=$CORPUS/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/half_plus_two_v2/00000123
+T3=$CORPUS/tensorflow__tfjs/tfjs-node/test_objects/saved_model/times_three_float
+KS=$CORPUS/SciSharp__TensorFlow.NET/test/TensorFlowNET.Keras.UnitTest/Assets/simple_model_from_auto_compile
 AD=$CORPUS/tensorflow__rust/examples/addition/model.pb
 MU=$CORPUS/tensorflow__rust/tensorflow-sys/examples/assets/multiplication.pb
 RG=$CORPUS/onnx__tensorflow-onnx/tests/models/regression/graphdef/frozen.pb
-for f in "$MM" "$CF" "$AD" "$MU" "$RG" "$TF1/saved_model.pb" "$H3/saved_model.pb"; do
+for f in "$MM" "$CF" "$AD" "$MU" "$RG" "$TF1/saved_model.pb" "$H3/saved_model.pb" \
+	"$V2/saved_model.pb" "$T3/saved_model.pb" "$KS/saved_model.pb"; do
 	if ! test -f "$f"; then
 		echo "1..0 # SKIP corpus not found ($f)"
 		exit 0
@@ -133,6 +138,8 @@ has "$T/out" "y (y:0) float32[2,1] min 3 max 4 mean 3.5 [3, 4]" \
 	"the servable computes y = 0.5x + 2"
 run "$BIN" info "$T/v"
 has "$T/out" "variables (2):" "it holds two variables"
+has "$T/out" "legacy_init_op                   node_list, 1 item" \
+	"the op the loader runs after the restore (a NoOp) stays"
 grep -q "  c:0" "$T/out"
 ok `test $? -ne 0; echo $?` "c, which y does not read, is gone"
 run "$BIN" -e 'print(table.concat(assert(ge.checkpoint.open(arg[1])):names(), " "))' \
@@ -142,6 +149,58 @@ grep -q "c" "$T/out"
 ok `test $? -ne 0; echo $?` "and not c"
 run "$BIN" validate "$T/v"
 is_rc 0 "the servable validates (its saver saves a and b)"
+
+# ---- extract from half_plus_two_v2 (its variables kept) and from TF2
+# SavedModels: times_three_float (y = 3x, a variable) and a Keras model
+run "$BIN" extract "$V2" --inputs x:0 --outputs y:0 -o "$T/v2"
+is_rc 0 "extract y from half_plus_two_v2"
+run "$BIN" eval "$T/v2" --input 'x=[[2],[4]]'
+has "$T/out" "y (y:0) float32[2,1] min 3 max 4 mean 3.5 [3, 4]" \
+	"the servable computes y = 0.5x + 2, as the model does"
+run "$BIN" extract "$T3" --inputs serving_default_x:0 \
+	--outputs StatefulPartitionedCall:0 -o "$T/t3"
+is_rc 0 "extract a TF2 SavedModel's signature tensors"
+run "$BIN" eval "$T3" --input x=3 -o "$T/t3w"
+run "$BIN" eval "$T/t3" --input serving_default_x=3 -o "$T/t3o"
+has "$T/out" "[9]" "the servable computes 3x"
+cmp -s "$T/t3o/StatefulPartitionedCall.npy" "$T/t3w/output_0.npy"
+ok $? "the values of the whole model"
+run "$BIN" info "$T/t3"
+has "$T/out" "in   serving_default_x -> serving_default_x:0 float32[]" \
+	"its serving_default takes the input"
+run "$BIN" extract "$T3" --inputs serving_default_x:0 \
+	--outputs StatefulPartitionedCall/StatefulPartitionedCall/mul:0 -o "$T/t3.pb"
+is_rc 0 "extract a tensor of a function body as a GraphDef"
+run "$BIN" eval "$T/t3.pb" --input serving_default_x=3 \
+	--output StatefulPartitionedCall/StatefulPartitionedCall/mul -o "$T/t3p"
+cmp -s "$T/t3p/StatefulPartitionedCall_StatefulPartitionedCall_mul.npy" \
+	"$T/t3w/output_0.npy"
+ok $? "the body's product is the model's output"
+# the Keras model cut at its hidden layer: the two halves, one after
+# the other, give the whole model's bytes
+R=StatefulPartitionedCall/StatefulPartitionedCall/model/dense/Relu
+run "$BIN" eval "$KS" --input input_1=1x28x28x1 \
+	--output serving_default_input_1:0 --output StatefulPartitionedCall:0 \
+	-o "$T/kw"
+is_rc 0 "run the Keras model"
+run "$BIN" extract "$KS" --inputs serving_default_input_1:0 --outputs $R:0 \
+	-o "$T/k1"
+is_rc 0 "extract its first layer as a SavedModel"
+run "$BIN" info "$T/k1"
+has "$T/out" "consts:  3," "only the first layer's weights (and the flatten shape)"
+run "$BIN" extract "$KS" --inputs $R:0 --outputs StatefulPartitionedCall:0 \
+	-o "$T/k2.pb"
+is_rc 0 "extract the rest as a GraphDef"
+run "$BIN" eval "$T/k1" \
+	--input "serving_default_input_1=@$T/kw/serving_default_input_1_0.npy" \
+	-o "$T/k1o"
+is_rc 0 "run the first part"
+run "$BIN" eval "$T/k2.pb" \
+	--input "$R=@$T/k1o/StatefulPartitionedCall_StatefulPartitionedCall_model_dense_Relu.npy" \
+	-o "$T/k2o"
+is_rc 0 "run the second part on the first's output"
+cmp -s "$T/k2o/StatefulPartitionedCall.npy" "$T/kw/softmax.npy"
+ok $? "the two parts give the whole model's values"
 
 # ---- bad input
 bad() { # bad NAME TEXT OUT ARGS...
@@ -162,6 +221,9 @@ bad "compose: an input mapped twice" "'a' is mapped twice" "$T/b4.pb" \
 	compose "$MM" "$MM" -o "$T/b4.pb" --map c:0=a --map a:0=a
 bad "extract: a missing tensor" "no tensor 'nope:0'" "$T/b5" \
 	extract "$CF" --inputs nope:0 --outputs Output:0 -o "$T/b5"
+bad "extract: a tensor no TF2 signature holds" \
+	"no tensor 'nope:0' in $T3, nor in the functions of its signatures" \
+	"$T/b7" extract "$T3" --outputs nope:0 -o "$T/b7"
 bad "extract: an input given twice" "'Conv2D:0' is given twice" "$T/b6" \
 	extract "$CF" --inputs Conv2D:0,Conv2D:0 --outputs Output:0 -o "$T/b6"
 
