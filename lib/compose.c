@@ -586,12 +586,15 @@ static void walk(ge_graph *g, const ge_opid *seeds, size_t n,
 
 /* The ops that keep a TF1 container's variables alive: the saver's
  * restore and save ops and the init ops (of the collections a SavedModel
- * runs, and `init`). */
+ * runs, and `init`), and the asset tensors its loader feeds. */
 static size_t saver_roots(ge_graph *g, ge_opid **out)
 {
+	/* asset_filepaths: the loader feeds the asset tensors the
+	 * SavedModel's AssetFileDefs name */
 	static const char *const colls[] = {"legacy_init_op",
 					    "saved_model_main_op", "init_op",
-					    "table_initializer"};
+					    "table_initializer",
+					    "asset_filepaths"};
 	ge_opid *r = ge_xmalloc(64 * sizeof *r);
 	size_t n = 0, cap = 64;
 	const char *names[8];

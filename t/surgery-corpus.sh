@@ -140,6 +140,8 @@ run "$BIN" info "$T/v"
 has "$T/out" "variables (2):" "it holds two variables"
 has "$T/out" "legacy_init_op                   node_list, 1 item" \
 	"the op the loader runs after the restore (a NoOp) stays"
+has "$T/out" "asset_filepaths                  node_list, 1 item" \
+	"and so does the asset tensor the loader feeds"
 grep -q "  c:0" "$T/out"
 ok `test $? -ne 0; echo $?` "c, which y does not read, is gone"
 run "$BIN" -e 'print(table.concat(assert(ge.checkpoint.open(arg[1])):names(), " "))' \
