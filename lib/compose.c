@@ -175,6 +175,84 @@ static void compose_signature(ge_graph *a, ge_graph *b, ge_graph *c,
 	keys_free(out, no);
 }
 
+/* Whether every name is a tensor of g; found[i] set for those that
+ * are. */
+static int all_there(ge_graph *g, const char *const *names, size_t n,
+		     unsigned char *found)
+{
+	int all = 1;
+	for (size_t i = 0; i < n; i++) {
+		ge_tref t;
+		ge_error e2;
+		if (ge_graph_resolve_tensor(g, names[i], 0, &t, &e2))
+			all = 0;
+		else
+			found[i] = 1;
+	}
+	return all;
+}
+
+/* A TF2 SavedModel g frozen (*f, a new plain graph named as g): the first
+ * of its signatures (serving_default, then the others in file order)
+ * whose frozen form holds every tensor named (ge_tf2_freeze with
+ * tensor_names: calls inlined, a body's ops named by the calls that lead
+ * to them, variables constants).  what names the caller in messages. */
+static int tf2_frozen(ge_graph *g, const char *what, const char *const *n1,
+		      size_t k1, const char *const *n2, size_t k2,
+		      ge_graph **f, ge_error *err)
+{
+	char *prefix = NULL;
+	ge_bundle *b = NULL;
+	ge_error e2;
+	*f = NULL;
+	if (ge_graph_checkpoint_source(g, &prefix, &e2) == GE_OK &&
+	    ge_bundle_open(prefix, &b, err) != GE_OK) {
+		free(prefix);
+		return err->code;
+	}
+	free(prefix);
+	size_t ns = ge_signature_count(g);
+	unsigned char *found = ge_xcalloc(k1 + k2 + 1, 1);
+	int rc = GE_OK;
+	for (size_t i = 0; i <= ns && !*f; i++) {
+		const char *name = i ? ge_signature_name(g, i - 1)
+				     : "serving_default";
+		if (!name || (i && !strcmp(name, "serving_default")) ||
+		    !strncmp(name, "__", 2) || !ge_signature_get(g, name))
+			continue;
+		ge_tf2_freeze_opts fo = {name, 0, 1};
+		ge_graph *h = NULL;
+		rc = ge_tf2_freeze(g, b, &fo, &h, err);
+		if (rc)
+			break;
+		int in = all_there(h, n1, k1, found);
+		if (all_there(h, n2, k2, found + k1) && in)
+			*f = h;
+		else
+			ge_graph_free(h);
+	}
+	if (b)
+		ge_bundle_close(b);
+	const char *miss = NULL;
+	for (size_t i = 0; !rc && !*f && !miss && i < k1 + k2; i++)
+		if (!found[i])
+			miss = i < k1 ? n1[i] : n2[i - k1];
+	free(found);
+	if (rc)
+		return rc;
+	if (!*f && miss)
+		return ge_err(err, GE_ENOTFOUND,
+			      "%s: no tensor '%s' in %s, nor in the "
+			      "functions of its signatures", what, miss,
+			      ge_graph_name(g));
+	if (!*f)
+		return ge_err(err, GE_ENOTFOUND,
+			      "%s: no signature of %s holds all of "
+			      "those tensors", what, ge_graph_name(g));
+	ge_graph_set_name(*f, ge_graph_name(g));
+	return GE_OK;
+}
+
 /* ---------------------------------------------------- b's variables */
 
 static char *scoped(const char *prefix, const char *name)
@@ -450,34 +528,25 @@ static int carry_variables(ge_graph *c, ge_graph *b, const ge_varlist *vl,
 	return GE_OK;
 }
 
-/* b's variables can come along: TF1 variables, saved by a TF1 saver,
- * into a graph that is not a TF2 SavedModel (whose variables are the
- * object graph's). */
+/* b's variables can come along unless a is a TF2 SavedModel (whose
+ * variables are its object graph's; a TF2 b was frozen before). */
 static int vars_check(ge_graph *a, ge_graph *b, const ge_varlist *vl,
 		      ge_error *err)
 {
-	if (!vl->n)
-		return GE_OK;
-	if (ge_is_tf2_savedmodel(b) || ge_is_tf2_savedmodel(a))
+	if (vl->n && ge_is_tf2_savedmodel(a))
 		return ge_err(err, GE_EINVAL,
-			      "compose: %s has variables ('%s') and %s is a "
-			      "TF2 SavedModel: freeze %s first",
-			      ge_graph_name(b), vl->v[0].name,
-			      ge_graph_name(ge_is_tf2_savedmodel(b) ? b : a),
-			      ge_graph_name(b));
+			      "compose: the second model, %s, has variables "
+			      "('%s') and the first is a TF2 SavedModel: "
+			      "freeze the second first",
+			      ge_graph_name(b), vl->v[0].name);
 	return GE_OK;
 }
 
-int ge_compose(ge_graph *a, ge_graph *b, const ge_compose_opts *o,
-	       ge_graph **out, ge_error *err)
+/* Each mapped pair: both tensors there (to[i], a's, resolved), b's
+ * input mapped once, dtypes and shapes that fit. */
+static int check_map(ge_graph *a, ge_graph *b, const ge_compose_opts *o,
+		     ge_tref *to, ge_error *err)
 {
-	*out = NULL;
-	const char *prefix = o->prefix && *o->prefix ? o->prefix : "b";
-	if (!o->n_map)
-		return ge_err(err, GE_EINVAL,
-			      "compose: no tensor of the first model is mapped "
-			      "to an input of the second");
-	ge_tref *to = ge_xmalloc(o->n_map * sizeof *to);
 	int rc = GE_OK;
 	for (size_t i = 0; rc == GE_OK && i < o->n_map; i++) {
 		ge_tref tb;
@@ -498,15 +567,37 @@ int ge_compose(ge_graph *a, ge_graph *b, const ge_compose_opts *o,
 					    "compose: '%s' is mapped twice",
 					    o->to[i]);
 	}
-	if (rc != GE_OK) {
-		free(to);
+	return rc;
+}
+
+int ge_compose(ge_graph *a, ge_graph *b, const ge_compose_opts *o,
+	       ge_graph **out, ge_error *err)
+{
+	*out = NULL;
+	const char *prefix = o->prefix && *o->prefix ? o->prefix : "b";
+	if (!o->n_map)
+		return ge_err(err, GE_EINVAL,
+			      "compose: no tensor of the first model is mapped "
+			      "to an input of the second");
+	if (ge_is_tf2_savedmodel(b) && has_variables(b) &&
+	    !ge_is_tf2_savedmodel(a)) {
+		/* b's signature that holds the mapped inputs, frozen */
+		ge_graph *bf;
+		int rc = tf2_frozen(b, "compose", o->to, o->n_map, NULL, 0,
+				    &bf, err);
+		if (!rc)
+			rc = ge_compose(a, bf, o, out, err);
+		if (bf)
+			ge_graph_free(bf);
 		return rc;
 	}
 	ge_varlist vl = {0};
-	if (has_variables(b))
-		rc = ge_graph_variables(b, &vl, err);
+	int rc = has_variables(b) ? ge_graph_variables(b, &vl, err) : GE_OK;
 	if (!rc)
 		rc = vars_check(a, b, &vl, err);
+	ge_tref *to = ge_xmalloc(o->n_map * sizeof *to);
+	if (!rc)
+		rc = check_map(a, b, o, to, err);
 	if (rc != GE_OK) {
 		ge_varlist_free(&vl);
 		free(to);
@@ -728,85 +819,6 @@ static int extract_check(ge_graph *g, const char *const *names, size_t n,
 	return GE_OK;
 }
 
-/* Whether every name is a tensor of g; found[i] set for those that
- * are. */
-static int all_there(ge_graph *g, const char *const *names, size_t n,
-		     unsigned char *found)
-{
-	int all = 1;
-	for (size_t i = 0; i < n; i++) {
-		ge_tref t;
-		ge_error e2;
-		if (ge_graph_resolve_tensor(g, names[i], 0, &t, &e2))
-			all = 0;
-		else
-			found[i] = 1;
-	}
-	return all;
-}
-
-/* A TF2 SavedModel: the signature that holds every named tensor, frozen
- * with its calls inlined (tensor names kept, a body's ops named by the
- * calls that lead to them), is cut as a frozen graph is.  serving_default
- * is tried first, then the others in file order. */
-static int extract_tf2(ge_graph *g, const char *const *inputs, size_t n_in,
-		       const char *const *outputs, size_t n_out,
-		       ge_graph **out, ge_error *err)
-{
-	char *prefix = NULL;
-	ge_bundle *b = NULL;
-	ge_error e2;
-	if (ge_graph_checkpoint_source(g, &prefix, &e2) == GE_OK &&
-	    ge_bundle_open(prefix, &b, err) != GE_OK) {
-		free(prefix);
-		return err->code;
-	}
-	free(prefix);
-	size_t ns = ge_signature_count(g);
-	unsigned char *found = ge_xcalloc(n_in + n_out + 1, 1);
-	ge_graph *f = NULL;
-	int rc = GE_OK;
-	for (size_t i = 0; i <= ns && !f; i++) {
-		const char *name = i ? ge_signature_name(g, i - 1)
-				     : "serving_default";
-		if (!name || (i && !strcmp(name, "serving_default")) ||
-		    !strncmp(name, "__", 2) || !ge_signature_get(g, name))
-			continue;
-		ge_tf2_freeze_opts fo = {name, 0, 1};
-		ge_graph *h = NULL;
-		rc = ge_tf2_freeze(g, b, &fo, &h, err);
-		if (rc)
-			break;
-		int in = all_there(h, inputs, n_in, found);
-		if (all_there(h, outputs, n_out, found + n_in) && in)
-			f = h;
-		else
-			ge_graph_free(h);
-	}
-	if (b)
-		ge_bundle_close(b);
-	const char *miss = NULL;
-	for (size_t i = 0; !rc && !f && !miss && i < n_in + n_out; i++)
-		if (!found[i])
-			miss = i < n_in ? inputs[i] : outputs[i - n_in];
-	free(found);
-	if (rc)
-		return rc;
-	if (!f && miss)
-		return ge_err(err, GE_ENOTFOUND,
-			      "extract: no tensor '%s' in %s, nor in the "
-			      "functions of its signatures", miss,
-			      ge_graph_name(g));
-	if (!f)
-		return ge_err(err, GE_ENOTFOUND,
-			      "extract: no signature of %s holds all of "
-			      "those tensors", ge_graph_name(g));
-	ge_graph_set_name(f, ge_graph_name(g));
-	rc = ge_extract(f, inputs, n_in, outputs, n_out, out, err);
-	ge_graph_free(f);
-	return rc;
-}
-
 int ge_extract(ge_graph *g, const char *const *inputs, size_t n_in,
 	       const char *const *outputs, size_t n_out, ge_graph **out,
 	       ge_error *err)
@@ -814,8 +826,18 @@ int ge_extract(ge_graph *g, const char *const *inputs, size_t n_in,
 	*out = NULL;
 	if (!n_out)
 		return ge_err(err, GE_EINVAL, "extract: no outputs");
-	if (ge_is_tf2_savedmodel(g))
-		return extract_tf2(g, inputs, n_in, outputs, n_out, out, err);
+	if (ge_is_tf2_savedmodel(g)) {
+		/* cut from the signature that holds the tensors, frozen */
+		ge_graph *f;
+		int rc = tf2_frozen(g, "extract", inputs, n_in, outputs, n_out,
+				    &f, err);
+		if (!rc)
+			rc = ge_extract(f, inputs, n_in, outputs, n_out, out,
+					err);
+		if (f)
+			ge_graph_free(f);
+		return rc;
+	}
 	ge_tref *ti = ge_xmalloc((n_in + 1) * sizeof *ti);
 	ge_tref *to = ge_xmalloc((n_out + 1) * sizeof *to);
 	int rc = extract_check(g, inputs, n_in, ti, err);

@@ -44,9 +44,11 @@ typedef struct ge_compose_opts {
  * not there.  b's TF1 variables come along (variables.md, Composed
  * models): b's checkpoint keys under the prefix, a's saver saving and
  * restoring them, a's init running b's, and plan entries copying b's
- * checkpoint tensors into the checkpoint c is saved with.  GE_EINVAL
- * when b has variables and a or b is a TF2 SavedModel (freeze b
- * first); GE_EGRAPH when both have savers that cannot be joined. */
+ * checkpoint tensors into the checkpoint c is saved with.  A TF2
+ * SavedModel b with variables is composed frozen (the first signature
+ * holding the mapped inputs, as ge_extract freezes one).  GE_EINVAL when
+ * b has variables and a is a TF2 SavedModel (freeze b first); GE_EGRAPH
+ * when both have savers that cannot be joined. */
 int ge_compose(ge_graph *a, ge_graph *b, const ge_compose_opts *o,
 	       ge_graph **out, ge_error *err);
 

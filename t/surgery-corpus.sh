@@ -100,6 +100,20 @@ else
 	ok 0 "# SKIP python3 not found"
 fi
 
+# ---- compose a frozen graph (y = -x) with a TF2 SavedModel
+# (times_three_float: 3x): the second's signature, frozen, reads -x
+run "$BIN" -e 'local g = ge.graph()
+g:add_op{type = "Placeholder", name = "in", attrs = {dtype = "float32", shape = ge.shape{}}}
+g:add_op{type = "Neg", name = "neg", inputs = {"in"}, attrs = {T = "float32"}}
+assert(g:save(arg[1]))' - "$T/neg.pb"
+run "$BIN" compose "$T/neg.pb" "$T3" -o "$T/n3.pb" --map neg:0=serving_default_x
+is_rc 0 "compose a frozen graph with a TF2 SavedModel that has a variable"
+run "$BIN" eval "$T/n3.pb" --input in=2 -o "$T/n3o"
+has "$T/out" "min -6 max -6" "the composition computes 3 (-x)"
+run "$BIN" eval "$T3" --input x=-2 -o "$T/n3w"
+cmp -s "$T/n3o/b_StatefulPartitionedCall.npy" "$T/n3w/output_0.npy"
+ok $? "the values of the TF2 model run on the first's output"
+
 # ---- extract: Conv2D -> add -> Relu of the CIFAR model
 run "$BIN" eval "$CF" --input Input=1x32x32x3 --output Conv2D:0 \
 	--output OutputConvRelu_1:0 -o "$T/whole"
@@ -226,6 +240,9 @@ bad "extract: a missing tensor" "no tensor 'nope:0'" "$T/b5" \
 bad "extract: a tensor no TF2 signature holds" \
 	"no tensor 'nope:0' in $T3, nor in the functions of its signatures" \
 	"$T/b7" extract "$T3" --outputs nope:0 -o "$T/b7"
+bad "compose: variables into a TF2 SavedModel" \
+	"the second model, $TF1, has variables ('a') and the first is a TF2 SavedModel" \
+	"$T/b8" compose "$T3" "$TF1" -o "$T/b8" --map StatefulPartitionedCall:0=x
 bad "extract: an input given twice" "'Conv2D:0' is given twice" "$T/b6" \
 	extract "$CF" --inputs Conv2D:0,Conv2D:0 --outputs Output:0 -o "$T/b6"
 
