@@ -4,7 +4,9 @@
 -- prefix, the composition's checkpoint holds both models' values under
 -- their new keys, one saver saves and restores them all, and the
 -- composition runs to the numbers of the two models one after the other.
--- A frozen first model takes the second's saver.
+-- A frozen first model takes the second's saver.  ge.copy with
+-- duplicated variables into a graph with a checkpoint of its own reads
+-- the duplicates' values from the source's checkpoint.
 local tap = require "tap"
 local ok, is, same = tap.ok, tap.is, tap.same
 
@@ -105,6 +107,24 @@ same({"b/b", "b/w"}, c:op("b/save/RestoreV2/tensor_names"):attr("value"):totable
 local ic = {}
 for _, o in ipairs(c:op("init").control_inputs) do ic[#ic + 1] = o.name end
 same({"w/Assign", "b/Assign", "b/init"}, ic, "a's init runs b's")
+
+-- ---------------------------------------------------------------- copies
+-- ge.copy of b's ops into a graph with a checkpoint of its own (a's),
+-- variables duplicated: the checkpoint saved holds a's values and the
+-- duplicates' values read from b's checkpoint
+local d = a:clone()
+ge.copy(ge.sgv(b:op("mul"), b:op("y")),
+        {dst_graph = d, dst_scope = "cp", variables = "duplicate"})
+local plan = d:checkpoint_plan()
+same({"w", "cp/w", "b", "cp/b"},
+     {plan[1].from, plan[1].to, plan[2].from, plan[2].to}, "the plan")
+ok(d:save(path("d")), "save the graph with the copy")
+local rd = assert(ge.checkpoint.open(path("d")))
+same({"b", "cp/b", "cp/w", "w"}, rd:names(), "its checkpoint holds both")
+ok(rd:read("cp/w") == ge.tensor_value(F, {}, 10) and
+   rd:read("cp/b") == ge.tensor_value(F, {}, -1),
+   "the duplicates have b's values, read from b's checkpoint")
+ok(rd:read("w") == ge.tensor_value(F, {}, 2), "a's own keep a's")
 
 -- ---------------------------------------------------------------- frozen a
 local fz = ge.graph()
