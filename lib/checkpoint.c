@@ -911,17 +911,29 @@ static int freeze_check_uses(ge_graph *g, const ge_variable *v,
 }
 
 /* The checkpoint entry of v (by key, by the plan's copies, by name),
- * checked against the variable's dtype and shape. */
-static int freeze_entry(ge_bundle *b, const ge_freeze_opts *o,
-			const ge_variable *v, const ge_bundle_entry **out,
+ * checked against the variable's dtype and shape; *eb is the bundle
+ * that holds it (b, or another one a plan entry names, opened in s). */
+static int freeze_entry(ge_bundle *b, struct plan_srcs *s,
+			const ge_freeze_opts *o, const ge_variable *v,
+			const ge_bundle_entry **out, ge_bundle **eb,
 			ge_error *err)
 {
 	/* no bundle: fine for a graph whose outputs need no variable */
 	const char *ipath = b ? ge_bundle_index_path(b) : "(no checkpoint)";
 	const ge_bundle_entry *e = b ? ge_bundle_find(b, v->key) : NULL;
-	for (size_t k = 0; !e && b && o && o->plan && k < o->plan->n; k++)
-		if (!strcmp(o->plan->dst[k], v->key))
-			e = ge_bundle_find(b, o->plan->src[k]);
+	*eb = b;
+	for (size_t k = 0; !e && o && o->plan && k < o->plan->n; k++) {
+		if (strcmp(o->plan->dst[k], v->key))
+			continue;
+		int rc = plan_bundle(s, b, o->plan, k, eb, err);
+		if (rc)
+			return rc;
+		e = *eb ? ge_bundle_find(*eb, o->plan->src[k]) : NULL;
+		if (*eb)
+			ipath = ge_bundle_index_path(*eb);
+	}
+	if (!e)
+		*eb = b;
 	if (!e && b && strcmp(v->key, v->name))
 		e = ge_bundle_find(b, v->name);
 	if (!e)
@@ -1021,23 +1033,26 @@ int ge_freeze(ge_graph *g, ge_bundle *b, const ge_tref *outputs, size_t n,
 	/* read every value before changing anything */
 	struct frozen *fz = ge_xcalloc(vl.n ? vl.n : 1, sizeof *fz);
 	size_t nfz = 0;
+	struct plan_srcs srcs = {0};
 	for (size_t i = 0; i < vl.n && !rc; i++) {
 		const ge_variable *v = &vl.v[i];
 		const ge_bundle_entry *e = NULL;
+		ge_bundle *eb = b;
 		if (!ge_opset_has(&keep, v->op))
 			continue;
 		if ((rc = freeze_check_uses(g, v, &keep, gname, err)) ||
-		    (rc = freeze_entry(b, o, v, &e, err)))
+		    (rc = freeze_entry(b, &srcs, o, v, &e, &eb, err)))
 			break;
 		struct frozen *f = &fz[nfz++];
 		f->v = v;
 		f->dtype = e->dtype;
 		ge_buf tp = GE_BUF_INIT;
-		rc = ge_bundle_read_tensorproto(b, e, &tp, err);
+		rc = ge_bundle_read_tensorproto(eb, e, &tp, err);
 		if (!rc)
 			ge_buf_lenfield(&f->value, 8, tp.data, tp.len);
 		ge_buf_free(&tp);
 	}
+	plan_srcs_close(&srcs);
 
 	/* the variables become constants, what nothing needs goes */
 	for (size_t i = 0; i < nfz && !rc; i++)

@@ -74,8 +74,10 @@ typedef struct ge_freeze_opts {
 	int clear_devices;        /* empty every kept op's device, as
 				     freeze_graph does by default */
 	/* Keys the bundle does not hold yet: a variable whose key is
-	 * plan->dst[i] reads plan->src[i] (a graph with duplicated variables,
-	 * before its checkpoint is written).  May be NULL. */
+	 * plan->dst[i] reads plan->src[i], from the bundle
+	 * plan->src_from[i] when the entry names one (a graph with
+	 * duplicated or composed variables, before its checkpoint is
+	 * written).  May be NULL. */
 	const struct ge_ckpt_plan *plan;
 } ge_freeze_opts;
 

@@ -91,6 +91,9 @@ ok(r:read("b/w") == ge.tensor_value(F, {}, 10) and
 local cl = assert(ge.load(path("c")))
 same({29, 49}, ge.run(cl, {x = {1, 2}}, "b/y"):totable(),
      "the composition runs: 10 (2x + 1) - 1")
+local fc = assert(ge.freeze(c, {outputs = {"b/y"}}))
+same({29, 49}, ge.run(fc, {x = {1, 2}}, "b/y"):totable(),
+     "ge.freeze reads b's values from b's checkpoint, before any save")
 local keys = c:op("save/SaveV2/tensor_names"):attr("value"):totable()
 same({"b", "w", "b/b", "b/w"}, keys, "a's save op saves b's variables too")
 is(7, #c:op("save/SaveV2").inputs, "and reads them")
