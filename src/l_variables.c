@@ -257,8 +257,9 @@ void lge_varopts_check(lua_State *L, lge_varopts *o)
 }
 
 /* g:checkpoint_plan() -> {{from = key, to = key}, ...}: the tensors a
- * checkpoint of this graph needs that its source checkpoint holds under
- * other keys (left by transforms that duplicated variables). */
+ * checkpoint of this graph needs that its source checkpoint (or the one
+ * an entry's `checkpoint` names) holds under other keys (left by
+ * transforms that duplicated variables, and by compose). */
 static int g_checkpoint_plan(lua_State *L)
 {
 	const ge_ckpt_plan *p = ge_graph_checkpoint_plan(lge_checkgraph(L, 1)->g);
@@ -272,6 +273,10 @@ static int g_checkpoint_plan(lua_State *L)
 		if (p->rename && p->rename[i]) {
 			lua_pushboolean(L, 1);
 			lua_setfield(L, -2, "rename");
+		}
+		if (p->src_from && p->src_from[i]) {
+			lua_pushstring(L, p->src_from[i]);
+			lua_setfield(L, -2, "checkpoint");
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}

@@ -83,6 +83,9 @@ local names = {}
 for _, v in ipairs(c:variables()) do names[#names + 1] = v.name .. "=" .. v.key end
 same({"w=w", "b=b", "b/w=b/w", "b/b=b/b"}, names,
      "b's variables under the prefix, their keys too")
+local cp = c:checkpoint_plan()
+is(path("b") .. "/variables/variables", cp[1].checkpoint,
+   "the plan reads b's checkpoint")
 ok(c:save(path("c")), "save the composition")
 local r = assert(ge.checkpoint.open(path("c")))
 same({"b", "b/b", "b/w", "w"}, r:names(), "its checkpoint holds both models' keys")
