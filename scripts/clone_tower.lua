@@ -24,8 +24,57 @@ local function variable_tensors(g)
   return set
 end
 
+-- The tensors the signatures name, by side (inputs, outputs), in a
+-- stable order; an op a signature names (an init op) is no tensor.
+local function signature_tensors(g, side)
+  local out, seen = {}, {}
+  for _, key in ipairs(g:signature_names()) do
+    local sig = g:signature(key)
+    local keys = {}
+    for k in pairs(sig and sig[side] or {}) do keys[#keys + 1] = k end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      local t = sig[side][k]
+      if ge.type(t) == "tensor" and not seen[t] then
+        seen[t] = true
+        out[#out + 1] = t
+      end
+    end
+  end
+  return out
+end
+
+-- The model's inputs by default: the tensors its signatures feed and its
+-- Placeholders, but for those another one is computed from (a serialized
+-- tf.Example parsed into the x a signature feeds): the towers start
+-- where the interface closest to the outputs does, so that every input
+-- name stays fed.
+local function default_inputs(g)
+  local ins, seen = {}, {}
+  local function add(t)
+    if not seen[t] then seen[t] = true; ins[#ins + 1] = t end
+  end
+  for _, t in ipairs(signature_tensors(g, "inputs")) do add(t) end
+  for _, op in ipairs(g:ops()) do
+    if op.type == "Placeholder" then add(op:output(0)) end
+  end
+  local out = {}
+  for _, t in ipairs(ins) do
+    local upstream = false
+    for _, u in ipairs(ins) do
+      if u ~= t and #ge.get_walks_intersection_ops({t}, {u.op}) > 0 then
+        upstream = true
+        break
+      end
+    end
+    if not upstream then out[#out + 1] = t end
+  end
+  return out
+end
+
 -- What to clone: the scope, or the ops on paths from the inputs to the
--- outputs (default: every Placeholder, and every op nobody reads).
+-- outputs (default: the model's inputs, and the tensors its signatures
+-- fetch, else every op nobody reads).
 local function select_view(g, p)
   if p.scope ~= "" then
     local v = ge.sgv_scope(p.scope:gsub("/+$", ""), g)
@@ -33,13 +82,14 @@ local function select_view(g, p)
     return v
   end
   local ins = tensors(g, p.inputs)
-  if #ins == 0 then
-    for _, op in ipairs(g:ops()) do
-      if op.type == "Placeholder" then ins[#ins + 1] = op:output(0) end
-    end
-  end
+  if #ins == 0 then ins = default_inputs(g) end
   local outs = {}
   for _, t in ipairs(tensors(g, p.outputs)) do outs[#outs + 1] = t.op end
+  if #outs == 0 then
+    for _, t in ipairs(signature_tensors(g, "outputs")) do
+      outs[#outs + 1] = t.op
+    end
+  end
   if #outs == 0 then
     for _, op in ipairs(g:ops()) do
       if #op.outputs > 0 and #op:consumers() == 0 and
@@ -120,14 +170,30 @@ go.]],
     if p.split == "batch" then
       local chosen = {}
       for _, t in ipairs(tensors(g, p.inputs)) do chosen[t] = true end
+      if #p.inputs == 0 and p.scope == "" then
+        for _, t in ipairs(default_inputs(g)) do chosen[t] = true end
+      end
+      local wanted, scalars, nwanted = {}, {}, 0
       for _, t in ipairs(inputs) do
-        local wanted = chosen[t] or
-                       (#p.inputs == 0 and t.op.type:find("^Placeholder"))
+        if chosen[t] or (#p.inputs == 0 and t.op.type:find("^Placeholder")) then
+          wanted[t] = true
+          nwanted = nwanted + 1
+          if t.shape and #t.shape == 0 then scalars[#scalars + 1] = t.name end
+        end
+      end
+      -- nothing has a batch to split: a clone that splits nothing would
+      -- only multiply the work, and concat would join what is no batch
+      if #scalars > 0 and #scalars == nwanted then
+        return nil, string.format("clone_tower: input %s is a scalar: it "
+          .. "has no batch dimension to split (split=none clones without "
+          .. "splitting)", table.concat(scalars, ", "))
+      end
+      for _, t in ipairs(inputs) do
         -- only a tensor with a batch dimension can be split along it;
         -- of unknown rank, whether it has one is known at run time
-        if wanted and t.shape and #t.shape == 0 then
+        if wanted[t] and t.shape and #t.shape == 0 then
           whole[#whole + 1] = t.name
-        elseif wanted then
+        elseif wanted[t] then
           local dtype = t.dtype or error("the dtype of " .. t.name .. " is unknown")
           local base = t.op.name .. "/tower_split"
           local src = t
