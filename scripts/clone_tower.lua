@@ -126,7 +126,10 @@ split=batch each tower reads its share of the batch (a Split along
 dimension 0 of every input that is a Placeholder, or of the given
 inputs) when the input has a batch dimension (a known rank of 1 or
 more); scalars (such as keep_prob) are fed whole to every tower, and
-the recipe says which on stderr.  An input of unknown rank is split at
+the recipe says which on stderr.  A model whose inputs are all scalars
+has no batch to split: with combine=concat it is refused (exit 2,
+nothing written), as the towers' outputs would be copies joined into a
+batch the model never had.  An input of unknown rank is split at
 run time: a Switch on its rank sends a scalar whole to every tower and
 anything else through the Split (a Merge per tower takes what came).
 With split=none every tower reads the inputs whole.  The ops between
@@ -181,12 +184,13 @@ go.]],
           if t.shape and #t.shape == 0 then scalars[#scalars + 1] = t.name end
         end
       end
-      -- nothing has a batch to split: a clone that splits nothing would
-      -- only multiply the work, and concat would join what is no batch
-      if #scalars > 0 and #scalars == nwanted then
+      -- nothing has a batch to split: concat would join copies of the
+      -- same outputs into a batch the model never had
+      if #scalars > 0 and #scalars == nwanted and p.combine == "concat" then
         return nil, string.format("clone_tower: input %s is a scalar: it "
-          .. "has no batch dimension to split (split=none clones without "
-          .. "splitting)", table.concat(scalars, ", "))
+          .. "has no batch dimension to split, and concat would join "
+          .. "copies of the same outputs (combine=mean or none clone "
+          .. "it)", table.concat(scalars, ", "))
       end
       for _, t in ipairs(inputs) do
         -- only a tensor with a batch dimension can be split along it;
