@@ -111,6 +111,8 @@ has "$T/out" "[2]" "the rounded model keeps box 2"
 run "$BIN" run "$T/tie.lua" "$T/nms-only.pbtxt" -o "$T/nms-o2.pbtxt" --verify -i 'x=[1,1,1,1]'
 is_rc 1 "lossy with only picked outputs: nothing to bound fails"
 has "$T/out" "which leaves no output to bound" "saying so"
+run "$BIN" -e "local r = ge.verify(ge.load('$T/nms.pbtxt'), ge.load('$T/nms-o.pbtxt'), {inputs = {x = {1, 1, 1, 1}}}) for _, o in ipairs(r.outputs) do print(o.name, o.selected_by) end"
+has "$T/out" "picked	NonMaxSuppressionV3" "ge.verify names the selection of a picked output"
 run "$BIN" run remove_device "$T/nms.pbtxt" -o "$T/nms-o3.pbtxt" --verify -i 'x=[1,1,1,1]'
 is_rc 0 "exact recipes compare picked outputs too"
 has "$T/out" "exact, 2 outputs, max abs 0" "bit for bit"
