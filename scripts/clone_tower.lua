@@ -112,6 +112,61 @@ local function const(g, name, dtype, value)
                            value = ge.tensor_value(dtype, {}, {value})}}
 end
 
+local function op(g, type, name, inputs, attrs)
+  return g:add_op{type = type, name = g:unique_name(name), inputs = inputs,
+                  attrs = attrs}:output(0)
+end
+
+-- The sizes of n parts of a batch of b (b // n, the first b % n one
+-- more), computed at run time from src's shape.
+local function run_time_sizes(g, base, src, n)
+  local I = "int32"
+  local shape = op(g, "Shape", base .. "/shape", {src},
+                   {T = src.dtype, out_type = I})
+  local vec = function(name, v)
+    return g:add_op{type = "Const", name = g:unique_name(base .. "/" .. name),
+                    attrs = {dtype = I, value = ge.tensor_value(I, {#v}, v)}}:output(0)
+  end
+  local b = op(g, "StridedSlice", base .. "/batch",
+               {shape, vec("begin", {0}), vec("end", {1}), vec("strides", {1})},
+               {T = I, Index = I, begin_mask = 0, end_mask = 0,
+                ellipsis_mask = 0, new_axis_mask = 0, shrink_axis_mask = 1})
+  local nt = const(g, base .. "/towers", I, n):output(0)
+  local q = op(g, "FloorDiv", base .. "/each", {b, nt}, {T = I})
+  local r = op(g, "FloorMod", base .. "/rest", {b, nt}, {T = I})
+  local idx = {}
+  for i = 1, n do idx[i] = i - 1 end
+  local more = op(g, "Less", base .. "/more", {vec("index", idx), r}, {T = I})
+  local one = op(g, "Cast", base .. "/one_more", {more},
+                 {SrcT = "bool", DstT = I, Truncate = false})
+  return op(g, "AddV2", base .. "/sizes", {q, one}, {T = I})
+end
+
+-- Splits src along dimension 0 into n parts (dim0 its size, -1 when
+-- unknown): equal parts when n divides it, else the first b % n parts
+-- one larger (a batch of 3 on 2 towers: 2 and 1).
+local function batch_split(g, base, src, dtype, n, dim0)
+  local axis = const(g, base .. "/axis", "int32", 0)
+  if dim0 >= 0 and dim0 % n == 0 then
+    return g:add_op{type = "Split", name = g:unique_name(base),
+                    inputs = {axis:output(0), src},
+                    attrs = {T = dtype, num_split = n}}
+  end
+  local sizes
+  if dim0 >= 0 then
+    local v = {}
+    for i = 1, n do v[i] = dim0 // n + (i <= dim0 % n and 1 or 0) end
+    sizes = g:add_op{type = "Const", name = g:unique_name(base .. "/sizes"),
+                     attrs = {dtype = "int32",
+                              value = ge.tensor_value("int32", {n}, v)}}:output(0)
+  else
+    sizes = run_time_sizes(g, base, src, n)
+  end
+  return g:add_op{type = "SplitV", name = g:unique_name(base),
+                  inputs = {src, sizes, axis:output(0)},
+                  attrs = {T = dtype, Tlen = "int32", num_split = n}}
+end
+
 return {
   name = "clone_tower",
   -- whole-graph: names ops of the top-level graph; bodies are left alone
@@ -125,7 +180,10 @@ as tower_0 .. tower_N-1, each placed on its own device.  With
 split=batch each tower reads its share of the batch (a Split along
 dimension 0 of every input that is a Placeholder, or of the given
 inputs) when the input has a batch dimension (a known rank of 1 or
-more); scalars (such as keep_prob) are fed whole to every tower, and
+more): equal shares when the towers divide the batch, else the first
+ones one row more (a batch of 3 on 2 towers: 2 and 1, by a SplitV whose
+sizes are computed at run time when the batch is unknown); scalars
+(such as keep_prob) are fed whole to every tower, and
 the recipe says which on stderr.  A model whose inputs are all scalars
 has no batch to split: with combine=concat it is refused (exit 2,
 nothing written), as the towers' outputs would be copies joined into a
@@ -214,10 +272,8 @@ go.]],
             src = sw:output(1)
             late[#late + 1] = t.name
           end
-          local axis = const(g, base .. "/axis", "int32", 0)
-          local s = g:add_op{type = "Split", name = g:unique_name(base),
-                             inputs = {axis:output(0), src},
-                             attrs = {T = dtype, num_split = n}}
+          local s = batch_split(g, base, src, dtype, n,
+                                t.shape and t.shape[1] or -1)
           split[t] = {}
           for i = 0, n - 1 do
             split[t][i] = s:output(i)

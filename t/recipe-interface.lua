@@ -90,6 +90,10 @@ do
      "1: the signature still feeds x:0")
   is(y_of(g, {x = X}), want, "1: fed through x, y is the model's")
   is(y_of(g, {inputs = X}, "parse"), want, "1: fed through tf_example, too")
+  is(y_of(g, {x = {{1}, {2}, {5}}}), "value float32[3,1] {2.5, 3, 4.5}",
+     "1: a batch of 3 on 2 towers (2 and 1)")
+  is(y_of(g, {x = {{1}}}), "value float32[1,1] {2.5}",
+     "1: a batch of 1 on 2 towers (1 and 0)")
   valid(g, "1")
 end
 
