@@ -174,12 +174,16 @@ return {
   description = [[
 Replicate a scope or a subgraph once per device ("towers").
 
-The ops of `scope`, or those between `inputs` and `outputs` (by default
-every Placeholder and every op nobody reads), are copied `towers` times
-as tower_0 .. tower_N-1, each placed on its own device.  With
-split=batch each tower reads its share of the batch (a Split along
-dimension 0 of every input that is a Placeholder, or of the given
-inputs) when the input has a batch dimension (a known rank of 1 or
+The ops of `scope`, or those between `inputs` and `outputs`, are copied
+`towers` times as tower_0 .. tower_N-1, each placed on its own device.
+By default the inputs are the model's interface: the tensors its
+signatures feed and its Placeholders, but for those another one is
+computed from (half_plus_two parses a tf.Example into the x its
+serving signature feeds: the towers read x, which stays, so that both
+can still be fed); the outputs are the tensors the signatures fetch,
+else every op nobody reads.  With split=batch each tower reads its
+share of the batch (a Split along dimension 0 of every default input,
+or of the given inputs) when the input has a batch dimension (a known rank of 1 or
 more): equal shares when the towers divide the batch, else the first
 ones one row more (a batch of 3 on 2 towers: 2 and 1, by a SplitV whose
 sizes are computed at run time when the batch is unknown); scalars
@@ -205,9 +209,10 @@ go.]],
     {name = "scope", type = "string", default = "",
      help = "the name scope to clone (instead of inputs/outputs)"},
     {name = "inputs", type = "list", default = {},
-     help = "tensors the towers read (default: every Placeholder)"},
+     help = "tensors the towers read (default: the model's inputs)"},
     {name = "outputs", type = "list", default = {},
-     help = "ops or tensors the towers compute (default: ops nobody reads)"},
+     help = "ops or tensors the towers compute (default: the "
+            .. "signatures' outputs, else ops nobody reads)"},
     {name = "devices", type = "string", default = "/device:GPU:%d",
      help = "device of tower i: %d is replaced by i (empty: none)"},
     {name = "variables", type = "enum", choices = {"share", "duplicate"},
