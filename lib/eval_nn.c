@@ -243,23 +243,42 @@ static int k_softmax(kctx *k)
 	return GE_OK;
 }
 
-/* Dequantize, MIN_FIRST, quint8: TensorFlow's QuantizedToFloat. */
+/* Dequantize of quint8: MIN_FIRST with one range (TensorFlow's
+ * QuantizedToFloat), or MIN_COMBINED with one range or one per slice
+ * along `axis` (what quantize_weights writes per channel). */
 static int k_dequantize(kctx *k)
 {
 	if (k_need(k, 3))
 		return GE_EINVAL;
 	const ge_value *q = &k->in[0];
-	if (q->dtype != DT_QUINT8 || k->in[1].n != 1 || k->in[2].n != 1 ||
-	    !k_attr_str_is(k, "mode", "MIN_FIRST", 0))
-		return k_fail(k, "only quint8 MIN_FIRST is supported");
-	double mn = ge_value_get(&k->in[1], 0), mx = ge_value_get(&k->in[2], 0);
+	int first = k_attr_str_is(k, "mode", "MIN_FIRST", 0);
+	int combined = !first && k_attr_str_is(k, "mode", "MIN_COMBINED", 1);
+	int64_t axis = k_attr_int(k, "axis", -1);
+	if (axis < -1 || axis >= q->rank)
+		return k_fail(k, "axis out of range");
+	int64_t ns = axis < 0 ? 1 : q->dims[axis], post = 1;
+	for (int d = (int)axis + 1; axis >= 0 && d < q->rank; d++)
+		post *= q->dims[d];
+	if (q->dtype != DT_QUINT8 || k->in[1].n != ns || k->in[2].n != ns ||
+	    !(first || combined) || (first && axis >= 0))
+		return k_fail(k, "only quint8 MIN_FIRST, or MIN_COMBINED with "
+			      "one range or one per slice, is supported");
 	ge_value *o = &k->out[0];
 	if (k_new(k, o, DT_FLOAT, q->rank, q->dims))
 		return GE_EINVAL;
-	double range = (mx - mn) * (256.0 / 255.0), step = range / 256.0;
-	double base = mn == mx ? mn : round(mn / step) * step;
-	for (int64_t n = 0; n < q->n; n++)
+	for (int64_t n = 0; n < q->n; n++) {
+		int64_t c = axis < 0 ? 0 : (n / post) % ns;
+		double mn = ge_value_get(&k->in[1], c);
+		double mx = ge_value_get(&k->in[2], c);
+		if (combined) {
+			o->d[n] = mn + (double)q->i[n] * (mx - mn) / 255.0;
+			continue;
+		}
+		double range = (mx - mn) * (256.0 / 255.0), step = range / 256.0;
+		double base = mn == mx ? mn
+				    : round(mn / (float)step) * (float)step;
 		o->d[n] = mn == mx ? mn : base + (double)q->i[n] * step;
+	}
 	ge_value_normalize(o);
 	return GE_OK;
 }

@@ -51,15 +51,28 @@ int ge_fold_batch_norms(ge_graph *g, ge_fold_report *r, ge_error *err);
 
 /* transform_graph's round_weights: every float32 Const of at least
  * minimum_size elements keeps only num_steps distinct values (bucket
- * centres between its min and max), so the file compresses well. */
+ * centres between its min and max), so the file compresses well.  With
+ * per_channel, the kernel of a conv or matrix product (every reader
+ * takes it as its input 1: Conv2D, _FusedConv2D, DepthwiseConv2dNative,
+ * MatMul, _FusedMatMul) has num_steps values per output channel, between
+ * that channel's min and max: one large weight no longer flattens the
+ * other channels; and vectors of per-channel offsets and scales (biases,
+ * a folded batch norm's) stay as they are, as TensorFlow Lite keeps
+ * biases at 32 bits: a small error there moves every output of the
+ * channel. */
 int ge_round_weights(ge_graph *g, int num_steps, int64_t minimum_size,
-		     ge_fold_report *r, ge_error *err);
+		     int per_channel, ge_fold_report *r, ge_error *err);
 
 /* transform_graph's quantize_weights: every float32 Const of at least
  * minimum_size elements becomes a quint8 Const NAME_quantized_const with
  * NAME_quantized_min / NAME_quantized_max and a Dequantize (MIN_FIRST)
- * named NAME. */
-int ge_quantize_weights(ge_graph *g, int64_t minimum_size, ge_fold_report *r,
-			ge_error *err);
+ * named NAME.  With per_channel, a kernel (as for ge_round_weights) gets
+ * one range per output channel instead: min and max are vectors and the
+ * Dequantize is MIN_COMBINED with `axis` that channel's dimension
+ * (TensorFlow has no per-axis MIN_FIRST), as TensorFlow Lite quantizes
+ * conv and matmul weights per channel; and biases stay float, as for
+ * ge_round_weights. */
+int ge_quantize_weights(ge_graph *g, int64_t minimum_size, int per_channel,
+			ge_fold_report *r, ge_error *err);
 
 #endif

@@ -322,20 +322,91 @@ static int float_weights(ge_graph *g, ge_opid id, int64_t minimum_size,
 	return 0;
 }
 
-static void min_max(const ge_value *v, double *mn, double *mx)
+/* The output-channel axis of weights v when every reader takes them as
+ * the kernel of a conv or matrix product (input 1, directly or through
+ * Identity ops), else -1: Conv2D's HWIO filter along O, a depthwise
+ * filter [H, W, C, multiplier] along C, MatMul's b along its columns
+ * (its rows with transpose_b). */
+static int kernel_axis(ge_graph *g, ge_opid id, const ge_value *v, int depth)
 {
-	*mn = INFINITY;
-	*mx = -INFINITY;
+	size_t nu, nc;
+	const ge_use *u = ge_op_uses(g, id, &nu);
+	ge_op_control_outputs(g, id, &nc);
+	if (!nu || nc || depth > 4)
+		return -1;
+	int axis = -2;
+	for (size_t j = 0; j < nu; j++) {
+		const char *t = ge_op_type(g, u[j].op);
+		int a = -1;
+		if (!strcmp(t, "Identity"))
+			a = kernel_axis(g, u[j].op, v, depth + 1);
+		else if (u[j].slot != 1)
+			a = -1;
+		else if (v->rank == 4 && (!strcmp(t, "Conv2D") ||
+					  !strcmp(t, "_FusedConv2D")))
+			a = 3;
+		else if (v->rank == 4 &&
+			 (!strcmp(t, "DepthwiseConv2dNative") ||
+			  !strcmp(t, "FusedDepthwiseConv2dNative")))
+			a = 2;
+		else if (v->rank == 2 && (!strcmp(t, "MatMul") ||
+					  !strcmp(t, "_FusedMatMul")))
+			a = transposed_b(g, u[j].op) ? 0 : 1;
+		if (a < 0 || (axis != -2 && a != axis))
+			return -1;
+		axis = a;
+	}
+	return axis < 0 ? -1 : axis;
+}
+
+/* Whether weights v are a vector of per-channel offsets or scales: a
+ * bias (BiasAdd's input 1, a fused conv's or matmul's inputs from 2 on)
+ * or a folded batch norm's vector (read by Add, AddV2 or Mul). */
+static int is_bias(ge_graph *g, ge_opid id, const ge_value *v)
+{
+	size_t nu;
+	const ge_use *u = ge_op_uses(g, id, &nu);
+	if (v->rank != 1 || !nu)
+		return 0;
+	for (size_t j = 0; j < nu; j++) {
+		const char *t = ge_op_type(g, u[j].op);
+		int fused = !strcmp(t, "_FusedConv2D") ||
+			    !strcmp(t, "_FusedMatMul") ||
+			    !strcmp(t, "FusedDepthwiseConv2dNative");
+		if (!(fused && u[j].slot >= 2) &&
+		    !(!strcmp(t, "BiasAdd") && u[j].slot == 1) &&
+		    strcmp(t, "Add") && strcmp(t, "AddV2") && strcmp(t, "Mul"))
+			return 0;
+	}
+	return 1;
+}
+
+/* The ranges of v: one (nch 1) or one per slice along axis, in mn[] and
+ * mx[] (nch entries each); the slice of element k is (k / post) % nch. */
+static void channel_ranges(const ge_value *v, int axis, int64_t *nch,
+			   int64_t *post, double **mn, double **mx)
+{
+	*nch = axis < 0 ? 1 : v->dims[axis];
+	*post = 1;
+	for (int d = axis + 1; axis >= 0 && d < v->rank; d++)
+		*post *= v->dims[d];
+	*mn = ge_xcalloc((size_t)*nch, sizeof **mn);
+	*mx = ge_xcalloc((size_t)*nch, sizeof **mx);
+	for (int64_t c = 0; c < *nch; c++) {
+		(*mn)[c] = INFINITY;
+		(*mx)[c] = -INFINITY;
+	}
 	for (int64_t k = 0; k < v->n; k++) {
-		if (v->d[k] < *mn)
-			*mn = v->d[k];
-		if (v->d[k] > *mx)
-			*mx = v->d[k];
+		int64_t c = (k / *post) % *nch;
+		if (v->d[k] < (*mn)[c])
+			(*mn)[c] = v->d[k];
+		if (v->d[k] > (*mx)[c])
+			(*mx)[c] = v->d[k];
 	}
 }
 
 int ge_round_weights(ge_graph *g, int num_steps, int64_t minimum_size,
-		     ge_fold_report *r, ge_error *err)
+		     int per_channel, ge_fold_report *r, ge_error *err)
 {
 	if (num_steps < 2)
 		return ge_err(err, GE_EINVAL, "num_steps must be at least 2");
@@ -345,24 +416,37 @@ int ge_round_weights(ge_graph *g, int num_steps, int64_t minimum_size,
 		ge_opid id = (ge_opid)i;
 		if (!ge_op_alive(g, id) || float_weights(g, id, minimum_size, &v))
 			continue;
-		double mn, mx;
-		min_max(&v, &mn, &mx);
-		if (isfinite(mn) && isfinite(mx) && mx > mn) {
+		if (per_channel && is_bias(g, id, &v)) {
+			ge_value_free(&v);
+			continue;
+		}
+		int axis = per_channel ? kernel_axis(g, id, &v, 0) : -1;
+		int64_t nch, post, changed = 0;
+		double *mn, *mx;
+		channel_ranges(&v, axis, &nch, &post, &mn, &mx);
+		for (int64_t k = 0; k < v.n; k++) {
+			int64_t c = (k / post) % nch;
+			if (!isfinite(mn[c]) || !isfinite(mx[c]) ||
+			    !(mx[c] > mn[c]))
+				continue;
 			/* the centre of each of num_steps buckets, computed in
 			 * float as transform_graph does */
-			float width = (float)((mx - mn) / num_steps);
-			for (int64_t k = 0; k < v.n; k++) {
-				double b = floor((v.d[k] - mn) / width);
-				if (b > num_steps - 1)
-					b = num_steps - 1;
-				if (b < 0)
-					b = 0;
-				v.d[k] = (float)mn + width * ((float)b + 0.5f);
-			}
+			float width = (float)((mx[c] - mn[c]) / num_steps);
+			double b = floor((v.d[k] - mn[c]) / width);
+			if (b > num_steps - 1)
+				b = num_steps - 1;
+			if (b < 0)
+				b = 0;
+			v.d[k] = (float)mn[c] + width * ((float)b + 0.5f);
+			changed = 1;
+		}
+		if (changed) {
 			ge_value_normalize(&v);
 			ge_fold_set_const_attrs(g, id, &v);
 			r->folded++;
 		}
+		free(mn);
+		free(mx);
 		ge_value_free(&v);
 	}
 	return GE_OK;
@@ -379,8 +463,65 @@ static int64_t to_quint8(double x, double mn, double mx)
 	return q < 0 ? 0 : q > 255 ? 255 : q;
 }
 
-int ge_quantize_weights(ge_graph *g, int64_t minimum_size, ge_fold_report *r,
-			ge_error *err)
+/* The range of one tensor as transform_graph takes it: it holds 0, and
+ * is never empty; float bounds. */
+static void tensor_range(double *mn, double *mx)
+{
+	*mn = *mn < 0 ? *mn : 0;
+	*mx = *mx > 0 ? *mx : 0;
+	if (*mn == *mx)
+		*mx = fabs(*mn) < 1e-6 ? *mn + 1 : *mn > 0 ? 2 * *mn : *mn / 2;
+	*mn = (float)*mn;
+	*mx = (float)*mx;
+}
+
+/* MIN_COMBINED for quint8, one slice's range: x = mn + q (mx - mn) / 255. */
+static int64_t to_quint8_combined(double x, double mn, double mx)
+{
+	double q = round((x - mn) * 255.0 / (mx - mn));
+	return q < 0 ? 0 : q > 255 ? 255 : (int64_t)q;
+}
+
+static void set_int_attr(ge_graph *g, ge_opid id, const char *name,
+			 int64_t v)
+{
+	ge_buf a = GE_BUF_INIT;
+	ge_buf_tag(&a, 3, 0);
+	ge_buf_varint(&a, (uint64_t)v);
+	ge_op_set_attr_raw(g, id, name, a.data, a.len);
+	ge_buf_free(&a);
+}
+
+/* Const id with values v becomes Dequantize(q, lo, hi) of the mode, with
+ * axis >= 0 for ranges per slice. */
+static void make_dequantize(ge_graph *g, ge_opid id, const ge_value *q,
+			    const ge_value *lo, const ge_value *hi,
+			    const char *mode, int axis)
+{
+	char *name = ge_xstrdup(ge_op_name(g, id)), nm[1100];
+	const char *dev = ge_op_device(g, id);
+	snprintf(nm, sizeof nm, "%.1000s_quantized_const", name);
+	ge_opid qc = ge_fold_new_const(g, nm, q, dev);
+	snprintf(nm, sizeof nm, "%.1000s_quantized_min", name);
+	ge_opid qmin = ge_fold_new_const(g, nm, lo, dev);
+	snprintf(nm, sizeof nm, "%.1000s_quantized_max", name);
+	ge_opid qmax = ge_fold_new_const(g, nm, hi, dev);
+	/* the Const becomes the Dequantize: its name and readers stay */
+	while (ge_op_num_attrs(g, id))
+		ge_op_remove_attr(g, id, ge_op_attr_name(g, id, 0));
+	ge_op_set_type(g, id, "Dequantize");
+	ge_op_add_input(g, id, (ge_tref){qc, 0}, NULL);
+	ge_op_add_input(g, id, (ge_tref){qmin, 0}, NULL);
+	ge_op_add_input(g, id, (ge_tref){qmax, 0}, NULL);
+	set_type_attr(g, id, "T", DT_QUINT8);
+	set_str_attr(g, id, "mode", mode);
+	if (axis >= 0)
+		set_int_attr(g, id, "axis", axis);
+	free(name);
+}
+
+int ge_quantize_weights(ge_graph *g, int64_t minimum_size, int per_channel,
+			ge_fold_report *r, ge_error *err)
 {
 	(void)err;
 	size_t cap = ge_graph_capacity(g);
@@ -389,46 +530,54 @@ int ge_quantize_weights(ge_graph *g, int64_t minimum_size, ge_fold_report *r,
 		ge_opid id = (ge_opid)i;
 		if (!ge_op_alive(g, id) || float_weights(g, id, minimum_size, &v))
 			continue;
-		double mn, mx;
-		min_max(&v, &mn, &mx);
-		if (!isfinite(mn) || !isfinite(mx)) {
+		if (per_channel && is_bias(g, id, &v)) {
 			ge_value_free(&v);
 			continue;
 		}
-		/* the range holds 0, and is never empty */
-		mn = mn < 0 ? mn : 0;
-		mx = mx > 0 ? mx : 0;
-		if (mn == mx)
-			mx = fabs(mn) < 1e-6 ? mn + 1 : mn > 0 ? 2 * mn : mn / 2;
-		mn = (float)mn;
-		mx = (float)mx;
+		int axis = per_channel ? kernel_axis(g, id, &v, 0) : -1;
+		int64_t nch, post, c;
+		double *mn, *mx;
+		channel_ranges(&v, axis, &nch, &post, &mn, &mx);
+		for (c = 0; c < nch; c++)
+			if (!isfinite(mn[c]) || !isfinite(mx[c]))
+				break;
+		if (c < nch) {
+			free(mn);
+			free(mx);
+			ge_value_free(&v);
+			continue;
+		}
 		ge_value q, lo, hi;
 		ge_value_init(&q, DT_QUINT8, v.rank, v.dims);
-		for (int64_t k = 0; k < v.n; k++)
-			q.i[k] = to_quint8(v.d[k], mn, mx);
-		ge_value_init(&lo, DT_FLOAT, 0, NULL);
-		ge_value_init(&hi, DT_FLOAT, 0, NULL);
-		lo.d[0] = mn;
-		hi.d[0] = mx;
-		char *name = ge_xstrdup(ge_op_name(g, id)), nm[1100];
-		const char *dev = ge_op_device(g, id);
-		snprintf(nm, sizeof nm, "%.1000s_quantized_const", name);
-		ge_opid qc = ge_fold_new_const(g, nm, &q, dev);
-		snprintf(nm, sizeof nm, "%.1000s_quantized_min", name);
-		ge_opid qmin = ge_fold_new_const(g, nm, &lo, dev);
-		snprintf(nm, sizeof nm, "%.1000s_quantized_max", name);
-		ge_opid qmax = ge_fold_new_const(g, nm, &hi, dev);
-		/* the Const becomes the Dequantize: its name and readers stay */
-		while (ge_op_num_attrs(g, id))
-			ge_op_remove_attr(g, id, ge_op_attr_name(g, id, 0));
-		ge_op_set_type(g, id, "Dequantize");
-		ge_op_add_input(g, id, (ge_tref){qc, 0}, NULL);
-		ge_op_add_input(g, id, (ge_tref){qmin, 0}, NULL);
-		ge_op_add_input(g, id, (ge_tref){qmax, 0}, NULL);
-		set_type_attr(g, id, "T", DT_QUINT8);
-		set_str_attr(g, id, "mode", "MIN_FIRST");
+		if (axis < 0) {
+			tensor_range(&mn[0], &mx[0]);
+			ge_value_init(&lo, DT_FLOAT, 0, NULL);
+			ge_value_init(&hi, DT_FLOAT, 0, NULL);
+			for (int64_t k = 0; k < v.n; k++)
+				q.i[k] = to_quint8(v.d[k], mn[0], mx[0]);
+		} else {
+			/* one range per output channel, each its own min and
+			 * max (a constant channel: a range of 1 above it) */
+			ge_value_init(&lo, DT_FLOAT, 1, &nch);
+			ge_value_init(&hi, DT_FLOAT, 1, &nch);
+			for (c = 0; c < nch; c++) {
+				mn[c] = (float)mn[c];
+				mx[c] = mx[c] > mn[c] ? (float)mx[c] : mn[c] + 1;
+			}
+			for (int64_t k = 0; k < v.n; k++) {
+				c = (k / post) % nch;
+				q.i[k] = to_quint8_combined(v.d[k], mn[c], mx[c]);
+			}
+		}
+		for (c = 0; c < nch; c++) {
+			lo.d[c] = mn[c];
+			hi.d[c] = mx[c];
+		}
+		make_dequantize(g, id, &q, &lo, &hi,
+				axis < 0 ? "MIN_FIRST" : "MIN_COMBINED", axis);
 		r->folded++;
-		free(name);
+		free(mn);
+		free(mx);
 		ge_value_free(&v);
 		ge_value_free(&q);
 		ge_value_free(&lo);

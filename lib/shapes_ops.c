@@ -1001,12 +1001,23 @@ static void f_split(shctx *c)
 
 static void f_splitv(shctx *c)
 {
-	shval v;
+	shval v, a;
 	if (!sh_in_val(c, 1, &v)) {
+		/* sizes known at run time only: the other dimensions stay */
 		sh s;
 		sh_in(c, 0, &s);
-		for (int k = 0; k < c->nout; k++)
-			sh_ranked(OUT(k), s.rank);
+		int ax = -1;
+		if (s.rank > 0 && sh_in_val(c, 2, &a) && a.n == 1 &&
+		    a.v[0] >= -s.rank && a.v[0] < s.rank)
+			ax = (int)(a.v[0] < 0 ? a.v[0] + s.rank : a.v[0]);
+		for (int k = 0; k < c->nout; k++) {
+			if (ax < 0) {
+				sh_ranked(OUT(k), s.rank);
+				continue;
+			}
+			*OUT(k) = s;
+			OUT(k)->d[ax] = -1;
+		}
 		return;
 	}
 	split_common(c, 2, 0, &v);

@@ -11,6 +11,25 @@ local CONTROL_FLOW = {Enter = true, RefEnter = true, Exit = true,
                       Switch = true, RefSwitch = true, Merge = true,
                       RefMerge = true}
 
+-- The ops a run of the model's signatures computes (nil when no
+-- signature names a tensor): what serving runs, never the saver's
+-- restore, nor what the init op reads before anything is assigned.
+local function served_ops(g)
+  local seeds = {}
+  for _, key in ipairs(g:signature_names()) do
+    local sig = g:signature(key)
+    for _, t in pairs(sig and sig.outputs or {}) do
+      if ge.type(t) == "tensor" then seeds[#seeds + 1] = t.op end
+    end
+  end
+  if #seeds == 0 then return nil end
+  local set = {}
+  for _, op in ipairs(ge.get_backward_walk_ops(seeds, {inclusive = true})) do
+    set[op] = true
+  end
+  return set
+end
+
 return {
   name = "insert_logging",
   description = [[
@@ -21,7 +40,11 @@ through and logs it, and makes every reader of that output read the
 Print instead.  Ops are selected by type (op), name prefix (prefix) and
 names (name); with none of these, every op with a printable output.
 The control-flow ops of TF1 loops and conds (Enter, Exit, Switch, Merge,
-NextIteration, LoopCond) are never logged: log the ops around them.]],
+NextIteration, LoopCond) are never logged: log the ops around them.
+Nor are variables (a Print after one would stand between it and its
+Assign, which needs the variable itself); and in a model with
+signatures only what a run of a signature computes is logged, never
+the saver's restore or what the init op reads before it assigns it.]],
   params = {
     {name = "op", type = "list", default = {}, matches = "type",
      help = "op types to log"},
@@ -50,9 +73,13 @@ NextIteration, LoopCond) are never logged: log the ops around them.]],
     -- chosen by type alone: only the ops of those types are looked at
     local candidates = (#p.name == 0 and p.prefix == "" and #p.op > 0)
                        and g:ops(p.op) or g:ops()
+    local served = served_ops(g)
+    local variables = {}
+    for _, v in ipairs(g:variables()) do variables[v.op] = true end
     for _, op in ipairs(candidates) do
       local pick = not any or types[op.type] or names[op.name] or
                    (p.prefix ~= "" and op.name:sub(1, #p.prefix) == p.prefix)
+      pick = pick and not variables[op] and (not served or served[op])
       local x = pick and op.outputs[1]
       local dt = x and x.dtype
       if dt and not dt:match("_ref$") and not NOT_PRINTABLE[dt] and

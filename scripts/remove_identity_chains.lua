@@ -13,15 +13,18 @@ local function set_of(list)
   return s
 end
 
--- The ops whose outputs a signature names: what a user fetches.
-local function signature_outputs(g)
+-- The ops whose outputs a signature names, on either side: what a user
+-- feeds (an Identity x after the parsing of a tf.Example) and fetches.
+local function signature_ops(g)
   local set = {}
   for _, name in ipairs(g:signature_names()) do
     local sig = g:signature(name)
-    for _, t in pairs(sig and sig.outputs or {}) do
-      if type(t) ~= "boolean" then
-        local n = type(t) == "string" and t or t.name
-        set[(n:gsub("^%^", ""):gsub(":%d+$", ""))] = true
+    for _, side in ipairs{sig and sig.inputs or {}, sig and sig.outputs or {}} do
+      for _, t in pairs(side) do
+        if type(t) ~= "boolean" then
+          local n = type(t) == "string" and t or t.name
+          set[(n:gsub("^%^", ""):gsub(":%d+$", ""))] = true
+        end
       end
     end
   end
@@ -98,7 +101,7 @@ end
 local function rules(p, g)
   local keep = set_of(p.keep)
   for n in pairs(set_of(p.outputs or {})) do keep[n] = true end
-  for n in pairs(signature_outputs(g)) do keep[n] = true end
+  for n in pairs(signature_ops(g)) do keep[n] = true end
   -- ops others are colocated with: removing one leaves a dangling
   -- loc:@ reference
   for _, op in ipairs(g:colocation_targets()) do keep[op.name] = true end
@@ -123,7 +126,8 @@ Kept, as TensorFlow's own optimizer keeps them:
     remove_outputs is set: the last Identity of a chain that ends the
     graph stays, reading the chain's input;
   - those listed in keep or in outputs, those a signature names as an
-    output (names a user fetches stay, remove_outputs or not), and those
+    input or output (names a user feeds or fetches stay, remove_outputs
+    or not), and those
     other ops are colocated with (named in their _class attr as
     loc:@name);
   - those with control inputs, unless control_inputs=move: then the

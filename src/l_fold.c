@@ -5,8 +5,10 @@
  *   ge.evaluate(t)                       -> values, shape | nil, err
  *   ge.fold_constants(g [, {outputs = {name, ...}}]) -> report
  *   ge.fold_batch_norms(g)               -> report
- *   ge.round_weights(g [, {num_steps = 256, minimum_size = 0}]) -> report
- *   ge.quantize_weights(g [, {minimum_size = 1024}]) -> report
+ *   ge.round_weights(g [, {num_steps = 256, minimum_size = 0,
+ *                          per_channel = false}]) -> report
+ *   ge.quantize_weights(g [, {minimum_size = 1024, per_channel = false}])
+ *                                        -> report
  *
  * values is a flat list in row-major order (numbers; booleans for bool);
  * a report is {folded=, removed=, skipped=, notes={line, ...}}: notes say
@@ -51,6 +53,16 @@ static lua_Integer opt_int(lua_State *L, int idx, const char *k,
 		return def;
 	lua_getfield(L, idx, k);
 	lua_Integer v = luaL_optinteger(L, -1, def);
+	lua_pop(L, 1);
+	return v;
+}
+
+static int opt_bool(lua_State *L, int idx, const char *k, int def)
+{
+	if (lua_type(L, idx) != LUA_TTABLE)
+		return def;
+	lua_getfield(L, idx, k);
+	int v = lua_isnil(L, -1) ? def : lua_toboolean(L, -1);
 	lua_pop(L, 1);
 	return v;
 }
@@ -125,7 +137,8 @@ static int m_round_weights(lua_State *L)
 	int64_t min = (int64_t)opt_int(L, 2, "minimum_size", 0);
 	ge_fold_report r = {0, 0, 0, GE_BUF_INIT};
 	ge_error err;
-	if (ge_round_weights(g, steps, min, &r, &err) != GE_OK) {
+	int pc = opt_bool(L, 2, "per_channel", 0);
+	if (ge_round_weights(g, steps, min, pc, &r, &err) != GE_OK) {
 		ge_fold_report_free(&r);
 		return luaL_error(L, "%s", err.msg);
 	}
@@ -139,7 +152,8 @@ static int m_quantize_weights(lua_State *L)
 	int64_t min = (int64_t)opt_int(L, 2, "minimum_size", 1024);
 	ge_fold_report r = {0, 0, 0, GE_BUF_INIT};
 	ge_error err;
-	if (ge_quantize_weights(g, min, &r, &err) != GE_OK) {
+	int pc = opt_bool(L, 2, "per_channel", 0);
+	if (ge_quantize_weights(g, min, pc, &r, &err) != GE_OK) {
 		ge_fold_report_free(&r);
 		return luaL_error(L, "%s", err.msg);
 	}

@@ -342,6 +342,10 @@ static void push_result(lua_State *L, const ge_xverify_result *r)
 		lua_setfield(L, -2, "name_b");
 		lua_pushboolean(L, p->ok);
 		lua_setfield(L, -2, "ok");
+		if (p->selected_by[0]) {
+			lua_pushstring(L, p->selected_by);
+			lua_setfield(L, -2, "selected_by");
+		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	lua_setfield(L, -2, "outputs");

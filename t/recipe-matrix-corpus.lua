@@ -31,7 +31,7 @@ local function generic()
 end
 
 -- One line of the table: {model=, inputs={...}, runs={{recipe=, params=,
--- bound=, todo=}, ...}} in the order given.
+-- bound=, todo=, refused=}, ...}} in the order given.
 local function parse(line)
   local model, inputs, recipes = line:match("^([^|]+)|([^|]*)|(.*)$")
   assert(model, "bad line: " .. line)
@@ -56,7 +56,9 @@ local function parse(line)
       by[e:sub(2)] = nil
       for i = #out, 1, -1 do if out[i].recipe == e:sub(2) then table.remove(out, i) end end
     else
-      local head, why = e:match("^([^!]*)!%s*(.*)$")
+      local head, why = e:match("^([^!?]*)!%s*(.*)$")
+      local refused
+      if not head then head, refused = e:match("^([^!?]*)%?%s*(.*)$") end
       head = head or e
       local name, bound = head:match("^([^@]*)@(.*)$")
       name = name or head
@@ -66,6 +68,7 @@ local function parse(line)
       for i = 2, #parts do r.params[#r.params + 1] = parts[i] end
       r.bound = bound or r.bound
       r.todo = why or r.todo
+      r.refused = refused or r.refused
     end
   end
   m.runs = out
@@ -113,6 +116,22 @@ for _, m in ipairs(models) do
       if r.bound then cmd = cmd .. " --max-error " .. r.bound end
       rc = sh(cmd .. " >" .. q(dir .. "/run.out") .. " 2>" .. q(dir .. "/run.err"))
       n = n + 1
+      if r.refused then
+        -- refused by design: exit 2, one line, nothing written
+        local err = trim(tap.slurp(dir .. "/run.err"))
+        local wrote = sh("test -e " .. q(out)) == 0
+        local good = rc == 2 and err ~= "" and not err:find("\n") and not wrote
+        print(string.format("%s %d - %s on %s: refused (%s)", good and "ok" or "not ok",
+                            n, r.recipe, m.model, r.refused))
+        if not good then
+          print(string.format("# exit %d, wrote %s, stderr:", rc, tostring(wrote)))
+          for l in err:gmatch("[^\n]+") do print("# " .. l) end
+        else
+          print("# " .. err)
+        end
+        os.execute("rm -rf " .. q(dir .. "/out-" .. r.recipe) .. "*")
+        goto next_run
+      end
       local verdict = trim(tap.slurp(dir .. "/run.out"):match("([^\n]*verified against[^\n]*)") or "")
       local name = string.format("%s on %s: %s", r.recipe, m.model,
                                  verdict:match("seeded inputs: (.*)$") or "exit " .. rc)
@@ -125,6 +144,7 @@ for _, m in ipairs(models) do
         for l in tap.slurp(dir .. "/run.err"):gmatch("[^\n]+") do print("# " .. l) end
       end
       os.execute("rm -rf " .. q(dir .. "/out-" .. r.recipe) .. "*")
+      ::next_run::
     end
   end
 end

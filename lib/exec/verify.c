@@ -364,6 +364,56 @@ static int pair_outputs(ge_graph *gb, const ge_xiface *fa,
 	return GE_OK;
 }
 
+/* Ops whose outputs are picked by comparing values: indices, or values
+ * gathered by them. */
+static int is_selection(const char *t)
+{
+	static const char *const sel[] = {
+		"NonMaxSuppression", "NonMaxSuppressionV2",
+		"NonMaxSuppressionV3", "NonMaxSuppressionV4",
+		"NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
+		"CombinedNonMaxSuppression", "TopK", "TopKV2", "ArgMax",
+		"ArgMin", "Unique", "UniqueV2", "UniqueWithCounts", "Where",
+		NULL};
+	for (int i = 0; sel[i]; i++)
+		if (!strcmp(t, sel[i]))
+			return 1;
+	return 0;
+}
+
+/* The type of the first selection op the tensor is computed from (along
+ * data inputs), into out; "" when none. */
+static void selection_of(ge_graph *g, const char *tensor, char *out,
+			 size_t cap)
+{
+	out[0] = 0;
+	ge_tref t;
+	if (ge_graph_find_tensor(g, tensor, &t) != GE_OK || t.op == GE_NOOP)
+		return;
+	size_t n = ge_graph_capacity(g);
+	uint8_t *seen = ge_xcalloc(n + 1, 1);
+	ge_opid *stack = ge_xcalloc(n + 1, sizeof *stack);
+	size_t top = 0;
+	stack[top++] = t.op;
+	seen[t.op] = 1;
+	while (top && !out[0]) {
+		ge_opid id = stack[--top];
+		if (is_selection(ge_op_type(g, id))) {
+			snprintf(out, cap, "%s", ge_op_type(g, id));
+			break;
+		}
+		for (size_t i = 0; i < ge_op_num_inputs(g, id); i++) {
+			ge_tref in = ge_op_input(g, id, i);
+			if (in.op != GE_NOOP && !seen[in.op]) {
+				seen[in.op] = 1;
+				stack[top++] = in.op;
+			}
+		}
+	}
+	free(seen);
+	free(stack);
+}
+
 /* ---------------------------------------------------------------- verify */
 
 static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
@@ -465,6 +515,9 @@ int ge_xverify(ge_graph *a, ge_graph *b, const ge_xverify_opts *o,
 	ge_xbudget bud;
 	ge_xbudget_init(&bud);
 	rc = pair_outputs(b, &fa, &fb, o, r, err);
+	for (size_t i = 0; !rc && i < r->npairs; i++)
+		selection_of(a, r->pairs[i].tensor_a, r->pairs[i].selected_by,
+			     sizeof r->pairs[i].selected_by);
 	if (!rc)
 		rc = run_pairs(a, b, &fa, &fb, o, r, &bud, err);
 	ge_xiface_free(&fa);
@@ -536,6 +589,9 @@ void ge_xverify_json(const ge_xverify_result *r, const char *name_a,
 		json_object_set_new(o, "ok", json_boolean(p->ok));
 		if (p->note[0])
 			json_object_set_new(o, "note", json_string(p->note));
+		if (p->selected_by[0])
+			json_object_set_new(o, "selected_by",
+					    json_string(p->selected_by));
 		json_array_append_new(outs, o);
 	}
 	json_object_set_new(j, "outputs", outs);

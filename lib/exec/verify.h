@@ -91,6 +91,12 @@ typedef struct ge_xverify_pair {
 	int ok;
 	char note[160];            /* why they could not be compared: "shapes
 				      differ: float32[2] against float32[3]" */
+	char selected_by[48];      /* the type of a selection op A computes
+				      the output from (NonMaxSuppressionV5,
+				      TopKV2, ArgMax...), or "": which
+				      elements it holds follows comparisons,
+				      and a near tie that a small change
+				      turns picks other elements */
 } ge_xverify_pair;
 
 typedef struct ge_xverify_result {
