@@ -244,7 +244,7 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 	}
 	if (!rc) {
 		ge_buf dot = GE_BUF_INIT;
-		struct dot_view v = {sc, collapse, mark, removed};
+		struct dot_view v = {sc, collapse, mark, removed, 0, NULL};
 		dot_render(&dot, g, &v);
 		if (!out)
 			fwrite(dot.data, 1, dot.len, stdout);

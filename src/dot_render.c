@@ -34,6 +34,7 @@
 #define COLOR_NORMAL "#f2f2f2"
 #define COLOR_OUTSIDE "#dddddd"
 #define COLOR_COLLAPSED "#cfe0f3"
+#define COLOR_REMOVED "#f4b0ae"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -114,6 +115,7 @@ struct scope {
 	size_t first, nops; /* its own ops: order[first .. first+nops) */
 	size_t nkids;       /* child scopes */
 	int open;           /* drawn with its ops (--collapse) */
+	size_t marked;      /* marked ops in it and below (open_marked) */
 };
 
 struct tree {
@@ -269,7 +271,8 @@ static void choose_open(struct view *w)
 		/* opening may overshoot N by what it lacks, at most N/4 */
 		size_t lack = boxes < want ? want - boxes : 0;
 		size_t over = lack < want / 4 ? lack : want / 4;
-		if (grow && (!lack || boxes + grow > want + over))
+		if (grow && (!lack || boxes + grow > want + over) &&
+		    !(w->o->open_marked && s->marked))
 			continue;
 		s->open = 1;
 		boxes += grow;
@@ -299,8 +302,11 @@ static void build_view(struct view *w)
 		int s = scope_of(&w->t, r, sl ? (size_t)(sl - r) : 0);
 		w->scope[i] = s;
 		w->t.v[s].nops++;
-		for (int p = s; p >= 0; p = w->t.v[p].parent)
+		int m = w->o->mark && w->o->mark[i] != DOT_MARK_NONE;
+		for (int p = s; p >= 0; p = w->t.v[p].parent) {
 			w->t.v[p].count++;
+			w->t.v[p].marked += (size_t)m;
+		}
 		total++;
 	}
 	/* group the ops by scope, in node order within each */
@@ -377,6 +383,8 @@ static void op_node(ge_buf *b, const struct view *w, ge_opid id,
 		ge_buf_adds(b, ", fillcolor=\"" COLOR_ADDED "\"");
 	else if (mark == DOT_MARK_CHANGED)
 		ge_buf_adds(b, ", fillcolor=\"" COLOR_CHANGED "\"");
+	else if (mark == DOT_MARK_REMOVED)
+		ge_buf_adds(b, ", fillcolor=\"" COLOR_REMOVED "\"");
 	ge_buf_adds(b, "];\n");
 }
 
@@ -570,6 +578,10 @@ static void legend(ge_buf *b, const struct view *w)
 			       "<tr><td bgcolor=\"" COLOR_CHANGED "\">changed"
 			       "</td><td align=\"left\">an op changed (or "
 			       "named)</td></tr>");
+	if (w->o->mark && w->o->open_marked)
+		ge_buf_adds(b, "<tr><td bgcolor=\"" COLOR_REMOVED "\">removed"
+			       "</td><td align=\"left\">an op removed</td>"
+			       "</tr>");
 	ge_buf_adds(b, "<tr><td>&#8212;&#8212;</td><td align=\"left\">data: "
 		       "dtype[shape] of the tensor, :k for output k</td></tr>"
 		       "<tr><td>- - - -</td><td align=\"left\">control "
@@ -613,6 +625,13 @@ void dot_render(ge_buf *b, const ge_graph *g, const struct dot_view *o)
 	ge_buf_add(b, edges.data, edges.len);
 	legend(b, &w);
 	ge_buf_adds(b, "}\n");
+	if (o->drawn_as)
+		for (size_t i = 0; i < w.cap; i++)
+			o->drawn_as[i] = !w.inside[i] && !outside[i] ? -2
+					 : !w.inside[i] ? -1
+					 : (int)(node_key(&w, (ge_opid)i) >> 31)
+					     ? w.t.v[w.scope[i]].rep
+					     : -1;
 	ge_buf_free(&edges);
 	free(outside);
 	free_view(&w);
@@ -846,5 +865,43 @@ int dot_write(const char *out, const ge_buf *dot)
 	if (rc)
 		unlink(tmp);
 	free(tmp);
+	return rc;
+}
+
+static const char *graphviz_program(void)
+{
+	const char *prog = getenv("GEREWRITE_DOT");
+	return prog && *prog ? prog : "dot";
+}
+
+int dot_have_graphviz(void)
+{
+	return have_program(graphviz_program());
+}
+
+int dot_svg(const char *what, const ge_buf *dot, ge_buf *svg)
+{
+	const char *prog = graphviz_program();
+	char tmp[] = "/tmp/gerewrite-svg-XXXXXX";
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		cli_errmsg("%s: %s", what, strerror(errno));
+		return EXIT_USAGE;
+	}
+	close(fd);
+	int rc = run_graphviz(prog, "svg", tmp, what, dot);
+	if (!rc) {
+		uint8_t *data = NULL;
+		size_t len = 0;
+		ge_error err;
+		if (ge_file_read(tmp, &data, &len, &err) != GE_OK) {
+			cli_errmsg("%s", err.msg);
+			rc = EXIT_USAGE;
+		} else {
+			ge_buf_add(svg, data, len);
+			free(data);
+		}
+	}
+	unlink(tmp);
 	return rc;
 }

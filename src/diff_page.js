@@ -1,0 +1,143 @@
+/* The page of `gerewrite diff --html` (src/diff_page.c): selecting an op
+ * highlights its partners on the other side and shows both.  The data
+ * block lists each side's ops as [name, type, status, node, partners,
+ * attrs, change]; nodes maps an SVG node's title to the ops it draws. */
+(function () {
+	"use strict";
+	var status = document.getElementById("gd-status");
+	var failed = false;
+	window.onerror = function (msg) {
+		failed = true;
+		status.textContent = "error: " + msg;
+		status.className = "bad";
+	};
+	var D = JSON.parse(document.getElementById("gd-data").textContent);
+	var other = {a: "b", b: "a"};
+	var elems = {a: {}, b: {}};
+	var chosen = [];
+
+	function text(tag, s, cls) {
+		var e = document.createElement(tag);
+		e.textContent = s;
+		if (cls)
+			e.className = cls;
+		return e;
+	}
+
+	function clear() {
+		chosen.forEach(function (e) {
+			e.classList.remove("gd-sel", "gd-partner", "gd-row-sel");
+		});
+		chosen = [];
+	}
+
+	function mark(e, cls) {
+		if (e) {
+			e.classList.add(cls);
+			chosen.push(e);
+		}
+	}
+
+	function opBox(side, i, partner) {
+		var op = D[side].ops[i];
+		var box = document.createElement("div");
+		box.className = "gd-op" + (partner ? " gd-the-partner" : "");
+		box.appendChild(text("h2", (side === "a" ? "A: " : "B: ") + op[0]));
+		box.appendChild(text("div", op[1] + (op[2] ? " (" + op[2] + ")" : "")));
+		if (op[6])
+			box.appendChild(text("div", op[6], "gd-change"));
+		var t = document.createElement("table");
+		op[5].forEach(function (kv) {
+			var tr = document.createElement("tr");
+			tr.appendChild(text("th", kv[0]));
+			tr.appendChild(text("td", kv[1]));
+			t.appendChild(tr);
+		});
+		box.appendChild(t);
+		return box;
+	}
+
+	/* Selects op i of side: its node, its partners' nodes, the details. */
+	function selectOp(side, i) {
+		clear();
+		var op = D[side].ops[i], o = other[side];
+		mark(elems[side][op[3]], "gd-sel");
+		var det = document.getElementById("gd-details");
+		det.textContent = "";
+		det.appendChild(opBox(side, i, false));
+		op[4].forEach(function (p) {
+			var node = elems[o][D[o].ops[p][3]];
+			mark(node, "gd-partner");
+			if (node && node.scrollIntoView)
+				node.scrollIntoView({block: "nearest", inline: "nearest"});
+			det.appendChild(opBox(o, p, true));
+		});
+		var row = document.querySelector('#gd-entries tr[data-side="' +
+			side + '"][data-op="' + i + '"]');
+		mark(row, "gd-row-sel");
+	}
+
+	/* A node of a picture: the first op it draws (a collapsed scope
+	 * draws many; the first with a status, else the first). */
+	function selectNode(side, title) {
+		var ops = D[side].nodes[title] || [];
+		var pick = ops[0];
+		ops.forEach(function (i) {
+			if (D[side].ops[i][2] && !D[side].ops[pick][2])
+				pick = i;
+		});
+		if (pick !== undefined)
+			selectOp(side, pick);
+	}
+
+	var marked = [];
+	["a", "b"].forEach(function (side) {
+		var gs = document.querySelectorAll("#gd-svg-" + side + " g.node");
+		for (var k = 0; k < gs.length; k++) {
+			var t = gs[k].querySelector("title");
+			var title = t ? t.textContent : "";
+			if (!D[side].nodes[title])
+				continue;
+			elems[side][title] = gs[k];
+			gs[k].addEventListener("click", selectNode.bind(null, side, title));
+			D[side].nodes[title].forEach(function (i) {
+				var op = D[side].ops[i];
+				if (op[2] && title.charAt(0) === "n") {
+					gs[k].classList.add("gd-" + op[2]);
+					marked.push(side + " " + op[2] + " " + op[0]);
+				}
+			});
+		}
+	});
+	document.getElementById("gd-marked").textContent = marked.join("\n");
+	var rows = document.querySelectorAll("#gd-entries tr[data-op]");
+	for (var r = 0; r < rows.length; r++)
+		rows[r].addEventListener("click", function () {
+			selectOp(this.getAttribute("data-side"),
+				 +this.getAttribute("data-op"));
+		});
+
+	/* #selftest: select the first op of B with a partner drawn */
+	function selftest() {
+		var ops = D.b.ops;
+		for (var i = 0; i < ops.length; i++) {
+			if (!elems.b[ops[i][3]] || !ops[i][4].length || !ops[i][2])
+				continue;
+			selectOp("b", i);
+			var p = D.a.ops[ops[i][4][0]];
+			var e = elems.a[p[3]];
+			if (!e || !e.classList.contains("gd-partner"))
+				throw new Error("partner of " + ops[i][0] + " not highlighted");
+			if (document.getElementById("gd-details").textContent
+				.indexOf(p[0]) < 0)
+				throw new Error("partner of " + ops[i][0] + " not shown");
+			return " selftest " + ops[i][0] + " -> " + p[0];
+		}
+		return " selftest: no pair";
+	}
+	var said = location.hash === "#selftest" ? selftest() : "";
+	if (!failed) {
+		status.textContent = "ok" + said + " (" +
+			Math.round(performance.now()) + " ms)";
+	}
+})();
