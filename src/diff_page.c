@@ -17,6 +17,7 @@
  * The script reports in the page itself, for tests: #gd-status reads
  * "ok" once the page is set up, "error: ..." after a script error;
  * #gd-marked lists the ops drawn highlighted, one "side status name" a
+ * line; #gd-pairs the partners of those of B, "b-name <- a-name" a
  * line; with the address ending "#selftest" it selects the first paired
  * op of B and checks that its partner is highlighted.
  */
@@ -346,7 +347,7 @@ static void add_page(ge_buf *b, const struct diff_page_in *in,
 	ge_buf_adds(b, "</div></div>\n</div>\n<section id=\"gd-details\">"
 		       "<p>Select an op (in a picture or the table) to see it "
 		       "and its partner.</p></section>\n"
-		       "<pre id=\"gd-marked\"></pre>\n"
+		       "<pre id=\"gd-marked\"></pre><pre id=\"gd-pairs\"></pre>\n"
 		       "<script type=\"application/json\" id=\"gd-data\">");
 	ge_buf_adds(b, data);
 	ge_buf_adds(b, "</script>\n<script>\n");

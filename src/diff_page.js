@@ -110,12 +110,31 @@
 		}
 	});
 	document.getElementById("gd-marked").textContent = marked.join("\n");
+	/* the pairs of a highlighted op of B: "b-name <- a-name" a line */
+	var pairs = [];
+	D.b.ops.forEach(function (op) {
+		if (op[2] && elems.b[op[3]])
+			op[4].forEach(function (p) {
+				pairs.push(op[0] + " <- " + D.a.ops[p][0]);
+			});
+	});
+	document.getElementById("gd-pairs").textContent = pairs.join("\n");
 	var rows = document.querySelectorAll("#gd-entries tr[data-op]");
 	for (var r = 0; r < rows.length; r++)
 		rows[r].addEventListener("click", function () {
 			selectOp(this.getAttribute("data-side"),
 				 +this.getAttribute("data-op"));
 		});
+
+	/* a picture fits its pane's width; its title toggles full size */
+	["a", "b"].forEach(function (side) {
+		var pane = document.getElementById("gd-svg-" + side);
+		pane.classList.add("gd-fit");
+		pane.previousSibling.title = "click: fit the width / full size";
+		pane.previousSibling.addEventListener("click", function () {
+			pane.classList.toggle("gd-fit");
+		});
+	});
 
 	/* #selftest: select the first op of B with a partner drawn */
 	function selftest() {

@@ -272,7 +272,7 @@ static void choose_open(struct view *w)
 		size_t lack = boxes < want ? want - boxes : 0;
 		size_t over = lack < want / 4 ? lack : want / 4;
 		if (grow && (!lack || boxes + grow > want + over) &&
-		    !(w->o->open_marked && s->marked))
+		    !(w->o->page && s->marked))
 			continue;
 		s->open = 1;
 		boxes += grow;
@@ -302,7 +302,8 @@ static void build_view(struct view *w)
 		int s = scope_of(&w->t, r, sl ? (size_t)(sl - r) : 0);
 		w->scope[i] = s;
 		w->t.v[s].nops++;
-		int m = w->o->mark && w->o->mark[i] != DOT_MARK_NONE;
+		int m = w->o->page && w->o->mark &&
+			w->o->mark[i] != DOT_MARK_NONE;
 		for (int p = s; p >= 0; p = w->t.v[p].parent) {
 			w->t.v[p].count++;
 			w->t.v[p].marked += (size_t)m;
@@ -578,10 +579,6 @@ static void legend(ge_buf *b, const struct view *w)
 			       "<tr><td bgcolor=\"" COLOR_CHANGED "\">changed"
 			       "</td><td align=\"left\">an op changed (or "
 			       "named)</td></tr>");
-	if (w->o->mark && w->o->open_marked)
-		ge_buf_adds(b, "<tr><td bgcolor=\"" COLOR_REMOVED "\">removed"
-			       "</td><td align=\"left\">an op removed</td>"
-			       "</tr>");
 	ge_buf_adds(b, "<tr><td>&#8212;&#8212;</td><td align=\"left\">data: "
 		       "dtype[shape] of the tensor, :k for output k</td></tr>"
 		       "<tr><td>- - - -</td><td align=\"left\">control "
@@ -596,7 +593,9 @@ void dot_render(ge_buf *b, const ge_graph *g, const struct dot_view *o)
 	ge_buf_adds(b, "digraph \"");
 	add_esc(b, *name ? name : "graph");
 	ge_buf_adds(b, "\" {\n"
-		       "  graph [rankdir=LR, fontname=\"Helvetica\", "
+		       "  graph [rankdir=");
+	ge_buf_adds(b, o->page ? "TB" : "LR");
+	ge_buf_adds(b, ", fontname=\"Helvetica\", "
 		       "fontsize=10, nodesep=0.15, ranksep=0.3");
 	if (o->scope || o->removed) {
 		ge_buf_adds(b, ", labelloc=t, label=\"");
@@ -623,7 +622,8 @@ void dot_render(ge_buf *b, const ge_graph *g, const struct dot_view *o)
 		if (outside[i])
 			outside_node(b, g, (ge_opid)i);
 	ge_buf_add(b, edges.data, edges.len);
-	legend(b, &w);
+	if (!o->page)
+		legend(b, &w);
 	ge_buf_adds(b, "}\n");
 	if (o->drawn_as)
 		for (size_t i = 0; i < w.cap; i++)

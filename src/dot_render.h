@@ -20,8 +20,10 @@ struct dot_view {
 				       the scopes not opened are one node */
 	const unsigned char *mark;  /* per op id, DOT_MARK_*, or NULL */
 	size_t removed;             /* ops removed since the --highlight model */
-	int open_marked;            /* with collapse: every scope holding a
-				       marked op is drawn open */
+	int page;                   /* for the page of diff --html: every
+				       scope holding a marked op is drawn
+				       open, top to bottom, no legend (the
+				       page has its own) */
 	int *drawn_as;              /* when not NULL, filled per op id: -1
 				       for an op drawn as node "n<id>", s for
 				       one inside collapsed scope "s<s>",
