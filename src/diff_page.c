@@ -19,7 +19,8 @@
  * #gd-marked lists the ops drawn highlighted, one "side status name" a
  * line; #gd-pairs the partners of those of B, "b-name <- a-name" a
  * line; with the address ending "#selftest" it selects the first paired
- * op of B and checks that its partner is highlighted.
+ * op of B and checks that its partner is highlighted.  An address ending
+ * "#b=NAME" (or "#a=NAME") selects that op.
  */
 #include "config.h"
 

@@ -57,19 +57,30 @@
 		return box;
 	}
 
+	/* Scrolls the picture of side so that node e is in its middle. */
+	function center(side, e) {
+		if (!e)
+			return;
+		var pane = document.getElementById("gd-svg-" + side);
+		var p = pane.getBoundingClientRect(), r = e.getBoundingClientRect();
+		pane.scrollTop += r.top - p.top - (pane.clientHeight - r.height) / 2;
+		pane.scrollLeft += r.left - p.left - (pane.clientWidth - r.width) / 2;
+	}
+
 	/* Selects op i of side: its node, its partners' nodes, the details. */
 	function selectOp(side, i) {
 		clear();
 		var op = D[side].ops[i], o = other[side];
-		mark(elems[side][op[3]], "gd-sel");
+		var me = elems[side][op[3]];
+		mark(me, "gd-sel");
+		center(side, me);
 		var det = document.getElementById("gd-details");
 		det.textContent = "";
 		det.appendChild(opBox(side, i, false));
 		op[4].forEach(function (p) {
 			var node = elems[o][D[o].ops[p][3]];
 			mark(node, "gd-partner");
-			if (node && node.scrollIntoView)
-				node.scrollIntoView({block: "nearest", inline: "nearest"});
+			center(o, node);
 			det.appendChild(opBox(o, p, true));
 		});
 		var row = document.querySelector('#gd-entries tr[data-side="' +
@@ -126,14 +137,24 @@
 				 +this.getAttribute("data-op"));
 		});
 
-	/* a picture fits its pane's width; its title toggles full size */
+	/* a picture is shrunk to its pane's width, but to no less than half
+	 * its size; its title toggles full size */
 	["a", "b"].forEach(function (side) {
 		var pane = document.getElementById("gd-svg-" + side);
-		pane.classList.add("gd-fit");
-		pane.previousSibling.title = "click: fit the width / full size";
-		pane.previousSibling.addEventListener("click", function () {
-			pane.classList.toggle("gd-fit");
-		});
+		var svg = pane.querySelector("svg");
+		if (!svg)
+			return;
+		var r = svg.getBoundingClientRect(), full = true;
+		var k = Math.max(0.5, Math.min(1, (pane.clientWidth - 4) / r.width));
+		function size() {
+			var f = full ? 1 : k;
+			svg.style.width = Math.round(r.width * f) + "px";
+			svg.style.height = Math.round(r.height * f) + "px";
+			full = !full;
+		}
+		size();
+		pane.previousSibling.title = "click: full size / fitted";
+		pane.previousSibling.addEventListener("click", size);
 	});
 
 	/* #selftest: select the first op of B with a partner drawn */
@@ -154,7 +175,20 @@
 		}
 		return " selftest: no pair";
 	}
-	var said = location.hash === "#selftest" ? selftest() : "";
+	/* #a=NAME, #b=NAME: select that op of A or B (a link to it) */
+	function selectNamed(h) {
+		var side = h.charAt(1), name = decodeURIComponent(h.slice(3));
+		D[side].ops.forEach(function (op, i) {
+			if (op[0] === name)
+				selectOp(side, i);
+		});
+		return "";
+	}
+	var h = location.hash, said = "";
+	if (h === "#selftest")
+		said = selftest();
+	else if (/^#[ab]=/.test(h))
+		said = selectNamed(h);
 	if (!failed) {
 		status.textContent = "ok" + said + " (" +
 			Math.round(performance.now()) + " ms)";
