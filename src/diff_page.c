@@ -4,7 +4,9 @@
  * The two graphs are drawn side by side by Graphviz (the picture of
  * `gerewrite dot`, dot_render.c, its SVG inlined): scopes without a
  * difference are collapsed into boxes, every scope holding one is open,
- * so that each op that differs is a node of its own.  Ops added are
+ * so that each op that differs is a node of its own (up to
+ * PAGE_MAX_OPEN of them a side; past that their scopes stay collapsed,
+ * amber, saying how many of their ops differ).  Ops added are
  * green, removed red, changed (or moved) amber.  A summary table counts
  * the entries and lists them.  The page's data (a JSON block) lists
  * each side's ops: name, type, status, the node that draws it, its
@@ -35,6 +37,10 @@
 /* about this many boxes per side before the scopes with differences are
  * opened */
 #define PAGE_COLLAPSE 40
+/* Past this many ops that differ on a side, the scopes holding them stay
+ * collapsed (amber, with their count): Graphviz takes about a minute to
+ * lay out 2,000 ops, and the browser seconds to draw them. */
+#define PAGE_MAX_OPEN 300
 
 int diff_page_can_draw(void)
 {
@@ -220,9 +226,10 @@ static json_t *side_json(struct side *s)
 }
 
 /* Draws one side: the DOT picture with the marks, laid out as SVG. */
-static int draw(struct side *s, const char *out)
+static int draw(struct side *s, const char *out, int open)
 {
-	struct dot_view v = {NULL, PAGE_COLLAPSE, s->mark, 0, 1, s->drawn_as};
+	struct dot_view v = {NULL, PAGE_COLLAPSE, s->mark, 0,
+			     DOT_PAGE | (open ? DOT_PAGE_OPEN : 0), s->drawn_as};
 	ge_buf dot = GE_BUF_INIT;
 	dot_render(&dot, s->g, &v);
 	int rc = dot_svg(out, &dot, &s->svg);
@@ -364,9 +371,15 @@ int diff_page_write(const char *out, const struct diff_page_in *in)
 	ge_diff_entry *e;
 	size_t n = ge_graph_diff(in->a, in->b, &e);
 	classify(&A, &B, e, n);
-	int rc = draw(&A, out);
+	size_t ma = 0, mb = 0;
+	for (size_t i = 0; i < A.cap; i++)
+		ma += A.mark[i] != DOT_MARK_NONE;
+	for (size_t i = 0; i < B.cap; i++)
+		mb += B.mark[i] != DOT_MARK_NONE;
+	int open = ma <= PAGE_MAX_OPEN && mb <= PAGE_MAX_OPEN;
+	int rc = draw(&A, out, open);
 	if (!rc)
-		rc = draw(&B, out);
+		rc = draw(&B, out, open);
 	if (!rc) {
 		json_t *d = json_object();
 		json_object_set_new(d, "a", side_json(&A));

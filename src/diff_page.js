@@ -110,7 +110,6 @@
 			if (!D[side].nodes[title])
 				continue;
 			elems[side][title] = gs[k];
-			gs[k].addEventListener("click", selectNode.bind(null, side, title));
 			D[side].nodes[title].forEach(function (i) {
 				var op = D[side].ops[i];
 				if (op[2] && title.charAt(0) === "n") {
@@ -130,11 +129,22 @@
 			});
 	});
 	document.getElementById("gd-pairs").textContent = pairs.join("\n");
-	var rows = document.querySelectorAll("#gd-entries tr[data-op]");
-	for (var r = 0; r < rows.length; r++)
-		rows[r].addEventListener("click", function () {
-			selectOp(this.getAttribute("data-side"),
-				 +this.getAttribute("data-op"));
+	/* one listener for each picture and one for the table */
+	["a", "b"].forEach(function (side) {
+		document.getElementById("gd-svg-" + side).addEventListener("click",
+			function (ev) {
+				var g = ev.target.closest("g.node");
+				var t = g && g.querySelector("title");
+				if (t)
+					selectNode(side, t.textContent);
+			});
+	});
+	document.getElementById("gd-entries").addEventListener("click",
+		function (ev) {
+			var tr = ev.target.closest("tr[data-op]");
+			if (tr)
+				selectOp(tr.getAttribute("data-side"),
+					 +tr.getAttribute("data-op"));
 		});
 
 	/* a picture is shrunk to its pane's width, but to no less than half
@@ -157,13 +167,16 @@
 		pane.previousSibling.addEventListener("click", size);
 	});
 
-	/* #selftest: select the first op of B with a partner drawn */
+	/* #selftest: click the first op of B that differs and has a partner
+	 * drawn; its partner must be highlighted and shown */
 	function selftest() {
 		var ops = D.b.ops;
 		for (var i = 0; i < ops.length; i++) {
 			if (!elems.b[ops[i][3]] || !ops[i][4].length || !ops[i][2])
 				continue;
-			selectOp("b", i);
+			/* a click, as a reader's, through the picture's listener */
+			elems.b[ops[i][3]].dispatchEvent(new MouseEvent("click",
+				{bubbles: true}));
 			var p = D.a.ops[ops[i][4][0]];
 			var e = elems.a[p[3]];
 			if (!e || !e.classList.contains("gd-partner"))

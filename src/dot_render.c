@@ -272,7 +272,7 @@ static void choose_open(struct view *w)
 		size_t lack = boxes < want ? want - boxes : 0;
 		size_t over = lack < want / 4 ? lack : want / 4;
 		if (grow && (!lack || boxes + grow > want + over) &&
-		    !(w->o->page && s->marked))
+		    !((w->o->page & DOT_PAGE_OPEN) && s->marked))
 			continue;
 		s->open = 1;
 		boxes += grow;
@@ -440,14 +440,17 @@ static void emit_scope(ge_buf *b, const struct view *w, int s, int depth,
 	if (sc->rep == s) {
 		ge_buf_printf(b, "%ss%d [label=\"", indent, s);
 		add_escaped(b, label, llen);
-		ge_buf_printf(b, "/\\n%zu ops\", tooltip=\"", sc->count);
+		ge_buf_printf(b, "/\\n%zu ops", sc->count);
+		if (sc->marked)
+			ge_buf_printf(b, ", %zu differ", sc->marked);
+		ge_buf_adds(b, "\", tooltip=\"");
 		if (w->o->scope) {
 			add_esc(b, w->o->scope);
 			ge_buf_addc(b, '/');
 		}
 		add_escaped(b, sc->path, sc->len);
-		ge_buf_adds(b, "\", shape=box3d, fillcolor=\"" COLOR_COLLAPSED
-			       "\"];\n");
+		ge_buf_printf(b, "\", shape=box3d, fillcolor=\"%s\"];\n",
+			      sc->marked ? COLOR_CHANGED : COLOR_COLLAPSED);
 		return;
 	}
 	if (s && sc->count == 1) {

@@ -14,16 +14,19 @@
 /* Colours of the --highlight marks (cmd_dot.c), drawn by dot_render. */
 enum { DOT_MARK_NONE, DOT_MARK_ADDED, DOT_MARK_CHANGED, DOT_MARK_REMOVED };
 
+/* DOT_PAGE: top to bottom, no legend (the page has its own), a collapsed
+ * scope holding marked ops amber with their count; DOT_PAGE_OPEN: and
+ * every scope holding a marked op drawn open. */
+enum { DOT_PAGE = 1, DOT_PAGE_OPEN = 2 };
+
 struct dot_view {
 	const char *scope;          /* NULL: the whole graph */
 	size_t collapse;            /* 0: none; else about this many boxes:
 				       the scopes not opened are one node */
 	const unsigned char *mark;  /* per op id, DOT_MARK_*, or NULL */
 	size_t removed;             /* ops removed since the --highlight model */
-	int page;                   /* for the page of diff --html: every
-				       scope holding a marked op is drawn
-				       open, top to bottom, no legend (the
-				       page has its own) */
+	int page;                   /* DOT_PAGE_*: the picture of the page
+				       of diff --html */
 	int *drawn_as;              /* when not NULL, filled per op id: -1
 				       for an op drawn as node "n<id>", s for
 				       one inside collapsed scope "s<s>",
