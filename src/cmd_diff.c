@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,9 @@
 #include "cli.h"
 #include "diff.h"
 #include "diff_page.h"
+#include "exec/verify.h"
 #include "func.h"
+#include "model.h"
 #include "tensordiff.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
@@ -599,6 +602,63 @@ static int print_json(const char *pa, const char *pb, json_t *ops,
 	return 0;
 }
 
+/* --verify (with --html): runs A and B on the same seeded inputs (the
+ * runner, lib/exec/verify.h) and gives the page the figures per output
+ * and per tensor both runs produce under one name.  NULL after a
+ * message when a run failed. */
+static json_t *run_verify(const char *pa, const char *pb,
+			  const struct cli_model_opts *mo)
+{
+	ge_graph *a = NULL, *b = NULL;
+	ge_load_opts lo = {0};
+	lo.tags = mo->tags;
+	ge_error err;
+	int rc = ge_load(pa, &lo, &a, &err);
+	if (!rc)
+		rc = ge_load(pb, &lo, &b, &err);
+	ge_xverify_opts o = GE_XVERIFY_OPTS_INIT;
+	o.per_op = 1;
+	o.per_op_each = 1;
+	ge_xverify_result r;
+	memset(&r, 0, sizeof r);
+	if (!rc)
+		rc = ge_xverify(a, b, &o, &r, &err);
+	json_t *j = NULL;
+	if (rc) {
+		cli_errmsg("--verify: %s", err.msg);
+	} else {
+		ge_buf t = GE_BUF_INIT;
+		ge_xverify_json(&r, pa, pb, &t);
+		j = json_loadb(t.len ? (const char *)t.data : "{}", t.len, 0,
+			       NULL);
+		ge_buf_free(&t);
+		json_t *each = json_array();
+		for (size_t i = 0; j && i < r.neach; i++) {
+			const ge_xcmp *c = &r.each_cmp[i];
+			json_t *e = json_array();
+			json_array_append_new(e, json_string(r.each_tensor[i]));
+			json_array_append_new(e, isfinite(c->max_abs)
+						 ? json_real(c->max_abs)
+						 : json_null());
+			json_array_append_new(e, isfinite(c->max_rel)
+						 ? json_real(c->max_rel)
+						 : json_null());
+			json_array_append_new(e, json_boolean(ge_xcmp_ok(c)));
+			json_array_append_new(each, e);
+		}
+		if (j)
+			json_object_set_new(j, "tensors", each);
+		else
+			json_decref(each);
+	}
+	ge_xverify_result_free(&r);
+	if (a)
+		ge_graph_free(a);
+	if (b)
+		ge_graph_free(b);
+	return j;
+}
+
 enum { O_TAGS = 1, O_QUIET, O_JSON, O_HTML, O_VERIFY };
 
 static const struct cli_opt diff_opts[] = {
@@ -606,6 +666,7 @@ static const struct cli_opt diff_opts[] = {
 	{"quiet", 'q', 0, O_QUIET},
 	{"json", 0, 0, O_JSON},
 	{"html", 0, 1, O_HTML},
+	{"verify", 0, 0, O_VERIFY},
 	{NULL, 0, 0, 0},
 };
 
@@ -615,7 +676,7 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 	struct cli_args a;
 	struct cli_model_opts mo = {0};
 	const char *val, *html = NULL;
-	int key, rc = 0, quiet = 0, json = 0;
+	int key, rc = 0, quiet = 0, json = 0, verify = 0;
 	cli_args_init(&a, "diff", argc, argv);
 	while ((key = cli_getopt(&a, diff_opts, &val)) > 0) {
 		switch (key) {
@@ -623,6 +684,7 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 		case O_QUIET: quiet = 1; break;
 		case O_JSON: json = 1; break;
 		case O_HTML: html = val; break;
+		case O_VERIFY: verify = 1; break;
 		}
 	}
 	if (key < 0) {
@@ -631,6 +693,10 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 	}
 	if (a.npos != 2) {
 		rc = cli_usage("diff", "two models are needed (A B)");
+		goto out;
+	}
+	if (verify && !html) {
+		rc = cli_usage("diff", "--verify goes with --html");
 		goto out;
 	}
 	if (html && !diff_page_can_draw()) {
@@ -652,7 +718,11 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 	int say = !quiet && !json;
 	if (html) {
 		struct diff_page_in in = {a.pos[0], a.pos[1], ga, gb, NULL};
-		rc = diff_page_write(html, &in);
+		if (verify && !(in.verify = run_verify(a.pos[0], a.pos[1], &mo)))
+			rc = EXIT_USAGE;
+		if (!rc)
+			rc = diff_page_write(html, &in);
+		json_decref(in.verify);
 	}
 	size_t n = diff_ops(ga, gb, "", quiet, counts, ops);
 	size_t nf = diff_functions(ga, gb, quiet, counts, fcounts, funcs);
@@ -668,7 +738,7 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 		printf("functions: %zu removed, %zu added, %zu changed\n",
 		       fcounts[GE_DIFF_REMOVED], fcounts[GE_DIFF_ADDED],
 		       fcounts[GE_DIFF_CHANGED]);
-	if (json && !rc)
+	if (json && !rc && !quiet)
 		rc = print_json(a.pos[0], a.pos[1], ops, funcs, counts, fcounts);
 	else if (json) {
 		json_decref(ops);

@@ -13,6 +13,14 @@
 	};
 	var D = JSON.parse(document.getElementById("gd-data").textContent);
 	var other = {a: "b", b: "a"};
+	/* --verify: the runner's figures, per output and per tensor */
+	var V = null, byOp = {};
+	var vd = document.getElementById("gd-verify-data");
+	if (vd)
+		V = JSON.parse(vd.textContent);
+	function fig(x) {
+		return x === null || x === undefined ? "-" : Number(x).toPrecision(3);
+	}
 	var elems = {a: {}, b: {}};
 	var chosen = [];
 
@@ -54,6 +62,12 @@
 			t.appendChild(tr);
 		});
 		box.appendChild(t);
+		(byOp[op[0]] || []).forEach(function (e) {
+			box.appendChild(text("div", "output " + e[0] + ": max abs " +
+				fig(e[1]) + ", max rel " + fig(e[2]) +
+				(e[3] ? " (within tolerance)" : " (outside tolerance)"),
+				e[3] ? "" : "gd-change"));
+		});
 		return box;
 	}
 
@@ -100,6 +114,43 @@
 		if (pick !== undefined)
 			selectOp(side, pick);
 	}
+
+	/* the runner's figures: a table of outputs, a line per-op, and per
+	 * op its tensors (shown when it is selected) */
+	function showVerify() {
+		var sec = document.getElementById("gd-verify");
+		sec.appendChild(text("h2", "Run on seeded inputs (--verify): " +
+			(V.ok ? "outputs within tolerance" : "outputs differ")));
+		var t = document.createElement("table");
+		var head = document.createElement("tr");
+		["output", "A", "B", "max abs", "max rel", ""].forEach(function (h) {
+			head.appendChild(text("th", h));
+		});
+		t.appendChild(head);
+		(V.outputs || []).forEach(function (o) {
+			var tr = document.createElement("tr");
+			[o.name, o.a, o.b, fig(o.max_abs_diff), fig(o.max_rel_diff),
+			 o.ok ? "ok" : (o.note || "differs")].forEach(function (c) {
+				tr.appendChild(text("td", c));
+			});
+			t.appendChild(tr);
+		});
+		sec.appendChild(t);
+		var po = V.per_op;
+		if (po)
+			sec.appendChild(text("div", po.compared + " tensors of the " +
+				"same name compared, " + po.outside + " outside tolerance" +
+				(po.first ? "; the first in B's order: " + po.first.tensor +
+					" (" + (po.first.type || "") + ")" : "")));
+		(V.tensors || []).forEach(function (e) {
+			var i = e[0].lastIndexOf(":");
+			var name = i < 0 ? e[0] : e[0].slice(0, i);
+			(byOp[name] = byOp[name] || []).push(
+				[i < 0 ? "0" : e[0].slice(i + 1), e[1], e[2], e[3]]);
+		});
+	}
+	if (V)
+		showVerify();
 
 	var marked = [];
 	["a", "b"].forEach(function (side) {

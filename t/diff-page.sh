@@ -48,6 +48,12 @@ is_rc 0 "a model with itself: exit 0, and a page"
 test -s "$T/same.html"
 ok $? "the page of no difference is written too"
 
+run "$BIN" diff "$T/a.pbtxt" "$T/b.pbtxt" --verify
+is_rc 2 "--verify without --html is a usage error"
+run "$BIN" diff "$T/a.pbtxt" "$T/b.pbtxt" --html "$T/v.html" --verify
+is_rc 1 "--verify: the models run, the page is written"
+has "$T/v.html" 'id="gd-verify-data"' "the page carries the runner's figures"
+
 need_browser
 dump_dom "$T/p.html" "#selftest"
 page_text gd-status
@@ -73,6 +79,17 @@ page_text gd-pairs
 grep -qx "t/relu <- s/relu" "$T/gd-pairs"
 ok $? "the moved op is paired with its origin"
 diag "$T/gd-pairs"
+
+# --verify: the figures per output, and per tensor of the op selected
+dump_dom "$T/v.html" "#b=out"
+page_text gd-status
+grep -q "^ok" "$T/gd-status"
+ok $? "--verify: the page's script ran without error"
+diag "$T/gd-status"
+sed 's/<[^>]*>/ /g' "$T/dom" >"$T/text"
+has "$T/text" "Run on seeded inputs (--verify): outputs differ" \
+	"--verify: the outputs differ (the Const changed 2 -> 3)"
+has "$T/text" "output 0: max abs" "--verify: the selected op shows its output's figures"
 
 echo "1..$n"
 exit $failed
