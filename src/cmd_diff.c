@@ -9,8 +9,9 @@
  * difference.  Then the
  * function libraries: functions only in A (-) or B (+), and for a
  * function in both whose bytes differ, the ops of its body the same way,
- * each line prefixed "function 'f': ".  Exit 0 when the graphs and
- * libraries are the same, 1 when not.
+ * each line prefixed "function 'f': ".  Then collections and signatures
+ * (diff_meta.c).  Exit 0 when the graphs, libraries, collections and
+ * signatures are the same, 1 when not.
  */
 #include "config.h"
 
@@ -577,7 +578,7 @@ static size_t diff_functions(ge_graph *ga, ge_graph *gb, int quiet,
 
 /* --json: the whole difference as one object on standard output. */
 static int print_json(const char *pa, const char *pb, json_t *ops,
-		      json_t *funcs, const size_t counts[4],
+		      json_t *funcs, json_t *meta[2], const size_t counts[4],
 		      const size_t fcounts[3])
 {
 	json_t *o = json_object(), *sum = json_object(), *fs = json_object();
@@ -593,6 +594,8 @@ static int print_json(const char *pa, const char *pb, json_t *ops,
 	json_object_set_new(o, "summary", sum);
 	json_object_set_new(o, "ops", ops);
 	json_object_set_new(o, "functions", funcs);
+	json_object_set_new(o, "collections", meta[0]);
+	json_object_set_new(o, "signatures", meta[1]);
 	char *text = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	if (!text)
@@ -726,6 +729,9 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 	}
 	size_t n = diff_ops(ga, gb, "", quiet, counts, ops);
 	size_t nf = diff_functions(ga, gb, quiet, counts, fcounts, funcs);
+	json_t *meta[2] = {json ? json_array() : NULL,
+			   json ? json_array() : NULL};
+	size_t nm = diff_meta(ga, gb, say, meta[0], meta[1]);
 	if (say && (n || nf)) {
 		printf("%zu removed, %zu added, %zu changed",
 		       counts[GE_DIFF_REMOVED], counts[GE_DIFF_ADDED],
@@ -739,12 +745,15 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 		       fcounts[GE_DIFF_REMOVED], fcounts[GE_DIFF_ADDED],
 		       fcounts[GE_DIFF_CHANGED]);
 	if (json && !rc && !quiet)
-		rc = print_json(a.pos[0], a.pos[1], ops, funcs, counts, fcounts);
+		rc = print_json(a.pos[0], a.pos[1], ops, funcs, meta, counts,
+				fcounts);
 	else if (json) {
 		json_decref(ops);
 		json_decref(funcs);
+		json_decref(meta[0]);
+		json_decref(meta[1]);
 	}
-	n += nf;
+	n += nf + nm;
 	ge_graph_free(ga);
 	ge_graph_free(gb);
 	if (!rc)

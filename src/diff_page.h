@@ -21,6 +21,12 @@ void diff_changes(ge_buf *b, const ge_graph *ga, const ge_graph *gb,
 json_t *diff_entry_json(const ge_graph *ga, const ge_graph *gb,
 			const ge_diff_entry *e);
 
+/* The collections and signatures of two models (diff_meta.c): prints a
+ * line for each that differs (with print), appends an entry to colls
+ * and sigs (when not NULL), returns how many differ. */
+size_t diff_meta(ge_graph *ga, ge_graph *gb, int print, json_t *colls,
+		 json_t *sigs);
+
 struct diff_page_in {
 	const char *name_a, *name_b; /* the paths given */
 	const ge_graph *a, *b;
