@@ -9,8 +9,8 @@
  * difference.  Then the
  * function libraries: functions only in A (-) or B (+), and for a
  * function in both whose bytes differ, the ops of its body the same way,
- * each line prefixed "function 'f': ".  Then collections and signatures
- * (diff_meta.c).  Exit 0 when the graphs, libraries, collections and
+ * each line prefixed "function 'f': ".  Then collections, signatures and
+ * the checkpoints' entries (diff_meta.c).  Exit 0 when the graphs, libraries, collections and
  * signatures are the same, 1 when not.
  */
 #include "config.h"
@@ -578,7 +578,7 @@ static size_t diff_functions(ge_graph *ga, ge_graph *gb, int quiet,
 
 /* --json: the whole difference as one object on standard output. */
 static int print_json(const char *pa, const char *pb, json_t *ops,
-		      json_t *funcs, json_t *meta[2], const size_t counts[4],
+		      json_t *funcs, json_t *meta[3], const size_t counts[4],
 		      const size_t fcounts[3])
 {
 	json_t *o = json_object(), *sum = json_object(), *fs = json_object();
@@ -596,6 +596,7 @@ static int print_json(const char *pa, const char *pb, json_t *ops,
 	json_object_set_new(o, "functions", funcs);
 	json_object_set_new(o, "collections", meta[0]);
 	json_object_set_new(o, "signatures", meta[1]);
+	json_object_set_new(o, "checkpoint", meta[2]);
 	char *text = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	if (!text)
@@ -729,9 +730,11 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 	}
 	size_t n = diff_ops(ga, gb, "", quiet, counts, ops);
 	size_t nf = diff_functions(ga, gb, quiet, counts, fcounts, funcs);
-	json_t *meta[2] = {json ? json_array() : NULL,
+	json_t *meta[3] = {json ? json_array() : NULL,
+			   json ? json_array() : NULL,
 			   json ? json_array() : NULL};
 	size_t nm = diff_meta(ga, gb, say, meta[0], meta[1]);
+	nm += diff_checkpoints(a.pos[0], a.pos[1], say, meta[2]);
 	if (say && (n || nf)) {
 		printf("%zu removed, %zu added, %zu changed",
 		       counts[GE_DIFF_REMOVED], counts[GE_DIFF_ADDED],
@@ -752,6 +755,7 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 		json_decref(funcs);
 		json_decref(meta[0]);
 		json_decref(meta[1]);
+		json_decref(meta[2]);
 	}
 	n += nf + nm;
 	ge_graph_free(ga);

@@ -4,6 +4,9 @@
  * both but different (~: a node_list's members removed and added; any
  * other kind as "values"; a signature's method and each input or output
  * key whose tensor, dtype or shape changed, or that is on one side only).
+ * And the checkpoints next to the models (lib/checkpoint.h finds them):
+ * entries only in one, and for an entry in both whose bytes differ its
+ * dtype and shape on both sides and the largest absolute difference.
  */
 #include "config.h"
 
@@ -11,9 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle.h"
+#include "checkpoint.h"
 #include "cli.h"
 #include "diff_page.h"
 #include "meta.h"
+#include "tensordiff.h"
+#include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 
 /* Whether two messages have the same encoding. */
@@ -285,4 +292,151 @@ size_t diff_meta(ge_graph *ga, ge_graph *gb, int print, json_t *colls,
 {
 	return diff_collections(ga, gb, print, colls) +
 	       diff_signatures(ga, gb, print, sigs);
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+static void entry_type(ge_buf *b, const ge_bundle_entry *e)
+{
+	const char *dt = ge_dtype_name(e->dtype);
+	ge_buf_adds(b, dt ? dt : "?");
+	if (e->rank < 0) {
+		ge_buf_adds(b, "[*]");
+		return;
+	}
+	ge_buf_addc(b, '[');
+	for (int i = 0; i < e->rank; i++)
+		ge_buf_printf(b, "%s%lld", i ? "," : "", (long long)e->dims[i]);
+	ge_buf_addc(b, ']');
+}
+
+static Tensorflow__TensorProto *entry_value(ge_bundle *b,
+					    const ge_bundle_entry *e)
+{
+	ge_buf t = GE_BUF_INIT;
+	ge_error err;
+	Tensorflow__TensorProto *p = NULL;
+	if (ge_bundle_read_tensorproto(b, e, &t, &err) == GE_OK)
+		p = tensorflow__tensor_proto__unpack(NULL, t.len, t.data);
+	ge_buf_free(&t);
+	return p;
+}
+
+/* The largest absolute difference of two entries' values, or -1. */
+static double entry_diff(ge_bundle *ba, const ge_bundle_entry *x,
+			 ge_bundle *bb, const ge_bundle_entry *y)
+{
+	Tensorflow__TensorProto *p = entry_value(ba, x), *q = entry_value(bb, y);
+	double d = -1;
+	if (!p || !q || ge_tensor_max_abs_diff(p, q, &d) != 0)
+		d = -1;
+	if (p)
+		tensorflow__tensor_proto__free_unpacked(p, NULL);
+	if (q)
+		tensorflow__tensor_proto__free_unpacked(q, NULL);
+	return d;
+}
+
+/* "- checkpoint x (float32[3])", "~ checkpoint x (float32[3] ->
+ * float32[3], largest absolute difference 0.5)", "+ ...". */
+static void ckpt_line(int print, json_t *arr, const char *kind,
+		      const ge_bundle_entry *x, const ge_bundle_entry *y,
+		      double d)
+{
+	ge_buf line = GE_BUF_INIT;
+	const ge_bundle_entry *e = x ? x : y;
+	json_t *o = entry(NULL, kind, e->name);
+	ge_buf_printf(&line, "%c checkpoint %s (", !y ? '-' : !x ? '+' : '~',
+		      e->name);
+	size_t at = line.len;
+	if (x)
+		entry_type(&line, x);
+	if (x && y)
+		ge_buf_adds(&line, " -> ");
+	if (y)
+		entry_type(&line, y);
+	json_object_set_new(o, "type", json_stringn_nocheck(
+		(char *)line.data + at, line.len - at));
+	if (d >= 0) {
+		ge_buf_printf(&line, ", largest absolute difference %.6g", d);
+		json_object_set_new(o, "max_abs_diff", json_real(d));
+	}
+	ge_buf_addc(&line, ')');
+	if (arr)
+		json_array_append_new(arr, o);
+	else
+		json_decref(o);
+	say(print, &line);
+	ge_buf_free(&line);
+}
+
+/* The bundle next to a model, or NULL when it has none. */
+static ge_bundle *open_ckpt(const char *path)
+{
+	char *prefix = NULL;
+	ge_bundle *b = NULL;
+	ge_error err;
+	if (ge_checkpoint_prefix(path, &prefix, &err) == GE_OK &&
+	    ge_bundle_open(prefix, &b, &err) != GE_OK)
+		b = NULL;
+	free(prefix);
+	return b;
+}
+
+/* An entry of a tensor of its own: not the header (empty key), not a
+ * slice of a partitioned one (a key holding NULs). */
+static int plain_entry(const ge_bundle_entry *e)
+{
+	return e->name_len && strlen(e->name) == e->name_len;
+}
+
+size_t diff_checkpoints(const char *pa, const char *pb, int print,
+			json_t *arr)
+{
+	ge_bundle *ba = open_ckpt(pa), *bb = open_ckpt(pb);
+	size_t n = 0;
+	if (!ba || !bb) {
+		if (ba || bb) {
+			if (print)
+				printf("%c checkpoint (%s has none)\n",
+				       ba ? '-' : '+', ba ? pb : pa);
+			if (arr)
+				entry(arr, ba ? "removed" : "added", "");
+			n = 1;
+		}
+		goto out;
+	}
+	for (size_t i = 0; i < ge_bundle_count(ba); i++) {
+		const ge_bundle_entry *x = ge_bundle_entry_at(ba, i);
+		if (!plain_entry(x))
+			continue;
+		const ge_bundle_entry *y = ge_bundle_find(bb, x->name);
+		if (!y) {
+			ckpt_line(print, arr, "removed", x, NULL, -1);
+			n++;
+			continue;
+		}
+		int same_type = x->dtype == y->dtype && x->rank == y->rank &&
+				(x->rank <= 0 ||
+				 !memcmp(x->dims, y->dims,
+					 (size_t)x->rank * sizeof *x->dims));
+		if (same_type && x->size == y->size && x->crc32c == y->crc32c)
+			continue;
+		ckpt_line(print, arr, "changed", x, y,
+			  same_type ? entry_diff(ba, x, bb, y) : -1);
+		n++;
+	}
+	for (size_t i = 0; i < ge_bundle_count(bb); i++) {
+		const ge_bundle_entry *y = ge_bundle_entry_at(bb, i);
+		if (plain_entry(y) && !ge_bundle_find(ba, y->name)) {
+			ckpt_line(print, arr, "added", NULL, y, -1);
+			n++;
+		}
+	}
+out:
+	if (ba)
+		ge_bundle_close(ba);
+	if (bb)
+		ge_bundle_close(bb);
+	return n;
 }

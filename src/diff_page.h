@@ -27,6 +27,12 @@ json_t *diff_entry_json(const ge_graph *ga, const ge_graph *gb,
 size_t diff_meta(ge_graph *ga, ge_graph *gb, int print, json_t *colls,
 		 json_t *sigs);
 
+/* The checkpoints next to the models at paths pa and pb (a SavedModel's
+ * variables, a .meta's bundle...; lib/checkpoint.h): entries removed,
+ * added, changed, as diff_meta does.  Nothing when neither has one. */
+size_t diff_checkpoints(const char *pa, const char *pb, int print,
+			json_t *arr);
+
 struct diff_page_in {
 	const char *name_a, *name_b; /* the paths given */
 	const ge_graph *a, *b;
