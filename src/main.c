@@ -365,6 +365,7 @@ static const struct subcommand subcommands[] = {
 	 "and moved (>: an op of B made from an op of A of another name),\n"
 	 "matching ops by name and by provenance (the original_node_names of\n"
 	 "B's ops); an op of A folded into one of B says \"-> into\" it.\n"
+	 "Then functions, collections, signatures and checkpoint entries.\n"
 	 "\n"
 	 "  --html OUT    also write a page: both graphs side by side (needs\n"
 	 "                Graphviz), the ops that differ coloured and linked\n"
