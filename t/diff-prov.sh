@@ -72,6 +72,12 @@ diag "$T/err"
 run "$BIN" diff "$T/a.pbtxt" "$T/a.pbtxt" --json
 is_rc 0 "--json of a model with itself: exit 0"
 
+run "$BIN" dot "$T/b.pbtxt" --highlight "$T/a.pbtxt"
+is_rc 0 "dot --highlight against A"
+has "$T/out" "3 ops removed" "dot --highlight: the renamed op is not counted removed"
+grep 'tooltip="new_name"' "$T/out" | grep -q fillcolor
+ok $? "dot --highlight: the renamed op is highlighted"
+
 GEREWRITE_DOT=/nonexistent/dot run "$BIN" diff "$T/a.pbtxt" "$T/b.pbtxt" --html "$T/p.html"
 is_rc 2 "--html without Graphviz"
 test `wc -l <"$T/err"` -eq 1 && grep -q "graphviz" "$T/err" && test ! -e "$T/p.html"
