@@ -475,7 +475,7 @@ json_t *diff_entry_json(const ge_graph *ga, const ge_graph *gb,
 /* Prints (unless quiet) and counts the op differences of two graphs;
  * returns how many there are. */
 static size_t diff_ops(const ge_graph *ga, const ge_graph *gb,
-		       const char *prefix, int quiet, size_t counts[4],
+		       const char *prefix, int print, size_t counts[4],
 		       json_t *arr)
 {
 	ge_diff_entry *e;
@@ -485,7 +485,7 @@ static size_t diff_ops(const ge_graph *ga, const ge_graph *gb,
 		counts[e[i].kind]++;
 		if (arr)
 			json_array_append_new(arr, diff_entry_json(ga, gb, &e[i]));
-		if (quiet || arr)
+		if (!print)
 			continue;
 		line.len = 0;
 		ge_buf_adds(&line, prefix);
@@ -513,13 +513,12 @@ static json_t *func_json(json_t *farr, const char *kind, const char *name)
 /* The function libraries: returns the number of functions that differ
  * (fcounts: removed, added, changed); body op differences go to counts,
  * and with farr (--json) each function's entry to farr. */
-static size_t diff_functions(ge_graph *ga, ge_graph *gb, int quiet,
+static size_t diff_functions(ge_graph *ga, ge_graph *gb, int say,
 			     size_t counts[4], size_t fcounts[3], json_t *farr)
 {
 	if (ge_flib_load(ga, NULL) || ge_flib_load(gb, NULL))
 		return 0;
 	size_t n = 0;
-	int say = !quiet && !farr;
 	ge_buf x = GE_BUF_INIT, y = GE_BUF_INIT, pre = GE_BUF_INIT;
 	for (size_t f = 0; f < ge_func_capacity(ga); f++) {
 		if (!ge_func_alive(ga, (ge_funcid)f))
@@ -549,7 +548,7 @@ static size_t diff_functions(ge_graph *ga, ge_graph *gb, int quiet,
 			ops = json_array();
 			json_object_set_new(fo, "ops", ops);
 		}
-		size_t k = ba && bb ? diff_ops(ba, bb, (char *)pre.data, quiet,
+		size_t k = ba && bb ? diff_ops(ba, bb, (char *)pre.data, say,
 					       counts, ops)
 				    : 0;
 		if (!k && say)
@@ -717,24 +716,33 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 		goto out;
 	}
 	size_t counts[4] = {0, 0, 0, 0}, fcounts[3] = {0, 0, 0};
+	/* the page shows the functions, collections, signatures and
+	 * checkpoint entries as --json gives them */
+	int keep = json || html;
 	json_t *ops = json ? json_array() : NULL;
-	json_t *funcs = json ? json_array() : NULL;
+	json_t *funcs = keep ? json_array() : NULL;
 	int say = !quiet && !json;
+	size_t n = diff_ops(ga, gb, "", say, counts, ops);
+	size_t nf = diff_functions(ga, gb, say, counts, fcounts, funcs);
+	json_t *meta[3] = {keep ? json_array() : NULL,
+			   keep ? json_array() : NULL,
+			   keep ? json_array() : NULL};
+	size_t nm = diff_meta(ga, gb, say, meta[0], meta[1]);
+	nm += diff_checkpoints(a.pos[0], a.pos[1], say, meta[2]);
 	if (html) {
-		struct diff_page_in in = {a.pos[0], a.pos[1], ga, gb, NULL};
+		struct diff_page_in in = {a.pos[0], a.pos[1], ga, gb, NULL,
+					  json_object()};
+		json_object_set(in.more, "functions", funcs);
+		json_object_set(in.more, "collections", meta[0]);
+		json_object_set(in.more, "signatures", meta[1]);
+		json_object_set(in.more, "checkpoint", meta[2]);
 		if (verify && !(in.verify = run_verify(a.pos[0], a.pos[1], &mo)))
 			rc = EXIT_USAGE;
 		if (!rc)
 			rc = diff_page_write(html, &in);
 		json_decref(in.verify);
+		json_decref(in.more);
 	}
-	size_t n = diff_ops(ga, gb, "", quiet, counts, ops);
-	size_t nf = diff_functions(ga, gb, quiet, counts, fcounts, funcs);
-	json_t *meta[3] = {json ? json_array() : NULL,
-			   json ? json_array() : NULL,
-			   json ? json_array() : NULL};
-	size_t nm = diff_meta(ga, gb, say, meta[0], meta[1]);
-	nm += diff_checkpoints(a.pos[0], a.pos[1], say, meta[2]);
 	if (say && (n || nf)) {
 		printf("%zu removed, %zu added, %zu changed",
 		       counts[GE_DIFF_REMOVED], counts[GE_DIFF_ADDED],
@@ -750,7 +758,7 @@ int cmd_diff(lua_State *L, int argc, char **argv)
 	if (json && !rc && !quiet)
 		rc = print_json(a.pos[0], a.pos[1], ops, funcs, meta, counts,
 				fcounts);
-	else if (json) {
+	else {
 		json_decref(ops);
 		json_decref(funcs);
 		json_decref(meta[0]);

@@ -8,7 +8,8 @@
  * PAGE_MAX_OPEN of them a side; past that their scopes stay collapsed,
  * amber, saying how many of their ops differ).  Ops added are
  * green, removed red, changed (or moved) amber.  A summary table counts
- * the entries and lists them.  The page's data (a JSON block) lists
+ * the entries and lists them, then the functions, collections,
+ * signatures and checkpoint entries that differ.  The page's data (a JSON block) lists
  * each side's ops: name, type, status, the node that draws it, its
  * partners on the other side (same name, moved, merged into), its attrs
  * and what changed; the page's script, written for it and small, reads
@@ -334,6 +335,15 @@ static void add_page(ge_buf *b, const struct diff_page_in *in,
 	ge_buf_adds(b, "</h1><span id=\"gd-status\">loading</span></header>\n"
 		       "<section id=\"gd-summary\">\n");
 	add_summary(b, A, B, e, n);
+	if (in->more) {
+		char *m = json_dumps(in->more, JSON_COMPACT | JSON_ESCAPE_SLASH);
+		ge_buf_adds(b, "<div id=\"gd-more\"></div>\n"
+			       "<script type=\"application/json\" "
+			       "id=\"gd-more-data\">");
+		ge_buf_adds(b, m ? m : "null");
+		ge_buf_adds(b, "</script>\n");
+		free(m);
+	}
 	if (in->verify) {
 		char *v = json_dumps(in->verify, JSON_COMPACT | JSON_ESCAPE_SLASH);
 		ge_buf_adds(b, "<div id=\"gd-verify\"></div>\n"

@@ -37,6 +37,8 @@ struct diff_page_in {
 	const char *name_a, *name_b; /* the paths given */
 	const ge_graph *a, *b;
 	json_t *verify;              /* --verify's figures, or NULL */
+	json_t *more;                /* {functions, collections, signatures,
+					checkpoint}: their --json entries */
 };
 
 /* Whether the page can be drawn (Graphviz is there); else says so in one

@@ -152,6 +152,42 @@
 	if (V)
 		showVerify();
 
+	/* functions, collections, signatures, checkpoint entries: a line
+	 * each, as the command prints them */
+	var md = document.getElementById("gd-more-data");
+	var M = md ? JSON.parse(md.textContent) : null;
+	var signs = {removed: "- ", added: "+ ", changed: "~ ", moved: "> "};
+	function moreLine(what, e) {
+		var s = signs[e.kind] + what + " " + e.name;
+		if (e.ops)
+			s += " (" + e.ops.length + " ops of its body differ)";
+		if (e.added || e.removed)
+			s += ": " + e.removed.map(function (x) { return "-" + x; })
+				.concat(e.added.map(function (x) { return "+" + x; }))
+				.join(", ");
+		if (e.changes)
+			s += ": " + e.changes.map(function (c) {
+				return c.port + " " + c.key + ": " + c.change;
+			}).join("; ");
+		if (e.type)
+			s += " (" + e.type + (e.max_abs_diff !== undefined ?
+				", largest absolute difference " + fig(e.max_abs_diff) : "") + ")";
+		return s;
+	}
+	if (M) {
+		var lines = [];
+		[["functions", "function"], ["collections", "collection"],
+		 ["signatures", "signature"], ["checkpoint", "checkpoint"]]
+			.forEach(function (w) {
+				(M[w[0]] || []).forEach(function (e) {
+					lines.push(moreLine(w[1], e));
+				});
+			});
+		if (lines.length)
+			document.getElementById("gd-more").appendChild(
+				text("pre", lines.join("\n")));
+	}
+
 	var marked = [];
 	["a", "b"].forEach(function (side) {
 		var gs = document.querySelectorAll("#gd-svg-" + side + " g.node");

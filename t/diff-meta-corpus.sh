@@ -44,6 +44,19 @@ grep -A6 '"collections"' "$T/out" | grep -q '"removed": \['
 ok $? "--json: the collection's members removed"
 run "$BIN" diff "$T/a.meta" "$T/a.meta"
 is_rc 0 "the same MetaGraphDef: exit 0"
+if command -v "${GEREWRITE_DOT:-dot}" >/dev/null 2>&1; then
+	run "$BIN" diff "$T/a.meta" "$T/b.meta" --html "$T/p.html"
+	is_rc 1 "--html of the two MetaGraphDefs"
+	has "$T/p.html" '"collections":[{"kind":"changed","name":"losses","removed":[],"added":["Placeholder_1"]}]' \
+		"the page carries the collection changed"
+	has "$T/p.html" '"signatures":[{"kind":"added","name":"serving"}]' \
+		"and the signature added"
+else
+	for i in 1 2 3; do
+		n=`expr $n + 1`
+		echo "ok $n # SKIP no Graphviz"
+	done
+fi
 
 # checkpoints: x.meta beside x.index
 D=`dirname "$M"`
