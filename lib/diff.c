@@ -1,11 +1,58 @@
 /*
- * diff.c: op-by-op comparison of two graphs (diff.h).
+ * diff.c: op-by-op comparison of two graphs (diff.h): by name, then by
+ * provenance (NodeDef.experimental_debug_info).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "diff.h"
+#include "graph_impl.h"
+
+/* NodeDef.experimental_debug_info and its original_node_names */
+enum { ND_DEBUG_INFO = 6, DI_NODE_NAMES = 1 };
+
+/* The one place that reads an op's provenance: the names in its
+ * NodeDef.experimental_debug_info.original_node_names, appended to names
+ * with '\n' after each.  When lib/provenance.h (ge_op_origins) is in,
+ * this function becomes a call to it. */
+static size_t op_origins(const ge_graph *g, ge_opid id, ge_buf *names)
+{
+	ge_buf nd = GE_BUF_INIT;
+	ge_op_encode(g, id, &nd);
+	const uint8_t *info, *p, *end;
+	size_t len, n = 0;
+	if (ge_find_len_field(nd.data, nd.data + nd.len, ND_DEBUG_INFO, &info,
+			      &len)) {
+		ge_buf_free(&nd);
+		return 0;
+	}
+	p = info;
+	end = info + len;
+	while (p < end) {
+		uint64_t tag, l;
+		if (ge_read_varint(&p, end, &tag))
+			break;
+		if (tag != (DI_NODE_NAMES << 3 | 2)) {
+			if (ge_skip_field(&p, end, (int)(tag & 7)))
+				break;
+			continue;
+		}
+		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+			break;
+		ge_buf_add(names, p, (size_t)l);
+		ge_buf_addc(names, '\n');
+		p += l;
+		n++;
+	}
+	ge_buf_free(&nd);
+	return n;
+}
+
+size_t ge_diff_origins(const ge_graph *g, ge_opid id, ge_buf *names)
+{
+	return op_origins(g, id, names);
+}
 
 /* The name an input reads, as text: "op" for output 0, "op:k", or the
  * text a dangling input had. */
@@ -133,22 +180,66 @@ static void push(ge_diff_entry **v, size_t *n, size_t *cap, ge_diff_entry e)
 	(*v)[(*n)++] = e;
 }
 
+/* Pairs by provenance: moved[ib] is the op of a that op ib of b (which a
+ * does not name) was made from, merged[ia] the op of b that op ia of a
+ * (gone from b) went into; GE_NOOP elsewhere. */
+static void pair_origins(const ge_graph *a, const ge_graph *b, ge_opid *moved,
+			 ge_opid *merged)
+{
+	size_t cb = ge_graph_capacity(b);
+	ge_buf names = GE_BUF_INIT;
+	for (size_t i = 0; i < cb; i++) {
+		ge_opid ib = (ge_opid)i;
+		if (!ge_op_alive(b, ib))
+			continue;
+		names.len = 0;
+		if (!op_origins(b, ib, &names))
+			continue;
+		int renamed = ge_graph_find(a, ge_op_name(b, ib)) == GE_NOOP;
+		ge_buf_addc(&names, 0);
+		char *p = (char *)names.data;
+		while (*p) {
+			char *nl = strchr(p, '\n');
+			*nl = 0;
+			ge_opid ia = ge_graph_find(a, p);
+			if (ia != GE_NOOP && strcmp(p, ge_op_name(b, ib)) != 0) {
+				int gone = ge_graph_find(b, p) == GE_NOOP;
+				if (renamed && moved[ib] == GE_NOOP)
+					moved[ib] = ia;
+				if (gone && merged[ia] == GE_NOOP)
+					merged[ia] = ib;
+			}
+			p = nl + 1;
+		}
+	}
+	ge_buf_free(&names);
+}
+
 size_t ge_graph_diff(const ge_graph *a, const ge_graph *b,
 		     ge_diff_entry **out)
 {
 	ge_diff_entry *v = NULL;
 	size_t n = 0, cap = 0;
 	size_t ca = ge_graph_capacity(a), cb = ge_graph_capacity(b);
+	ge_opid *moved = ge_xmalloc((cb + 1) * sizeof *moved);
+	ge_opid *merged = ge_xmalloc((ca + 1) * sizeof *merged);
+	for (size_t i = 0; i <= cb; i++)
+		moved[i] = GE_NOOP;
+	for (size_t i = 0; i <= ca; i++)
+		merged[i] = GE_NOOP;
+	pair_origins(a, b, moved, merged);
 	for (size_t i = 0; i < ca; i++) {
 		ge_opid ia = (ge_opid)i;
+		/* an op renamed is reported once, as moved */
 		if (ge_op_alive(a, ia) &&
-		    ge_graph_find(b, ge_op_name(a, ia)) == GE_NOOP)
+		    ge_graph_find(b, ge_op_name(a, ia)) == GE_NOOP &&
+		    (merged[ia] == GE_NOOP || moved[merged[ia]] != ia))
 			push(&v, &n, &cap,
-			     (ge_diff_entry){GE_DIFF_REMOVED, ia, GE_NOOP, 0});
+			     (ge_diff_entry){GE_DIFF_REMOVED, ia, merged[ia], 0});
 	}
 	for (size_t i = 0; i < cb; i++) {
 		ge_opid ib = (ge_opid)i;
-		if (ge_op_alive(b, ib) &&
+		if (ge_op_alive(b, ib) && moved[ib] == GE_NOOP &&
 		    ge_graph_find(a, ge_op_name(b, ib)) == GE_NOOP)
 			push(&v, &n, &cap,
 			     (ge_diff_entry){GE_DIFF_ADDED, GE_NOOP, ib, 0});
@@ -165,6 +256,15 @@ size_t ge_graph_diff(const ge_graph *a, const ge_graph *b,
 			push(&v, &n, &cap,
 			     (ge_diff_entry){GE_DIFF_CHANGED, ia, ib, w});
 	}
+	for (size_t i = 0; i < cb; i++) {
+		ge_opid ib = (ge_opid)i;
+		if (ge_op_alive(b, ib) && moved[ib] != GE_NOOP)
+			push(&v, &n, &cap,
+			     (ge_diff_entry){GE_DIFF_MOVED, moved[ib], ib,
+					     op_changes(a, moved[ib], b, ib)});
+	}
+	free(moved);
+	free(merged);
 	*out = v;
 	return n;
 }

@@ -7,6 +7,15 @@
  * control inputs (as a set), its device or any attr (compared by its
  * encoded bytes) differ.  Inputs are compared by the names they read, so
  * two graphs loaded from different files compare as expected.
+ *
+ * Ops are also paired by provenance: the names an op of the second graph
+ * lists in NodeDef.experimental_debug_info.original_node_names (its
+ * origins) are the ops it was made from.  An op of the second graph that
+ * the first graph does not name, and whose origins name ops of the first
+ * that are gone, is moved (renamed, folded, fused): it pairs with the
+ * first of them.  An op of the first graph that is gone but named in the
+ * origins of an op of the second was merged into that op: it is still
+ * removed, and its entry names the op it went into.
  */
 #ifndef GE_DIFF_H
 #define GE_DIFF_H
@@ -25,19 +34,22 @@ typedef enum ge_diff_kind {
 	GE_DIFF_REMOVED,
 	GE_DIFF_ADDED,
 	GE_DIFF_CHANGED,
+	GE_DIFF_MOVED,
 } ge_diff_kind;
 
 typedef struct ge_diff_entry {
 	ge_diff_kind kind;
 	ge_opid a;     /* the op in the first graph, or GE_NOOP if added */
-	ge_opid b;     /* the op in the second graph, or GE_NOOP if removed */
-	unsigned what; /* GE_DIFF_* bits, for a changed op */
+	ge_opid b;     /* the op in the second graph; for a removed op the
+			  op it was merged into, or GE_NOOP */
+	unsigned what; /* GE_DIFF_* bits, for a changed or moved op */
 } ge_diff_entry;
 
 /* Compares graph a with graph b.  Stores a malloc'd array of entries in
  * *out (the caller frees it) and returns how many: removed ops in a's node
  * order, then added ops in b's node order, then changed ops in b's node
- * order.  Returns 0 (and *out NULL) when the graphs have the same ops. */
+ * order, then moved ops in b's node order.  Returns 0 (and *out NULL)
+ * when the graphs have the same ops. */
 size_t ge_graph_diff(const ge_graph *a, const ge_graph *b,
 		     ge_diff_entry **out);
 
@@ -47,5 +59,9 @@ size_t ge_graph_diff(const ge_graph *a, const ge_graph *b,
  * returns how many. */
 size_t ge_op_diff_attrs(const ge_graph *a, ge_opid ia, const ge_graph *b,
 			ge_opid ib, ge_buf *names);
+
+/* The origins of op id of g (original_node_names), appended to names
+ * with '\n' after each; returns how many. */
+size_t ge_diff_origins(const ge_graph *g, ge_opid id, ge_buf *names);
 
 #endif

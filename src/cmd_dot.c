@@ -113,7 +113,8 @@ static int highlight(const ge_graph *g, const char *spec, const char *func,
 		for (size_t i = 0; i < n; i++) {
 			if (e[i].kind == GE_DIFF_ADDED)
 				mark[e[i].b] = MARK_ADDED;
-			else if (e[i].kind == GE_DIFF_CHANGED)
+			else if (e[i].kind == GE_DIFF_CHANGED ||
+				 e[i].kind == GE_DIFF_MOVED)
 				mark[e[i].b] = MARK_CHANGED;
 			else
 				(*removed)++;
@@ -244,7 +245,7 @@ int cmd_dot(lua_State *L, int argc, char **argv)
 	}
 	if (!rc) {
 		ge_buf dot = GE_BUF_INIT;
-		struct dot_view v = {sc, collapse, mark, removed};
+		struct dot_view v = {sc, collapse, mark, removed, 0, NULL};
 		dot_render(&dot, g, &v);
 		if (!out)
 			fwrite(dot.data, 1, dot.len, stdout);

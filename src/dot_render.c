@@ -34,6 +34,7 @@
 #define COLOR_NORMAL "#f2f2f2"
 #define COLOR_OUTSIDE "#dddddd"
 #define COLOR_COLLAPSED "#cfe0f3"
+#define COLOR_REMOVED "#f4b0ae"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -114,6 +115,7 @@ struct scope {
 	size_t first, nops; /* its own ops: order[first .. first+nops) */
 	size_t nkids;       /* child scopes */
 	int open;           /* drawn with its ops (--collapse) */
+	size_t marked;      /* marked ops in it and below (open_marked) */
 };
 
 struct tree {
@@ -269,7 +271,8 @@ static void choose_open(struct view *w)
 		/* opening may overshoot N by what it lacks, at most N/4 */
 		size_t lack = boxes < want ? want - boxes : 0;
 		size_t over = lack < want / 4 ? lack : want / 4;
-		if (grow && (!lack || boxes + grow > want + over))
+		if (grow && (!lack || boxes + grow > want + over) &&
+		    !((w->o->page & DOT_PAGE_OPEN) && s->marked))
 			continue;
 		s->open = 1;
 		boxes += grow;
@@ -299,8 +302,12 @@ static void build_view(struct view *w)
 		int s = scope_of(&w->t, r, sl ? (size_t)(sl - r) : 0);
 		w->scope[i] = s;
 		w->t.v[s].nops++;
-		for (int p = s; p >= 0; p = w->t.v[p].parent)
+		int m = w->o->page && w->o->mark &&
+			w->o->mark[i] != DOT_MARK_NONE;
+		for (int p = s; p >= 0; p = w->t.v[p].parent) {
 			w->t.v[p].count++;
+			w->t.v[p].marked += (size_t)m;
+		}
 		total++;
 	}
 	/* group the ops by scope, in node order within each */
@@ -377,6 +384,8 @@ static void op_node(ge_buf *b, const struct view *w, ge_opid id,
 		ge_buf_adds(b, ", fillcolor=\"" COLOR_ADDED "\"");
 	else if (mark == DOT_MARK_CHANGED)
 		ge_buf_adds(b, ", fillcolor=\"" COLOR_CHANGED "\"");
+	else if (mark == DOT_MARK_REMOVED)
+		ge_buf_adds(b, ", fillcolor=\"" COLOR_REMOVED "\"");
 	ge_buf_adds(b, "];\n");
 }
 
@@ -431,14 +440,17 @@ static void emit_scope(ge_buf *b, const struct view *w, int s, int depth,
 	if (sc->rep == s) {
 		ge_buf_printf(b, "%ss%d [label=\"", indent, s);
 		add_escaped(b, label, llen);
-		ge_buf_printf(b, "/\\n%zu ops\", tooltip=\"", sc->count);
+		ge_buf_printf(b, "/\\n%zu ops", sc->count);
+		if (sc->marked)
+			ge_buf_printf(b, ", %zu differ", sc->marked);
+		ge_buf_adds(b, "\", tooltip=\"");
 		if (w->o->scope) {
 			add_esc(b, w->o->scope);
 			ge_buf_addc(b, '/');
 		}
 		add_escaped(b, sc->path, sc->len);
-		ge_buf_adds(b, "\", shape=box3d, fillcolor=\"" COLOR_COLLAPSED
-			       "\"];\n");
+		ge_buf_printf(b, "\", shape=box3d, fillcolor=\"%s\"];\n",
+			      sc->marked ? COLOR_CHANGED : COLOR_COLLAPSED);
 		return;
 	}
 	if (s && sc->count == 1) {
@@ -584,7 +596,9 @@ void dot_render(ge_buf *b, const ge_graph *g, const struct dot_view *o)
 	ge_buf_adds(b, "digraph \"");
 	add_esc(b, *name ? name : "graph");
 	ge_buf_adds(b, "\" {\n"
-		       "  graph [rankdir=LR, fontname=\"Helvetica\", "
+		       "  graph [rankdir=");
+	ge_buf_adds(b, o->page ? "TB" : "LR");
+	ge_buf_adds(b, ", fontname=\"Helvetica\", "
 		       "fontsize=10, nodesep=0.15, ranksep=0.3");
 	if (o->scope || o->removed) {
 		ge_buf_adds(b, ", labelloc=t, label=\"");
@@ -611,8 +625,16 @@ void dot_render(ge_buf *b, const ge_graph *g, const struct dot_view *o)
 		if (outside[i])
 			outside_node(b, g, (ge_opid)i);
 	ge_buf_add(b, edges.data, edges.len);
-	legend(b, &w);
+	if (!o->page)
+		legend(b, &w);
 	ge_buf_adds(b, "}\n");
+	if (o->drawn_as)
+		for (size_t i = 0; i < w.cap; i++)
+			o->drawn_as[i] = !w.inside[i] && !outside[i] ? -2
+					 : !w.inside[i] ? -1
+					 : (int)(node_key(&w, (ge_opid)i) >> 31)
+					     ? w.t.v[w.scope[i]].rep
+					     : -1;
 	ge_buf_free(&edges);
 	free(outside);
 	free_view(&w);
@@ -846,5 +868,43 @@ int dot_write(const char *out, const ge_buf *dot)
 	if (rc)
 		unlink(tmp);
 	free(tmp);
+	return rc;
+}
+
+static const char *graphviz_program(void)
+{
+	const char *prog = getenv("GEREWRITE_DOT");
+	return prog && *prog ? prog : "dot";
+}
+
+int dot_have_graphviz(void)
+{
+	return have_program(graphviz_program());
+}
+
+int dot_svg(const char *what, const ge_buf *dot, ge_buf *svg)
+{
+	const char *prog = graphviz_program();
+	char tmp[] = "/tmp/gerewrite-svg-XXXXXX";
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		cli_errmsg("%s: %s", what, strerror(errno));
+		return EXIT_USAGE;
+	}
+	close(fd);
+	int rc = run_graphviz(prog, "svg", tmp, what, dot);
+	if (!rc) {
+		uint8_t *data = NULL;
+		size_t len = 0;
+		ge_error err;
+		if (ge_file_read(tmp, &data, &len, &err) != GE_OK) {
+			cli_errmsg("%s", err.msg);
+			rc = EXIT_USAGE;
+		} else {
+			ge_buf_add(svg, data, len);
+			free(data);
+		}
+	}
+	unlink(tmp);
 	return rc;
 }

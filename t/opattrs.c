@@ -138,6 +138,46 @@ static void test_diff(void)
 	ge_graph_free(d);
 }
 
+/* Pairing by provenance (experimental_debug_info.original_node_names):
+ * an op renamed is moved, ops folded into another are removed into it. */
+static void test_diff_origins(void)
+{
+	ge_graph *a = try_parse("node { name: 'x' op: 'NoOp' }\n"
+				"node { name: 'bn' op: 'NoOp' }\n"
+				"node { name: 'old' op: 'NoOp' }\n"
+				"node { name: 'gone' op: 'NoOp' }\n");
+	ge_graph *b = try_parse(
+		"node { name: 'x' op: 'NoOp' experimental_debug_info {"
+		" original_node_names: 'x' original_node_names: 'bn' } }\n"
+		"node { name: 'new' op: 'NoOp' experimental_debug_info {"
+		" original_node_names: 'old' } }\n"
+		"node { name: 'added' op: 'NoOp' }\n");
+	if (!ok(a && b, "two graphs with provenance parse"))
+		return;
+	ge_buf names = GE_BUF_INIT;
+	is_int(2, (long long)ge_diff_origins(b, ge_graph_find(b, "x"), &names),
+	       "x has two origins");
+	ge_buf_addc(&names, 0);
+	is_string("x\nbn\n", (char *)names.data, "in the order written");
+	ge_buf_free(&names);
+	ge_diff_entry *e;
+	size_t n = ge_graph_diff(a, b, &e);
+	is_int(4, (long long)n, "bn and gone removed, added added, new moved");
+	if (n == 4) {
+		is_int(GE_DIFF_REMOVED, e[0].kind, "bn removed");
+		is_string("x", ge_op_name(b, e[0].b), "bn went into x");
+		is_int(GE_DIFF_REMOVED, e[1].kind, "gone removed");
+		ok(e[1].b == GE_NOOP, "gone went into nothing");
+		is_string("added", ge_op_name(b, e[2].b), "added is added");
+		is_int(GE_DIFF_MOVED, e[3].kind, "new is moved");
+		is_string("old", ge_op_name(a, e[3].a), "from old");
+		is_int(0, e[3].what, "and otherwise the same");
+	}
+	free(e);
+	ge_graph_free(a);
+	ge_graph_free(b);
+}
+
 /* Attr kinds, by name, by value and by OpDef. */
 static void test_kinds(void)
 {
@@ -163,6 +203,7 @@ int main(void)
 {
 	test_defaults();
 	test_diff();
+	test_diff_origins();
 	test_kinds();
 	return tap_done();
 }

@@ -217,6 +217,20 @@ static void on_b(void *ud, const char *name, const ge_xt *t)
 	if (ge_xcompare(t, s->t[h], p->o->atol, p->o->rtol, &c, NULL))
 		return; /* not the same shape: not the same tensor */
 	p->r->op_compared++;
+	if (p->o->per_op_each) {
+		ge_xverify_result *r = p->r;
+		size_t n = r->neach;
+		if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) {
+			size_t cap = n ? 2 * n : 16;
+			r->each_tensor = ge_xrealloc(r->each_tensor,
+						     cap * sizeof *r->each_tensor);
+			r->each_cmp = ge_xrealloc(r->each_cmp,
+						  cap * sizeof *r->each_cmp);
+		}
+		r->each_tensor[n] = ge_xstrdup(name);
+		r->each_cmp[n] = c;
+		r->neach++;
+	}
 	if (ge_xcmp_ok(&c))
 		return;
 	p->r->op_outside++;
@@ -537,6 +551,10 @@ void ge_xverify_result_free(ge_xverify_result *r)
 	free(r->first_tensor);
 	free(r->first_op);
 	free(r->first_type);
+	for (size_t i = 0; i < r->neach; i++)
+		free(r->each_tensor[i]);
+	free(r->each_tensor);
+	free(r->each_cmp);
 	memset(r, 0, sizeof *r);
 }
 

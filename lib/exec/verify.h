@@ -80,6 +80,8 @@ typedef struct ge_xverify_opts {
 	double atol, rtol;
 	int per_op;
 	int64_t max_iterations;
+	int per_op_each;            /* with per_op: keep every tensor's
+				       figures (result's each) */
 } ge_xverify_opts;
 #define GE_XVERIFY_OPTS_INIT {.atol = 1e-5, .rtol = 1e-5}
 
@@ -114,6 +116,10 @@ typedef struct ge_xverify_result {
 	char *first_op;
 	char *first_type;       /* its op type in B, or NULL */
 	ge_xcmp first_cmp;
+	/* per_op_each: every tensor compared, in B's execution order */
+	char **each_tensor;
+	ge_xcmp *each_cmp;
+	size_t neach;
 } ge_xverify_result;
 
 /* GE_OK with r filled (r->ok says whether within tolerance), or an
