@@ -42,10 +42,17 @@
  * later.  Either way the model is reported failed with the reason, the
  * other models go on and the report is written.
  *
- * Sharding.  --shard I/N keeps the models at positions I-1, I-1+N, ... of
- * the sorted list, so N invocations with I = 1..N cover each model once,
- * on any machines, without talking to each other (a Slurm job array or a
- * Kubernetes indexed Job gives each task its I).
+ * Sharding.  --shard I/N keeps the models whose path relative to its input
+ * directory (the path below OUTDIR) hashes to I - 1 modulo N (FNV-1a, 64
+ * bits: lib/shard.h), so N invocations with I = 1..N cover each model
+ * once, on any machines, without talking to each other, and adding or
+ * removing a model moves no other between shards.  --shard auto, and no
+ * --shard at all when a cluster engine's array variables are set, take I
+ * and N from the engine (lib/shard.c holds the table); stderr says so.
+ *
+ * Reports.  --report FILE writes the JSON report where asked;
+ * --report-dir DIR writes DIR/report-I.json, for `gerewrite report merge`
+ * (cmd_report.c) to join.  Both are written atomically.
  *
  * Resuming.  Outputs are written atomically (temp name, then rename), so
  * an output that exists is complete: --resume skips those models and
@@ -71,11 +78,13 @@
 
 #include <lauxlib.h>
 
+#include "batch_report.h"
 #include "batch_scan.h"
 #include "bounds.h"
 #include "cli.h"
 #include "fsutil.h"
 #include "jsonpb.h"
+#include "shard.h"
 
 #define SNIFF_MAX (64u << 20)
 
@@ -659,10 +668,10 @@ static json_t *lines_array(const ge_buf *b)
 
 static const char *const status_names[] = {"ok", "failed", "skipped"};
 
-static int write_report(const char *path, const char *recipe,
-			const char *recipe_path, char **params, int nparams,
-			const char *shard, const struct jobs *jobs,
-			const size_t *counts)
+/* The report of this invocation (see cmd_report.c for what merges). */
+static json_t *make_report(const char *recipe, const char *recipe_path,
+			   char **params, int nparams, const char *shard,
+			   const struct jobs *jobs, double wall)
 {
 	json_t *r = json_object(), *ps = json_array(), *ms = json_array();
 	json_object_set_new(r, "recipe", str_or_null(recipe));
@@ -675,6 +684,7 @@ static int write_report(const char *path, const char *recipe,
 		const struct job *j = &jobs->v[i];
 		json_t *m = json_object();
 		json_object_set_new(m, "model", str_or_null(j->in));
+		json_object_set_new(m, "path", str_or_null(j->rel));
 		json_object_set_new(m, "output", str_or_null(j->out));
 		json_object_set_new(m, "status",
 				    json_string(status_names[j->status]));
@@ -707,23 +717,12 @@ static int write_report(const char *path, const char *recipe,
 		json_array_append_new(ms, m);
 	}
 	json_object_set_new(r, "models", ms);
-	json_t *sum = json_object();
-	json_object_set_new(sum, "total", json_integer((json_int_t)jobs->n));
-	json_object_set_new(sum, "ok", json_integer((json_int_t)counts[0]));
-	json_object_set_new(sum, "failed", json_integer((json_int_t)counts[1]));
-	json_object_set_new(sum, "skipped", json_integer((json_int_t)counts[2]));
-	json_object_set_new(r, "summary", sum);
-	ge_buf b = GE_BUF_INIT;
-	ge_json_dump(r, &b);
-	json_decref(r);
-	ge_error err;
-	int rc = 0;
-	if (ge_file_write_atomic(path, b.data, b.len, &err) != GE_OK) {
-		cli_errmsg("%s", err.msg);
-		rc = EXIT_USAGE;
-	}
-	ge_buf_free(&b);
-	return rc;
+	json_object_set_new(r, "summary", batch_summary(ms));
+	json_t *t = json_object();
+	json_object_set_new(t, "ms", json_integer((json_int_t)(wall * 1000 +
+								0.5)));
+	json_object_set_new(r, "timings", t);
+	return r;
 }
 
 /* ------------------------------------------------------------ progress */
@@ -763,6 +762,7 @@ enum {
 	O_OUT = 1, O_JOBS, O_PARAM, O_REPORT, O_SHARD, O_RESUME, O_FORMAT,
 	O_TAGS, O_ALLOW_MISSING, O_QUIET, O_FUNCTIONS, O_TIMEOUT,
 	O_MAX_MEMORY, O_VERIFY, O_MAX_ERROR, O_OVERWRITE, O_STRICT,
+	O_SHARD_COUNT, O_REPORT_DIR,
 };
 
 static const struct cli_opt batch_opts[] = {
@@ -771,6 +771,8 @@ static const struct cli_opt batch_opts[] = {
 	{"param", 'p', 1, O_PARAM},
 	{"report", 0, 1, O_REPORT},
 	{"shard", 0, 1, O_SHARD},
+	{"shard-count", 0, 1, O_SHARD_COUNT},
+	{"report-dir", 0, 1, O_REPORT_DIR},
 	{"resume", 0, 0, O_RESUME},
 	{"format", 'f', 1, O_FORMAT},
 	{"tags", 't', 1, O_TAGS},
@@ -801,8 +803,9 @@ static int parse_uint(const char *s, long *out)
 struct batch {
 	struct cli_args a;
 	struct cli_model_opts mo;
-	const char *outdir, *report, *shard, *format;
-	long njobs, shard_i, shard_n;
+	const char *outdir, *report, *report_dir, *shard, *format;
+	long njobs, shard_i, shard_n, shard_count;
+	char shard_buf[48]; /* "I/N" when the engine gave it */
 	int resume, quiet, tty;
 	char **params;
 	int nparams;
@@ -815,10 +818,15 @@ struct batch {
 	struct worker *workers;
 	struct limits lim;
 	size_t counts[3]; /* done, failed, skipped */
+	double start;
 };
 
 static int batch_shard_opt(struct batch *b, const char *val)
 {
+	if (!strcmp(val, "auto")) {
+		b->shard = val;
+		return 0;
+	}
 	const char *sl = strchr(val, '/');
 	char ib[32];
 	if (sl && (size_t)(sl - val) < sizeof ib) {
@@ -828,10 +836,41 @@ static int batch_shard_opt(struct batch *b, const char *val)
 	if (!sl || (size_t)(sl - val) >= sizeof ib ||
 	    parse_uint(ib, &b->shard_i) || parse_uint(sl + 1, &b->shard_n) ||
 	    b->shard_i > b->shard_n)
-		return cli_usage("batch", "--shard needs I/N with "
+		return cli_usage("batch", "--shard needs auto or I/N with "
 					  "1 <= I <= N (got '%s')",
 				 val);
 	b->shard = val;
+	snprintf(b->shard_buf, sizeof b->shard_buf, "%ld/%ld", b->shard_i,
+		 b->shard_n);
+	return 0;
+}
+
+static const char *env_get(const char *name, void *ud)
+{
+	(void)ud;
+	return getenv(name);
+}
+
+/* --shard auto, or no --shard in an array task: I/N from the engine's
+ * variables (lib/shard.c), said on stderr. */
+static int batch_shard_env(struct batch *b)
+{
+	if (b->shard && strcmp(b->shard, "auto"))
+		return 0;
+	ge_shard s;
+	ge_error err;
+	int rc = ge_shard_from_env(env_get, NULL, b->shard_count, &s, &err);
+	if (rc == GE_ENOTFOUND && !b->shard)
+		return 0;
+	if (rc != GE_OK)
+		return cli_usage("batch", "--shard auto: %s", err.msg);
+	b->shard_i = s.index + 1;
+	b->shard_n = s.count;
+	snprintf(b->shard_buf, sizeof b->shard_buf, "%ld/%ld", b->shard_i,
+		 b->shard_n);
+	cli_errmsg("batch: shard %s from %s (%s)%s", b->shard_buf, s.engine,
+		   s.vars, b->shard ? "" : "; --shard 1/1 runs every model");
+	b->shard = b->shard_buf;
 	return 0;
 }
 
@@ -855,6 +894,14 @@ static int batch_options(struct batch *b)
 			if ((rc = batch_shard_opt(b, val)))
 				return rc;
 			break;
+		case O_SHARD_COUNT:
+			if (parse_uint(val, &b->shard_count))
+				return cli_usage("batch", "--shard-count needs "
+							  "a number of tasks "
+							  "(got '%s')",
+						 val);
+			break;
+		case O_REPORT_DIR: b->report_dir = val; break;
 		case O_RESUME: b->resume = 1; break;
 		case O_FORMAT: b->format = val; break;
 		case O_TAGS: b->mo.tags = val; break;
@@ -906,6 +953,12 @@ static int batch_options(struct batch *b)
 		return cli_usage("batch", "--resume cannot tell which models "
 					  "were rewritten in place: give -o "
 					  "OUTDIR");
+	if (b->shard_count && b->shard && strcmp(b->shard, "auto"))
+		return cli_usage("batch", "--shard-count goes with --shard "
+					  "auto (the count of an engine that "
+					  "gives none)");
+	if ((rc = batch_shard_env(b)))
+		return rc;
 	rc = cli_format("batch", b->format, &b->outfmt);
 	b->so.format = b->outfmt;
 	return rc;
@@ -967,10 +1020,11 @@ static int batch_find(struct batch *b)
 				   jobs->v[i].rel);
 			return EXIT_USAGE;
 		}
-	/* keep this shard's share */
+	/* keep this shard's share: by the hash of the path, so that a model
+	 * added moves no other */
 	size_t k = 0;
 	for (size_t i = 0; i < jobs->n; i++) {
-		if ((long)(i % (size_t)b->shard_n) == b->shard_i - 1) {
+		if (ge_shard_of(jobs->v[i].rel, b->shard_n) == b->shard_i - 1) {
 			jobs->v[k++] = jobs->v[i];
 		} else {
 			free(jobs->v[i].in);
@@ -1112,18 +1166,38 @@ static int batch_report(struct batch *b)
 		fputs("\r\033[K", stderr);
 	printf("%zu model%s: %zu done, %zu failed, %zu skipped\n", b->jobs.n,
 	       b->jobs.n == 1 ? "" : "s", counts[0], counts[1], counts[2]);
-	if (b->report &&
-	    write_report(b->report, b->rname, b->rpath, b->params, b->nparams,
-			 b->shard, &b->jobs, counts))
-		return EXIT_USAGE;
+	if (!b->report && !b->report_dir)
+		return counts[1] ? EXIT_RUNTIME : 0;
+	json_t *r = make_report(b->rname, b->rpath, b->params, b->nparams,
+				b->shard_n > 1 || b->report_dir ? b->shard_buf
+								: b->shard,
+				&b->jobs, now() - b->start);
+	int rc = 0;
+	if (b->report && batch_report_write(r, b->report))
+		rc = EXIT_USAGE;
+	if (!rc && b->report_dir) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/report-%ld.json", b->report_dir,
+			 b->shard_i);
+		if (mkdirs(b->report_dir) < 0) {
+			cli_errmsg("%s: %s", b->report_dir, strerror(errno));
+			rc = EXIT_USAGE;
+		} else if (batch_report_write(r, path)) {
+			rc = EXIT_USAGE;
+		}
+	}
+	json_decref(r);
+	if (rc)
+		return rc;
 	return counts[1] ? EXIT_RUNTIME : 0;
 }
 
 int cmd_batch(lua_State *L, int argc, char **argv)
 {
 	struct batch b = {.njobs = 1, .shard_i = 1, .shard_n = 1,
-			  .outfmt = GE_FMT_AUTO};
+			  .outfmt = GE_FMT_AUTO, .shard_buf = "1/1"};
 	int rc;
+	b.start = now();
 	b.params = ge_xcalloc((size_t)argc + 1, sizeof *b.params);
 	cli_args_init(&b.a, "batch", argc, argv);
 	if (!(rc = batch_options(&b)) && !(rc = batch_recipe(L, &b)) &&
