@@ -1,0 +1,157 @@
+#!/bin/sh
+# batch-cluster.sh: a batch split among the tasks of an array job, on the
+# command line: the shard from an engine's variables (said on stderr; by
+# default in an array task), inconsistent variables refused by name, each
+# task's report in --report-dir, `report merge` giving the report of the
+# whole batch run in one process (timings aside), naming a missing
+# shard, and the shards stable when a model is added.  The engines'
+# tables are tested in t/shard.c; a real Slurm in t/cluster-slurm.sh
+# (make check-cluster).
+BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
+SRC=${GE_TOP_SRCDIR:-.}
+T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-bcluster.XXXXXX"` || exit 1
+trap 'rm -rf "$T"' EXIT
+. "$SRC/t/testlib.sh"
+# none of the engines' variables from the environment the test runs in
+for v in `env | sed -n 's/^\(SLURM_[A-Z_]*\|JOB_COMPLETION_INDEX\|AWS_BATCH_[A-Z_]*\|BATCH_TASK_[A-Z_]*\|CLOUD_RUN_[A-Z_]*\|SGE_TASK_[A-Z_]*\|LSB_JOBINDEX[A-Z_]*\|GEREWRITE_SHARD_COUNT\)=.*/\1/p'`; do
+	unset $v
+done
+
+# twelve models in three directories
+for d in a b c; do
+	mkdir -p "$T/zoo/$d"
+	for i in 1 2 3 4; do
+		cp "$SRC/doc/examples/small_cnn.pbtxt" "$T/zoo/$d/m$i.pbtxt"
+	done
+done
+slurm() { # slurm INDEX COUNT CMD...: CMD as task INDEX of --array=0-(COUNT-1)
+	i=$1 c=$2
+	shift 2
+	SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_COUNT=$c \
+	SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=`expr $c - 1` \
+	SLURM_ARRAY_TASK_STEP=1 "$@"
+}
+# a report without its timings: the models' ms and the timings block
+untimed() { grep -v '^      "ms": ' "$1" | sed '/^  "timings": /,$d'; }
+
+# ---------------------------------------------------------------- one process
+run "$BIN" batch remove_device "$T/zoo" -o "$T/res" --report "$T/single.json"
+is_rc 0 "the batch in one process"
+
+# ---------------------------------------------------------------- 4 tasks
+rm -rf "$T/res"
+all=0
+for i in 0 1 2 3; do
+	slurm $i 4 "$BIN" batch remove_device "$T/zoo" -o "$T/res" \
+		--report-dir "$T/rd" >"$T/so$i" 2>"$T/err$i" || all=1
+done
+ok $all "four tasks of a Slurm array, no --shard given"
+has "$T/err2" "gerewrite: batch: shard 3/4 from Slurm (SLURM_ARRAY_TASK_ID=2" \
+	"stderr says the shard and where it came from"
+test -f "$T/rd/report-1.json" && test -f "$T/rd/report-4.json" &&
+	test `ls "$T/rd" | wc -l` -eq 4
+ok $? "each task wrote report-I.json"
+has "$T/rd/report-3.json" '"shard": "3/4"' "a report names its shard"
+
+run "$BIN" report merge "$T/rd" -o "$T/all.json"
+is_rc 0 "report merge"
+has "$T/out" "12 models from 4 reports: 12 done, 0 failed, 0 skipped" \
+	"the summary line"
+untimed "$T/single.json" >"$T/single.txt"
+untimed "$T/all.json" >"$T/all.txt"
+cmp "$T/single.txt" "$T/all.txt" >/dev/null
+s=$?
+ok $s "the merged report is the one-process report, timings aside"
+test $s -eq 0 || diff "$T/single.txt" "$T/all.txt" | head -20 | sed 's/^/# /'
+has "$T/all.json" '"tasks": [' "the timings keep each task's"
+test `grep -c '^      "path": ' "$T/all.json"` -eq 12 &&
+	test -z "`grep '^      "path": ' "$T/all.json" | sort | uniq -d`"
+ok $? "every model once"
+busy=0
+for i in 1 2 3 4; do
+	grep -q '"path": ' "$T/rd/report-$i.json" && busy=`expr $busy + 1`
+done
+test $busy -ge 3
+ok $? "the models spread over the shards ($busy of 4 have some)"
+
+# ---------------------------------------------------------------- missing
+mv "$T/rd/report-3.json" "$T/r3"
+run "$BIN" report merge "$T/rd" -o "$T/bad.json"
+is_rc 2 "a missing shard is an error"
+has "$T/err" "1 of 4 shards did not report (report-3.json)" "it is named"
+test ! -f "$T/bad.json"
+ok $? "and nothing is written"
+mv "$T/r3" "$T/rd/report-3.json"
+cp "$T/rd/report-2.json" "$T/rd/report-5.json"
+run "$BIN" report merge "$T/rd"
+is_rc 2 "a report of another shard under a name is an error"
+rm "$T/rd/report-5.json"
+
+# ---------------------------------------------------------------- stable
+# the shard of each model, before and after a model is added
+shards() { # shards DIR: "path shard" lines
+	for i in 1 2 3 4; do
+		sed -n "s/^      \"path\": \"\(.*\)\",/\1 $i/p" "$1/report-$i.json"
+	done | sort
+}
+shards "$T/rd" >"$T/before"
+cp "$SRC/doc/examples/small_cnn.pbtxt" "$T/zoo/b/added.pbtxt"
+for i in 0 1 2 3; do
+	slurm $i 4 "$BIN" batch remove_device "$T/zoo" -o "$T/res2" \
+		--report-dir "$T/rd2" >/dev/null 2>&1
+done
+shards "$T/rd2" >"$T/after"
+grep -v '^b/added.pbtxt ' "$T/after" | cmp - "$T/before" >/dev/null
+ok $? "adding a model moves no other model's shard"
+test `wc -l <"$T/after"` -eq 13
+ok $? "and the new one is in one shard"
+rm "$T/zoo/b/added.pbtxt"
+
+# ---------------------------------------------------------------- resume
+for i in 0 1 2 3; do
+	slurm $i 4 "$BIN" batch remove_device "$T/zoo" -o "$T/res" --resume \
+		--report-dir "$T/rd3" >/dev/null 2>&1
+done
+run "$BIN" report merge "$T/rd3" -o "$T/all3.json"
+is_rc 0 "a resubmission with --resume merges"
+has "$T/out" "12 models from 4 reports: 0 done, 0 failed, 12 skipped" \
+	"and skipped them all"
+
+# ---------------------------------------------------------------- failures
+printf '\377\377\377' >"$T/zoo/c/broken.pb"
+for i in 0 1 2 3; do
+	slurm $i 4 "$BIN" batch remove_device "$T/zoo" -o "$T/res4" \
+		--report-dir "$T/rd4" >/dev/null 2>&1
+done
+run "$BIN" report merge "$T/rd4" -o "$T/all4.json"
+is_rc 1 "a failed model makes the merge exit 1"
+has "$T/all4.json" '"failures": [' "the failures are listed"
+has "$T/all4.json" '      "c/broken.pb"' "by path"
+rm "$T/zoo/c/broken.pb"
+
+# ---------------------------------------------------------------- engines
+SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=0 \
+	run "$BIN" batch remove_device "$T/zoo" -o "$T/o5"
+is_rc 2 "an index past the count is a usage error"
+has "$T/err" "SLURM_ARRAY_TASK_ID=5" "naming the index"
+has "$T/err" "SLURM_ARRAY_TASK_COUNT=4" "and the count"
+test ! -d "$T/o5" || test -z "`ls "$T/o5"`"
+ok $? "before anything is written"
+run "$BIN" batch remove_device "$T/zoo" -o "$T/o6" --shard auto
+is_rc 2 "--shard auto outside an array job"
+has "$T/err" "no cluster engine's array variables are set" "says so"
+JOB_COMPLETION_INDEX=1 run "$BIN" batch remove_device "$T/zoo" -o "$T/o7" \
+	--shard auto --shard-count 2 --report "$T/k.json"
+is_rc 0 "Kubernetes, with --shard-count"
+has "$T/err" "shard 2/2 from Kubernetes (JOB_COMPLETION_INDEX=1)" "stderr"
+has "$T/k.json" '"shard": "2/2"' "the report names it"
+JOB_COMPLETION_INDEX=1 run "$BIN" batch remove_device "$T/zoo" -o "$T/o8"
+is_rc 2 "Kubernetes without a count"
+has "$T/err" "--shard-count N or GEREWRITE_SHARD_COUNT=N" "says what is missing"
+SGE_TASK_ID=2 SGE_TASK_FIRST=1 SGE_TASK_LAST=2 SGE_TASK_STEPSIZE=1 \
+	run "$BIN" batch remove_device "$T/zoo" -o "$T/o9" --shard 1/1
+is_rc 0 "--shard 1/1 in an array task runs every model"
+has "$T/out" "12 models: 12 done" "all of them"
+
+echo "1..$n"
+exit $failed
