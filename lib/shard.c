@@ -71,7 +71,11 @@ uint64_t ge_shard_hash(const char *path)
 
 long ge_shard_of(const char *path, long count)
 {
-	return count > 1 ? (long)(ge_shard_hash(path) % (uint64_t)count) : 0;
+	/* the high half: its bits depend on every bit of every byte, where
+	 * the low k bits of FNV-1a depend on the low k bits of the bytes
+	 * alone (paths differing in 'a' and 'q' would share a shard of 16) */
+	return count > 1 ? (long)((ge_shard_hash(path) >> 32) % (uint64_t)count)
+			 : 0;
 }
 
 /* What one task's variables say, read once. */

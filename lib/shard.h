@@ -51,7 +51,8 @@ const char *const *ge_shard_engines(void);
 
 /* FNV-1a, 64 bits, of the bytes of a path (no terminator). */
 uint64_t ge_shard_hash(const char *path);
-/* The 0-based shard of a path among count: ge_shard_hash(path) % count. */
+/* The 0-based shard of a path among count: the high 32 bits of
+ * ge_shard_hash(path), modulo count. */
 long ge_shard_of(const char *path, long count);
 
 #endif

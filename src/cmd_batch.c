@@ -43,8 +43,8 @@
  * other models go on and the report is written.
  *
  * Sharding.  --shard I/N keeps the models whose path relative to its input
- * directory (the path below OUTDIR) hashes to I - 1 modulo N (FNV-1a, 64
- * bits: lib/shard.h), so N invocations with I = 1..N cover each model
+ * directory (the path below OUTDIR) hashes to I - 1 modulo N (the high 32
+ * bits of FNV-1a 64: lib/shard.h), so N invocations with I = 1..N cover each model
  * once, on any machines, without talking to each other, and adding or
  * removing a model moves no other between shards.  --shard auto, and no
  * --shard at all when a cluster engine's array variables are set, take I

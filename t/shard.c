@@ -181,6 +181,13 @@ static void hash(void)
 	ok(ge_shard_hash("foobar") == 0x85944171f73967e8ull,
 	   "FNV-1a of \"foobar\"");
 	is_int(0, ge_shard_of("anything", 1), "one shard holds everything");
+	/* the high half decides: 0x85944171 % 7 */
+	is_int((long)(0x85944171ul % 7), ge_shard_of("foobar", 7),
+	       "the shard is the high 32 bits modulo the count");
+	/* paths differing in one letter with the same low bits ('a' and
+	 * 'q') fall apart: the low bits would put both in shard 9 */
+	is_int(12, ge_shard_of("zoo/a.pb", 16), "zoo/a.pb in shard 12 of 16");
+	is_int(2, ge_shard_of("zoo/q.pb", 16), "zoo/q.pb in shard 2 of 16");
 	/* the shards of a list do not move when a model is added */
 	char name[32];
 	long before[64];
