@@ -153,5 +153,22 @@ SGE_TASK_ID=2 SGE_TASK_FIRST=1 SGE_TASK_LAST=2 SGE_TASK_STEPSIZE=1 \
 is_rc 0 "--shard 1/1 in an array task runs every model"
 has "$T/out" "12 models: 12 done" "all of them"
 
+# ---------------------------------------------------------------- cookbook
+# the cookbook shows the example files make check-cluster runs, verbatim
+block() { # block LINE-PATTERN FENCE: the first FENCE block after the line
+	awk -v pat="$1" -v fence="$2" '
+		index($0, pat) { seen = 1; next }
+		seen && !on && $0 == fence { on = 1; next }
+		on && $0 == "```" { exit }
+		on' "$SRC/doc/cookbook.md"
+}
+block 'A Slurm job array, `doc/examples/batch-array.sbatch`' '```sh' >"$T/sb"
+cmp "$T/sb" "$SRC/doc/examples/batch-array.sbatch" >/dev/null
+ok $? "the cookbook's Slurm array is doc/examples/batch-array.sbatch"
+block 'A Kubernetes Indexed Job, `doc/examples/batch-indexed-job.yaml`' \
+	'```yaml' >"$T/ym"
+cmp "$T/ym" "$SRC/doc/examples/batch-indexed-job.yaml" >/dev/null
+ok $? "the cookbook's Indexed Job is doc/examples/batch-indexed-job.yaml"
+
 echo "1..$n"
 exit $failed
