@@ -860,10 +860,13 @@ static int batch_shard_env(struct batch *b)
 	ge_shard s;
 	ge_error err;
 	int rc = ge_shard_from_env(env_get, NULL, b->shard_count, &s, &err);
-	if (rc == GE_ENOTFOUND && !b->shard)
+	if (rc == GE_ENOTFOUND && !b->shard && !b->shard_count)
 		return 0;
 	if (rc != GE_OK)
-		return cli_usage("batch", "--shard auto: %s", err.msg);
+		return cli_usage("batch", "%s: %s",
+				 b->shard ? "--shard auto"
+					  : "the array task's shard (no --shard)",
+				 err.msg);
 	b->shard_i = s.index + 1;
 	b->shard_n = s.count;
 	snprintf(b->shard_buf, sizeof b->shard_buf, "%ld/%ld", b->shard_i,

@@ -148,6 +148,15 @@ has "$T/k.json" '"shard": "2/2"' "the report names it"
 JOB_COMPLETION_INDEX=1 run "$BIN" batch remove_device "$T/zoo" -o "$T/o8"
 is_rc 2 "Kubernetes without a count"
 has "$T/err" "--shard-count N or GEREWRITE_SHARD_COUNT=N" "says what is missing"
+run "$BIN" batch remove_device "$T/zoo" -o "$T/o10" --shard-count 3
+is_rc 2 "--shard-count outside an array job"
+run "$BIN" batch remove_device "$T/zoo" -o "$T/o11" --report-dir "$T/rd11"
+is_rc 0 "--report-dir without --shard"
+test -f "$T/rd11/report-1.json"
+ok $? "writes report-1.json"
+run "$BIN" report merge "$T/rd11"
+is_rc 0 "which merges alone"
+has "$T/out" '"total": 12,' "to standard output without -o"
 SGE_TASK_ID=2 SGE_TASK_FIRST=1 SGE_TASK_LAST=2 SGE_TASK_STEPSIZE=1 \
 	run "$BIN" batch remove_device "$T/zoo" -o "$T/o9" --shard 1/1
 is_rc 0 "--shard 1/1 in an array task runs every model"
