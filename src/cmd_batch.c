@@ -103,6 +103,7 @@ struct job {
 	double seconds;
 	char *error;
 	char *verify; /* --verify: the figures, a JSON object */
+	json_t *prior; /* --resume: its entry in an earlier report */
 	ge_buf report;   /* what each run changed, a line each */
 	ge_buf warnings; /* the recipe's and the runner's, a line each */
 };
@@ -668,54 +669,61 @@ static json_t *lines_array(const ge_buf *b)
 
 static const char *const status_names[] = {"ok", "failed", "skipped"};
 
-/* The report of this invocation (see cmd_report.c for what merges). */
-static json_t *make_report(const char *recipe, const char *recipe_path,
-			   char **params, int nparams, const char *shard,
-			   const struct jobs *jobs, double wall)
+/* One model's entry of the report; an entry of an earlier run when the
+ * model was skipped by --resume and that run's report told of it. */
+static json_t *job_entry(const struct job *j)
 {
-	json_t *r = json_object(), *ps = json_array(), *ms = json_array();
+	if (j->prior)
+		return json_incref(j->prior);
+	json_t *m = json_object();
+	json_object_set_new(m, "model", str_or_null(j->in));
+	json_object_set_new(m, "path", str_or_null(j->rel));
+	json_object_set_new(m, "output", str_or_null(j->out));
+	json_object_set_new(m, "status", json_string(status_names[j->status]));
+	json_object_set_new(m, "ops_before", count_or_null(j->ops_before));
+	json_object_set_new(m, "ops_after", count_or_null(j->ops_after));
+	if (j->status != 2) {
+		json_object_set_new(m, "ops_added", json_integer(j->added));
+		json_object_set_new(m, "ops_removed", json_integer(j->removed));
+		json_object_set_new(m, "ops_changed", json_integer(j->changed));
+		json_object_set_new(m, "changed_nothing", json_boolean(j->nothing));
+		json_object_set_new(m, "ms", json_integer(
+				    (json_int_t)(j->seconds * 1000 + 0.5)));
+	}
+	/* a model found but not run says why, one that failed what went
+	 * wrong */
+	if (j->status == 2 && j->error)
+		json_object_set_new(m, "reason", json_string(j->error));
+	json_object_set_new(m, "error",
+			    str_or_null(j->status == 1 ? j->error : NULL));
+	if (j->verify)
+		json_object_set_new(m, "verify", json_loads(j->verify, 0, NULL));
+	json_object_set_new(m, "changes", lines_array(&j->report));
+	json_object_set_new(m, "warnings", lines_array(&j->warnings));
+	return m;
+}
+
+/* The head of the report: what makes two runs the same batch. */
+static json_t *report_head(const char *recipe, const char *recipe_path,
+			   char **params, int nparams, const char *shard)
+{
+	json_t *r = json_object(), *ps = json_array();
 	json_object_set_new(r, "recipe", str_or_null(recipe));
 	json_object_set_new(r, "recipe_path", str_or_null(recipe_path));
 	for (int i = 0; i < nparams; i++)
 		json_array_append_new(ps, str_or_null(params[i]));
 	json_object_set_new(r, "params", ps);
 	json_object_set_new(r, "shard", str_or_null(shard));
-	for (size_t i = 0; i < jobs->n; i++) {
-		const struct job *j = &jobs->v[i];
-		json_t *m = json_object();
-		json_object_set_new(m, "model", str_or_null(j->in));
-		json_object_set_new(m, "path", str_or_null(j->rel));
-		json_object_set_new(m, "output", str_or_null(j->out));
-		json_object_set_new(m, "status",
-				    json_string(status_names[j->status]));
-		json_object_set_new(m, "ops_before",
-				    count_or_null(j->ops_before));
-		json_object_set_new(m, "ops_after", count_or_null(j->ops_after));
-		if (j->status != 2) {
-			json_object_set_new(m, "ops_added",
-					    json_integer(j->added));
-			json_object_set_new(m, "ops_removed",
-					    json_integer(j->removed));
-			json_object_set_new(m, "ops_changed",
-					    json_integer(j->changed));
-			json_object_set_new(m, "changed_nothing",
-					    json_boolean(j->nothing));
-			json_object_set_new(m, "ms", json_integer(
-					    (json_int_t)(j->seconds * 1000 + 0.5)));
-		}
-		/* a model found but not run says why, one that failed
-		 * what went wrong */
-		if (j->status == 2 && j->error)
-			json_object_set_new(m, "reason", json_string(j->error));
-		json_object_set_new(m, "error",
-				    str_or_null(j->status == 1 ? j->error : NULL));
-		if (j->verify)
-			json_object_set_new(m, "verify",
-					    json_loads(j->verify, 0, NULL));
-		json_object_set_new(m, "changes", lines_array(&j->report));
-		json_object_set_new(m, "warnings", lines_array(&j->warnings));
-		json_array_append_new(ms, m);
-	}
+	return r;
+}
+
+/* The report of this invocation (see cmd_report.c for what merges). */
+static json_t *make_report(json_t *head, const struct jobs *jobs,
+			   double wall)
+{
+	json_t *r = json_deep_copy(head), *ms = json_array();
+	for (size_t i = 0; i < jobs->n; i++)
+		json_array_append_new(ms, job_entry(&jobs->v[i]));
 	json_object_set_new(r, "models", ms);
 	json_object_set_new(r, "summary", batch_summary(ms));
 	json_t *t = json_object();
@@ -819,6 +827,9 @@ struct batch {
 	struct limits lim;
 	size_t counts[3]; /* done, failed, skipped */
 	double start;
+	json_t *head;  /* the report's head: recipe, parameters, shard */
+	json_t *prior; /* --resume --report-dir: entries of an earlier run */
+	int journal;   /* --report-dir: each entry as it ends, or -1 */
 };
 
 static int batch_shard_opt(struct batch *b, const char *val)
@@ -1042,6 +1053,48 @@ static int batch_find(struct batch *b)
 	return same_outputs(jobs);
 }
 
+/* Appends a model's entry to the journal, if there is one. */
+static void journal_job(struct batch *b, const struct job *j)
+{
+	if (b->journal < 0)
+		return;
+	json_t *e = job_entry(j);
+	batch_journal_add(b->journal, e);
+	json_decref(e);
+}
+
+/* A model skipped by --resume keeps the entry an earlier run of this
+ * batch and shard gave it, when it was done there and written where it
+ * is now: the reports of a resumed array merge into the whole batch's. */
+static void resume_prior(struct batch *b, struct job *j)
+{
+	json_t *e = b->prior ? json_object_get(b->prior, j->rel) : NULL;
+	const char *st = json_string_value(json_object_get(e, "status"));
+	const char *out = json_string_value(json_object_get(e, "output"));
+	if (st && !strcmp(st, "ok") && out && !strcmp(out, j->out))
+		j->prior = json_incref(e);
+}
+
+/* --report-dir: the entries an earlier run left (--resume), and the
+ * journal of this one. */
+static int batch_prepare_reports(struct batch *b)
+{
+	b->head = report_head(b->rname, b->rpath, b->params, b->nparams,
+			      b->shard_n > 1 || b->report_dir ? b->shard_buf
+							      : b->shard);
+	if (!b->report_dir)
+		return 0;
+	if (mkdirs(b->report_dir) < 0) {
+		cli_errmsg("%s: %s", b->report_dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (b->resume)
+		b->prior = batch_prior_entries(b->report_dir, b->shard_i,
+					       b->head);
+	b->journal = batch_journal_start(b->report_dir, b->shard_i, b->head);
+	return b->journal < 0 ? EXIT_USAGE : 0;
+}
+
 /* Starts the model at *next in a free worker, or settles it here when it
  * is not to be run; 0 or EXIT_USAGE. */
 static int batch_start(lua_State *L, struct batch *b, size_t *next,
@@ -1056,6 +1109,7 @@ static int batch_start(lua_State *L, struct batch *b, size_t *next,
 				fputs("\r\033[K", stderr);
 			printf("skipped %s: %s\n", j->in, j->error);
 		}
+		journal_job(b, j);
 		b->counts[2]++;
 		(*done)++;
 		(*next)++;
@@ -1064,6 +1118,8 @@ static int batch_start(lua_State *L, struct batch *b, size_t *next,
 	if (b->resume && stat(j->out, &st) == 0) {
 		j->status = 2;
 		j->error = ge_xstrdup("the output exists (--resume)");
+		resume_prior(b, j);
+		journal_job(b, j);
 		b->counts[2]++;
 		(*done)++;
 		(*next)++;
@@ -1146,6 +1202,7 @@ static int batch_run(lua_State *L, struct batch *b)
 			continue;
 		struct job *j = &b->jobs.v[workers[slot].job];
 		finish(j, &workers[slot], st, &b->lim);
+		journal_job(b, j);
 		workers[slot].pid = 0;
 		running--;
 		done++;
@@ -1171,10 +1228,7 @@ static int batch_report(struct batch *b)
 	       b->jobs.n == 1 ? "" : "s", counts[0], counts[1], counts[2]);
 	if (!b->report && !b->report_dir)
 		return counts[1] ? EXIT_RUNTIME : 0;
-	json_t *r = make_report(b->rname, b->rpath, b->params, b->nparams,
-				b->shard_n > 1 || b->report_dir ? b->shard_buf
-								: b->shard,
-				&b->jobs, now() - b->start);
+	json_t *r = make_report(b->head, &b->jobs, now() - b->start);
 	int rc = 0;
 	if (b->report && batch_report_write(r, b->report))
 		rc = EXIT_USAGE;
@@ -1182,12 +1236,11 @@ static int batch_report(struct batch *b)
 		char path[PATH_MAX];
 		snprintf(path, sizeof path, "%s/report-%ld.json", b->report_dir,
 			 b->shard_i);
-		if (mkdirs(b->report_dir) < 0) {
-			cli_errmsg("%s: %s", b->report_dir, strerror(errno));
+		if (batch_report_write(r, path))
 			rc = EXIT_USAGE;
-		} else if (batch_report_write(r, path)) {
-			rc = EXIT_USAGE;
-		}
+		else
+			batch_journal_end(b->journal, b->report_dir, b->shard_i);
+		b->journal = -1;
 	}
 	json_decref(r);
 	if (rc)
@@ -1198,20 +1251,27 @@ static int batch_report(struct batch *b)
 int cmd_batch(lua_State *L, int argc, char **argv)
 {
 	struct batch b = {.njobs = 1, .shard_i = 1, .shard_n = 1,
-			  .outfmt = GE_FMT_AUTO, .shard_buf = "1/1"};
+			  .outfmt = GE_FMT_AUTO, .shard_buf = "1/1",
+			  .journal = -1};
 	int rc;
 	b.start = now();
 	b.params = ge_xcalloc((size_t)argc + 1, sizeof *b.params);
 	cli_args_init(&b.a, "batch", argc, argv);
 	if (!(rc = batch_options(&b)) && !(rc = batch_recipe(L, &b)) &&
-	    !(rc = batch_find(&b)) && !(rc = batch_run(L, &b)))
+	    !(rc = batch_find(&b)) && !(rc = batch_prepare_reports(&b)) &&
+	    !(rc = batch_run(L, &b)))
 		rc = batch_report(&b);
+	if (b.journal >= 0)
+		close(b.journal); /* kept: the report was not written */
+	json_decref(b.head);
+	json_decref(b.prior);
 	for (size_t i = 0; i < b.jobs.n; i++) {
 		free(b.jobs.v[i].in);
 		free(b.jobs.v[i].rel);
 		free(b.jobs.v[i].out);
 		free(b.jobs.v[i].error);
 		free(b.jobs.v[i].verify);
+		json_decref(b.jobs.v[i].prior);
 		ge_buf_free(&b.jobs.v[i].report);
 		ge_buf_free(&b.jobs.v[i].warnings);
 	}

@@ -21,9 +21,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "batch_report.h"
 #include "cli.h"
@@ -101,6 +103,126 @@ int batch_report_write(const json_t *r, const char *path)
 	}
 	ge_buf_free(&b);
 	return rc;
+}
+
+/* ------------------------------------------------------------ resume */
+
+static void journal_path(char *buf, size_t cap, const char *dir, long i)
+{
+	snprintf(buf, cap, "%s/.report-%ld.journal", dir, i);
+}
+
+/* Whether a report or journal head is of the same batch as head. */
+static int same_batch(const json_t *a, const json_t *head)
+{
+	static const char *const keys[] = {"recipe", "params", "shard"};
+	if (!json_is_object(a))
+		return 0;
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+		if (!json_equal(json_object_get(a, keys[k]),
+				json_object_get(head, keys[k])))
+			return 0;
+	return 1;
+}
+
+/* Adds the entries of an array to prior, by path. */
+static void add_entries(json_t *prior, const json_t *models)
+{
+	size_t k;
+	json_t *e;
+	json_array_foreach(models, k, e) {
+		const char *p = json_string_value(json_object_get(e, "path"));
+		if (p)
+			json_object_set(prior, p, e);
+	}
+}
+
+/* The journal's lines after its head, when the head is this batch's; a
+ * line cut short by a kill does not parse and is left out. */
+static void add_journal(json_t *prior, const char *path, const json_t *head)
+{
+	uint8_t *data;
+	size_t len;
+	if (ge_file_read(path, &data, &len, NULL) != GE_OK)
+		return;
+	char *p = (char *)data, *end = p + len;
+	int first = 1;
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break; /* no newline: cut short */
+		json_t *v = json_loadb(p, (size_t)(nl - p), 0, NULL);
+		p = nl + 1;
+		if (first) {
+			first = 0;
+			if (!same_batch(v, head)) {
+				json_decref(v);
+				break;
+			}
+		} else if (json_is_object(v)) {
+			json_t *a = json_array();
+			json_array_append(a, v);
+			add_entries(prior, a);
+			json_decref(a);
+		}
+		json_decref(v);
+	}
+	free(data);
+}
+
+json_t *batch_prior_entries(const char *dir, long i, const json_t *head)
+{
+	json_t *prior = json_object();
+	char path[4096];
+	snprintf(path, sizeof path, "%s/report-%ld.json", dir, i);
+	json_t *r = json_load_file(path, 0, NULL);
+	if (same_batch(r, head))
+		add_entries(prior, json_object_get(r, "models"));
+	json_decref(r);
+	journal_path(path, sizeof path, dir, i);
+	add_journal(prior, path, head);
+	return prior;
+}
+
+static void write_line(int fd, const json_t *v)
+{
+	ge_buf b = GE_BUF_INIT;
+	ge_json_dump_compact(v, &b);
+	ge_buf_addc(&b, '\n');
+	/* one write on O_APPEND: a line is whole or cut at its end */
+	if (write(fd, b.data, b.len) < 0)
+		(void)0; /* the report at the end still says it all */
+	ge_buf_free(&b);
+}
+
+int batch_journal_start(const char *dir, long i, const json_t *head)
+{
+	char path[4096];
+	journal_path(path, sizeof path, dir, i);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+		      0666);
+	if (fd < 0) {
+		cli_errmsg("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	write_line(fd, head);
+	return fd;
+}
+
+void batch_journal_add(int fd, const json_t *entry)
+{
+	if (fd >= 0)
+		write_line(fd, entry);
+}
+
+void batch_journal_end(int fd, const char *dir, long i)
+{
+	if (fd < 0)
+		return;
+	close(fd);
+	char path[4096];
+	journal_path(path, sizeof path, dir, i);
+	unlink(path);
 }
 
 /* ------------------------------------------------------------ merge */

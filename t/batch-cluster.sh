@@ -74,6 +74,18 @@ done
 test $busy -ge 3
 ok $? "the models spread over the shards ($busy of 4 have some)"
 
+# the same array again with --resume: every model skipped, each report
+# keeps the entries of the run before, so the merge is still the batch's
+for i in 0 1 2 3; do
+	slurm $i 4 "$BIN" batch remove_device "$T/zoo" -o "$T/res" --resume \
+		--report-dir "$T/rd" >"$T/so$i" 2>/dev/null
+done
+has "$T/so0" "models: 0 done, 0 failed," "resubmitted with --resume, a task runs nothing"
+run "$BIN" report merge "$T/rd" -o "$T/again.json"
+is_rc 0 "and the reports merge"
+untimed "$T/again.json" | cmp - "$T/single.txt" >/dev/null
+ok $? "into the one-process report still (the earlier entries kept)"
+
 # ---------------------------------------------------------------- missing
 mv "$T/rd/report-3.json" "$T/r3"
 run "$BIN" report merge "$T/rd" -o "$T/bad.json"
@@ -116,6 +128,65 @@ run "$BIN" report merge "$T/rd3" -o "$T/all3.json"
 is_rc 0 "a resubmission with --resume merges"
 has "$T/out" "12 models from 4 reports: 0 done, 0 failed, 12 skipped" \
 	"and skipped them all"
+
+# ---------------------------------------------------------------- killed
+# a task killed in the middle of its shard (its third model kills the
+# batch and fails): the models it ended are in its journal, and the
+# resumed task's report has their entries, so that the merge is the one
+# of a batch never killed
+mkdir -p "$T/recipes"
+cat >"$T/recipes/kill_third.lua" <<'E'
+return {
+  name = "kill_third",
+  description = [[Clear the devices; the third model of KILL_COUNT kills the batch.]],
+  params = {},
+  run = function(g)
+    local f = os.getenv("KILL_COUNT")
+    if f then
+      local h = io.open(f, "a") h:write("x\n") h:close()
+      local n = 0
+      for _ in io.lines(f) do n = n + 1 end
+      if n == 3 then
+        local stat = io.open("/proc/self/stat"):read("a")
+        os.execute("kill -9 " .. stat:match("%) %a (%d+)"))
+        error("killed with the batch")
+      end
+    end
+    for _, op in ipairs(g:ops()) do op.device = "" end
+  end,
+}
+E
+GEREWRITE_PATH=$T/recipes "$BIN" batch kill_third "$T/zoo" -o "$T/kres" \
+	--report "$T/kone.json" >/dev/null 2>&1
+untimed "$T/kone.json" >"$T/kone.txt"
+rm -rf "$T/kres"
+export GEREWRITE_PATH
+GEREWRITE_PATH=$T/recipes
+KILL_COUNT=$T/count slurm 0 4 "$BIN" batch kill_third "$T/zoo" -o "$T/kres" \
+	--report-dir "$T/krd" >/dev/null 2>&1
+test $? -eq 137 && test ! -f "$T/krd/report-1.json" &&
+	test -s "$T/krd/.report-1.journal"
+ok $? "the first task killed in its third model: no report, a journal"
+test `grep -c '"status":"ok"' "$T/krd/.report-1.journal"` -eq 2
+ok $? "the journal holds the two models it ended"
+for i in 1 2 3; do
+	slurm $i 4 "$BIN" batch kill_third "$T/zoo" -o "$T/kres" \
+		--report-dir "$T/krd" >/dev/null 2>&1
+done
+slurm 0 4 "$BIN" batch kill_third "$T/zoo" -o "$T/kres" --report-dir "$T/krd" \
+	--resume >"$T/kout" 2>&1
+ok $? "the killed task resumed"
+has "$T/kout" "5 models: 3 done, 0 failed, 2 skipped" "it ran what was left"
+test ! -f "$T/krd/.report-1.journal"
+ok $? "its journal is gone once its report is written"
+run "$BIN" report merge "$T/krd" -o "$T/kall.json"
+is_rc 0 "the reports merge"
+untimed "$T/kall.json" >"$T/kall.txt"
+cmp "$T/kall.txt" "$T/kone.txt" >/dev/null
+s=$?
+ok $s "into the report of a batch never killed, timings aside"
+test $s -eq 0 || diff "$T/kall.txt" "$T/kone.txt" | head -20 | sed 's/^/# /'
+unset GEREWRITE_PATH
 
 # ---------------------------------------------------------------- failures
 printf '\377\377\377' >"$T/zoo/c/broken.pb"
