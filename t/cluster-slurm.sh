@@ -7,7 +7,7 @@
 # (proctrack/pgid, no cgroups, ports of their own), submits the array
 # over a directory of models, waits (bounded), merges the reports and
 # checks each model was processed exactly once; resubmits with --resume
-# (all skipped); kills a task mid-run with scancel and checks its shard
+# (all skipped, the reports still the first run's); kills a task mid-run with scancel and checks its shard
 # resumes.  Every daemon it started is stopped on exit, even on failure.
 # Skipped (1..0 # SKIP) where Slurm cannot be installed.  The Kubernetes
 # Indexed Job example is checked for syntax (python3's yaml when there).
@@ -202,9 +202,11 @@ ok $? "each of the $NMODELS models processed exactly once"
 job=`submit "$SBATCH_FILE" remove_device "$W/zoo" "$W/out" 2>"$W/sbatch.err"`
 wait_job "$job" 120
 ok $? "the resubmission ends"
+test "`grep -h ' models*: 0 done, 0 failed, ' "$W/logs"/gerewrite-batch-$job-* | wc -l`" -eq 4
+ok $? "with --resume its tasks skip every model"
 merge "$W/out.reports" "$W/all2.json"
-has "$W/merge.out" "$NMODELS models from 4 reports: 0 done, 0 failed, $NMODELS skipped" \
-	"with --resume it skips them all"
+has "$W/merge.out" "$NMODELS models from 4 reports: $NMODELS done, 0 failed, 0 skipped" \
+	"and their reports keep the first run's entries"
 
 # ---------------------------------------------------------------- killed
 # a recipe slow enough to be killed in the middle of a shard
