@@ -1092,7 +1092,23 @@ static int batch_prepare_reports(struct batch *b)
 		b->prior = batch_prior_entries(b->report_dir, b->shard_i,
 					       b->head);
 	b->journal = batch_journal_start(b->report_dir, b->shard_i, b->head);
-	return b->journal < 0 ? EXIT_USAGE : 0;
+	if (b->journal < 0)
+		return EXIT_USAGE;
+	/* the earlier entries into the new journal, and the old report
+	 * away: a run killed from here leaves no report of an earlier one
+	 * for the merge to take, and loses nothing */
+	const char *path;
+	json_t *e;
+	json_object_foreach(b->prior, path, e)
+		batch_journal_add(b->journal, e);
+	char old[PATH_MAX];
+	snprintf(old, sizeof old, "%s/report-%ld.json", b->report_dir,
+		 b->shard_i);
+	if (unlink(old) < 0 && errno != ENOENT) {
+		cli_errmsg("%s: %s", old, strerror(errno));
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 /* Starts the model at *next in a free worker, or settles it here when it

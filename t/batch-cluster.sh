@@ -186,6 +186,14 @@ cmp "$T/kall.txt" "$T/kone.txt" >/dev/null
 s=$?
 ok $s "into the report of a batch never killed, timings aside"
 test $s -eq 0 || diff "$T/kall.txt" "$T/kone.txt" | head -20 | sed 's/^/# /'
+# killed again, without --resume this time: its old report goes first,
+# so that the merge does not take it for this run's
+KILL_COUNT=$T/count2 slurm 0 4 "$BIN" batch kill_third "$T/zoo" \
+	-o "$T/kres2" --report-dir "$T/krd" >/dev/null 2>&1
+test $? -eq 137 && test ! -f "$T/krd/report-1.json"
+ok $? "a task killed leaves no report of an earlier run"
+run "$BIN" report merge "$T/krd" -o "$T/kall2.json"
+is_rc 2 "so the merge names its shard missing"
 unset GEREWRITE_PATH
 
 # ---------------------------------------------------------------- failures
