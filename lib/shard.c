@@ -108,8 +108,8 @@ static long number(struct reading *r, const char *name, long min)
 	long x = strtol(v, &end, 10);
 	if (errno || end == v || *end || x < min || x > 1000000000L) {
 		if (!r->bad)
-			ge_err(r->err, GE_EINVAL, "%s=%s is not a number >= %ld",
-			       name, v, min);
+			ge_err(r->err, GE_EINVAL,
+			       "%s=%s is not a number >= %ld", name, v, min);
 		r->bad = 1;
 		return -1;
 	}
@@ -123,15 +123,17 @@ static int which_engine(ge_getenv_fn get, void *ud, ge_error *err)
 	int found = -1;
 	for (size_t i = 0; i < NENGINES; i++) {
 		const char *v = get(engines[i].index, ud);
-		if (!v || !*v || (engines[i].unset && !strcmp(v, engines[i].unset)))
+		if (!v || !*v ||
+		    (engines[i].unset && !strcmp(v, engines[i].unset)))
 			continue;
 		if (found >= 0) {
 			ge_err(err, GE_EINVAL,
 			       "the variables of two engines are set: %s=%s "
 			       "(%s) and %s=%s (%s)",
 			       engines[found].index,
-			       get(engines[found].index, ud), engines[found].name,
-			       engines[i].index, v, engines[i].name);
+			       get(engines[found].index, ud),
+			       engines[found].name, engines[i].index, v,
+			       engines[i].name);
 			return -2;
 		}
 		found = (int)i;
@@ -156,8 +158,8 @@ static long shard_count(struct reading *r, const struct engine *e,
 	}
 	if (range > 0) {
 		c[n].v = range;
-		snprintf(c[n++].what, sizeof c[0].what, "the range %s (%ld tasks)",
-			 range_vars, range);
+		snprintf(c[n++].what, sizeof c[0].what,
+			 "the range %s (%ld tasks)", range_vars, range);
 	}
 	if (cmdline > 0) {
 		c[n].v = cmdline;

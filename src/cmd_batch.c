@@ -44,11 +44,12 @@
  *
  * Sharding.  --shard I/N keeps the models whose path relative to its input
  * directory (the path below OUTDIR) hashes to I - 1 modulo N (the high 32
- * bits of FNV-1a 64: lib/shard.h), so N invocations with I = 1..N cover each model
- * once, on any machines, without talking to each other, and adding or
- * removing a model moves no other between shards.  --shard auto, and no
- * --shard at all when a cluster engine's array variables are set, take I
- * and N from the engine (lib/shard.c holds the table); stderr says so.
+ * bits of FNV-1a 64: lib/shard.h), so N invocations with I = 1..N cover
+ * each model once, on any machines, without talking to each other, and
+ * adding or removing a model moves no other between shards.  --shard
+ * auto, and no --shard at all when a cluster engine's array variables are
+ * set, take I and N from the engine (lib/shard.c holds the table); stderr
+ * says so.
  *
  * Reports.  --report FILE writes the JSON report where asked;
  * --report-dir DIR writes DIR/report-I.json, for `gerewrite report merge`
@@ -686,7 +687,8 @@ static json_t *job_entry(const struct job *j)
 		json_object_set_new(m, "ops_added", json_integer(j->added));
 		json_object_set_new(m, "ops_removed", json_integer(j->removed));
 		json_object_set_new(m, "ops_changed", json_integer(j->changed));
-		json_object_set_new(m, "changed_nothing", json_boolean(j->nothing));
+		json_object_set_new(m, "changed_nothing",
+				    json_boolean(j->nothing));
 		json_object_set_new(m, "ms", json_integer(
 				    (json_int_t)(j->seconds * 1000 + 0.5)));
 	}
@@ -697,7 +699,8 @@ static json_t *job_entry(const struct job *j)
 	json_object_set_new(m, "error",
 			    str_or_null(j->status == 1 ? j->error : NULL));
 	if (j->verify)
-		json_object_set_new(m, "verify", json_loads(j->verify, 0, NULL));
+		json_object_set_new(m, "verify",
+				    json_loads(j->verify, 0, NULL));
 	json_object_set_new(m, "changes", lines_array(&j->report));
 	json_object_set_new(m, "warnings", lines_array(&j->warnings));
 	return m;
@@ -1255,7 +1258,8 @@ static int batch_report(struct batch *b)
 		if (batch_report_write(r, path))
 			rc = EXIT_USAGE;
 		else
-			batch_journal_end(b->journal, b->report_dir, b->shard_i);
+			batch_journal_end(b->journal, b->report_dir,
+					  b->shard_i);
 		b->journal = -1;
 	}
 	json_decref(r);

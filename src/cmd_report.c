@@ -59,7 +59,8 @@ json_t *batch_summary(const json_t *models)
 	size_t i;
 	const json_t *m;
 	json_array_foreach(models, i, m) {
-		const char *st = json_string_value(json_object_get(m, "status"));
+		const char *st =
+			json_string_value(json_object_get(m, "status"));
 		int k = st && !strcmp(st, "ok")       ? 0
 			: st && !strcmp(st, "failed") ? 1
 						      : 2;
@@ -292,9 +293,11 @@ static int merge_one(struct merge *m, const char *name, long idx)
 		return EXIT_USAGE;
 	}
 	long i, n;
-	if (!json_is_object(r) || !json_is_array(json_object_get(r, "models")) ||
+	if (!json_is_object(r) ||
+	    !json_is_array(json_object_get(r, "models")) ||
 	    report_shard(r, &i, &n)) {
-		cli_errmsg("%s: not a batch report (no models, or no shard I/N)",
+		cli_errmsg("%s: not a batch report (no models, or no shard "
+			   "I/N)",
 			   path);
 		json_decref(r);
 		return EXIT_USAGE;
@@ -311,8 +314,8 @@ static int merge_one(struct merge *m, const char *name, long idx)
 		m->first = r;
 		snprintf(m->first_name, sizeof m->first_name, "%s", name);
 	} else if (n != m->n) {
-		cli_errmsg("%s: shard %ld/%ld, but %s was of %ld shards", path, i,
-			   n, m->first_name, m->n);
+		cli_errmsg("%s: shard %ld/%ld, but %s was of %ld shards",
+			   path, i, n, m->first_name, m->n);
 		json_decref(r);
 		return EXIT_USAGE;
 	} else if (!same_json(json_object_get(r, "recipe"),
@@ -334,11 +337,9 @@ static int merge_complete(struct merge *m)
 	ge_buf b = GE_BUF_INIT;
 	long missing = 0;
 	for (long i = 0; i < m->n; i++)
-		if (!m->by_shard[i]) {
-			if (missing++ < 20)
-				ge_buf_printf(&b, "%sreport-%ld.json", missing > 1 ? ", " : "",
-					      i + 1);
-		}
+		if (!m->by_shard[i] && missing++ < 20)
+			ge_buf_printf(&b, "%sreport-%ld.json",
+				      missing > 1 ? ", " : "", i + 1);
 	if (!missing) {
 		ge_buf_free(&b);
 		return 0;
@@ -371,18 +372,20 @@ static json_t *merge_models(struct merge *m)
 {
 	size_t total = 0;
 	for (long i = 0; i < m->n; i++)
-		total += json_array_size(json_object_get(m->by_shard[i], "models"));
+		total += json_array_size(
+			json_object_get(m->by_shard[i], "models"));
 	json_t **v = ge_xmalloc((total ? total : 1) * sizeof *v);
 	size_t k = 0;
 	for (long i = 0; i < m->n; i++) {
 		size_t j;
 		json_t *e;
-		json_array_foreach(json_object_get(m->by_shard[i], "models"), j, e) {
+		const json_t *ms = json_object_get(m->by_shard[i], "models");
+		json_array_foreach(ms, j, e) {
 			const char *p = model_key(e);
 			if (!p || (json_object_get(e, "path") &&
 				   ge_shard_of(p, m->n) != i)) {
-				cli_errmsg("%s/report-%ld.json: model %s is not "
-					   "of shard %ld/%ld",
+				cli_errmsg("%s/report-%ld.json: model %s is "
+					   "not of shard %ld/%ld",
 					   m->dir, i + 1, p ? p : "(no path)",
 					   i + 1, m->n);
 				free(v);
@@ -496,14 +499,14 @@ static int merge_write(struct merge *m, const char *out, int quiet)
 		fwrite(b.data, 1, b.len, stdout);
 		ge_buf_free(&b);
 	}
-	json_int_t failed = json_integer_value(json_object_get(sum, "failed"));
+	long long total = json_integer_value(json_object_get(sum, "total"));
+	long long done = json_integer_value(json_object_get(sum, "ok"));
+	long long failed = json_integer_value(json_object_get(sum, "failed"));
+	long long skipped = json_integer_value(json_object_get(sum, "skipped"));
 	if (!rc && out && !quiet)
 		printf("%lld models from %ld reports: %lld done, %lld failed, "
 		       "%lld skipped\n",
-		       (long long)json_integer_value(json_object_get(sum, "total")),
-		       m->n, (long long)json_integer_value(json_object_get(sum, "ok")),
-		       (long long)failed,
-		       (long long)json_integer_value(json_object_get(sum, "skipped")));
+		       total, m->n, done, failed, skipped);
 	json_decref(r);
 	return rc ? rc : failed ? EXIT_RUNTIME : 0;
 }
