@@ -208,6 +208,23 @@ has "$T/all4.json" '"failures": [' "the failures are listed"
 has "$T/all4.json" '      "c/broken.pb"' "by path"
 rm "$T/zoo/c/broken.pb"
 
+# ---------------------------------------------------------------- verify
+# the merged summary's verify figures are the one-process run's
+"$BIN" batch remove_device "$T/zoo/a" -o "$T/vres" --verify \
+	--report "$T/vone.json" >/dev/null 2>&1
+rm -rf "$T/vres"
+for i in 0 1; do
+	slurm $i 2 "$BIN" batch remove_device "$T/zoo/a" -o "$T/vres" --verify \
+		--report-dir "$T/vrd" >/dev/null 2>&1
+done
+run "$BIN" report merge "$T/vrd" -o "$T/vall.json"
+is_rc 0 "a batch with --verify merges"
+sed -n '/^  "summary": /,/^  }/p' "$T/vall.json" >"$T/vsum"
+has "$T/vsum" '"verify": {' "its summary has the verify figures"
+has "$T/vsum" '"models": 4,' "of every model"
+sed -n '/^  "summary": /,/^  }/p' "$T/vone.json" | cmp - "$T/vsum" >/dev/null
+ok $? "the same summary as one process's"
+
 # ---------------------------------------------------------------- engines
 SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=0 \
 	run "$BIN" batch remove_device "$T/zoo" -o "$T/o5"
