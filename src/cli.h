@@ -237,6 +237,7 @@ int cmd_info(lua_State *L, int argc, char **argv);      /* cmd_info.c */
 int cmd_diff(lua_State *L, int argc, char **argv);      /* cmd_diff.c */
 int cmd_dot(lua_State *L, int argc, char **argv);       /* cmd_dot.c */
 int cmd_batch(lua_State *L, int argc, char **argv);     /* cmd_batch.c */
+int cmd_report(lua_State *L, int argc, char **argv);    /* cmd_report.c */
 int cmd_eval(lua_State *L, int argc, char **argv);      /* cmd_eval.c */
 int cmd_verify(lua_State *L, int argc, char **argv);    /* cmd_eval.c */
 int cmd_compose(lua_State *L, int argc, char **argv);   /* cmd_surgery.c */

@@ -42,10 +42,18 @@
  * later.  Either way the model is reported failed with the reason, the
  * other models go on and the report is written.
  *
- * Sharding.  --shard I/N keeps the models at positions I-1, I-1+N, ... of
- * the sorted list, so N invocations with I = 1..N cover each model once,
- * on any machines, without talking to each other (a Slurm job array or a
- * Kubernetes indexed Job gives each task its I).
+ * Sharding.  --shard I/N keeps the models whose path relative to its input
+ * directory (the path below OUTDIR) hashes to I - 1 modulo N (the high 32
+ * bits of FNV-1a 64: lib/shard.h), so N invocations with I = 1..N cover
+ * each model once, on any machines, without talking to each other, and
+ * adding or removing a model moves no other between shards.  --shard
+ * auto, and no --shard at all when a cluster engine's array variables are
+ * set, take I and N from the engine (lib/shard.c holds the table); stderr
+ * says so.
+ *
+ * Reports.  --report FILE writes the JSON report where asked;
+ * --report-dir DIR writes DIR/report-I.json, for `gerewrite report merge`
+ * (cmd_report.c) to join.  Both are written atomically.
  *
  * Resuming.  Outputs are written atomically (temp name, then rename), so
  * an output that exists is complete: --resume skips those models and
@@ -71,11 +79,13 @@
 
 #include <lauxlib.h>
 
+#include "batch_report.h"
 #include "batch_scan.h"
 #include "bounds.h"
 #include "cli.h"
 #include "fsutil.h"
 #include "jsonpb.h"
+#include "shard.h"
 
 #define SNIFF_MAX (64u << 20)
 
@@ -94,6 +104,7 @@ struct job {
 	double seconds;
 	char *error;
 	char *verify; /* --verify: the figures, a JSON object */
+	json_t *prior; /* --resume: its entry in an earlier report */
 	ge_buf report;   /* what each run changed, a line each */
 	ge_buf warnings; /* the recipe's and the runner's, a line each */
 };
@@ -659,71 +670,70 @@ static json_t *lines_array(const ge_buf *b)
 
 static const char *const status_names[] = {"ok", "failed", "skipped"};
 
-static int write_report(const char *path, const char *recipe,
-			const char *recipe_path, char **params, int nparams,
-			const char *shard, const struct jobs *jobs,
-			const size_t *counts)
+/* One model's entry of the report; an entry of an earlier run when the
+ * model was skipped by --resume and that run's report told of it. */
+static json_t *job_entry(const struct job *j)
 {
-	json_t *r = json_object(), *ps = json_array(), *ms = json_array();
+	if (j->prior)
+		return json_incref(j->prior);
+	json_t *m = json_object();
+	json_object_set_new(m, "model", str_or_null(j->in));
+	json_object_set_new(m, "path", str_or_null(j->rel));
+	json_object_set_new(m, "output", str_or_null(j->out));
+	json_object_set_new(m, "status", json_string(status_names[j->status]));
+	json_object_set_new(m, "ops_before", count_or_null(j->ops_before));
+	json_object_set_new(m, "ops_after", count_or_null(j->ops_after));
+	if (j->status != 2) {
+		json_object_set_new(m, "ops_added", json_integer(j->added));
+		json_object_set_new(m, "ops_removed", json_integer(j->removed));
+		json_object_set_new(m, "ops_changed", json_integer(j->changed));
+		json_object_set_new(m, "changed_nothing",
+				    json_boolean(j->nothing));
+		json_object_set_new(m, "ms", json_integer(
+				    (json_int_t)(j->seconds * 1000 + 0.5)));
+	}
+	/* a model found but not run says why, one that failed what went
+	 * wrong */
+	if (j->status == 2 && j->error)
+		json_object_set_new(m, "reason", json_string(j->error));
+	json_object_set_new(m, "error",
+			    str_or_null(j->status == 1 ? j->error : NULL));
+	if (j->verify)
+		json_object_set_new(m, "verify",
+				    json_loads(j->verify, 0, NULL));
+	json_object_set_new(m, "changes", lines_array(&j->report));
+	json_object_set_new(m, "warnings", lines_array(&j->warnings));
+	return m;
+}
+
+/* The head of the report: what makes two runs the same batch. */
+static json_t *report_head(const char *recipe, const char *recipe_path,
+			   char **params, int nparams, const char *shard)
+{
+	json_t *r = json_object(), *ps = json_array();
 	json_object_set_new(r, "recipe", str_or_null(recipe));
 	json_object_set_new(r, "recipe_path", str_or_null(recipe_path));
 	for (int i = 0; i < nparams; i++)
 		json_array_append_new(ps, str_or_null(params[i]));
 	json_object_set_new(r, "params", ps);
 	json_object_set_new(r, "shard", str_or_null(shard));
-	for (size_t i = 0; i < jobs->n; i++) {
-		const struct job *j = &jobs->v[i];
-		json_t *m = json_object();
-		json_object_set_new(m, "model", str_or_null(j->in));
-		json_object_set_new(m, "output", str_or_null(j->out));
-		json_object_set_new(m, "status",
-				    json_string(status_names[j->status]));
-		json_object_set_new(m, "ops_before",
-				    count_or_null(j->ops_before));
-		json_object_set_new(m, "ops_after", count_or_null(j->ops_after));
-		if (j->status != 2) {
-			json_object_set_new(m, "ops_added",
-					    json_integer(j->added));
-			json_object_set_new(m, "ops_removed",
-					    json_integer(j->removed));
-			json_object_set_new(m, "ops_changed",
-					    json_integer(j->changed));
-			json_object_set_new(m, "changed_nothing",
-					    json_boolean(j->nothing));
-			json_object_set_new(m, "ms", json_integer(
-					    (json_int_t)(j->seconds * 1000 + 0.5)));
-		}
-		/* a model found but not run says why, one that failed
-		 * what went wrong */
-		if (j->status == 2 && j->error)
-			json_object_set_new(m, "reason", json_string(j->error));
-		json_object_set_new(m, "error",
-				    str_or_null(j->status == 1 ? j->error : NULL));
-		if (j->verify)
-			json_object_set_new(m, "verify",
-					    json_loads(j->verify, 0, NULL));
-		json_object_set_new(m, "changes", lines_array(&j->report));
-		json_object_set_new(m, "warnings", lines_array(&j->warnings));
-		json_array_append_new(ms, m);
-	}
+	return r;
+}
+
+/* The report of this invocation (see cmd_report.c for what merges). */
+static json_t *make_report(json_t *head, const struct jobs *jobs,
+			   double wall)
+{
+	json_t *r = json_deep_copy(head), *ms = json_array();
+	for (size_t i = 0; i < jobs->n; i++)
+		json_array_append_new(ms, job_entry(&jobs->v[i]));
 	json_object_set_new(r, "models", ms);
-	json_t *sum = json_object();
-	json_object_set_new(sum, "total", json_integer((json_int_t)jobs->n));
-	json_object_set_new(sum, "ok", json_integer((json_int_t)counts[0]));
-	json_object_set_new(sum, "failed", json_integer((json_int_t)counts[1]));
-	json_object_set_new(sum, "skipped", json_integer((json_int_t)counts[2]));
-	json_object_set_new(r, "summary", sum);
-	ge_buf b = GE_BUF_INIT;
-	ge_json_dump(r, &b);
-	json_decref(r);
-	ge_error err;
-	int rc = 0;
-	if (ge_file_write_atomic(path, b.data, b.len, &err) != GE_OK) {
-		cli_errmsg("%s", err.msg);
-		rc = EXIT_USAGE;
-	}
-	ge_buf_free(&b);
-	return rc;
+	json_object_set_new(r, "summary", batch_summary(ms));
+	json_t *t = json_object();
+	json_object_set_new(t, "ms", json_integer((json_int_t)(wall * 1000 +
+								0.5)));
+	json_object_set_new(r, "timings", t);
+	return r;
 }
 
 /* ------------------------------------------------------------ progress */
@@ -763,6 +773,7 @@ enum {
 	O_OUT = 1, O_JOBS, O_PARAM, O_REPORT, O_SHARD, O_RESUME, O_FORMAT,
 	O_TAGS, O_ALLOW_MISSING, O_QUIET, O_FUNCTIONS, O_TIMEOUT,
 	O_MAX_MEMORY, O_VERIFY, O_MAX_ERROR, O_OVERWRITE, O_STRICT,
+	O_SHARD_COUNT, O_REPORT_DIR,
 };
 
 static const struct cli_opt batch_opts[] = {
@@ -771,6 +782,8 @@ static const struct cli_opt batch_opts[] = {
 	{"param", 'p', 1, O_PARAM},
 	{"report", 0, 1, O_REPORT},
 	{"shard", 0, 1, O_SHARD},
+	{"shard-count", 0, 1, O_SHARD_COUNT},
+	{"report-dir", 0, 1, O_REPORT_DIR},
 	{"resume", 0, 0, O_RESUME},
 	{"format", 'f', 1, O_FORMAT},
 	{"tags", 't', 1, O_TAGS},
@@ -801,8 +814,9 @@ static int parse_uint(const char *s, long *out)
 struct batch {
 	struct cli_args a;
 	struct cli_model_opts mo;
-	const char *outdir, *report, *shard, *format;
-	long njobs, shard_i, shard_n;
+	const char *outdir, *report, *report_dir, *shard, *format;
+	long njobs, shard_i, shard_n, shard_count;
+	char shard_buf[48]; /* "I/N" when the engine gave it */
 	int resume, quiet, tty;
 	char **params;
 	int nparams;
@@ -815,10 +829,18 @@ struct batch {
 	struct worker *workers;
 	struct limits lim;
 	size_t counts[3]; /* done, failed, skipped */
+	double start;
+	json_t *head;  /* the report's head: recipe, parameters, shard */
+	json_t *prior; /* --resume --report-dir: entries of an earlier run */
+	int journal;   /* --report-dir: each entry as it ends, or -1 */
 };
 
 static int batch_shard_opt(struct batch *b, const char *val)
 {
+	if (!strcmp(val, "auto")) {
+		b->shard = val;
+		return 0;
+	}
 	const char *sl = strchr(val, '/');
 	char ib[32];
 	if (sl && (size_t)(sl - val) < sizeof ib) {
@@ -828,10 +850,44 @@ static int batch_shard_opt(struct batch *b, const char *val)
 	if (!sl || (size_t)(sl - val) >= sizeof ib ||
 	    parse_uint(ib, &b->shard_i) || parse_uint(sl + 1, &b->shard_n) ||
 	    b->shard_i > b->shard_n)
-		return cli_usage("batch", "--shard needs I/N with "
+		return cli_usage("batch", "--shard needs auto or I/N with "
 					  "1 <= I <= N (got '%s')",
 				 val);
 	b->shard = val;
+	snprintf(b->shard_buf, sizeof b->shard_buf, "%ld/%ld", b->shard_i,
+		 b->shard_n);
+	return 0;
+}
+
+static const char *env_get(const char *name, void *ud)
+{
+	(void)ud;
+	return getenv(name);
+}
+
+/* --shard auto, or no --shard in an array task: I/N from the engine's
+ * variables (lib/shard.c), said on stderr. */
+static int batch_shard_env(struct batch *b)
+{
+	if (b->shard && strcmp(b->shard, "auto"))
+		return 0;
+	ge_shard s;
+	ge_error err;
+	int rc = ge_shard_from_env(env_get, NULL, b->shard_count, &s, &err);
+	if (rc == GE_ENOTFOUND && !b->shard && !b->shard_count)
+		return 0;
+	if (rc != GE_OK)
+		return cli_usage("batch", "%s: %s",
+				 b->shard ? "--shard auto"
+					  : "the array task's shard (no --shard)",
+				 err.msg);
+	b->shard_i = s.index + 1;
+	b->shard_n = s.count;
+	snprintf(b->shard_buf, sizeof b->shard_buf, "%ld/%ld", b->shard_i,
+		 b->shard_n);
+	cli_errmsg("batch: shard %s from %s (%s)%s", b->shard_buf, s.engine,
+		   s.vars, b->shard ? "" : "; --shard 1/1 runs every model");
+	b->shard = b->shard_buf;
 	return 0;
 }
 
@@ -855,6 +911,14 @@ static int batch_options(struct batch *b)
 			if ((rc = batch_shard_opt(b, val)))
 				return rc;
 			break;
+		case O_SHARD_COUNT:
+			if (parse_uint(val, &b->shard_count))
+				return cli_usage("batch", "--shard-count needs "
+							  "a number of tasks "
+							  "(got '%s')",
+						 val);
+			break;
+		case O_REPORT_DIR: b->report_dir = val; break;
 		case O_RESUME: b->resume = 1; break;
 		case O_FORMAT: b->format = val; break;
 		case O_TAGS: b->mo.tags = val; break;
@@ -906,6 +970,12 @@ static int batch_options(struct batch *b)
 		return cli_usage("batch", "--resume cannot tell which models "
 					  "were rewritten in place: give -o "
 					  "OUTDIR");
+	if (b->shard_count && b->shard && strcmp(b->shard, "auto"))
+		return cli_usage("batch", "--shard-count goes with --shard "
+					  "auto (the count of an engine that "
+					  "gives none)");
+	if ((rc = batch_shard_env(b)))
+		return rc;
 	rc = cli_format("batch", b->format, &b->outfmt);
 	b->so.format = b->outfmt;
 	return rc;
@@ -967,10 +1037,11 @@ static int batch_find(struct batch *b)
 				   jobs->v[i].rel);
 			return EXIT_USAGE;
 		}
-	/* keep this shard's share */
+	/* keep this shard's share: by the hash of the path, so that a model
+	 * added moves no other */
 	size_t k = 0;
 	for (size_t i = 0; i < jobs->n; i++) {
-		if ((long)(i % (size_t)b->shard_n) == b->shard_i - 1) {
+		if (ge_shard_of(jobs->v[i].rel, b->shard_n) == b->shard_i - 1) {
 			jobs->v[k++] = jobs->v[i];
 		} else {
 			free(jobs->v[i].in);
@@ -983,6 +1054,64 @@ static int batch_find(struct batch *b)
 					    : out_path(b->outdir, jobs->v[i].rel,
 						       b->outfmt);
 	return same_outputs(jobs);
+}
+
+/* Appends a model's entry to the journal, if there is one. */
+static void journal_job(struct batch *b, const struct job *j)
+{
+	if (b->journal < 0)
+		return;
+	json_t *e = job_entry(j);
+	batch_journal_add(b->journal, e);
+	json_decref(e);
+}
+
+/* A model skipped by --resume keeps the entry an earlier run of this
+ * batch and shard gave it, when it was done there and written where it
+ * is now: the reports of a resumed array merge into the whole batch's. */
+static void resume_prior(struct batch *b, struct job *j)
+{
+	json_t *e = b->prior ? json_object_get(b->prior, j->rel) : NULL;
+	const char *st = json_string_value(json_object_get(e, "status"));
+	const char *out = json_string_value(json_object_get(e, "output"));
+	if (st && !strcmp(st, "ok") && out && !strcmp(out, j->out))
+		j->prior = json_incref(e);
+}
+
+/* --report-dir: the entries an earlier run left (--resume), and the
+ * journal of this one. */
+static int batch_prepare_reports(struct batch *b)
+{
+	b->head = report_head(b->rname, b->rpath, b->params, b->nparams,
+			      b->shard_n > 1 || b->report_dir ? b->shard_buf
+							      : b->shard);
+	if (!b->report_dir)
+		return 0;
+	if (mkdirs(b->report_dir) < 0) {
+		cli_errmsg("%s: %s", b->report_dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (b->resume)
+		b->prior = batch_prior_entries(b->report_dir, b->shard_i,
+					       b->head);
+	b->journal = batch_journal_start(b->report_dir, b->shard_i, b->head);
+	if (b->journal < 0)
+		return EXIT_USAGE;
+	/* the earlier entries into the new journal, and the old report
+	 * away: a run killed from here leaves no report of an earlier one
+	 * for the merge to take, and loses nothing */
+	const char *path;
+	json_t *e;
+	json_object_foreach(b->prior, path, e)
+		batch_journal_add(b->journal, e);
+	char old[PATH_MAX];
+	snprintf(old, sizeof old, "%s/report-%ld.json", b->report_dir,
+		 b->shard_i);
+	if (unlink(old) < 0 && errno != ENOENT) {
+		cli_errmsg("%s: %s", old, strerror(errno));
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 /* Starts the model at *next in a free worker, or settles it here when it
@@ -999,6 +1128,7 @@ static int batch_start(lua_State *L, struct batch *b, size_t *next,
 				fputs("\r\033[K", stderr);
 			printf("skipped %s: %s\n", j->in, j->error);
 		}
+		journal_job(b, j);
 		b->counts[2]++;
 		(*done)++;
 		(*next)++;
@@ -1007,6 +1137,8 @@ static int batch_start(lua_State *L, struct batch *b, size_t *next,
 	if (b->resume && stat(j->out, &st) == 0) {
 		j->status = 2;
 		j->error = ge_xstrdup("the output exists (--resume)");
+		resume_prior(b, j);
+		journal_job(b, j);
 		b->counts[2]++;
 		(*done)++;
 		(*next)++;
@@ -1089,6 +1221,7 @@ static int batch_run(lua_State *L, struct batch *b)
 			continue;
 		struct job *j = &b->jobs.v[workers[slot].job];
 		finish(j, &workers[slot], st, &b->lim);
+		journal_job(b, j);
 		workers[slot].pid = 0;
 		running--;
 		done++;
@@ -1112,29 +1245,53 @@ static int batch_report(struct batch *b)
 		fputs("\r\033[K", stderr);
 	printf("%zu model%s: %zu done, %zu failed, %zu skipped\n", b->jobs.n,
 	       b->jobs.n == 1 ? "" : "s", counts[0], counts[1], counts[2]);
-	if (b->report &&
-	    write_report(b->report, b->rname, b->rpath, b->params, b->nparams,
-			 b->shard, &b->jobs, counts))
-		return EXIT_USAGE;
+	if (!b->report && !b->report_dir)
+		return counts[1] ? EXIT_RUNTIME : 0;
+	json_t *r = make_report(b->head, &b->jobs, now() - b->start);
+	int rc = 0;
+	if (b->report && batch_report_write(r, b->report))
+		rc = EXIT_USAGE;
+	if (!rc && b->report_dir) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/report-%ld.json", b->report_dir,
+			 b->shard_i);
+		if (batch_report_write(r, path))
+			rc = EXIT_USAGE;
+		else
+			batch_journal_end(b->journal, b->report_dir,
+					  b->shard_i);
+		b->journal = -1;
+	}
+	json_decref(r);
+	if (rc)
+		return rc;
 	return counts[1] ? EXIT_RUNTIME : 0;
 }
 
 int cmd_batch(lua_State *L, int argc, char **argv)
 {
 	struct batch b = {.njobs = 1, .shard_i = 1, .shard_n = 1,
-			  .outfmt = GE_FMT_AUTO};
+			  .outfmt = GE_FMT_AUTO, .shard_buf = "1/1",
+			  .journal = -1};
 	int rc;
+	b.start = now();
 	b.params = ge_xcalloc((size_t)argc + 1, sizeof *b.params);
 	cli_args_init(&b.a, "batch", argc, argv);
 	if (!(rc = batch_options(&b)) && !(rc = batch_recipe(L, &b)) &&
-	    !(rc = batch_find(&b)) && !(rc = batch_run(L, &b)))
+	    !(rc = batch_find(&b)) && !(rc = batch_prepare_reports(&b)) &&
+	    !(rc = batch_run(L, &b)))
 		rc = batch_report(&b);
+	if (b.journal >= 0)
+		close(b.journal); /* kept: the report was not written */
+	json_decref(b.head);
+	json_decref(b.prior);
 	for (size_t i = 0; i < b.jobs.n; i++) {
 		free(b.jobs.v[i].in);
 		free(b.jobs.v[i].rel);
 		free(b.jobs.v[i].out);
 		free(b.jobs.v[i].error);
 		free(b.jobs.v[i].verify);
+		json_decref(b.jobs.v[i].prior);
 		ge_buf_free(&b.jobs.v[i].report);
 		ge_buf_free(&b.jobs.v[i].warnings);
 	}

@@ -56,7 +56,7 @@ has "$T/err" "$T/zoo/unread.pbtxt: insert_noise: no noise after ops nobody reads
 	"on the terminal, the warning names its model"
 has "$T/f" '"warnings": []' "a model without warnings has none"
 
-grep '"ms": ' "$R" > "$T/ms"
+grep '^      "ms": ' "$R" > "$T/ms"
 test "`wc -l < "$T/ms"`" -eq 3 && ! grep -v '"ms": [0-9]*,$' "$T/ms" >/dev/null
 ok $? "times in whole milliseconds, for each model run"
 ! grep -F '"seconds"' "$R" >/dev/null
