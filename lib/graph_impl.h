@@ -69,6 +69,9 @@ typedef struct ge_op {
 				      insert.c, attr entries in the arena),
 				      or NULL */
 	ge_attr_ent *ents;
+	/* experimental_debug_info set since the load (provenance.c), in
+	 * place of the one in raw, or NULL */
+	const struct ge_dbginfo *dbg;
 	uint32_t n_in, n_ctrl;
 	uint32_t n_uses;
 	uint32_t n_couts;
@@ -77,6 +80,17 @@ typedef struct ge_op {
 	uint32_t flags;
 	int32_t nout;              /* cached output count, -1 = not known */
 } ge_op;
+
+/* An op's NodeDef field 6 (experimental_debug_info) as provenance.c
+ * set it: the whole field as it is written (tag, length, payload), or
+ * len 0 when the op has none.  In the graph's arena; a save writes it in
+ * place of the field the op's bytes hold. */
+typedef struct ge_dbginfo {
+	uint32_t len;
+	uint8_t bytes[];
+} ge_dbginfo;
+/* NodeDef.experimental_debug_info */
+#define GE_ND_DEBUG_INFO 6
 
 /* A piece of the top-level GraphDef that is not a node, kept as read. */
 typedef struct ge_rawfield {
@@ -209,7 +223,15 @@ struct ge_graph {
 	size_t n_fn_attr_ops;
 	uint64_t fn_attr_version;
 	int fn_attr_known;
+
+	/* provenance.c: the rule log of a top-level graph (its bodies note
+	 * there), or NULL, and where rules go (GE_PROV_*) */
+	struct ge_prov_log *prov;
+	int prov_mode;
 };
+
+/* provenance.c: frees a graph's rule log. */
+void ge_prov_free(struct ge_prov_log *l);
 
 #define IDX_TOMB 0xffffffffull
 
