@@ -47,10 +47,8 @@ static int read_payload(ge_graph *g, const uint8_t *p, const uint8_t *end,
 		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p) ||
 		    memchr(p, 0, (size_t)len))
 			return -1;
-		ge_strvec *to = f == DBG_NODE_NAMES ? nodes : funcs;
-		if (to)
-			ge_strvec_push(to, ge_intern(g, (const char *)p,
-						     (size_t)len));
+		ge_strvec_push(f == DBG_NODE_NAMES ? nodes : funcs,
+			       ge_intern(g, (const char *)p, (size_t)len));
 		p += len;
 	}
 	return 0;
@@ -84,10 +82,17 @@ int ge_op_origins(const ge_graph *cg, ge_opid id, ge_strvec *nodes,
 {
 	/* const_cast: interned strings are a cache of the graph */
 	ge_graph *g = (ge_graph *)cg;
-	if (nodes)
-		nodes->n = 0;
-	if (funcs)
-		funcs->n = 0;
+	ge_strvec mine[2] = {GE_VEC_INIT, GE_VEC_INIT};
+	if (!nodes || !funcs) {
+		/* the count is of both lists, asked for or not */
+		int rc = ge_op_origins(cg, id, nodes ? nodes : &mine[0],
+				       funcs ? funcs : &mine[1], err);
+		ge_strvec_free(&mine[0]);
+		ge_strvec_free(&mine[1]);
+		return rc;
+	}
+	nodes->n = 0;
+	funcs->n = 0;
 	if (id >= g->n_ops)
 		return 0;
 	const ge_op *o = &g->ops[id];
@@ -103,7 +108,7 @@ int ge_op_origins(const ge_graph *cg, ge_opid id, ge_strvec *nodes,
 		return ge_err(err, GE_EFORMAT,
 			      "%s: node '%s': experimental_debug_info does "
 			      "not decode", g->name, o->name);
-	return (int)((nodes ? nodes->n : 0) + (funcs ? funcs->n : 0));
+	return (int)(nodes->n + funcs->n);
 }
 
 static int cmp_str(const void *a, const void *b)
