@@ -271,8 +271,7 @@ static int fold_mul(ge_graph *g, ge_opid m, ge_fold_report *r, ge_opvec *gone)
 		    scale_weights(g, x.op, sv.d, sv.n, m, gone) == 0) {
 			/* before the conv takes the Mul's name */
 			ge_opid from[3] = {x.op, m, s.op};
-			ge_op_made_from(g, x.op, from, 3, "fold_batch_norms",
-					NULL);
+			ge_op_made_from(g, x.op, from, 3, NULL, NULL);
 			ge_opvec_push(gone, s.op);
 			size_t nu;
 			const ge_use *u = ge_op_uses(g, m, &nu);
@@ -285,6 +284,7 @@ static int fold_mul(ge_graph *g, ge_opid m, ge_fold_report *r, ge_opvec *gone)
 			char *name = ge_xstrdup(ge_op_name(g, m));
 			ge_graph_remove_op(g, m, 1, NULL);
 			ge_op_set_name(g, x.op, name, NULL);
+			ge_prov_note(g, x.op, "fold_batch_norms");
 			free(name);
 			ge_value_free(&sv);
 			r->folded++;

@@ -230,8 +230,10 @@ struct ge_graph {
 	int prov_mode;
 };
 
-/* provenance.c: frees a graph's rule log. */
+/* provenance.c: frees a graph's rule log; follows a reorder of its ops
+ * (newid: old id -> new id, GE_NOOP for a removed op, n of them). */
 void ge_prov_free(struct ge_prov_log *l);
+void ge_prov_renumber(ge_graph *g, const ge_opid *newid, size_t n);
 
 #define IDX_TOMB 0xffffffffull
 

@@ -974,6 +974,7 @@ int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 		/* the writer must not reuse bytes in the old position order;
 		 * the bytes are still right, so nothing else changes */
 	}
+	ge_prov_renumber(g, newid, g->n_ops);
 	ge_big_free(g->ops);
 	g->ops = ops;
 	g->n_ops = n;

@@ -315,6 +315,7 @@ void ge_prov_note(ge_graph *g, ge_opid id, const char *rule)
 	ge_funcid f = ge_graph_func(g);
 	const char *fn = f == GE_NOFUNC ? "" : ge_func_name(root, f);
 	ge_prov_rec *r = &l->v[l->n++];
+	r->id = id;
 	r->op = ge_arena_strdup(&root->arena, g->ops[id].name);
 	r->func = ge_intern(root, fn, strlen(fn));
 	r->rule = ge_intern(root, rule, strlen(rule));
@@ -334,7 +335,40 @@ void ge_prov_note(ge_graph *g, ge_opid id, const char *rule)
 
 const ge_prov_rec *ge_prov_log(const ge_graph *g, size_t *n)
 {
-	const ge_graph *root = ge_graph_root((ge_graph *)g);
-	*n = root->prov ? root->prov->n : 0;
-	return root->prov ? root->prov->v : NULL;
+	ge_graph *root = ge_graph_root((ge_graph *)g);
+	struct ge_prov_log *l = root->prov;
+	*n = l ? l->n : 0;
+	if (!l)
+		return NULL;
+	/* the names as they are now (a body the recipe removed keeps the
+	 * names it had) */
+	for (size_t i = 0; i < l->n; i++) {
+		ge_prov_rec *r = &l->v[i];
+		const ge_graph *b = root;
+		if (*r->func) {
+			ge_funcid f = ge_func_find(root, r->func);
+			b = f == GE_NOFUNC ? NULL : ge_func_body(root, f, NULL);
+		}
+		if (b && r->id < b->n_ops)
+			r->op = b->ops[r->id].name;
+	}
+	return l->v;
+}
+
+void ge_prov_renumber(ge_graph *g, const ge_opid *newid, size_t n)
+{
+	struct ge_prov_log *l = g->prov;
+	for (size_t i = 0; l && i < l->n; i++) {
+		ge_prov_rec *r = &l->v[i];
+		if (*r->func)
+			continue;
+		/* a removed op keeps the name it had, under no id */
+		if (r->id < n && newid[r->id] != GE_NOOP) {
+			r->id = newid[r->id];
+		} else {
+			if (r->id < g->n_ops)
+				r->op = g->ops[r->id].name;
+			r->id = GE_NOOP;
+		}
+	}
 }

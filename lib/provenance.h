@@ -97,15 +97,19 @@ int ge_prov_mode(const ge_graph *g);
  * note of the same op adds a line. */
 void ge_prov_note(ge_graph *g, ge_opid id, const char *rule);
 
-/* One line of the log: the op's name when it was noted, the function
- * whose body holds it ("" for the top-level graph), and the rule.
- * Strings live as long as the top-level graph. */
+/* One line of the log: the op's name, the function whose body holds it
+ * ("" for the top-level graph), the rule, and the op's id there.  Strings
+ * live as long as the top-level graph. */
 typedef struct ge_prov_rec {
 	const char *op, *func, *rule;
+	ge_opid id;
 } ge_prov_rec;
 /* The log of g's top-level graph: *n lines, oldest first (NULL when
- * empty).  Lines are never removed, so a count taken before a run and
- * the count after delimit what the run noted. */
+ * empty).  Each line names its op as it is named now (a later rename,
+ * a rewrite that hands it the name of the op it replaced, shows), or as
+ * it was last named when it was removed.  Lines are never removed, so a
+ * count taken before a run and the count after delimit what the run
+ * noted. */
 const ge_prov_rec *ge_prov_log(const ge_graph *g, size_t *n);
 
 #endif
