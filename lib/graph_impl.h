@@ -6,7 +6,8 @@
  * hooks or parse GraphDef bytes into one: model.c, meta.c (through
  * meta_impl.h), tfjs.c and ckptplan.c; the unique names of names.c,
  * the batch inserts of insert.c and graph_copy.c, the copies that
- * share their source's attr bytes.  Nothing else includes it, nothing
+ * share their source's attr bytes; provenance.c, which writes an op's
+ * experimental_debug_info.  Nothing else includes it, nothing
  * outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
