@@ -245,9 +245,63 @@ int ge_op_merge_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
 	return rc;
 }
 
+/* The field of a copy whose source has no provenance of its own: the
+ * source's name alone, written without the general merge (a copy of a
+ * large view does this once per op). */
+static void set_name_only(ge_graph *g, ge_opid to, const char *name)
+{
+	size_t l = strlen(name);
+	size_t pl = 1 + ge_uvarint_size(l) + l;
+	size_t fl = 1 + ge_uvarint_size(pl) + pl;
+	ge_dbginfo *d = ge_arena_alloc(&g->arena, sizeof *d + fl + 1);
+	d->len = (uint32_t)fl;
+	uint8_t *p = d->bytes;
+	*p++ = GE_ND_DEBUG_INFO << 3 | 2;
+	p = ge_put_uvarint(p, pl);
+	*p++ = DBG_NODE_NAMES << 3 | 2;
+	p = ge_put_uvarint(p, l);
+	memcpy(p, name, l);
+	g->ops[to].dbg = d;
+	g->ops[to].flags |= OPF_EDIT;
+	g->version++;
+}
+
+/* Whether op id holds no provenance at all, known without decoding. */
+static int has_none(const ge_graph *g, ge_opid id)
+{
+	const ge_op *o = &g->ops[id];
+	const uint8_t *body;
+	size_t len;
+	if (o->dbg)
+		return o->dbg->len == 0;
+	return !o->raw || (o->flags & OPF_RAWATTRS) ||
+	       ge_find_len_field(o->raw, o->raw + o->raw_len,
+				 GE_ND_DEBUG_INFO, &body, &len) != 0;
+}
+
 void ge_op_copy_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
 			ge_opid from, const char *rule)
 {
+	if (!ge_op_alive(g, to) || from >= sg->n_ops)
+		return;
+	const ge_op *s = &sg->ops[from];
+	/* the common cases: a source without provenance, or a copy in
+	 * the same graph of an op whose field was set (its bytes, in the
+	 * arena, never change: they are shared) */
+	int none = has_none(sg, from);
+	if ((none || (s->dbg && sg == g)) && !g->ops[to].dbg &&
+	    has_none(g, to)) {
+		if (none) {
+			set_name_only(g, to, s->name);
+		} else {
+			g->ops[to].dbg = s->dbg;
+			g->ops[to].flags |= OPF_EDIT;
+			g->version++;
+		}
+		if (rule)
+			ge_prov_note(g, to, rule);
+		return;
+	}
 	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
 	if (ge_op_origins_of(sg, from, &a, &b, NULL)) {
 		a.n = b.n = 0;
@@ -312,13 +366,23 @@ void ge_prov_note(ge_graph *g, ge_opid id, const char *rule)
 		l->cap = l->cap ? l->cap * 2 : 64;
 		l->v = ge_xrealloc(l->v, l->cap * sizeof *l->v);
 	}
-	ge_funcid f = ge_graph_func(g);
-	const char *fn = f == GE_NOFUNC ? "" : ge_func_name(root, f);
 	ge_prov_rec *r = &l->v[l->n++];
 	r->id = id;
-	r->op = ge_arena_strdup(&root->arena, g->ops[id].name);
-	r->func = ge_intern(root, fn, strlen(fn));
-	r->rule = ge_intern(root, rule, strlen(rule));
+	if (g == root) {
+		/* a top-level op's names live as long as the graph */
+		r->op = g->ops[id].name;
+		r->func = "";
+	} else {
+		/* a body may go before the log does */
+		const char *fn = ge_func_name(root, ge_graph_func(g));
+		r->op = ge_arena_strdup(&root->arena, g->ops[id].name);
+		r->func = ge_intern(root, fn, strlen(fn));
+	}
+	/* one rule notes many ops in a row */
+	if (l->n > 1 && !strcmp(l->v[l->n - 2].rule, rule))
+		r->rule = l->v[l->n - 2].rule;
+	else
+		r->rule = ge_intern(root, rule, strlen(rule));
 	if (root->prov_mode == GE_PROV_ATTR) {
 		/* AttrValue.s (field 2) */
 		size_t rl = strlen(rule);
