@@ -53,6 +53,9 @@ enum {
 	/* edited since the last ge_graph_mark_now (with OPF_DIRTY, which an
 	 * op without input bytes has from the start) */
 	OPF_EDITED = 8192,
+	/* raw holds a NodeDef field 6, experimental_debug_info (set by the
+	 * load; an op without it needs no scan for provenance) */
+	OPF_DBG_RAW = 16384,
 	/* with OPF_RUN_OK: where the run starts in raw, + 1, in the bits
 	 * from here up (0: not kept, as for an offset that does not fit) */
 	OPF_RUN_AT_SHIFT = 16,

@@ -100,7 +100,7 @@ int ge_op_origins(const ge_graph *cg, ge_opid id, ge_strvec *nodes,
 	if (o->dbg)
 		rc = read_fields(g, o->dbg->bytes, o->dbg->bytes + o->dbg->len,
 				 nodes, funcs);
-	else if (o->raw && !(o->flags & OPF_RAWATTRS))
+	else if (o->raw && (o->flags & OPF_DBG_RAW))
 		rc = read_fields(g, o->raw, o->raw + o->raw_len, nodes, funcs);
 	else
 		rc = 0;
@@ -270,13 +270,9 @@ static void set_name_only(ge_graph *g, ge_opid to, const char *name)
 static int has_none(const ge_graph *g, ge_opid id)
 {
 	const ge_op *o = &g->ops[id];
-	const uint8_t *body;
-	size_t len;
 	if (o->dbg)
 		return o->dbg->len == 0;
-	return !o->raw || (o->flags & OPF_RAWATTRS) ||
-	       ge_find_len_field(o->raw, o->raw + o->raw_len,
-				 GE_ND_DEBUG_INFO, &body, &len) != 0;
+	return !o->raw || !(o->flags & OPF_DBG_RAW);
 }
 
 void ge_op_copy_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
