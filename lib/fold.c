@@ -10,6 +10,7 @@
 #include "fold.h"
 #include "fold_impl.h"
 #include "opattrs.h"
+#include "provenance.h"
 #include "shapes.h"
 
 void ge_fold_report_free(ge_fold_report *r)
@@ -434,21 +435,52 @@ static void count_readers(folder *f, const ge_opid *ord, size_t n,
 	}
 }
 
+/* The ops folded into the Consts of frontier op id, into cone: id and
+ * the folded ops and Consts it reads, directly or not (seen: zero for
+ * every op before and after). */
+static void fold_cone(folder *f, ge_opid id, uint8_t *seen, ge_opvec *cone)
+{
+	ge_graph *g = f->g;
+	cone->n = 0;
+	ge_opvec_push(cone, id);
+	seen[id] = 1;
+	for (size_t k = 0; k < cone->n; k++) {
+		ge_opid o = cone->v[k];
+		size_t ni = ge_op_num_inputs(g, o),
+		       nc = ge_op_num_control_inputs(g, o);
+		for (size_t i = 0; i < ni + nc; i++) {
+			ge_opid p = i < ni ? ge_op_input(g, o, i).op
+					   : ge_op_control_input(g, o, i - ni);
+			if (p != GE_NOOP && f->state[p] && !seen[p]) {
+				seen[p] = 1;
+				ge_opvec_push(cone, p);
+			}
+		}
+	}
+	for (size_t k = 0; k < cone->n; k++)
+		seen[cone->v[k]] = 0;
+}
+
 /* Replaces the frontier of the folded region by the Consts encoded for
- * it. */
+ * it; each lists the ops folded into it. */
 static void materialize(folder *f, const ge_opid *ord, size_t n,
 			uint8_t *turned)
 {
 	ge_graph *g = f->g;
+	uint8_t *seen = ge_xcalloc(f->cap ? f->cap : 1, 1);
+	ge_opvec cone = GE_VEC_INIT;
 	for (size_t i = 0; i < n; i++) {
 		ge_opid id = ord[i];
 		if (f->state[id] != F_FOLD || !f->pend[id])
 			continue;
 		const char *name = ge_op_name(g, id);
 		int nout = f->npend[id];
+		fold_cone(f, id, seen, &cone);
 		if (nout == 1) {
 			make_const_raw(g, id, f->pend[id][0].dtype,
 				       &f->pend[id][0].t);
+			ge_op_made_from(g, id, cone.v, cone.n,
+					"fold_constants", NULL);
 			turned[id] = 1;
 			f->r->folded++;
 			continue;
@@ -461,6 +493,8 @@ static void materialize(folder *f, const ge_opid *ord, size_t n,
 			ge_opid c = new_const_raw(g, nm, f->pend[id][k].dtype,
 						  &f->pend[id][k].t,
 						  ge_op_device(g, id));
+			ge_op_made_from(g, c, cone.v, cone.n, "fold_constants",
+					NULL);
 			size_t nu;
 			const ge_use *u = ge_op_uses(g, id, &nu);
 			ge_input_edit *e = ge_xcalloc(nu ? nu : 1, sizeof *e);
@@ -476,6 +510,8 @@ static void materialize(folder *f, const ge_opid *ord, size_t n,
 			f->r->folded++;
 		}
 	}
+	ge_opvec_free(&cone);
+	free(seen);
 }
 
 /* Removes what only the folded values needed, consumers first. */

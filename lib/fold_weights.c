@@ -10,6 +10,7 @@
 #include "eval.h"
 #include "fold.h"
 #include "fold_impl.h"
+#include "provenance.h"
 
 #define DT_FLOAT 1
 #define DT_QUINT8 12
@@ -60,9 +61,10 @@ static int transposed_b(ge_graph *g, ge_opid c)
 }
 
 /* Scales the weights of conv c per output channel and writes them back
- * (in place when only c reads them). */
+ * (in place when only c reads them); the Const of the new weights is
+ * made from the old one and op by, whose scale it absorbed. */
 static int scale_weights(ge_graph *g, ge_opid c, const double *scale,
-			 int64_t nscale, ge_opvec *gone)
+			 int64_t nscale, ge_opid by, ge_opvec *gone)
 {
 	/* frozen graphs read weights through Identity ("weights/read") */
 	ge_tref wt = ge_op_input(g, c, 1), via = wt;
@@ -89,10 +91,14 @@ static int scale_weights(ge_graph *g, ge_opid c, const double *scale,
 	ge_value_normalize(&w);
 	if (via.op == wt.op && n_uses(g, wt.op) == 1) {
 		ge_fold_make_const(g, wt.op, &w);
+		ge_opid from[2] = {wt.op, by};
+		ge_op_made_from(g, wt.op, from, 2, "fold_batch_norms", NULL);
 	} else {
 		char nm[1100];
 		snprintf(nm, sizeof nm, "%.1000s_bn_folded", ge_op_name(g, wt.op));
 		ge_opid nw = ge_fold_new_const(g, nm, &w, ge_op_device(g, wt.op));
+		ge_opid from[2] = {wt.op, by};
+		ge_op_made_from(g, nw, from, 2, "fold_batch_norms", NULL);
 		ge_op_set_input(g, c, 1, (ge_tref){nw, 0}, NULL);
 		/* the old path, removed below if nothing else reads it */
 		for (ge_tref t = via; t.op != wt.op; t = ge_op_input(g, t.op, 0))
@@ -189,14 +195,26 @@ static int fold_bn(ge_graph *g, ge_opid b, ge_fold_report *r, ge_opvec *gone)
 			off.d[c] = p[1].d[c] - p[2].d[c] * sc[c];
 		}
 		ge_value_normalize(&off);
-		if (scale_weights(g, x.op, sc, C, gone) == 0) {
-			for (int i = 1; i < 5; i++)
+		if (scale_weights(g, x.op, sc, C, b, gone) == 0) {
+			/* the conv absorbed the batch norm; its bias and the
+			 * offset Const stand for the batch norm and its
+			 * parameters */
+			ge_opid from[6] = {x.op, b};
+			ge_op_made_from(g, x.op, from, 2, "fold_batch_norms",
+					NULL);
+			for (int i = 1; i < 5; i++) {
+				from[i + 1] = ge_op_input(g, b, (size_t)i).op;
 				ge_opvec_push(gone, ge_op_input(g, b, (size_t)i).op);
+			}
 			char nm[1100];
 			snprintf(nm, sizeof nm, "%.1000s_bn_offset",
 				 ge_op_name(g, b));
 			ge_opid oc = ge_fold_new_const(g, nm, &off,
 						       ge_op_device(g, b));
+			ge_op_made_from(g, oc, from + 1, 5, "fold_batch_norms",
+					NULL);
+			ge_op_made_from(g, b, from + 1, 1, "fold_batch_norms",
+					NULL);
 			int nchw = 0;
 			const char *s;
 			size_t len;
@@ -249,7 +267,11 @@ static int fold_mul(ge_graph *g, ge_opid m, ge_fold_report *r, ge_opvec *gone)
 			ok = sv.dims[d] == 1;
 		size_t nco;
 		ge_op_control_outputs(g, m, &nco);
-		if (ok && !nco && scale_weights(g, x.op, sv.d, sv.n, gone) == 0) {
+		if (ok && !nco &&
+		    scale_weights(g, x.op, sv.d, sv.n, m, gone) == 0) {
+			/* before the conv takes the Mul's name */
+			ge_opid from[3] = {x.op, m, s.op};
+			ge_op_made_from(g, x.op, from, 3, NULL, NULL);
 			ge_opvec_push(gone, s.op);
 			size_t nu;
 			const ge_use *u = ge_op_uses(g, m, &nu);
@@ -262,6 +284,7 @@ static int fold_mul(ge_graph *g, ge_opid m, ge_fold_report *r, ge_opvec *gone)
 			char *name = ge_xstrdup(ge_op_name(g, m));
 			ge_graph_remove_op(g, m, 1, NULL);
 			ge_op_set_name(g, x.op, name, NULL);
+			ge_prov_note(g, x.op, "fold_batch_norms");
 			free(name);
 			ge_value_free(&sv);
 			r->folded++;

@@ -385,6 +385,10 @@ static int parse_nodes(ge_graph *b, ge_fn *f, ge_error *err)
 		ge_op *o = &b->ops[id];
 		o->raw = q;
 		o->raw_len = (uint32_t)l;
+		const uint8_t *dbg;
+		size_t dbgl;
+		if (!ge_find_len_field(q, q + l, GE_ND_DEBUG_INFO, &dbg, &dbgl))
+			o->flags |= OPF_DBG_RAW; /* provenance.c reads it */
 		o->device = ge_intern(b, dv ? dv : "", dv ? dl : 0);
 	}
 	return GE_OK;

@@ -118,6 +118,7 @@ void ge_graph_free(ge_graph *g)
 	ge_oplist_index_free(g->oplist_idx);
 	ge_frames_release(g->frames);
 	ge_flib_free(g->flib);
+	ge_prov_free(g->prov);
 	ge_arena_free(&g->arena);
 	free(g->name);
 	free(g);

@@ -592,6 +592,8 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out,
 	}
 	if (dl)
 		body += 1 + ge_uvarint_size(dl) + dl;
+	size_t pl = o->dbg ? o->dbg->len : 0; /* provenance, whole field */
+	body += pl;
 	ge_buf_reserve(out, 1 + ge_uvarint_size(body) + body);
 	uint8_t *p = out->data + out->len;
 	*p++ = (1 << 3) | 2; /* GraphDef.node */
@@ -619,6 +621,10 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out,
 		p = put_lf(p, (4 << 3) | 2, o->device, dl);
 	ge_copy_short(p, o->raw, o->raw_len);
 	p += o->raw_len;
+	if (pl) {
+		memcpy(p, o->dbg->bytes, pl);
+		p += pl;
+	}
 	out->len = (size_t)(p - out->data);
 	out->data[out->len] = 0;
 	return 1;

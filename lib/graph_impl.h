@@ -6,7 +6,8 @@
  * hooks or parse GraphDef bytes into one: model.c, meta.c (through
  * meta_impl.h), tfjs.c and ckptplan.c; the unique names of names.c,
  * the batch inserts of insert.c and graph_copy.c, the copies that
- * share their source's attr bytes.  Nothing else includes it, nothing
+ * share their source's attr bytes; provenance.c, which writes an op's
+ * experimental_debug_info.  Nothing else includes it, nothing
  * outside lib/ ever.
  */
 #ifndef GE_GRAPH_IMPL_H
@@ -52,6 +53,9 @@ enum {
 	/* edited since the last ge_graph_mark_now (with OPF_DIRTY, which an
 	 * op without input bytes has from the start) */
 	OPF_EDITED = 8192,
+	/* raw holds a NodeDef field 6, experimental_debug_info (set by the
+	 * load; an op without it needs no scan for provenance) */
+	OPF_DBG_RAW = 16384,
 	/* with OPF_RUN_OK: where the run starts in raw, + 1, in the bits
 	 * from here up (0: not kept, as for an offset that does not fit) */
 	OPF_RUN_AT_SHIFT = 16,
@@ -69,6 +73,9 @@ typedef struct ge_op {
 				      insert.c, attr entries in the arena),
 				      or NULL */
 	ge_attr_ent *ents;
+	/* experimental_debug_info set since the load (provenance.c), in
+	 * place of the one in raw, or NULL */
+	const struct ge_dbginfo *dbg;
 	uint32_t n_in, n_ctrl;
 	uint32_t n_uses;
 	uint32_t n_couts;
@@ -77,6 +84,17 @@ typedef struct ge_op {
 	uint32_t flags;
 	int32_t nout;              /* cached output count, -1 = not known */
 } ge_op;
+
+/* An op's NodeDef field 6 (experimental_debug_info) as provenance.c
+ * set it: the whole field as it is written (tag, length, payload), or
+ * len 0 when the op has none.  In the graph's arena; a save writes it in
+ * place of the field the op's bytes hold. */
+typedef struct ge_dbginfo {
+	uint32_t len;
+	uint8_t bytes[];
+} ge_dbginfo;
+/* NodeDef.experimental_debug_info */
+#define GE_ND_DEBUG_INFO 6
 
 /* A piece of the top-level GraphDef that is not a node, kept as read. */
 typedef struct ge_rawfield {
@@ -209,7 +227,17 @@ struct ge_graph {
 	size_t n_fn_attr_ops;
 	uint64_t fn_attr_version;
 	int fn_attr_known;
+
+	/* provenance.c: the rule log of a top-level graph (its bodies note
+	 * there), or NULL, and where rules go (GE_PROV_*) */
+	struct ge_prov_log *prov;
+	int prov_mode;
 };
+
+/* provenance.c: frees a graph's rule log; follows a reorder of its ops
+ * (newid: old id -> new id, GE_NOOP for a removed op, n of them). */
+void ge_prov_free(struct ge_prov_log *l);
+void ge_prov_renumber(ge_graph *g, const ge_opid *newid, size_t n);
 
 #define IDX_TOMB 0xffffffffull
 

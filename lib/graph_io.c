@@ -173,7 +173,8 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 			}
 			uint32_t f = (uint32_t)(tag >> 3);
 			if ((f >= ND_NAME && f <= ND_DEVICE) ||
-			    (f == ND_ATTR && (o->flags & OPF_SPLIT))) {
+			    (f == ND_ATTR && (o->flags & OPF_SPLIT)) ||
+			    (f == GE_ND_DEBUG_INFO && o->dbg)) {
 				if (run < fs)
 					add_bytes(out, run, (size_t)(fs - run));
 				run = p;
@@ -182,6 +183,9 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		if (run < p)
 			add_bytes(out, run, (size_t)(p - run));
 	}
+	/* provenance set since the load, where the op's bytes had theirs */
+	if (o->dbg && o->dbg->len)
+		add_bytes(out, o->dbg->bytes, o->dbg->len);
 	if (out->data)
 		out->data[out->len] = 0;
 }
@@ -770,6 +774,7 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 	ge_graph *g = ge_graph_new();
 	ge_graph_set_name(g, src->name);
 	g->format = src->format;
+	g->prov_mode = src->prov_mode;
 	g->version = src->version;
 	g->src = ge_xmalloc(src->src_len ? src->src_len : 1);
 	if (src->src_len)
@@ -829,6 +834,12 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		if (s->n_couts)
 			memcpy(o->couts, s->couts,
 			       s->n_couts * sizeof *o->couts);
+		if (s->dbg) {
+			size_t dl = sizeof *s->dbg + s->dbg->len;
+			void *c = ge_arena_alloc(&g->arena, dl);
+			memcpy(c, s->dbg, dl);
+			o->dbg = c;
+		}
 		o->flags |= OPF_IN_OWNED | OPF_USES_OWNED | OPF_COUTS_OWNED;
 		o->flags &= ~(uint32_t)OPF_ENTS_OWNED;
 		o->ents = NULL;
@@ -963,6 +974,7 @@ int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 		/* the writer must not reuse bytes in the old position order;
 		 * the bytes are still right, so nothing else changes */
 	}
+	ge_prov_renumber(g, newid, g->n_ops);
 	ge_big_free(g->ops);
 	g->ops = ops;
 	g->n_ops = n;

@@ -195,6 +195,7 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 	size_t name_len = 0, type_len = 0, dev_len = 0, nin = 0;
 	const uint8_t *start = p;
 	const uint8_t *attr0 = NULL, *attr1 = NULL;
+	int dbg = 0;
 	char lab[300];
 	while (p < end) {
 		uint64_t len;
@@ -217,8 +218,11 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 			len = l2;
 			if (r < 0)
 				goto bad;
-			if (r > 0)
+			if (r > 0) {
+				if (f == GE_ND_DEBUG_INFO)
+					dbg = 1;
 				continue;
+			}
 		}
 		if (len > (uint64_t)(end - p))
 			goto bad;
@@ -255,6 +259,8 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 	o->raw = start;
 	o->raw_len = (uint32_t)(end - start);
 	o->nout = -1;
+	if (dbg)
+		o->flags |= OPF_DBG_RAW;
 	SCAN_NIN(o) = (uint32_t)nin;
 	SCAN_IN0(o) = in0 ? (uint32_t)(in0 - start) : 0;
 	SCAN_NAMELEN(o) = (uint32_t)name_len;

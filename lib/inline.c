@@ -7,6 +7,7 @@
 
 #include "func.h"
 #include "meta.h"
+#include "provenance.h"
 #include "select.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
@@ -267,6 +268,26 @@ static void uniquify_frame(struct site *s, ge_opid copy)
 	ge_buf_free(&a);
 }
 
+/* The provenance of an inlined op (TensorFlow's inliner): what the call
+ * brings (cn, cf), what body op id brings (its origins, or its name in
+ * the body) and the function's name. */
+static void inlined_origins(struct site *s, ge_opid id, ge_opid c,
+			    const ge_strvec *cn, const ge_strvec *cf)
+{
+	ge_strvec n = GE_VEC_INIT, f = GE_VEC_INIT;
+	for (size_t i = 0; i < cn->n; i++)
+		ge_strvec_push(&n, cn->v[i]);
+	for (size_t i = 0; i < cf->n; i++)
+		ge_strvec_push(&f, cf->v[i]);
+	if (ge_op_origins_of(s->body, id, &n, &f, NULL))
+		ge_strvec_push(&n, ge_op_name(s->body, id));
+	ge_strvec_push(&f, s->fname);
+	if (!ge_op_add_origins(s->g, c, n.v, n.n, f.v, f.n, NULL))
+		ge_prov_note(s->g, c, "inline");
+	ge_strvec_free(&n);
+	ge_strvec_free(&f);
+}
+
 /* Copies the body's ops and their edges. */
 static void copy_ops(struct site *s)
 {
@@ -275,6 +296,12 @@ static void copy_ops(struct site *s)
 	const char *cname = ge_op_name(g, s->call);
 	const char *cdev = ge_op_device(g, s->call);
 	ge_buf nb = GE_BUF_INIT;
+	/* a call whose provenance does not decode brings its name */
+	ge_strvec cn = GE_VEC_INIT, cf = GE_VEC_INIT;
+	if (ge_op_origins_of(g, s->call, &cn, &cf, NULL)) {
+		cn.n = cf.n = 0;
+		ge_strvec_push(&cn, cname);
+	}
 	for (size_t id = 0; id < s->nbody; id++) {
 		s->map[id] = GE_NOOP;
 		if (!ge_op_alive(b, (ge_opid)id) || s->arg_of[id] >= 0 ||
@@ -298,8 +325,11 @@ static void copy_ops(struct site *s)
 			if (raw)
 				ge_op_set_attr_raw(g, c, an, raw, len);
 		}
+		inlined_origins(s, (ge_opid)id, c, &cn, &cf);
 	}
 	ge_buf_free(&nb);
+	ge_strvec_free(&cn);
+	ge_strvec_free(&cf);
 	for (size_t id = 0; id < s->nbody; id++) {
 		ge_opid c = s->map[id];
 		if (c == GE_NOOP)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "provenance.h"
 #include "sets.h"
 
 /* ------------------------------------------------------------ rewriting */
@@ -494,6 +495,12 @@ static int run_rule(rw *w, const ge_rule *rule, ge_opindex *ix,
 			rc = err ? err->code : GE_EINVAL;
 			break;
 		}
+		/* each op the action made lists the ops of the match */
+		for (size_t id = cap0; id < ge_graph_capacity(g); id++)
+			if (ge_op_alive(g, (ge_opid)id))
+				ge_op_made_from(g, (ge_opid)id, m.ops, m.n_ops,
+						rule->name ? rule->name
+							   : "rewrite", NULL);
 		if (r.from.n || r.names.n) {
 			rc = apply_repl(w, rule, &m, &r, cap0,
 					o->allow_remove_consumed, err);

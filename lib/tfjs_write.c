@@ -389,6 +389,13 @@ static void take_nodes(writer *W, Tensorflow__NodeDef **nodes, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		Tensorflow__NodeDef *nd = nodes[i];
+		/* TensorFlow.js's NodeDef has no experimental_debug_info:
+		 * provenance stays out of model.json (doc/provenance.md) */
+		if (nd->experimental_debug_info) {
+			protobuf_c_message_free_unpacked(
+				&nd->experimental_debug_info->base, NULL);
+			nd->experimental_debug_info = NULL;
+		}
 		if (!nd->op || strcmp(nd->op, "Const") != 0 || !nd->name)
 			continue;
 		for (size_t k = 0; k < nd->n_attr; k++) {

@@ -21,6 +21,7 @@
 #include "transform_impl.h"
 #include "frames.h"
 #include "graph_copy.h"
+#include "provenance.h"
 
 /* ------------------------------------------------------------ copy pass */
 
@@ -436,6 +437,17 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 	ge_tvec_free(&outs);
 	flush_fast(I);
 	return rc;
+}
+
+/* Each copy names its source in its provenance. */
+static void copy_origins(ge_tinfo *I)
+{
+	for (size_t i = 0; i < I->n; i++) {
+		const struct vop *w = &I->vops[i];
+		if (w->state == VOP_COPIED && w->op_ != GE_NOOP &&
+		    ge_op_alive(I->g_, w->op_))
+			ge_op_copy_origins(I->g_, w->op_, I->g, w->op, "copy");
+	}
 }
 
 /* Points every reader of a stand-in at the real copy (one batched edit),
@@ -915,6 +927,8 @@ static int transform_bind(const ge_transformer *tr, ge_view *sgv,
 	}
 	if (!rc)
 		rc = copy_ops(I, err);
+	if (!rc)
+		copy_origins(I);
 	if (!rc)
 		rc = finish_stand_ins(I, err);
 	if (!rc)

@@ -50,7 +50,9 @@ queues), ops of unknown type, ops with no input other than Consts
 outputs and the ops other ops are colocated with (loc:@name in their
 _class attr) never merge.  Without inputs and outputs, the model's
 interface keeps its names: the ops its signatures name and the ops
-nobody reads (three equal output Identities stay three fetches).]],
+nobody reads (three equal output Identities stay three fetches).
+The op that stays lists every op merged into it in its provenance
+(experimental_debug_info).]],
   params = {
     {name = "inputs", type = "list", default = {},
      help = "ops that must not merge"},
@@ -97,6 +99,9 @@ nobody reads (three equal output Identities stay three fetches).]],
               end
               if not has then ge.add_control_inputs(c, {keep}) end
             end
+            -- the survivor stands for every op merged into it
+            keep:add_origins{nodes = {keep, op},
+                             rule = "merge_duplicate_nodes"}
             g:remove_op(op)
             changed = true
           end

@@ -89,8 +89,13 @@ struct cli_model_opts {
 	int no_check; /* load graphs that fail the attr checks (validate) */
 	int functions; /* which bodies a recipe reaches: CLI_FN_* */
 	int strict;    /* a recipe that changes nothing fails (EXIT_NOOP) */
+	int provenance; /* CLI_PROV_* bits (run --provenance) */
 };
 enum { CLI_FN_REACHABLE = 0, CLI_FN_ALL, CLI_FN_NONE };
+/* run --provenance: the rule that made an op also goes into its
+ * `_gerewrite_rule` attr (lib/provenance.h); the report lists each op
+ * made with its rule. */
+enum { CLI_PROV_ATTR = 1, CLI_PROV_LIST = 2 };
 /* Parses --functions reachable|all|none into mo->functions; EXIT_USAGE
  * (after a usage message for cmd) if it is none of those. */
 int cli_functions_opt(const char *cmd, const char *val,

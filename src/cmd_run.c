@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "func.h"
 #include "lge.h"
+#include "provenance.h"
 
 /* ------------------------------------------------------------ search path */
 
@@ -256,7 +257,37 @@ struct run_ctx {
 	struct run_result *res;
 	int edited; /* some graph or body was edited */
 	int shipped; /* the recipe is one of the program's own */
+	/* the graph whose provenance log the report reads, the lines of it
+	 * reported so far, and run --provenance */
+	ge_graph *prov_g;
+	size_t prov_seen;
+	int prov;
 };
+
+/* [-0, +1, m] The rules of the provenance log noted since the last report
+ * as {rule = count}; with --provenance list, a line in lines for each op
+ * ("RECIPE: MODEL[: function F]: provenance: OP: RULE"). */
+static void push_provenance(lua_State *L, struct run_ctx *c, ge_buf *lines)
+{
+	size_t n = 0;
+	const ge_prov_rec *log = c->prov_g ? ge_prov_log(c->prov_g, &n) : NULL;
+	lua_newtable(L);
+	for (size_t i = c->prov_seen; i < n; i++) {
+		lua_getfield(L, -1, log[i].rule);
+		lua_Integer k = lua_tointeger(L, -1);
+		lua_pop(L, 1);
+		lua_pushinteger(L, k + 1);
+		lua_setfield(L, -2, log[i].rule);
+	}
+	if (c->prov & CLI_PROV_LIST)
+		for (size_t i = c->prov_seen; i < n; i++)
+			ge_buf_printf(lines,
+				      "%s: %s%s%s: provenance: %s: %s\n",
+				      c->recipe, c->model,
+				      *log[i].func ? ": function " : "",
+				      log[i].func, log[i].op, log[i].rule);
+	c->prov_seen = n;
+}
 
 /* Whether a recipe's file is one of the program's (scripts/, installed
  * or in the source tree): their refusals are messages for the user, not
@@ -328,11 +359,18 @@ static void report_run(lua_State *L, struct run_ctx *c, int ret,
 	lua_setfield(L, -2, "after");
 	lua_pushboolean(L, d->edited || d->library);
 	lua_setfield(L, -2, "edited");
+	/* the op lines, if any, follow the run's line */
+	ge_buf lines = GE_BUF_INIT;
+	push_provenance(L, c, &lines);
+	lua_setfield(L, -2, "provenance");
 	const char *line = "?";
 	if (cli_docall(L, 2, 1) == LUA_OK && lua_isstring(L, -1))
 		line = lua_tostring(L, -1);
 	ge_buf_printf(&c->res->report, "%s: %s%s%s: %s\n", c->recipe, c->model,
 		      func ? ": function " : "", func ? func : "", line);
+	if (lines.len)
+		ge_buf_add(&c->res->report, lines.data, lines.len);
+	ge_buf_free(&lines);
 	c->res->added += (long)d->added;
 	c->res->removed += (long)d->removed;
 	c->res->changed += (long)d->changed;
@@ -452,6 +490,11 @@ static int run_all(lua_State *L, struct run_ctx *c, int gi,
 	ge_graph_mark m;
 	ge_graph_mark_now(g, &m);
 	cli_wants_see(c->wants, g);
+	c->prov = mo ? mo->provenance : 0;
+	ge_prov_set_mode(g, c->prov & CLI_PROV_ATTR ? GE_PROV_ATTR
+						    : GE_PROV_FIELD);
+	c->prov_g = g;
+	ge_prov_log(g, &c->prov_seen);
 	long before = (long)ge_graph_num_ops(g);
 	res->ops_before = before;
 	res->ops_after = 0;
@@ -487,6 +530,9 @@ static int run_all(lua_State *L, struct run_ctx *c, int gi,
 	ge_graph_delta d;
 	long after = (long)ge_graph_num_ops(G->g);
 	if (G->g != g) {
+		/* a graph of the recipe's own: its whole log */
+		c->prov_g = G->g;
+		c->prov_seen = 0;
 		memset(&d, 0, sizeof d);
 		d.added = (size_t)after;
 		d.removed = (size_t)before;
@@ -546,7 +592,7 @@ int cli_run_recipe(lua_State *L, int rec, int par, const char *model,
 	lua_getfield(L, rec, "path");
 	struct run_ctx c = {rec, par, cli_wants_new(L, rec, par),
 			    lua_tostring(L, -2), model, res, 0,
-			    shipped_recipe(lua_tostring(L, -1))};
+			    shipped_recipe(lua_tostring(L, -1)), NULL, 0, 0};
 	res->status = run_all(L, &c, gi, mo);
 	cli_wants_free(c.wants);
 	if (res->status) {
@@ -577,7 +623,7 @@ done:
 enum {
 	O_OUT = 1, O_PARAM, O_FORMAT, O_TAGS, O_ALLOW_MISSING, O_FUNCTIONS,
 	O_VERIFY, O_MAX_ERROR, O_INPUT, O_DIM,
-	O_OVERWRITE, O_STRICT, O_QUANTIZE, O_QUANTIZE_WEIGHTS,
+	O_OVERWRITE, O_STRICT, O_QUANTIZE, O_QUANTIZE_WEIGHTS, O_PROVENANCE,
 };
 
 static const struct cli_opt run_opts[] = {
@@ -595,8 +641,26 @@ static const struct cli_opt run_opts[] = {
 	{"strict", 0, 0, O_STRICT},
 	{"quantize", 0, 1, O_QUANTIZE},
 	{"quantize-weights", 0, 1, O_QUANTIZE_WEIGHTS},
+	{"provenance", 0, 1, O_PROVENANCE},
 	{NULL, 0, 0, 0},
 };
+
+/* --provenance field|attr|list, repeatable: field (the default) writes
+ * experimental_debug_info only; attr adds the rule attr, list the report
+ * lines.  EXIT_USAGE for another word. */
+static int provenance_opt(const char *val, struct cli_model_opts *mo)
+{
+	if (!strcmp(val, "field"))
+		mo->provenance = 0;
+	else if (!strcmp(val, "attr"))
+		mo->provenance |= CLI_PROV_ATTR;
+	else if (!strcmp(val, "list"))
+		mo->provenance |= CLI_PROV_LIST;
+	else
+		return cli_usage("run", "--provenance takes field, attr or "
+				 "list (got '%s')", val);
+	return 0;
+}
 
 /* Prints the lines of a report buffer to stderr. */
 void cli_print_lines(const ge_buf *b)
@@ -648,6 +712,10 @@ int cmd_run(lua_State *L, int argc, char **argv)
 		case O_STRICT: mo.strict = 1; break;
 		case O_QUANTIZE: quant = val; break;
 		case O_QUANTIZE_WEIGHTS: qnames = val; break;
+		case O_PROVENANCE:
+			if (provenance_opt(val, &mo))
+				key = -1;
+			break;
 		}
 		if (key < 0)
 			break;

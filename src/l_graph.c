@@ -152,6 +152,28 @@ static int g_colocation_targets(lua_State *L)
 	return 1;
 }
 
+/* g:provenance() -> {name = {nodes = {...}, funcs = {...}}, ...}: the
+ * ops that record what they were made from (provenance.h) */
+static int g_provenance(lua_State *L)
+{
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	lua_newtable(L);
+	size_t cap = ge_graph_capacity(g);
+	for (size_t i = 0; i < cap; i++) {
+		if (!ge_op_alive(g, (ge_opid)i))
+			continue;
+		ge_error err;
+		int n = lge_push_origins(L, g, (ge_opid)i, &err);
+		if (n < 0)
+			return lge_raise(L, &err);
+		if (n == 0)
+			lua_pop(L, 1);
+		else
+			lua_setfield(L, -2, ge_op_name(g, (ge_opid)i));
+	}
+	return 1;
+}
+
 /* g:op(name) -> op | nil */
 static int g_op(lua_State *L)
 {
@@ -915,6 +937,7 @@ static const luaL_Reg graph_methods[] = {
 	{"ops", g_ops},
 	{"op", g_op},
 	{"colocation_targets", g_colocation_targets},
+	{"provenance", g_provenance},
 	{"tensor", g_tensor},
 	{"add_op", g_add_op},
 	{"remove_op", g_remove_op},

@@ -7,6 +7,7 @@
 
 #include "frames.h"
 #include "lge.h"
+#include "provenance.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
 void lge_pushop(lua_State *L, int gidx, ge_opid id)
@@ -436,6 +437,122 @@ static int op_control_outputs(lua_State *L)
 	return 1;
 }
 
+/* Pushes a list of strings. */
+static void push_strvec(lua_State *L, const ge_strvec *v)
+{
+	lua_createtable(L, (int)v->n, 0);
+	for (size_t i = 0; i < v->n; i++) {
+		lua_pushstring(L, v->v[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+}
+
+int lge_push_origins(lua_State *L, ge_graph *g, ge_opid id, ge_error *err)
+{
+	ge_strvec n = GE_VEC_INIT, f = GE_VEC_INIT;
+	int rc = ge_op_origins(g, id, &n, &f, err);
+	if (rc >= 0) {
+		/* (a memory error while pushing leaks the two arrays) */
+		lua_createtable(L, 0, 2);
+		push_strvec(L, &n);
+		lua_setfield(L, -2, "nodes");
+		push_strvec(L, &f);
+		lua_setfield(L, -2, "funcs");
+	}
+	ge_strvec_free(&n);
+	ge_strvec_free(&f);
+	return rc;
+}
+
+/* op.origins: {nodes = {...}, funcs = {...}}, the op's
+ * experimental_debug_info (empty lists when it has none) */
+static int op_p_origins(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	ge_error err;
+	if (lge_push_origins(L, o->owner->g, o->id, &err) < 0)
+		return lge_raise(L, &err);
+	return 1;
+}
+
+/* Checks list field `key` of the table at arg: strings, or ops of G when
+ * ops_ok.  Returns its length. */
+static size_t check_names(lua_State *L, int arg, const char *key,
+			  lge_graph *G, int ops_ok)
+{
+	size_t n = 0;
+	if (lua_getfield(L, arg, key) != LUA_TNIL) {
+		if (!lua_istable(L, -1))
+			luaL_error(L, "bad argument #1 to 'add_origins' (%s "
+				   "must be a list)", key);
+		n = (size_t)lua_rawlen(L, -1);
+		for (size_t i = 1; i <= n; i++) {
+			lua_rawgeti(L, -1, (lua_Integer)i);
+			lge_op *x = ops_ok ? lge_testop(L, -1) : NULL;
+			if (x && (x->owner != G || !ge_op_alive(G->g, x->id)))
+				luaL_error(L, "bad argument #1 to 'add_origins' "
+					   "(%s[%d] is not a live op of the "
+					   "graph)", key, (int)i);
+			if (!x && lua_type(L, -1) != LUA_TSTRING)
+				luaL_error(L, "bad argument #1 to 'add_origins' "
+					   "(%s[%d] must be a name%s)", key,
+					   (int)i, ops_ok ? " or an op" : "");
+			lua_pop(L, 1);
+		}
+	}
+	lua_pop(L, 1);
+	return n;
+}
+
+/* op:add_origins{nodes = {name or op, ...}, funcs = {...}, rule = s}:
+ * the op's provenance becomes the sorted union of what it had and what
+ * these bring (an op brings its origins, or its name); rule is noted for
+ * the report.  Returns the op. */
+static int op_add_origins(lua_State *L)
+{
+	lge_op *o = lge_checkop(L, 1);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	static const char *const known[] = {"nodes", "funcs", "rule", NULL};
+	lge_checkopts(L, 2, known);
+	lge_graph *G = o->owner;
+	size_t nn = check_names(L, 2, "nodes", G, 1);
+	size_t nf = check_names(L, 2, "funcs", G, 0);
+	lua_getfield(L, 2, "rule");
+	const char *rule = luaL_optstring(L, -1, NULL);
+	/* nothing raises from here to the end of the edit */
+	ge_strvec n = GE_VEC_INIT, f = GE_VEC_INIT;
+	ge_error err = {0};
+	int rc = GE_OK;
+	lua_getfield(L, 2, "nodes");
+	for (size_t i = 1; i <= nn && !rc; i++) {
+		lua_rawgeti(L, -1, (lua_Integer)i);
+		lge_op *x = lge_testop(L, -1);
+		if (x)
+			rc = ge_op_origins_of(G->g, x->id, &n, &f, &err);
+		else
+			ge_strvec_push(&n, lua_tostring(L, -1));
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	lua_getfield(L, 2, "funcs");
+	for (size_t i = 1; i <= nf; i++) {
+		lua_rawgeti(L, -1, (lua_Integer)i);
+		ge_strvec_push(&f, lua_tostring(L, -1));
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	if (!rc)
+		rc = ge_op_add_origins(G->g, o->id, n.v, n.n, f.v, f.n, &err);
+	if (!rc && rule)
+		ge_prov_note(G->g, o->id, rule);
+	ge_strvec_free(&n);
+	ge_strvec_free(&f);
+	if (rc)
+		return lge_raise(L, &err);
+	lua_settop(L, 1);
+	return 1;
+}
+
 static const luaL_Reg op_meta[] = {
 	{"__newindex", op_newindex},
 	{"__tostring", op_tostring},
@@ -454,6 +571,7 @@ static const luaL_Reg op_methods[] = {
 	{"attr_names", op_attr_names},
 	{"consumers", op_consumers},
 	{"control_outputs", op_control_outputs},
+	{"add_origins", op_add_origins},
 	{NULL, NULL},
 };
 
@@ -466,6 +584,7 @@ static const luaL_Reg op_props[] = {
 	{"outputs", op_p_outputs},
 	{"control_inputs", op_p_control_inputs},
 	{"frame", op_p_frame},
+	{"origins", op_p_origins},
 	{NULL, NULL},
 };
 

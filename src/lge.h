@@ -81,6 +81,10 @@ void lge_pushop(lua_State *L, int gidx, ge_opid id);
 lge_op *lge_checkop(lua_State *L, int arg);
 /* [-0, +0, -] The op wrapper at arg, or NULL if it is something else. */
 lge_op *lge_testop(lua_State *L, int arg);
+/* [-0, +(0|1), m] Pushes op id's provenance, {nodes = {...}, funcs =
+ * {...}} (l_op.c); returns ge_op_origins's count, or its error (nothing
+ * pushed). */
+int lge_push_origins(lua_State *L, ge_graph *g, ge_opid id, ge_error *err);
 /* [-0, +0, v] An op of graph G given as an op or a name ("x" or "^x"). */
 ge_opid lge_checkopin(lua_State *L, int arg, lge_graph *G);
 /* [-0, +(0|1), m] The same without raising: returns NULL and sets *out, or

@@ -76,7 +76,7 @@ local reader = assert(ge.checkpoint.open(dir .. "/ckpt"))
 -- {object, fields to probe (userdata only)}
 local objects = {
   {g, {"name"}},
-  {y, {"name", "type", "device", "graph", "inputs", "outputs", "control_inputs", "frame"}},
+  {y, {"name", "type", "device", "graph", "inputs", "outputs", "control_inputs", "frame", "origins"}},
   {g:tensor("x:0"), {"op", "index", "name", "dtype", "shape", "graph"}},
   {g:op("w/initial_value"):attr("value"), {"dtype", "shape"}},
   {g:tensor("x:0").shape},

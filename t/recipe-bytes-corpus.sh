@@ -4,7 +4,10 @@
 # the recipe path was made fast: the SHA-256 of each output is compared
 # with t/recipe-bytes.txt, written by the program of that time (the clone
 # sums of charcnn and mnistconv rewritten since: each tower's copied saver
-# now saves its own variables under their new keys, doc/variables.md).
+# now saves its own variables under their new keys, doc/variables.md; the
+# fuse and clone sums rewritten when copies and fused ops began to name
+# their sources in experimental_debug_info, doc/provenance.md: the outputs
+# then, as text without that field, were those of before).
 BIN=${GE_TOP_BUILDDIR:-.}/src/gerewrite
 TOP=${GE_TOP_SRCDIR:-.}
 C=$GE_CORPUS

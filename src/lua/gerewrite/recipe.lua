@@ -323,9 +323,10 @@ function M.interface(g)
 end
 
 --- run_summary(ret, delta) -> text: what one run of a recipe did, from what
--- run returned (a table of counts: {sites = 3} reads "3 sites") and the
+-- run returned (a table of counts: {sites = 3} reads "3 sites"), the
 -- ops added, removed and changed ({added=, removed=, changed=, before=,
--- after=}).
+-- after=}) and the rules that made ops from others (provenance =
+-- {rule = ops}: "provenance: copy 12").
 function M.run_summary(ret, d)
   local parts = {}
   if type(ret) == "table" and getmetatable(ret) == nil then
@@ -359,6 +360,15 @@ function M.run_summary(ret, d)
                             counts)
   else
     parts[#parts + 1] = fmt("no change (%d ops)", d.before)
+  end
+  -- the rules that made ops from others, and how many each made
+  if type(d.provenance) == "table" and next(d.provenance) then
+    local rules = {}
+    for rule, n in pairs(d.provenance) do
+      rules[#rules + 1] = fmt("%s %d", rule, n)
+    end
+    sort(rules)
+    parts[#parts + 1] = "provenance: " .. concat(rules, ", ")
   end
   return concat(parts, "; ")
 end

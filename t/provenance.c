@@ -1,0 +1,270 @@
+/*
+ * t/provenance.c: NodeDef.experimental_debug_info through lib/provenance.c:
+ * read, merged as TensorFlow merges it, written back byte for byte, and set
+ * by inlining and constant folding.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fold.h"
+#include "inline.h"
+#include "provenance.h"
+#include "tap.h"
+#include "testutil.h"
+
+#define PH(n) \
+	"node { name: \"" n "\" op: \"Placeholder\" " \
+	"attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+#define FCONST(n, extra) \
+	"node { name: \"" n "\" op: \"Const\" " extra \
+	"attr { key: \"dtype\" value { type: DT_FLOAT } } " \
+	"attr { key: \"value\" value { tensor { dtype: DT_FLOAT " \
+	"tensor_shape { } float_val: 3 } } } }\n"
+#define BIN(t, n, x, y, extra) \
+	"node { name: \"" n "\" op: \"" t "\" input: \"" x "\" input: \"" y \
+	"\" " extra "attr { key: \"T\" value { type: DT_FLOAT } } }\n"
+#define IDENT(n, x, extra) \
+	"node { name: \"" n "\" op: \"Identity\" input: \"" x "\" " extra \
+	"attr { key: \"T\" value { type: DT_FLOAT } } }\n"
+#define DBG(nodes, funcs) \
+	"experimental_debug_info { " nodes " " funcs " } "
+
+/* The names of a list, comma-joined, in one of 8 static buffers. */
+static const char *join(const ge_strvec *v)
+{
+	static char buf[8][512];
+	static int k;
+	char *b = buf[k++ & 7];
+	size_t len = 0;
+	b[0] = 0;
+	for (size_t i = 0; i < v->n; i++)
+		len += (size_t)snprintf(b + len, 512 - len, "%s%s",
+					i ? "," : "", v->v[i]);
+	return b;
+}
+
+/* "nodes|funcs" of op name */
+static const char *origins(ge_graph *g, const char *name)
+{
+	static char buf[4][1024];
+	static int k;
+	char *b = buf[k++ & 3];
+	ge_strvec n = GE_VEC_INIT, f = GE_VEC_INIT;
+	ge_opid id = ge_graph_find(g, name);
+	if (id == GE_NOOP)
+		return "(no op)";
+	if (ge_op_origins(g, id, &n, &f, NULL) < 0)
+		return "(error)";
+	snprintf(b, 1024, "%s|%s", join(&n), join(&f));
+	ge_strvec_free(&n);
+	ge_strvec_free(&f);
+	return b;
+}
+
+static ge_graph *reload(ge_graph *g)
+{
+	ge_buf b = GE_BUF_INIT;
+	ge_graph *h = NULL;
+	ge_graph_encode_graphdef(g, &b);
+	if (ge_graph_parse_graphdef(b.data, b.len, "reloaded", &h, NULL)) {
+		printf("Bail out! the saved graph does not load\n");
+		exit(1);
+	}
+	ge_buf_free(&b);
+	return h;
+}
+
+static void read_and_keep(void)
+{
+	ge_graph *g = parse(
+		PH("x")
+		IDENT("a", "x", DBG("original_node_names: \"p\" "
+				    "original_node_names: \"o\"",
+				    "original_func_names: \"f\""))
+		IDENT("b", "a", ""));
+	is_string("p,o|f", origins(g, "a"),
+		  "origins read in the order the op holds them");
+	is_string("|", origins(g, "b"), "an op without the field has none");
+	ge_strvec n = GE_VEC_INIT;
+	is_int(3, ge_op_origins(g, ge_graph_find(g, "a"), &n, NULL, NULL),
+	       "the count is of node and function names");
+	ge_strvec_free(&n);
+
+	/* a load and a save give the bytes back, field 6 included */
+	ge_buf b1 = GE_BUF_INIT, b2 = GE_BUF_INIT;
+	ge_graph_encode_graphdef(g, &b1);
+	ge_graph *h = NULL;
+	ge_graph_parse_graphdef(b1.data, b1.len, "again", &h, NULL);
+	ge_graph_encode_graphdef(h, &b2);
+	ok(b1.len == b2.len && !memcmp(b1.data, b2.data, b1.len),
+	   "an untouched op is written byte for byte");
+	/* an edit of an attr keeps the field as it was */
+	ge_op_set_device(h, ge_graph_find(h, "a"), "/cpu:0");
+	ge_op_remove_attr(h, ge_graph_find(h, "a"), "T");
+	ge_graph *r = reload(h);
+	is_string("p,o|f", origins(r, "a"),
+		  "an op whose attrs were edited keeps its provenance");
+	ge_graph_free(r);
+	ge_graph_free(h);
+	ge_buf_free(&b1);
+	ge_buf_free(&b2);
+	ge_graph_free(g);
+}
+
+static void add_and_merge(void)
+{
+	ge_graph *g = parse(
+		PH("x")
+		IDENT("a", "x", DBG("original_node_names: \"p\" "
+				    "original_node_names: \"o\"",
+				    "original_func_names: \"f\""))
+		IDENT("b", "a", "") IDENT("c", "b", ""));
+	ge_opid a = ge_graph_find(g, "a"), b = ge_graph_find(g, "b"),
+		c = ge_graph_find(g, "c");
+	ge_error err;
+	const char *nodes[] = {"z", "o", "m"}, *funcs[] = {"e", "f"};
+	is_int(GE_OK, ge_op_add_origins(g, a, nodes, 3, funcs, 2, &err),
+	       "names added");
+	is_string("m,o,p,z|e,f", origins(g, "a"),
+		  "the sorted union, each name once");
+	const char *empty[] = {""};
+	is_int(GE_EINVAL, ge_op_add_origins(g, a, empty, 1, NULL, 0, &err),
+	       "an empty name is refused");
+	ok(strstr(err.msg, "node 'a'") != NULL, "the message names the op");
+
+	/* TensorFlow's merge: an op without origins brings its name */
+	ge_opid from[2] = {b, a};
+	is_int(GE_OK, ge_op_made_from(g, c, from, 2, "test", &err),
+	       "an op made from two others");
+	is_string("b,m,o,p,z|e,f", origins(g, "c"),
+		  "it lists one's name and the other's origins");
+	size_t nlog;
+	const ge_prov_rec *log = ge_prov_log(g, &nlog);
+	ok(nlog == 1 && !strcmp(log[0].op, "c") && !strcmp(log[0].rule, "test")
+	   && !*log[0].func, "the rule is in the log");
+	ok(ge_op_attr(g, c, GE_PROV_RULE_ATTR, NULL) == NULL,
+	   "by default no attr is written");
+
+	ge_prov_set_mode(g, GE_PROV_ATTR);
+	ge_op_made_from(g, b, &a, 1, "fold_x", NULL);
+	const char *s;
+	size_t sl;
+	ok(!ge_op_attr_string(g, b, GE_PROV_RULE_ATTR, &s, &sl) && sl == 6 &&
+	   !memcmp(s, "fold_x", 6), "in attr mode the rule is an attr too");
+
+	/* written, reloaded, cloned */
+	ge_graph *r = reload(g);
+	is_string("b,m,o,p,z|e,f", origins(r, "c"), "saved and loaded back");
+	ge_graph *k = ge_graph_clone(g);
+	is_string("m,o,p,z|e,f", origins(k, "a"), "a clone keeps provenance");
+	ge_graph_free(g);
+	is_string("m,o,p,z|e,f", origins(k, "a"),
+		  "the clone's provenance outlives the source");
+	ge_op_clear_origins(k, ge_graph_find(k, "a"));
+	is_string("|", origins(k, "a"), "cleared");
+	ge_graph *r2 = reload(k);
+	is_string("|", origins(r2, "a"), "a cleared op is written without it");
+	ge_graph_free(r2);
+	ge_graph_free(k);
+	ge_graph_free(r);
+}
+
+static void malformed(void)
+{
+	/* field 6 holding a string field 1 whose length runs past its end */
+	static const uint8_t nd[] = {
+		0x0a, 0x14, /* GraphDef.node */
+		0x0a, 0x01, 'a', 0x12, 0x0b, 'P', 'l', 'a', 'c', 'e',
+		'h', 'o', 'l', 'd', 'e', 'r',
+		0x32, 0x02, 0x0a, 0x05};
+	ge_graph *g = NULL;
+	ge_error err;
+	int rc = ge_graph_parse_graphdef(nd, sizeof nd, "bad.pb", &g, &err);
+	ok(rc == GE_OK, "a node with a broken field 6 loads");
+	if (rc)
+		return;
+	ge_strvec n = GE_VEC_INIT;
+	is_int(GE_EFORMAT, ge_op_origins(g, 0, &n, NULL, &err),
+	       "its provenance does not decode");
+	ok(strstr(err.msg, "bad.pb") && strstr(err.msg, "node 'a'"),
+	   "the message names the file and the node");
+	ge_strvec_free(&n);
+	ge_graph_free(g);
+}
+
+#define ARG(n, i) \
+	"node { name: \"" n "\" op: \"_Arg\" " \
+	"attr { key: \"T\" value { type: DT_FLOAT } } " \
+	"attr { key: \"index\" value { i: " #i " } } }\n"
+#define RET(n, x, i) \
+	"node { name: \"" n "\" op: \"_Retval\" input: \"" x "\" " \
+	"attr { key: \"T\" value { type: DT_FLOAT } } " \
+	"attr { key: \"index\" value { i: " #i " } } }\n"
+#define CALL(n, extra) \
+	"node { name: \"" n "\" op: \"StatefulPartitionedCall\" " \
+	"input: \"a\" " extra \
+	"attr { key: \"f\" value { func { name: \"fn\" } } } " \
+	"attr { key: \"Tin\" value { list { type: DT_FLOAT } } } " \
+	"attr { key: \"Tout\" value { list { type: DT_FLOAT } } } }\n"
+
+static void inlined(void)
+{
+	ge_graph *g = parse(PH("a") CALL("call", "") IDENT("out", "call", "")
+			    PH("b")
+			    CALL("call2", DBG("original_node_names: \"outer\"",
+					      "original_func_names: \"g\""))
+			    IDENT("out2", "call2", ""));
+	ge_graph *body = parse(ARG("x", 0) FCONST("c", "")
+			       BIN("Mul", "m", "x", "c",
+				   DBG("original_node_names: \"mm\"", ""))
+			       RET("y", "m", 0));
+	ge_error err;
+	int rc = ge_inline_body(g, ge_graph_find(g, "call"), body, "fn", NULL,
+				0, NULL, &err);
+	is_int(GE_OK, rc, "a call is inlined");
+	is_string("c,call|fn", origins(g, "call/c"),
+		  "an inlined op: the call, its name in the body, the function");
+	is_string("call,mm|fn", origins(g, "call/m"),
+		  "an inlined op with origins of its own brings them");
+	rc = ge_inline_body(g, ge_graph_find(g, "call2"), body, "fn", NULL,
+			    0, NULL, &err);
+	is_int(GE_OK, rc, "a call with provenance is inlined");
+	is_string("c,outer|fn,g", origins(g, "call2/c"),
+		  "the call's origins and functions carry over");
+	size_t n;
+	const ge_prov_rec *log = ge_prov_log(g, &n);
+	ok(n == 4 && !strcmp(log[0].rule, "inline"),
+	   "each inlined op is in the log");
+	ge_graph_free(body);
+	ge_graph_free(g);
+}
+
+static void folded(void)
+{
+	ge_graph *g = parse(PH("x") FCONST("k1", "") FCONST("k2", "")
+			    BIN("Mul", "m", "k1", "k2", "")
+			    BIN("Add", "s", "m", "k2", "")
+			    BIN("Mul", "y", "x", "s", ""));
+	ge_fold_report r = {0, 0, 0, GE_BUF_INIT};
+	ge_error err;
+	is_int(GE_OK, ge_fold_constants(g, NULL, 0, &r, &err), "folded");
+	is_int(1, (long long)r.folded, "one Const made");
+	is_string("Const", ge_op_type(g, ge_graph_find(g, "s")),
+		  "the frontier op became a Const");
+	is_string("k1,k2,m,s|", origins(g, "s"),
+		  "the Const lists the ops folded into it");
+	is_string("|", origins(g, "y"), "what reads it has no provenance");
+	ge_fold_report_free(&r);
+	ge_graph_free(g);
+}
+
+int main(void)
+{
+	read_and_keep();
+	add_and_merge();
+	malformed();
+	inlined();
+	folded();
+	return tap_done();
+}
