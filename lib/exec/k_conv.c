@@ -23,8 +23,11 @@
  */
 #include "exec/k_nn_impl.h"
 
+#include <assert.h>
 #include <cblas.h>
 #include <string.h>
+
+#include "exec/xpool.h"
 
 #define BAND_FLOATS (1u << 18) /* ~1 MB of patches per sgemm */
 
@@ -136,16 +139,73 @@ static int pointwise(const conv *c)
 	       c->dh.out == c->l.h && c->dw.out == c->l.w;
 }
 
+knn_conv_stats knn_stats;
+
+/* A forward convolution cut into bands, each band a part of the pool's
+ * job: rows output rows of one image, packed into the scratch of the
+ * thread that runs it. */
+typedef struct conv_job {
+	const conv *c;
+	const float *x, *f;
+	float *y;
+	const knn_epi *e;
+	int64_t rows, nb;   /* rows per band, bands per image */
+	float *scratch;     /* one band of patches per thread slot */
+	uint64_t band;      /* floats of one band */
+} conv_job;
+
+static void conv_band(void *arg, int64_t part, int slot)
+{
+	const conv_job *j = arg;
+	const conv *c = j->c;
+	int64_t OW = c->dw.out, OH = c->dh.out;
+	int64_t b = part / j->nb, oh = part % j->nb * j->rows;
+	int64_t oh1 = oh + j->rows < OH ? oh + j->rows : OH;
+	int64_t m = (oh1 - oh) * OW, off = (b * OH + oh) * OW;
+	float *p = j->scratch + (uint64_t)slot * j->band, *yb = j->y + off * c->cout;
+
+	/* the band lies in one image and fits its scratch */
+	assert(b < c->l.n && oh < oh1 && (uint64_t)(m * c->kdim) <= j->band);
+	im2col(c, j->x, b, oh, oh1, p);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
+		    (int)c->cout, (int)c->kdim, 1.0f, p, (int)c->kdim, j->f,
+		    (int)c->cout, 0.0f, yb, (int)c->cout);
+	if (j->e)
+		knn_epi_apply(j->e, yb, m, c->cout, off * c->cout);
+}
+
+/* Bands and threads for a convolution of `work` multiply-adds: one
+ * thread below CONV_SPLIT_WORK; otherwise bands of at most BAND_FLOATS
+ * of patches, at least CONV_PARTS_PER_THREAD of them per thread when the
+ * image has the rows. */
+#define CONV_SPLIT_WORK (1u << 22)
+#define CONV_PARTS_PER_THREAD 4
+static int conv_plan(const conv *c, uint64_t work, int64_t *rows)
+{
+	int threads = work < CONV_SPLIT_WORK ? 1 : ge_xpool_threads();
+	int64_t r = band_rows(c), want;
+	if (threads > 1) {
+		want = (c->l.n * c->dh.out + CONV_PARTS_PER_THREAD * threads -
+			1) / (CONV_PARTS_PER_THREAD * threads);
+		if (want < r)
+			r = want < 1 ? 1 : want;
+	}
+	*rows = r;
+	return threads;
+}
+
 /* y (NHWC, n x oh x ow x cout) = conv(x (NHWC), f) then the epilogue. */
 static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 		    const float *f, float *y, const knn_epi *e)
 {
-	int64_t OW = c->dw.out, OH = c->dh.out, rows = band_rows(c);
-	uint64_t bytes = knn_mul(knn_mul(rows, OW), c->kdim * sizeof(float));
-	float *p;
+	int64_t OW = c->dw.out, OH = c->dh.out;
+	conv_job j = {c, x, f, y, e, 0, 0, NULL, 0};
+	uint64_t bytes;
+	int threads, blas = 0;
 	if (OH == 0 || OW == 0 || c->cout == 0 || c->l.n == 0)
 		return GE_OK;
 	if (pointwise(c)) {
+		/* one product, which OpenBLAS splits over its threads */
 		int64_t m = c->l.n * OH * OW;
 		if (m > INT32_MAX)
 			return ge_k_fail(k, "over 2^31-1 output pixels");
@@ -156,27 +216,30 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 			knn_epi_apply(e, y, m, c->cout, 0);
 		return GE_OK;
 	}
-	if (!(p = knn_scratch(k, bytes)))
+	if (c->kdim == 0) {
+		memset(y, 0, knn_mul(knn_mul(c->l.n * OH, OW), c->cout) *
+		       sizeof(float));
+		if (e)
+			knn_epi_apply(e, y, c->l.n * OH * OW, c->cout, 0);
+		return GE_OK;
+	}
+	threads = conv_plan(c, knn_mul(knn_mul(c->l.n * OH, OW),
+				       knn_mul(c->cout, c->kdim)), &j.rows);
+	j.nb = (OH + j.rows - 1) / j.rows;
+	j.band = knn_mul(knn_mul(j.rows, OW), c->kdim);
+	bytes = knn_mul(knn_mul(j.band, threads), sizeof(float));
+	if (!(j.scratch = knn_scratch(k, bytes)))
 		return GE_EINVAL;
-	for (int64_t b = 0; b < c->l.n; b++)
-		for (int64_t oh = 0; oh < OH; oh += rows) {
-			int64_t oh1 = oh + rows < OH ? oh + rows : OH;
-			int64_t m = (oh1 - oh) * OW, off = (b * OH + oh) * OW;
-			float *yb = y + off * c->cout;
-			im2col(c, x, b, oh, oh1, p);
-			if (c->kdim == 0)
-				memset(yb, 0, m * c->cout * sizeof(float));
-			else
-				cblas_sgemm(CblasRowMajor, CblasNoTrans,
-					    CblasNoTrans, (int)m, (int)c->cout,
-					    (int)c->kdim, 1.0f, p,
-					    (int)c->kdim, f, (int)c->cout,
-					    0.0f, yb, (int)c->cout);
-			if (e)
-				knn_epi_apply(e, yb, m, c->cout,
-					      off * c->cout);
-		}
-	knn_scratch_free(k, p, bytes);
+	if (threads > 1) {
+		/* each band's product on the thread that packed it */
+		blas = openblas_get_num_threads();
+		openblas_set_num_threads(1);
+		knn_stats.conv_split++;
+	}
+	ge_xpool_run(c->l.n * j.nb, threads, conv_band, &j);
+	if (blas)
+		openblas_set_num_threads(blas);
+	knn_scratch_free(k, j.scratch, bytes);
 	return GE_OK;
 }
 
@@ -407,7 +470,7 @@ static int k_conv_bwd_filter(ge_kctx *k)
 
 /* ---------------------------------------------------------------- depthwise */
 
-/* The depthwise loop is compiled vectorized (-O2 leaves loops of
+/* The depthwise loops are compiled vectorized (-O2 leaves loops of
  * unknown length scalar) and, on x86-64 with GCC, twice: for AVX2 with
  * FMA, taken when the processor has them, and for the baseline. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -421,18 +484,41 @@ static int k_conv_bwd_filter(ge_kctx *k)
 #define DW_AVX2 1
 #endif
 
-/* Eight floats: vector registers on any target GCC or clang knows. */
+/* Eight floats: vector registers on any target GCC or clang knows (two
+ * SSE registers on the x86-64 baseline, one AVX register with AVX2). */
 typedef float dw_vec __attribute__((vector_size(32)));
 #define DW_V 8
 
-/* Channels [c0, c0 + 32) of output pixel (oh, ow) of image b with
- * multiplier 1, summed over the taps inside the input in four vector
- * registers. */
-static inline DW_INLINE void dw_pixel4(const conv *c, const float *x,
+/* Below this many multiply-adds a depthwise op runs on one thread. */
+#define DW_SPLIT_WORK (1u << 17)
+#define DW_PARTS_PER_THREAD 4
+
+/* A depthwise run: the op's geometry, its tensors (NHWC), and the
+ * output columns [lo, hi) whose taps all fall inside the input's width. */
+typedef struct dw_job {
+	const conv *c;
+	int64_t mult;
+	const float *x, *f;
+	float *y;
+	const knn_epi *e;   /* or NULL */
+	int64_t lo, hi;
+	int64_t rows, per;  /* output rows (n * oh); rows per part */
+	void (*row)(const struct dw_job *, int64_t, int64_t, float *);
+} dw_job;
+
+/* Unaligned loads and stores of eight floats (GCC and clang let a
+ * vector of floats alias floats). */
+typedef float dw_uvec __attribute__((vector_size(32), aligned(4)));
+#define dw_ld(p) (*(const dw_uvec *)(p))
+#define dw_st(p, v) (*(dw_uvec *)(p) = (v))
+
+/* General path: channels [q, q + 8) of output pixel (oh, ow) of image b
+ * with multiplier 1, each tap checked against the input's bounds. */
+static inline DW_INLINE void dw_pixel8(const conv *c, const float *x,
 				       const float *f, int64_t b, int64_t oh,
-				       int64_t ow, int64_t c0, float *y)
+				       int64_t ow, int64_t q, float *y)
 {
-	dw_vec acc[4] = {{0}}, xv, fv;
+	dw_vec acc = {0};
 	for (int64_t i = 0; i < c->kh; i++) {
 		int64_t ih = oh * c->dh.stride - c->dh.pad + i * c->dh.dil;
 		if (ih < 0 || ih >= c->l.h)
@@ -440,59 +526,14 @@ static inline DW_INLINE void dw_pixel4(const conv *c, const float *x,
 		for (int64_t j = 0; j < c->kw; j++) {
 			int64_t iw = ow * c->dw.stride - c->dw.pad +
 				     j * c->dw.dil;
-			const float *xp, *fp;
 			if (iw < 0 || iw >= c->l.w)
 				continue;
-			xp = x + ((b * c->l.h + ih) * c->l.w + iw) * c->cin +
-			     c0;
-			fp = f + (i * c->kw + j) * c->cin + c0;
-			for (int v = 0; v < 4; v++) {
-				memcpy(&xv, xp + v * DW_V, sizeof xv);
-				memcpy(&fv, fp + v * DW_V, sizeof fv);
-				acc[v] += xv * fv;
-			}
+			acc += dw_ld(x + ((b * c->l.h + ih) * c->l.w + iw) *
+				     c->cin + q) *
+			       dw_ld(f + (i * c->kw + j) * c->cin + q);
 		}
 	}
-	memcpy(y + c0, acc, sizeof acc);
-}
-
-/* dw_pixel4 for the two pixels ow and ow + 1 when every tap of both is
- * inside the input's width: each filter vector loaded once serves both,
- * which cuts the loads per multiply-add from two to one and a half. */
-static inline DW_INLINE void dw_pair4(const conv *c, const float *x,
-				      const float *f, int64_t b, int64_t oh,
-				      int64_t ow, int64_t c0, float *y)
-{
-	dw_vec a0[4] = {{0}}, a1[4] = {{0}}, x0, x1, fv;
-	int64_t step = c->dw.stride * c->cin;
-	for (int64_t i = 0; i < c->kh; i++) {
-		int64_t ih = oh * c->dh.stride - c->dh.pad + i * c->dh.dil;
-		if (ih < 0 || ih >= c->l.h)
-			continue;
-		for (int64_t j = 0; j < c->kw; j++) {
-			int64_t iw = ow * c->dw.stride - c->dw.pad +
-				     j * c->dw.dil;
-			const float *xp = x + ((b * c->l.h + ih) * c->l.w +
-					       iw) * c->cin + c0;
-			const float *fp = f + (i * c->kw + j) * c->cin + c0;
-			for (int v = 0; v < 4; v++) {
-				memcpy(&fv, fp + v * DW_V, sizeof fv);
-				memcpy(&x0, xp + v * DW_V, sizeof x0);
-				memcpy(&x1, xp + step + v * DW_V, sizeof x1);
-				a0[v] += x0 * fv;
-				a1[v] += x1 * fv;
-			}
-		}
-	}
-	memcpy(y + c0, a0, sizeof a0);
-	memcpy(y + c->cin + c0, a1, sizeof a1);
-}
-
-/* Whether every tap of output column ow is inside the input's width. */
-static inline DW_INLINE int dw_inside(const conv *c, int64_t ow)
-{
-	int64_t w0 = ow * c->dw.stride - c->dw.pad;
-	return w0 >= 0 && w0 + (c->kw - 1) * c->dw.dil < c->l.w;
+	dw_st(y + q, acc);
 }
 
 /* Channel q of that pixel, alone (the channels past the blocks). */
@@ -517,31 +558,118 @@ static inline DW_INLINE void dw_pixel1(const conv *c, const float *x,
 	y[q] = acc;
 }
 
-/* One output row (all its pixels) of image b at row oh. */
-static inline DW_INLINE void dw_row_body(const conv *c, int64_t mult,
-					 const float *x, const float *f,
-					 int64_t b, int64_t oh, float *y)
+/* The register-tiled path: one block of 8 channels of output columns
+ * [ow0, ow1) of a row whose taps are all inside the input.  x is the
+ * input at the block's channel of the row of tap (0, 0) and column 0,
+ * rstep the distance between tap rows, f the filter and y the output row
+ * at the block's channel.  With kh * kw <= 9 the block's weights are
+ * loaded once into registers; four output pixels are summed at a time,
+ * four independent chains of multiply-adds, and where kh, kw, stride
+ * and dilation are constants (the 3x3 calls) a column of input that
+ * several of the four read is loaded once. */
+static inline DW_INLINE void dw_span(const float *x, int64_t rstep,
+				     const float *f, int64_t C, int64_t ow0,
+				     int64_t ow1, int64_t s, int64_t d,
+				     int64_t pad, int64_t kh, int64_t kw,
+				     float *y)
 {
-	int64_t C = c->cin, CO = C * mult;
-	for (int64_t ow = 0; ow < c->dw.out; ow++, y += CO) {
-		if (mult == 1 && ow + 1 < c->dw.out && dw_inside(c, ow) &&
-		    dw_inside(c, ow + 1)) {
-			int64_t c0 = 0;
-			for (; c0 + 4 * DW_V <= C; c0 += 4 * DW_V)
-				dw_pair4(c, x, f, b, oh, ow, c0, y);
-			for (; c0 < C; c0++) {
-				dw_pixel1(c, x, f, b, oh, ow, c0, y);
-				dw_pixel1(c, x, f, b, oh, ow + 1, c0, y + C);
+	dw_vec w[9];
+	int reg = kh * kw <= 9;
+	int64_t sc = s * C, ow = ow0;
+	if (reg)
+		for (int64_t t = 0; t < kh * kw; t++)
+			w[t] = dw_ld(f + t * C);
+#define DW_W(t) (reg ? w[t] : dw_ld(f + (t) * C))
+	for (; ow + 4 <= ow1; ow += 4) {
+		dw_vec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+		for (int64_t i = 0; i < kh; i++) {
+			const float *r = x + i * rstep + (ow * s - pad) * C;
+			for (int64_t j = 0; j < kw; j++) {
+				const float *p = r + j * d * C;
+				dw_vec wv = DW_W(i * kw + j);
+				a0 += dw_ld(p) * wv;
+				a1 += dw_ld(p + sc) * wv;
+				a2 += dw_ld(p + 2 * sc) * wv;
+				a3 += dw_ld(p + 3 * sc) * wv;
 			}
-			ow++, y += CO;
-			continue;
 		}
+		dw_st(y + ow * C, a0);
+		dw_st(y + (ow + 1) * C, a1);
+		dw_st(y + (ow + 2) * C, a2);
+		dw_st(y + (ow + 3) * C, a3);
+	}
+	for (; ow < ow1; ow++) {
+		dw_vec a = {0};
+		for (int64_t i = 0; i < kh; i++) {
+			const float *r = x + i * rstep + (ow * s - pad) * C;
+			for (int64_t j = 0; j < kw; j++)
+				a += dw_ld(r + j * d * C) * DW_W(i * kw + j);
+		}
+		dw_st(y + ow * C, a);
+	}
+#undef DW_W
+}
+
+/* Whether every tap row of output row oh is inside the input. */
+static int dw_row_inside(const conv *c, int64_t oh)
+{
+	int64_t h0 = oh * c->dh.stride - c->dh.pad;
+	return h0 >= 0 && h0 + (c->kh - 1) * c->dh.dil < c->l.h;
+}
+
+/* Output row oh of image b with multiplier 1, all its tap rows inside
+ * the input and at least one block of channels: the blocks' columns
+ * [lo, hi) by dw_span, the edge columns and the channels past the last
+ * block by the general path. */
+static inline DW_INLINE void dw_row_fast(const dw_job *j, int64_t b,
+					 int64_t oh, float *y)
+{
+	const conv *c = j->c;
+	int64_t C = c->cin, H = c->l.h, W = c->l.w, q = 0;
+	int64_t s = c->dw.stride, d = c->dw.dil, pad = c->dw.pad;
+	int64_t h0 = oh * c->dh.stride - c->dh.pad;
+	const float *xr = j->x + (b * H + h0) * W * C;
+	int64_t rstep = c->dh.dil * W * C;
+
+	/* the entry conditions of the tiled path */
+	assert(j->mult == 1 && C >= DW_V && dw_row_inside(c, oh));
+	assert(0 <= j->lo && j->lo <= j->hi && j->hi <= c->dw.out);
+	assert(j->lo == j->hi || (j->lo * s - pad >= 0 &&
+				  (j->hi - 1) * s - pad + (c->kw - 1) * d < W));
+	for (; q + DW_V <= C; q += DW_V) {
+		const float *fq = j->f + q;
+		if (c->kh == 3 && c->kw == 3 && s == 1 && d == 1)
+			dw_span(xr + q, rstep, fq, C, j->lo, j->hi, 1, 1, pad,
+				3, 3, y + q);
+		else if (c->kh == 3 && c->kw == 3)
+			dw_span(xr + q, rstep, fq, C, j->lo, j->hi, s, d, pad,
+				3, 3, y + q);
+		else
+			dw_span(xr + q, rstep, fq, C, j->lo, j->hi, s, d, pad,
+				c->kh, c->kw, y + q);
+		for (int64_t ow = 0; ow < j->lo; ow++)
+			dw_pixel8(c, j->x, j->f, b, oh, ow, q, y + ow * C);
+		for (int64_t ow = j->hi; ow < c->dw.out; ow++)
+			dw_pixel8(c, j->x, j->f, b, oh, ow, q, y + ow * C);
+	}
+	for (; q < C; q++)
+		for (int64_t ow = 0; ow < c->dw.out; ow++)
+			dw_pixel1(c, j->x, j->f, b, oh, ow, q, y + ow * C);
+}
+
+/* The general path: any row, any multiplier. */
+static inline DW_INLINE void dw_row_general(const dw_job *j, int64_t b,
+					    int64_t oh, float *y)
+{
+	const conv *c = j->c;
+	int64_t C = c->cin, mult = j->mult, CO = C * mult;
+	for (int64_t ow = 0; ow < c->dw.out; ow++, y += CO) {
 		if (mult == 1) {
-			int64_t c0 = 0;
-			for (; c0 + 4 * DW_V <= C; c0 += 4 * DW_V)
-				dw_pixel4(c, x, f, b, oh, ow, c0, y);
-			for (; c0 < C; c0++)
-				dw_pixel1(c, x, f, b, oh, ow, c0, y);
+			int64_t q = 0;
+			for (; q + DW_V <= C; q += DW_V)
+				dw_pixel8(c, j->x, j->f, b, oh, ow, q, y);
+			for (; q < C; q++)
+				dw_pixel1(c, j->x, j->f, b, oh, ow, q, y);
 			continue;
 		}
 		memset(y, 0, CO * sizeof(float));
@@ -550,14 +678,15 @@ static inline DW_INLINE void dw_row_body(const conv *c, int64_t mult,
 				     i * c->dh.dil;
 			if (ih < 0 || ih >= c->l.h)
 				continue;
-			for (int64_t j = 0; j < c->kw; j++) {
+			for (int64_t t = 0; t < c->kw; t++) {
 				int64_t iw = ow * c->dw.stride - c->dw.pad +
-					     j * c->dw.dil;
+					     t * c->dw.dil;
 				const float *xp, *fp;
 				if (iw < 0 || iw >= c->l.w)
 					continue;
-				xp = x + ((b * c->l.h + ih) * c->l.w + iw) * C;
-				fp = f + (i * c->kw + j) * CO;
+				xp = j->x + ((b * c->l.h + ih) * c->l.w + iw) *
+				     C;
+				fp = j->f + (i * c->kw + t) * CO;
 				for (int64_t q = 0; q < C; q++)
 					for (int64_t m = 0; m < mult; m++)
 						y[q * mult + m] += xp[q] *
@@ -567,27 +696,37 @@ static inline DW_INLINE void dw_row_body(const conv *c, int64_t mult,
 	}
 }
 
-static DW_OPT void dw_row_base(const conv *c, int64_t mult, const float *x,
-			       const float *f, int64_t b, int64_t oh,
+/* Whether row oh takes the tiled path. */
+static int dw_fast(const dw_job *j, int64_t oh)
+{
+	return j->mult == 1 && j->c->cin >= DW_V && dw_row_inside(j->c, oh);
+}
+
+static inline DW_INLINE void dw_row_body(const dw_job *j, int64_t b,
+					 int64_t oh, float *y)
+{
+	if (dw_fast(j, oh))
+		dw_row_fast(j, b, oh, y);
+	else
+		dw_row_general(j, b, oh, y);
+}
+
+static DW_OPT void dw_row_base(const dw_job *j, int64_t b, int64_t oh,
 			       float *y)
 {
-	dw_row_body(c, mult, x, f, b, oh, y);
+	dw_row_body(j, b, oh, y);
 }
 
 #ifdef DW_AVX2
 __attribute__((target("avx2,fma")))
-static DW_OPT void dw_row_avx2(const conv *c, int64_t mult, const float *x,
-			       const float *f, int64_t b, int64_t oh,
+static DW_OPT void dw_row_avx2(const dw_job *j, int64_t b, int64_t oh,
 			       float *y)
 {
-	dw_row_body(c, mult, x, f, b, oh, y);
+	dw_row_body(j, b, oh, y);
 }
 #endif
 
-typedef void (*dw_row_fn)(const conv *, int64_t, const float *,
-			  const float *, int64_t, int64_t, float *);
-
-static dw_row_fn dw_row_pick(void)
+static void (*dw_row_pick(void))(const dw_job *, int64_t, int64_t, float *)
 {
 #ifdef DW_AVX2
 	__builtin_cpu_init();
@@ -597,13 +736,61 @@ static dw_row_fn dw_row_pick(void)
 	return dw_row_base;
 }
 
+/* Part p of the job: output rows [p * per, (p + 1) * per) of all the
+ * images, then their epilogue. */
+static void dw_part(void *arg, int64_t p, int slot)
+{
+	const dw_job *j = arg;
+	int64_t OH = j->c->dh.out, co = j->c->cin * j->mult;
+	int64_t r1 = (p + 1) * j->per < j->rows ? (p + 1) * j->per : j->rows;
+	(void)slot;
+	for (int64_t r = p * j->per; r < r1; r++) {
+		float *yr = j->y + r * j->c->dw.out * co;
+		j->row(j, r / OH, r % OH, yr);
+		if (j->e)
+			knn_epi_apply(j->e, yr, j->c->dw.out, co, 0);
+	}
+}
+
+/* The columns [lo, hi) whose taps are all inside the input's width. */
+static void dw_columns(const conv *c, int64_t *lo, int64_t *hi)
+{
+	int64_t s = c->dw.stride, ow = c->dw.out;
+	int64_t num = c->l.w - 1 + c->dw.pad - (c->kw - 1) * c->dw.dil;
+	*lo = (c->dw.pad + s - 1) / s;
+	*hi = num < 0 ? 0 : num / s + 1;
+	*lo = *lo < ow ? *lo : ow;
+	*hi = *hi < ow ? *hi : ow;
+	*hi = *hi < *lo ? *lo : *hi;
+}
+
+/* Runs the depthwise job over the pool's threads. */
+static void dw_run(dw_job *j, uint64_t work)
+{
+	int threads = work < DW_SPLIT_WORK ? 1 : ge_xpool_threads();
+	int64_t parts = threads * DW_PARTS_PER_THREAD;
+	dw_columns(j->c, &j->lo, &j->hi);
+	j->row = dw_row_pick();
+	j->rows = j->c->l.n * j->c->dh.out;
+	parts = parts < j->rows ? parts : j->rows;
+	j->per = (j->rows + parts - 1) / parts;
+	for (int64_t oh = 0; oh < j->c->dh.out; oh++)
+		if (dw_fast(j, oh))
+			knn_stats.dw_fast += j->c->l.n * (j->c->cin / DW_V);
+		else
+			knn_stats.dw_general += j->c->l.n;
+	if (threads > 1)
+		knn_stats.dw_split++;
+	ge_xpool_run((j->rows + j->per - 1) / j->per, threads, dw_part, j);
+}
+
 static int depthwise(ge_kctx *k, int fused)
 {
 	conv c;
 	knn_epi epi = {0};
 	const float *x;
 	float *xs, *y;
-	uint64_t xb, yb;
+	uint64_t xb, yb, work;
 	int64_t mult, co;
 	int rc;
 	if ((rc = ge_k_need(k, 2)) || (rc = knn_in_f32(k, 0, 4, "input")) ||
@@ -615,8 +802,9 @@ static int depthwise(ge_kctx *k, int fused)
 	co = c.cin * mult;
 	if (fused && (rc = knn_epi_parse(k, 2, co, 0, &epi)))
 		return rc;
-	if ((rc = ge_k_work(k, knn_mul(knn_mul(c.l.n * c.dh.out, c.dw.out),
-				       knn_mul(co, c.kh * c.kw))))) {
+	work = knn_mul(knn_mul(c.l.n * c.dh.out, c.dw.out),
+		       knn_mul(co, c.kh * c.kw));
+	if ((rc = ge_k_work(k, work))) {
 		knn_epi_done(&epi);
 		return rc;
 	}
@@ -629,18 +817,9 @@ static int depthwise(ge_kctx *k, int fused)
 	else if (k->out[0]->n == 0)
 		knn_out_done(k, &c.l, y, yb, 0, 0);
 	else {
-		int64_t rowsz = c.dw.out * co;
-		dw_row_fn dw_row = dw_row_pick();
-		if (c.l.nchw)
-			memset(y, 0, yb);
-		for (int64_t b = 0; b < c.l.n; b++)
-			for (int64_t oh = 0; oh < c.dh.out; oh++) {
-				float *yr = y + (b * c.dh.out + oh) * rowsz;
-				dw_row(&c, mult, x, k->in[1]->data, b, oh, yr);
-				if (fused)
-					knn_epi_apply(&epi, yr, c.dw.out, co,
-						      0);
-			}
+		dw_job j = {&c, mult, x, k->in[1]->data, y,
+			    fused ? &epi : NULL, 0, 0, 0, 0, NULL};
+		dw_run(&j, work);
 		knn_out_done(k, &c.l, y, yb, c.dh.out * c.dw.out, co);
 	}
 	knn_scratch_free(k, xs, xb);
