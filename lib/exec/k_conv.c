@@ -558,56 +558,85 @@ static inline DW_INLINE void dw_pixel1(const conv *c, const float *x,
 	y[q] = acc;
 }
 
-/* The register-tiled path: one block of 8 channels of output columns
- * [ow0, ow1) of a row whose taps are all inside the input.  x is the
- * input at the block's channel of the row of tap (0, 0) and column 0,
- * rstep the distance between tap rows, f the filter and y the output row
- * at the block's channel.  With kh * kw <= 9 the block's weights are
- * loaded once into registers; four output pixels are summed at a time,
- * four independent chains of multiply-adds, and where kh, kw, stride
- * and dilation are constants (the 3x3 calls) a column of input that
- * several of the four read is loaded once. */
+/* The register-tiled path, for one block of 8 channels of output
+ * columns [ow0, ow1) of a row whose taps are all inside the input.  x is
+ * the input at the block's channel, on the row of tap row 0 and at
+ * column 0; rstep the distance between tap rows; f the filter and y the
+ * output row, both at the block's channel.  Each output pixel sums its
+ * taps in the reference order (row by row, left to right), so that any
+ * split of the rows gives the same bits. */
+
+/* One tap row of four neighbouring output pixels of a 3x3 filter with
+ * stride and dilation 1: six input columns, each loaded once. */
+static inline DW_INLINE void dw_row4(const float *r, int64_t C,
+				     const dw_vec w[3], dw_vec a[4])
+{
+	dw_vec wa = w[0], wb = w[1], wc = w[2];
+	dw_vec x0 = dw_ld(r), x1 = dw_ld(r + C), x2 = dw_ld(r + 2 * C);
+	dw_vec x3 = dw_ld(r + 3 * C), x4 = dw_ld(r + 4 * C);
+	dw_vec x5 = dw_ld(r + 5 * C);
+	a[0] += x0 * wa, a[0] += x1 * wb, a[0] += x2 * wc;
+	a[1] += x1 * wa, a[1] += x2 * wb, a[1] += x3 * wc;
+	a[2] += x2 * wa, a[2] += x3 * wb, a[2] += x4 * wc;
+	a[3] += x3 * wa, a[3] += x4 * wb, a[3] += x5 * wc;
+}
+
+/* One output pixel of a 3x3 filter at p (its tap (0, 0)); dc is the
+ * dilation times C. */
+static inline DW_INLINE void dw_px3(const float *p, int64_t rstep,
+				    int64_t dc, const dw_vec w[9], float *y)
+{
+	dw_vec a = {0};
+	for (int i = 0; i < 3; i++, p += rstep) {
+		a += dw_ld(p) * w[3 * i];
+		a += dw_ld(p + dc) * w[3 * i + 1];
+		a += dw_ld(p + 2 * dc) * w[3 * i + 2];
+	}
+	dw_st(y, a);
+}
+
+/* A 3x3 filter: its nine weights in registers for the whole span; with
+ * stride and dilation 1, four output pixels at a time (four independent
+ * chains of multiply-adds over 6 x 3 loads of input). */
+static inline DW_INLINE void dw_span3(const float *x, int64_t rstep,
+				      const float *f, int64_t C, int64_t ow0,
+				      int64_t ow1, int64_t s, int64_t d,
+				      int64_t pad, float *y)
+{
+	dw_vec w[9];
+	const float *r = x + (ow0 * s - pad) * C;
+	int64_t ow = ow0;
+	for (int t = 0; t < 9; t++)
+		w[t] = dw_ld(f + t * C);
+	if (s == 1 && d == 1)
+		for (; ow + 4 <= ow1; ow += 4, r += 4 * C) {
+			dw_vec a[4] = {{0}, {0}, {0}, {0}};
+			dw_row4(r, C, w, a);
+			dw_row4(r + rstep, C, w + 3, a);
+			dw_row4(r + 2 * rstep, C, w + 6, a);
+			for (int o = 0; o < 4; o++)
+				dw_st(y + (ow + o) * C, a[o]);
+		}
+	for (; ow < ow1; ow++, r += s * C)
+		dw_px3(r, rstep, d * C, w, y + ow * C);
+}
+
+/* Any other filter size: the weights read from the filter (in cache). */
 static inline DW_INLINE void dw_span(const float *x, int64_t rstep,
 				     const float *f, int64_t C, int64_t ow0,
 				     int64_t ow1, int64_t s, int64_t d,
 				     int64_t pad, int64_t kh, int64_t kw,
 				     float *y)
 {
-	dw_vec w[9];
-	int reg = kh * kw <= 9;
-	int64_t sc = s * C, ow = ow0;
-	if (reg)
-		for (int64_t t = 0; t < kh * kw; t++)
-			w[t] = dw_ld(f + t * C);
-#define DW_W(t) (reg ? w[t] : dw_ld(f + (t) * C))
-	for (; ow + 4 <= ow1; ow += 4) {
-		dw_vec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-		for (int64_t i = 0; i < kh; i++) {
-			const float *r = x + i * rstep + (ow * s - pad) * C;
-			for (int64_t j = 0; j < kw; j++) {
-				const float *p = r + j * d * C;
-				dw_vec wv = DW_W(i * kw + j);
-				a0 += dw_ld(p) * wv;
-				a1 += dw_ld(p + sc) * wv;
-				a2 += dw_ld(p + 2 * sc) * wv;
-				a3 += dw_ld(p + 3 * sc) * wv;
-			}
-		}
-		dw_st(y + ow * C, a0);
-		dw_st(y + (ow + 1) * C, a1);
-		dw_st(y + (ow + 2) * C, a2);
-		dw_st(y + (ow + 3) * C, a3);
-	}
-	for (; ow < ow1; ow++) {
+	const float *r = x + (ow0 * s - pad) * C;
+	for (int64_t ow = ow0; ow < ow1; ow++, r += s * C) {
 		dw_vec a = {0};
-		for (int64_t i = 0; i < kh; i++) {
-			const float *r = x + i * rstep + (ow * s - pad) * C;
-			for (int64_t j = 0; j < kw; j++)
-				a += dw_ld(r + j * d * C) * DW_W(i * kw + j);
-		}
+		const float *p = r, *fp = f;
+		for (int64_t i = 0; i < kh; i++, p += rstep)
+			for (int64_t j = 0; j < kw; j++, fp += C)
+				a += dw_ld(p + j * d * C) * dw_ld(fp);
 		dw_st(y + ow * C, a);
 	}
-#undef DW_W
 }
 
 /* Whether every tap row of output row oh is inside the input. */
@@ -639,11 +668,11 @@ static inline DW_INLINE void dw_row_fast(const dw_job *j, int64_t b,
 	for (; q + DW_V <= C; q += DW_V) {
 		const float *fq = j->f + q;
 		if (c->kh == 3 && c->kw == 3 && s == 1 && d == 1)
-			dw_span(xr + q, rstep, fq, C, j->lo, j->hi, 1, 1, pad,
-				3, 3, y + q);
+			dw_span3(xr + q, rstep, fq, C, j->lo, j->hi, 1, 1, pad,
+				 y + q);
 		else if (c->kh == 3 && c->kw == 3)
-			dw_span(xr + q, rstep, fq, C, j->lo, j->hi, s, d, pad,
-				3, 3, y + q);
+			dw_span3(xr + q, rstep, fq, C, j->lo, j->hi, s, d, pad,
+				 y + q);
 		else
 			dw_span(xr + q, rstep, fq, C, j->lo, j->hi, s, d, pad,
 				c->kh, c->kw, y + q);
