@@ -220,12 +220,15 @@ static const struct dcase {
 	{{1, 12, 13, 16, 3, 3, 1, 1, 1, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}, FAST},
 	/* EXPLICIT, uneven pads, stride 2 in width */
 	{{2, 8, 10, 24, 3, 3, 1, 1, 2, 1, 1, 2, 1, 2, 0, 3, 0, 0, 0, 0}, FAST},
+	/* dilation 2 under odd EXPLICIT pads: the first tap inside is the
+	 * second */
+	{{1, 11, 10, 16, 3, 3, 1, 1, 1, 2, 2, 2, 1, 2, 3, 0, 0, 0, 0, 0}, FAST},
 	/* 5x5: weights past the registers */
 	{{1, 9, 9, 8, 5, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, FAST},
 	/* 1x3 with dilation 3, VALID */
 	{{1, 7, 30, 9, 1, 3, 1, 1, 1, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0}, FAST},
 	/* a 1x1 image under SAME: only the edges */
-	{{1, 1, 1, 16, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, 0},
+	{{1, 1, 1, 16, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, FAST},
 	/* VALID 3x3 on 3x3: one output pixel, all inside */
 	{{1, 3, 3, 9, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, FAST},
 	/* large enough to run on two threads */

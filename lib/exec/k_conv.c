@@ -512,31 +512,10 @@ typedef float dw_uvec __attribute__((vector_size(32), aligned(4)));
 #define dw_ld(p) (*(const dw_uvec *)(p))
 #define dw_st(p, v) (*(dw_uvec *)(p) = (v))
 
-/* General path: channels [q, q + 8) of output pixel (oh, ow) of image b
- * with multiplier 1, each tap checked against the input's bounds. */
-static inline DW_INLINE void dw_pixel8(const conv *c, const float *x,
-				       const float *f, int64_t b, int64_t oh,
-				       int64_t ow, int64_t q, float *y)
-{
-	dw_vec acc = {0};
-	for (int64_t i = 0; i < c->kh; i++) {
-		int64_t ih = oh * c->dh.stride - c->dh.pad + i * c->dh.dil;
-		if (ih < 0 || ih >= c->l.h)
-			continue;
-		for (int64_t j = 0; j < c->kw; j++) {
-			int64_t iw = ow * c->dw.stride - c->dw.pad +
-				     j * c->dw.dil;
-			if (iw < 0 || iw >= c->l.w)
-				continue;
-			acc += dw_ld(x + ((b * c->l.h + ih) * c->l.w + iw) *
-				     c->cin + q) *
-			       dw_ld(f + (i * c->kw + j) * c->cin + q);
-		}
-	}
-	dw_st(y + q, acc);
-}
-
-/* Channel q of that pixel, alone (the channels past the blocks). */
+/* The general path for one channel: channel q of output pixel (oh, ow)
+ * of image b with multiplier 1, each tap checked against the input's
+ * bounds (the channels past the last block of 8, or all of them when
+ * there are fewer than 8). */
 static inline DW_INLINE void dw_pixel1(const conv *c, const float *x,
 				       const float *f, int64_t b, int64_t oh,
 				       int64_t ow, int64_t q, float *y)
@@ -639,47 +618,79 @@ static inline DW_INLINE void dw_span(const float *x, int64_t rstep,
 	}
 }
 
-/* Whether every tap row of output row oh is inside the input. */
-static int dw_row_inside(const conv *c, int64_t oh)
+/* The tap rows [*i0, *i1) of output row oh that fall inside the
+ * input; *i0 == *i1 when none does. */
+static void dw_tap_rows(const conv *c, int64_t oh, int64_t *i0, int64_t *i1)
 {
-	int64_t h0 = oh * c->dh.stride - c->dh.pad;
-	return h0 >= 0 && h0 + (c->kh - 1) * c->dh.dil < c->l.h;
+	int64_t h0 = oh * c->dh.stride - c->dh.pad, dl = c->dh.dil;
+	*i0 = h0 >= 0 ? 0 : (-h0 + dl - 1) / dl;
+	*i1 = h0 >= c->l.h ? 0 : (c->l.h - 1 - h0) / dl + 1;
+	*i1 = *i1 < c->kh ? *i1 : c->kh;
+	*i0 = *i0 < *i1 ? *i0 : *i1;
 }
 
-/* Output row oh of image b with multiplier 1, all its tap rows inside
- * the input and at least one block of channels: the blocks' columns
- * [lo, hi) by dw_span, the edge columns and the channels past the last
- * block by the general path. */
+/* Edge column ow of a block: x and f at tap row i0 as for dw_span, ni
+ * tap rows, the taps left or right of the input skipped. */
+static inline DW_INLINE void dw_edge(const conv *c, const float *x,
+				     int64_t rstep, const float *f, int64_t ni,
+				     int64_t ow, float *y)
+{
+	int64_t C = c->cin, W = c->l.w, d = c->dw.dil;
+	int64_t w0 = ow * c->dw.stride - c->dw.pad;
+	int64_t j0 = w0 >= 0 ? 0 : (-w0 + d - 1) / d;
+	int64_t j1 = w0 >= W ? 0 : (W - 1 - w0) / d + 1;
+	dw_vec a = {0};
+	j1 = j1 < c->kw ? j1 : c->kw;
+	for (int64_t i = 0; i < ni; i++)
+		for (int64_t j = j0; j < j1; j++)
+			a += dw_ld(x + i * rstep + (w0 + j * d) * C) *
+			     dw_ld(f + (i * c->kw + j) * C);
+	dw_st(y + ow * C, a);
+}
+
+/* Output row oh of image b with multiplier 1 and at least one block of
+ * channels: for each block of 8, the columns [lo, hi) by dw_span3 (all
+ * tap rows inside, 3x3) or dw_span (the tap rows inside), the edge
+ * columns by dw_edge; the channels past the last block one by one. */
 static inline DW_INLINE void dw_row_fast(const dw_job *j, int64_t b,
 					 int64_t oh, float *y)
 {
 	const conv *c = j->c;
-	int64_t C = c->cin, H = c->l.h, W = c->l.w, q = 0;
+	int64_t C = c->cin, H = c->l.h, W = c->l.w, q = 0, i0, i1, ni;
 	int64_t s = c->dw.stride, d = c->dw.dil, pad = c->dw.pad;
-	int64_t h0 = oh * c->dh.stride - c->dh.pad;
-	const float *xr = j->x + (b * H + h0) * W * C;
-	int64_t rstep = c->dh.dil * W * C;
+	int64_t h0 = oh * c->dh.stride - c->dh.pad, rstep = c->dh.dil * W * C;
+	const float *xr, *fr;
+	int sq;
 
+	dw_tap_rows(c, oh, &i0, &i1);
+	if (i0 == i1) {
+		memset(y, 0, c->dw.out * C * sizeof(float));
+		return;
+	}
+	ni = i1 - i0;
+	xr = j->x + (b * H + h0 + i0 * c->dh.dil) * W * C;
+	fr = j->f + i0 * c->kw * C;
+	sq = ni == 3 && c->kh == 3 && c->kw == 3;
 	/* the entry conditions of the tiled path */
-	assert(j->mult == 1 && C >= DW_V && dw_row_inside(c, oh));
+	assert(j->mult == 1 && C >= DW_V && 0 <= i0 && i1 <= c->kh);
+	assert(h0 + i0 * c->dh.dil >= 0 && h0 + (i1 - 1) * c->dh.dil < H);
 	assert(0 <= j->lo && j->lo <= j->hi && j->hi <= c->dw.out);
 	assert(j->lo == j->hi || (j->lo * s - pad >= 0 &&
 				  (j->hi - 1) * s - pad + (c->kw - 1) * d < W));
 	for (; q + DW_V <= C; q += DW_V) {
-		const float *fq = j->f + q;
-		if (c->kh == 3 && c->kw == 3 && s == 1 && d == 1)
-			dw_span3(xr + q, rstep, fq, C, j->lo, j->hi, 1, 1, pad,
-				 y + q);
-		else if (c->kh == 3 && c->kw == 3)
-			dw_span3(xr + q, rstep, fq, C, j->lo, j->hi, s, d, pad,
-				 y + q);
+		if (sq && s == 1 && d == 1)
+			dw_span3(xr + q, rstep, fr + q, C, j->lo, j->hi, 1, 1,
+				 pad, y + q);
+		else if (sq)
+			dw_span3(xr + q, rstep, fr + q, C, j->lo, j->hi, s, d,
+				 pad, y + q);
 		else
-			dw_span(xr + q, rstep, fq, C, j->lo, j->hi, s, d, pad,
-				c->kh, c->kw, y + q);
+			dw_span(xr + q, rstep, fr + q, C, j->lo, j->hi, s, d,
+				pad, ni, c->kw, y + q);
 		for (int64_t ow = 0; ow < j->lo; ow++)
-			dw_pixel8(c, j->x, j->f, b, oh, ow, q, y + ow * C);
+			dw_edge(c, xr + q, rstep, fr + q, ni, ow, y + q);
 		for (int64_t ow = j->hi; ow < c->dw.out; ow++)
-			dw_pixel8(c, j->x, j->f, b, oh, ow, q, y + ow * C);
+			dw_edge(c, xr + q, rstep, fr + q, ni, ow, y + q);
 	}
 	for (; q < C; q++)
 		for (int64_t ow = 0; ow < c->dw.out; ow++)
@@ -694,10 +705,7 @@ static inline DW_INLINE void dw_row_general(const dw_job *j, int64_t b,
 	int64_t C = c->cin, mult = j->mult, CO = C * mult;
 	for (int64_t ow = 0; ow < c->dw.out; ow++, y += CO) {
 		if (mult == 1) {
-			int64_t q = 0;
-			for (; q + DW_V <= C; q += DW_V)
-				dw_pixel8(c, j->x, j->f, b, oh, ow, q, y);
-			for (; q < C; q++)
+			for (int64_t q = 0; q < C; q++)
 				dw_pixel1(c, j->x, j->f, b, oh, ow, q, y);
 			continue;
 		}
@@ -725,16 +733,16 @@ static inline DW_INLINE void dw_row_general(const dw_job *j, int64_t b,
 	}
 }
 
-/* Whether row oh takes the tiled path. */
-static int dw_fast(const dw_job *j, int64_t oh)
+/* Whether the job takes the tiled path. */
+static int dw_fast(const dw_job *j)
 {
-	return j->mult == 1 && j->c->cin >= DW_V && dw_row_inside(j->c, oh);
+	return j->mult == 1 && j->c->cin >= DW_V;
 }
 
 static inline DW_INLINE void dw_row_body(const dw_job *j, int64_t b,
 					 int64_t oh, float *y)
 {
-	if (dw_fast(j, oh))
+	if (dw_fast(j))
 		dw_row_fast(j, b, oh, y);
 	else
 		dw_row_general(j, b, oh, y);
@@ -803,11 +811,10 @@ static void dw_run(dw_job *j, uint64_t work)
 	j->rows = j->c->l.n * j->c->dh.out;
 	parts = parts < j->rows ? parts : j->rows;
 	j->per = (j->rows + parts - 1) / parts;
-	for (int64_t oh = 0; oh < j->c->dh.out; oh++)
-		if (dw_fast(j, oh))
-			knn_stats.dw_fast += j->c->l.n * (j->c->cin / DW_V);
-		else
-			knn_stats.dw_general += j->c->l.n;
+	if (dw_fast(j))
+		knn_stats.dw_fast += j->rows * (j->c->cin / DW_V);
+	else
+		knn_stats.dw_general += j->rows;
 	if (threads > 1)
 		knn_stats.dw_split++;
 	ge_xpool_run((j->rows + j->per - 1) / j->per, threads, dw_part, j);
