@@ -204,6 +204,13 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 	int threads, blas = 0;
 	if (OH == 0 || OW == 0 || c->cout == 0 || c->l.n == 0)
 		return GE_OK;
+	if (c->kdim == 0) {
+		memset(y, 0, knn_mul(knn_mul(c->l.n * OH, OW), c->cout) *
+		       sizeof(float));
+		if (e)
+			knn_epi_apply(e, y, c->l.n * OH * OW, c->cout, 0);
+		return GE_OK;
+	}
 	if (pointwise(c)) {
 		/* one product, which OpenBLAS splits over its threads */
 		int64_t m = c->l.n * OH * OW;
@@ -214,13 +221,6 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 			    (int)c->cout, 0.0f, y, (int)c->cout);
 		if (e)
 			knn_epi_apply(e, y, m, c->cout, 0);
-		return GE_OK;
-	}
-	if (c->kdim == 0) {
-		memset(y, 0, knn_mul(knn_mul(c->l.n * OH, OW), c->cout) *
-		       sizeof(float));
-		if (e)
-			knn_epi_apply(e, y, c->l.n * OH * OW, c->cout, 0);
 		return GE_OK;
 	}
 	threads = conv_plan(c, knn_mul(knn_mul(c->l.n * OH, OW),
@@ -272,7 +272,7 @@ static int conv2d(ge_kctx *k, int fused)
 		knn_epi_done(&epi);
 		return GE_EINVAL;
 	}
-	if (!(y = knn_out_nhwc(k, &c.l, c.dh.out, c.dw.out, c.cout, &yb)))
+	if (!(y = knn_out_nhwc_raw(k, &c.l, c.dh.out, c.dw.out, c.cout, &yb)))
 		rc = GE_EINVAL;
 	else if ((rc = conv_fwd(k, &c, x, k->in[1]->data, y,
 				fused ? &epi : NULL))) {
@@ -848,7 +848,7 @@ static int depthwise(ge_kctx *k, int fused)
 		knn_epi_done(&epi);
 		return GE_EINVAL;
 	}
-	if (!(y = knn_out_nhwc(k, &c.l, c.dh.out, c.dw.out, co, &yb)))
+	if (!(y = knn_out_nhwc_raw(k, &c.l, c.dh.out, c.dw.out, co, &yb)))
 		rc = GE_EINVAL;
 	else if (k->out[0]->n == 0)
 		knn_out_done(k, &c.l, y, yb, 0, 0);

@@ -81,6 +81,10 @@ int ge_k_need(ge_kctx *k, int nin);
 /* Output i, allocated and charged: k->out[i] is set and returned, or
  * NULL with k->err set. */
 ge_xt *ge_k_out(ge_kctx *k, int i, int dtype, int rank, const int64_t *dims);
+/* The same with the elements of a number dtype left unset
+ * (ge_xt_new_raw), for a kernel that writes every element itself. */
+ge_xt *ge_k_out_raw(ge_kctx *k, int i, int dtype, int rank,
+		    const int64_t *dims);
 /* Output i is input j, passed on by reference. */
 void ge_k_forward(ge_kctx *k, int i, int j);
 /* Charges units of work (multiply-adds, elements touched); a refusal

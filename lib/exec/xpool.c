@@ -52,9 +52,11 @@ static void take_parts(int slot)
 {
 	while (job.next < job.parts) {
 		int64_t p = job.next++;
+		ge_xpool_fn fn = job.fn;
+		void *arg = job.arg;
 		job.running++;
 		pthread_mutex_unlock(&mu);
-		job.fn(job.arg, p, slot);
+		fn(arg, p, slot);
 		pthread_mutex_lock(&mu);
 		if (--job.running == 0 && job.next >= job.parts)
 			pthread_cond_broadcast(&idle);
