@@ -13,7 +13,7 @@
  *   dilations, EXPLICIT padding, a strided 1x1 and a residual Add whose
  *   offset each band must find.
  *
- * knn_stats counts what ran, so that each case checks it reached the
+ * ge_kconv_count counts what ran, so that each case checks it reached the
  * path it is there for.
  */
 #include <math.h>
@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/k_nn_impl.h"
 #include "exec/kernel.h"
 #include "exec/xpool.h"
 #include "exec/xtensor.h"
@@ -268,10 +267,10 @@ static void test_depthwise(void)
 				rnd4(g.kh, g.kw, g.c, g.co)};
 		double *want = ref_conv(&g, in[0], in[1], 1);
 		int64_t n = out_count(&g, 1);
-		knn_conv_stats s0 = knn_stats;
+		ge_kconv_counts s0 = ge_kconv_count;
 		ge_xt *o1 = run1("DepthwiseConv2dNative", attrs(&g, ""), in, 2,
 				 1, n);
-		knn_conv_stats s1 = knn_stats;
+		ge_kconv_counts s1 = ge_kconv_count;
 		ge_xt *o2 = run1("DepthwiseConv2dNative", attrs(&g, ""), in, 2,
 				 2, n);
 		double e1 = err_of(o1, want, n), e2 = err_of(o2, want, n);
@@ -285,7 +284,7 @@ static void test_depthwise(void)
 			   "path ran", name(&g));
 		if (dcases[t].reach & SPLIT)
 			ok(s1.dw_split == s0.dw_split &&
-			   knn_stats.dw_split > s1.dw_split,
+			   ge_kconv_count.dw_split > s1.dw_split,
 			   "depthwise %s: split over 2 threads", name(&g));
 		free(want);
 		ge_xt_unref(o1), ge_xt_unref(o2);
@@ -345,12 +344,12 @@ static void test_conv2d(void)
 		double *want = ref_conv(&g, in[0], in[1], 0);
 		int64_t n = out_count(&g, 0);
 		for (int th = 1; th <= 2; th++) {
-			knn_conv_stats s0 = knn_stats;
+			ge_kconv_counts s0 = ge_kconv_count;
 			ge_xt *o = run1("Conv2D", attrs(&g, ""), in, 2, th, n);
 			double e = err_of(o, want, n);
 			ok(e < TOL, "Conv2D %s on %d thread(s): %.2g %s",
 			   name(&g), th, e, errmsg);
-			ok((knn_stats.conv_split > s0.conv_split) == (th == 2),
+			ok((ge_kconv_count.conv_split > s0.conv_split) == (th == 2),
 			   "Conv2D %s: %s", name(&g), th == 2 ?
 			   "bands split over 2 threads" : "one thread");
 			ge_xt_unref(o);

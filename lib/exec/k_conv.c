@@ -139,7 +139,7 @@ static int pointwise(const conv *c)
 	       c->dh.out == c->l.h && c->dw.out == c->l.w;
 }
 
-knn_conv_stats knn_stats;
+ge_kconv_counts ge_kconv_count;
 
 /* A forward convolution cut into bands, each band a part of the pool's
  * job: rows output rows of one image, packed into the scratch of the
@@ -234,7 +234,7 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 		/* each band's product on the thread that packed it */
 		blas = openblas_get_num_threads();
 		openblas_set_num_threads(1);
-		knn_stats.conv_split++;
+		ge_kconv_count.conv_split++;
 	}
 	ge_xpool_run(c->l.n * j.nb, threads, conv_band, &j);
 	if (blas)
@@ -812,11 +812,11 @@ static void dw_run(dw_job *j, uint64_t work)
 	parts = parts < j->rows ? parts : j->rows;
 	j->per = (j->rows + parts - 1) / parts;
 	if (dw_fast(j))
-		knn_stats.dw_fast += j->rows * (j->c->cin / DW_V);
+		ge_kconv_count.dw_fast += j->rows * (j->c->cin / DW_V);
 	else
-		knn_stats.dw_general += j->rows;
+		ge_kconv_count.dw_general += j->rows;
 	if (threads > 1)
-		knn_stats.dw_split++;
+		ge_kconv_count.dw_split++;
 	ge_xpool_run((j->rows + j->per - 1) / j->per, threads, dw_part, j);
 }
 

@@ -22,19 +22,6 @@
 #define KNN_VEC __attribute__((optimize("O3")))
 #else
 #define KNN_VEC
-/* ---------------------------------------------------------------- paths */
-
-/* What the convolution kernels ran, counted by the calling thread, so
- * that t/kernels-conv can check that its shapes reach each path. */
-typedef struct knn_conv_stats {
-	uint64_t conv_split;    /* Conv2D runs cut into bands over threads */
-	uint64_t dw_fast;       /* depthwise channel blocks x output rows by
-				 * the register-tiled path */
-	uint64_t dw_general;    /* depthwise output rows by the general path */
-	uint64_t dw_split;      /* depthwise runs over several threads */
-} knn_conv_stats;
-extern knn_conv_stats knn_stats;
-
 #endif
 
 /* Input i must be float32 of the given rank (rank < 0: any); what names

@@ -108,4 +108,18 @@ int ge_k_scalar_int(ge_kctx *k, int i, int64_t *out);
 /* A possibly negative axis of a rank-`rank` tensor into [0, rank). */
 int ge_k_axis(ge_kctx *k, int64_t a, int rank, int64_t *out);
 
+/* ---------------------------------------------------------------- paths */
+
+/* What the convolution kernels (exec/k_conv.c) ran, counted by the
+ * thread that calls them, so that t/kernels-conv can check that its
+ * shapes reach each path. */
+typedef struct ge_kconv_counts {
+	uint64_t conv_split;    /* Conv2D runs cut into bands over threads */
+	uint64_t dw_fast;       /* depthwise output rows x blocks of 8
+				 * channels by the register-tiled path */
+	uint64_t dw_general;    /* depthwise output rows by the general path */
+	uint64_t dw_split;      /* depthwise runs over several threads */
+} ge_kconv_counts;
+extern ge_kconv_counts ge_kconv_count;
+
 #endif
