@@ -389,9 +389,52 @@ static void test_fused_conv2d(void)
 		ge_xt_unref(in[i]);
 }
 
+/* ---------------------------------------------------------------- pool */
+
+#define NPARTS 1000
+static int ran[NPARTS], bad_slot, inner_ran;
+
+static void inner_part(void *arg, int64_t p, int slot)
+{
+	(void)arg, (void)p;
+	if (slot != 0)
+		bad_slot = 1;
+	__atomic_add_fetch(&inner_ran, 1, __ATOMIC_RELAXED);
+}
+
+static void pool_part(void *arg, int64_t p, int slot)
+{
+	int threads = *(int *)arg;
+	if (slot < 0 || slot >= threads)
+		bad_slot = 1;
+	__atomic_add_fetch(&ran[p], 1, __ATOMIC_RELAXED);
+	if (p % 100 == 0) /* nested: runs on this thread alone */
+		ge_xpool_run(3, 2, inner_part, NULL);
+}
+
+/* Every part runs once, on a slot below the thread count, and a run
+ * from inside a part completes on its own thread. */
+static void test_pool(void)
+{
+	for (int threads = 1; threads <= 3; threads++) {
+		int once = 1;
+		memset(ran, 0, sizeof ran);
+		bad_slot = 0, inner_ran = 0;
+		ge_xpool_set_threads(threads);
+		ge_xpool_run(NPARTS, threads, pool_part, &threads);
+		ge_xpool_set_threads(0);
+		for (int p = 0; p < NPARTS; p++)
+			once &= ran[p] == 1;
+		ok(once && !bad_slot && inner_ran == 30, "pool of %d "
+		   "thread(s): %d parts each run once, slots in range, nested "
+		   "runs serial (%d of 30)", threads, NPARTS, inner_ran);
+	}
+}
+
 int main(void)
 {
 	ge_xbudget_init(&budget);
+	test_pool();
 	test_depthwise();
 	test_fused_depthwise();
 	test_conv2d();
