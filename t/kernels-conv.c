@@ -13,8 +13,10 @@
  *   dilations, EXPLICIT padding, a strided 1x1 and a residual Add whose
  *   offset each band must find.
  *
- * ge_kconv_count counts what ran, so that each case checks it reached the
- * path it is there for.
+ * ge_kconv_count counts what ran, so that each case checks it reached
+ * the path it is there for.  The pool itself (exec/xpool.h) must run
+ * every part once, on a slot below its thread count, and a run from
+ * inside a part on that part's thread.
  */
 #include <math.h>
 #include <stdarg.h>
