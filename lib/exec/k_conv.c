@@ -3,23 +3,32 @@
  * Conv2DBackpropFilter, DepthwiseConv2dNative, FusedDepthwiseConv2dNative.
  *
  * Convolutions run in NHWC (an NCHW op is transposed in and out around
- * it).  Conv2D is one sgemm per band of output rows: the band's patches
- * are packed (im2col) into a scratch matrix of rows x (kh*kw*cin), whose
- * column order is the HWIO filter's row order, so the filter is the
- * right-hand matrix as it is stored.  A 1x1 convolution with stride 1
- * and no padding is the sgemm of the input itself.  The band is sized so
- * that its patches stay near 1 MB, in cache while sgemm reads them: on
- * the benchmark's 56x56x64 3x3 convolution, sgemm of 448 x 576 patches
- * ran at 47-64 GFLOP/s, of all 3136 rows at 7-18 (and OpenBLAS keeps
- * such small products on one thread, which on a loaded machine beats
- * two); the scratch is charged to the memory budget while it lives.  The backprops are the same products turned
- * around: dX = col2im(dY x W^T), dW = sum over bands of patches^T x dY.
+ * it).  Conv2D is one sgemm per band of output rows of one image: the
+ * band's patches are packed (im2col) into a scratch matrix of
+ * rows x (kh*kw*cin), whose column order is the HWIO filter's row order,
+ * so the filter is the right-hand matrix as it is stored.  A band holds
+ * at most BAND_FLOATS (1 MB) of patches, in cache while sgemm reads
+ * them; above CONV_SPLIT_WORK the bands are cut smaller, at least
+ * CONV_PARTS_PER_THREAD per thread, and the pool's threads (exec/xpool.h)
+ * take them in turn, each into its own band of scratch, each band's
+ * sgemm on one OpenBLAS thread.  The scratch (threads x one band) is
+ * charged to the memory budget while it lives.  A 1x1 convolution with
+ * stride 1 and no padding is the sgemm of the input itself, which
+ * OpenBLAS splits over its threads.  The backprops are the same products
+ * turned around: dX = col2im(dY x W^T), dW = sum over bands of
+ * patches^T x dY, on one thread.
  *
  * Depthwise convolutions have no product to hand to BLAS (each channel
  * is its own filter of kh*kw taps: a product of k = 9 at most, which no
- * sgemm runs well); they are multiply-adds over the contiguous channels
- * of a pixel, 32 channels at a time held in vector registers across the
- * taps, compiled for AVX2 and FMA when the processor has them.
+ * sgemm runs well).  Their output rows are split over the pool's
+ * threads; with a multiplier of 1 and at least 8 channels, each block of
+ * 8 channels is summed in vector registers over the tap rows inside the
+ * input, the 3x3 filter's weights held in registers and four output
+ * pixels at a time (the register-tiled path, dw_row_fast); the rest
+ * checks every tap (dw_row_general).  Both are compiled for AVX2 and FMA,
+ * taken when the processor has them, and for the baseline.  Conv2D and
+ * depthwise write every element of their output, which is allocated
+ * unzeroed.
  */
 #include "exec/k_nn_impl.h"
 
@@ -538,10 +547,11 @@ static inline DW_INLINE void dw_pixel1(const conv *c, const float *x,
 }
 
 /* The register-tiled path, for one block of 8 channels of output
- * columns [ow0, ow1) of a row whose taps are all inside the input.  x is
- * the input at the block's channel, on the row of tap row 0 and at
- * column 0; rstep the distance between tap rows; f the filter and y the
- * output row, both at the block's channel.  Each output pixel sums its
+ * columns [ow0, ow1), whose taps are all inside the input's width, over
+ * the tap rows inside its height.  x is the input at the block's
+ * channel, on the first of those tap rows and at column 0; rstep the
+ * distance between tap rows; f the filter's first of those tap rows and
+ * y the output row, both at the block's channel.  Each output pixel sums its
  * taps in the reference order (row by row, left to right), so that any
  * split of the rows gives the same bits. */
 

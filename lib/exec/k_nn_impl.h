@@ -133,17 +133,4 @@ void knn_epi_done(knn_epi *e);
 void knn_epi_apply(const knn_epi *e, float *rows, int64_t nrows, int64_t c,
 		   int64_t off);
 
-/* ---------------------------------------------------------------- paths */
-
-/* What the convolution kernels ran, counted by the calling thread, so
- * that t/kernels-conv can check that its shapes reach each path. */
-typedef struct knn_conv_stats {
-	uint64_t conv_split;    /* Conv2D runs cut into bands over threads */
-	uint64_t dw_fast;       /* depthwise channel blocks x output rows by
-				 * the register-tiled path */
-	uint64_t dw_general;    /* depthwise output rows by the general path */
-	uint64_t dw_split;      /* depthwise runs over several threads */
-} knn_conv_stats;
-extern knn_conv_stats knn_stats;
-
 #endif
