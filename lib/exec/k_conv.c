@@ -3,28 +3,40 @@
  * Conv2DBackpropFilter, DepthwiseConv2dNative, FusedDepthwiseConv2dNative.
  *
  * Convolutions run in NHWC (an NCHW op is transposed in and out around
- * it).  Conv2D is one sgemm per band of output rows: the band's patches
- * are packed (im2col) into a scratch matrix of rows x (kh*kw*cin), whose
- * column order is the HWIO filter's row order, so the filter is the
- * right-hand matrix as it is stored.  A 1x1 convolution with stride 1
- * and no padding is the sgemm of the input itself.  The band is sized so
- * that its patches stay near 1 MB, in cache while sgemm reads them: on
- * the benchmark's 56x56x64 3x3 convolution, sgemm of 448 x 576 patches
- * ran at 47-64 GFLOP/s, of all 3136 rows at 7-18 (and OpenBLAS keeps
- * such small products on one thread, which on a loaded machine beats
- * two); the scratch is charged to the memory budget while it lives.  The backprops are the same products turned
- * around: dX = col2im(dY x W^T), dW = sum over bands of patches^T x dY.
+ * it).  Conv2D is one sgemm per band of output rows of one image: the
+ * band's patches are packed (im2col) into a scratch matrix of
+ * rows x (kh*kw*cin), whose column order is the HWIO filter's row order,
+ * so the filter is the right-hand matrix as it is stored.  A band holds
+ * at most BAND_FLOATS (1 MB) of patches, in cache while sgemm reads
+ * them; above CONV_SPLIT_WORK the bands are cut smaller, at least
+ * CONV_PARTS_PER_THREAD per thread, and the pool's threads (exec/xpool.h)
+ * take them in turn, each into its own band of scratch, each band's
+ * sgemm on one OpenBLAS thread.  The scratch (threads x one band) is
+ * charged to the memory budget while it lives.  A 1x1 convolution with
+ * stride 1 and no padding is the sgemm of the input itself, which
+ * OpenBLAS splits over its threads.  The backprops are the same products
+ * turned around: dX = col2im(dY x W^T), dW = sum over bands of
+ * patches^T x dY, on one thread.
  *
  * Depthwise convolutions have no product to hand to BLAS (each channel
  * is its own filter of kh*kw taps: a product of k = 9 at most, which no
- * sgemm runs well); they are multiply-adds over the contiguous channels
- * of a pixel, 32 channels at a time held in vector registers across the
- * taps, compiled for AVX2 and FMA when the processor has them.
+ * sgemm runs well).  Their output rows are split over the pool's
+ * threads; with a multiplier of 1 and at least 8 channels, each block of
+ * 8 channels is summed in vector registers over the tap rows inside the
+ * input, the 3x3 filter's weights held in registers and four output
+ * pixels at a time (the register-tiled path, dw_row_fast); the rest
+ * checks every tap (dw_row_general).  Both are compiled for AVX2 and FMA,
+ * taken when the processor has them, and for the baseline.  Conv2D and
+ * depthwise write every element of their output, which is allocated
+ * unzeroed.
  */
 #include "exec/k_nn_impl.h"
 
+#include <assert.h>
 #include <cblas.h>
 #include <string.h>
+
+#include "exec/xpool.h"
 
 #define BAND_FLOATS (1u << 18) /* ~1 MB of patches per sgemm */
 
@@ -136,16 +148,80 @@ static int pointwise(const conv *c)
 	       c->dh.out == c->l.h && c->dw.out == c->l.w;
 }
 
+ge_kconv_counts ge_kconv_count;
+
+/* A forward convolution cut into bands, each band a part of the pool's
+ * job: rows output rows of one image, packed into the scratch of the
+ * thread that runs it. */
+typedef struct conv_job {
+	const conv *c;
+	const float *x, *f;
+	float *y;
+	const knn_epi *e;
+	int64_t rows, nb;   /* rows per band, bands per image */
+	float *scratch;     /* one band of patches per thread slot */
+	uint64_t band;      /* floats of one band */
+} conv_job;
+
+static void conv_band(void *arg, int64_t part, int slot)
+{
+	const conv_job *j = arg;
+	const conv *c = j->c;
+	int64_t OW = c->dw.out, OH = c->dh.out;
+	int64_t b = part / j->nb, oh = part % j->nb * j->rows;
+	int64_t oh1 = oh + j->rows < OH ? oh + j->rows : OH;
+	int64_t m = (oh1 - oh) * OW, off = (b * OH + oh) * OW;
+	float *p = j->scratch + (uint64_t)slot * j->band, *yb = j->y + off * c->cout;
+
+	/* the band lies in one image and fits its scratch */
+	assert(b < c->l.n && oh < oh1 && (uint64_t)(m * c->kdim) <= j->band);
+	im2col(c, j->x, b, oh, oh1, p);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
+		    (int)c->cout, (int)c->kdim, 1.0f, p, (int)c->kdim, j->f,
+		    (int)c->cout, 0.0f, yb, (int)c->cout);
+	if (j->e)
+		knn_epi_apply(j->e, yb, m, c->cout, off * c->cout);
+}
+
+/* Bands and threads for a convolution of `work` multiply-adds: one
+ * thread below CONV_SPLIT_WORK; otherwise bands of at most BAND_FLOATS
+ * of patches, at least CONV_PARTS_PER_THREAD of them per thread when the
+ * image has the rows. */
+#define CONV_SPLIT_WORK (1u << 22)
+#define CONV_PARTS_PER_THREAD 4
+static int conv_plan(const conv *c, uint64_t work, int64_t *rows)
+{
+	int threads = work < CONV_SPLIT_WORK ? 1 : ge_xpool_threads();
+	int64_t r = band_rows(c), want;
+	if (threads > 1) {
+		want = (c->l.n * c->dh.out + CONV_PARTS_PER_THREAD * threads -
+			1) / (CONV_PARTS_PER_THREAD * threads);
+		if (want < r)
+			r = want < 1 ? 1 : want;
+	}
+	*rows = r;
+	return threads;
+}
+
 /* y (NHWC, n x oh x ow x cout) = conv(x (NHWC), f) then the epilogue. */
 static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 		    const float *f, float *y, const knn_epi *e)
 {
-	int64_t OW = c->dw.out, OH = c->dh.out, rows = band_rows(c);
-	uint64_t bytes = knn_mul(knn_mul(rows, OW), c->kdim * sizeof(float));
-	float *p;
+	int64_t OW = c->dw.out, OH = c->dh.out;
+	conv_job j = {c, x, f, y, e, 0, 0, NULL, 0};
+	uint64_t bytes;
+	int threads, blas = 0;
 	if (OH == 0 || OW == 0 || c->cout == 0 || c->l.n == 0)
 		return GE_OK;
+	if (c->kdim == 0) {
+		memset(y, 0, knn_mul(knn_mul(c->l.n * OH, OW), c->cout) *
+		       sizeof(float));
+		if (e)
+			knn_epi_apply(e, y, c->l.n * OH * OW, c->cout, 0);
+		return GE_OK;
+	}
 	if (pointwise(c)) {
+		/* one product, which OpenBLAS splits over its threads */
 		int64_t m = c->l.n * OH * OW;
 		if (m > INT32_MAX)
 			return ge_k_fail(k, "over 2^31-1 output pixels");
@@ -156,27 +232,23 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 			knn_epi_apply(e, y, m, c->cout, 0);
 		return GE_OK;
 	}
-	if (!(p = knn_scratch(k, bytes)))
+	threads = conv_plan(c, knn_mul(knn_mul(c->l.n * OH, OW),
+				       knn_mul(c->cout, c->kdim)), &j.rows);
+	j.nb = (OH + j.rows - 1) / j.rows;
+	j.band = knn_mul(knn_mul(j.rows, OW), c->kdim);
+	bytes = knn_mul(knn_mul(j.band, threads), sizeof(float));
+	if (!(j.scratch = knn_scratch(k, bytes)))
 		return GE_EINVAL;
-	for (int64_t b = 0; b < c->l.n; b++)
-		for (int64_t oh = 0; oh < OH; oh += rows) {
-			int64_t oh1 = oh + rows < OH ? oh + rows : OH;
-			int64_t m = (oh1 - oh) * OW, off = (b * OH + oh) * OW;
-			float *yb = y + off * c->cout;
-			im2col(c, x, b, oh, oh1, p);
-			if (c->kdim == 0)
-				memset(yb, 0, m * c->cout * sizeof(float));
-			else
-				cblas_sgemm(CblasRowMajor, CblasNoTrans,
-					    CblasNoTrans, (int)m, (int)c->cout,
-					    (int)c->kdim, 1.0f, p,
-					    (int)c->kdim, f, (int)c->cout,
-					    0.0f, yb, (int)c->cout);
-			if (e)
-				knn_epi_apply(e, yb, m, c->cout,
-					      off * c->cout);
-		}
-	knn_scratch_free(k, p, bytes);
+	if (threads > 1) {
+		/* each band's product on the thread that packed it */
+		blas = openblas_get_num_threads();
+		openblas_set_num_threads(1);
+		ge_kconv_count.conv_split++;
+	}
+	ge_xpool_run(c->l.n * j.nb, threads, conv_band, &j);
+	if (blas)
+		openblas_set_num_threads(blas);
+	knn_scratch_free(k, j.scratch, bytes);
 	return GE_OK;
 }
 
@@ -209,7 +281,7 @@ static int conv2d(ge_kctx *k, int fused)
 		knn_epi_done(&epi);
 		return GE_EINVAL;
 	}
-	if (!(y = knn_out_nhwc(k, &c.l, c.dh.out, c.dw.out, c.cout, &yb)))
+	if (!(y = knn_out_nhwc_raw(k, &c.l, c.dh.out, c.dw.out, c.cout, &yb)))
 		rc = GE_EINVAL;
 	else if ((rc = conv_fwd(k, &c, x, k->in[1]->data, y,
 				fused ? &epi : NULL))) {
@@ -407,7 +479,7 @@ static int k_conv_bwd_filter(ge_kctx *k)
 
 /* ---------------------------------------------------------------- depthwise */
 
-/* The depthwise loop is compiled vectorized (-O2 leaves loops of
+/* The depthwise loops are compiled vectorized (-O2 leaves loops of
  * unknown length scalar) and, on x86-64 with GCC, twice: for AVX2 with
  * FMA, taken when the processor has them, and for the baseline. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -421,81 +493,38 @@ static int k_conv_bwd_filter(ge_kctx *k)
 #define DW_AVX2 1
 #endif
 
-/* Eight floats: vector registers on any target GCC or clang knows. */
+/* Eight floats: vector registers on any target GCC or clang knows (two
+ * SSE registers on the x86-64 baseline, one AVX register with AVX2). */
 typedef float dw_vec __attribute__((vector_size(32)));
 #define DW_V 8
 
-/* Channels [c0, c0 + 32) of output pixel (oh, ow) of image b with
- * multiplier 1, summed over the taps inside the input in four vector
- * registers. */
-static inline DW_INLINE void dw_pixel4(const conv *c, const float *x,
-				       const float *f, int64_t b, int64_t oh,
-				       int64_t ow, int64_t c0, float *y)
-{
-	dw_vec acc[4] = {{0}}, xv, fv;
-	for (int64_t i = 0; i < c->kh; i++) {
-		int64_t ih = oh * c->dh.stride - c->dh.pad + i * c->dh.dil;
-		if (ih < 0 || ih >= c->l.h)
-			continue;
-		for (int64_t j = 0; j < c->kw; j++) {
-			int64_t iw = ow * c->dw.stride - c->dw.pad +
-				     j * c->dw.dil;
-			const float *xp, *fp;
-			if (iw < 0 || iw >= c->l.w)
-				continue;
-			xp = x + ((b * c->l.h + ih) * c->l.w + iw) * c->cin +
-			     c0;
-			fp = f + (i * c->kw + j) * c->cin + c0;
-			for (int v = 0; v < 4; v++) {
-				memcpy(&xv, xp + v * DW_V, sizeof xv);
-				memcpy(&fv, fp + v * DW_V, sizeof fv);
-				acc[v] += xv * fv;
-			}
-		}
-	}
-	memcpy(y + c0, acc, sizeof acc);
-}
+/* Below this many multiply-adds a depthwise op runs on one thread. */
+#define DW_SPLIT_WORK (1u << 17)
+#define DW_PARTS_PER_THREAD 4
 
-/* dw_pixel4 for the two pixels ow and ow + 1 when every tap of both is
- * inside the input's width: each filter vector loaded once serves both,
- * which cuts the loads per multiply-add from two to one and a half. */
-static inline DW_INLINE void dw_pair4(const conv *c, const float *x,
-				      const float *f, int64_t b, int64_t oh,
-				      int64_t ow, int64_t c0, float *y)
-{
-	dw_vec a0[4] = {{0}}, a1[4] = {{0}}, x0, x1, fv;
-	int64_t step = c->dw.stride * c->cin;
-	for (int64_t i = 0; i < c->kh; i++) {
-		int64_t ih = oh * c->dh.stride - c->dh.pad + i * c->dh.dil;
-		if (ih < 0 || ih >= c->l.h)
-			continue;
-		for (int64_t j = 0; j < c->kw; j++) {
-			int64_t iw = ow * c->dw.stride - c->dw.pad +
-				     j * c->dw.dil;
-			const float *xp = x + ((b * c->l.h + ih) * c->l.w +
-					       iw) * c->cin + c0;
-			const float *fp = f + (i * c->kw + j) * c->cin + c0;
-			for (int v = 0; v < 4; v++) {
-				memcpy(&fv, fp + v * DW_V, sizeof fv);
-				memcpy(&x0, xp + v * DW_V, sizeof x0);
-				memcpy(&x1, xp + step + v * DW_V, sizeof x1);
-				a0[v] += x0 * fv;
-				a1[v] += x1 * fv;
-			}
-		}
-	}
-	memcpy(y + c0, a0, sizeof a0);
-	memcpy(y + c->cin + c0, a1, sizeof a1);
-}
+/* A depthwise run: the op's geometry, its tensors (NHWC), and the
+ * output columns [lo, hi) whose taps all fall inside the input's width. */
+typedef struct dw_job {
+	const conv *c;
+	int64_t mult;
+	const float *x, *f;
+	float *y;
+	const knn_epi *e;   /* or NULL */
+	int64_t lo, hi;
+	int64_t rows, per;  /* output rows (n * oh); rows per part */
+	void (*row)(const struct dw_job *, int64_t, int64_t, float *);
+} dw_job;
 
-/* Whether every tap of output column ow is inside the input's width. */
-static inline DW_INLINE int dw_inside(const conv *c, int64_t ow)
-{
-	int64_t w0 = ow * c->dw.stride - c->dw.pad;
-	return w0 >= 0 && w0 + (c->kw - 1) * c->dw.dil < c->l.w;
-}
+/* Unaligned loads and stores of eight floats (GCC and clang let a
+ * vector of floats alias floats). */
+typedef float dw_uvec __attribute__((vector_size(32), aligned(4)));
+#define dw_ld(p) (*(const dw_uvec *)(p))
+#define dw_st(p, v) (*(dw_uvec *)(p) = (v))
 
-/* Channel q of that pixel, alone (the channels past the blocks). */
+/* The general path for one channel: channel q of output pixel (oh, ow)
+ * of image b with multiplier 1, each tap checked against the input's
+ * bounds (the channels past the last block of 8, or all of them when
+ * there are fewer than 8). */
 static inline DW_INLINE void dw_pixel1(const conv *c, const float *x,
 				       const float *f, int64_t b, int64_t oh,
 				       int64_t ow, int64_t q, float *y)
@@ -517,31 +546,177 @@ static inline DW_INLINE void dw_pixel1(const conv *c, const float *x,
 	y[q] = acc;
 }
 
-/* One output row (all its pixels) of image b at row oh. */
-static inline DW_INLINE void dw_row_body(const conv *c, int64_t mult,
-					 const float *x, const float *f,
-					 int64_t b, int64_t oh, float *y)
+/* The register-tiled path, for one block of 8 channels of output
+ * columns [ow0, ow1), whose taps are all inside the input's width, over
+ * the tap rows inside its height.  x is the input at the block's
+ * channel, on the first of those tap rows and at column 0; rstep the
+ * distance between tap rows; f the filter's first of those tap rows and
+ * y the output row, both at the block's channel.  Each output pixel sums its
+ * taps in the reference order (row by row, left to right), so that any
+ * split of the rows gives the same bits. */
+
+/* One tap row of four neighbouring output pixels of a 3x3 filter with
+ * stride and dilation 1: six input columns, each loaded once. */
+static inline DW_INLINE void dw_row4(const float *r, int64_t C,
+				     const dw_vec w[3], dw_vec a[4])
 {
-	int64_t C = c->cin, CO = C * mult;
-	for (int64_t ow = 0; ow < c->dw.out; ow++, y += CO) {
-		if (mult == 1 && ow + 1 < c->dw.out && dw_inside(c, ow) &&
-		    dw_inside(c, ow + 1)) {
-			int64_t c0 = 0;
-			for (; c0 + 4 * DW_V <= C; c0 += 4 * DW_V)
-				dw_pair4(c, x, f, b, oh, ow, c0, y);
-			for (; c0 < C; c0++) {
-				dw_pixel1(c, x, f, b, oh, ow, c0, y);
-				dw_pixel1(c, x, f, b, oh, ow + 1, c0, y + C);
-			}
-			ow++, y += CO;
-			continue;
+	dw_vec wa = w[0], wb = w[1], wc = w[2];
+	dw_vec x0 = dw_ld(r), x1 = dw_ld(r + C), x2 = dw_ld(r + 2 * C);
+	dw_vec x3 = dw_ld(r + 3 * C), x4 = dw_ld(r + 4 * C);
+	dw_vec x5 = dw_ld(r + 5 * C);
+	a[0] += x0 * wa, a[0] += x1 * wb, a[0] += x2 * wc;
+	a[1] += x1 * wa, a[1] += x2 * wb, a[1] += x3 * wc;
+	a[2] += x2 * wa, a[2] += x3 * wb, a[2] += x4 * wc;
+	a[3] += x3 * wa, a[3] += x4 * wb, a[3] += x5 * wc;
+}
+
+/* One output pixel of a 3x3 filter at p (its tap (0, 0)); dc is the
+ * dilation times C. */
+static inline DW_INLINE void dw_px3(const float *p, int64_t rstep,
+				    int64_t dc, const dw_vec w[9], float *y)
+{
+	dw_vec a = {0};
+	for (int i = 0; i < 3; i++, p += rstep) {
+		a += dw_ld(p) * w[3 * i];
+		a += dw_ld(p + dc) * w[3 * i + 1];
+		a += dw_ld(p + 2 * dc) * w[3 * i + 2];
+	}
+	dw_st(y, a);
+}
+
+/* A 3x3 filter: its nine weights in registers for the whole span; with
+ * stride and dilation 1, four output pixels at a time (four independent
+ * chains of multiply-adds over 6 x 3 loads of input). */
+static inline DW_INLINE void dw_span3(const float *x, int64_t rstep,
+				      const float *f, int64_t C, int64_t ow0,
+				      int64_t ow1, int64_t s, int64_t d,
+				      int64_t pad, float *y)
+{
+	dw_vec w[9];
+	const float *r = x + (ow0 * s - pad) * C;
+	int64_t ow = ow0;
+	for (int t = 0; t < 9; t++)
+		w[t] = dw_ld(f + t * C);
+	if (s == 1 && d == 1)
+		for (; ow + 4 <= ow1; ow += 4, r += 4 * C) {
+			dw_vec a[4] = {{0}, {0}, {0}, {0}};
+			dw_row4(r, C, w, a);
+			dw_row4(r + rstep, C, w + 3, a);
+			dw_row4(r + 2 * rstep, C, w + 6, a);
+			for (int o = 0; o < 4; o++)
+				dw_st(y + (ow + o) * C, a[o]);
 		}
+	for (; ow < ow1; ow++, r += s * C)
+		dw_px3(r, rstep, d * C, w, y + ow * C);
+}
+
+/* Any other filter size: the weights read from the filter (in cache). */
+static inline DW_INLINE void dw_span(const float *x, int64_t rstep,
+				     const float *f, int64_t C, int64_t ow0,
+				     int64_t ow1, int64_t s, int64_t d,
+				     int64_t pad, int64_t kh, int64_t kw,
+				     float *y)
+{
+	const float *r = x + (ow0 * s - pad) * C;
+	for (int64_t ow = ow0; ow < ow1; ow++, r += s * C) {
+		dw_vec a = {0};
+		const float *p = r, *fp = f;
+		for (int64_t i = 0; i < kh; i++, p += rstep)
+			for (int64_t j = 0; j < kw; j++, fp += C)
+				a += dw_ld(p + j * d * C) * dw_ld(fp);
+		dw_st(y + ow * C, a);
+	}
+}
+
+/* The tap rows [*i0, *i1) of output row oh that fall inside the
+ * input; *i0 == *i1 when none does. */
+static void dw_tap_rows(const conv *c, int64_t oh, int64_t *i0, int64_t *i1)
+{
+	int64_t h0 = oh * c->dh.stride - c->dh.pad, dl = c->dh.dil;
+	*i0 = h0 >= 0 ? 0 : (-h0 + dl - 1) / dl;
+	*i1 = h0 >= c->l.h ? 0 : (c->l.h - 1 - h0) / dl + 1;
+	*i1 = *i1 < c->kh ? *i1 : c->kh;
+	*i0 = *i0 < *i1 ? *i0 : *i1;
+}
+
+/* Edge column ow of a block: x and f at tap row i0 as for dw_span, ni
+ * tap rows, the taps left or right of the input skipped. */
+static inline DW_INLINE void dw_edge(const conv *c, const float *x,
+				     int64_t rstep, const float *f, int64_t ni,
+				     int64_t ow, float *y)
+{
+	int64_t C = c->cin, W = c->l.w, d = c->dw.dil;
+	int64_t w0 = ow * c->dw.stride - c->dw.pad;
+	int64_t j0 = w0 >= 0 ? 0 : (-w0 + d - 1) / d;
+	int64_t j1 = w0 >= W ? 0 : (W - 1 - w0) / d + 1;
+	dw_vec a = {0};
+	j1 = j1 < c->kw ? j1 : c->kw;
+	for (int64_t i = 0; i < ni; i++)
+		for (int64_t j = j0; j < j1; j++)
+			a += dw_ld(x + i * rstep + (w0 + j * d) * C) *
+			     dw_ld(f + (i * c->kw + j) * C);
+	dw_st(y + ow * C, a);
+}
+
+/* Output row oh of image b with multiplier 1 and at least one block of
+ * channels: for each block of 8, the columns [lo, hi) by dw_span3 (all
+ * tap rows inside, 3x3) or dw_span (the tap rows inside), the edge
+ * columns by dw_edge; the channels past the last block one by one. */
+static inline DW_INLINE void dw_row_fast(const dw_job *j, int64_t b,
+					 int64_t oh, float *y)
+{
+	const conv *c = j->c;
+	int64_t C = c->cin, H = c->l.h, W = c->l.w, q = 0, i0, i1, ni;
+	int64_t s = c->dw.stride, d = c->dw.dil, pad = c->dw.pad;
+	int64_t h0 = oh * c->dh.stride - c->dh.pad, rstep = c->dh.dil * W * C;
+	const float *xr, *fr;
+	int sq;
+
+	dw_tap_rows(c, oh, &i0, &i1);
+	if (i0 == i1) {
+		memset(y, 0, c->dw.out * C * sizeof(float));
+		return;
+	}
+	ni = i1 - i0;
+	xr = j->x + (b * H + h0 + i0 * c->dh.dil) * W * C;
+	fr = j->f + i0 * c->kw * C;
+	sq = ni == 3 && c->kh == 3 && c->kw == 3;
+	/* the entry conditions of the tiled path */
+	assert(j->mult == 1 && C >= DW_V && 0 <= i0 && i1 <= c->kh);
+	assert(h0 + i0 * c->dh.dil >= 0 && h0 + (i1 - 1) * c->dh.dil < H);
+	assert(0 <= j->lo && j->lo <= j->hi && j->hi <= c->dw.out);
+	assert(j->lo == j->hi || (j->lo * s - pad >= 0 &&
+				  (j->hi - 1) * s - pad + (c->kw - 1) * d < W));
+	for (; q + DW_V <= C; q += DW_V) {
+		if (sq && s == 1 && d == 1)
+			dw_span3(xr + q, rstep, fr + q, C, j->lo, j->hi, 1, 1,
+				 pad, y + q);
+		else if (sq)
+			dw_span3(xr + q, rstep, fr + q, C, j->lo, j->hi, s, d,
+				 pad, y + q);
+		else
+			dw_span(xr + q, rstep, fr + q, C, j->lo, j->hi, s, d,
+				pad, ni, c->kw, y + q);
+		for (int64_t ow = 0; ow < j->lo; ow++)
+			dw_edge(c, xr + q, rstep, fr + q, ni, ow, y + q);
+		for (int64_t ow = j->hi; ow < c->dw.out; ow++)
+			dw_edge(c, xr + q, rstep, fr + q, ni, ow, y + q);
+	}
+	for (; q < C; q++)
+		for (int64_t ow = 0; ow < c->dw.out; ow++)
+			dw_pixel1(c, j->x, j->f, b, oh, ow, q, y + ow * C);
+}
+
+/* The general path: any row, any multiplier. */
+static inline DW_INLINE void dw_row_general(const dw_job *j, int64_t b,
+					    int64_t oh, float *y)
+{
+	const conv *c = j->c;
+	int64_t C = c->cin, mult = j->mult, CO = C * mult;
+	for (int64_t ow = 0; ow < c->dw.out; ow++, y += CO) {
 		if (mult == 1) {
-			int64_t c0 = 0;
-			for (; c0 + 4 * DW_V <= C; c0 += 4 * DW_V)
-				dw_pixel4(c, x, f, b, oh, ow, c0, y);
-			for (; c0 < C; c0++)
-				dw_pixel1(c, x, f, b, oh, ow, c0, y);
+			for (int64_t q = 0; q < C; q++)
+				dw_pixel1(c, j->x, j->f, b, oh, ow, q, y);
 			continue;
 		}
 		memset(y, 0, CO * sizeof(float));
@@ -550,14 +725,15 @@ static inline DW_INLINE void dw_row_body(const conv *c, int64_t mult,
 				     i * c->dh.dil;
 			if (ih < 0 || ih >= c->l.h)
 				continue;
-			for (int64_t j = 0; j < c->kw; j++) {
+			for (int64_t t = 0; t < c->kw; t++) {
 				int64_t iw = ow * c->dw.stride - c->dw.pad +
-					     j * c->dw.dil;
+					     t * c->dw.dil;
 				const float *xp, *fp;
 				if (iw < 0 || iw >= c->l.w)
 					continue;
-				xp = x + ((b * c->l.h + ih) * c->l.w + iw) * C;
-				fp = f + (i * c->kw + j) * CO;
+				xp = j->x + ((b * c->l.h + ih) * c->l.w + iw) *
+				     C;
+				fp = j->f + (i * c->kw + t) * CO;
 				for (int64_t q = 0; q < C; q++)
 					for (int64_t m = 0; m < mult; m++)
 						y[q * mult + m] += xp[q] *
@@ -567,27 +743,37 @@ static inline DW_INLINE void dw_row_body(const conv *c, int64_t mult,
 	}
 }
 
-static DW_OPT void dw_row_base(const conv *c, int64_t mult, const float *x,
-			       const float *f, int64_t b, int64_t oh,
+/* Whether the job takes the tiled path. */
+static int dw_fast(const dw_job *j)
+{
+	return j->mult == 1 && j->c->cin >= DW_V;
+}
+
+static inline DW_INLINE void dw_row_body(const dw_job *j, int64_t b,
+					 int64_t oh, float *y)
+{
+	if (dw_fast(j))
+		dw_row_fast(j, b, oh, y);
+	else
+		dw_row_general(j, b, oh, y);
+}
+
+static DW_OPT void dw_row_base(const dw_job *j, int64_t b, int64_t oh,
 			       float *y)
 {
-	dw_row_body(c, mult, x, f, b, oh, y);
+	dw_row_body(j, b, oh, y);
 }
 
 #ifdef DW_AVX2
 __attribute__((target("avx2,fma")))
-static DW_OPT void dw_row_avx2(const conv *c, int64_t mult, const float *x,
-			       const float *f, int64_t b, int64_t oh,
+static DW_OPT void dw_row_avx2(const dw_job *j, int64_t b, int64_t oh,
 			       float *y)
 {
-	dw_row_body(c, mult, x, f, b, oh, y);
+	dw_row_body(j, b, oh, y);
 }
 #endif
 
-typedef void (*dw_row_fn)(const conv *, int64_t, const float *,
-			  const float *, int64_t, int64_t, float *);
-
-static dw_row_fn dw_row_pick(void)
+static void (*dw_row_pick(void))(const dw_job *, int64_t, int64_t, float *)
 {
 #ifdef DW_AVX2
 	__builtin_cpu_init();
@@ -597,13 +783,60 @@ static dw_row_fn dw_row_pick(void)
 	return dw_row_base;
 }
 
+/* Part p of the job: output rows [p * per, (p + 1) * per) of all the
+ * images, then their epilogue. */
+static void dw_part(void *arg, int64_t p, int slot)
+{
+	const dw_job *j = arg;
+	int64_t OH = j->c->dh.out, co = j->c->cin * j->mult;
+	int64_t r1 = (p + 1) * j->per < j->rows ? (p + 1) * j->per : j->rows;
+	(void)slot;
+	for (int64_t r = p * j->per; r < r1; r++) {
+		float *yr = j->y + r * j->c->dw.out * co;
+		j->row(j, r / OH, r % OH, yr);
+		if (j->e)
+			knn_epi_apply(j->e, yr, j->c->dw.out, co, 0);
+	}
+}
+
+/* The columns [lo, hi) whose taps are all inside the input's width. */
+static void dw_columns(const conv *c, int64_t *lo, int64_t *hi)
+{
+	int64_t s = c->dw.stride, ow = c->dw.out;
+	int64_t num = c->l.w - 1 + c->dw.pad - (c->kw - 1) * c->dw.dil;
+	*lo = (c->dw.pad + s - 1) / s;
+	*hi = num < 0 ? 0 : num / s + 1;
+	*lo = *lo < ow ? *lo : ow;
+	*hi = *hi < ow ? *hi : ow;
+	*hi = *hi < *lo ? *lo : *hi;
+}
+
+/* Runs the depthwise job over the pool's threads. */
+static void dw_run(dw_job *j, uint64_t work)
+{
+	int threads = work < DW_SPLIT_WORK ? 1 : ge_xpool_threads();
+	int64_t parts = threads * DW_PARTS_PER_THREAD;
+	dw_columns(j->c, &j->lo, &j->hi);
+	j->row = dw_row_pick();
+	j->rows = j->c->l.n * j->c->dh.out;
+	parts = parts < j->rows ? parts : j->rows;
+	j->per = (j->rows + parts - 1) / parts;
+	if (dw_fast(j))
+		ge_kconv_count.dw_fast += j->rows * (j->c->cin / DW_V);
+	else
+		ge_kconv_count.dw_general += j->rows;
+	if (threads > 1)
+		ge_kconv_count.dw_split++;
+	ge_xpool_run((j->rows + j->per - 1) / j->per, threads, dw_part, j);
+}
+
 static int depthwise(ge_kctx *k, int fused)
 {
 	conv c;
 	knn_epi epi = {0};
 	const float *x;
 	float *xs, *y;
-	uint64_t xb, yb;
+	uint64_t xb, yb, work;
 	int64_t mult, co;
 	int rc;
 	if ((rc = ge_k_need(k, 2)) || (rc = knn_in_f32(k, 0, 4, "input")) ||
@@ -615,8 +848,9 @@ static int depthwise(ge_kctx *k, int fused)
 	co = c.cin * mult;
 	if (fused && (rc = knn_epi_parse(k, 2, co, 0, &epi)))
 		return rc;
-	if ((rc = ge_k_work(k, knn_mul(knn_mul(c.l.n * c.dh.out, c.dw.out),
-				       knn_mul(co, c.kh * c.kw))))) {
+	work = knn_mul(knn_mul(c.l.n * c.dh.out, c.dw.out),
+		       knn_mul(co, c.kh * c.kw));
+	if ((rc = ge_k_work(k, work))) {
 		knn_epi_done(&epi);
 		return rc;
 	}
@@ -624,23 +858,14 @@ static int depthwise(ge_kctx *k, int fused)
 		knn_epi_done(&epi);
 		return GE_EINVAL;
 	}
-	if (!(y = knn_out_nhwc(k, &c.l, c.dh.out, c.dw.out, co, &yb)))
+	if (!(y = knn_out_nhwc_raw(k, &c.l, c.dh.out, c.dw.out, co, &yb)))
 		rc = GE_EINVAL;
 	else if (k->out[0]->n == 0)
 		knn_out_done(k, &c.l, y, yb, 0, 0);
 	else {
-		int64_t rowsz = c.dw.out * co;
-		dw_row_fn dw_row = dw_row_pick();
-		if (c.l.nchw)
-			memset(y, 0, yb);
-		for (int64_t b = 0; b < c.l.n; b++)
-			for (int64_t oh = 0; oh < c.dh.out; oh++) {
-				float *yr = y + (b * c.dh.out + oh) * rowsz;
-				dw_row(&c, mult, x, k->in[1]->data, b, oh, yr);
-				if (fused)
-					knn_epi_apply(&epi, yr, c.dw.out, co,
-						      0);
-			}
+		dw_job j = {&c, mult, x, k->in[1]->data, y,
+			    fused ? &epi : NULL, 0, 0, 0, 0, NULL};
+		dw_run(&j, work);
 		knn_out_done(k, &c.l, y, yb, c.dh.out * c.dw.out, co);
 	}
 	knn_scratch_free(k, xs, xb);

@@ -123,15 +123,15 @@ const float *knn_nhwc_in(ge_kctx *k, const knn_layout *l, const ge_xt *x,
 
 /* The output [n, oh, ow, ch] in data_format order, and where to write it
  * in NHWC (the output, or a scratch transposed into it by out_done). */
-float *knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
-		       int64_t ow, int64_t ch, uint64_t *bytes)
+static float *out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
+		       int64_t ow, int64_t ch, uint64_t *bytes, int raw)
 {
 	int64_t d[4] = {l->n, oh, ow, ch};
 	ge_xt *o;
 	*bytes = 0;
 	if (l->nchw)
 		d[1] = ch, d[2] = oh, d[3] = ow;
-	if (!(o = ge_k_out(k, 0, DT_FLOAT, 4, d)))
+	if (!(o = (raw ? ge_k_out_raw : ge_k_out)(k, 0, DT_FLOAT, 4, d)))
 		return NULL;
 	if (!o->n)
 		return no_element;
@@ -139,6 +139,18 @@ float *knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
 		return o->data;
 	*bytes = (uint64_t)o->n * sizeof(float);
 	return knn_scratch(k, *bytes);
+}
+
+float *knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
+		   int64_t ow, int64_t ch, uint64_t *bytes)
+{
+	return out_nhwc(k, l, oh, ow, ch, bytes, 0);
+}
+
+float *knn_out_nhwc_raw(ge_kctx *k, const knn_layout *l, int64_t oh,
+			int64_t ow, int64_t ch, uint64_t *bytes)
+{
+	return out_nhwc(k, l, oh, ow, ch, bytes, 1);
 }
 
 void knn_out_done(ge_kctx *k, const knn_layout *l, float *y,

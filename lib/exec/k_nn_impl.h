@@ -61,6 +61,10 @@ const float *knn_nhwc_in(ge_kctx *k, const knn_layout *l, const ge_xt *x,
  * (outputs dropped). */
 float *knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
 		    int64_t ow, int64_t ch, uint64_t *bytes);
+/* The same with the output's elements unset, for a kernel that writes
+ * every one of them (ge_k_out_raw). */
+float *knn_out_nhwc_raw(ge_kctx *k, const knn_layout *l, int64_t oh,
+			int64_t ow, int64_t ch, uint64_t *bytes);
 void knn_out_done(ge_kctx *k, const knn_layout *l, float *y, uint64_t bytes,
 		  int64_t hw, int64_t ch);
 

@@ -185,15 +185,16 @@ int ge_k_need(ge_kctx *k, int nin)
 	return GE_OK;
 }
 
-ge_xt *ge_k_out(ge_kctx *k, int i, int dtype, int rank, const int64_t *dims)
+static ge_xt *k_out(ge_kctx *k, int i, int dtype, int rank,
+		    const int64_t *dims, int raw)
 {
 	char what[256];
 	if (i < 0 || i >= k->nout) {
 		ge_k_fail(k, "has no output %d", i);
 		return NULL;
 	}
-	ge_xt *t = ge_xt_new(dtype, rank, dims, k->budget,
-			     ge_k_what(k, what, sizeof what), k->err);
+	ge_xt *t = (raw ? ge_xt_new_raw : ge_xt_new)(dtype, rank, dims,
+		k->budget, ge_k_what(k, what, sizeof what), k->err);
 	if (!t) {
 		ge_k_drop(k);
 		return NULL;
@@ -201,6 +202,17 @@ ge_xt *ge_k_out(ge_kctx *k, int i, int dtype, int rank, const int64_t *dims)
 	ge_xt_unref(k->out[i]);
 	k->out[i] = t;
 	return t;
+}
+
+ge_xt *ge_k_out(ge_kctx *k, int i, int dtype, int rank, const int64_t *dims)
+{
+	return k_out(k, i, dtype, rank, dims, 0);
+}
+
+ge_xt *ge_k_out_raw(ge_kctx *k, int i, int dtype, int rank,
+		    const int64_t *dims)
+{
+	return k_out(k, i, dtype, rank, dims, 1);
 }
 
 void ge_k_forward(ge_kctx *k, int i, int j)

@@ -81,6 +81,10 @@ int ge_k_need(ge_kctx *k, int nin);
 /* Output i, allocated and charged: k->out[i] is set and returned, or
  * NULL with k->err set. */
 ge_xt *ge_k_out(ge_kctx *k, int i, int dtype, int rank, const int64_t *dims);
+/* The same with the elements of a number dtype left unset
+ * (ge_xt_new_raw), for a kernel that writes every element itself. */
+ge_xt *ge_k_out_raw(ge_kctx *k, int i, int dtype, int rank,
+		    const int64_t *dims);
 /* Output i is input j, passed on by reference. */
 void ge_k_forward(ge_kctx *k, int i, int j);
 /* Charges units of work (multiply-adds, elements touched); a refusal
@@ -103,5 +107,19 @@ int ge_k_ints(ge_kctx *k, int i, int64_t *out, int cap);
 int ge_k_scalar_int(ge_kctx *k, int i, int64_t *out);
 /* A possibly negative axis of a rank-`rank` tensor into [0, rank). */
 int ge_k_axis(ge_kctx *k, int64_t a, int rank, int64_t *out);
+
+/* ---------------------------------------------------------------- paths */
+
+/* What the convolution kernels (exec/k_conv.c) ran, counted by the
+ * thread that calls them, so that t/kernels-conv can check that its
+ * shapes reach each path. */
+typedef struct ge_kconv_counts {
+	uint64_t conv_split;    /* Conv2D runs cut into bands over threads */
+	uint64_t dw_fast;       /* depthwise output rows x blocks of 8
+				 * channels by the register-tiled path */
+	uint64_t dw_general;    /* depthwise output rows by the general path */
+	uint64_t dw_split;      /* depthwise runs over several threads */
+} ge_kconv_counts;
+extern ge_kconv_counts ge_kconv_count;
 
 #endif

@@ -111,8 +111,9 @@ static int objects(int dtype)
 	return dtype == DT_RESOURCE || dtype == DT_VARIANT;
 }
 
-ge_xt *ge_xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
-		 const char *what, ge_error *err)
+/* ge_xt_new, its numbers zeroed only when zero is set. */
+static ge_xt *xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
+		     const char *what, ge_error *err, int zero)
 {
 	size_t es = ge_xt_elem_size(dtype);
 	const char *w = what ? what : "tensor";
@@ -153,7 +154,7 @@ ge_xt *ge_xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
 	if (t && bytes) {
 		size_t rounded = (bytes + 63) & ~(size_t)63;
 		data = aligned_alloc(64, rounded);
-		if (data)
+		if (data && (zero || dtype == DT_STRING || objects(dtype)))
 			memset(data, 0, rounded);
 	}
 	if (!t || (bytes && !data)) {
@@ -174,6 +175,18 @@ ge_xt *ge_xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
 	t->data = data;
 	t->budget = b;
 	return t;
+}
+
+ge_xt *ge_xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
+		 const char *what, ge_error *err)
+{
+	return xt_new(dtype, rank, dims, b, what, err, 1);
+}
+
+ge_xt *ge_xt_new_raw(int dtype, int rank, const int64_t *dims,
+		     ge_xbudget *b, const char *what, ge_error *err)
+{
+	return xt_new(dtype, rank, dims, b, what, err, 0);
 }
 
 ge_xt *ge_xt_scalar(int dtype, ge_xbudget *b, const char *what,

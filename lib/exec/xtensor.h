@@ -93,6 +93,11 @@ size_t ge_xt_elem_size(int dtype);
  * message. */
 ge_xt *ge_xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
 		 const char *what, ge_error *err);
+/* The same with the elements of a number or bool dtype left unset (a
+ * string or object tensor is still zeroed): for a kernel that writes
+ * every element, so that its output is not written twice. */
+ge_xt *ge_xt_new_raw(int dtype, int rank, const int64_t *dims,
+		     ge_xbudget *b, const char *what, ge_error *err);
 /* A scalar. */
 ge_xt *ge_xt_scalar(int dtype, ge_xbudget *b, const char *what,
 		    ge_error *err);
