@@ -7,45 +7,22 @@
 #include <string.h>
 
 #include "diff.h"
-#include "graph_impl.h"
+#include "provenance.h"
 
-/* NodeDef.experimental_debug_info and its original_node_names */
-enum { ND_DEBUG_INFO = 6, DI_NODE_NAMES = 1 };
-
-/* The one place that reads an op's provenance: the names in its
- * NodeDef.experimental_debug_info.original_node_names, appended to names
- * with '\n' after each.  When lib/provenance.h (ge_op_origins) is in,
- * this function becomes a call to it. */
+/* The names op id was made from (its original_node_names), appended to
+ * names with '\n' after each; an op whose field does not decode counts
+ * as one without provenance (the diff reports what it can pair). */
 static size_t op_origins(const ge_graph *g, ge_opid id, ge_buf *names)
 {
-	ge_buf nd = GE_BUF_INIT;
-	ge_op_encode(g, id, &nd);
-	const uint8_t *info, *p, *end;
-	size_t len, n = 0;
-	if (ge_find_len_field(nd.data, nd.data + nd.len, ND_DEBUG_INFO, &info,
-			      &len)) {
-		ge_buf_free(&nd);
-		return 0;
-	}
-	p = info;
-	end = info + len;
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if (tag != (DI_NODE_NAMES << 3 | 2)) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				break;
-			continue;
+	ge_strvec nodes = {0};
+	ge_error err;
+	size_t n = 0;
+	if (ge_op_origins(g, id, &nodes, NULL, &err) > 0)
+		for (; n < nodes.n; n++) {
+			ge_buf_adds(names, nodes.v[n]);
+			ge_buf_addc(names, '\n');
 		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			break;
-		ge_buf_add(names, p, (size_t)l);
-		ge_buf_addc(names, '\n');
-		p += l;
-		n++;
-	}
-	ge_buf_free(&nd);
+	ge_strvec_free(&nodes);
 	return n;
 }
 

@@ -2,7 +2,7 @@
  * graph_impl.h: the representation behind graph.h.  Included by the graph
  * layer (graph.c, graph_parse.c, graph_io.c, check.c, frames.c, shapes.c,
  * and the function library's func.c, func_body.c, func_check.c through
- * func_impl.h; diff.c, which reads provenance from the NodeDef bytes) and by the files that keep data with a graph through its
+ * func_impl.h) and by the files that keep data with a graph through its
  * hooks or parse GraphDef bytes into one: model.c, meta.c (through
  * meta_impl.h), tfjs.c and ckptplan.c; the unique names of names.c,
  * the batch inserts of insert.c and graph_copy.c, the copies that
