@@ -158,10 +158,12 @@ static void push(ge_diff_entry **v, size_t *n, size_t *cap, ge_diff_entry e)
 }
 
 /* Pairs by provenance: moved[ib] is the op of a that op ib of b (which a
- * does not name) was made from, merged[ia] the op of b that op ia of a
- * (gone from b) went into; GE_NOOP elsewhere. */
+ * does not name) was made from when b no longer has it (a rename, a
+ * move), copied[ib] the op of a it was made from when b still has it (a
+ * copy), merged[ia] the op of b that op ia of a (gone from b) went into;
+ * GE_NOOP elsewhere. */
 static void pair_origins(const ge_graph *a, const ge_graph *b, ge_opid *moved,
-			 ge_opid *merged)
+			 ge_opid *copied, ge_opid *merged)
 {
 	size_t cb = ge_graph_capacity(b);
 	ge_buf names = GE_BUF_INIT;
@@ -181,8 +183,10 @@ static void pair_origins(const ge_graph *a, const ge_graph *b, ge_opid *moved,
 			ge_opid ia = ge_graph_find(a, p);
 			if (ia != GE_NOOP && strcmp(p, ge_op_name(b, ib)) != 0) {
 				int gone = ge_graph_find(b, p) == GE_NOOP;
-				if (renamed && moved[ib] == GE_NOOP)
+				if (renamed && gone && moved[ib] == GE_NOOP)
 					moved[ib] = ia;
+				if (renamed && !gone && copied[ib] == GE_NOOP)
+					copied[ib] = ia;
 				if (gone && merged[ia] == GE_NOOP)
 					merged[ia] = ib;
 			}
@@ -199,12 +203,13 @@ size_t ge_graph_diff(const ge_graph *a, const ge_graph *b,
 	size_t n = 0, cap = 0;
 	size_t ca = ge_graph_capacity(a), cb = ge_graph_capacity(b);
 	ge_opid *moved = ge_xmalloc((cb + 1) * sizeof *moved);
+	ge_opid *copied = ge_xmalloc((cb + 1) * sizeof *copied);
 	ge_opid *merged = ge_xmalloc((ca + 1) * sizeof *merged);
 	for (size_t i = 0; i <= cb; i++)
-		moved[i] = GE_NOOP;
+		moved[i] = copied[i] = GE_NOOP;
 	for (size_t i = 0; i <= ca; i++)
 		merged[i] = GE_NOOP;
-	pair_origins(a, b, moved, merged);
+	pair_origins(a, b, moved, copied, merged);
 	for (size_t i = 0; i < ca; i++) {
 		ge_opid ia = (ge_opid)i;
 		/* an op renamed is reported once, as moved */
@@ -219,7 +224,8 @@ size_t ge_graph_diff(const ge_graph *a, const ge_graph *b,
 		if (ge_op_alive(b, ib) && moved[ib] == GE_NOOP &&
 		    ge_graph_find(a, ge_op_name(b, ib)) == GE_NOOP)
 			push(&v, &n, &cap,
-			     (ge_diff_entry){GE_DIFF_ADDED, GE_NOOP, ib, 0});
+			     (ge_diff_entry){GE_DIFF_ADDED, copied[ib], ib,
+					     0});
 	}
 	for (size_t i = 0; i < cb; i++) {
 		ge_opid ib = (ge_opid)i;
@@ -241,6 +247,7 @@ size_t ge_graph_diff(const ge_graph *a, const ge_graph *b,
 					     op_changes(a, moved[ib], b, ib)});
 	}
 	free(moved);
+	free(copied);
 	free(merged);
 	*out = v;
 	return n;

@@ -39,7 +39,9 @@ typedef enum ge_diff_kind {
 
 typedef struct ge_diff_entry {
 	ge_diff_kind kind;
-	ge_opid a;     /* the op in the first graph, or GE_NOOP if added */
+	ge_opid a;     /* the op in the first graph; for an added op the op
+			  it is a copy of (its provenance names an op both
+			  graphs hold), or GE_NOOP */
 	ge_opid b;     /* the op in the second graph; for a removed op the
 			  op it was merged into, or GE_NOOP */
 	unsigned what; /* GE_DIFF_* bits, for a changed or moved op */

@@ -300,6 +300,8 @@ static void describe(ge_buf *b, const ge_graph *ga, const ge_graph *gb,
 	case GE_DIFF_ADDED:
 		ge_buf_printf(b, "+ %s (%s)", ge_op_name(gb, e->b),
 			      ge_op_type(gb, e->b));
+		if (e->a != GE_NOOP)
+			ge_buf_printf(b, ", a copy of %s", ge_op_name(ga, e->a));
 		break;
 	case GE_DIFF_CHANGED:
 		ge_buf_printf(b, "~ %s (%s)", ge_op_name(gb, e->b),
@@ -437,7 +439,8 @@ static const char *const kind_names[] = {"removed", "added", "changed",
 					 "moved"};
 
 /* One entry as an object: kind, name, type (of the op of B but for a
- * removed one), "from" (moved), "into" (merged), "origins", "changes". */
+ * removed one), "from" (moved), "copy_of" (copied), "into"
+ * (merged), "origins", "changes". */
 json_t *diff_entry_json(const ge_graph *ga, const ge_graph *gb,
 			const ge_diff_entry *e)
 {
@@ -449,6 +452,8 @@ json_t *diff_entry_json(const ge_graph *ga, const ge_graph *gb,
 	json_object_set_new(o, "type", jstr(ge_op_type(g, id)));
 	if (e->kind == GE_DIFF_MOVED)
 		json_object_set_new(o, "from", jstr(ge_op_name(ga, e->a)));
+	if (e->kind == GE_DIFF_ADDED && e->a != GE_NOOP)
+		json_object_set_new(o, "copy_of", jstr(ge_op_name(ga, e->a)));
 	if (e->kind == GE_DIFF_REMOVED && e->b != GE_NOOP)
 		json_object_set_new(o, "into", jstr(ge_op_name(gb, e->b)));
 	if (e->kind != GE_DIFF_REMOVED) {

@@ -129,6 +129,8 @@ static void classify(struct side *A, struct side *B, const ge_diff_entry *e,
 			break;
 		case GE_DIFF_ADDED:
 			set_status(B, e[i].b, "added", DOT_MARK_ADDED);
+			if (e[i].a != GE_NOOP)
+				link_ops(A, e[i].a, B, e[i].b);
 			break;
 		case GE_DIFF_CHANGED:
 		case GE_DIFF_MOVED: {

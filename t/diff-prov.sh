@@ -78,6 +78,24 @@ has "$T/out" "3 ops removed" "dot --highlight: the renamed op is not counted rem
 grep 'tooltip="new_name"' "$T/out" | grep -q fillcolor
 ok $? "dot --highlight: the renamed op is highlighted"
 
+# A copy: B holds A's ops and a copy of w and conv under tower/, whose
+# provenance names ops B still holds: added, "a copy of", never moved.
+grep -v '^node { name: "extra"' "$T/a.pbtxt" >"$T/c.pbtxt"
+cat >>"$T/c.pbtxt" <<PB
+node { name: "tower/w" op: "Const" $C attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 1 float_val: 2 } } }
+  experimental_debug_info { original_node_names: "w" } }
+node { name: "tower/conv" op: "Mul" input: "x" input: "tower/w" $F
+  experimental_debug_info { original_node_names: "conv" } }
+PB
+run "$BIN" diff "$T/a.pbtxt" "$T/c.pbtxt"
+is_rc 1 "a copy: the graphs differ"
+has "$T/out" "+ tower/w (Const), a copy of w" "a copied op is added, naming its source"
+has "$T/out" "+ tower/conv (Mul), a copy of conv" "each copied op names its source"
+has "$T/out" "0 removed, 2 added, 0 changed" "copies are not counted moved"
+run "$BIN" diff --json "$T/a.pbtxt" "$T/c.pbtxt"
+grep -q '"copy_of": "conv"' "$T/out"
+ok $? "--json: copy_of names the source"
+
 GEREWRITE_DOT=/nonexistent/dot run "$BIN" diff "$T/a.pbtxt" "$T/b.pbtxt" --html "$T/p.html"
 is_rc 2 "--html without Graphviz"
 test `wc -l <"$T/err"` -eq 1 && grep -q "graphviz" "$T/err" && test ! -e "$T/p.html"
