@@ -47,7 +47,7 @@ static const char *field_name(int f)
 }
 
 /* The first length-delimited field `field` of message bytes, as
- * ge_find_len_field finds it, with fields skipped inline: 0, or -1 when
+ * ge_wire_find_len finds it, with fields skipped inline: 0, or -1 when
  * there is none or the bytes stop parsing before it. */
 static int find_len(const uint8_t *p, const uint8_t *end, uint32_t field,
 		    const uint8_t **body, size_t *len)
@@ -219,13 +219,13 @@ struct kv {
 };
 
 /* Collects the attr map entries (field 5) of NodeDef bytes, as
- * ge_raw_attr_next splits them. */
+ * ge_wire_attr_next splits them. */
 static size_t raw_attrs(const uint8_t *p, const uint8_t *end, struct kv **out,
 			size_t *cap)
 {
 	size_t n = 0;
 	struct kv e;
-	while (ge_raw_attr_next(&p, end, &e.key, &e.klen, &e.val, &e.vlen)) {
+	while (ge_wire_attr_next(&p, end, &e.key, &e.klen, &e.val, &e.vlen)) {
 		if (n == *cap) {
 			*cap = *cap ? *cap * 2 : 16;
 			*out = ge_xrealloc(*out, *cap * sizeof **out);
@@ -332,7 +332,7 @@ static void str_field(const uint8_t *p, const uint8_t *end, uint32_t field,
 	const uint8_t *b;
 	size_t l;
 	out->len = 0;
-	if (ge_find_len_field(p, end, field, &b, &l) == 0)
+	if (ge_wire_find_len(p, end, field, &b, &l) == 0)
 		ge_buf_add(out, b, l);
 	else
 		ge_buf_add(out, "", 0);
@@ -367,7 +367,7 @@ static size_t check_library(const ge_graph *g, const uint8_t *p,
 		const uint8_t *sig;
 		size_t sigl;
 		fname.len = 0;
-		if (ge_find_len_field(f, fe, 1, &sig, &sigl) == 0)
+		if (ge_wire_find_len(f, fe, 1, &sig, &sigl) == 0)
 			str_field(sig, sig + sigl, 1, &fname);
 		where.len = 0;
 		ge_buf_printf(&where, "function '%s': ",

@@ -116,8 +116,8 @@ static int scan_payload(struct ge_flib *l, const uint8_t *p, const uint8_t *end,
 			const uint8_t *b = p, *sig, *nm = NULL;
 			size_t sl, nl = 0;
 			p += len;
-			if (ge_find_len_field(b, p, FD_SIGNATURE, &sig, &sl) == 0)
-				ge_find_len_field(sig, sig + sl, OD_NAME, &nm, &nl);
+			if (ge_wire_find_len(b, p, FD_SIGNATURE, &sig, &sl) == 0)
+				ge_wire_find_len(sig, sig + sl, OD_NAME, &nm, &nl);
 			if (!nm || !nl)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: function #%zu of the library "
@@ -292,7 +292,7 @@ const Tensorflow__OpDef *fl_raw_sig(ge_fn *f)
 	if (!f->sig) {
 		const uint8_t *b;
 		size_t n;
-		if (ge_find_len_field(f->raw, f->raw + f->raw_len, FD_SIGNATURE,
+		if (ge_wire_find_len(f->raw, f->raw + f->raw_len, FD_SIGNATURE,
 				      &b, &n))
 			n = 0, b = (const uint8_t *)"";
 		f->sig = (Tensorflow__OpDef *)ge_pb_unpack(
@@ -536,7 +536,7 @@ static void attr_func_names(const char *attr, const uint8_t *p,
 		size_t nl;
 		p += l;
 		if ((tag >> 3) == AV_FUNC) {
-			if (ge_find_len_field(q, qe, NA_NAME, &nm, &nl) == 0)
+			if (ge_wire_find_len(q, qe, NA_NAME, &nm, &nl) == 0)
 				fn(ud, attr, nm, nl);
 		} else if ((tag >> 3) == AV_LIST) {
 			while (q < qe) {
@@ -552,7 +552,7 @@ static void attr_func_names(const char *attr, const uint8_t *p,
 				    l2 > (uint64_t)(qe - q))
 					break;
 				if ((t2 >> 3) == LV_FUNC &&
-				    ge_find_len_field(q, q + l2, NA_NAME, &nm,
+				    ge_wire_find_len(q, q + l2, NA_NAME, &nm,
 						      &nl) == 0)
 					fn(ud, attr, nm, nl);
 				q += l2;
@@ -592,7 +592,7 @@ static void op_attr_funcs(const ge_graph *g, ge_opid id, name_fn fn, void *ud)
 		return;
 	const char *k;
 	size_t kl, vl;
-	while (ge_raw_attr_next(&p, end, &k, &kl, &v, &vl)) {
+	while (ge_wire_attr_next(&p, end, &k, &kl, &v, &vl)) {
 		/* the same test for each value */
 		if (!memchr(v, 0x52, vl) && !memchr(v, 0x4a, vl))
 			continue;
@@ -932,7 +932,7 @@ static void gradients_follow(struct ge_flib *l, const char *from,
 		char *s[3] = {NULL, NULL, NULL};
 		for (int k = 1; k <= 2; k++) {
 			size_t n;
-			s[k] = ge_find_len_field(p, p + len, (uint32_t)k, &b, &n)
+			s[k] = ge_wire_find_len(p, p + len, (uint32_t)k, &b, &n)
 				       ? ge_xstrdup("")
 				       : ge_xstrndup((const char *)b, n);
 		}

@@ -753,7 +753,7 @@ static void build_sig(ge_fn *f)
 {
 	const uint8_t *sb;
 	size_t sn;
-	if (ge_find_len_field(f->raw, f->raw + f->raw_len, FD_SIGNATURE, &sb,
+	if (ge_wire_find_len(f->raw, f->raw + f->raw_len, FD_SIGNATURE, &sb,
 			      &sn))
 		sn = 0, sb = (const uint8_t *)"";
 	Tensorflow__OpDef *d = (Tensorflow__OpDef *)ge_pb_unpack(

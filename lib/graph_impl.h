@@ -13,6 +13,7 @@
 #define GE_GRAPH_IMPL_H
 
 #include "graph.h"
+#include "wire.h"
 
 struct Tensorflow__AttrValue;
 struct Tensorflow__OpList;
@@ -268,63 +269,6 @@ void ge_names_prefetch(const ge_graph *g, uint32_t h);
 int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 				const char *name, ge_graph **out,
 				ge_error *err);
-
-/* Steps through the attr map entries (field 5) of NodeDef bytes: returns 1
- * and the next entry's key and AttrValue bytes, or 0 at the end (or at the
- * first malformed byte).  A missing key or value reads as empty. */
-static inline int ge_raw_attr_next(const uint8_t **pp, const uint8_t *end,
-				   const char **key, size_t *klen,
-				   const uint8_t **val, size_t *vlen)
-{
-	const uint8_t *p = *pp;
-	while (p < end) {
-		uint64_t tag, len;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if ((tag >> 3) != 5 || (tag & 7) != 2) {
-			if (ge_skip_field_inline(&p, end, (int)(tag & 7)))
-				break;
-			continue;
-		}
-		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
-			break;
-		const uint8_t *q = p, *qe = p + len;
-		*pp = qe;
-		*key = "";
-		*klen = 0;
-		*val = (const uint8_t *)"";
-		*vlen = 0;
-		while (q < qe) {
-			uint64_t t2, l2;
-			if (ge_read_varint(&q, qe, &t2))
-				break;
-			if ((t2 & 7) != 2) {
-				if (ge_skip_field_inline(&q, qe, (int)(t2 & 7)))
-					break;
-				continue;
-			}
-			if (ge_read_varint(&q, qe, &l2) ||
-			    l2 > (uint64_t)(qe - q))
-				break;
-			if ((t2 >> 3) == 1) {
-				*key = (const char *)q;
-				*klen = (size_t)l2;
-			} else if ((t2 >> 3) == 2) {
-				*val = q;
-				*vlen = (size_t)l2;
-			}
-			q += l2;
-		}
-		return 1;
-	}
-	*pp = end;
-	return 0;
-}
-/* Finds the first length-delimited field `field` in the message bytes
- * [p, end): returns 0 and its payload, or -1 (not there, or malformed
- * before it). */
-int ge_find_len_field(const uint8_t *p, const uint8_t *end, uint32_t field,
-		      const uint8_t **body, size_t *len);
 
 /* The room a heap edge array of n elements has (graph.c's growth rule,
  * which copies of the arrays must follow): the next power of two at or

@@ -19,10 +19,6 @@
 
 #define ATTR_ENTRY (&tensorflow__node_def__attr_entry__descriptor)
 
-/* GraphDef and NodeDef field numbers */
-enum { GD_NODE = 1, ND_NAME = 1, ND_OP = 2, ND_INPUT = 3, ND_DEVICE = 4,
-       ND_ATTR = 5 };
-
 static const char *op_label(char *buf, size_t n, const ge_graph *g, size_t i)
 {
 	if (i < g->n_ops && g->ops[i].name && *g->ops[i].name)
@@ -36,20 +32,7 @@ static const char *op_label(char *buf, size_t n, const ge_graph *g, size_t i)
 static void peek_name(const uint8_t *p, const uint8_t *end, char *out,
 		      size_t cap)
 {
-	uint64_t tag, l;
-	out[0] = 0;
-	if (ge_read_varint(&p, end, &tag) || tag != ((ND_NAME << 3) | 2) ||
-	    ge_read_varint(&p, end, &l))
-		return;
-	if (l > (uint64_t)(end - p))
-		l = (uint64_t)(end - p);
-	if (l >= cap)
-		l = cap - 1;
-	memcpy(out, p, l);
-	out[l] = 0;
-	for (char *c = out; *c; c++)
-		if ((unsigned char)*c < 0x20)
-			*c = '?';
+	ge_wire_peek_str(p, end, GE_NODEDEF_NAME, out, cap);
 }
 
 /* Short byte strings (names, op types) are tested and compared eight
@@ -160,28 +143,30 @@ static void scan_clear(ge_op *o)
 /* The field number of each one-byte tag of a length-delimited field 1 to
  * 5 of a NodeDef, 0 for any other byte. */
 static const uint8_t usual_tag[256] = {
-	[(ND_NAME << 3) | 2] = ND_NAME, [(ND_OP << 3) | 2] = ND_OP,
-	[(ND_INPUT << 3) | 2] = ND_INPUT, [(ND_DEVICE << 3) | 2] = ND_DEVICE,
-	[(ND_ATTR << 3) | 2] = ND_ATTR,
+	[GE_TAG_LEN(GE_NODEDEF_NAME)] = GE_NODEDEF_NAME, [GE_TAG_LEN(GE_NODEDEF_OP)] = GE_NODEDEF_OP,
+	[GE_TAG_LEN(GE_NODEDEF_INPUT)] = GE_NODEDEF_INPUT, [GE_TAG_LEN(GE_NODEDEF_DEVICE)] = GE_NODEDEF_DEVICE,
+	[GE_TAG_LEN(GE_NODEDEF_ATTR)] = GE_NODEDEF_ATTR,
 };
 
 /* A NodeDef field the loop below does not read inline: 0 for one of 1 to
  * 5 (its number in *f, its length in *len, *pp at its payload), 1 for
- * another, skipped, -1 for a malformed one (*pp where reading stopped). */
+ * another, skipped, -1 for a malformed one (*pp at it). */
 static int other_field(const uint8_t **pp, const uint8_t *end, uint32_t *f,
 		       uint64_t *len)
 {
-	uint64_t tag;
-	if (ge_read_varint(pp, end, &tag))
+	ge_wire w = {*pp, end, 0};
+	ge_wire_field x;
+	if (!ge_wire_next(&w, &x))
 		return -1;
-	*f = (uint32_t)(tag >> 3);
-	if (*f < ND_NAME || *f > ND_ATTR) {
-		if (*f == 0 || ge_skip_field(pp, end, (int)(tag & 7)))
-			return -1;
+	if (x.num > GE_NODEDEF_ATTR) {
+		*pp = w.p;
 		return 1;
 	}
-	if ((tag & 7) != 2 || ge_read_varint(pp, end, len))
+	if (x.wt != GE_WT_LEN)
 		return -1;
+	*f = x.num;
+	*len = x.len;
+	*pp = x.data;
 	return 0;
 }
 
@@ -223,14 +208,14 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 		if (len > (uint64_t)(end - p))
 			goto bad;
 		switch (f) {
-		case ND_NAME: name = p; name_len = len; break;
-		case ND_OP: type = p; type_len = len; break;
-		case ND_INPUT:
+		case GE_NODEDEF_NAME: name = p; name_len = len; break;
+		case GE_NODEDEF_OP: type = p; type_len = len; break;
+		case GE_NODEDEF_INPUT:
 			if (!nin++)
 				in0 = fs;
 			break;
-		case ND_DEVICE: dev = p; dev_len = len; break;
-		default: /* ND_ATTR */
+		case GE_NODEDEF_DEVICE: dev = p; dev_len = len; break;
+		default: /* GE_NODEDEF_ATTR */
 			/* checked once the node is known to be well formed
 			 * (check_attr_span) */
 			if (!attr0)
@@ -281,76 +266,80 @@ int ge_graph_parse_graphdef(const uint8_t *data, size_t len, const char *name,
 /* How far ahead of the node walks the GraphDef bytes are fetched. */
 enum { PREFETCH_AHEAD = 4096 };
 
+/* The error of split_fields at the field where its walk stopped: a tag
+ * that does not read, a node, or another field, named with the node
+ * before it. */
+static int bad_graphdef_field(const ge_graph *g, const ge_wire *w,
+			      size_t n_nodes, const uint8_t *last_node,
+			      size_t last_len, ge_error *err)
+{
+	const uint8_t *rest;
+	uint32_t num = ge_wire_bad_field(w, &rest);
+	size_t at = (size_t)(w->p - g->src);
+	char nm[128];
+	nm[0] = 0;
+	if (num == GE_GRAPHDEF_NODE) {
+		peek_name(rest, w->end, nm, sizeof nm);
+		if (*nm)
+			return ge_err(err, GE_EFORMAT,
+				      "%s: node '%s' (#%zu) is truncated or "
+				      "corrupt (byte %zu)", g->name, nm, n_nodes,
+				      at);
+		return ge_err(err, GE_EFORMAT,
+			      "%s: node #%zu is truncated or corrupt (byte "
+			      "%zu)", g->name, n_nodes, at);
+	}
+	if (last_node)
+		peek_name(last_node, last_node + last_len, nm, sizeof nm);
+	if (!num)
+		return ge_err(err, GE_EFORMAT,
+			      "%s: not a GraphDef (bad field tag at byte "
+			      "%zu%s%s%s)", g->name, at,
+			      *nm ? ", after node '" : "", nm, *nm ? "'" : "");
+	return ge_err(err, GE_EFORMAT,
+		      "%s: truncated or corrupt GraphDef field %u (byte "
+		      "%zu%s%s%s)", g->name, (unsigned)num, at,
+		      *nm ? ", after node '" : "", nm, *nm ? "'" : "");
+}
+
 /* Parse step 1: counts the nodes and keeps the other top-level fields
  * (with how many nodes came before them) as raw fields. */
 static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
 {
-	const uint8_t *p = g->src, *end = g->src + g->src_len;
+	ge_wire w = ge_wire_of(g->src, g->src_len);
+	ge_wire_field f;
 	size_t n_nodes = 0, n_fields = 0;
 	const uint8_t *last_node = NULL;
 	size_t last_len = 0;
-	char nm[128];
-	while (p < end) {
-		const uint8_t *fs = p;
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0) {
-			nm[0] = 0;
-			if (last_node)
-				peek_name(last_node, last_node + last_len, nm,
-					  sizeof nm);
-			return ge_err(err, GE_EFORMAT,
-				      "%s: not a GraphDef (bad field tag at byte "
-				      "%zu%s%s%s)", g->name, (size_t)(fs - g->src),
-				      *nm ? ", after node '" : "", nm,
-				      *nm ? "'" : "");
-		}
-		if ((tag >> 3) == GD_NODE) {
-			if ((tag & 7) != 2 || ge_read_varint(&p, end, &l) ||
-			    l > (uint64_t)(end - p)) {
-				peek_name(p, end, nm, sizeof nm);
-				if (*nm)
-					return ge_err(err, GE_EFORMAT,
-						      "%s: node '%s' (#%zu) is "
-						      "truncated or corrupt (byte "
-						      "%zu)", g->name, nm, n_nodes,
-						      (size_t)(fs - g->src));
-				return ge_err(err, GE_EFORMAT,
-					      "%s: node #%zu is truncated or "
-					      "corrupt (byte %zu)", g->name,
-					      n_nodes, (size_t)(fs - g->src));
+	while (ge_wire_next(&w, &f)) {
+		if (f.num == GE_GRAPHDEF_NODE) {
+			if (f.wt != GE_WT_LEN) {
+				w.bad = 1;
+				w.p = f.start;
+				break;
 			}
-			last_node = p;
-			last_len = (size_t)l;
-			p += l;
+			last_node = f.data;
+			last_len = f.len;
 			n_nodes++;
 			/* each node's tag is the first read of its bytes, and
 			 * where it is depends on the last one's length: the
 			 * bytes a few kilobytes on are fetched meanwhile
 			 * (within the buffer) */
-			if ((size_t)(end - p) > PREFETCH_AHEAD + 64) {
-				__builtin_prefetch(p + PREFETCH_AHEAD);
-				__builtin_prefetch(p + PREFETCH_AHEAD + 64);
+			if ((size_t)(w.end - w.p) > PREFETCH_AHEAD + 64) {
+				__builtin_prefetch(w.p + PREFETCH_AHEAD);
+				__builtin_prefetch(w.p + PREFETCH_AHEAD + 64);
 			}
 			continue;
 		}
-		if (ge_skip_field(&p, end, (int)(tag & 7))) {
-			nm[0] = 0;
-			if (last_node)
-				peek_name(last_node, last_node + last_len, nm,
-					  sizeof nm);
-			return ge_err(err, GE_EFORMAT,
-				      "%s: truncated or corrupt GraphDef field %u "
-				      "(byte %zu%s%s%s)", g->name,
-				      (unsigned)(tag >> 3), (size_t)(fs - g->src),
-				      *nm ? ", after node '" : "", nm,
-				      *nm ? "'" : "");
-		}
 		g->fields = ge_xrealloc(g->fields,
 					(n_fields + 1) * sizeof *g->fields);
-		g->fields[n_fields++] = (ge_rawfield){fs, (size_t)(p - fs),
-						      (int)n_nodes};
+		g->fields[n_fields++] = (ge_rawfield){
+			f.start, (size_t)(w.p - f.start), (int)n_nodes};
 		g->n_fields = n_fields;
 	}
+	if (w.bad)
+		return bad_graphdef_field(g, &w, n_nodes, last_node, last_len,
+					  err);
 	/* after the last node: -1, after any nodes a save has */
 	for (size_t i = 0; i < n_fields; i++)
 		if (g->fields[i].after_nodes &&
@@ -370,25 +359,25 @@ static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
  * below catches; a graph of distinct Consts does not). */
 static int scalar_attr_entry(const uint8_t *p, const uint8_t *end)
 {
-	uint64_t tag, l, v;
-	if (ge_read_varint(&p, end, &tag) || tag != (1 << 3 | 2) ||
-	    ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+	ge_wire w = {p, end, 0};
+	ge_wire_field k, v, x;
+	if (!ge_wire_next(&w, &k) || !ge_wire_is_len(&k, GE_MAPENTRY_KEY) ||
+	    !ge_wire_next(&w, &v) || !ge_wire_is_len(&v, GE_MAPENTRY_VALUE) ||
+	    w.p != end)
 		return 0;
-	p += l;
-	if (ge_read_varint(&p, end, &tag) || tag != (2 << 3 | 2) ||
-	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p) ||
-	    ge_read_varint(&p, end, &tag))
+	ge_wire_init(&w, v.data, v.len);
+	if (!ge_wire_next(&w, &x) || w.p != w.end)
 		return 0;
-	switch (tag) {
-	case 3 << 3 | 0: /* i */
-	case 5 << 3 | 0: /* b */
-	case 6 << 3 | 0: /* type */
-		return !ge_read_varint(&p, end, &v) && p == end;
-	case 4 << 3 | 5: /* f */
-		return end - p == 4;
-	case 2 << 3 | 2: /* s */
-	case 9 << 3 | 2: /* placeholder */
-		return !ge_read_varint(&p, end, &l) && l == (uint64_t)(end - p);
+	switch (x.num) {
+	case GE_ATTR_I:
+	case GE_ATTR_B:
+	case GE_ATTR_TYPE:
+		return x.wt == GE_WT_VARINT;
+	case GE_ATTR_F:
+		return x.wt == GE_WT_I32;
+	case GE_ATTR_S:
+	case GE_ATTR_PLACEHOLDER:
+		return x.wt == GE_WT_LEN;
 	default:
 		return 0;
 	}
@@ -410,54 +399,41 @@ struct tensor_parts {
 static int plain_tensor_fields(const uint8_t *p, const uint8_t *end, int lv,
 			       struct tensor_parts *tp)
 {
-	while (p < end) {
-		uint64_t tag, l;
+	enum { DIM = GE_TAG_LEN(GE_SHAPE_DIM),
+	       SIZE = GE_TAG(GE_DIM_SIZE, GE_WT_VARINT) };
+	ge_wire w = {p, end, 0};
+	ge_wire_field f;
+	for (;;) {
 		/* a Dim of a size under 128, 12 02 08 nn, four bytes at a
 		 * time: what the walk below accepts of them, without it */
 		if (lv == 1) {
-			while (end - p >= 4 && p[0] == 0x12 && p[1] == 0x02 &&
-			       p[2] == 0x08 && p[3] < 0x80)
-				p += 4;
-			if (p == end)
-				break;
+			while (w.end - w.p >= 4 && w.p[0] == DIM &&
+			       w.p[1] == 0x02 && w.p[2] == SIZE &&
+			       w.p[3] < 0x80)
+				w.p += 4;
 		}
-		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0 ||
-		    (tag >> 3) > 0x1fffffff)
-			return 0;
-		switch ((int)(tag & 7)) {
-		case 0:
-			if (ge_read_varint(&p, end, &l))
-				return 0;
+		if (!ge_wire_next(&w, &f))
+			return !w.bad;
+		if (f.wt != GE_WT_LEN)
 			continue;
-		case 1:
-		case 5:
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				return 0;
-			continue;
-		case 2:
-			break;
-		default:
-			return 0;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			return 0;
-		uint64_t f = tag >> 3;
-		if (lv == 0 && (f == 14 || f == 15))
+		const uint8_t *q = f.data;
+		size_t l = f.len;
+		if (lv == 0 && (f.num == GE_TENSOR_RESOURCE_HANDLE_VAL ||
+				f.num == GE_TENSOR_VARIANT_VAL))
 			return 0;
 		/* a Dim of a size under 128 is the bytes 08 nn: no call */
-		if (f == 2 && lv < 2 &&
-		    !(lv == 1 && l == 2 && p[0] == 0x08 && p[1] < 0x80) &&
-		    !plain_tensor_fields(p, p + l, lv + 1, NULL))
+		if (f.num == (lv ? GE_SHAPE_DIM : GE_TENSOR_SHAPE) && lv < 2 &&
+		    !(lv == 1 && l == 2 && q[0] == SIZE && q[1] < 0x80) &&
+		    !plain_tensor_fields(q, q + l, lv + 1, NULL))
 			return 0;
-		if (tp && f == 2 && !tp->shape.p) /* as check.c's find_len */
-			tp->shape = (struct span){(const char *)p, (size_t)l};
-		if (tp && f == 4) {
-			tp->content = (struct span){(const char *)p, (size_t)l};
+		if (tp && f.num == GE_TENSOR_SHAPE && !tp->shape.p)
+			/* as check.c's find_len */
+			tp->shape = (struct span){(const char *)q, l};
+		if (tp && f.num == GE_TENSOR_CONTENT) {
+			tp->content = (struct span){(const char *)q, l};
 			tp->n_content++;
 		}
-		p += l;
 	}
-	return 1;
 }
 
 /* Whether AttrEntry bytes are a key and a value that is one tensor field
@@ -470,19 +446,20 @@ static int tensor_attr_entry(const uint8_t *p, const uint8_t *end,
 			     struct span *key, struct tensor_parts *tp)
 {
 	_Static_assert(GE_MAX_DEPTH - 2 > 5, "tensor_attr_entry nests 5 deep");
-	uint64_t tag, l;
-	if (ge_read_varint(&p, end, &tag) || tag != (1 << 3 | 2) ||
-	    ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+	ge_wire w = {p, end, 0};
+	ge_wire_field k, v, t;
+	if (!ge_wire_next(&w, &k) || !ge_wire_is_len(&k, GE_MAPENTRY_KEY))
 		return 0;
-	*key = (struct span){(const char *)p, (size_t)l};
-	p += l;
-	if (ge_read_varint(&p, end, &tag) || tag != (2 << 3 | 2) ||
-	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p) ||
-	    ge_read_varint(&p, end, &tag) || tag != (8 << 3 | 2) ||
-	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p))
+	*key = (struct span){(const char *)k.data, k.len};
+	if (!ge_wire_next(&w, &v) || !ge_wire_is_len(&v, GE_MAPENTRY_VALUE) ||
+	    w.p != end)
+		return 0;
+	ge_wire_init(&w, v.data, v.len);
+	if (!ge_wire_next(&w, &t) || !ge_wire_is_len(&t, GE_ATTR_TENSOR) ||
+	    w.p != w.end)
 		return 0;
 	*tp = (struct tensor_parts){{NULL, 0}, {NULL, 0}, 0};
-	return plain_tensor_fields(p, end, 0, tp);
+	return plain_tensor_fields(t.data, t.data + t.len, 0, tp);
 }
 
 /* What the attr check (check.c) reads of a node's attr span: each field
@@ -560,18 +537,16 @@ static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
 	k->content = (struct span){NULL, 0};
 	if (!a.n) /* no attrs: a.p is NULL */
 		return GE_OK;
-	const uint8_t *p = (const uint8_t *)a.p, *end = p + a.n;
+	ge_wire w = ge_wire_of(a.p, a.n);
+	ge_wire_field f;
 	size_t n_attr = 0;
-	while (p < end) {
-		uint64_t tag, len;
-		const uint8_t *fs = p;
-		ge_read_varint(&p, end, &tag);
-		if ((tag >> 3) != ND_ATTR) {
-			ge_skip_field(&p, end, (int)(tag & 7));
-			skel_add(k, fs, (size_t)(p - fs), 0);
+	while (ge_wire_next(&w, &f)) {
+		const uint8_t *fs = f.start, *p = f.data;
+		size_t len = f.len;
+		if (f.num != GE_NODEDEF_ATTR) {
+			skel_add(k, fs, (size_t)(w.p - fs), 0);
 			continue;
 		}
-		ge_read_varint(&p, end, &len);
 		const char *why = NULL;
 		struct span key;
 		struct tensor_parts tp;
@@ -585,7 +560,6 @@ static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
 					     ? tp.content
 					     : (struct span){NULL, 0};
 			k->tensors++;
-			p += len;
 			n_attr++;
 			continue;
 		}
@@ -593,14 +567,14 @@ static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
 		if (!scalar_attr_entry(p, p + len) &&
 		    ge_pb_check(ATTR_ENTRY, p, len, GE_MAX_DEPTH - 2, &why)) {
 			char key[128];
-			peek_name(p, p + len, key, sizeof key);
+			ge_wire_peek_str(p, p + len, GE_MAPENTRY_KEY, key,
+					 sizeof key);
 			return ge_err(err, GE_EFORMAT,
 				      "%s: node '%s': attr %s%s%s#%zu is corrupt "
 				      "(%s)",
 				      g->name, o->name, *key ? "'" : "", key,
 				      *key ? "' " : "", n_attr, why);
 		}
-		p += len;
 		n_attr++;
 	}
 	return GE_OK;
@@ -830,7 +804,6 @@ static int attr_class(ge_graph *g, struct memos *M, const ge_op *o,
 static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 		      ge_error *err)
 {
-	const uint8_t *p = g->src, *end = g->src + g->src_len;
 	g->ops = ge_big_alloc((n_nodes ? n_nodes : 1) * sizeof *g->ops);
 	g->cap_ops = n_nodes ? n_nodes : 1;
 	size_t total_in = 0;
@@ -844,14 +817,14 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 	struct tcache tcache[TCACHE] = {{NULL, 0}};
 	const char *nodev = ge_intern(g, "", 0);
 	struct name_block nb = {NULL, NULL};
-	for (size_t i = 0; p < end;) {
-		uint64_t tag, l;
-		ge_read_varint(&p, end, &tag);
-		if ((tag >> 3) != GD_NODE) {
-			ge_skip_field(&p, end, (int)(tag & 7));
+	/* split_fields has checked the fields */
+	ge_wire w = ge_wire_of(g->src, g->src_len);
+	ge_wire_field f;
+	for (size_t i = 0; ge_wire_next(&w, &f);) {
+		if (f.num != GE_GRAPHDEF_NODE)
 			continue;
-		}
-		ge_read_varint(&p, end, &l);
+		const uint8_t *p = f.data, *end = g->src + g->src_len;
+		size_t l = f.len;
 		/* as in split_fields: the bytes on, fetched meanwhile */
 		if ((size_t)(end - p) > PREFETCH_AHEAD + 64) {
 			__builtin_prefetch(p + PREFETCH_AHEAD);
@@ -874,7 +847,6 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 			return rc;
 		}
 		total_in += SCAN_NIN(o);
-		p += l;
 		i++;
 	}
 	memos_free(&M);
@@ -935,22 +907,20 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 			/* scan_node has read each field: an input with a tag
 			 * and a length of one byte each is read inline, any
 			 * other field through copies (q stays in a register) */
-			if (qe - q >= 2 && q[0] == ((ND_INPUT << 3) | 2) &&
+			if (qe - q >= 2 && q[0] == GE_TAG_LEN(GE_NODEDEF_INPUT) &&
 			    q[1] < 0x80) {
 				l = q[1];
 				q += 2;
 			} else {
-				const uint8_t *r = q;
-				uint64_t tag, l2 = 0;
-				ge_read_varint(&r, qe, &tag);
-				if ((tag >> 3) != ND_INPUT) {
-					ge_skip_field(&r, qe, (int)(tag & 7));
-					q = r;
+				ge_wire w = {q, qe, 0};
+				ge_wire_field f;
+				if (!ge_wire_next(&w, &f))
+					break; /* scan_node read them all */
+				q = w.p;
+				if (f.num != GE_NODEDEF_INPUT)
 					continue;
-				}
-				ge_read_varint(&r, qe, &l2);
-				q = r;
-				l = l2;
+				q = f.data;
+				l = f.len;
 			}
 			const char *s = (const char *)q;
 			q += l;

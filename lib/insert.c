@@ -698,12 +698,12 @@ static int raw_type(const uint8_t *v, size_t n)
 }
 
 /* The first attr entry named `name` (nl bytes, no NUL) in a node's
- * bytes, as ge_raw_attr_next finds it, when every field up to it has a
+ * bytes, as ge_wire_attr_next finds it, when every field up to it has a
  * one-byte tag and length of wire type 2 and every attr entry before it
  * and itself is just {1: key, 2: value} with one-byte lengths, as
  * TensorFlow writes small nodes: 1 with its value, 0 when there is no
  * such entry, -1 when the node is laid out otherwise (ask
- * ge_raw_attr_next). */
+ * ge_wire_attr_next). */
 static int short_attr(const uint8_t *p, const uint8_t *end, const char *name,
 		      size_t nl, const uint8_t **val, size_t *vlen)
 {
@@ -765,7 +765,7 @@ static int fast_dtype(const ge_graph *g, ge_opid id,
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 	const char *key;
 	size_t kl;
-	while (ge_raw_attr_next(&p, end, &key, &kl, &v, &vl))
+	while (ge_wire_attr_next(&p, end, &key, &kl, &v, &vl))
 		if (strnlen(key, kl) == nl && !memcmp(key, a->type_attr, nl))
 			return raw_type(v, vl);
 	return -1;

@@ -52,6 +52,20 @@ bad:
 	return 0;
 }
 
+uint32_t ge_wire_bad_field(const ge_wire *w, const uint8_t **rest)
+{
+	const uint8_t *p = w->p;
+	uint64_t tag, l;
+	*rest = p;
+	if (ge_read_varint(&p, w->end, &tag) || (tag >> 3) == 0 ||
+	    (tag >> 3) > GE_WIRE_MAX_FIELD)
+		return 0;
+	*rest = p;
+	if ((tag & 7) == GE_WT_LEN && !ge_read_varint(&p, w->end, &l))
+		*rest = p;
+	return (uint32_t)(tag >> 3);
+}
+
 int ge_wire_valid(const uint8_t *p, const uint8_t *end)
 {
 	ge_wire w = {p, end, 0};

@@ -122,7 +122,7 @@ int ge_wire_next_slow(ge_wire *w, ge_wire_field *f);
 /* The next field: 1 with it in *f, 0 at the end or at a field that is
  * not well formed (then w->bad is set and w->p stays at that field).
  * A tag and a value (or length) of one byte each, most fields of a graph,
- * are read inline. */
+ * and a one-byte tag with a two-byte length are read inline. */
 static inline int ge_wire_next(ge_wire *w, ge_wire_field *f)
 {
 	const uint8_t *p = w->p;
@@ -140,8 +140,29 @@ static inline int ge_wire_next(ge_wire *w, ge_wire_field *f)
 			return 1;
 		}
 	}
+	/* a one-byte tag and a two-byte length: a node of a GraphDef */
+	if (w->end - p >= 3 && (p[0] & 0x87) == GE_WT_LEN && p[0] >= 8 &&
+	    (p[1] & 0x80) && !(p[2] & 0x80)) {
+		size_t n = (size_t)(p[1] & 0x7f) | (size_t)p[2] << 7;
+		if ((size_t)(w->end - p) - 3 >= n) {
+			f->num = (uint32_t)p[0] >> 3;
+			f->wt = GE_WT_LEN;
+			f->start = p;
+			f->v = n;
+			f->data = p + 3;
+			f->len = n;
+			w->p = f->data + n;
+			return 1;
+		}
+	}
 	return ge_wire_next_slow(w, f);
 }
+
+/* What a walk that stopped bad stopped at, for a message: the field
+ * number of that field, or 0 when its tag does not read; *rest after the
+ * tag, and after the length too when the field is length-delimited and
+ * its length reads (the payload that runs past the end). */
+uint32_t ge_wire_bad_field(const ge_wire *w, const uint8_t **rest);
 
 /* Whether f is length-delimited field num. */
 static inline int ge_wire_is_len(const ge_wire_field *f, uint32_t num)
