@@ -273,13 +273,14 @@ static int bad_graphdef_field(const ge_graph *g, const ge_wire *w,
 			      size_t n_nodes, const uint8_t *last_node,
 			      size_t last_len, ge_error *err)
 {
-	const uint8_t *rest;
-	uint32_t num = ge_wire_bad_field(w, &rest);
+	ge_wire_bad b;
+	ge_wire_why(w, &b);
+	uint32_t num = b.num;
 	size_t at = (size_t)(w->p - g->src);
 	char nm[128];
 	nm[0] = 0;
 	if (num == GE_GRAPHDEF_NODE) {
-		peek_name(rest, w->end, nm, sizeof nm);
+		peek_name(b.data, w->end, nm, sizeof nm);
 		if (*nm)
 			return ge_err(err, GE_EFORMAT,
 				      "%s: node '%s' (#%zu) is truncated or "

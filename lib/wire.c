@@ -52,18 +52,21 @@ bad:
 	return 0;
 }
 
-uint32_t ge_wire_bad_field(const ge_wire *w, const uint8_t **rest)
+void ge_wire_why(const ge_wire *w, ge_wire_bad *b)
 {
 	const uint8_t *p = w->p;
 	uint64_t tag, l;
-	*rest = p;
+	*b = (ge_wire_bad){0, 0, p, 0};
 	if (ge_read_varint(&p, w->end, &tag) || (tag >> 3) == 0 ||
 	    (tag >> 3) > GE_WIRE_MAX_FIELD)
-		return 0;
-	*rest = p;
-	if ((tag & 7) == GE_WT_LEN && !ge_read_varint(&p, w->end, &l))
-		*rest = p;
-	return (uint32_t)(tag >> 3);
+		return;
+	b->num = (uint32_t)(tag >> 3);
+	b->wt = (uint32_t)(tag & 7);
+	b->data = p;
+	if (b->wt == GE_WT_LEN && !ge_read_varint(&p, w->end, &l)) {
+		b->data = p;
+		b->len_read = 1;
+	}
 }
 
 int ge_wire_valid(const uint8_t *p, const uint8_t *end)
@@ -83,6 +86,29 @@ int ge_wire_skip(const uint8_t **p, const uint8_t *end)
 		return -1;
 	*p = w.p;
 	return 0;
+}
+
+int ge_skip_field(const uint8_t **p, const uint8_t *end, int wt)
+{
+	uint64_t v;
+	size_t n = wt == GE_WT_I64 ? 8 : 4;
+	switch (wt) {
+	case GE_WT_VARINT:
+		return ge_read_varint(p, end, &v);
+	case GE_WT_LEN:
+		if (ge_read_varint(p, end, &v) || v > (uint64_t)(end - *p))
+			return -1;
+		*p += v;
+		return 0;
+	case GE_WT_I64:
+	case GE_WT_I32:
+		if ((size_t)(end - *p) < n)
+			return -1;
+		*p += n;
+		return 0;
+	default: /* groups (3, 4) are used by no TensorFlow message */
+		return -1;
+	}
 }
 
 int ge_wire_find_len(const uint8_t *p, const uint8_t *end, uint32_t num,

@@ -158,11 +158,17 @@ static inline int ge_wire_next(ge_wire *w, ge_wire_field *f)
 	return ge_wire_next_slow(w, f);
 }
 
-/* What a walk that stopped bad stopped at, for a message: the field
- * number of that field, or 0 when its tag does not read; *rest after the
- * tag, and after the length too when the field is length-delimited and
- * its length reads (the payload that runs past the end). */
-uint32_t ge_wire_bad_field(const ge_wire *w, const uint8_t **rest);
+/* What a walk that stopped bad stopped at, for a message about it. */
+typedef struct ge_wire_bad {
+	uint32_t num;        /* the field number; 0 when the tag does not
+			      * read or is out of range */
+	uint32_t wt;         /* its wire type */
+	const uint8_t *data; /* after the tag, and after the length when
+			      * that reads (then len_read is set: the
+			      * payload runs past the end) */
+	int len_read;
+} ge_wire_bad;
+void ge_wire_why(const ge_wire *w, ge_wire_bad *b);
 
 /* Whether f is length-delimited field num. */
 static inline int ge_wire_is_len(const ge_wire_field *f, uint32_t num)
@@ -177,6 +183,12 @@ int ge_wire_valid(const uint8_t *p, const uint8_t *end);
 /* Steps over one well-formed field at *p: 0 and *p after it, or -1
  * (*p unchanged). */
 int ge_wire_skip(const uint8_t **p, const uint8_t *end);
+
+/* Skips the value of a field of wire type wt whose tag was read, at *p:
+ * 0 and *p after it, or -1 (a wire type that is not 0, 1, 2 or 5, a value
+ * past the end).  For readers outside lib/ that take tags apart
+ * themselves (tests reading the bytes independently). */
+int ge_skip_field(const uint8_t **p, const uint8_t *end, int wt);
 
 /* ------------------------------------------------------------ finders */
 

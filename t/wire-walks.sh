@@ -16,7 +16,7 @@ if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1 &&
 else
 	(cd "$SRC" && find lib -name '*.[ch]') > "$T/files"
 fi
-grep -v -x -e lib/wire.c -e lib/wire.h -e lib/base.c -e lib/base.h \
+grep -v -x -e lib/wire.c -e lib/wire.h \
 	-e lib/opdefs_data.c "$T/files" > "$T/others"
 test -s "$T/others"
 ok $? "the files of lib/ are found"
