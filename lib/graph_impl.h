@@ -302,7 +302,9 @@ int ge_name_handed_out(const ge_graph *g, const char *s, size_t n,
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);
 /* The same with the text of each input written by `text` (function
- * bodies spell inputs `node:out_arg:k`). */
+ * bodies spell inputs `node:out_arg:k`); text NULL is ge_op_encode, whose
+ * inputs naming live ops of g are written inline (the fast path: its
+ * contract, an input naming a live op of g, is asserted). */
 typedef void (*ge_input_text_fn)(const ge_graph *g, ge_opid id, uint32_t slot,
 				 ge_buf *b);
 void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,

@@ -12,6 +12,7 @@
 #include "bounds.h"
 #include "frames.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@
 
 /* ------------------------------------------------------------ encoding */
 
+/* An input as the graph names it: the general path of ge_op_encode_ex
+ * (a dangling input's text as it was read). */
 static void put_input_text(const ge_graph *g, ge_opid id, uint32_t s,
 			   ge_buf *b)
 {
@@ -37,7 +40,7 @@ static void put_input_text(const ge_graph *g, ge_opid id, uint32_t s,
 
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out)
 {
-	ge_op_encode_ex(g, id, out, put_input_text);
+	ge_op_encode_ex(g, id, out, NULL);
 }
 
 /* ge_buf_reserve without the call when there is room: the encoder
@@ -62,6 +65,8 @@ static inline void add_bytes(ge_buf *b, const void *p, size_t n)
  * moves, which matters when a recipe adds ops by the hundred thousand. */
 static void put_input(ge_buf *b, const ge_graph *g, ge_tref t, int ctl)
 {
+	/* the contract: a live op of this graph, and its name */
+	assert(t.op < g->n_ops && g->ops[t.op].name);
 	const char *nm = g->ops[t.op].name;
 	size_t nl = strlen(nm), k = 0;
 	char num[12];
@@ -108,13 +113,14 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 	d = put_strfield(d, GE_NODEDEF_OP, o->type, tl);
 	out->len = (size_t)(d - out->data);
 	for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
-		if (text == put_input_text && o->in[s].op != GE_NOOP) {
+		/* the fast path: the graph's own names of live ops */
+		if (!text && o->in[s].op != GE_NOOP) {
 			put_input(out, g, o->in[s], s >= o->n_in);
 			continue;
 		}
 		/* written in place and wrapped: no scratch buffer per op */
 		size_t start = out->len;
-		text(g, id, s, out);
+		(text ? text : put_input_text)(g, id, s, out);
 		ge_buf_wrap(out, start, GE_NODEDEF_INPUT);
 	}
 	if (*o->device) {
@@ -163,33 +169,16 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		out->data[out->len] = 0;
 }
 
-/* Emits the GraphDef through a sink, so that the same code fills a
- * buffer or streams to a file. */
-typedef void (*sink_fn)(void *ctx, const void *p, size_t n);
 
-static void sink_buf(void *ctx, const void *p, size_t n)
-{
-	ge_buf_add(ctx, p, n);
-}
-
-static void sink_writer(void *ctx, const void *p, size_t n)
-{
-	ge_writer_put(ctx, p, n);
-}
-
-/* What emit_graphdef hands to its sink, gathered: the pieces of a save
- * are many and small (a node each), a sink call costs more than a copy,
- * and nodes are encoded straight into the gathered bytes.  A buffer sink
- * is written to directly, and so is a file writer's own buffer. */
+/* Where emit_graphdef writes: a buffer, or a file writer's own buffer,
+ * which it spills now and then.  The pieces of a save are many and small
+ * (a node each), and nodes are encoded straight into that buffer. */
 struct emit {
-	sink_fn put;
-	void *ctx;
-	ge_buf *b;   /* where pieces go: own, or the sink's */
+	ge_buf *b;   /* where pieces go: the caller's buffer or w's */
 	ge_writer *w;/* the file writer whose buffer b is, or NULL */
-	ge_buf own;
-	/* b's length at which to flush next: EMIT_FLUSH past what the last
-	 * flush left (a writer spills only past its own size, a buffer
-	 * sink never: not a call per node once b holds that much) */
+	/* b's length at which to spill next: EMIT_FLUSH past what the last
+	 * spill left (a writer spills only past its own size: not a call per
+	 * node once b holds that much) */
 	size_t flush_at;
 };
 enum { EMIT_DIRECT = 4096, EMIT_FLUSH = 1 << 16 };
@@ -198,10 +187,6 @@ static void em_flush(struct emit *e)
 {
 	if (e->w)
 		ge_writer_spill(e->w);
-	else if (e->b == &e->own && e->own.len) {
-		e->put(e->ctx, e->own.data, e->own.len);
-		e->own.len = 0;
-	}
 	e->flush_at = e->b->len + EMIT_FLUSH;
 }
 
@@ -210,11 +195,6 @@ static void em_put(struct emit *e, const void *p, size_t n)
 	if (e->w && n >= EMIT_DIRECT) {
 		/* writes what it gathered first */
 		ge_writer_put(e->w, p, n);
-		return;
-	}
-	if (e->b == &e->own && n >= EMIT_DIRECT) {
-		em_flush(e);
-		e->put(e->ctx, p, n);
 		return;
 	}
 	ge_buf_add(e->b, p, n);
@@ -247,7 +227,7 @@ static void emit_fields(const ge_graph *g, size_t from, size_t to,
 		*lib_done = 1;
 		ge_buf pl = GE_BUF_INIT, hdr = GE_BUF_INIT;
 		ge_flib_encode_payload(g, &pl);
-		ge_buf_tag(&hdr, 2, 2);
+		ge_buf_tag(&hdr, GE_GRAPHDEF_LIBRARY, GE_WT_LEN);
 		ge_buf_varint(&hdr, pl.len);
 		em_put(e, hdr.data, hdr.len);
 		em_put(e, pl.data, pl.len);
@@ -292,18 +272,13 @@ static void encode_node(const ge_graph *g, ge_opid id, ge_buf *b)
 	memcpy(b->data + at, h, hl);
 }
 
-static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
+/* The GraphDef into buffer out, or through file writer w (out NULL). */
+static void emit_graphdef(const ge_graph *g, ge_buf *out, ge_writer *w)
 {
 	ge_buf hdr = GE_BUF_INIT;
-	struct emit em = {put, ctx, NULL, NULL, GE_BUF_INIT, EMIT_FLUSH},
-		    *e = &em;
+	struct emit em = {w ? ge_writer_buf(w) : out, w, EMIT_FLUSH}, *e = &em;
 	ge_type_lens types;
 	memset(&types, 0, sizeof types);
-	em.b = put == sink_buf ? (ge_buf *)ctx : &em.own;
-	if (put == sink_writer) {
-		em.w = ctx;
-		em.b = ge_writer_buf(em.w);
-	}
 	int lib_changed = ge_flib_changed(g), lib_done = 0;
 	size_t fj = 0;
 	while (fj < g->n_fields && g->fields[fj].after_nodes == 0)
@@ -379,25 +354,24 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 		ge_buf pl = GE_BUF_INIT;
 		ge_flib_encode_payload(g, &pl);
 		hdr.len = 0;
-		ge_buf_tag(&hdr, 2, 2);
+		ge_buf_tag(&hdr, GE_GRAPHDEF_LIBRARY, GE_WT_LEN);
 		ge_buf_varint(&hdr, pl.len);
 		em_put(e, hdr.data, hdr.len);
 		em_put(e, pl.data, pl.len);
 		ge_buf_free(&pl);
 	}
 	em_flush(e);
-	ge_buf_free(&em.own);
 	ge_buf_free(&hdr);
 }
 
 void ge_graph_encode_graphdef(const ge_graph *g, ge_buf *out)
 {
-	emit_graphdef(g, sink_buf, out);
+	emit_graphdef(g, out, NULL);
 }
 
 void ge_graph_write_graphdef(const ge_graph *g, ge_writer *w)
 {
-	emit_graphdef(g, sink_writer, w);
+	emit_graphdef(g, NULL, w);
 }
 
 /* ------------------------------------------------------------ merging */

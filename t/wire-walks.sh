@@ -34,13 +34,13 @@ check "no file but wire.c skips fields by hand (ge_skip_field)" \
 check "no tag is built from a raw field number (N << 3 | W)" \
 	'[0-9]+\)? *<< *3\)? *\| *[0-9]'
 check "no tag is taken apart by hand (tag >> 3, tag & 7)" \
-	'\b(tag|t2|tg)[0-9]* *(>> *3|& *7)\b'
+	'\b(tag|t2|tg|key)[0-9]* *(>> *3|& *7)\b'
 
 # the checks find what they look for
 printf 'x = (5 << 3 | 2);\nif ((tag >> 3) == 1) ge_skip_field(&p, e, 2);\n' \
 	> "$T/probe.c"
 hits=`grep -c -E -e 'ge_skip_field' -e '[0-9]+\)? *<< *3\)? *\| *[0-9]' \
-	-e '\b(tag|t2|tg)[0-9]* *(>> *3|& *7)\b' "$T/probe.c"`
+	-e '\b(tag|t2|tg|key)[0-9]* *(>> *3|& *7)\b' "$T/probe.c"`
 test "$hits" -eq 2
 ok $? "the patterns catch a hand-written walk"
 
