@@ -5,29 +5,29 @@
 
 #include <string.h>
 
-int ge_wire_next_slow(ge_wire *w, ge_wire_field *f)
+ge_wire_step ge_wire_step_slow(const uint8_t *p, const uint8_t *end)
 {
-	const uint8_t *p = w->p, *end = w->end;
+	ge_wire_step r;
+	ge_wire_field *f = &r.f;
 	uint64_t tag, v;
-	if (p >= end)
-		return 0;
+	r.ok = 0;
+	f->start = p;
 	if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0 ||
 	    (tag >> 3) > GE_WIRE_MAX_FIELD)
-		goto bad;
+		return r;
 	f->num = (uint32_t)(tag >> 3);
 	f->wt = (uint32_t)(tag & 7);
-	f->start = w->p;
 	switch (f->wt) {
 	case GE_WT_VARINT:
 		f->data = p;
 		if (ge_read_varint(&p, end, &v))
-			goto bad;
+			return r;
 		f->v = v;
 		f->len = (size_t)(p - f->data);
 		break;
 	case GE_WT_LEN:
 		if (ge_read_varint(&p, end, &v) || v > (uint64_t)(end - p))
-			goto bad;
+			return r;
 		f->data = p;
 		f->len = (size_t)v;
 		f->v = v;
@@ -36,20 +36,17 @@ int ge_wire_next_slow(ge_wire *w, ge_wire_field *f)
 	case GE_WT_I32:
 		f->len = f->wt == GE_WT_I64 ? 8 : 4;
 		if ((size_t)(end - p) < f->len)
-			goto bad;
+			return r;
 		f->data = p;
 		f->v = 0;
 		for (size_t i = f->len; i-- > 0;)
 			f->v = f->v << 8 | p[i];
 		break;
 	default: /* groups (3, 4) and 6, 7 */
-		goto bad;
+		return r;
 	}
-	w->p = f->data + f->len;
-	return 1;
-bad:
-	w->bad = 1;
-	return 0;
+	r.ok = 1;
+	return r;
 }
 
 void ge_wire_why(const ge_wire *w, ge_wire_bad *b)
