@@ -927,20 +927,9 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 			q += l;
 			size_t off, nl;
 			int32_t index;
-			/* a NUL would cut the name short on save; an input
-			 * that ends in neither a digit nor ':' and is no
-			 * control input is a name whole, as ge_parse_input
-			 * finds */
-			int bad = has_nul(s, l);
-			if (!bad && l && s[0] != '^' &&
-			    (s[l - 1] < '0' || s[l - 1] > '9') &&
-			    s[l - 1] != ':') {
-				off = 0;
-				nl = l;
-				index = 0;
-			} else if (!bad) {
-				bad = ge_parse_input(s, l, &off, &nl, &index);
-			}
+			/* a NUL would cut the name short on save */
+			int bad = has_nul(s, l) ||
+				  ge_parse_input_inline(s, l, &off, &nl, &index);
 			if (bad)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: %s: malformed input '%.*s'",
