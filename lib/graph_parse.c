@@ -124,19 +124,26 @@ struct span {
 	size_t n;
 };
 
-/* What the first pass keeps of a node for the second (resolve_inputs),
- * without an array of its own: counts that are zero until then stand for
- * them in the meantime.  resolve_inputs takes a node's SCAN_NIN and
- * SCAN_IN0 before it counts its inputs there, and counts each producer's
+/* What the first pass keeps of a node for the second (resolve_inputs), in
+ * an array of the load's own, freed once the inputs are resolved: an op's
+ * fields mean only what they say.  (resolve_inputs counts each producer's
  * uses and control outputs in its n_uses and n_couts, which fill_uses
- * turns into the pools' offsets; SCAN_NAMELEN lasts until fill_uses. */
-#define SCAN_NIN(o) ((o)->n_in)         /* the number of inputs */
-#define SCAN_IN0(o) ((o)->n_ctrl)       /* where the first input starts */
-#define SCAN_NAMELEN(o) ((o)->n_ents)   /* the name's length */
+ * turns into the pools' offsets.) */
+struct scan {
+	uint32_t nin;     /* the number of inputs */
+	uint32_t in0;     /* where the first input starts in the node */
+	uint32_t namelen; /* the name's length */
+};
+
+/* What scan_node finds of a node: its op type, device and attr span, and
+ * its record for resolve_inputs. */
+struct node_scan {
+	struct span type, dev, attrs;
+	struct scan rec;
+};
 
 static void scan_clear(ge_op *o)
 {
-	SCAN_NIN(o) = SCAN_IN0(o) = SCAN_NAMELEN(o) = 0;
 	o->n_uses = o->n_couts = 0;
 }
 
@@ -173,8 +180,8 @@ static int other_field(const uint8_t **pp, const uint8_t *end, uint32_t *f,
 /* First pass over one NodeDef: name, type, device, and the number of
  * inputs; checks the wire structure of the top-level fields. */
 static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
-		     const uint8_t *end, size_t index, struct span *type_out,
-		     struct span *dev_out, struct span *attrs_out, ge_error *err)
+		     const uint8_t *end, size_t index, struct node_scan *out,
+		     ge_error *err)
 {
 	const uint8_t *name = NULL, *type = NULL, *dev = NULL, *in0 = NULL;
 	size_t name_len = 0, type_len = 0, dev_len = 0, nin = 0;
@@ -240,12 +247,12 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 	o->raw = start;
 	o->raw_len = (uint32_t)(end - start);
 	o->nout = -1;
-	SCAN_NIN(o) = (uint32_t)nin;
-	SCAN_IN0(o) = in0 ? (uint32_t)(in0 - start) : 0;
-	SCAN_NAMELEN(o) = (uint32_t)name_len;
-	*type_out = (struct span){(const char *)type, type_len};
-	*dev_out = (struct span){(const char *)dev, dev_len};
-	*attrs_out = (struct span){(const char *)attr0,
+	out->rec = (struct scan){(uint32_t)nin,
+				 in0 ? (uint32_t)(in0 - start) : 0,
+				 (uint32_t)name_len};
+	out->type = (struct span){(const char *)type, type_len};
+	out->dev = (struct span){(const char *)dev, dev_len};
+	out->attrs = (struct span){(const char *)attr0,
 				   attr0 ? (size_t)(attr1 - attr0) : 0};
 	return GE_OK;
 bad:
@@ -800,10 +807,9 @@ static int attr_class(ge_graph *g, struct memos *M, const ge_op *o,
 }
 
 /* Parse step 2: one op per node (name, type, device, raw bytes, and what
- * step 3 needs: SCAN_NIN and the others), and the number of inputs in
- * all. */
-static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
-		      ge_error *err)
+ * step 3 needs, in sc), and the number of inputs in all. */
+static int scan_nodes(ge_graph *g, size_t n_nodes, struct scan *sc,
+		      size_t *total_out, ge_error *err)
 {
 	g->ops = ge_big_alloc((n_nodes ? n_nodes : 1) * sizeof *g->ops);
 	g->cap_ops = n_nodes ? n_nodes : 1;
@@ -831,9 +837,12 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 			__builtin_prefetch(p + PREFETCH_AHEAD);
 			__builtin_prefetch(p + PREFETCH_AHEAD + 64);
 		}
-		struct span ts = {NULL, 0}, ds = {NULL, 0}, as = {NULL, 0};
+		struct node_scan ns = {{NULL, 0}, {NULL, 0}, {NULL, 0},
+				       {0, 0, 0}};
 		g->n_ops = i + 1;
-		int rc = scan_node(g, &nb, p, p + l, i, &ts, &ds, &as, err);
+		int rc = scan_node(g, &nb, p, p + l, i, &ns, err);
+		struct span ts = ns.type, ds = ns.dev, as = ns.attrs;
+		sc[i] = ns.rec;
 		ge_op *o = &g->ops[i];
 		o->device = nodev;
 		if (!rc && (intern_cached(g, tcache, ts, &o->type) ||
@@ -847,7 +856,7 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 			memos_free(&M);
 			return rc;
 		}
-		total_in += SCAN_NIN(o);
+		total_in += sc[i].nin;
 		i++;
 	}
 	memos_free(&M);
@@ -861,11 +870,11 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 /* The producer an input names: most inputs name one of the last few
  * nodes (TensorFlow writes ops in creation order), whose names are in
  * cache, so those are tried before the index. */
-static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
-			     size_t nl)
+static ge_opid find_producer(const ge_graph *g, const struct scan *sc,
+			     size_t i, const char *s, size_t nl)
 {
 	for (size_t back = 1; back <= 4 && back <= i; back++) {
-		if (SCAN_NAMELEN(&g->ops[i - back]) == nl &&
+		if (sc[i - back].namelen == nl &&
 		    same_bytes(g->ops[i - back].name, s, nl) &&
 		    !(g->ops[i - back].flags & OPF_DUPNAME))
 			return (ge_opid)(i - back);
@@ -877,7 +886,8 @@ static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
  * control outputs counted per producer (in its n_uses and n_couts), and
  * in all (*total_use, *total_cout); *forward set when an input names a
  * later op. */
-static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
+static int resolve_inputs(ge_graph *g, const struct scan *sc,
+			  size_t total_in, size_t *total_use,
 			  size_t *total_cout, int *forward, ge_error *err)
 {
 	g->in_pool = ge_big_alloc((total_in ? total_in : 1) *
@@ -890,15 +900,13 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 		/* the inputs of a node a few on, fetched meanwhile */
 		if (i + 8 < g->n_ops)
 			__builtin_prefetch(g->ops[i + 8].raw +
-					   SCAN_IN0(&g->ops[i + 8]));
+					   sc[i + 8].in0);
 		o->in = g->in_pool + pos;
 		/* from the first input to the last: the fields before and
 		 * after (name, type, attrs) are not walked */
-		const uint8_t *q = o->raw + SCAN_IN0(o),
+		const uint8_t *q = o->raw + sc[i].in0,
 			      *qe = o->raw + o->raw_len;
-		uint32_t nin = SCAN_NIN(o);
-		/* n_in and n_ctrl count from here */
-		SCAN_NIN(o) = SCAN_IN0(o) = 0;
+		uint32_t nin = sc[i].nin;
 		if (!nin)
 			q = qe;
 		/* n_in and n_ctrl, counted in registers */
@@ -943,7 +951,7 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 					      g->name,
 					      op_label(lab, sizeof lab, g, i),
 					      (int)(l > 200 ? 200 : l), s);
-			ge_opid pid = find_producer(g, i, s + off, nl);
+			ge_opid pid = find_producer(g, sc, i, s + off, nl);
 			ge_tref t;
 			if (pid == GE_NOOP)
 				t = (ge_tref){GE_NOOP,
@@ -1014,7 +1022,6 @@ static void fill_uses(ge_graph *g, size_t total_use, size_t total_cout,
 		up += o->n_uses;
 		cp += o->n_couts;
 		o->n_uses = o->n_couts = 0;
-		SCAN_NAMELEN(o) = 0;
 		if (!forward)
 			add_uses(g, i);
 	}
@@ -1031,20 +1038,26 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 	g->src_owned = take;
 	g->src_len = len;
 	size_t n_nodes = 0, total_in = 0, total_use = 0, total_cout = 0;
+	struct scan *sc = NULL;
 	int rc;
-	if ((rc = split_fields(g, &n_nodes, err)) ||
-	    (rc = scan_nodes(g, n_nodes, &total_in, err)))
+	if ((rc = split_fields(g, &n_nodes, err)))
+		goto fail;
+	sc = ge_big_alloc((n_nodes ? n_nodes : 1) * sizeof *sc);
+	if ((rc = scan_nodes(g, n_nodes, sc, &total_in, err)))
 		goto fail;
 	/* Name index.  A repeated name keeps the first op in the index. */
 	ge_idx_build(g);
 	int forward = 0;
-	if ((rc = resolve_inputs(g, total_in, &total_use, &total_cout,
+	if ((rc = resolve_inputs(g, sc, total_in, &total_use, &total_cout,
 				 &forward, err)))
 		goto fail;
+	ge_big_free(sc);
 	fill_uses(g, total_use, total_cout, forward);
 	*out = g;
 	return GE_OK;
 fail:
+	if (sc)
+		ge_big_free(sc);
 	/* pools may be partially filled; the ops point into them */
 	for (size_t i = 0; i < g->n_ops; i++) {
 		g->ops[i].flags &= ~(uint32_t)(OPF_IN_OWNED | OPF_USES_OWNED |
