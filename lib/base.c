@@ -410,32 +410,6 @@ int ge_read_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 	return -1;
 }
 
-int ge_skip_field(const uint8_t **pp, const uint8_t *end, int wiretype)
-{
-	uint64_t v;
-	switch (wiretype) {
-	case 0:
-		return ge_read_varint(pp, end, &v);
-	case 1:
-		if (end - *pp < 8)
-			return -1;
-		*pp += 8;
-		return 0;
-	case 2:
-		if (ge_read_varint(pp, end, &v) || v > (uint64_t)(end - *pp))
-			return -1;
-		*pp += v;
-		return 0;
-	case 5:
-		if (end - *pp < 4)
-			return -1;
-		*pp += 4;
-		return 0;
-	default:   /* groups (3, 4) are not used by any TensorFlow message */
-		return -1;
-	}
-}
-
 /* ---- arenas ---- */
 
 struct ge_arena_chunk {

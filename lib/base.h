@@ -118,24 +118,7 @@ static inline int ge_read_varint(const uint8_t **p, const uint8_t *end,
 	}
 	return ge_read_varint_slow(p, end, v);
 }
-/* Skips one field of the given wire type; returns 0 or -1. */
-int ge_skip_field(const uint8_t **p, const uint8_t *end, int wiretype);
-/* ge_skip_field with varints and length-delimited fields, all but a few,
- * skipped inline: for loops over many fields. */
-static inline int ge_skip_field_inline(const uint8_t **p, const uint8_t *end,
-				       int wt)
-{
-	uint64_t v;
-	if (wt == 0)
-		return ge_read_varint(p, end, &v);
-	if (wt == 2) {
-		if (ge_read_varint(p, end, &v) || v > (uint64_t)(end - *p))
-			return -1;
-		*p += v;
-		return 0;
-	}
-	return ge_skip_field(p, end, wt);
-}
+/* Fields are walked by lib/wire.h. */
 
 /* Large growing arrays (a graph's ops and name index, big arena chunks):
  * from 1 MiB they are mapped on their own, 2 MiB aligned and advised

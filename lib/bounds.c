@@ -1,5 +1,6 @@
 /* bounds.c: limits on what an untrusted model can make the program do. */
 #include "bounds.h"
+#include "wire.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -164,42 +165,25 @@ static int walk(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 		*why = "messages nested too deep";
 		return -1;
 	}
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0 ||
-		    (tag >> 3) > 0x1fffffff) {
-			*why = "bad field tag";
-			return -1;
-		}
-		int wt = (int)(tag & 7);
-		if (wt == 0) { /* most fields: inline, as ge_skip_field does */
-			if (ge_read_varint(&p, end, &l)) {
-				*why = "truncated field";
-				return -1;
-			}
+	ge_wire w = {p, end, 0};
+	ge_wire_field x;
+	while (ge_wire_next(&w, &x)) {
+		if (x.wt != GE_WT_LEN)
 			continue;
-		}
-		if (wt != 2) {
-			if (ge_skip_field(&p, end, wt)) {
-				*why = wt == 3 || wt == 4 || wt > 5
-					       ? "bad wire type"
-					       : "truncated field";
-				return -1;
-			}
-			continue;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p)) {
-			*why = "truncated field";
-			return -1;
-		}
 		const ProtobufCFieldDescriptor *f =
-			d ? field_by_id(d, (unsigned)(tag >> 3)) : NULL;
+			d ? field_by_id(d, x.num) : NULL;
 		if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
-		    walk(f->descriptor, p, p + l, depth - 1, why))
+		    walk(f->descriptor, x.data, x.data + x.len, depth - 1, why))
 			return -1;
-		p += l;
 	}
-	return 0;
+	if (!w.bad)
+		return 0;
+	ge_wire_bad b;
+	ge_wire_why(&w, &b);
+	*why = !b.num ? "bad field tag"
+	       : b.wt == 3 || b.wt == 4 || b.wt > 5 ? "bad wire type"
+						     : "truncated field";
+	return -1;
 }
 
 int ge_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *p,
@@ -261,23 +245,22 @@ static void dpush(struct diag *g, const char *fmt, ...)
 static void first_name(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 		       const uint8_t *end, char *out, size_t cap)
 {
-	uint64_t tag, l;
 	out[0] = 0;
 	const ProtobufCFieldDescriptor *f =
 		d ? protobuf_c_message_descriptor_get_field(d, 1) : NULL;
-	if (!f || f->type != PROTOBUF_C_TYPE_STRING ||
-	    ge_read_varint(&p, end, &tag) || tag != ((1 << 3) | 2) ||
-	    ge_read_varint(&p, end, &l))
+	if (!f || f->type != PROTOBUF_C_TYPE_STRING)
 		return;
-	if (l > (uint64_t)(end - p))
-		l = (uint64_t)(end - p);
-	if (l >= cap)
-		l = cap - 1;
-	size_t k = 0;
-	for (size_t i = 0; i < l; i++)
-		out[k++] = p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\'' ? (char)p[i]
-								      : '?';
-	out[k] = 0;
+	ge_wire_peek_str(p, end, 1, out, cap);
+	for (char *c = out; *c; c++)
+		if ((unsigned char)*c >= 0x7f || *c == '\'')
+			*c = '?';
+}
+
+/* The failure of dwalk at the field starting at fs. */
+static void dfail(struct diag *g, const uint8_t *fs)
+{
+	g->failed = 1;
+	g->fail_at = (size_t)(fs - g->base);
 }
 
 static void dwalk(struct diag *g, const ProtobufCMessageDescriptor *d,
@@ -285,19 +268,36 @@ static void dwalk(struct diag *g, const ProtobufCMessageDescriptor *d,
 {
 	unsigned counts[64] = {0};
 	size_t mark = g->len;
-	while (p < end && !g->failed) {
-		const uint8_t *fs = p;
-		uint64_t tag, l;
+	ge_wire w = {p, end, 0};
+	ge_wire_field x;
+	while (!g->failed) {
+		const uint8_t *fs = w.p, *body;
+		uint32_t num, wt;
+		size_t l = 0;
+		int whole = ge_wire_next(&w, &x), len_read = 1;
 		g->len = mark;
 		g->path[mark] = 0;
-		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0) {
-			g->failed = 1;
-			g->fail_at = (size_t)(fs - g->base);
-			return;
+		if (whole) {
+			num = x.num;
+			wt = x.wt;
+			body = x.data;
+			l = x.len;
+		} else if (!w.bad) {
+			break;
+		} else {
+			ge_wire_bad b;
+			ge_wire_why(&w, &b);
+			if (!b.num) {
+				dfail(g, fs);
+				return;
+			}
+			num = b.num;
+			wt = b.wt;
+			body = b.data;
+			len_read = b.len_read;
 		}
 		const ProtobufCFieldDescriptor *f =
-			d ? protobuf_c_message_descriptor_get_field(
-				    d, (unsigned)(tag >> 3))
+			d ? protobuf_c_message_descriptor_get_field(d, num)
 			  : NULL;
 		if (f) {
 			size_t fi = (size_t)(f - d->fields);
@@ -308,67 +308,57 @@ static void dwalk(struct diag *g, const ProtobufCMessageDescriptor *d,
 					counts[fi]++;
 			}
 		} else {
-			dpush(g, "%sfield %u", mark ? "." : "",
-			      (unsigned)(tag >> 3));
+			dpush(g, "%sfield %u", mark ? "." : "", (unsigned)num);
 		}
-		int wt = (int)(tag & 7);
 		if (!f)
 			g->mismatch++;
-		else if (wt != 2 && (f->type == PROTOBUF_C_TYPE_MESSAGE ||
-				     f->type == PROTOBUF_C_TYPE_STRING ||
-				     f->type == PROTOBUF_C_TYPE_BYTES))
+		else if (wt != GE_WT_LEN &&
+			 (f->type == PROTOBUF_C_TYPE_MESSAGE ||
+			  f->type == PROTOBUF_C_TYPE_STRING ||
+			  f->type == PROTOBUF_C_TYPE_BYTES))
 			g->mismatch++;
-		if (wt != 2) {
-			if (ge_skip_field(&p, end, wt)) {
-				g->failed = 1;
-				g->fail_at = (size_t)(fs - g->base);
-			}
+		if (wt != GE_WT_LEN) {
+			if (!whole)
+				dfail(g, fs);
 			continue;
 		}
-		if (ge_read_varint(&p, end, &l)) {
-			g->failed = 1;
-			g->fail_at = (size_t)(fs - g->base);
+		if (!len_read) {
+			dfail(g, fs);
 			return;
 		}
-		if (l > (uint64_t)(end - p)) {
+		if (!whole) {
 			/* cut short: the bytes that are there say where */
 			if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
 			    depth < GE_MAX_DEPTH) {
 				char nm[80];
-				first_name(f->descriptor, p, end, nm, sizeof nm);
+				first_name(f->descriptor, body, end, nm,
+					   sizeof nm);
 				if (*nm)
 					dpush(g, " '%s'", nm);
-				dwalk(g, f->descriptor, p, end, depth + 1);
+				dwalk(g, f->descriptor, body, end, depth + 1);
 			}
-			if (!g->failed) {
-				g->failed = 1;
-				g->fail_at = (size_t)(fs - g->base);
-			}
+			if (!g->failed)
+				dfail(g, fs);
 			return;
 		}
-		if (f && (((f->type == PROTOBUF_C_TYPE_MESSAGE ||
-			    f->type == PROTOBUF_C_TYPE_STRING ||
-			    f->type == PROTOBUF_C_TYPE_BYTES) && wt != 2) ||
-			  (f->label != PROTOBUF_C_LABEL_REPEATED &&
-			   f->type != PROTOBUF_C_TYPE_MESSAGE &&
-			   f->type != PROTOBUF_C_TYPE_STRING &&
-			   f->type != PROTOBUF_C_TYPE_BYTES && wt == 2)))
+		if (f && f->label != PROTOBUF_C_LABEL_REPEATED &&
+		    f->type != PROTOBUF_C_TYPE_MESSAGE &&
+		    f->type != PROTOBUF_C_TYPE_STRING &&
+		    f->type != PROTOBUF_C_TYPE_BYTES)
 			g->mismatch++;
 		if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
 			char nm[80];
-			first_name(f->descriptor, p, p + l, nm, sizeof nm);
+			first_name(f->descriptor, body, body + l, nm, sizeof nm);
 			if (*nm)
 				dpush(g, " '%s'", nm);
 			if (depth >= GE_MAX_DEPTH) {
-				g->failed = 1;
-				g->fail_at = (size_t)(fs - g->base);
+				dfail(g, fs);
 				return;
 			}
-			dwalk(g, f->descriptor, p, p + l, depth + 1);
+			dwalk(g, f->descriptor, body, body + l, depth + 1);
 			if (g->failed)
 				return;
 		}
-		p += l;
 	}
 	g->len = mark;
 	g->path[mark] = 0;

@@ -17,8 +17,10 @@
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
 /* AttrValue field numbers (the oneof `value`) */
-enum { AV_LIST = 1, AV_S = 2, AV_I = 3, AV_F = 4, AV_B = 5, AV_TYPE = 6,
-       AV_SHAPE = 7, AV_TENSOR = 8, AV_PLACEHOLDER = 9, AV_FUNC = 10 };
+enum { AV_LIST = GE_ATTR_LIST, AV_S = GE_ATTR_S, AV_I = GE_ATTR_I,
+       AV_F = GE_ATTR_F, AV_B = GE_ATTR_B, AV_TYPE = GE_ATTR_TYPE,
+       AV_SHAPE = GE_ATTR_SHAPE, AV_TENSOR = GE_ATTR_TENSOR,
+       AV_PLACEHOLDER = GE_ATTR_PLACEHOLDER, AV_FUNC = GE_ATTR_FUNC };
 
 /* The AttrValue field an OpDef attr type calls for. */
 static int field_for_type(const char *t)
@@ -46,108 +48,46 @@ static const char *field_name(int f)
 	return f >= 0 && f <= AV_FUNC ? names[f] : "unknown";
 }
 
-/* The first length-delimited field `field` of message bytes, as
- * ge_find_len_field finds it, with fields skipped inline: 0, or -1 when
- * there is none or the bytes stop parsing before it. */
-static int find_len(const uint8_t *p, const uint8_t *end, uint32_t field,
-		    const uint8_t **body, size_t *len)
-{
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return -1;
-		if (tag == ((uint64_t)field << 3 | 2)) {
-			if (ge_read_varint(&p, end, &l) ||
-			    l > (uint64_t)(end - p))
-				return -1;
-			*body = p;
-			*len = (size_t)l;
-			return 0;
-		}
-		if (ge_skip_field_inline(&p, end, (int)(tag & 7)))
-			return -1;
-	}
-	return -1;
-}
-
 /* Smallest dim size of a TensorShapeProto (dim = 2, Dim.size = 1); 0 for
  * none.  *bad set when the bytes do not parse. */
 static int64_t min_dim(const uint8_t *p, const uint8_t *end, int *bad)
 {
 	int64_t m = 0;
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag)) {
+	ge_wire w = {p, end, 0}, dw;
+	ge_wire_field f, d;
+	while (ge_wire_next(&w, &f)) {
+		if (!ge_wire_is_len(&f, GE_SHAPE_DIM))
+			continue;
+		ge_wire_init(&dw, f.data, f.len);
+		while (ge_wire_next(&dw, &d))
+			if (d.num == GE_DIM_SIZE && d.wt == GE_WT_VARINT &&
+			    (int64_t)d.v < m)
+				m = (int64_t)d.v;
+		if (dw.bad)
 			*bad = 1;
-			return m;
-		}
-		if ((tag >> 3) == 2 && (tag & 7) == 2) {
-			if (ge_read_varint(&p, end, &l) ||
-			    l > (uint64_t)(end - p)) {
-				*bad = 1;
-				return m;
-			}
-			const uint8_t *q = p, *qe = p + l;
-			p += l;
-			while (q < qe) {
-				uint64_t t2, v;
-				if (ge_read_varint(&q, qe, &t2)) {
-					*bad = 1;
-					break;
-				}
-				if ((t2 >> 3) == 1 && (t2 & 7) == 0) {
-					if (ge_read_varint(&q, qe, &v)) {
-						*bad = 1;
-						break;
-					}
-					if ((int64_t)v < m)
-						m = (int64_t)v;
-				} else if (ge_skip_field_inline(&q, qe, (int)(t2 & 7))) {
-					*bad = 1;
-					break;
-				}
-			}
-		} else if (ge_skip_field_inline(&p, end, (int)(tag & 7))) {
-			*bad = 1;
-			return m;
-		}
 	}
+	if (w.bad)
+		*bad = 1;
 	return m;
 }
 
-/* The oneof field set in an AttrValue (0 when none), and its payload. */
+/* The oneof field set in an AttrValue (0 when none), and its payload (of
+ * a field not length-delimited, its value's bytes). */
 static int attr_kind(const uint8_t *p, const uint8_t *end, const uint8_t **body,
 		     size_t *len, int *bad)
 {
 	int kind = 0;
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag)) {
-			*bad = 1;
-			return kind;
-		}
-		int f = (int)(tag >> 3);
-		const uint8_t *b = p;
-		if ((tag & 7) == 2) {
-			if (ge_read_varint(&p, end, &l) ||
-			    l > (uint64_t)(end - p)) {
-				*bad = 1;
-				return kind;
-			}
-			b = p;
-			p += l;
-			*len = (size_t)l;
-		} else if (ge_skip_field_inline(&p, end, (int)(tag & 7))) {
-			*bad = 1;
-			return kind;
-		} else {
-			*len = (size_t)(p - b);
-		}
-		if (f >= AV_LIST && f <= AV_FUNC) {
-			kind = f;
-			*body = b;
+	ge_wire w = {p, end, 0};
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		*len = f.len;
+		if (f.num >= AV_LIST && f.num <= AV_FUNC) {
+			kind = (int)f.num;
+			*body = f.data;
 		}
 	}
+	if (w.bad)
+		*bad = 1;
 	return kind;
 }
 
@@ -184,7 +124,8 @@ static int check_value(const char *type, int want, const uint8_t *v,
 	} else if (kind == AV_TENSOR) {
 		const uint8_t *sh;
 		size_t shl;
-		if (find_len(body, body + blen, 2, &sh, &shl) == 0) {
+		if (ge_wire_find_len(body, body + blen, GE_TENSOR_SHAPE, &sh,
+				     &shl) == 0) {
 			int64_t m = min_dim(sh, sh + shl, &bad);
 			if (bad) {
 				snprintf(msg, cap, "holds a tensor with a "
@@ -219,13 +160,13 @@ struct kv {
 };
 
 /* Collects the attr map entries (field 5) of NodeDef bytes, as
- * ge_raw_attr_next splits them. */
+ * ge_wire_attr_next splits them. */
 static size_t raw_attrs(const uint8_t *p, const uint8_t *end, struct kv **out,
 			size_t *cap)
 {
 	size_t n = 0;
 	struct kv e;
-	while (ge_raw_attr_next(&p, end, &e.key, &e.klen, &e.val, &e.vlen)) {
+	while (ge_wire_attr_next(&p, end, &e.key, &e.klen, &e.val, &e.vlen)) {
 		if (n == *cap) {
 			*cap = *cap ? *cap * 2 : 16;
 			*out = ge_xrealloc(*out, *cap * sizeof **out);
@@ -332,7 +273,7 @@ static void str_field(const uint8_t *p, const uint8_t *end, uint32_t field,
 	const uint8_t *b;
 	size_t l;
 	out->len = 0;
-	if (ge_find_len_field(p, end, field, &b, &l) == 0)
+	if (ge_wire_find_len(p, end, field, &b, &l) == 0)
 		ge_buf_add(out, b, l);
 	else
 		ge_buf_add(out, "", 0);
@@ -351,44 +292,28 @@ static size_t check_library(const ge_graph *g, const uint8_t *p,
 	struct adef x = {NULL, NULL, 0};
 	ge_buf fname = GE_BUF_INIT, nname = GE_BUF_INIT, ntype = GE_BUF_INIT,
 	       where = GE_BUF_INIT;
-	while (p < end && problems < max) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if ((tag >> 3) != 1 || (tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				break;
+	ge_wire w = {p, end, 0}, fw;
+	ge_wire_field ff, nf;
+	while (problems < max && ge_wire_next(&w, &ff)) {
+		if (!ge_wire_is_len(&ff, GE_FLIB_FUNCTION))
 			continue;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			break;
-		const uint8_t *f = p, *fe = p + l;
-		p += l;
+		const uint8_t *f = ff.data, *fe = ff.data + ff.len;
 		const uint8_t *sig;
 		size_t sigl;
 		fname.len = 0;
-		if (ge_find_len_field(f, fe, 1, &sig, &sigl) == 0)
-			str_field(sig, sig + sigl, 1, &fname);
+		if (ge_wire_find_len(f, fe, GE_FUNCDEF_SIGNATURE, &sig,
+				     &sigl) == 0)
+			str_field(sig, sig + sigl, GE_OPDEF_NAME, &fname);
 		where.len = 0;
 		ge_buf_printf(&where, "function '%s': ",
 			      fname.data ? (char *)fname.data : "");
-		const uint8_t *q = f;
-		while (q < fe && problems < max) {
-			uint64_t t2, l2;
-			if (ge_read_varint(&q, fe, &t2))
-				break;
-			if ((t2 >> 3) != 3 || (t2 & 7) != 2) {
-				if (ge_skip_field(&q, fe, (int)(t2 & 7)))
-					break;
+		ge_wire_init(&fw, f, ff.len);
+		while (problems < max && ge_wire_next(&fw, &nf)) {
+			if (!ge_wire_is_len(&nf, GE_FUNCDEF_NODE_DEF))
 				continue;
-			}
-			if (ge_read_varint(&q, fe, &l2) ||
-			    l2 > (uint64_t)(fe - q))
-				break;
-			const uint8_t *nd = q, *nde = q + l2;
-			q += l2;
-			str_field(nd, nde, 1, &nname);
-			str_field(nd, nde, 2, &ntype);
+			const uint8_t *nd = nf.data, *nde = nf.data + nf.len;
+			str_field(nd, nde, GE_NODEDEF_NAME, &nname);
+			str_field(nd, nde, GE_NODEDEF_OP, &ntype);
 			size_t n = raw_attrs(nd, nde, &kv, &cap);
 			adef_set(&x, ge_graph_opdef(g, (char *)ntype.data));
 			problems += check_node(&x, (char *)where.data,
@@ -476,14 +401,13 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 	/* once the library is modelled (func.h), its bodies are checked as
 	 * graphs of their own, as they are now: the bytes read may be stale */
 	for (size_t i = 0; i < g->n_fields && problems < max && !g->flib; i++) {
-		const uint8_t *p = g->fields[i].p, *end = p + g->fields[i].len;
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag) || (tag >> 3) != 2 ||
-		    (tag & 7) != 2 || ge_read_varint(&p, end, &l) ||
-		    l > (uint64_t)(end - p))
+		ge_wire w = ge_wire_of(g->fields[i].p, g->fields[i].len);
+		ge_wire_field f;
+		if (!ge_wire_next(&w, &f) ||
+		    !ge_wire_is_len(&f, GE_GRAPHDEF_LIBRARY))
 			continue;
-		problems += check_library(g, p, p + l, max - problems,
-					  fatal_only, report);
+		problems += check_library(g, f.data, f.data + f.len,
+					  max - problems, fatal_only, report);
 	}
 	return problems;
 }

@@ -103,35 +103,31 @@ static ge_funcid fn_push(struct ge_flib *l, const char *name, size_t nl,
 static int scan_payload(struct ge_flib *l, const uint8_t *p, const uint8_t *end,
 			const char *file, ge_error *err)
 {
-	while (p < end) {
-		const uint8_t *es = p;
-		uint64_t tag, len;
-		if (ge_read_varint(&p, end, &tag))
-			goto bad;
-		uint32_t field = (uint32_t)(tag >> 3);
-		if (field == FL_FUNCTION && (tag & 7) == 2) {
-			if (ge_read_varint(&p, end, &len) ||
-			    len > (uint64_t)(end - p))
-				goto bad;
-			const uint8_t *b = p, *sig, *nm = NULL;
+	ge_wire w = {p, end, 0};
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		if (ge_wire_is_len(&f, GE_FLIB_FUNCTION)) {
+			const uint8_t *b = f.data, *sig, *nm = NULL;
 			size_t sl, nl = 0;
-			p += len;
-			if (ge_find_len_field(b, p, FD_SIGNATURE, &sig, &sl) == 0)
-				ge_find_len_field(sig, sig + sl, OD_NAME, &nm, &nl);
+			if (ge_wire_find_len(b, b + f.len,
+					     GE_FUNCDEF_SIGNATURE, &sig,
+					     &sl) == 0)
+				ge_wire_find_len(sig, sig + sl, GE_OPDEF_NAME,
+						 &nm, &nl);
 			if (!nm || !nl)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: function #%zu of the library "
 					      "has no name", file, l->n_fn);
 			ge_funcid id = fn_push(l, (const char *)nm, nl, b,
-					       (size_t)len, NULL);
-			item_push(l, (fitem){id, NULL, 0, NULL, field});
+					       f.len, NULL);
+			item_push(l, (fitem){id, NULL, 0, NULL, f.num});
 			continue;
 		}
-		if (ge_skip_field(&p, end, (int)(tag & 7)))
-			goto bad;
-		item_push(l, (fitem){GE_NOFUNC, es, (size_t)(p - es), NULL,
-				     field});
+		item_push(l, (fitem){GE_NOFUNC, f.start,
+				     (size_t)(w.p - f.start), NULL, f.num});
 	}
+	if (w.bad)
+		goto bad;
 	return GE_OK;
 bad:
 	return ge_err(err, GE_EFORMAT,
@@ -141,12 +137,11 @@ bad:
 static int scan_field(struct ge_flib *l, const uint8_t *p, size_t len,
 		      const char *file, ge_error *err)
 {
-	const uint8_t *end = p + len;
-	uint64_t tag, l2;
-	if (ge_read_varint(&p, end, &tag) || tag != ((2 << 3) | 2) ||
-	    ge_read_varint(&p, end, &l2) || l2 > (uint64_t)(end - p))
+	ge_wire w = ge_wire_of(p, len);
+	ge_wire_field f;
+	if (!ge_wire_next(&w, &f) || !ge_wire_is_len(&f, GE_GRAPHDEF_LIBRARY))
 		return GE_OK;
-	return scan_payload(l, p, p + l2, file, err);
+	return scan_payload(l, f.data, f.data + f.len, file, err);
 }
 
 int ge_flib_load(ge_graph *g, ge_error *err)
@@ -292,7 +287,7 @@ const Tensorflow__OpDef *fl_raw_sig(ge_fn *f)
 	if (!f->sig) {
 		const uint8_t *b;
 		size_t n;
-		if (ge_find_len_field(f->raw, f->raw + f->raw_len, FD_SIGNATURE,
+		if (ge_wire_find_len(f->raw, f->raw + f->raw_len, GE_FUNCDEF_SIGNATURE,
 				      &b, &n))
 			n = 0, b = (const uint8_t *)"";
 		f->sig = (Tensorflow__OpDef *)ge_pb_unpack(
@@ -453,36 +448,12 @@ static int fn_attr_at(const ge_fn *f, size_t i, const uint8_t **key,
 		      size_t *klen, const uint8_t **val, size_t *vlen)
 {
 	const uint8_t *p = f->raw, *end = f->raw + f->raw_len;
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return -1;
-		if ((tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				return -1;
-			continue;
+	const char *k;
+	while (ge_wire_map_next(&p, end, GE_FUNCDEF_ATTR, &k, klen, val, vlen))
+		if (!i--) {
+			*key = (const uint8_t *)k;
+			return 0;
 		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			return -1;
-		const uint8_t *q = p, *qe = p + l;
-		p += l;
-		if ((tag >> 3) != FD_ATTR || i--)
-			continue;
-		*key = *val = (const uint8_t *)"";
-		*klen = *vlen = 0;
-		while (q < qe) {
-			uint64_t t2, l2;
-			if (ge_read_varint(&q, qe, &t2) || (t2 & 7) != 2 ||
-			    ge_read_varint(&q, qe, &l2) || l2 > (uint64_t)(qe - q))
-				return -1;
-			if ((t2 >> 3) == 1)
-				*key = q, *klen = l2;
-			else if ((t2 >> 3) == 2)
-				*val = q, *vlen = l2;
-			q += l2;
-		}
-		return 0;
-	}
 	return -1;
 }
 
@@ -510,10 +481,6 @@ const char *ge_func_attr(ge_graph *g, ge_funcid f, size_t i,
 
 /* ------------------------------------------------------------ references */
 
-/* AttrValue fields: list (1), func (10); ListValue.func (9);
- * NameAttrList.name (1) */
-enum { AV_LIST = 1, AV_FUNC = 10, LV_FUNC = 9, NA_NAME = 1 };
-
 typedef void (*name_fn)(void *ud, const char *attr, const uint8_t *name,
 			size_t n);
 
@@ -521,42 +488,24 @@ typedef void (*name_fn)(void *ud, const char *attr, const uint8_t *name,
 static void attr_func_names(const char *attr, const uint8_t *p,
 			    const uint8_t *end, name_fn fn, void *ud)
 {
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return;
-		if ((tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				return;
-			continue;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			return;
-		const uint8_t *q = p, *qe = p + l, *nm;
-		size_t nl;
-		p += l;
-		if ((tag >> 3) == AV_FUNC) {
-			if (ge_find_len_field(q, qe, NA_NAME, &nm, &nl) == 0)
+	ge_wire w = {p, end, 0}, lw;
+	ge_wire_field f, e;
+	const uint8_t *nm;
+	size_t nl;
+	while (ge_wire_next(&w, &f)) {
+		if (ge_wire_is_len(&f, GE_ATTR_FUNC)) {
+			if (ge_wire_find_len(f.data, f.data + f.len,
+					     GE_NAMEATTRLIST_NAME, &nm,
+					     &nl) == 0)
 				fn(ud, attr, nm, nl);
-		} else if ((tag >> 3) == AV_LIST) {
-			while (q < qe) {
-				uint64_t t2, l2;
-				if (ge_read_varint(&q, qe, &t2))
-					break;
-				if ((t2 & 7) != 2) {
-					if (ge_skip_field(&q, qe, (int)(t2 & 7)))
-						break;
-					continue;
-				}
-				if (ge_read_varint(&q, qe, &l2) ||
-				    l2 > (uint64_t)(qe - q))
-					break;
-				if ((t2 >> 3) == LV_FUNC &&
-				    ge_find_len_field(q, q + l2, NA_NAME, &nm,
-						      &nl) == 0)
+		} else if (ge_wire_is_len(&f, GE_ATTR_LIST)) {
+			ge_wire_init(&lw, f.data, f.len);
+			while (ge_wire_next(&lw, &e))
+				if (ge_wire_is_len(&e, GE_ATTRLIST_FUNC) &&
+				    ge_wire_find_len(e.data, e.data + e.len,
+						     GE_NAMEATTRLIST_NAME, &nm,
+						     &nl) == 0)
 					fn(ud, attr, nm, nl);
-				q += l2;
-			}
 		}
 	}
 }
@@ -579,22 +528,22 @@ static void op_attr_funcs(const ge_graph *g, ge_opid id, name_fn fn, void *ud)
 	 * (ListValue.func): a node whose bytes after its name, op, inputs
 	 * and device (which come first) hold neither byte names none, and
 	 * most nodes are passed without a walk */
+	enum { FUNC_TAG = GE_TAG_LEN(GE_ATTR_FUNC),
+	       LIST_FUNC_TAG = GE_TAG_LEN(GE_ATTRLIST_FUNC) };
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *v, *q = p;
-	while (q < end && (*q >> 3) >= 1 && (*q >> 3) <= 4 && (*q & 7) == 2) {
-		const uint8_t *r = q + 1;
-		uint64_t l;
-		if (ge_read_varint(&r, end, &l) || l > (uint64_t)(end - r))
-			break;
-		q = r + l;
-	}
-	if (!memchr(q, 0x52, (size_t)(end - q)) &&
-	    !memchr(q, 0x4a, (size_t)(end - q)))
+	ge_wire w = {p, end, 0};
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f) && f.num <= GE_NODEDEF_DEVICE &&
+	       f.wt == GE_WT_LEN)
+		q = w.p;
+	if (!memchr(q, FUNC_TAG, (size_t)(end - q)) &&
+	    !memchr(q, LIST_FUNC_TAG, (size_t)(end - q)))
 		return;
 	const char *k;
 	size_t kl, vl;
-	while (ge_raw_attr_next(&p, end, &k, &kl, &v, &vl)) {
+	while (ge_wire_attr_next(&p, end, &k, &kl, &v, &vl)) {
 		/* the same test for each value */
-		if (!memchr(v, 0x52, vl) && !memchr(v, 0x4a, vl))
+		if (!memchr(v, FUNC_TAG, vl) && !memchr(v, LIST_FUNC_TAG, vl))
 			continue;
 		if (kl >= sizeof key)
 			kl = sizeof key - 1;
@@ -791,7 +740,7 @@ static ge_funcid add_bytes(ge_graph *root, const char *name, uint8_t *bytes,
 {
 	struct ge_flib *l = root->flib;
 	ge_funcid id = fn_push(l, name, strlen(name), bytes, n, bytes);
-	item_push(l, (fitem){id, NULL, 0, NULL, FL_FUNCTION});
+	item_push(l, (fitem){id, NULL, 0, NULL, GE_FLIB_FUNCTION});
 	l->changed = 1;
 	l->edits++;
 	idx_rebuild(l);
@@ -808,7 +757,7 @@ ge_funcid ge_func_add(ge_graph *g, const char *name, ge_error *err)
 	ge_buf sig = GE_BUF_INIT, fd = GE_BUF_INIT;
 	ge_buf_reserve(&sig, tensorflow__op_def__get_packed_size(&d));
 	sig.len = tensorflow__op_def__pack(&d, sig.data);
-	ge_buf_lenfield(&fd, FD_SIGNATURE, sig.data, sig.len);
+	ge_buf_lenfield(&fd, GE_FUNCDEF_SIGNATURE, sig.data, sig.len);
 	ge_buf_free(&sig);
 	size_t n;
 	uint8_t *bytes = ge_buf_steal(&fd, &n);
@@ -819,20 +768,14 @@ ge_funcid ge_func_add(ge_graph *g, const char *name, ge_error *err)
 static void with_name(const uint8_t *p, size_t n, const char *name,
 		      ge_buf *out)
 {
-	const uint8_t *end = p + n;
-	while (p < end) {
-		const uint8_t *fs = p;
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if ((tag >> 3) == FD_SIGNATURE && (tag & 7) == 2) {
-			if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-				break;
+	ge_wire w = ge_wire_of(p, n);
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		if (ge_wire_is_len(&f, GE_FUNCDEF_SIGNATURE)) {
 			Tensorflow__OpDef *d = (Tensorflow__OpDef *)ge_pb_unpack(
-		&tensorflow__op_def__descriptor, l, p);
-			p += l;
+				&tensorflow__op_def__descriptor, f.len, f.data);
 			if (!d) {
-				ge_buf_add(out, fs, (size_t)(p - fs));
+				ge_buf_add(out, f.start, (size_t)(w.p - f.start));
 				continue;
 			}
 			char *old = d->name;
@@ -842,13 +785,11 @@ static void with_name(const uint8_t *p, size_t n, const char *name,
 			s.len = tensorflow__op_def__pack(d, s.data);
 			d->name = old;
 			protobuf_c_message_free_unpacked(&d->base, NULL);
-			ge_buf_lenfield(out, FD_SIGNATURE, s.data, s.len);
+			ge_buf_lenfield(out, GE_FUNCDEF_SIGNATURE, s.data, s.len);
 			ge_buf_free(&s);
 			continue;
 		}
-		if (ge_skip_field(&p, end, (int)(tag & 7)))
-			break;
-		ge_buf_add(out, fs, (size_t)(p - fs));
+		ge_buf_add(out, f.start, (size_t)(w.p - f.start));
 	}
 }
 
@@ -921,18 +862,21 @@ static void gradients_follow(struct ge_flib *l, const char *from,
 {
 	for (size_t i = 0; i < l->n_items; i++) {
 		fitem *it = &l->items[i];
-		if (it->f != GE_NOFUNC || it->field != FL_GRADIENT ||
+		if (it->f != GE_NOFUNC || it->field != GE_FLIB_GRADIENT ||
 		    !memmem(it->p, it->len, from, strlen(from)))
 			continue;
-		const uint8_t *p = it->p, *end = it->p + it->len, *b;
-		uint64_t tag, len;
-		if (ge_read_varint(&p, end, &tag) || ge_read_varint(&p, end, &len) ||
-		    len > (uint64_t)(end - p))
+		ge_wire w = ge_wire_of(it->p, it->len);
+		ge_wire_field gf;
+		const uint8_t *b;
+		if (!ge_wire_next(&w, &gf) || gf.wt != GE_WT_LEN)
 			continue;
 		char *s[3] = {NULL, NULL, NULL};
-		for (int k = 1; k <= 2; k++) {
+		/* GradientDef: function_name (1), gradient_func (2) */
+		for (int k = GE_GRADIENTDEF_FUNCTION_NAME;
+		     k <= GE_GRADIENTDEF_GRADIENT_FUNC; k++) {
 			size_t n;
-			s[k] = ge_find_len_field(p, p + len, (uint32_t)k, &b, &n)
+			s[k] = ge_wire_find_len(gf.data, gf.data + gf.len,
+						(uint32_t)k, &b, &n)
 				       ? ge_xstrdup("")
 				       : ge_xstrndup((const char *)b, n);
 		}
@@ -944,7 +888,7 @@ static void gradients_follow(struct ge_flib *l, const char *from,
 				ge_buf_lenfield(&e, (uint32_t)k, v, strlen(v));
 			}
 			if (to)
-				ge_buf_lenfield(&out, FL_GRADIENT, e.data, e.len);
+				ge_buf_lenfield(&out, GE_FLIB_GRADIENT, e.data, e.len);
 			free(it->owned);
 			it->owned = ge_buf_steal(&out, &it->len);
 			it->p = it->owned;

@@ -178,20 +178,13 @@ static void map_entry(const uint8_t *p, const uint8_t *end, char **key,
 		      char **val)
 {
 	*key = *val = NULL;
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if ((tag & 7) == 2 && !ge_read_varint(&p, end, &l) &&
-		    l <= (uint64_t)(end - p)) {
-			if ((tag >> 3) == 1 && !*key)
-				*key = ge_xstrndup((const char *)p, l);
-			else if ((tag >> 3) == 2 && !*val)
-				*val = ge_xstrndup((const char *)p, l);
-			p += l;
-		} else if ((tag & 7) == 2 || ge_skip_field(&p, end, (int)(tag & 7))) {
-			break;
-		}
+	ge_wire w = {p, end, 0};
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		if (ge_wire_is_len(&f, GE_MAPENTRY_KEY) && !*key)
+			*key = ge_xstrndup((const char *)f.data, f.len);
+		else if (ge_wire_is_len(&f, GE_MAPENTRY_VALUE) && !*val)
+			*val = ge_xstrndup((const char *)f.data, f.len);
 	}
 	if (!*key)
 		*key = ge_xstrdup("");
@@ -206,25 +199,20 @@ static int scan_nodedef(const uint8_t *p, const uint8_t *end, const char **nm,
 {
 	*nm = *ty = *dv = NULL;
 	*nl = *tl = *dl = 0;
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return -1;
-		uint32_t fno = (uint32_t)(tag >> 3);
-		if ((tag & 7) == 2 && fno >= ND_NAME && fno <= ND_DEVICE) {
-			if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-				return -1;
-			if (fno == ND_NAME)
-				*nm = (const char *)p, *nl = l;
-			else if (fno == ND_OP)
-				*ty = (const char *)p, *tl = l;
-			else if (fno == ND_DEVICE)
-				*dv = (const char *)p, *dl = l;
-			p += l;
-		} else if (fno == 0 || ge_skip_field(&p, end, (int)(tag & 7))) {
-			return -1;
-		}
+	ge_wire w = {p, end, 0};
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		if (f.wt != GE_WT_LEN)
+			continue;
+		if (f.num == GE_NODEDEF_NAME)
+			*nm = (const char *)f.data, *nl = f.len;
+		else if (f.num == GE_NODEDEF_OP)
+			*ty = (const char *)f.data, *tl = f.len;
+		else if (f.num == GE_NODEDEF_DEVICE)
+			*dv = (const char *)f.data, *dl = f.len;
 	}
+	if (w.bad)
+		return -1;
 	return *nm && *nl && *ty && *tl ? 0 : -1;
 }
 
@@ -339,31 +327,23 @@ static void push_resolved(ge_tvec *dst, const ge_tvec *src)
 
 static int parse_nodes(ge_graph *b, ge_fn *f, ge_error *err)
 {
-	const uint8_t *p = f->raw, *end = f->raw + f->raw_len;
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			goto bad;
-		uint32_t fno = (uint32_t)(tag >> 3);
-		if ((tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				goto bad;
+	ge_wire w = ge_wire_of(f->raw, f->raw_len);
+	ge_wire_field fd;
+	while (ge_wire_next(&w, &fd)) {
+		if (fd.wt != GE_WT_LEN)
 			continue;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			goto bad;
-		const uint8_t *q = p;
-		p += l;
-		if (fno == FD_RET || fno == FD_CONTROL_RET) {
-			mapent **v = fno == FD_RET ? &f->ret0 : &f->cret0;
-			size_t *nv = fno == FD_RET ? &f->n_ret0 : &f->n_cret0;
+		uint32_t fno = fd.num;
+		const uint8_t *q = fd.data, *p = fd.data + fd.len;
+		if (fno == GE_FUNCDEF_RET || fno == GE_FUNCDEF_CONTROL_RET) {
+			mapent **v = fno == GE_FUNCDEF_RET ? &f->ret0 : &f->cret0;
+			size_t *nv = fno == GE_FUNCDEF_RET ? &f->n_ret0 : &f->n_cret0;
 			*v = ge_xrealloc(*v, (*nv + 1) * sizeof **v);
 			mapent *m = &(*v)[(*nv)++];
 			map_entry(q, p, &m->key, &m->val);
 			m->op = GE_NOOP;
 			continue;
 		}
-		if (fno != FD_NODE)
+		if (fno != GE_FUNCDEF_NODE_DEF)
 			continue;
 		const char *nm, *ty, *dv;
 		size_t nl, tl, dl;
@@ -384,15 +364,16 @@ static int parse_nodes(ge_graph *b, ge_fn *f, ge_error *err)
 		free(name);
 		ge_op *o = &b->ops[id];
 		o->raw = q;
-		o->raw_len = (uint32_t)l;
+		o->raw_len = (uint32_t)fd.len;
 		const uint8_t *dbg;
 		size_t dbgl;
-		if (!ge_find_len_field(q, q + l, GE_ND_DEBUG_INFO, &dbg, &dbgl))
+		if (!ge_wire_find_len(q, q + fd.len, GE_NODEDEF_DEBUG_INFO,
+				      &dbg, &dbgl))
 			o->flags |= OPF_DBG_RAW; /* provenance.c reads it */
 		o->device = ge_intern(b, dv ? dv : "", dv ? dl : 0);
 	}
-	return GE_OK;
-bad:
+	if (!w.bad)
+		return GE_OK;
 	return ge_err(err, GE_EFORMAT, "%s: truncated or corrupt", fl_label(b));
 }
 
@@ -437,18 +418,12 @@ static void note_unknowns(ge_graph *b, ge_fn *f)
 	uint8_t *known = ge_xcalloc(b->n_ops + 1, 1);
 	for (size_t i = 0; i < b->n_ops; i++) {
 		const ge_op *o = &b->ops[i];
-		const uint8_t *q = o->raw, *qe = o->raw + o->raw_len;
-		while (o->raw && q < qe) {
-			uint64_t tag, l;
-			ge_read_varint(&q, qe, &tag);
-			if ((tag >> 3) != ND_INPUT) {
-				ge_skip_field(&q, qe, (int)(tag & 7));
-				continue;
-			}
-			ge_read_varint(&q, qe, &l);
-			note_unknown(b, f, (const char *)q, l, known);
-			q += l;
-		}
+		ge_wire w = ge_wire_of(o->raw, o->raw ? o->raw_len : 0);
+		ge_wire_field in;
+		while (ge_wire_next(&w, &in))
+			if (ge_wire_is_len(&in, GE_NODEDEF_INPUT))
+				note_unknown(b, f, (const char *)in.data,
+					     in.len, known);
 	}
 	for (size_t r = 0; r < f->n_ret0; r++)
 		note_unknown(b, f, f->ret0[r].val, strlen(f->ret0[r].val),
@@ -472,18 +447,14 @@ static int parse_inputs(ge_graph *b, ge_fn *f, ge_tvec *ins, ge_error *err)
 		ge_op *o = &b->ops[i];
 		if (!o->raw)
 			continue;
-		const uint8_t *q = o->raw, *qe = o->raw + o->raw_len;
+		ge_wire w = ge_wire_of(o->raw, o->raw_len);
+		ge_wire_field in;
 		int seen_ctrl = 0;
-		while (q < qe) {
-			uint64_t tag, l;
-			ge_read_varint(&q, qe, &tag);
-			if ((tag >> 3) != ND_INPUT) {
-				ge_skip_field(&q, qe, (int)(tag & 7));
+		while (ge_wire_next(&w, &in)) {
+			if (!ge_wire_is_len(&in, GE_NODEDEF_INPUT))
 				continue;
-			}
-			ge_read_varint(&q, qe, &l);
-			const char *s = (const char *)q;
-			q += l;
+			const char *s = (const char *)in.data;
+			size_t l = in.len;
 			int ctrl = l && s[0] == '^';
 			if (!ctrl && seen_ctrl) {
 				ge_tvec_free(&tmp);
@@ -757,7 +728,7 @@ static void build_sig(ge_fn *f)
 {
 	const uint8_t *sb;
 	size_t sn;
-	if (ge_find_len_field(f->raw, f->raw + f->raw_len, FD_SIGNATURE, &sb,
+	if (ge_wire_find_len(f->raw, f->raw + f->raw_len, GE_FUNCDEF_SIGNATURE, &sb,
 			      &sn))
 		sn = 0, sb = (const uint8_t *)"";
 	Tensorflow__OpDef *d = (Tensorflow__OpDef *)ge_pb_unpack(
@@ -1014,7 +985,7 @@ static int encode_rets(const ge_graph *b, const ge_fn *f, ge_buf *out)
 		ge_buf_addc(&v, 0);
 		if (strcmp((char *)v.data, f->ret0[r].val))
 			same = 0;
-		put_map_entry(out, FD_RET, f->out[i].name, (char *)v.data);
+		put_map_entry(out, GE_FUNCDEF_RET, f->out[i].name, (char *)v.data);
 	}
 	for (size_t i = 0; i < f->n_out; i++) {
 		if (done[i])
@@ -1023,7 +994,7 @@ static int encode_rets(const ge_graph *b, const ge_fn *f, ge_buf *out)
 		v.len = 0;
 		ret_value(b, &f->out[i], &v);
 		ge_buf_addc(&v, 0);
-		put_map_entry(out, FD_RET, f->out[i].name, (char *)v.data);
+		put_map_entry(out, GE_FUNCDEF_RET, f->out[i].name, (char *)v.data);
 	}
 	free(done);
 	ge_buf_free(&v);
@@ -1036,7 +1007,7 @@ static int encode_crets(const ge_graph *b, const ge_fn *f, ge_buf *out)
 	for (size_t k = 0; k < f->n_cret0; k++) {
 		ge_opid id = f->cret0[k].op;
 		if (id == GE_NOOP) {
-			put_map_entry(out, FD_CONTROL_RET, f->cret0[k].key,
+			put_map_entry(out, GE_FUNCDEF_CONTROL_RET, f->cret0[k].key,
 				      f->cret0[k].val);
 			continue;
 		}
@@ -1046,7 +1017,7 @@ static int encode_crets(const ge_graph *b, const ge_fn *f, ge_buf *out)
 		}
 		if (strcmp(b->ops[id].name, f->cret0[k].val))
 			same = 0;
-		put_map_entry(out, FD_CONTROL_RET, f->cret0[k].key,
+		put_map_entry(out, GE_FUNCDEF_CONTROL_RET, f->cret0[k].key,
 			      b->ops[id].name);
 	}
 	return same;
@@ -1061,12 +1032,12 @@ static void encode_nodes(const ge_graph *b, ge_buf *out)
 		    !strcmp(o->type, RET_OP))
 			continue;
 		if (o->raw && !(o->flags & OPF_DIRTY)) {
-			ge_buf_lenfield(out, FD_NODE, o->raw, o->raw_len);
+			ge_buf_lenfield(out, GE_FUNCDEF_NODE_DEF, o->raw, o->raw_len);
 			continue;
 		}
 		node.len = 0;
 		ge_op_encode_ex(b, (ge_opid)i, &node, body_input_text);
-		ge_buf_lenfield(out, FD_NODE, node.data, node.len);
+		ge_buf_lenfield(out, GE_FUNCDEF_NODE_DEF, node.data, node.len);
 	}
 	ge_buf_free(&node);
 }
@@ -1078,26 +1049,20 @@ static void remap_arg_entry(const ge_fn *f, uint32_t field, const uint8_t *p,
 			    const uint8_t *end, ge_buf *out)
 {
 	uint64_t key = 0;
-	const uint8_t *q = p;
 	ge_buf e = GE_BUF_INIT;
-	while (q < end) {
-		const uint8_t *fs = q;
-		uint64_t tag;
-		if (ge_read_varint(&q, end, &tag))
-			break;
-		if ((tag >> 3) == 1 && (tag & 7) == 0) {
-			if (ge_read_varint(&q, end, &key))
-				break;
+	ge_wire w = {p, end, 0};
+	ge_wire_field mf;
+	while (ge_wire_next(&w, &mf)) {
+		if (mf.num == GE_MAPENTRY_KEY && mf.wt == GE_WT_VARINT) {
+			key = mf.v;
 			continue;
 		}
-		if (ge_skip_field(&q, end, (int)(tag & 7)))
-			break;
-		ge_buf_add(&e, fs, (size_t)(q - fs));
+		ge_buf_add(&e, mf.start, (size_t)(w.p - mf.start));
 	}
 	for (size_t i = 0; i < f->n_in; i++)
 		if (f->in[i].orig >= 0 && (uint64_t)f->in[i].orig == key) {
 			ge_buf ent = GE_BUF_INIT;
-			ge_buf_tag(&ent, 1, 0);
+			ge_buf_tag(&ent, GE_MAPENTRY_KEY, GE_WT_VARINT);
 			ge_buf_varint(&ent, i);
 			ge_buf_add(&ent, e.data, e.len);
 			ge_buf_lenfield(out, field, ent.data, ent.len);
@@ -1136,53 +1101,43 @@ void fl_encode_fn(ge_fn *f, ge_buf *out)
 	int crets_same = encode_crets(b, f, &crets);
 	int ident = args_identity(f);
 	int done_nodes = 0, done_rets = 0, done_crets = 0, done_sig = 0;
-	const uint8_t *p = f->raw, *end = f->raw + f->raw_len;
-	while (p < end) {
-		const uint8_t *fs = p, *body = NULL;
-		uint64_t tag, l = 0;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		uint32_t fno = (uint32_t)(tag >> 3);
-		if ((tag & 7) == 2) {
-			if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-				break;
-			body = p;
-			p += l;
-		} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
-			break;
-		}
-		size_t flen = (size_t)(p - fs);
-		switch (body ? fno : 0) {
-		case FD_SIGNATURE:
+	ge_wire w = ge_wire_of(f->raw, f->raw_len);
+	ge_wire_field ff;
+	while (ge_wire_next(&w, &ff)) {
+		const uint8_t *fs = ff.start, *body = ff.data;
+		size_t l = ff.len, flen = (size_t)(w.p - fs);
+		uint32_t fno = ff.num;
+		switch (ff.wt == GE_WT_LEN ? fno : 0) {
+		case GE_FUNCDEF_SIGNATURE:
 			if (f->sig_changed)
-				ge_buf_lenfield(out, FD_SIGNATURE,
+				ge_buf_lenfield(out, GE_FUNCDEF_SIGNATURE,
 						f->sig_bytes.data,
 						f->sig_bytes.len);
 			else
 				ge_buf_add(out, fs, flen);
 			done_sig = 1;
 			continue;
-		case FD_NODE:
+		case GE_FUNCDEF_NODE_DEF:
 			if (!done_nodes)
 				encode_nodes(b, out);
 			done_nodes = 1;
 			continue;
-		case FD_RET:
+		case GE_FUNCDEF_RET:
 			if (rets_same)
 				ge_buf_add(out, fs, flen);
 			else if (!done_rets)
 				ge_buf_add(out, rets.data, rets.len);
 			done_rets = 1;
 			continue;
-		case FD_CONTROL_RET:
+		case GE_FUNCDEF_CONTROL_RET:
 			if (crets_same)
 				ge_buf_add(out, fs, flen);
 			else if (!done_crets)
 				ge_buf_add(out, crets.data, crets.len);
 			done_crets = 1;
 			continue;
-		case FD_ARG_ATTR:
-		case FD_RESOURCE_ID:
+		case GE_FUNCDEF_ARG_ATTR:
+		case GE_FUNCDEF_RESOURCE_ARG_UNIQUE_ID:
 			if (ident)
 				ge_buf_add(out, fs, flen);
 			else
@@ -1192,7 +1147,7 @@ void fl_encode_fn(ge_fn *f, ge_buf *out)
 		ge_buf_add(out, fs, flen);
 	}
 	if (!done_sig && f->sig_changed)
-		ge_buf_lenfield(out, FD_SIGNATURE, f->sig_bytes.data,
+		ge_buf_lenfield(out, GE_FUNCDEF_SIGNATURE, f->sig_bytes.data,
 				f->sig_bytes.len);
 	if (!done_nodes)
 		encode_nodes(b, out);
@@ -1261,7 +1216,7 @@ void ge_flib_encode_payload(const ge_graph *g, ge_buf *out)
 			continue;
 		fb.len = 0;
 		fl_encode_fn(f, &fb);
-		ge_buf_lenfield(out, FL_FUNCTION, fb.data, fb.len);
+		ge_buf_lenfield(out, GE_FLIB_FUNCTION, fb.data, fb.len);
 	}
 	ge_buf_free(&fb);
 }

@@ -14,13 +14,6 @@ struct Tensorflow__OpDef;
 struct Tensorflow__OpDef__ArgDef;
 struct Tensorflow__AttrValue;
 
-/* FunctionDefLibrary, FunctionDef, NodeDef, GradientDef fields */
-enum { FL_FUNCTION = 1, FL_GRADIENT = 2 };
-enum { FD_SIGNATURE = 1, FD_NODE = 3, FD_RET = 4, FD_ATTR = 5,
-       FD_CONTROL_RET = 6, FD_ARG_ATTR = 7, FD_RESOURCE_ID = 8 };
-enum { ND_NAME = 1, ND_OP = 2, ND_INPUT = 3, ND_DEVICE = 4 };
-enum { OD_NAME = 1 };
-
 /* An arg of the signature as the body stands for it: its name, where its
  * ops are (_Arg / _Retval ops, count of them) and the original arg index
  * (-1 for one the body added). */

@@ -1338,7 +1338,7 @@ static void split_attrs(const ge_graph *g, ge_opid id)
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *val;
 	const char *key;
 	size_t keylen, vallen;
-	while (ge_raw_attr_next(&p, end, &key, &keylen, &val, &vallen)) {
+	while (ge_wire_attr_next(&p, end, &key, &keylen, &val, &vallen)) {
 		o->ents = ge_edge_make_room(o->ents, o->n_ents,
 					    sizeof *o->ents, &o->flags,
 					    OPF_ENTS_OWNED);

@@ -149,6 +149,23 @@ int ge_graph_find_tensor(const ge_graph *g, const char *text, ge_tref *out);
  * "name:", ":3", an index over 2^31-1). */
 int ge_parse_input(const char *s, size_t n, size_t *name_off,
 		   size_t *name_len, int32_t *index);
+/* ge_parse_input with its usual case inline, for loops over many inputs
+ * (the load): text that ends in neither a digit nor ':' and is no control
+ * input is a name whole, by that rule; anything else asks it.  The same
+ * answer (t/load-fast). */
+static inline int ge_parse_input_inline(const char *s, size_t n,
+					size_t *name_off, size_t *name_len,
+					int32_t *index)
+{
+	if (n && s[0] != '^' && (s[n - 1] < '0' || s[n - 1] > '9') &&
+	    s[n - 1] != ':') {
+		*name_off = 0;
+		*name_len = n;
+		*index = 0;
+		return 0;
+	}
+	return ge_parse_input(s, n, name_off, name_len, index);
+}
 /* Appends t's name to out: "name:k", or "^name" for GE_CONTROL ("?" for
  * GE_NOOP).  With input_form, index 0 is written "name", as GraphDef
  * inputs write it. */
@@ -324,5 +341,43 @@ size_t ge_graph_validate(const ge_graph *g, ge_buf *report);
  * ge_graph_validate reports all of them. */
 size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 			    ge_buf *report);
+
+/* ---- for walks and edits over many ops (the editor's fast paths) ---- */
+
+/* 0 when no op of g has that type (op types are interned, and this asks
+ * the table of interned strings); 1 when some op may have it.  Lets a
+ * search by type over a large graph stop before it starts. */
+int ge_graph_may_have_type(const ge_graph *g, const char *type);
+
+/* Whether the n op ids at ops, stride bytes apart (a ge_opid at the start
+ * of each; sizeof (ge_opid) for a list of ids, sizeof (ge_tref) for the
+ * ops of a list of tensors), are all live ops of g: the check a view makes
+ * when the graph moved, in one pass. */
+int ge_graph_all_alive(const ge_graph *g, const ge_opid *ops, size_t n,
+		       size_t stride);
+
+/* ge_op_num_outputs, for a walk over many ops of g: the output count of
+ * a type whose OpDef fixes it (no output arg counted by an attr) is
+ * worked out once per type and walk.  The memo starts zeroed and serves
+ * one graph. */
+enum { GE_NOUT_MEMO = 64 };
+typedef struct ge_nout_memo {
+	const char *type[GE_NOUT_MEMO];
+	int n[GE_NOUT_MEMO];
+} ge_nout_memo;
+int ge_op_num_outputs_memo(const ge_graph *g, ge_opid id, ge_nout_memo *m);
+
+/* The walk of ge_view_init_graph (subgraph.c), over the op table: the
+ * live ops of g in id order appended to ops (room for all made by the
+ * caller), and each output that no op reads to outs. */
+void ge_graph_walk_unread(const ge_graph *g, ge_opvec *ops, ge_tvec *outs);
+
+/* Makes room for n more ops, in the op table and the name index (one
+ * reallocation each instead of several). */
+void ge_graph_reserve(ge_graph *g, size_t n);
+/* Asks the cache for the name index slot of a name (h its ge_hash_ci)
+ * that is about to be looked up: on a large graph each lookup is a cache
+ * miss otherwise. */
+void ge_graph_prefetch_name(const ge_graph *g, uint32_t h);
 
 #endif

@@ -38,7 +38,8 @@ static int canonical_entry(const uint8_t *p, const uint8_t *end,
 			   const uint8_t **key, size_t *klen)
 {
 	uint64_t kl, vl;
-	if (p >= end || *p++ != 0x0a || short_varint1(&p, end, &kl) ||
+	if (p >= end || *p++ != GE_TAG_LEN(GE_MAPENTRY_KEY) ||
+	    short_varint1(&p, end, &kl) ||
 	    kl > (uint64_t)(end - p))
 		return -1;
 	*key = p;
@@ -47,7 +48,8 @@ static int canonical_entry(const uint8_t *p, const uint8_t *end,
 		if (!p[i])
 			return -1;
 	p += kl;
-	if (p >= end || *p++ != 0x12 || short_varint1(&p, end, &vl) ||
+	if (p >= end || *p++ != GE_TAG_LEN(GE_MAPENTRY_VALUE) ||
+	    short_varint1(&p, end, &vl) ||
 	    vl != (uint64_t)(end - p))
 		return -1;
 	return 0;
@@ -58,20 +60,12 @@ static int canonical_entry(const uint8_t *p, const uint8_t *end,
  * the bytes before it are malformed. */
 static const uint8_t *first_attr(const uint8_t *p, const uint8_t *end)
 {
-	while (p < end && *p != ((5 << 3) | 2)) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return NULL;
-		if ((tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				return NULL;
-			continue;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			return NULL;
-		p += l;
-	}
-	return p;
+	ge_wire w = {p, end, 0};
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f))
+		if (ge_wire_is_len(&f, GE_NODEDEF_ATTR))
+			return f.start;
+	return w.bad ? NULL : end;
 }
 
 /* ge_op_attr_run for an op whose raw bytes were found shareable before:
@@ -105,35 +99,27 @@ static int scan_run(const ge_op *o, const uint8_t **run, size_t *len,
 	const uint8_t *keys[MAXK];
 	size_t klens[MAXK];
 	uint32_t n = 0;
-	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
+	const uint8_t *end = o->raw + o->raw_len;
 	const uint8_t *start = NULL, *stop = NULL;
-	while (p < end) {
-		const uint8_t *fs = p;
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return 0;
-		if (tag != ((5 << 3) | 2)) {
+	ge_wire w = ge_wire_of(o->raw, o->raw_len);
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		if (!ge_wire_is_len(&f, GE_NODEDEF_ATTR)) {
+			/* name, op, input, device */
 			if (start && !stop)
-				stop = fs;
-			if ((tag & 7) == 2) {
-				/* name, op, input, device: skipped inline */
-				if (ge_read_varint(&p, end, &l) ||
-				    l > (uint64_t)(end - p))
-					return 0;
-				p += l;
-			} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
-				return 0;
-			}
+				stop = f.start;
 			continue;
 		}
-		if (stop || p - fs != 1 || short_varint1(&p, end, &l) ||
-		    l > (uint64_t)(end - p) || n == MAXK)
+		/* a one-byte tag, a length in its shortest form */
+		if (stop ||
+		    (size_t)(f.data - f.start) != 1 + ge_uvarint_size(f.len) ||
+		    n == MAXK)
 			return 0;
 		if (!start)
-			start = fs;
+			start = f.start;
 		const uint8_t *k;
 		size_t kl;
-		if (canonical_entry(p, p + l, &k, &kl))
+		if (canonical_entry(f.data, f.data + f.len, &k, &kl))
 			return 0;
 		for (uint32_t i = 0; i < n; i++)
 			if (klens[i] == kl && !memcmp(keys[i], k, kl))
@@ -144,8 +130,9 @@ static int scan_run(const ge_op *o, const uint8_t **run, size_t *len,
 			*fl |= GE_RUN_SHAPES;
 		else if (kl == 6 && !memcmp(k, "_class", 6))
 			*fl |= GE_RUN_CLASS;
-		p += l;
 	}
+	if (w.bad)
+		return 0;
 	/* split ents are the entries as read unless one was set or removed */
 	if (o->flags & OPF_SPLIT) {
 		if (o->n_ents != n)
@@ -596,10 +583,10 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out,
 	body += pl;
 	ge_buf_reserve(out, 1 + ge_uvarint_size(body) + body);
 	uint8_t *p = out->data + out->len;
-	*p++ = (1 << 3) | 2; /* GraphDef.node */
+	*p++ = GE_TAG_LEN(GE_GRAPHDEF_NODE);
 	p = ge_put_uvarint(p, body);
-	p = put_lf(p, (1 << 3) | 2, o->name, nl);
-	p = put_lf(p, (2 << 3) | 2, o->type, tl);
+	p = put_lf(p, GE_TAG_LEN(GE_NODEDEF_NAME), o->name, nl);
+	p = put_lf(p, GE_TAG_LEN(GE_NODEDEF_OP), o->type, tl);
 	for (uint32_t s = 0; s < nin; s++) {
 		const char *m;
 		size_t ml, il;
@@ -610,7 +597,7 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out,
 		} else {
 			il = input_len(g, o, s, &m, &ml);
 		}
-		*p++ = (3 << 3) | 2;
+		*p++ = GE_TAG_LEN(GE_NODEDEF_INPUT);
 		if (il < 0x80)
 			*p++ = (uint8_t)il;
 		else
@@ -618,7 +605,7 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out,
 		p = input_put(p, o, s, m, ml);
 	}
 	if (dl)
-		p = put_lf(p, (4 << 3) | 2, o->device, dl);
+		p = put_lf(p, GE_TAG_LEN(GE_NODEDEF_DEVICE), o->device, dl);
 	ge_copy_short(p, o->raw, o->raw_len);
 	p += o->raw_len;
 	if (pl) {

@@ -14,6 +14,7 @@
 #define GE_GRAPH_IMPL_H
 
 #include "graph.h"
+#include "wire.h"
 
 struct Tensorflow__AttrValue;
 struct Tensorflow__OpList;
@@ -93,8 +94,6 @@ typedef struct ge_dbginfo {
 	uint32_t len;
 	uint8_t bytes[];
 } ge_dbginfo;
-/* NodeDef.experimental_debug_info */
-#define GE_ND_DEBUG_INFO 6
 
 /* A piece of the top-level GraphDef that is not a node, kept as read. */
 typedef struct ge_rawfield {
@@ -297,63 +296,6 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 				const char *name, ge_graph **out,
 				ge_error *err);
 
-/* Steps through the attr map entries (field 5) of NodeDef bytes: returns 1
- * and the next entry's key and AttrValue bytes, or 0 at the end (or at the
- * first malformed byte).  A missing key or value reads as empty. */
-static inline int ge_raw_attr_next(const uint8_t **pp, const uint8_t *end,
-				   const char **key, size_t *klen,
-				   const uint8_t **val, size_t *vlen)
-{
-	const uint8_t *p = *pp;
-	while (p < end) {
-		uint64_t tag, len;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if ((tag >> 3) != 5 || (tag & 7) != 2) {
-			if (ge_skip_field_inline(&p, end, (int)(tag & 7)))
-				break;
-			continue;
-		}
-		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
-			break;
-		const uint8_t *q = p, *qe = p + len;
-		*pp = qe;
-		*key = "";
-		*klen = 0;
-		*val = (const uint8_t *)"";
-		*vlen = 0;
-		while (q < qe) {
-			uint64_t t2, l2;
-			if (ge_read_varint(&q, qe, &t2))
-				break;
-			if ((t2 & 7) != 2) {
-				if (ge_skip_field_inline(&q, qe, (int)(t2 & 7)))
-					break;
-				continue;
-			}
-			if (ge_read_varint(&q, qe, &l2) ||
-			    l2 > (uint64_t)(qe - q))
-				break;
-			if ((t2 >> 3) == 1) {
-				*key = (const char *)q;
-				*klen = (size_t)l2;
-			} else if ((t2 >> 3) == 2) {
-				*val = q;
-				*vlen = (size_t)l2;
-			}
-			q += l2;
-		}
-		return 1;
-	}
-	*pp = end;
-	return 0;
-}
-/* Finds the first length-delimited field `field` in the message bytes
- * [p, end): returns 0 and its payload, or -1 (not there, or malformed
- * before it). */
-int ge_find_len_field(const uint8_t *p, const uint8_t *end, uint32_t field,
-		      const uint8_t **body, size_t *len);
-
 /* The room a heap edge array of n elements has (graph.c's growth rule,
  * which copies of the arrays must follow): the next power of two at or
  * above n, at least 4. */
@@ -386,7 +328,9 @@ int ge_name_handed_out(const ge_graph *g, const char *s, size_t n,
 /* Re-encodes one op as NodeDef bytes. */
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out);
 /* The same with the text of each input written by `text` (function
- * bodies spell inputs `node:out_arg:k`). */
+ * bodies spell inputs `node:out_arg:k`); text NULL is ge_op_encode, whose
+ * inputs naming live ops of g are written inline (the fast path: its
+ * contract, an input naming a live op of g, is asserted). */
 typedef void (*ge_input_text_fn)(const ge_graph *g, ge_opid id, uint32_t slot,
 				 ge_buf *b);
 void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,

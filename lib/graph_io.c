@@ -12,6 +12,7 @@
 #include "bounds.h"
 #include "frames.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +20,10 @@
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/node_def.pb-c.h"
 
-/* GraphDef and NodeDef field numbers */
-enum { GD_NODE = 1, ND_NAME = 1, ND_OP = 2, ND_INPUT = 3, ND_DEVICE = 4,
-       ND_ATTR = 5 };
-
 /* ------------------------------------------------------------ encoding */
 
+/* An input as the graph names it: the general path of ge_op_encode_ex
+ * (a dangling input's text as it was read). */
 static void put_input_text(const ge_graph *g, ge_opid id, uint32_t s,
 			   ge_buf *b)
 {
@@ -41,7 +40,7 @@ static void put_input_text(const ge_graph *g, ge_opid id, uint32_t s,
 
 void ge_op_encode(const ge_graph *g, ge_opid id, ge_buf *out)
 {
-	ge_op_encode_ex(g, id, out, put_input_text);
+	ge_op_encode_ex(g, id, out, NULL);
 }
 
 /* ge_buf_reserve without the call when there is room: the encoder
@@ -66,6 +65,8 @@ static inline void add_bytes(ge_buf *b, const void *p, size_t n)
  * moves, which matters when a recipe adds ops by the hundred thousand. */
 static void put_input(ge_buf *b, const ge_graph *g, ge_tref t, int ctl)
 {
+	/* the contract: a live op of this graph, and its name */
+	assert(t.op < g->n_ops && g->ops[t.op].name);
 	const char *nm = g->ops[t.op].name;
 	size_t nl = strlen(nm), k = 0;
 	char num[12];
@@ -77,7 +78,7 @@ static void put_input(ge_buf *b, const ge_graph *g, ge_tref t, int ctl)
 	size_t n = nl + (ctl ? 1 : 0) + (k ? k + 1 : 0);
 	room_for(b, n + 11);
 	uint8_t *p = b->data + b->len;
-	*p++ = ND_INPUT << 3 | 2;
+	*p++ = GE_TAG_LEN(GE_NODEDEF_INPUT);
 	p = ge_put_uvarint(p, n);
 	if (ctl)
 		*p++ = '^';
@@ -96,7 +97,7 @@ static void put_input(ge_buf *b, const ge_graph *g, ge_tref t, int ctl)
 static uint8_t *put_strfield(uint8_t *p, uint32_t field, const char *s,
 			     size_t n)
 {
-	*p++ = (uint8_t)(field << 3 | 2);
+	*p++ = (uint8_t)GE_TAG_LEN(field);
 	p = ge_put_uvarint(p, n);
 	memcpy(p, s, n);
 	return p + n;
@@ -108,23 +109,24 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 	const ge_op *o = &g->ops[id];
 	size_t nl = strlen(o->name), tl = strlen(o->type);
 	room_for(out, nl + tl + 22);
-	uint8_t *d = put_strfield(out->data + out->len, ND_NAME, o->name, nl);
-	d = put_strfield(d, ND_OP, o->type, tl);
+	uint8_t *d = put_strfield(out->data + out->len, GE_NODEDEF_NAME, o->name, nl);
+	d = put_strfield(d, GE_NODEDEF_OP, o->type, tl);
 	out->len = (size_t)(d - out->data);
 	for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
-		if (text == put_input_text && o->in[s].op != GE_NOOP) {
+		/* the fast path: the graph's own names of live ops */
+		if (!text && o->in[s].op != GE_NOOP) {
 			put_input(out, g, o->in[s], s >= o->n_in);
 			continue;
 		}
 		/* written in place and wrapped: no scratch buffer per op */
 		size_t start = out->len;
-		text(g, id, s, out);
-		ge_buf_wrap(out, start, ND_INPUT);
+		(text ? text : put_input_text)(g, id, s, out);
+		ge_buf_wrap(out, start, GE_NODEDEF_INPUT);
 	}
 	if (*o->device) {
 		size_t dl = strlen(o->device);
 		room_for(out, dl + 11);
-		d = put_strfield(out->data + out->len, ND_DEVICE, o->device,
+		d = put_strfield(out->data + out->len, GE_NODEDEF_DEVICE, o->device,
 				 dl);
 		out->len = (size_t)(d - out->data);
 	}
@@ -136,52 +138,33 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 			size_t el = 2 + ge_uvarint_size(kl) + kl +
 				    ge_uvarint_size(e->len) + e->len;
 			ge_buf_reserve(out, el + 11);
-			uint8_t *p = out->data + out->len;
-			*p++ = ND_ATTR << 3 | 2;
-			p = ge_put_uvarint(p, el);
-			*p++ = 1 << 3 | 2;
-			p = ge_put_uvarint(p, kl);
-			memcpy(p, e->key, kl);
-			p += kl;
-			*p++ = 2 << 3 | 2;
-			p = ge_put_uvarint(p, e->len);
-			if (e->len)
-				memcpy(p, e->raw, e->len);
-			out->len = (size_t)(p + e->len - out->data);
+			uint8_t *p = ge_wire_put_entry(out->data + out->len,
+						       GE_NODEDEF_ATTR, e->key,
+						       kl, e->raw, e->len);
+			out->len = (size_t)(p - out->data);
 		}
 	}
 	if (o->raw) {
 		/* kept fields that follow each other are copied as one run */
 		const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 		const uint8_t *run = p;
-		const uint8_t attr_tag = ND_ATTR << 3 | 2;
-		while (p < end) {
-			const uint8_t *fs = p;
-			uint64_t tag;
-			/* an attr kept whole, one byte of length: most fields
-			 * of a node, stepped over without the general reads */
-			if (*p == attr_tag && !(o->flags & OPF_SPLIT) &&
-			    end - p >= 2 && p[1] < 0x80 &&
-			    (size_t)(end - p) - 2 >= p[1]) {
-				p += 2 + p[1];
-				continue;
-			}
-			if (ge_read_varint(&p, end, &tag) ||
-			    ge_skip_field(&p, end, (int)(tag & 7))) {
-				p = fs;
-				break;
-			}
-			uint32_t f = (uint32_t)(tag >> 3);
-			if ((f >= ND_NAME && f <= ND_DEVICE) ||
-			    (f == ND_ATTR && (o->flags & OPF_SPLIT)) ||
-			    (f == GE_ND_DEBUG_INFO && o->dbg)) {
-				if (run < fs)
-					add_bytes(out, run, (size_t)(fs - run));
-				run = p;
+		ge_wire w = {p, end, 0};
+		ge_wire_field f;
+		/* up to the first malformed field, if any */
+		while (ge_wire_next(&w, &f)) {
+			if ((f.num >= GE_NODEDEF_NAME &&
+			     f.num <= GE_NODEDEF_DEVICE) ||
+			    (f.num == GE_NODEDEF_ATTR &&
+			     (o->flags & OPF_SPLIT)) ||
+			    (f.num == GE_NODEDEF_DEBUG_INFO && o->dbg)) {
+				if (run < f.start)
+					add_bytes(out, run,
+						  (size_t)(f.start - run));
+				run = w.p;
 			}
 		}
-		if (run < p)
-			add_bytes(out, run, (size_t)(p - run));
+		if (run < w.p)
+			add_bytes(out, run, (size_t)(w.p - run));
 	}
 	/* provenance set since the load, where the op's bytes had theirs */
 	if (o->dbg && o->dbg->len)
@@ -190,33 +173,16 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		out->data[out->len] = 0;
 }
 
-/* Emits the GraphDef through a sink, so that the same code fills a
- * buffer or streams to a file. */
-typedef void (*sink_fn)(void *ctx, const void *p, size_t n);
 
-static void sink_buf(void *ctx, const void *p, size_t n)
-{
-	ge_buf_add(ctx, p, n);
-}
-
-static void sink_writer(void *ctx, const void *p, size_t n)
-{
-	ge_writer_put(ctx, p, n);
-}
-
-/* What emit_graphdef hands to its sink, gathered: the pieces of a save
- * are many and small (a node each), a sink call costs more than a copy,
- * and nodes are encoded straight into the gathered bytes.  A buffer sink
- * is written to directly, and so is a file writer's own buffer. */
+/* Where emit_graphdef writes: a buffer, or a file writer's own buffer,
+ * which it spills now and then.  The pieces of a save are many and small
+ * (a node each), and nodes are encoded straight into that buffer. */
 struct emit {
-	sink_fn put;
-	void *ctx;
-	ge_buf *b;   /* where pieces go: own, or the sink's */
+	ge_buf *b;   /* where pieces go: the caller's buffer or w's */
 	ge_writer *w;/* the file writer whose buffer b is, or NULL */
-	ge_buf own;
-	/* b's length at which to flush next: EMIT_FLUSH past what the last
-	 * flush left (a writer spills only past its own size, a buffer
-	 * sink never: not a call per node once b holds that much) */
+	/* b's length at which to spill next: EMIT_FLUSH past what the last
+	 * spill left (a writer spills only past its own size: not a call per
+	 * node once b holds that much) */
 	size_t flush_at;
 };
 enum { EMIT_DIRECT = 4096, EMIT_FLUSH = 1 << 16 };
@@ -225,10 +191,6 @@ static void em_flush(struct emit *e)
 {
 	if (e->w)
 		ge_writer_spill(e->w);
-	else if (e->b == &e->own && e->own.len) {
-		e->put(e->ctx, e->own.data, e->own.len);
-		e->own.len = 0;
-	}
 	e->flush_at = e->b->len + EMIT_FLUSH;
 }
 
@@ -239,11 +201,6 @@ static void em_put(struct emit *e, const void *p, size_t n)
 		ge_writer_put(e->w, p, n);
 		return;
 	}
-	if (e->b == &e->own && n >= EMIT_DIRECT) {
-		em_flush(e);
-		e->put(e->ctx, p, n);
-		return;
-	}
 	ge_buf_add(e->b, p, n);
 	if (e->b->len >= e->flush_at)
 		em_flush(e);
@@ -252,7 +209,7 @@ static void em_put(struct emit *e, const void *p, size_t n)
 /* GraphDef.library: a field that starts with its tag byte */
 static int is_library_field(const ge_rawfield *f)
 {
-	return f->len && f->p[0] == ((2 << 3) | 2);
+	return f->len && f->p[0] == GE_TAG_LEN(GE_GRAPHDEF_LIBRARY);
 }
 
 /* Writes the non-node fields from..to-1 (in file order: those before the
@@ -274,7 +231,7 @@ static void emit_fields(const ge_graph *g, size_t from, size_t to,
 		*lib_done = 1;
 		ge_buf pl = GE_BUF_INIT, hdr = GE_BUF_INIT;
 		ge_flib_encode_payload(g, &pl);
-		ge_buf_tag(&hdr, 2, 2);
+		ge_buf_tag(&hdr, GE_GRAPHDEF_LIBRARY, GE_WT_LEN);
 		ge_buf_varint(&hdr, pl.len);
 		em_put(e, hdr.data, hdr.len);
 		em_put(e, pl.data, pl.len);
@@ -288,7 +245,7 @@ static void emit_fields(const ge_graph *g, size_t from, size_t to,
 static size_t node_header(uint8_t *h, uint32_t len)
 {
 	size_t n = 0;
-	h[n++] = (GD_NODE << 3) | 2;
+	h[n++] = GE_TAG_LEN(GE_GRAPHDEF_NODE);
 	while (len >= 0x80) {
 		h[n++] = (uint8_t)(len | 0x80);
 		len >>= 7;
@@ -308,7 +265,7 @@ static void encode_node(const ge_graph *g, ge_opid id, ge_buf *b)
 	ge_op_encode(g, id, b);
 	size_t blen = b->len - at - 2;
 	uint8_t h[11], *e = ge_put_uvarint(h + 1, blen);
-	h[0] = GD_NODE << 3 | 2;
+	h[0] = GE_TAG_LEN(GE_GRAPHDEF_NODE);
 	size_t hl = (size_t)(e - h);
 	if (hl > 2) {
 		ge_buf_reserve(b, hl - 2);
@@ -319,18 +276,13 @@ static void encode_node(const ge_graph *g, ge_opid id, ge_buf *b)
 	memcpy(b->data + at, h, hl);
 }
 
-static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
+/* The GraphDef into buffer out, or through file writer w (out NULL). */
+static void emit_graphdef(const ge_graph *g, ge_buf *out, ge_writer *w)
 {
 	ge_buf hdr = GE_BUF_INIT;
-	struct emit em = {put, ctx, NULL, NULL, GE_BUF_INIT, EMIT_FLUSH},
-		    *e = &em;
+	struct emit em = {w ? ge_writer_buf(w) : out, w, EMIT_FLUSH}, *e = &em;
 	ge_type_lens types;
 	memset(&types, 0, sizeof types);
-	em.b = put == sink_buf ? (ge_buf *)ctx : &em.own;
-	if (put == sink_writer) {
-		em.w = ctx;
-		em.b = ge_writer_buf(em.w);
-	}
 	int lib_changed = ge_flib_changed(g), lib_done = 0;
 	size_t fj = 0;
 	while (fj < g->n_fields && g->fields[fj].after_nodes == 0)
@@ -394,7 +346,7 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 			continue;
 		}
 		hdr.len = 0;
-		ge_buf_tag(&hdr, GD_NODE, 2);
+		ge_buf_tag(&hdr, GE_GRAPHDEF_NODE, GE_WT_LEN);
 		ge_buf_varint(&hdr, o->raw_len);
 		em_put(e, hdr.data, hdr.len);
 		em_put(e, o->raw, o->raw_len);
@@ -406,53 +358,27 @@ static void emit_graphdef(const ge_graph *g, sink_fn put, void *ctx)
 		ge_buf pl = GE_BUF_INIT;
 		ge_flib_encode_payload(g, &pl);
 		hdr.len = 0;
-		ge_buf_tag(&hdr, 2, 2);
+		ge_buf_tag(&hdr, GE_GRAPHDEF_LIBRARY, GE_WT_LEN);
 		ge_buf_varint(&hdr, pl.len);
 		em_put(e, hdr.data, hdr.len);
 		em_put(e, pl.data, pl.len);
 		ge_buf_free(&pl);
 	}
 	em_flush(e);
-	ge_buf_free(&em.own);
 	ge_buf_free(&hdr);
 }
 
 void ge_graph_encode_graphdef(const ge_graph *g, ge_buf *out)
 {
-	emit_graphdef(g, sink_buf, out);
+	emit_graphdef(g, out, NULL);
 }
 
 void ge_graph_write_graphdef(const ge_graph *g, ge_writer *w)
 {
-	emit_graphdef(g, sink_writer, w);
+	emit_graphdef(g, NULL, w);
 }
 
 /* ------------------------------------------------------------ merging */
-
-/* GraphDef fields besides nodes; FunctionDefLibrary and FunctionDef fields */
-enum { GD_LIBRARY = 2, GD_VERSIONS = 4, FL_FUNCTION = 1, FL_GRADIENT = 2,
-       FD_SIGNATURE = 1, OD_NAME = 1, GR_FUNCTION_NAME = 1 };
-
-int ge_find_len_field(const uint8_t *p, const uint8_t *end, uint32_t field,
-		      const uint8_t **body, size_t *len)
-{
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return -1;
-		if ((tag >> 3) == field && (tag & 7) == 2) {
-			if (ge_read_varint(&p, end, &l) ||
-			    l > (uint64_t)(end - p))
-				return -1;
-			*body = p;
-			*len = (size_t)l;
-			return 0;
-		}
-		if (ge_skip_field(&p, end, (int)(tag & 7)))
-			return -1;
-	}
-	return -1;
-}
 
 /* Calls fn for each entry (field 1 or 2) of every library field of g,
  * with the name it defines. */
@@ -469,45 +395,39 @@ static void each_library_entry(const ge_graph *g, lib_fn fn, void *ud)
 	if (ge_flib_changed(g)) {
 		ge_buf pl = GE_BUF_INIT;
 		ge_flib_encode_payload(g, &pl);
-		ge_buf_lenfield(&now, GD_LIBRARY, pl.data, pl.len);
+		ge_buf_lenfield(&now, GE_GRAPHDEF_LIBRARY, pl.data, pl.len);
 		ge_buf_free(&pl);
 		one = (ge_rawfield){now.data, now.len, -1};
 		fields = &one;
 		n_fields = 1;
 	}
 	for (size_t i = 0; i < n_fields; i++) {
-		const uint8_t *p = fields[i].p, *end = p + fields[i].len;
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag) || tag != ((GD_LIBRARY << 3) | 2) ||
-		    ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+		ge_wire w = ge_wire_of(fields[i].p, fields[i].len), lw;
+		ge_wire_field lf, ef;
+		/* the field is the library whole, or not one */
+		if (!ge_wire_next(&w, &lf) ||
+		    !ge_wire_is_len(&lf, GE_GRAPHDEF_LIBRARY))
 			continue;
-		const uint8_t *q = p, *qe = p + l;
-		while (q < qe) {
-			const uint8_t *es = q;
-			uint64_t t2, l2;
-			if (ge_read_varint(&q, qe, &t2))
-				break;
-			if ((t2 & 7) != 2 || ge_read_varint(&q, qe, &l2) ||
-			    l2 > (uint64_t)(qe - q)) {
-				if ((t2 & 7) == 2 || ge_skip_field(&q, qe, (int)(t2 & 7)))
-					break;
+		ge_wire_init(&lw, lf.data, lf.len);
+		while (ge_wire_next(&lw, &ef)) {
+			if (ef.wt != GE_WT_LEN)
 				continue;
-			}
-			const uint8_t *b = q;
-			q += l2;
-			uint32_t f = (uint32_t)(t2 >> 3);
+			const uint8_t *es = ef.start, *b = ef.data;
+			size_t l2 = ef.len;
+			uint32_t f = ef.num;
 			const uint8_t *nm = NULL, *sig;
 			size_t nl = 0, sl;
-			if (f == FL_FUNCTION &&
-			    ge_find_len_field(b, b + l2, FD_SIGNATURE, &sig,
+			if (f == GE_FLIB_FUNCTION &&
+			    ge_wire_find_len(b, b + l2, GE_FUNCDEF_SIGNATURE, &sig,
 					      &sl) == 0)
-				ge_find_len_field(sig, sig + sl, OD_NAME, &nm,
+				ge_wire_find_len(sig, sig + sl, GE_OPDEF_NAME, &nm,
 						  &nl);
-			else if (f == FL_GRADIENT)
-				ge_find_len_field(b, b + l2, GR_FUNCTION_NAME,
+			else if (f == GE_FLIB_GRADIENT)
+				ge_wire_find_len(b, b + l2, GE_GRADIENTDEF_FUNCTION_NAME,
 						  &nm, &nl);
-			if (f == FL_FUNCTION || f == FL_GRADIENT)
-				fn(ud, f, es, (size_t)(q - es), nm, nm ? nl : 0);
+			if (f == GE_FLIB_FUNCTION || f == GE_FLIB_GRADIENT)
+				fn(ud, f, es, (size_t)(lw.p - es), nm,
+				   nm ? nl : 0);
 		}
 	}
 ge_buf_free(&now);
@@ -560,11 +480,11 @@ void ge_graph_merge_fields(ge_graph *dst, const ge_graph *src)
 {
 	int have_versions = 0;
 	for (size_t i = 0; i < dst->n_fields; i++)
-		if (dst->fields[i].len && dst->fields[i].p[0] == ((GD_VERSIONS << 3) | 2))
+		if (dst->fields[i].len && dst->fields[i].p[0] == GE_TAG_LEN(GE_GRAPHDEF_VERSIONS))
 			have_versions = 1;
 	for (size_t i = 0; i < src->n_fields && !have_versions; i++)
 		if (src->fields[i].len &&
-		    src->fields[i].p[0] == ((GD_VERSIONS << 3) | 2)) {
+		    src->fields[i].p[0] == GE_TAG_LEN(GE_GRAPHDEF_VERSIONS)) {
 			append_field(dst, src->fields[i].p, src->fields[i].len);
 			break;
 		}
@@ -576,7 +496,7 @@ void ge_graph_merge_fields(ge_graph *dst, const ge_graph *src)
 		/* a second `library` field: protobuf merges repeated fields of
 		 * a message given twice, so readers see one library */
 		ge_buf f = GE_BUF_INIT;
-		ge_buf_lenfield(&f, GD_LIBRARY, m.out.data, m.out.len);
+		ge_buf_lenfield(&f, GE_GRAPHDEF_LIBRARY, m.out.data, m.out.len);
 		append_field(dst, f.data, f.len);
 		ge_flib_add_field(dst, dst->fields[dst->n_fields - 1].p,
 				  dst->fields[dst->n_fields - 1].len);
@@ -797,7 +717,7 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		g->n_fields = k;
 		ge_buf pl = GE_BUF_INIT, f = GE_BUF_INIT;
 		ge_flib_encode_payload(src, &pl);
-		ge_buf_lenfield(&f, GD_LIBRARY, pl.data, pl.len);
+		ge_buf_lenfield(&f, GE_GRAPHDEF_LIBRARY, pl.data, pl.len);
 		append_field(g, f.data, f.len);
 		ge_buf_free(&pl);
 		ge_buf_free(&f);

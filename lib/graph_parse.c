@@ -19,10 +19,6 @@
 
 #define ATTR_ENTRY (&tensorflow__node_def__attr_entry__descriptor)
 
-/* GraphDef and NodeDef field numbers */
-enum { GD_NODE = 1, ND_NAME = 1, ND_OP = 2, ND_INPUT = 3, ND_DEVICE = 4,
-       ND_ATTR = 5 };
-
 static const char *op_label(char *buf, size_t n, const ge_graph *g, size_t i)
 {
 	if (i < g->n_ops && g->ops[i].name && *g->ops[i].name)
@@ -36,20 +32,7 @@ static const char *op_label(char *buf, size_t n, const ge_graph *g, size_t i)
 static void peek_name(const uint8_t *p, const uint8_t *end, char *out,
 		      size_t cap)
 {
-	uint64_t tag, l;
-	out[0] = 0;
-	if (ge_read_varint(&p, end, &tag) || tag != ((ND_NAME << 3) | 2) ||
-	    ge_read_varint(&p, end, &l))
-		return;
-	if (l > (uint64_t)(end - p))
-		l = (uint64_t)(end - p);
-	if (l >= cap)
-		l = cap - 1;
-	memcpy(out, p, l);
-	out[l] = 0;
-	for (char *c = out; *c; c++)
-		if ((unsigned char)*c < 0x20)
-			*c = '?';
+	ge_wire_peek_str(p, end, GE_NODEDEF_NAME, out, cap);
 }
 
 /* Short byte strings (names, op types) are tested and compared eight
@@ -141,55 +124,66 @@ struct span {
 	size_t n;
 };
 
-/* What the first pass keeps of a node for the second (resolve_inputs),
- * without an array of its own: counts that are zero until then stand for
- * them in the meantime.  resolve_inputs takes a node's SCAN_NIN and
- * SCAN_IN0 before it counts its inputs there, and counts each producer's
+/* What the first pass keeps of a node for the second (resolve_inputs), in
+ * an array of the load's own, freed once the inputs are resolved: an op's
+ * fields mean only what they say.  (resolve_inputs counts each producer's
  * uses and control outputs in its n_uses and n_couts, which fill_uses
- * turns into the pools' offsets; SCAN_NAMELEN lasts until fill_uses. */
-#define SCAN_NIN(o) ((o)->n_in)         /* the number of inputs */
-#define SCAN_IN0(o) ((o)->n_ctrl)       /* where the first input starts */
-#define SCAN_NAMELEN(o) ((o)->n_ents)   /* the name's length */
+ * turns into the pools' offsets.) */
+struct scan {
+	uint32_t nin;     /* the number of inputs */
+	uint32_t in0;     /* where the first input starts in the node */
+	uint32_t namelen; /* the name's length */
+};
+
+/* What scan_node finds of a node: its op type, device and attr span, and
+ * its record for resolve_inputs. */
+struct node_scan {
+	struct span type, dev, attrs;
+	struct scan rec;
+};
 
 static void scan_clear(ge_op *o)
 {
-	SCAN_NIN(o) = SCAN_IN0(o) = SCAN_NAMELEN(o) = 0;
 	o->n_uses = o->n_couts = 0;
 }
 
 /* The field number of each one-byte tag of a length-delimited field 1 to
  * 5 of a NodeDef, 0 for any other byte. */
 static const uint8_t usual_tag[256] = {
-	[(ND_NAME << 3) | 2] = ND_NAME, [(ND_OP << 3) | 2] = ND_OP,
-	[(ND_INPUT << 3) | 2] = ND_INPUT, [(ND_DEVICE << 3) | 2] = ND_DEVICE,
-	[(ND_ATTR << 3) | 2] = ND_ATTR,
+	[GE_TAG_LEN(GE_NODEDEF_NAME)] = GE_NODEDEF_NAME, [GE_TAG_LEN(GE_NODEDEF_OP)] = GE_NODEDEF_OP,
+	[GE_TAG_LEN(GE_NODEDEF_INPUT)] = GE_NODEDEF_INPUT, [GE_TAG_LEN(GE_NODEDEF_DEVICE)] = GE_NODEDEF_DEVICE,
+	[GE_TAG_LEN(GE_NODEDEF_ATTR)] = GE_NODEDEF_ATTR,
 };
 
 /* A NodeDef field the loop below does not read inline: 0 for one of 1 to
  * 5 (its number in *f, its length in *len, *pp at its payload), 1 for
- * another, skipped, -1 for a malformed one (*pp where reading stopped). */
+ * another (its number in *f), skipped, -1 for a malformed one (*pp at
+ * it). */
 static int other_field(const uint8_t **pp, const uint8_t *end, uint32_t *f,
 		       uint64_t *len)
 {
-	uint64_t tag;
-	if (ge_read_varint(pp, end, &tag))
+	ge_wire w = {*pp, end, 0};
+	ge_wire_field x;
+	if (!ge_wire_next(&w, &x))
 		return -1;
-	*f = (uint32_t)(tag >> 3);
-	if (*f < ND_NAME || *f > ND_ATTR) {
-		if (*f == 0 || ge_skip_field(pp, end, (int)(tag & 7)))
-			return -1;
+	if (x.num > GE_NODEDEF_ATTR) {
+		*f = x.num;
+		*pp = w.p;
 		return 1;
 	}
-	if ((tag & 7) != 2 || ge_read_varint(pp, end, len))
+	if (x.wt != GE_WT_LEN)
 		return -1;
+	*f = x.num;
+	*len = x.len;
+	*pp = x.data;
 	return 0;
 }
 
 /* First pass over one NodeDef: name, type, device, and the number of
  * inputs; checks the wire structure of the top-level fields. */
 static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
-		     const uint8_t *end, size_t index, struct span *type_out,
-		     struct span *dev_out, struct span *attrs_out, ge_error *err)
+		     const uint8_t *end, size_t index, struct node_scan *out,
+		     ge_error *err)
 {
 	const uint8_t *name = NULL, *type = NULL, *dev = NULL, *in0 = NULL;
 	size_t name_len = 0, type_len = 0, dev_len = 0, nin = 0;
@@ -219,7 +213,7 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 			if (r < 0)
 				goto bad;
 			if (r > 0) {
-				if (f == GE_ND_DEBUG_INFO)
+				if (f == GE_NODEDEF_DEBUG_INFO)
 					dbg = 1;
 				continue;
 			}
@@ -227,14 +221,14 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 		if (len > (uint64_t)(end - p))
 			goto bad;
 		switch (f) {
-		case ND_NAME: name = p; name_len = len; break;
-		case ND_OP: type = p; type_len = len; break;
-		case ND_INPUT:
+		case GE_NODEDEF_NAME: name = p; name_len = len; break;
+		case GE_NODEDEF_OP: type = p; type_len = len; break;
+		case GE_NODEDEF_INPUT:
 			if (!nin++)
 				in0 = fs;
 			break;
-		case ND_DEVICE: dev = p; dev_len = len; break;
-		default: /* ND_ATTR */
+		case GE_NODEDEF_DEVICE: dev = p; dev_len = len; break;
+		default: /* GE_NODEDEF_ATTR */
 			/* checked once the node is known to be well formed
 			 * (check_attr_span) */
 			if (!attr0)
@@ -261,12 +255,12 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 	o->nout = -1;
 	if (dbg)
 		o->flags |= OPF_DBG_RAW;
-	SCAN_NIN(o) = (uint32_t)nin;
-	SCAN_IN0(o) = in0 ? (uint32_t)(in0 - start) : 0;
-	SCAN_NAMELEN(o) = (uint32_t)name_len;
-	*type_out = (struct span){(const char *)type, type_len};
-	*dev_out = (struct span){(const char *)dev, dev_len};
-	*attrs_out = (struct span){(const char *)attr0,
+	out->rec = (struct scan){(uint32_t)nin,
+				 in0 ? (uint32_t)(in0 - start) : 0,
+				 (uint32_t)name_len};
+	out->type = (struct span){(const char *)type, type_len};
+	out->dev = (struct span){(const char *)dev, dev_len};
+	out->attrs = (struct span){(const char *)attr0,
 				   attr0 ? (size_t)(attr1 - attr0) : 0};
 	return GE_OK;
 bad:
@@ -287,76 +281,81 @@ int ge_graph_parse_graphdef(const uint8_t *data, size_t len, const char *name,
 /* How far ahead of the node walks the GraphDef bytes are fetched. */
 enum { PREFETCH_AHEAD = 4096 };
 
+/* The error of split_fields at the field where its walk stopped: a tag
+ * that does not read, a node, or another field, named with the node
+ * before it. */
+static int bad_graphdef_field(const ge_graph *g, const ge_wire *w,
+			      size_t n_nodes, const uint8_t *last_node,
+			      size_t last_len, ge_error *err)
+{
+	ge_wire_bad b;
+	ge_wire_why(w, &b);
+	uint32_t num = b.num;
+	size_t at = (size_t)(w->p - g->src);
+	char nm[128];
+	nm[0] = 0;
+	if (num == GE_GRAPHDEF_NODE) {
+		peek_name(b.data, w->end, nm, sizeof nm);
+		if (*nm)
+			return ge_err(err, GE_EFORMAT,
+				      "%s: node '%s' (#%zu) is truncated or "
+				      "corrupt (byte %zu)", g->name, nm, n_nodes,
+				      at);
+		return ge_err(err, GE_EFORMAT,
+			      "%s: node #%zu is truncated or corrupt (byte "
+			      "%zu)", g->name, n_nodes, at);
+	}
+	if (last_node)
+		peek_name(last_node, last_node + last_len, nm, sizeof nm);
+	if (!num)
+		return ge_err(err, GE_EFORMAT,
+			      "%s: not a GraphDef (bad field tag at byte "
+			      "%zu%s%s%s)", g->name, at,
+			      *nm ? ", after node '" : "", nm, *nm ? "'" : "");
+	return ge_err(err, GE_EFORMAT,
+		      "%s: truncated or corrupt GraphDef field %u (byte "
+		      "%zu%s%s%s)", g->name, (unsigned)num, at,
+		      *nm ? ", after node '" : "", nm, *nm ? "'" : "");
+}
+
 /* Parse step 1: counts the nodes and keeps the other top-level fields
  * (with how many nodes came before them) as raw fields. */
 static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
 {
-	const uint8_t *p = g->src, *end = g->src + g->src_len;
+	ge_wire w = ge_wire_of(g->src, g->src_len);
+	ge_wire_field f;
 	size_t n_nodes = 0, n_fields = 0;
 	const uint8_t *last_node = NULL;
 	size_t last_len = 0;
-	char nm[128];
-	while (p < end) {
-		const uint8_t *fs = p;
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0) {
-			nm[0] = 0;
-			if (last_node)
-				peek_name(last_node, last_node + last_len, nm,
-					  sizeof nm);
-			return ge_err(err, GE_EFORMAT,
-				      "%s: not a GraphDef (bad field tag at byte "
-				      "%zu%s%s%s)", g->name, (size_t)(fs - g->src),
-				      *nm ? ", after node '" : "", nm,
-				      *nm ? "'" : "");
-		}
-		if ((tag >> 3) == GD_NODE) {
-			if ((tag & 7) != 2 || ge_read_varint(&p, end, &l) ||
-			    l > (uint64_t)(end - p)) {
-				peek_name(p, end, nm, sizeof nm);
-				if (*nm)
-					return ge_err(err, GE_EFORMAT,
-						      "%s: node '%s' (#%zu) is "
-						      "truncated or corrupt (byte "
-						      "%zu)", g->name, nm, n_nodes,
-						      (size_t)(fs - g->src));
-				return ge_err(err, GE_EFORMAT,
-					      "%s: node #%zu is truncated or "
-					      "corrupt (byte %zu)", g->name,
-					      n_nodes, (size_t)(fs - g->src));
+	while (ge_wire_next(&w, &f)) {
+		if (f.num == GE_GRAPHDEF_NODE) {
+			if (f.wt != GE_WT_LEN) {
+				w.bad = 1;
+				w.p = f.start;
+				break;
 			}
-			last_node = p;
-			last_len = (size_t)l;
-			p += l;
+			last_node = f.data;
+			last_len = f.len;
 			n_nodes++;
 			/* each node's tag is the first read of its bytes, and
 			 * where it is depends on the last one's length: the
 			 * bytes a few kilobytes on are fetched meanwhile
 			 * (within the buffer) */
-			if ((size_t)(end - p) > PREFETCH_AHEAD + 64) {
-				__builtin_prefetch(p + PREFETCH_AHEAD);
-				__builtin_prefetch(p + PREFETCH_AHEAD + 64);
+			if ((size_t)(w.end - w.p) > PREFETCH_AHEAD + 64) {
+				__builtin_prefetch(w.p + PREFETCH_AHEAD);
+				__builtin_prefetch(w.p + PREFETCH_AHEAD + 64);
 			}
 			continue;
 		}
-		if (ge_skip_field(&p, end, (int)(tag & 7))) {
-			nm[0] = 0;
-			if (last_node)
-				peek_name(last_node, last_node + last_len, nm,
-					  sizeof nm);
-			return ge_err(err, GE_EFORMAT,
-				      "%s: truncated or corrupt GraphDef field %u "
-				      "(byte %zu%s%s%s)", g->name,
-				      (unsigned)(tag >> 3), (size_t)(fs - g->src),
-				      *nm ? ", after node '" : "", nm,
-				      *nm ? "'" : "");
-		}
 		g->fields = ge_xrealloc(g->fields,
 					(n_fields + 1) * sizeof *g->fields);
-		g->fields[n_fields++] = (ge_rawfield){fs, (size_t)(p - fs),
-						      (int)n_nodes};
+		g->fields[n_fields++] = (ge_rawfield){
+			f.start, (size_t)(w.p - f.start), (int)n_nodes};
 		g->n_fields = n_fields;
 	}
+	if (w.bad)
+		return bad_graphdef_field(g, &w, n_nodes, last_node, last_len,
+					  err);
 	/* after the last node: -1, after any nodes a save has */
 	for (size_t i = 0; i < n_fields; i++)
 		if (g->fields[i].after_nodes &&
@@ -376,25 +375,25 @@ static int split_fields(ge_graph *g, size_t *n_nodes_out, ge_error *err)
  * below catches; a graph of distinct Consts does not). */
 static int scalar_attr_entry(const uint8_t *p, const uint8_t *end)
 {
-	uint64_t tag, l, v;
-	if (ge_read_varint(&p, end, &tag) || tag != (1 << 3 | 2) ||
-	    ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+	ge_wire w = {p, end, 0};
+	ge_wire_field k, v, x;
+	if (!ge_wire_next(&w, &k) || !ge_wire_is_len(&k, GE_MAPENTRY_KEY) ||
+	    !ge_wire_next(&w, &v) || !ge_wire_is_len(&v, GE_MAPENTRY_VALUE) ||
+	    w.p != end)
 		return 0;
-	p += l;
-	if (ge_read_varint(&p, end, &tag) || tag != (2 << 3 | 2) ||
-	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p) ||
-	    ge_read_varint(&p, end, &tag))
+	ge_wire_init(&w, v.data, v.len);
+	if (!ge_wire_next(&w, &x) || w.p != w.end)
 		return 0;
-	switch (tag) {
-	case 3 << 3 | 0: /* i */
-	case 5 << 3 | 0: /* b */
-	case 6 << 3 | 0: /* type */
-		return !ge_read_varint(&p, end, &v) && p == end;
-	case 4 << 3 | 5: /* f */
-		return end - p == 4;
-	case 2 << 3 | 2: /* s */
-	case 9 << 3 | 2: /* placeholder */
-		return !ge_read_varint(&p, end, &l) && l == (uint64_t)(end - p);
+	switch (x.num) {
+	case GE_ATTR_I:
+	case GE_ATTR_B:
+	case GE_ATTR_TYPE:
+		return x.wt == GE_WT_VARINT;
+	case GE_ATTR_F:
+		return x.wt == GE_WT_I32;
+	case GE_ATTR_S:
+	case GE_ATTR_PLACEHOLDER:
+		return x.wt == GE_WT_LEN;
 	default:
 		return 0;
 	}
@@ -416,54 +415,41 @@ struct tensor_parts {
 static int plain_tensor_fields(const uint8_t *p, const uint8_t *end, int lv,
 			       struct tensor_parts *tp)
 {
-	while (p < end) {
-		uint64_t tag, l;
+	enum { DIM = GE_TAG_LEN(GE_SHAPE_DIM),
+	       SIZE = GE_TAG(GE_DIM_SIZE, GE_WT_VARINT) };
+	ge_wire w = {p, end, 0};
+	ge_wire_field f;
+	for (;;) {
 		/* a Dim of a size under 128, 12 02 08 nn, four bytes at a
 		 * time: what the walk below accepts of them, without it */
 		if (lv == 1) {
-			while (end - p >= 4 && p[0] == 0x12 && p[1] == 0x02 &&
-			       p[2] == 0x08 && p[3] < 0x80)
-				p += 4;
-			if (p == end)
-				break;
+			while (w.end - w.p >= 4 && w.p[0] == DIM &&
+			       w.p[1] == 0x02 && w.p[2] == SIZE &&
+			       w.p[3] < 0x80)
+				w.p += 4;
 		}
-		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0 ||
-		    (tag >> 3) > 0x1fffffff)
-			return 0;
-		switch ((int)(tag & 7)) {
-		case 0:
-			if (ge_read_varint(&p, end, &l))
-				return 0;
+		if (!ge_wire_next(&w, &f))
+			return !w.bad;
+		if (f.wt != GE_WT_LEN)
 			continue;
-		case 1:
-		case 5:
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				return 0;
-			continue;
-		case 2:
-			break;
-		default:
-			return 0;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			return 0;
-		uint64_t f = tag >> 3;
-		if (lv == 0 && (f == 14 || f == 15))
+		const uint8_t *q = f.data;
+		size_t l = f.len;
+		if (lv == 0 && (f.num == GE_TENSOR_RESOURCE_HANDLE_VAL ||
+				f.num == GE_TENSOR_VARIANT_VAL))
 			return 0;
 		/* a Dim of a size under 128 is the bytes 08 nn: no call */
-		if (f == 2 && lv < 2 &&
-		    !(lv == 1 && l == 2 && p[0] == 0x08 && p[1] < 0x80) &&
-		    !plain_tensor_fields(p, p + l, lv + 1, NULL))
+		if (f.num == (lv ? GE_SHAPE_DIM : GE_TENSOR_SHAPE) && lv < 2 &&
+		    !(lv == 1 && l == 2 && q[0] == SIZE && q[1] < 0x80) &&
+		    !plain_tensor_fields(q, q + l, lv + 1, NULL))
 			return 0;
-		if (tp && f == 2 && !tp->shape.p) /* as check.c's find_len */
-			tp->shape = (struct span){(const char *)p, (size_t)l};
-		if (tp && f == 4) {
-			tp->content = (struct span){(const char *)p, (size_t)l};
+		if (tp && f.num == GE_TENSOR_SHAPE && !tp->shape.p)
+			/* as check.c's find_len */
+			tp->shape = (struct span){(const char *)q, l};
+		if (tp && f.num == GE_TENSOR_CONTENT) {
+			tp->content = (struct span){(const char *)q, l};
 			tp->n_content++;
 		}
-		p += l;
 	}
-	return 1;
 }
 
 /* Whether AttrEntry bytes are a key and a value that is one tensor field
@@ -476,19 +462,20 @@ static int tensor_attr_entry(const uint8_t *p, const uint8_t *end,
 			     struct span *key, struct tensor_parts *tp)
 {
 	_Static_assert(GE_MAX_DEPTH - 2 > 5, "tensor_attr_entry nests 5 deep");
-	uint64_t tag, l;
-	if (ge_read_varint(&p, end, &tag) || tag != (1 << 3 | 2) ||
-	    ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
+	ge_wire w = {p, end, 0};
+	ge_wire_field k, v, t;
+	if (!ge_wire_next(&w, &k) || !ge_wire_is_len(&k, GE_MAPENTRY_KEY))
 		return 0;
-	*key = (struct span){(const char *)p, (size_t)l};
-	p += l;
-	if (ge_read_varint(&p, end, &tag) || tag != (2 << 3 | 2) ||
-	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p) ||
-	    ge_read_varint(&p, end, &tag) || tag != (8 << 3 | 2) ||
-	    ge_read_varint(&p, end, &l) || l != (uint64_t)(end - p))
+	*key = (struct span){(const char *)k.data, k.len};
+	if (!ge_wire_next(&w, &v) || !ge_wire_is_len(&v, GE_MAPENTRY_VALUE) ||
+	    w.p != end)
+		return 0;
+	ge_wire_init(&w, v.data, v.len);
+	if (!ge_wire_next(&w, &t) || !ge_wire_is_len(&t, GE_ATTR_TENSOR) ||
+	    w.p != w.end)
 		return 0;
 	*tp = (struct tensor_parts){{NULL, 0}, {NULL, 0}, 0};
-	return plain_tensor_fields(p, end, 0, tp);
+	return plain_tensor_fields(t.data, t.data + t.len, 0, tp);
 }
 
 /* What the attr check (check.c) reads of a node's attr span: each field
@@ -566,18 +553,16 @@ static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
 	k->content = (struct span){NULL, 0};
 	if (!a.n) /* no attrs: a.p is NULL */
 		return GE_OK;
-	const uint8_t *p = (const uint8_t *)a.p, *end = p + a.n;
+	ge_wire w = ge_wire_of(a.p, a.n);
+	ge_wire_field f;
 	size_t n_attr = 0;
-	while (p < end) {
-		uint64_t tag, len;
-		const uint8_t *fs = p;
-		ge_read_varint(&p, end, &tag);
-		if ((tag >> 3) != ND_ATTR) {
-			ge_skip_field(&p, end, (int)(tag & 7));
-			skel_add(k, fs, (size_t)(p - fs), 0);
+	while (ge_wire_next(&w, &f)) {
+		const uint8_t *fs = f.start, *p = f.data;
+		size_t len = f.len;
+		if (f.num != GE_NODEDEF_ATTR) {
+			skel_add(k, fs, (size_t)(w.p - fs), 0);
 			continue;
 		}
-		ge_read_varint(&p, end, &len);
 		const char *why = NULL;
 		struct span key;
 		struct tensor_parts tp;
@@ -591,7 +576,6 @@ static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
 					     ? tp.content
 					     : (struct span){NULL, 0};
 			k->tensors++;
-			p += len;
 			n_attr++;
 			continue;
 		}
@@ -599,14 +583,14 @@ static int check_attr_span(const ge_graph *g, const ge_op *o, struct span a,
 		if (!scalar_attr_entry(p, p + len) &&
 		    ge_pb_check(ATTR_ENTRY, p, len, GE_MAX_DEPTH - 2, &why)) {
 			char key[128];
-			peek_name(p, p + len, key, sizeof key);
+			ge_wire_peek_str(p, p + len, GE_MAPENTRY_KEY, key,
+					 sizeof key);
 			return ge_err(err, GE_EFORMAT,
 				      "%s: node '%s': attr %s%s%s#%zu is corrupt "
 				      "(%s)",
 				      g->name, o->name, *key ? "'" : "", key,
 				      *key ? "' " : "", n_attr, why);
 		}
-		p += len;
 		n_attr++;
 	}
 	return GE_OK;
@@ -831,12 +815,10 @@ static int attr_class(ge_graph *g, struct memos *M, const ge_op *o,
 }
 
 /* Parse step 2: one op per node (name, type, device, raw bytes, and what
- * step 3 needs: SCAN_NIN and the others), and the number of inputs in
- * all. */
-static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
-		      ge_error *err)
+ * step 3 needs, in sc), and the number of inputs in all. */
+static int scan_nodes(ge_graph *g, size_t n_nodes, struct scan *sc,
+		      size_t *total_out, ge_error *err)
 {
-	const uint8_t *p = g->src, *end = g->src + g->src_len;
 	g->ops = ge_big_alloc((n_nodes ? n_nodes : 1) * sizeof *g->ops);
 	g->cap_ops = n_nodes ? n_nodes : 1;
 	size_t total_in = 0;
@@ -850,22 +832,25 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 	struct tcache tcache[TCACHE] = {{NULL, 0}};
 	const char *nodev = ge_intern(g, "", 0);
 	struct name_block nb = {NULL, NULL};
-	for (size_t i = 0; p < end;) {
-		uint64_t tag, l;
-		ge_read_varint(&p, end, &tag);
-		if ((tag >> 3) != GD_NODE) {
-			ge_skip_field(&p, end, (int)(tag & 7));
+	/* split_fields has checked the fields */
+	ge_wire w = ge_wire_of(g->src, g->src_len);
+	ge_wire_field f;
+	for (size_t i = 0; ge_wire_next(&w, &f);) {
+		if (f.num != GE_GRAPHDEF_NODE)
 			continue;
-		}
-		ge_read_varint(&p, end, &l);
+		const uint8_t *p = f.data, *end = g->src + g->src_len;
+		size_t l = f.len;
 		/* as in split_fields: the bytes on, fetched meanwhile */
 		if ((size_t)(end - p) > PREFETCH_AHEAD + 64) {
 			__builtin_prefetch(p + PREFETCH_AHEAD);
 			__builtin_prefetch(p + PREFETCH_AHEAD + 64);
 		}
-		struct span ts = {NULL, 0}, ds = {NULL, 0}, as = {NULL, 0};
+		struct node_scan ns = {{NULL, 0}, {NULL, 0}, {NULL, 0},
+				       {0, 0, 0}};
 		g->n_ops = i + 1;
-		int rc = scan_node(g, &nb, p, p + l, i, &ts, &ds, &as, err);
+		int rc = scan_node(g, &nb, p, p + l, i, &ns, err);
+		struct span ts = ns.type, ds = ns.dev, as = ns.attrs;
+		sc[i] = ns.rec;
 		ge_op *o = &g->ops[i];
 		o->device = nodev;
 		if (!rc && (intern_cached(g, tcache, ts, &o->type) ||
@@ -879,8 +864,7 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 			memos_free(&M);
 			return rc;
 		}
-		total_in += SCAN_NIN(o);
-		p += l;
+		total_in += sc[i].nin;
 		i++;
 	}
 	memos_free(&M);
@@ -894,11 +878,11 @@ static int scan_nodes(ge_graph *g, size_t n_nodes, size_t *total_out,
 /* The producer an input names: most inputs name one of the last few
  * nodes (TensorFlow writes ops in creation order), whose names are in
  * cache, so those are tried before the index. */
-static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
-			     size_t nl)
+static ge_opid find_producer(const ge_graph *g, const struct scan *sc,
+			     size_t i, const char *s, size_t nl)
 {
 	for (size_t back = 1; back <= 4 && back <= i; back++) {
-		if (SCAN_NAMELEN(&g->ops[i - back]) == nl &&
+		if (sc[i - back].namelen == nl &&
 		    same_bytes(g->ops[i - back].name, s, nl) &&
 		    !(g->ops[i - back].flags & OPF_DUPNAME))
 			return (ge_opid)(i - back);
@@ -910,7 +894,8 @@ static ge_opid find_producer(const ge_graph *g, size_t i, const char *s,
  * control outputs counted per producer (in its n_uses and n_couts), and
  * in all (*total_use, *total_cout); *forward set when an input names a
  * later op. */
-static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
+static int resolve_inputs(ge_graph *g, const struct scan *sc,
+			  size_t total_in, size_t *total_use,
 			  size_t *total_cout, int *forward, ge_error *err)
 {
 	g->in_pool = ge_big_alloc((total_in ? total_in : 1) *
@@ -923,15 +908,13 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 		/* the inputs of a node a few on, fetched meanwhile */
 		if (i + 8 < g->n_ops)
 			__builtin_prefetch(g->ops[i + 8].raw +
-					   SCAN_IN0(&g->ops[i + 8]));
+					   sc[i + 8].in0);
 		o->in = g->in_pool + pos;
 		/* from the first input to the last: the fields before and
 		 * after (name, type, attrs) are not walked */
-		const uint8_t *q = o->raw + SCAN_IN0(o),
+		const uint8_t *q = o->raw + sc[i].in0,
 			      *qe = o->raw + o->raw_len;
-		uint32_t nin = SCAN_NIN(o);
-		/* n_in and n_ctrl count from here */
-		SCAN_NIN(o) = SCAN_IN0(o) = 0;
+		uint32_t nin = sc[i].nin;
 		if (!nin)
 			q = qe;
 		/* n_in and n_ctrl, counted in registers */
@@ -941,41 +924,28 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 			/* scan_node has read each field: an input with a tag
 			 * and a length of one byte each is read inline, any
 			 * other field through copies (q stays in a register) */
-			if (qe - q >= 2 && q[0] == ((ND_INPUT << 3) | 2) &&
+			if (qe - q >= 2 && q[0] == GE_TAG_LEN(GE_NODEDEF_INPUT) &&
 			    q[1] < 0x80) {
 				l = q[1];
 				q += 2;
 			} else {
-				const uint8_t *r = q;
-				uint64_t tag, l2 = 0;
-				ge_read_varint(&r, qe, &tag);
-				if ((tag >> 3) != ND_INPUT) {
-					ge_skip_field(&r, qe, (int)(tag & 7));
-					q = r;
+				ge_wire w = {q, qe, 0};
+				ge_wire_field f;
+				if (!ge_wire_next(&w, &f))
+					break; /* scan_node read them all */
+				q = w.p;
+				if (f.num != GE_NODEDEF_INPUT)
 					continue;
-				}
-				ge_read_varint(&r, qe, &l2);
-				q = r;
-				l = l2;
+				q = f.data;
+				l = f.len;
 			}
 			const char *s = (const char *)q;
 			q += l;
 			size_t off, nl;
 			int32_t index;
-			/* a NUL would cut the name short on save; an input
-			 * that ends in neither a digit nor ':' and is no
-			 * control input is a name whole, as ge_parse_input
-			 * finds */
-			int bad = has_nul(s, l);
-			if (!bad && l && s[0] != '^' &&
-			    (s[l - 1] < '0' || s[l - 1] > '9') &&
-			    s[l - 1] != ':') {
-				off = 0;
-				nl = l;
-				index = 0;
-			} else if (!bad) {
-				bad = ge_parse_input(s, l, &off, &nl, &index);
-			}
+			/* a NUL would cut the name short on save */
+			int bad = has_nul(s, l) ||
+				  ge_parse_input_inline(s, l, &off, &nl, &index);
 			if (bad)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: %s: malformed input '%.*s'",
@@ -989,7 +959,7 @@ static int resolve_inputs(ge_graph *g, size_t total_in, size_t *total_use,
 					      g->name,
 					      op_label(lab, sizeof lab, g, i),
 					      (int)(l > 200 ? 200 : l), s);
-			ge_opid pid = find_producer(g, i, s + off, nl);
+			ge_opid pid = find_producer(g, sc, i, s + off, nl);
 			ge_tref t;
 			if (pid == GE_NOOP)
 				t = (ge_tref){GE_NOOP,
@@ -1060,7 +1030,6 @@ static void fill_uses(ge_graph *g, size_t total_use, size_t total_cout,
 		up += o->n_uses;
 		cp += o->n_couts;
 		o->n_uses = o->n_couts = 0;
-		SCAN_NAMELEN(o) = 0;
 		if (!forward)
 			add_uses(g, i);
 	}
@@ -1077,20 +1046,26 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 	g->src_owned = take;
 	g->src_len = len;
 	size_t n_nodes = 0, total_in = 0, total_use = 0, total_cout = 0;
+	struct scan *sc = NULL;
 	int rc;
-	if ((rc = split_fields(g, &n_nodes, err)) ||
-	    (rc = scan_nodes(g, n_nodes, &total_in, err)))
+	if ((rc = split_fields(g, &n_nodes, err)))
+		goto fail;
+	sc = ge_big_alloc((n_nodes ? n_nodes : 1) * sizeof *sc);
+	if ((rc = scan_nodes(g, n_nodes, sc, &total_in, err)))
 		goto fail;
 	/* Name index.  A repeated name keeps the first op in the index. */
 	ge_idx_build(g);
 	int forward = 0;
-	if ((rc = resolve_inputs(g, total_in, &total_use, &total_cout,
+	if ((rc = resolve_inputs(g, sc, total_in, &total_use, &total_cout,
 				 &forward, err)))
 		goto fail;
+	ge_big_free(sc);
 	fill_uses(g, total_use, total_cout, forward);
 	*out = g;
 	return GE_OK;
 fail:
+	if (sc)
+		ge_big_free(sc);
 	/* pools may be partially filled; the ops point into them */
 	for (size_t i = 0; i < g->n_ops; i++) {
 		g->ops[i].flags &= ~(uint32_t)(OPF_IN_OWNED | OPF_USES_OWNED |

@@ -9,6 +9,7 @@
 #include "meta.h"
 #include "provenance.h"
 #include "select.h"
+#include "wire.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 #include "tensorflow/core/protobuf/saver.pb-c.h"
@@ -138,7 +139,7 @@ static int scan_body(struct site *s, ge_error *err)
 			size_t len;
 			const uint8_t *raw = ge_op_attr_raw(b, (ge_opid)id, an,
 							    &len);
-			if (raw && len && raw[0] == ((9 << 3) | 2))
+			if (raw && len && raw[0] == GE_TAG_LEN(GE_ATTR_PLACEHOLDER))
 				return bad(s, err, "attr '%s' of op '%s' is a "
 					   "placeholder of the function's attrs "
 					   "(a generic function cannot be "
@@ -681,42 +682,16 @@ static void control_rets(ge_graph *root, ge_funcid f, const ge_graph *body,
 {
 	ge_buf fd = GE_BUF_INIT;
 	ge_func_encode(root, f, &fd);
-	const uint8_t *p = fd.data, *end = fd.data + fd.len;
-	while (p < end) {
-		uint64_t tag, len;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if ((tag >> 3) != 6 || (tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				break;
-			continue;
-		}
-		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
-			break;
-		const uint8_t *e = p, *eend = p + len;
-		p = eend;
-		while (e < eend) {
-			uint64_t t2, l2;
-			if (ge_read_varint(&e, eend, &t2))
-				break;
-			if ((t2 & 7) != 2) {
-				if (ge_skip_field(&e, eend, (int)(t2 & 7)))
-					break;
-				continue;
-			}
-			if (ge_read_varint(&e, eend, &l2) ||
-			    l2 > (uint64_t)(eend - e))
-				break;
-			if ((t2 >> 3) == 2) {
-				char *name = ge_xstrndup((const char *)e,
-							 (size_t)l2);
-				ge_opid id = ge_graph_find(body, name);
-				if (id != GE_NOOP)
-					ge_opvec_push(out, id);
-				free(name);
-			}
-			e += l2;
-		}
+	const uint8_t *p = fd.data, *end = fd.data + fd.len, *v;
+	const char *k;
+	size_t kl, vl;
+	while (ge_wire_map_next(&p, end, GE_FUNCDEF_CONTROL_RET, &k, &kl, &v,
+				&vl)) {
+		char *name = ge_xstrndup((const char *)v, vl);
+		ge_opid id = ge_graph_find(body, name);
+		if (id != GE_NOOP)
+			ge_opvec_push(out, id);
+		free(name);
 	}
 	ge_buf_free(&fd);
 }

@@ -207,26 +207,10 @@ static int check_sites(const ge_graph *g, const ge_tref *sites, size_t n,
 }
 
 /* Appends one attr map entry (NodeDef field 5) to b. */
-/* Field 5 of a NodeDef: {1: key, 2: AttrValue bytes}, written into room
- * reserved once (it is done per new op). */
 static void put_entry(ge_buf *b, const char *key, const uint8_t *v,
 		      size_t len)
 {
-	size_t kl = strlen(key);
-	size_t el = 2 + ge_uvarint_size(kl) + kl + ge_uvarint_size(len) + len;
-	ge_buf_reserve(b, el + 11);
-	uint8_t *p = b->data + b->len;
-	*p++ = 5 << 3 | 2;
-	p = ge_put_uvarint(p, el);
-	*p++ = 1 << 3 | 2;
-	p = ge_put_uvarint(p, kl);
-	memcpy(p, key, kl);
-	p += kl;
-	*p++ = 2 << 3 | 2;
-	p = ge_put_uvarint(p, len);
-	if (len)
-		memcpy(p, v, len);
-	b->len = (size_t)(p + len - b->data);
+	ge_wire_buf_entry(b, GE_NODEDEF_ATTR, key, strlen(key), v, len);
 }
 
 /* The attr entries from..n_attrs-1 of template op `to` at site k,
@@ -238,7 +222,7 @@ static void put_entries(ge_buf *b, const ge_ins_op *to, size_t from, size_t k)
 		if (at->site_ints) {
 			/* AttrValue{i: v}: field 3, varint */
 			uint8_t v[11];
-			v[0] = 3 << 3;
+			v[0] = GE_TAG(GE_ATTR_I, GE_WT_VARINT);
 			uint8_t *e = ge_put_uvarint(v + 1,
 						(uint64_t)at->site_ints[k]);
 			put_entry(b, at->name, v, (size_t)(e - v));
@@ -691,47 +675,11 @@ static int raw_type(const uint8_t *v, size_t n)
 {
 	const uint8_t *p = v + 1;
 	uint64_t x;
-	if (n < 2 || v[0] != (6 << 3) || ge_read_varint(&p, v + n, &x) ||
+	if (n < 2 || v[0] != GE_TAG(GE_ATTR_TYPE, GE_WT_VARINT) ||
+	    ge_read_varint(&p, v + n, &x) ||
 	    p != v + n || x > 0x7fffffff)
 		return -1;
 	return (int)x;
-}
-
-/* The first attr entry named `name` (nl bytes, no NUL) in a node's
- * bytes, as ge_raw_attr_next finds it, when every field up to it has a
- * one-byte tag and length of wire type 2 and every attr entry before it
- * and itself is just {1: key, 2: value} with one-byte lengths, as
- * TensorFlow writes small nodes: 1 with its value, 0 when there is no
- * such entry, -1 when the node is laid out otherwise (ask
- * ge_raw_attr_next). */
-static int short_attr(const uint8_t *p, const uint8_t *end, const char *name,
-		      size_t nl, const uint8_t **val, size_t *vlen)
-{
-	while (p < end) {
-		if (end - p < 2 || (p[0] & 0x87) != 2 || p[1] >= 0x80 ||
-		    (size_t)(end - p) - 2 < p[1])
-			return -1;
-		const uint8_t *q = p + 2, *qe = q + p[1];
-		if (p[0] == (5 << 3 | 2)) {
-			/* {0a kl key 12 vl value} filling the entry */
-			if (qe - q < 4 || q[0] != 0x0a || q[1] >= 0x80 ||
-			    (size_t)(qe - q) < 4u + q[1] ||
-			    q[2 + q[1]] != 0x12 || q[3 + q[1]] >= 0x80 ||
-			    (size_t)(qe - q) != 4u + q[1] + q[3 + q[1]])
-				return -1;
-			size_t kl = q[1];
-			const char *key = (const char *)q + 2;
-			/* strnlen(key, kl) == nl, name having no NUL */
-			if ((kl == nl || (kl > nl && !key[nl])) &&
-			    !memcmp(key, name, nl)) {
-				*val = q + 4 + kl;
-				*vlen = q[3 + kl];
-				return 1;
-			}
-		}
-		p = qe;
-	}
-	return 0;
 }
 
 /* Output 0's dtype when the OpDef makes it simple: a fixed type, or the
@@ -756,16 +704,10 @@ static int fast_dtype(const ge_graph *g, ge_opid id,
 		return -1;
 	const uint8_t *v;
 	size_t vl, nl = strlen(a->type_attr);
-	int r = short_attr(o->raw, o->raw + o->raw_len, a->type_attr, nl, &v,
-			   &vl);
-	if (r > 0)
-		return raw_type(v, vl);
-	if (!r)
-		return -1;
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len;
 	const char *key;
 	size_t kl;
-	while (ge_raw_attr_next(&p, end, &key, &kl, &v, &vl))
+	while (ge_wire_attr_next(&p, end, &key, &kl, &v, &vl))
 		if (strnlen(key, kl) == nl && !memcmp(key, a->type_attr, nl))
 			return raw_type(v, vl);
 	return -1;

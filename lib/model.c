@@ -131,36 +131,22 @@ struct shape {
 static int wire_shape(const uint8_t *p, const uint8_t *end, struct shape *s)
 {
 	memset(s, 0, sizeof *s);
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return -1;
-		uint32_t f = (uint32_t)(tag >> 3);
-		int wt = (int)(tag & 7);
-		if (f == 0)
-			return -1;
-		const uint8_t *body = NULL;
-		if (wt == 2) {
-			if (ge_read_varint(&p, end, &l) ||
-			    l > (uint64_t)(end - p))
-				return -1;
-			body = p;
-			p += l;
-		} else if (ge_skip_field(&p, end, wt)) {
-			return -1;
-		}
+	ge_wire w = {p, end, 0};
+	ge_wire_field x;
+	while (ge_wire_next(&w, &x)) {
+		uint32_t f = x.num;
 		if (f < 16) {
-			if (!s->count[f] && body) {
-				s->first_body[f] = body;
-				s->first_len[f] = (size_t)l;
+			if (!s->count[f] && x.wt == GE_WT_LEN) {
+				s->first_body[f] = x.data;
+				s->first_len[f] = x.len;
 			}
 			s->count[f]++;
-			s->wt[f] = (unsigned)wt;
+			s->wt[f] = x.wt;
 		} else {
 			s->other++;
 		}
 	}
-	return 0;
+	return w.bad ? -1 : 0;
 }
 
 static int is_ident(const uint8_t *p, size_t n)
@@ -348,31 +334,22 @@ ge_format ge_sniff(const uint8_t *data, size_t len)
 
 static int split_segs(const uint8_t *p, size_t len, seg **out, size_t *n)
 {
-	const uint8_t *end = p + len;
 	seg *v = NULL;
 	size_t k = 0, cap = 0;
-	while (p < end) {
-		const uint8_t *fs = p;
-		uint64_t tag, l = 0;
-		const uint8_t *body = NULL;
-		if (ge_read_varint(&p, end, &tag) || (tag >> 3) == 0)
-			goto bad;
-		if ((tag & 7) == 2) {
-			if (ge_read_varint(&p, end, &l) ||
-			    l > (uint64_t)(end - p))
-				goto bad;
-			body = p;
-			p += l;
-		} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
-			goto bad;
-		}
+	ge_wire w = ge_wire_of(p, len);
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		int is_len = f.wt == GE_WT_LEN;
 		if (k == cap) {
 			cap = cap ? cap * 2 : 16;
 			v = ge_xrealloc(v, cap * sizeof *v);
 		}
-		v[k++] = (seg){(uint32_t)(tag >> 3), fs, (size_t)(p - fs), body,
-			       (size_t)l, NULL, 0};
+		v[k++] = (seg){f.num, f.start, (size_t)(w.p - f.start),
+			       is_len ? f.data : NULL, is_len ? f.len : 0,
+			       NULL, 0};
 	}
+	if (w.bad)
+		goto bad;
 	*out = v;
 	*n = k;
 	return 0;
@@ -500,22 +477,14 @@ static void meta_tags(const uint8_t *p, size_t len, ge_buf *buf)
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].field != MG_INFO || !v[i].body)
 			continue;
-		const uint8_t *q = v[i].body, *qe = q + v[i].body_len;
-		while (q < qe) {
-			uint64_t tag, l;
-			if (ge_read_varint(&q, qe, &tag))
-				break;
-			if ((tag >> 3) == MI_TAGS && (tag & 7) == 2) {
-				if (ge_read_varint(&q, qe, &l) ||
-				    l > (uint64_t)(qe - q))
-					break;
-				if (buf->len)
-					ge_buf_addc(buf, ',');
-				ge_buf_add(buf, q, l);
-				q += l;
-			} else if (ge_skip_field(&q, qe, (int)(tag & 7))) {
-				break;
-			}
+		ge_wire w = ge_wire_of(v[i].body, v[i].body_len);
+		ge_wire_field f;
+		while (ge_wire_next(&w, &f)) {
+			if (!ge_wire_is_len(&f, MI_TAGS))
+				continue;
+			if (buf->len)
+				ge_buf_addc(buf, ',');
+			ge_buf_add(buf, f.data, f.len);
 		}
 	}
 	free(v);
@@ -874,13 +843,12 @@ static int sniffs_as_graphdef(const ge_graph *g)
 	if (!g->n_ops) /* ge_sniff has more to say of a graph without nodes */
 		return 0;
 	for (size_t i = 0; i < g->n_fields; i++) {
-		const uint8_t *p = g->fields[i].p;
-		uint64_t tag;
-		if (ge_read_varint(&p, p + g->fields[i].len, &tag) ||
-		    (tag >> 3) >= 6)
+		ge_wire w = ge_wire_of(g->fields[i].p, g->fields[i].len);
+		ge_wire_field f;
+		if (!ge_wire_next(&w, &f) || f.num >= 6)
 			return 0;
-		count[tag >> 3]++;
-		wt[tag >> 3] = (unsigned)(tag & 7);
+		count[f.num]++;
+		wt[f.num] = f.wt;
 	}
 	if ((count[3] && wt[3] != 0) || count[2] > 1 || count[4] > 1 ||
 	    count[5] > 1)

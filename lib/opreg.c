@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "wire.h"
 
 /* lib/opdefs.pb as bytes, generated at build time by embed.sh. */
 extern const unsigned char ge_opdefs_data[];
@@ -100,23 +101,16 @@ static int opdef_name(const uint8_t *p, const uint8_t *end, const char **name,
 {
 	*name = "";
 	*len = 0;
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			return -1;
-		if (tag != (1 << 3 | 2)) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				return -1;
+	ge_wire w = {p, end, 0};
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		if (!ge_wire_is_len(&f, GE_OPDEF_NAME))
 			continue;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			return -1;
-		const uint8_t *nul = memchr(p, 0, (size_t)l);
-		*name = (const char *)p;
-		*len = nul ? (size_t)(nul - p) : (size_t)l;
-		p += l;
+		const uint8_t *nul = memchr(f.data, 0, f.len);
+		*name = (const char *)f.data;
+		*len = nul ? (size_t)(nul - f.data) : f.len;
 	}
-	return 0;
+	return w.bad ? -1 : 0;
 }
 
 /* Records each OpDef (OpList field 1) and indexes it by name, the first of
@@ -126,21 +120,14 @@ static void builtin_scan(void)
 	if (bscanned)
 		return;
 	bscanned = 1;
-	const uint8_t *p = ge_opdefs_data, *end = p + ge_opdefs_size;
 	size_t cap = 0;
-	while (p < end) {
-		uint64_t tag, l;
-		if (ge_read_varint(&p, end, &tag))
-			break;
-		if (tag != (1 << 3 | 2)) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				break;
+	ge_wire w = ge_wire_of(ge_opdefs_data, ge_opdefs_size);
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		/* OpList.op */
+		if (!ge_wire_is_len(&f, 1))
 			continue;
-		}
-		if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-			break;
-		struct builtin_op b = {p, (size_t)l, "", 0, NULL, 0};
-		p += l;
+		struct builtin_op b = {f.data, f.len, "", 0, NULL, 0};
 		if (opdef_name(b.p, b.p + b.len, &b.name, &b.name_len))
 			b.failed = 1;
 		if (n_bops == cap) {

@@ -10,7 +10,6 @@
 #include "func.h"
 #include "graph_impl.h"
 
-enum { DBG_NODE_NAMES = 1, DBG_FUNC_NAMES = 2 };
 
 void ge_strvec_push(ge_strvec *v, const char *s)
 {
@@ -33,25 +32,18 @@ void ge_strvec_free(ge_strvec *v)
 static int read_payload(ge_graph *g, const uint8_t *p, const uint8_t *end,
 			ge_strvec *nodes, ge_strvec *funcs)
 {
-	while (p < end) {
-		uint64_t tag, len;
-		if (ge_read_varint(&p, end, &tag))
-			return -1;
-		uint32_t f = (uint32_t)(tag >> 3);
-		if ((f != DBG_NODE_NAMES && f != DBG_FUNC_NAMES) ||
-		    (tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				return -1;
+	ge_wire w = ge_wire_of(p, (size_t)(end - p));
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		int names = ge_wire_is_len(&f, GE_DEBUGINFO_NODE_NAMES);
+		if (!names && !ge_wire_is_len(&f, GE_DEBUGINFO_FUNC_NAMES))
 			continue;
-		}
-		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p) ||
-		    memchr(p, 0, (size_t)len))
+		if (memchr(f.data, 0, f.len))
 			return -1;
-		ge_strvec_push(f == DBG_NODE_NAMES ? nodes : funcs,
-			       ge_intern(g, (const char *)p, (size_t)len));
-		p += len;
+		ge_strvec_push(names ? nodes : funcs,
+			       ge_intern(g, (const char *)f.data, f.len));
 	}
-	return 0;
+	return w.bad ? -1 : 0;
 }
 
 /* Every field 6 of NodeDef bytes, as protobuf merges repeated message
@@ -59,22 +51,13 @@ static int read_payload(ge_graph *g, const uint8_t *p, const uint8_t *end,
 static int read_fields(ge_graph *g, const uint8_t *p, const uint8_t *end,
 		       ge_strvec *nodes, ge_strvec *funcs)
 {
-	while (p < end) {
-		uint64_t tag, len;
-		if (ge_read_varint(&p, end, &tag))
+	ge_wire w = ge_wire_of(p, (size_t)(end - p));
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f))
+		if (ge_wire_is_len(&f, GE_NODEDEF_DEBUG_INFO) &&
+		    read_payload(g, f.data, f.data + f.len, nodes, funcs))
 			return -1;
-		if ((tag >> 3) != GE_ND_DEBUG_INFO || (tag & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(tag & 7)))
-				return -1;
-			continue;
-		}
-		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
-			return -1;
-		if (read_payload(g, p, p + len, nodes, funcs))
-			return -1;
-		p += len;
-	}
-	return 0;
+	return w.bad ? -1 : 0;
 }
 
 int ge_op_origins(const ge_graph *cg, ge_opid id, ge_strvec *nodes,
@@ -143,7 +126,7 @@ static uint8_t *put_list(uint8_t *p, uint32_t field, const ge_strvec *v)
 {
 	for (size_t i = 0; i < v->n; i++) {
 		size_t l = strlen(v->v[i]);
-		*p++ = (uint8_t)(field << 3 | 2);
+		*p++ = (uint8_t)GE_TAG_LEN(field);
 		p = ge_put_uvarint(p, l);
 		memcpy(p, v->v[i], l);
 		p += l;
@@ -163,10 +146,10 @@ static void set_lists(ge_graph *g, ge_opid id, const ge_strvec *nodes,
 	d->len = (uint32_t)fl;
 	if (fl) {
 		uint8_t *p = d->bytes;
-		*p++ = GE_ND_DEBUG_INFO << 3 | 2;
+		*p++ = GE_TAG_LEN(GE_NODEDEF_DEBUG_INFO);
 		p = ge_put_uvarint(p, pl);
-		p = put_list(p, DBG_NODE_NAMES, nodes);
-		put_list(p, DBG_FUNC_NAMES, funcs);
+		p = put_list(p, GE_DEBUGINFO_NODE_NAMES, nodes);
+		put_list(p, GE_DEBUGINFO_FUNC_NAMES, funcs);
 	}
 	o->dbg = d;
 	o->flags |= OPF_EDIT;
@@ -256,9 +239,9 @@ static void set_name_only(ge_graph *g, ge_opid to, const char *name)
 	ge_dbginfo *d = ge_arena_alloc(&g->arena, sizeof *d + fl + 1);
 	d->len = (uint32_t)fl;
 	uint8_t *p = d->bytes;
-	*p++ = GE_ND_DEBUG_INFO << 3 | 2;
+	*p++ = GE_TAG_LEN(GE_NODEDEF_DEBUG_INFO);
 	p = ge_put_uvarint(p, pl);
-	*p++ = DBG_NODE_NAMES << 3 | 2;
+	*p++ = GE_TAG_LEN(GE_DEBUGINFO_NODE_NAMES);
 	p = ge_put_uvarint(p, l);
 	memcpy(p, name, l);
 	g->ops[to].dbg = d;
@@ -380,11 +363,11 @@ void ge_prov_note(ge_graph *g, ge_opid id, const char *rule)
 	else
 		r->rule = ge_intern(root, rule, strlen(rule));
 	if (root->prov_mode == GE_PROV_ATTR) {
-		/* AttrValue.s (field 2) */
+		/* AttrValue.s */
 		size_t rl = strlen(rule);
 		uint8_t *v = ge_xmalloc(rl + 11);
 		uint8_t *p = v;
-		*p++ = 2 << 3 | 2;
+		*p++ = GE_TAG_LEN(GE_ATTR_S);
 		p = ge_put_uvarint(p, rl);
 		memcpy(p, rule, rl);
 		ge_op_set_attr_raw(g, id, GE_PROV_RULE_ATTR, v,

@@ -210,29 +210,20 @@ int ge_shape_parse(const char *s, int64_t *dims, int cap)
 const uint8_t *sh_pb_find(const uint8_t *p, const uint8_t *end,
 			      uint32_t num, size_t *len, uint64_t *v)
 {
-	while (p < end) {
-		uint64_t key;
-		if (ge_read_varint(&p, end, &key))
-			return NULL;
-		int wt = (int)(key & 7);
-		if ((key >> 3) == num) {
-			if (wt == 0) {
-				if (ge_read_varint(&p, end, v))
-					return NULL;
-				*len = 0;
-				return p;
-			}
-			if (wt == 2) {
-				uint64_t l;
-				if (ge_read_varint(&p, end, &l) ||
-				    l > (uint64_t)(end - p))
-					return NULL;
-				*len = (size_t)l;
-				return p;
-			}
+	ge_wire w = {p, end, 0};
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		if (f.num != num)
+			continue;
+		if (f.wt == GE_WT_VARINT) {
+			*v = f.v;
+			*len = 0;
+			return w.p;
 		}
-		if (ge_skip_field(&p, end, wt))
-			return NULL;
+		if (f.wt == GE_WT_LEN) {
+			*len = f.len;
+			return f.data;
+		}
 	}
 	return NULL;
 }
@@ -240,41 +231,31 @@ const uint8_t *sh_pb_find(const uint8_t *p, const uint8_t *end,
 /* TensorShapeProto bytes into s. */
 void sh_shape_raw(const uint8_t *p, size_t n, sh *s)
 {
-	const uint8_t *end = p + n;
+	ge_wire w = ge_wire_of(p, n);
+	ge_wire_field f;
 	s->rank = 0;
-	while (p < end) {
-		uint64_t key, v;
-		if (ge_read_varint(&p, end, &key))
-			goto bad;
-		int wt = (int)(key & 7);
-		if ((key >> 3) == 3 && wt == 0) {
-			if (ge_read_varint(&p, end, &v))
-				goto bad;
-			if (v) {
+	while (ge_wire_next(&w, &f)) {
+		if (f.num == GE_SHAPE_UNKNOWN_RANK && f.wt == GE_WT_VARINT) {
+			if (f.v) {
 				s->rank = -1;
 				return;
 			}
 			continue;
 		}
-		if ((key >> 3) == 2 && wt == 2) {
-			uint64_t l;
-			if (ge_read_varint(&p, end, &l) || l > (uint64_t)(end - p))
-				goto bad;
+		if (ge_wire_is_len(&f, GE_SHAPE_DIM)) {
 			size_t dl;
 			uint64_t size = 0;
-			if (!sh_pb_find(p, p + l, 1, &dl, &size))
+			if (!sh_pb_find(f.data, f.data + f.len, GE_DIM_SIZE, &dl,
+					&size))
 				size = 0;
-			p += l;
 			if (s->rank >= GE_SHAPE_MAXRANK)
 				goto bad;
 			int64_t d = (int64_t)size;
 			s->d[s->rank++] = d < 0 ? -1 : d;
-			continue;
 		}
-		if (ge_skip_field(&p, end, wt))
-			goto bad;
 	}
-	return;
+	if (!w.bad)
+		return;
 bad:
 	s->rank = -1;
 }
@@ -291,8 +272,9 @@ int64_t sh_attr_int(shctx *c, const char *name, int64_t def)
 	const uint8_t *p = attr_raw(c, name, &len);
 	if (!p)
 		return def;
-	if (sh_pb_find(p, p + len, 3, &l, &v) || sh_pb_find(p, p + len, 5, &l, &v) ||
-	    sh_pb_find(p, p + len, 6, &l, &v))
+	if (sh_pb_find(p, p + len, GE_ATTR_I, &l, &v) ||
+	    sh_pb_find(p, p + len, GE_ATTR_B, &l, &v) ||
+	    sh_pb_find(p, p + len, GE_ATTR_TYPE, &l, &v))
 		return (int64_t)v;
 	return def;
 }
@@ -304,38 +286,29 @@ int sh_attr_ints(shctx *c, const char *name, int64_t *out, int cap)
 	const uint8_t *p = attr_raw(c, name, &len);
 	if (!p)
 		return -1;
-	const uint8_t *lp = sh_pb_find(p, p + len, 1, &l, &v);
+	const uint8_t *lp = sh_pb_find(p, p + len, GE_ATTR_LIST, &l, &v);
 	if (!lp)
 		return -1;
-	const uint8_t *q = lp, *end = lp + l;
+	ge_wire w = ge_wire_of(lp, l);
+	ge_wire_field f;
 	int n = 0;
-	while (q < end) {
-		uint64_t key;
-		if (ge_read_varint(&q, end, &key))
-			return -1;
-		int wt = (int)(key & 7);
-		if ((key >> 3) == 3 && wt == 2) {
-			uint64_t pl;
-			if (ge_read_varint(&q, end, &pl) || pl > (uint64_t)(end - q))
-				return -1;
-			const uint8_t *pe = q + pl;
+	while (ge_wire_next(&w, &f)) {
+		if (f.num != GE_ATTRLIST_I)
+			continue;
+		if (f.wt == GE_WT_LEN) { /* packed */
+			const uint8_t *q = f.data, *pe = f.data + f.len;
 			while (q < pe) {
 				if (ge_read_varint(&q, pe, &v) || n >= cap)
 					return -1;
 				out[n++] = (int64_t)v;
 			}
-			continue;
-		}
-		if ((key >> 3) == 3 && wt == 0) {
-			if (ge_read_varint(&q, end, &v) || n >= cap)
+		} else if (f.wt == GE_WT_VARINT) {
+			if (n >= cap)
 				return -1;
-			out[n++] = (int64_t)v;
-			continue;
+			out[n++] = (int64_t)f.v;
 		}
-		if (ge_skip_field(&q, end, wt))
-			return -1;
 	}
-	return n;
+	return w.bad ? -1 : n;
 }
 
 int sh_attr_str_is(shctx *c, const char *name, const char *s, int def)
@@ -345,7 +318,7 @@ int sh_attr_str_is(shctx *c, const char *name, const char *s, int def)
 	const uint8_t *p = attr_raw(c, name, &len);
 	if (!p)
 		return def;
-	const uint8_t *sp = sh_pb_find(p, p + len, 2, &l, &v);
+	const uint8_t *sp = sh_pb_find(p, p + len, GE_ATTR_S, &l, &v);
 	if (!sp)
 		return def;
 	return l == strlen(s) && !memcmp(sp, s, l);
@@ -363,7 +336,7 @@ int sh_op_attr_shape(ge_graph *g, ge_opid id, const char *name, sh *s)
 	const uint8_t *p = ge_op_attr_raw(g, id, name, &len);
 	if (!p)
 		return -1;
-	const uint8_t *sp = sh_pb_find(p, p + len, 7, &l, &v);
+	const uint8_t *sp = sh_pb_find(p, p + len, GE_ATTR_SHAPE, &l, &v);
 	if (!sp)
 		return -1;
 	sh_shape_raw(sp, l, s);
@@ -562,7 +535,7 @@ static int out_dtype(ge_graph *g, ge_opid id, const tyinfo *ti, int k)
 	const uint8_t *p = a->type_attr && *a->type_attr
 				   ? ge_op_attr_raw(g, id, a->type_attr, &len)
 				   : NULL;
-	if (p && sh_pb_find(p, p + len, 6, &l, &v))
+	if (p && sh_pb_find(p, p + len, GE_ATTR_TYPE, &l, &v))
 		return (int)v;
 	return ge_op_output_dtype(g, id, k);
 }
@@ -576,27 +549,17 @@ static void apply_recorded(shctx *c, int pass_final)
 	const uint8_t *p = attr_raw(c, "_output_shapes", &len);
 	if (!p)
 		return;
-	const uint8_t *lp = sh_pb_find(p, p + len, 1, &l, &v);
+	const uint8_t *lp = sh_pb_find(p, p + len, GE_ATTR_LIST, &l, &v);
 	if (!lp)
 		return;
-	const uint8_t *q = lp, *end = lp + l;
+	ge_wire w = ge_wire_of(lp, l);
+	ge_wire_field f;
 	int k = 0;
-	while (q < end && k < c->nout) {
-		uint64_t key;
-		if (ge_read_varint(&q, end, &key))
-			return;
-		int wt = (int)(key & 7);
-		if ((key >> 3) != 7 || wt != 2) {
-			if (ge_skip_field(&q, end, wt))
-				return;
+	while (k < c->nout && ge_wire_next(&w, &f)) {
+		if (!ge_wire_is_len(&f, GE_ATTRLIST_SHAPE))
 			continue;
-		}
-		uint64_t sl;
-		if (ge_read_varint(&q, end, &sl) || sl > (uint64_t)(end - q))
-			return;
 		sh rec, mine = c->out[k];
-		sh_shape_raw(q, (size_t)sl, &rec);
-		q += sl;
+		sh_shape_raw(f.data, f.len, &rec);
 		if (sh_merge(&mine, &rec) == 0) {
 			c->out[k] = mine;
 		} else if (pass_final) {

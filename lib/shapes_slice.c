@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "shapes_impl.h"
+#include "wire.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"
@@ -224,12 +225,12 @@ void ge_shape_const(shctx *c)
 	sh *o = OUT(0);
 	sh_unknown(o);
 	const uint8_t *p = ge_op_attr_raw(c->g, c->id, "value", &len);
-	const uint8_t *tp = p ? sh_pb_find(p, p + len, 8, &l, &u) : NULL;
+	const uint8_t *tp = p ? sh_pb_find(p, p + len, GE_ATTR_TENSOR, &l, &u) : NULL;
 	if (!tp)
 		return;
-	if (!sh_pb_find(tp, tp + l, 1, &sl, &dt))
+	if (!sh_pb_find(tp, tp + l, GE_TENSOR_DTYPE, &sl, &dt))
 		dt = 0;
-	const uint8_t *sp = sh_pb_find(tp, tp + l, 2, &sl, &u);
+	const uint8_t *sp = sh_pb_find(tp, tp + l, GE_TENSOR_SHAPE, &sl, &u);
 	if (sp)
 		sh_shape_raw(sp, sl, o);
 	else

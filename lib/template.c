@@ -10,6 +10,7 @@
 #include "opattrs.h"
 #include "opreg.h"
 #include "tensor.h"
+#include "wire.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
@@ -773,30 +774,22 @@ static int conditions_hold(const ge_tmpl *t, const ge_graph *g,
 static int attr_field(const uint8_t *p, size_t len, uint32_t field, int wt,
 		      uint64_t *v, const uint8_t **s, size_t *n)
 {
-	const uint8_t *end = p + len;
+	ge_wire w = ge_wire_of(p, len);
+	ge_wire_field f;
 	int found = -1;
-	while (p < end) {
-		uint64_t tag, x;
-		if (ge_read_varint(&p, end, &tag))
-			return -1;
-		if ((tag >> 3) == field && (int)(tag & 7) == wt) {
-			if (ge_read_varint(&p, end, &x))
-				return -1;
-			if (wt == 2) {
-				if (x > (uint64_t)(end - p))
-					return -1;
-				*s = p;
-				*n = (size_t)x;
-				p += x;
-			} else {
-				*v = x;
-			}
-			found = 0;
-		} else if (ge_skip_field(&p, end, (int)(tag & 7))) {
-			return -1;
+	/* the last of a repeated field, as a parser keeps it */
+	while (ge_wire_next(&w, &f)) {
+		if (f.num != field || (int)f.wt != wt)
+			continue;
+		if (wt == GE_WT_LEN) {
+			*s = f.data;
+			*n = f.len;
+		} else {
+			*v = f.v;
 		}
+		found = 0;
 	}
-	return found;
+	return w.bad ? -1 : found;
 }
 
 /* Appends the list attr's AttrValue to t->buf (lists_ok said it can). */

@@ -13,6 +13,7 @@
 #include "select.h"
 #include "variables.h"
 #include "varpolicy.h"
+#include "wire.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 
@@ -520,19 +521,15 @@ static int drop_library(struct job *j, ge_error *err)
 	free(keep);
 	ge_buf in = GE_BUF_INIT, out = GE_BUF_INIT;
 	ge_graph_encode_graphdef(j->h, &in);
-	const uint8_t *p = in.data, *end = in.data + in.len;
-	while (p < end) {
-		const uint8_t *start = p;
-		uint64_t tag;
-		if (ge_read_varint(&p, end, &tag) ||
-		    ge_skip_field(&p, end, (int)(tag & 7))) {
-			rc = ge_err(err, GE_EFORMAT, "%s: the frozen graph does "
-				    "not encode", j->gname);
-			break;
-		}
-		if ((tag >> 3) != 2)
-			ge_buf_add(&out, start, (size_t)(p - start));
-	}
+	/* the graph without its library */
+	ge_wire w = ge_wire_of(in.data, in.len);
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f))
+		if (f.num != GE_GRAPHDEF_LIBRARY)
+			ge_buf_add(&out, f.start, (size_t)(w.p - f.start));
+	if (w.bad)
+		rc = ge_err(err, GE_EFORMAT, "%s: the frozen graph does not "
+			    "encode", j->gname);
 	ge_buf_free(&in);
 	ge_graph *h2 = NULL;
 	if (!rc)

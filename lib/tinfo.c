@@ -743,7 +743,7 @@ int ge_assign_renamed_collections_handler(ge_tinfo *I, ge_tref elem,
 void ge_transformer_init(ge_transformer *t)
 {
 	memset(t, 0, sizeof *t);
-	t->transform_op_handler = ge_copy_op_handler;
+	t->transform_op_handler = NULL; /* ge_copy_op_handler */
 	t->transform_control_input_handler = ge_transform_op_if_inside_handler;
 	t->transform_external_input_handler =
 		ge_replace_t_with_placeholder_handler;

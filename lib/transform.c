@@ -18,6 +18,8 @@
  * frame-name survey of a destination that receives a loop and the loop
  * search of graph_replace.
  */
+#include <assert.h>
+
 #include "transform_impl.h"
 #include "frames.h"
 #include "graph_copy.h"
@@ -218,6 +220,10 @@ static int copy_op_fast(ge_tinfo *I, ge_opid op, const ge_tref *new_inputs,
 	const uint8_t *run;
 	size_t len;
 	unsigned fl;
+	/* the contract of the fast path (copy_ops): the stock copy, without
+	 * a nodedef hook, within one graph */
+	assert(!I->tr->transform_op_handler && !(co && co->nodedef_fn) &&
+	       I->g_ == g);
 	if (I->g_ != g ||
 	    !(op < I->n_cls
 		      ? ge_op_attr_run_like(g, op, I->cls[op], &run, &len, &fl)
@@ -331,10 +337,14 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 	const ge_transformer *tr = I->tr;
 	ge_tvec in = GE_VEC_INIT, outs = GE_VEC_INIT;
 	int rc = GE_OK;
-	/* the stock copy within one graph shares attr bytes (graph_copy.h) */
+	/* the stock copy (a NULL handler) within one graph shares attr
+	 * bytes (graph_copy.h) */
+	const ge_op_handler handler = tr->transform_op_handler
+					      ? tr->transform_op_handler
+					      : ge_copy_op_handler;
 	const ge_copy_op_opts *co = tr->transform_op_ud;
-	int fast = tr->transform_op_handler == ge_copy_op_handler &&
-		   I->g == I->g_ && !(co && co->nodedef_fn);
+	int fast = !tr->transform_op_handler && I->g == I->g_ &&
+		   !(co && co->nodedef_fn);
 	if (fast) {
 		ge_graph_reserve(I->g_, I->n);
 		I->scope_len = strlen(I->scope);
@@ -395,8 +405,8 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		I->cur_op = op;
 		I->cur_shape_same = 0;
 		I->ran_handler = 1;
-		rc = tr->transform_op_handler(I, op, in.v, in.n, &op_, &outs,
-					      tr->transform_op_ud, err);
+		rc = handler(I, op, in.v, in.n, &op_, &outs,
+			     tr->transform_op_ud, err);
 		I->cur_op = GE_NOOP;
 		if (rc)
 			break;
@@ -778,8 +788,7 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	int rc;
 	if (!o)
 		o = &none;
-	if (!tr || !tr->transform_op_handler ||
-	    !tr->transform_control_input_handler ||
+	if (!tr || !tr->transform_control_input_handler ||
 	    !tr->transform_external_input_handler ||
 	    !tr->transform_external_hidden_input_handler)
 		return ge_err(err, GE_EINVAL, "the transformer lacks a handler");

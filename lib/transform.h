@@ -97,6 +97,9 @@ typedef int (*ge_share_op_fn)(ge_tinfo *info, ge_opid op, void *ud);
 /* graph_editor's transform_original_op_handler has no counterpart: a
  * GraphDef has no _original_op. */
 typedef struct ge_transformer {
+	/* NULL: ge_copy_op_handler, done within one graph without the
+	 * handler's calls (the copy shares the source's attr bytes, see
+	 * graph_copy.h): a handler that is not NULL is always called */
 	ge_op_handler transform_op_handler;
 	void *transform_op_ud;
 	ge_control_input_handler transform_control_input_handler;
@@ -114,7 +117,7 @@ typedef struct ge_transformer {
 	int copy_control_flow_contexts;
 } ge_transformer;
 
-/* The stock table: copy_op_handler, transform_op_if_inside_handler,
+/* The stock table: copy_op_handler (as NULL), transform_op_if_inside_handler,
  * replace_t_with_placeholder_handler, keep_t_if_possible_handler,
  * assign_renamed_collections_handler, no sharing, contexts copied. */
 void ge_transformer_init(ge_transformer *t);

@@ -4,6 +4,7 @@
  * and the names inside serialized context messages.
  */
 #include "transform_impl.h"
+#include "wire.h"
 
 /* ------------------------------------------------------------ collections */
 
@@ -208,14 +209,13 @@ static void survey_ctx_names(ge_tinfo *I)
 		if (!cd || cd->kind_case != TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST)
 			continue;
 		for (size_t i = 0; i < cd->bytes_list->n_value; i++) {
-			const uint8_t *p = cd->bytes_list->value[i].data;
-			const uint8_t *e = p + cd->bytes_list->value[i].len;
-			uint64_t tag, len;
-			/* context_name is field 1 of both kinds */
-			if (ge_read_varint(&p, e, &tag) || tag != ((1 << 3) | 2) ||
-			    ge_read_varint(&p, e, &len) || len > (uint64_t)(e - p))
+			ge_wire w = ge_wire_of(cd->bytes_list->value[i].data,
+					       cd->bytes_list->value[i].len);
+			ge_wire_field f;
+			/* context_name is field 1 of both kinds, and first */
+			if (!ge_wire_next(&w, &f) || !ge_wire_is_len(&f, 1))
 				continue;
-			char *n = ge_xstrndup((const char *)p, len);
+			char *n = ge_xstrndup((const char *)f.data, f.len);
 			ge_tx_strmap_put(&I->ctx_names, n, NULL);
 			free(n);
 		}
@@ -260,29 +260,20 @@ static int pivots_copied(ge_tinfo *I, const struct mdesc *d,
 {
 	ge_buf tmp = GE_BUF_INIT;
 	int ok = 1;
-	while (p < e && ok) {
-		uint64_t tag, len;
-		if (ge_read_varint(&p, e, &tag)) {
-			ok = 0;
-			break;
-		}
-		if ((tag & 7) != 2) {
-			if (ge_skip_field(&p, e, (int)(tag & 7)))
-				ok = 0;
+	ge_wire w = {p, e, 0};
+	ge_wire_field x;
+	while (ok && ge_wire_next(&w, &x)) {
+		if (x.wt != GE_WT_LEN)
 			continue;
-		}
-		if (ge_read_varint(&p, e, &len) || len > (uint64_t)(e - p)) {
-			ok = 0;
-			break;
-		}
-		const struct fdesc *f = fd_find(d, (uint32_t)(tag >> 3));
+		const struct fdesc *f = fd_find(d, x.num);
 		if (f && f->kind == K_PIVOT) {
-			char *s = ge_xstrndup((const char *)p, len);
+			char *s = ge_xstrndup((const char *)x.data, x.len);
 			ok = map_name(I, s, 1, &tmp);
 			free(s);
 		}
-		p += len;
 	}
+	if (w.bad)
+		ok = 0;
 	ge_buf_free(&tmp);
 	return ok;
 }
@@ -297,29 +288,17 @@ static int rewrite_msg(ge_tinfo *I, const struct mdesc *d, const uint8_t *p,
 	/* nesting deeper than any real program is hostile input */
 	if (depth > 64 || !pivots_copied(I, d, p, e))
 		return -1;
-	while (p < e && !rc) {
-		const uint8_t *fs = p;
-		uint64_t tag, len;
-		if (ge_read_varint(&p, e, &tag)) {
-			rc = -1;
-			break;
-		}
-		const struct fdesc *f = fd_find(d, (uint32_t)(tag >> 3));
-		if ((tag & 7) != 2 || !f) {
-			if (ge_skip_field(&p, e, (int)(tag & 7))) {
-				rc = -1;
-				break;
-			}
-			ge_buf_add(out, fs, (size_t)(p - fs));
+	ge_wire w = {p, e, 0};
+	ge_wire_field x;
+	while (!rc && ge_wire_next(&w, &x)) {
+		const struct fdesc *f = fd_find(d, x.num);
+		if (x.wt != GE_WT_LEN || !f) {
+			ge_buf_add(out, x.start, (size_t)(w.p - x.start));
 			continue;
 		}
-		if (ge_read_varint(&p, e, &len) || len > (uint64_t)(e - p)) {
-			rc = -1;
-			break;
-		}
-		const uint8_t *body = p, *bend = p + len;
-		p = bend;
-		uint32_t num = (uint32_t)(tag >> 3);
+		const uint8_t *body = x.data, *bend = x.data + x.len;
+		size_t len = x.len;
+		uint32_t num = x.num;
 		char *s = NULL;
 		switch (f->kind) {
 		case K_NAME:
@@ -350,32 +329,29 @@ static int rewrite_msg(ge_tinfo *I, const struct mdesc *d, const uint8_t *p,
 		case K_MAPENT: {
 			/* key (1) and value (2), both names */
 			char *kv[2] = {NULL, NULL};
-			const uint8_t *q = body;
+			ge_wire mw = {body, bend, 0};
+			ge_wire_field m;
 			int bad = 0;
-			while (q < bend && !bad) {
-				uint64_t t2, l2;
-				if (ge_read_varint(&q, bend, &t2) ||
-				    (t2 & 7) != 2 ||
-				    ge_read_varint(&q, bend, &l2) ||
-				    l2 > (uint64_t)(bend - q)) {
+			while (!bad && ge_wire_next(&mw, &m)) {
+				if (m.wt != GE_WT_LEN) {
 					bad = 1;
 					break;
 				}
-				uint32_t k = (uint32_t)(t2 >> 3);
-				if (k == 1 || k == 2) {
-					free(kv[k - 1]);
-					kv[k - 1] = ge_xstrndup(
-						(const char *)q, l2);
+				if (m.num == GE_MAPENTRY_KEY ||
+				    m.num == GE_MAPENTRY_VALUE) {
+					free(kv[m.num - 1]);
+					kv[m.num - 1] = ge_xstrndup(
+						(const char *)m.data, m.len);
 				}
-				q += l2;
 			}
+			bad |= mw.bad;
 			if (!bad && kv[0] && kv[1]) {
 				ge_buf ent = GE_BUF_INIT;
 				if (map_name(I, kv[0], 0, &nm)) {
-					ge_buf_lenfield(&ent, 1, nm.data,
+					ge_buf_lenfield(&ent, GE_MAPENTRY_KEY, nm.data,
 							nm.len);
 					if (map_name(I, kv[1], 0, &nm)) {
-						ge_buf_lenfield(&ent, 2, nm.data,
+						ge_buf_lenfield(&ent, GE_MAPENTRY_VALUE, nm.data,
 								nm.len);
 						ge_buf_lenfield(out, num,
 								ent.data,
@@ -391,6 +367,8 @@ static int rewrite_msg(ge_tinfo *I, const struct mdesc *d, const uint8_t *p,
 		}
 		free(s);
 	}
+	if (w.bad)
+		rc = -1;
 	ge_buf_free(&sub);
 	ge_buf_free(&nm);
 	return rc;

@@ -1114,7 +1114,7 @@ static void build_transformer(lua_State *L, int self, ge_transformer *tr,
 		switch (s) {
 		case H_OP:
 			if ((c = k == S_COPY_OP)) {
-				tr->transform_op_handler = ge_copy_op_handler;
+				tr->transform_op_handler = NULL; /* stock */
 			} else {
 				tr->transform_op_handler = tramp_op;
 				tr->transform_op_ud = r;

@@ -11,6 +11,7 @@
 #include "graph.h"
 #include "model.h"
 #include "tap.h"
+#include "wire.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
 /* The nodes of GraphDef bytes: name and byte span of each, in order. */

@@ -15,6 +15,7 @@
 #include "func.h"
 #include "model.h"
 #include "tap.h"
+#include "wire.h"
 
 static int file_bytes(const char *path, uint8_t **p, size_t *n)
 {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "wire.h"
 
 #include "graph.h"
 #include "meta.h"

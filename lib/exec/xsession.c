@@ -12,6 +12,7 @@
 
 #include "func.h"
 #include "meta.h"
+#include "wire.h"
 #include "model.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
@@ -301,21 +302,14 @@ static void asset_feeds(ge_xsession *s, const char *dir, ge_xfeed **feeds,
 		ge_buf_free(&b);
 		return;
 	}
-	const uint8_t *p = b.data, *end = b.data + b.len;
-	while (p < end) {
-		uint64_t key, len;
-		if (ge_read_varint(&p, end, &key))
-			break;
-		if ((key >> 3) != 6 || (key & 7) != 2) {
-			if (ge_skip_field(&p, end, (int)(key & 7)))
-				break;
+	enum { MG_ASSET_FILE_DEF = 6 }; /* MetaGraphDef.asset_file_def */
+	ge_wire w = ge_wire_of(b.data, b.len);
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		if (!ge_wire_is_len(&f, MG_ASSET_FILE_DEF))
 			continue;
-		}
-		if (ge_read_varint(&p, end, &len) || len > (uint64_t)(end - p))
-			break;
 		Tensorflow__AssetFileDef *a = tensorflow__asset_file_def__unpack(
-			NULL, (size_t)len, p);
-		p += len;
+			NULL, f.len, f.data);
 		ge_tref t;
 		if (!a || !a->tensor_info || !a->filename || !a->filename[0] ||
 		    a->tensor_info->encoding_case !=
