@@ -25,6 +25,9 @@
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"
 #include "tensorflow/core/framework/types.pb-c.h"
 
+/* The parts above the core (graph_impl.h): empty until they install. */
+ge_graph_parts ge_parts;
+
 /* ------------------------------------------------------------ vectors */
 
 void ge_opvec_push(ge_opvec *v, ge_opid id)
@@ -116,8 +119,10 @@ void ge_graph_free(ge_graph *g)
 		if (g->hooks[i]->free)
 			g->hooks[i]->free(g);
 	ge_oplist_index_free(g->oplist_idx);
-	ge_frames_release(g->frames);
-	ge_flib_free(g->flib);
+	if (g->frames)
+		ge_parts.frames_release(g->frames);
+	if (g->flib)
+		ge_parts.flib_free(g->flib);
 	ge_arena_free(&g->arena);
 	free(g->name);
 	free(g);
@@ -156,7 +161,7 @@ void ge_graph_mark_now(ge_graph *g, ge_graph_mark *m)
 	m->cap = g->n_ops;
 	m->live = g->n_live;
 	m->version = g->version;
-	m->library = ge_flib_changed(g);
+	m->library = ge_graph_flib_changed(g);
 	for (size_t i = 0; i < g->n_ops; i++)
 		g->ops[i].flags &= ~(uint32_t)OPF_EDITED;
 }
@@ -166,7 +171,7 @@ void ge_graph_delta_since(const ge_graph *g, const ge_graph_mark *m,
 {
 	memset(d, 0, sizeof *d);
 	d->edited = g->version != m->version;
-	d->library = ge_flib_changed(g) && !m->library;
+	d->library = ge_graph_flib_changed(g) && !m->library;
 	if (!d->edited)
 		return;
 	size_t old_alive = 0;
@@ -1543,7 +1548,9 @@ const Tensorflow__OpDef *ge_graph_opdef(const ge_graph *g, const char *type)
 	if (g->parent)
 		return ge_graph_opdef(g->parent, type);
 	const Tensorflow__OpDef *d = ge_opreg_find(type);
-	return d ? d : ge_flib_opdef(g, type);
+	if (d || !ge_parts.flib_opdef)
+		return d;
+	return ge_parts.flib_opdef(g, type);
 }
 
 static const Tensorflow__AttrValue *attr_or_default(const ge_graph *g,
