@@ -450,6 +450,23 @@ int ge_parse_input(const char *s, size_t n, size_t *name_off,
 	return n ? 0 : -1;
 }
 
+int ge_op_name_of(const char *s, size_t n, size_t *name_off,
+		  size_t *name_len)
+{
+	int32_t index;
+	if (ge_parse_input(s, n, name_off, name_len, &index))
+		return -1;
+	if (index != GE_CONTROL)
+		return 0;
+	/* "^name:3": the op of the tensor after the caret */
+	size_t off;
+	if (ge_parse_input(s + 1, n - 1, &off, name_len, &index) ||
+	    index == GE_CONTROL)
+		return -1;
+	*name_off = 1 + off;
+	return 0;
+}
+
 int ge_graph_find_tensor(const ge_graph *g, const char *text, ge_tref *out)
 {
 	size_t off, len;
