@@ -33,8 +33,8 @@ build_output() {
 		> "$1/lib/opdefs_data.c"
 	cp "$1/lib/opdefs_data.c" "$1/src/apihelp_data.c"
 }
-layers() { # layers DIR: runs its t/layers.sh
-	run env GE_TOP_SRCDIR="$1" sh "$1/t/layers.sh"
+layers() { # layers DIR: runs its t/layers.sh, objects built in DIR
+	run env GE_TOP_SRCDIR="$1" GE_TOP_BUILDDIR="$1" sh "$1/t/layers.sh"
 }
 
 # outside a checkout (a release tarball built in place)
@@ -80,6 +80,56 @@ sed 's/exec\/exec |/exec\/exec, exec\/k_impl |/' "$T/tar/doc/hacking.md" \
 layers "$T/tar"
 has "$T/out" "lib/exec/exec.c includes exec/k_impl.h, whose comment does not name it" \
 	"a private header of lib/exec/ names who includes it"
+
+# calls, from the objects: lib/x.o beside lib/x.c (GE_TOP_BUILDDIR)
+CC=${CC:-cc}
+if "$CC" --version >/dev/null 2>&1 && nm --version >/dev/null 2>&1; then
+	rm -f "$T/tar/lib/exec/k_impl.h"
+	sed 's/, exec\/k_impl |/ |/' "$T/tar/doc/hacking.md" > "$T/h" &&
+		mv "$T/h" "$T/tar/doc/hacking.md"
+	objs() { # objs DIR: compiles every .c of DIR/lib in place
+		for c in "$1"/lib/*.c "$1"/lib/exec/*.c; do
+			"$CC" -c -I"$1/lib" -o "${c%.c}.o" "$c" ||
+				echo "# $CC failed on $c"
+		done
+	}
+	printf '#include "base.h"\nint base(void)\n{\n\treturn 0;\n}\n' \
+		> "$T/tar/lib/base.c"
+	printf '#include "exec/kernel.h"\nint k(void)\n{\n\treturn base();\n}\n' \
+		> "$T/tar/lib/exec/exec.c"
+	objs "$T/tar"
+	layers "$T/tar"
+	is_rc 0 "objects whose calls go down pass"
+	has "$T/out" "ok 6 - no file of lib/ calls a file of a layer above" \
+		"the calls are checked when the objects are there"
+	# base (layer 0) calls k of exec/exec (layer 1): up, and a loop
+	printf 'int k(void);\nint base(void)\n{\n\treturn k();\n}\n' \
+		> "$T/tar/lib/base.c"
+	objs "$T/tar"
+	layers "$T/tar"
+	is_rc 1 "a call up to lib/exec/ fails, though no include goes up"
+	has "$T/out" "lib/base.c (layer 0) calls k of lib/exec/exec.c (layer 1)" \
+		"the call is named with both files and their layers"
+	# a variable of a higher layer read from below is a use as well
+	printf 'extern int kv;\nint base(void)\n{\n\treturn kv;\n}\n' \
+		> "$T/tar/lib/base.c"
+	printf 'int kv = 1;\nint k(void)\n{\n\treturn 1;\n}\n' \
+		> "$T/tar/lib/exec/exec.c"
+	objs "$T/tar"
+	layers "$T/tar"
+	has "$T/out" "lib/base.c (layer 0) calls kv of lib/exec/exec.c (layer 1)" \
+		"reading a variable of a higher layer fails"
+	# the same call with no objects: the check says it did not run
+	rm -f "$T/tar"/lib/*.o "$T/tar"/lib/exec/*.o
+	layers "$T/tar"
+	has "$T/out" "# SKIP no objects of lib/" \
+		"without objects the calls are skipped, visibly"
+	printf '#include "base.h"\nint base(void)\n{\n\treturn 0;\n}\n' \
+		> "$T/tar/lib/base.c"
+	rm -f "$T/tar/lib/exec/exec.c"
+else
+	echo "ok 99 # SKIP no C compiler or no nm: calls not tried"
+fi
 
 # in a git checkout: what git tracks, whatever else lies there
 if git --version >/dev/null 2>&1; then
