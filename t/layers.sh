@@ -150,6 +150,39 @@ else
 	echo "ok $n # SKIP no objects of lib/ under $B (build first) or no $NM: calls not checked"
 fi
 
+# src/ has no call loop: its objects (src/gerewrite-x.o, the program's
+# own names, or src/x.o) as edges "caller callee" for tsort, which names
+# the files of a loop.  The Lua bindings (src/l_*.c) count as one: they
+# are one module split by userdata type (l_module.c opens the others,
+# which use its helpers and each other's push and check functions).
+: > "$T/sobjs"
+grep -E '^src/[^/]*\.c$' "$T/all" | while read -r p; do
+	st=`basename "$p" .c`
+	for o in "$B/src/gerewrite-$st.o" "$B/src/$st.o"; do
+		test -f "$o" && { echo "$p $o"; break; }
+	done
+done > "$T/sobjs"
+if test -s "$T/sobjs" && "$NM" --version >/dev/null 2>&1; then
+	while read -r p o; do
+		"$NM" --defined-only "$o" |
+			awk -v p="$p" 'NF == 3 && $2 ~ /^[A-TV-Z]$/ { print $3, p }'
+	done < "$T/sobjs" | LC_ALL=C sort > "$T/sdefs"
+	while read -r p o; do
+		"$NM" -u "$o" | awk -v p="$p" 'NF { print $NF, p }'
+	done < "$T/sobjs" | LC_ALL=C sort > "$T/suses"
+	LC_ALL=C join "$T/suses" "$T/sdefs" |
+		sed 's|src/l_[a-z_]*\.c|src/l_*.c|g' |
+		awk '$2 != $3 { print $2, $3 }' | LC_ALL=C sort -u > "$T/sedges"
+	tsort "$T/sedges" 2>"$T/sloop" >/dev/null
+	test ! -s "$T/sloop"
+	s=$?
+	ok $s "no call loop between files of src/"
+	test $s -eq 0 || diag "$T/sloop"
+else
+	n=`expr $n + 1`
+	echo "ok $n # SKIP no objects of src/ under $B (build first): loops not checked"
+fi
+
 # the graph layer reaches the layers above only through its hooks
 grep -l 'ge_meta_\|ge_ckpt_\|ge_bundle_\|ge_var' \
 	"$SRC/lib/graph.c" "$SRC/lib/graph_parse.c" "$SRC/lib/graph_io.c" \
