@@ -150,6 +150,23 @@ else
 	echo "ok $n # SKIP no objects of lib/ under $B (build first) or no $NM: calls not checked"
 fi
 
+# one exported prefix: every symbol an object of the library exports
+# starts with ge_ (static functions may keep short names); gen_opdefs.c is
+# a program of the build, not the library
+if test -s "$T/objs" && "$NM" --version >/dev/null 2>&1; then
+	grep -v '^lib/gen_opdefs\.c ' "$T/objs" | while read -r p o; do
+		"$NM" -g --defined-only "$o" |
+			awk -v p="$p" 'NF == 3 && $3 !~ /^ge_/ { print p ": " $3 }'
+	done > "$T/prefix"
+	test ! -s "$T/prefix"
+	s=$?
+	ok $s "every symbol lib/ exports starts with ge_"
+	test $s -eq 0 || diag "$T/prefix"
+else
+	n=`expr $n + 1`
+	echo "ok $n # SKIP no objects of lib/ under $B: exported names not checked"
+fi
+
 # src/ has no call loop: its objects (src/gerewrite-x.o, the program's
 # own names, or src/x.o) as edges "caller callee" for tsort, which names
 # the files of a loop.  The Lua bindings (src/l_*.c) count as one: they
