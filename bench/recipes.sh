@@ -4,6 +4,8 @@
 #
 #   insert_noise, 100,000 nodes      gerewrite run insert_noise  vs  the Python peer
 #   clone x3, 100,000 nodes          bench/clone3.lua            vs  the Python peer
+#     graph_editor style             bench/clone3_ge.lua (ge.sgv(g:ops()))  vs  the peer
+#   noise, graph_editor style        bench/noise_ge.lua (op by op)          vs  the peer
 #   fuse_conv_bias_relu, 1,000,000   gerewrite run               vs  the C driver (bench_match)
 #   load + save, 1,000,000           bench_io  vs  cp, cp + sync  vs  protobuf-c
 #                                    unpack + pack (bench_pbc)
@@ -81,15 +83,25 @@ echo "     peak RSS against load + save: $(ratio "$noise_rss" "$plain_rss")x"
 set -- $(best "$ge" "$top/bench/clone3.lua" "$g100" "$tmp/clone.pb")
 clone_w=$1 clone_m=$2
 line "gerewrite bench/clone3.lua (three ge.copy, save)" "$@"
+set -- $(best "$ge" "$top/bench/clone3_ge.lua" "$g100" "$tmp/clone_ge.pb")
+clonege_w=$1 clonege_m=$2
+line "gerewrite bench/clone3_ge.lua (ge.sgv(g:ops()))" "$@"
+set -- $(best "$ge" "$top/bench/noise_ge.lua" "$g100" "$tmp/noise_ge.pb")
+noisege_w=$1 noisege_m=$2
+line "gerewrite bench/noise_ge.lua (op by op)" "$@"
 if [ $have_peer = 1 ]; then
 	set -- $(best $py "$peer/pypeer.py" noise "$g100" "$tmp/pnoise.pb")
 	line "Python peer: noise" "$@"
 	against "insert_noise: gerewrite is faster than the peer by" \
 		"$1" "$2" "$noise_w" "$noise_m"
+	against "noise, graph_editor style: faster than the peer by" \
+		"$1" "$2" "$noisege_w" "$noisege_m"
 	set -- $(best $py "$peer/pypeer.py" clone "$g100" "$tmp/pclone.pb")
 	line "Python peer: clone" "$@"
 	against "clone x3: gerewrite is faster than the peer by" \
 		"$1" "$2" "$clone_w" "$clone_m"
+	against "clone x3, graph_editor style: faster than the peer by" \
+		"$1" "$2" "$clonege_w" "$clonege_m"
 else
 	echo "  (the Python peer is not available: no ratios against it)"
 fi

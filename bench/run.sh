@@ -29,6 +29,10 @@ for x in "$b"/bench/bench_select "$b"/bench/bench_*; do
 	case $x in */bench_frames) [ -x "$x" ] && "$x" "$gl"; continue;; esac
 	[ -x "$x" ] && [ "$x" != "$b/bench/bench_io" ] && "$x" "$g"
 done
+# the calls that hand many ops to Lua, per op (target 0.2 us)
+g100="$tmp/graph-100k.pb"
+[ -f "$g100" ] || "$b/bench/gen_graph" "$g100" 100000
+"$b/src/gerewrite" "$(dirname "$0")/idioms.lua" "$g100"
 echo "== function library of a TF2 SavedModel (bert1)"
 "$b/bench/bench_func" "${GE_CORPUS:-$b/../../shared/corpus}/tensorflow__tensorflow/tensorflow/cc/saved_model/testdata/bert1" 10
 "$b/bench/bench_kernels" 10

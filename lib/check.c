@@ -7,8 +7,15 @@
  * SavedModels with exactly those faults.  These checks read the attr bytes
  * in place, without decoding them, so they cost little even on a graph of
  * a million nodes.
+ *
+ * And the whole validation of a graph (ge_graph_validate): inputs that
+ * name no op or an output the op lacks, colocation with missing nodes,
+ * these attr checks, the frames' checks (frames.c) and cycles that do not
+ * pass through NextIteration.  It is an analysis over the graph core, so
+ * it lives here, beside frames.c, not in the core's graph_io.c.
  */
 #include "graph_impl.h"
+#include "frames.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,5 +416,159 @@ size_t ge_graph_check_attrs(const ge_graph *g, size_t max, int fatal_only,
 		problems += check_library(g, f.data, f.data + f.len,
 					  max - problems, fatal_only, report);
 	}
+	return problems;
+}
+
+/* ------------------------------------------------------------ validate */
+
+static int is_next_iteration(const char *t)
+{
+	return !strcmp(t, "NextIteration") || !strcmp(t, "RefNextIteration");
+}
+
+size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
+{
+	size_t problems = 0;
+	size_t n = g->n_ops;
+#define PROBLEM(...)                                    \
+	do {                                            \
+		problems++;                             \
+		if (report) {                           \
+			ge_buf_printf(report, __VA_ARGS__); \
+			ge_buf_addc(report, '\n');      \
+		}                                       \
+	} while (0)
+
+	int32_t *nouts = ge_xmalloc((n + 1) * sizeof *nouts);
+	for (size_t i = 0; i < n; i++)
+		nouts[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		const ge_op *o = &g->ops[i];
+		if (o->flags & OPF_DEAD)
+			continue;
+		if (o->flags & OPF_DUPNAME)
+			PROBLEM("node '%s' (#%zu): duplicate name", o->name, i);
+		for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
+			ge_tref t = o->in[s];
+			if (t.op == GE_NOOP) {
+				PROBLEM("node '%s': input '%s' names no op in "
+					"the graph",
+					o->name, g->dangling[t.index]);
+				continue;
+			}
+			if (s >= o->n_in)
+				continue;
+			/* an op's output count, once per validation (for unknown
+			 * op types it is worked out from the consumers) */
+			if (nouts[t.op] < 0)
+				nouts[t.op] = ge_op_num_outputs(g, t.op);
+			int k = nouts[t.op];
+			if (t.index >= k)
+				PROBLEM("node '%s': input %u reads '%s:%d' but "
+					"'%s' (%s) has %d output%s",
+					o->name, s, g->ops[t.op].name, t.index,
+					g->ops[t.op].name, g->ops[t.op].type, k,
+					k == 1 ? "" : "s");
+		}
+		/* colocation: _class = ["loc:@X", ...]; most ops have none,
+		 * so look at the raw bytes before splitting any attrs */
+		/* in a function body, colocation names nodes of the graph
+		 * the function was traced in: not checked */
+		if (!g->parent && ge_op_may_have_attr(g, (ge_opid)i, "_class") &&
+		    ge_op_attr_raw(g, (ge_opid)i, "_class", &(size_t){0})) {
+			const struct Tensorflow__AttrValue *v =
+				ge_op_attr(g, (ge_opid)i, "_class", NULL);
+			if (!v) {
+				PROBLEM("node '%s': attr '_class' does not decode",
+					o->name);
+			} else {
+				size_t ns = 0;
+				const ProtobufCBinaryData *ss = NULL;
+				if (v->value_case ==
+					    TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+				    v->list) {
+					ns = v->list->n_s;
+					ss = v->list->s;
+				}
+				for (size_t k = 0; k < ns; k++) {
+					if (ss[k].len < 5 ||
+					    memcmp(ss[k].data, "loc:@", 5))
+						continue;
+					if (ge_idx_find_n(g,
+							  (const char *)ss[k].data + 5,
+							  ss[k].len - 5, 0) == GE_NOOP)
+						PROBLEM("node '%s': colocated with "
+							"missing node '%.*s'",
+							o->name, (int)ss[k].len - 5,
+							(const char *)ss[k].data + 5);
+				}
+			}
+		}
+	}
+
+	free(nouts);
+	problems += ge_graph_check_attrs(g, (size_t)-1, 0, report);
+	problems += ge_frames_validate(g, report);
+
+	/* Cycles: Kahn's algorithm over data and control edges, leaving out
+	 * the back edges of while loops (those out of NextIteration). */
+	uint32_t *indeg = ge_xcalloc(n + 1, sizeof *indeg);
+	uint8_t *back = ge_xcalloc(n + 1, 1); /* NextIteration ops */
+	struct {
+		const char *type;
+		int ni;
+	} memo[64] = {{NULL, 0}};
+	for (size_t i = 0; i < n; i++) {
+		const ge_op *o = &g->ops[i];
+		/* op types are interned: test each distinct pointer once */
+		size_t slot = ((uintptr_t)o->type >> 3) & 63;
+		if (memo[slot].type != o->type) {
+			memo[slot].type = o->type;
+			memo[slot].ni = is_next_iteration(o->type);
+		}
+		back[i] = (uint8_t)memo[slot].ni;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const ge_op *o = &g->ops[i];
+		if ((o->flags & OPF_DEAD) || back[i])
+			continue;
+		for (uint32_t k = 0; k < o->n_uses; k++)
+			indeg[o->uses[k].op]++;
+		for (uint32_t k = 0; k < o->n_couts; k++)
+			indeg[o->couts[k]]++;
+	}
+	ge_opid *queue = ge_xmalloc((n + 1) * sizeof *queue);
+	size_t qh = 0, qt = 0, done = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(g->ops[i].flags & OPF_DEAD) && indeg[i] == 0)
+			queue[qt++] = (ge_opid)i;
+	while (qh < qt) {
+		ge_opid id = queue[qh++];
+		const ge_op *o = &g->ops[id];
+		done++;
+		if (back[id])
+			continue;
+		for (uint32_t k = 0; k < o->n_uses; k++)
+			if (--indeg[o->uses[k].op] == 0)
+				queue[qt++] = o->uses[k].op;
+		for (uint32_t k = 0; k < o->n_couts; k++)
+			if (--indeg[o->couts[k]] == 0)
+				queue[qt++] = o->couts[k];
+	}
+	if (done < g->n_live) {
+		/* name the first op (in node order) left on a cycle */
+		for (size_t i = 0; i < n; i++)
+			if (!(g->ops[i].flags & OPF_DEAD) && indeg[i]) {
+				PROBLEM("node '%s': on a cycle that does not "
+					"pass through NextIteration (%zu ops "
+					"involved or downstream)",
+					g->ops[i].name, g->n_live - done);
+				break;
+			}
+	}
+	free(indeg);
+	free(back);
+	free(queue);
+#undef PROBLEM
 	return problems;
 }

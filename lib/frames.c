@@ -284,8 +284,11 @@ const ge_frames *ge_graph_frames(const ge_graph *cg)
 {
 	/* a cache, not a change of the graph */
 	ge_graph *g = (ge_graph *)cg;
-	if (!g->frames)
+	if (!g->frames) {
+		/* the core frees the cache through the parts table */
+		ge_parts.frames_release = ge_frames_release;
 		g->frames = ge_xcalloc(1, sizeof *g->frames);
+	}
 	ge_frames *F = g->frames;
 	if (!F->valid || F->version != g->version || F->n_ops != g->n_ops)
 		compute(g, F);

@@ -149,6 +149,7 @@ int ge_flib_load(ge_graph *g, ge_error *err)
 	g = fl_root(g);
 	if (g->flib)
 		return GE_OK;
+	ge_flib_install();
 	struct ge_flib *l = ge_xcalloc(1, sizeof *l);
 	for (size_t i = 0; i < g->n_fields; i++) {
 		int rc = scan_field(l, g->fields[i].p, g->fields[i].len,
@@ -168,6 +169,7 @@ int ge_flib_load(ge_graph *g, ge_error *err)
 struct ge_flib *fl_lib(const ge_graph *g)
 {
 	ge_graph *r = fl_root(g);
+	ge_flib_install();
 	if (!r->flib && ge_flib_load(r, NULL)) {
 		r->flib = ge_xcalloc(1, sizeof *r->flib);
 		idx_rebuild(r->flib);

@@ -65,6 +65,12 @@ typedef struct ge_func_arg {
 /* ---- the library ---- */
 /* Scans the library if needed.  GE_EFORMAT when it does not parse. */
 int ge_flib_load(ge_graph *g, ge_error *err);
+/* Lets the graph core reach the function library (ge_graph_parts in
+ * graph_impl.h): a function called as an op type then has its signature
+ * as its OpDef, a library is re-encoded on save, freed with its graph.
+ * Every entry of this part installs it; the formats layer calls it before
+ * it loads a model.  Idempotent. */
+void ge_flib_install(void);
 size_t ge_func_capacity(ge_graph *g);
 size_t ge_func_count(ge_graph *g); /* live functions */
 int ge_func_alive(ge_graph *g, ge_funcid f);

@@ -1180,6 +1180,16 @@ uint64_t ge_graph_stamp(const ge_graph *g)
 	return h * 0x9E3779B97F4A7C15ull + body;
 }
 
+void ge_flib_install(void)
+{
+	ge_parts.flib_free = ge_flib_free;
+	ge_parts.flib_changed = ge_flib_changed;
+	ge_parts.flib_adopt = ge_flib_adopt;
+	ge_parts.flib_encode_payload = ge_flib_encode_payload;
+	ge_parts.flib_opdef = ge_flib_opdef;
+	ge_parts.flib_add_field = ge_flib_add_field;
+}
+
 void ge_flib_adopt(ge_graph *root)
 {
 	struct ge_flib *l = root->flib;

@@ -14,6 +14,18 @@ struct Tensorflow__OpDef;
 struct Tensorflow__OpDef__ArgDef;
 struct Tensorflow__AttrValue;
 
+/* The library's side of the graph core (ge_graph_parts in graph_impl.h):
+ * ge_flib_install fills the table with the functions below; every entry
+ * of the library into a graph (a scan, a body) installs it first. */
+void ge_flib_free(struct ge_flib *l);
+int ge_flib_changed(const ge_graph *g);
+void ge_flib_adopt(ge_graph *root);
+void ge_flib_encode_payload(const ge_graph *g, ge_buf *out);
+const struct Tensorflow__OpDef *ge_flib_opdef(const ge_graph *g,
+					      const char *type);
+void ge_flib_add_field(ge_graph *g, const uint8_t *p, size_t len);
+
+
 /* An arg of the signature as the body stands for it: its name, where its
  * ops are (_Arg / _Retval ops, count of them) and the original arg index
  * (-1 for one the body added). */

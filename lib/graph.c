@@ -25,6 +25,9 @@
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"
 #include "tensorflow/core/framework/types.pb-c.h"
 
+/* The parts above the core (graph_impl.h): empty until they install. */
+ge_graph_parts ge_parts;
+
 /* ------------------------------------------------------------ vectors */
 
 void ge_opvec_push(ge_opvec *v, ge_opid id)
@@ -116,9 +119,12 @@ void ge_graph_free(ge_graph *g)
 		if (g->hooks[i]->free)
 			g->hooks[i]->free(g);
 	ge_oplist_index_free(g->oplist_idx);
-	ge_frames_release(g->frames);
-	ge_flib_free(g->flib);
-	ge_prov_free(g->prov);
+	if (g->frames)
+		ge_parts.frames_release(g->frames);
+	if (g->flib)
+		ge_parts.flib_free(g->flib);
+	if (g->prov)
+		ge_parts.prov_free(g->prov);
 	ge_arena_free(&g->arena);
 	free(g->name);
 	free(g);
@@ -157,7 +163,7 @@ void ge_graph_mark_now(ge_graph *g, ge_graph_mark *m)
 	m->cap = g->n_ops;
 	m->live = g->n_live;
 	m->version = g->version;
-	m->library = ge_flib_changed(g);
+	m->library = ge_graph_flib_changed(g);
 	for (size_t i = 0; i < g->n_ops; i++)
 		g->ops[i].flags &= ~(uint32_t)OPF_EDITED;
 }
@@ -167,7 +173,7 @@ void ge_graph_delta_since(const ge_graph *g, const ge_graph_mark *m,
 {
 	memset(d, 0, sizeof *d);
 	d->edited = g->version != m->version;
-	d->library = ge_flib_changed(g) && !m->library;
+	d->library = ge_graph_flib_changed(g) && !m->library;
 	if (!d->edited)
 		return;
 	size_t old_alive = 0;
@@ -444,6 +450,23 @@ int ge_parse_input(const char *s, size_t n, size_t *name_off,
 			break;
 	}
 	return n ? 0 : -1;
+}
+
+int ge_op_name_of(const char *s, size_t n, size_t *name_off,
+		  size_t *name_len)
+{
+	int32_t index;
+	if (ge_parse_input(s, n, name_off, name_len, &index))
+		return -1;
+	if (index != GE_CONTROL)
+		return 0;
+	/* "^name:3": the op of the tensor after the caret */
+	size_t off;
+	if (ge_parse_input(s + 1, n - 1, &off, name_len, &index) ||
+	    index == GE_CONTROL)
+		return -1;
+	*name_off = 1 + off;
+	return 0;
 }
 
 int ge_graph_find_tensor(const ge_graph *g, const char *text, ge_tref *out)
@@ -1544,7 +1567,9 @@ const Tensorflow__OpDef *ge_graph_opdef(const ge_graph *g, const char *type)
 	if (g->parent)
 		return ge_graph_opdef(g->parent, type);
 	const Tensorflow__OpDef *d = ge_opreg_find(type);
-	return d ? d : ge_flib_opdef(g, type);
+	if (d || !ge_parts.flib_opdef)
+		return d;
+	return ge_parts.flib_opdef(g, type);
 }
 
 static const Tensorflow__AttrValue *attr_or_default(const ge_graph *g,

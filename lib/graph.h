@@ -166,6 +166,12 @@ static inline int ge_parse_input_inline(const char *s, size_t n,
 	}
 	return ge_parse_input(s, n, name_off, name_len, index);
 }
+/* The op a tensor name, an input or a control input names: the n bytes of
+ * "name", "name:3", "^name" or "^name:3" (a control reference written with
+ * an output, as hand-written lists do) give the op's name at s + *name_off,
+ * *name_len bytes.  Returns 0, or -1 when malformed, as ge_parse_input. */
+int ge_op_name_of(const char *s, size_t n, size_t *name_off,
+		  size_t *name_len);
 /* Appends t's name to out: "name:k", or "^name" for GE_CONTROL ("?" for
  * GE_NOOP).  With input_form, index 0 is written "name", as GraphDef
  * inputs write it. */

@@ -233,8 +233,9 @@ struct ge_graph {
 	int prov_mode;
 };
 
-/* provenance.c: frees a graph's rule log; follows a reorder of its ops
- * (newid: old id -> new id, GE_NOOP for a removed op, n of them). */
+/* provenance.c, reached by the core through ge_parts: frees a graph's
+ * rule log; follows a reorder of its ops (newid: old id -> new id,
+ * GE_NOOP for a removed op, n of them). */
 void ge_prov_free(struct ge_prov_log *l);
 void ge_prov_renumber(ge_graph *g, const ge_opid *newid, size_t n);
 
@@ -310,9 +311,6 @@ void *ge_edge_make_room(void *a, uint32_t n, size_t elsz, uint32_t *flags,
 /* Installs h on g, once: installing it again does nothing. */
 void ge_graph_add_hooks(ge_graph *g, const ge_graph_hooks *h);
 
-/* Frees the cached frames (frames.c). */
-void ge_frames_release(struct ge_frames *F);
-
 /* Forgets the colocation index (rebuilt on the next rename). */
 void ge_coloc_drop(ge_graph *g);
 
@@ -336,20 +334,47 @@ typedef void (*ge_input_text_fn)(const ge_graph *g, ge_opid id, uint32_t slot,
 void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		     ge_input_text_fn text);
 
-/* func.c's side of the graph: freed with it; whether the library must be
- * re-encoded; the library's payload as it is now (FunctionDefLibrary
- * bytes); the signature of a function called as an op type. */
+/* ---- the parts above the core ----
+ * The graph core (graph.c, graph_parse.c, graph_io.c, graph_copy.c,
+ * names.c) keeps data of the function library (g->flib, layer 3) and of
+ * the analyses (g->frames, layer 2) but never calls those files by name:
+ * what it asks of them goes through this one table, which a part fills
+ * (ge_flib_install in func_body.c, frames.c itself) before it attaches
+ * its data to any graph.  A graph whose g->flib (g->frames) is NULL never
+ * needs the part's pointers; ge_graph_opdef asks the library only when
+ * the function library part is installed, which the formats layer does
+ * before it loads a model (a GraphDef read by the core alone then knows
+ * no function called as an op type). */
 struct ge_flib;
-void ge_flib_free(struct ge_flib *l);
-int ge_flib_changed(const ge_graph *g);
-/* func_body.c: makes root the parent of every parsed body of its library
- * (after ge_graph_swap moved the library into root). */
-void ge_flib_adopt(ge_graph *root);
-void ge_flib_encode_payload(const ge_graph *g, ge_buf *out);
-const struct Tensorflow__OpDef *ge_flib_opdef(const ge_graph *g,
-					      const char *type);
-/* Tells a scanned library of a library field appended to g->fields. */
-void ge_flib_add_field(ge_graph *g, const uint8_t *p, size_t len);
+struct Tensorflow__OpDef;
+typedef struct ge_graph_parts {
+	/* the library: freed with its graph; whether it must be
+	 * re-encoded; root made the parent of every parsed body of its
+	 * library (after ge_graph_swap moved the library into root); its
+	 * payload as it is now (FunctionDefLibrary bytes); the signature
+	 * of a function called as an op type; told of a library field
+	 * appended to g->fields */
+	void (*flib_free)(struct ge_flib *l);
+	int (*flib_changed)(const ge_graph *g);
+	void (*flib_adopt)(ge_graph *root);
+	void (*flib_encode_payload)(const ge_graph *g, ge_buf *out);
+	const struct Tensorflow__OpDef *(*flib_opdef)(const ge_graph *g,
+						      const char *type);
+	void (*flib_add_field)(ge_graph *g, const uint8_t *p, size_t len);
+	/* the cached control-flow frames, freed with their graph */
+	void (*frames_release)(struct ge_frames *F);
+	/* the log of provenance rules (provenance.c): freed with its
+	 * graph; told of the ops renumbered by ge_graph_compact's reorder
+	 * (newid[old], GE_NOOP for a removed op) */
+	void (*prov_free)(struct ge_prov_log *l);
+	void (*prov_renumber)(ge_graph *g, const ge_opid *newid, size_t n);
+} ge_graph_parts;
+extern ge_graph_parts ge_parts;
+/* Whether g's library must be re-encoded (0 without a library). */
+static inline int ge_graph_flib_changed(const ge_graph *g)
+{
+	return g->flib && ge_parts.flib_changed(g);
+}
 
 /* Number of tensors an OpDef output arg stands for on op id (its
  * number_attr or type_list_attr, the OpDef's default when the op lacks

@@ -10,7 +10,6 @@
 #include "graph_impl.h"
 #include "graph_copy.h"
 #include "bounds.h"
-#include "frames.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -230,7 +229,7 @@ static void emit_fields(const ge_graph *g, size_t from, size_t to,
 			continue;
 		*lib_done = 1;
 		ge_buf pl = GE_BUF_INIT, hdr = GE_BUF_INIT;
-		ge_flib_encode_payload(g, &pl);
+		ge_parts.flib_encode_payload(g, &pl);
 		ge_buf_tag(&hdr, GE_GRAPHDEF_LIBRARY, GE_WT_LEN);
 		ge_buf_varint(&hdr, pl.len);
 		em_put(e, hdr.data, hdr.len);
@@ -283,7 +282,7 @@ static void emit_graphdef(const ge_graph *g, ge_buf *out, ge_writer *w)
 	struct emit em = {w ? ge_writer_buf(w) : out, w, EMIT_FLUSH}, *e = &em;
 	ge_type_lens types;
 	memset(&types, 0, sizeof types);
-	int lib_changed = ge_flib_changed(g), lib_done = 0;
+	int lib_changed = ge_graph_flib_changed(g), lib_done = 0;
 	size_t fj = 0;
 	while (fj < g->n_fields && g->fields[fj].after_nodes == 0)
 		fj++;
@@ -356,7 +355,7 @@ static void emit_graphdef(const ge_graph *g, ge_buf *out, ge_writer *w)
 	emit_fields(g, fj, g->n_fields, lib_changed, &lib_done, e);
 	if (lib_changed && !lib_done) {
 		ge_buf pl = GE_BUF_INIT;
-		ge_flib_encode_payload(g, &pl);
+		ge_parts.flib_encode_payload(g, &pl);
 		hdr.len = 0;
 		ge_buf_tag(&hdr, GE_GRAPHDEF_LIBRARY, GE_WT_LEN);
 		ge_buf_varint(&hdr, pl.len);
@@ -392,9 +391,9 @@ static void each_library_entry(const ge_graph *g, lib_fn fn, void *ud)
 	ge_rawfield one;
 	const ge_rawfield *fields = g->fields;
 	size_t n_fields = g->n_fields;
-	if (ge_flib_changed(g)) {
+	if (ge_graph_flib_changed(g)) {
 		ge_buf pl = GE_BUF_INIT;
-		ge_flib_encode_payload(g, &pl);
+		ge_parts.flib_encode_payload(g, &pl);
 		ge_buf_lenfield(&now, GE_GRAPHDEF_LIBRARY, pl.data, pl.len);
 		ge_buf_free(&pl);
 		one = (ge_rawfield){now.data, now.len, -1};
@@ -498,8 +497,10 @@ void ge_graph_merge_fields(ge_graph *dst, const ge_graph *src)
 		ge_buf f = GE_BUF_INIT;
 		ge_buf_lenfield(&f, GE_GRAPHDEF_LIBRARY, m.out.data, m.out.len);
 		append_field(dst, f.data, f.len);
-		ge_flib_add_field(dst, dst->fields[dst->n_fields - 1].p,
-				  dst->fields[dst->n_fields - 1].len);
+		if (dst->flib)
+			ge_parts.flib_add_field(dst,
+					dst->fields[dst->n_fields - 1].p,
+					dst->fields[dst->n_fields - 1].len);
 		ge_buf_free(&f);
 		dst->version++;
 	}
@@ -523,158 +524,6 @@ int ge_op_may_have_attr(const ge_graph *g, ge_opid id, const char *key)
 	return op_may_have_attr(&g->ops[id], key);
 }
 
-static int is_next_iteration(const char *t)
-{
-	return !strcmp(t, "NextIteration") || !strcmp(t, "RefNextIteration");
-}
-
-size_t ge_graph_validate(const ge_graph *g, ge_buf *report)
-{
-	size_t problems = 0;
-	size_t n = g->n_ops;
-#define PROBLEM(...)                                    \
-	do {                                            \
-		problems++;                             \
-		if (report) {                           \
-			ge_buf_printf(report, __VA_ARGS__); \
-			ge_buf_addc(report, '\n');      \
-		}                                       \
-	} while (0)
-
-	int32_t *nouts = ge_xmalloc((n + 1) * sizeof *nouts);
-	for (size_t i = 0; i < n; i++)
-		nouts[i] = -1;
-	for (size_t i = 0; i < n; i++) {
-		const ge_op *o = &g->ops[i];
-		if (o->flags & OPF_DEAD)
-			continue;
-		if (o->flags & OPF_DUPNAME)
-			PROBLEM("node '%s' (#%zu): duplicate name", o->name, i);
-		for (uint32_t s = 0; s < o->n_in + o->n_ctrl; s++) {
-			ge_tref t = o->in[s];
-			if (t.op == GE_NOOP) {
-				PROBLEM("node '%s': input '%s' names no op in "
-					"the graph",
-					o->name, g->dangling[t.index]);
-				continue;
-			}
-			if (s >= o->n_in)
-				continue;
-			/* an op's output count, once per validation (for unknown
-			 * op types it is worked out from the consumers) */
-			if (nouts[t.op] < 0)
-				nouts[t.op] = ge_op_num_outputs(g, t.op);
-			int k = nouts[t.op];
-			if (t.index >= k)
-				PROBLEM("node '%s': input %u reads '%s:%d' but "
-					"'%s' (%s) has %d output%s",
-					o->name, s, g->ops[t.op].name, t.index,
-					g->ops[t.op].name, g->ops[t.op].type, k,
-					k == 1 ? "" : "s");
-		}
-		/* colocation: _class = ["loc:@X", ...]; most ops have none,
-		 * so look at the raw bytes before splitting any attrs */
-		/* in a function body, colocation names nodes of the graph
-		 * the function was traced in: not checked */
-		if (!g->parent && op_may_have_attr(o, "_class") &&
-		    ge_op_attr_raw(g, (ge_opid)i, "_class", &(size_t){0})) {
-			const struct Tensorflow__AttrValue *v =
-				ge_op_attr(g, (ge_opid)i, "_class", NULL);
-			if (!v) {
-				PROBLEM("node '%s': attr '_class' does not decode",
-					o->name);
-			} else {
-				size_t ns = 0;
-				const ProtobufCBinaryData *ss = NULL;
-				if (v->value_case ==
-					    TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
-				    v->list) {
-					ns = v->list->n_s;
-					ss = v->list->s;
-				}
-				for (size_t k = 0; k < ns; k++) {
-					if (ss[k].len < 5 ||
-					    memcmp(ss[k].data, "loc:@", 5))
-						continue;
-					if (ge_idx_find_n(g,
-							  (const char *)ss[k].data + 5,
-							  ss[k].len - 5, 0) == GE_NOOP)
-						PROBLEM("node '%s': colocated with "
-							"missing node '%.*s'",
-							o->name, (int)ss[k].len - 5,
-							(const char *)ss[k].data + 5);
-				}
-			}
-		}
-	}
-
-	free(nouts);
-	problems += ge_graph_check_attrs(g, (size_t)-1, 0, report);
-	problems += ge_frames_validate(g, report);
-
-	/* Cycles: Kahn's algorithm over data and control edges, leaving out
-	 * the back edges of while loops (those out of NextIteration). */
-	uint32_t *indeg = ge_xcalloc(n + 1, sizeof *indeg);
-	uint8_t *back = ge_xcalloc(n + 1, 1); /* NextIteration ops */
-	struct {
-		const char *type;
-		int ni;
-	} memo[64] = {{NULL, 0}};
-	for (size_t i = 0; i < n; i++) {
-		const ge_op *o = &g->ops[i];
-		/* op types are interned: test each distinct pointer once */
-		size_t slot = ((uintptr_t)o->type >> 3) & 63;
-		if (memo[slot].type != o->type) {
-			memo[slot].type = o->type;
-			memo[slot].ni = is_next_iteration(o->type);
-		}
-		back[i] = (uint8_t)memo[slot].ni;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const ge_op *o = &g->ops[i];
-		if ((o->flags & OPF_DEAD) || back[i])
-			continue;
-		for (uint32_t k = 0; k < o->n_uses; k++)
-			indeg[o->uses[k].op]++;
-		for (uint32_t k = 0; k < o->n_couts; k++)
-			indeg[o->couts[k]]++;
-	}
-	ge_opid *queue = ge_xmalloc((n + 1) * sizeof *queue);
-	size_t qh = 0, qt = 0, done = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!(g->ops[i].flags & OPF_DEAD) && indeg[i] == 0)
-			queue[qt++] = (ge_opid)i;
-	while (qh < qt) {
-		ge_opid id = queue[qh++];
-		const ge_op *o = &g->ops[id];
-		done++;
-		if (back[id])
-			continue;
-		for (uint32_t k = 0; k < o->n_uses; k++)
-			if (--indeg[o->uses[k].op] == 0)
-				queue[qt++] = o->uses[k].op;
-		for (uint32_t k = 0; k < o->n_couts; k++)
-			if (--indeg[o->couts[k]] == 0)
-				queue[qt++] = o->couts[k];
-	}
-	if (done < g->n_live) {
-		/* name the first op (in node order) left on a cycle */
-		for (size_t i = 0; i < n; i++)
-			if (!(g->ops[i].flags & OPF_DEAD) && indeg[i]) {
-				PROBLEM("node '%s': on a cycle that does not "
-					"pass through NextIteration (%zu ops "
-					"involved or downstream)",
-					g->ops[i].name, g->n_live - done);
-				break;
-			}
-	}
-	free(indeg);
-	free(back);
-	free(queue);
-#undef PROBLEM
-	return problems;
-}
-
 /* ------------------------------------------------------------ clone */
 
 void ge_graph_swap(ge_graph *a, ge_graph *b)
@@ -682,8 +531,10 @@ void ge_graph_swap(ge_graph *a, ge_graph *b)
 	ge_graph t = *a;
 	*a = *b;
 	*b = t;
-	ge_flib_adopt(a);
-	ge_flib_adopt(b);
+	if (a->flib)
+		ge_parts.flib_adopt(a);
+	if (b->flib)
+		ge_parts.flib_adopt(b);
 	uint64_t v = (a->version > b->version ? a->version : b->version) + 1;
 	a->version = v;
 	b->version = v + 1;
@@ -708,7 +559,7 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		g->fields[i].p = REBASE(src->fields[i].p);
 	}
 	g->n_fields = src->n_fields;
-	if (ge_flib_changed(src)) {
+	if (ge_graph_flib_changed(src)) {
 		/* the clone reads the library as it is now */
 		size_t k = 0;
 		for (size_t i = 0; i < g->n_fields; i++)
@@ -716,7 +567,7 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 				g->fields[k++] = g->fields[i];
 		g->n_fields = k;
 		ge_buf pl = GE_BUF_INIT, f = GE_BUF_INIT;
-		ge_flib_encode_payload(src, &pl);
+		ge_parts.flib_encode_payload(src, &pl);
 		ge_buf_lenfield(&f, GE_GRAPHDEF_LIBRARY, pl.data, pl.len);
 		append_field(g, f.data, f.len);
 		ge_buf_free(&pl);
@@ -894,7 +745,8 @@ int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 		/* the writer must not reuse bytes in the old position order;
 		 * the bytes are still right, so nothing else changes */
 	}
-	ge_prov_renumber(g, newid, g->n_ops);
+	if (g->prov)
+		ge_parts.prov_renumber(g, newid, g->n_ops);
 	ge_big_free(g->ops);
 	g->ops = ops;
 	g->n_ops = n;

@@ -11,6 +11,7 @@
  * byte identical across a load and save.
  */
 #include "graph_impl.h"
+#include "func.h"
 #include "bounds.h"
 #include "fsutil.h"
 #include "jsonpb.h"
@@ -557,6 +558,7 @@ static int load_meta_bytes(ge_meta *m, const uint8_t *p, size_t len,
 		return rc;
 	ge_graph *g;
 	/* the graph borrows its bytes from the container it belongs to */
+	ge_flib_install(); /* calls resolve to functions */
 	rc = ge_graph_parse_graphdef_buf((uint8_t *)gp, glen, 0, name, &g,
 					     err);
 	if (rc)
@@ -578,6 +580,7 @@ static int parse_binary(uint8_t *data, size_t len, ge_format fmt,
 {
 	int rc;
 	if (fmt == GE_FMT_GRAPHDEF) {
+		ge_flib_install(); /* calls resolve to functions */
 		rc = ge_graph_parse_graphdef_buf(data, len, 1, name, out, err);
 		if (!rc)
 			(*out)->format = GE_FMT_GRAPHDEF;
@@ -878,6 +881,7 @@ static int load_mapped(const char *file, ge_format fmt, ge_graph **out,
 	ge_error scratch;
 	ge_graph *g;
 	/* the graph owns the mapping from here, on failure too */
+	ge_flib_install(); /* calls resolve to functions */
 	int rc = ge_graph_parse_graphdef_buf(data, len, 2, file, &g,
 					     fmt == GE_FMT_GRAPHDEF ? err
 								    : &scratch);

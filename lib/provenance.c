@@ -339,8 +339,11 @@ void ge_prov_note(ge_graph *g, ge_opid id, const char *rule)
 		return;
 	ge_graph *root = ge_graph_root(g);
 	struct ge_prov_log *l = root->prov;
-	if (!l)
+	if (!l) {
+		ge_parts.prov_free = ge_prov_free;
+		ge_parts.prov_renumber = ge_prov_renumber;
 		l = root->prov = ge_xcalloc(1, sizeof *l);
+	}
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 64;
 		l->v = ge_xrealloc(l->v, l->cap * sizeof *l->v);

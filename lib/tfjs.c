@@ -24,6 +24,7 @@
  * (ge_tfjs_meta) for a save as tfjs (tfjs_write.c).
  */
 #include "graph_impl.h"
+#include "func.h"
 #include "bounds.h"
 #include "fsutil.h"
 #include "jsonpb.h"
@@ -1152,6 +1153,7 @@ int ge_tfjs_parse_info(const uint8_t *data, size_t len, const char *name,
 		free(L.g[i].data);
 		L.g[i].data = NULL;
 	}
+	ge_flib_install(); /* calls resolve to functions */
 	rc = ge_graph_parse_graphdef_buf(buf, sz, 1, name, out, err);
 	if (!rc) {
 		(*out)->format = GE_FMT_TFJS;

@@ -1,25 +1,9 @@
 -- copy_subgraph: a second copy of part of a model under a new scope.
 
-local function tensors(g, names)
-  local out = {}
-  for _, s in ipairs(names) do
-    out[#out + 1] = g:tensor(s) or error("no tensor '" .. s .. "'")
-  end
-  return out
-end
-
-local function variable_tensors(g)
-  local set = {}
-  for _, var in ipairs(g:variables()) do
-    for _, t in ipairs(var.op.outputs) do
-      set[t] = true
-      for _, c in ipairs(t:consumers()) do
-        for _, ct in ipairs(c.outputs) do set[ct] = true end
-      end
-    end
-  end
-  return set
-end
+-- Tensors named like "x" or "x:1", and the tensors variables expose
+-- (gerewrite.recipe, shared with the other copying recipes).
+local helpers = require("gerewrite.recipe")
+local tensors, variable_tensors = helpers.tensors, helpers.variable_tensors
 
 return {
   name = "copy_subgraph",

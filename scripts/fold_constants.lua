@@ -24,7 +24,7 @@ reads them.]],
   numerics = "rounding", -- outputs equal up to float rounding (operations regrouped) (run --verify)
   run = function(g, p)
     local keep = {}
-    for i, s in ipairs(p.outputs) do keep[i] = (s:gsub("^%^", ""):gsub(":%d+$", "")) end
+    for i, s in ipairs(p.outputs) do keep[i] = ge.op_name(s) end
     local r = ge.fold_constants(g, {outputs = keep})
     -- the counts go in the program's report, the notes here
     for _, n in ipairs(r.notes) do

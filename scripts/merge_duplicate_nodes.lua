@@ -9,7 +9,7 @@ local function protected_set(g, p)
   if #p.inputs == 0 and #p.outputs == 0 then s = interface(g) end
   for _, list in ipairs{p.inputs, p.outputs} do
     for _, x in ipairs(list) do
-      s[(x:gsub("^%^", ""):gsub(":%d+$", ""))] = true
+      s[ge.op_name(x)] = true
     end
   end
   return s

@@ -45,7 +45,7 @@ ops of the top-level graph: a function body that lacks one is fine.]],
     end
     for _, list in ipairs{p.inputs, p.outputs} do
       for _, s in ipairs(list) do
-        local n = s:gsub("^%^", ""):gsub(":%d+$", "")
+        local n = ge.op_name(s)
         -- the names are the top-level graph's: a body need not hold them
         if not g:op(n) and not body then error("no op named '" .. n .. "'", 0) end
         keep[n] = true

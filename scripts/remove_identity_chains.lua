@@ -9,7 +9,7 @@ local KEEP_AFTER = {Variable = true, VariableV2 = true, VarHandleOp = true,
 
 local function set_of(list)
   local s = {}
-  for _, x in ipairs(list) do s[(x:gsub("^%^", ""):gsub(":%d+$", ""))] = true end
+  for _, x in ipairs(list) do s[ge.op_name(x)] = true end
   return s
 end
 
@@ -23,7 +23,7 @@ local function signature_ops(g)
       for _, t in pairs(side) do
         if type(t) ~= "boolean" then
           local n = type(t) == "string" and t or t.name
-          set[(n:gsub("^%^", ""):gsub(":%d+$", ""))] = true
+          set[ge.op_name(n)] = true
         end
       end
     end

@@ -34,7 +34,7 @@ it cannot re-home.  The ops kept so are counted on stderr.]],
     for _, t in ipairs(p.op) do types[t] = true end
     for _, list in ipairs{p.inputs, p.outputs} do
       for _, s in ipairs(list) do
-        protected[(s:gsub("^%^", ""):gsub(":%d+$", ""))] = true
+        protected[ge.op_name(s)] = true
       end
     end
     -- frames before any edit (each edit would have them recomputed)

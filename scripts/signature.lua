@@ -4,7 +4,8 @@ local function key_of(spec)
   -- "key=tensor", or a tensor whose op name is the key
   local k, t = spec:match("^([^=]+)=(.+)$")
   if k then return k, t end
-  local op = spec:match("^([^:]+)") or spec
+  local named, op = pcall(ge.op_name, spec)
+  if not named then op = spec end
   return (op:gsub("[^%w_]", "_")), spec
 end
 

@@ -1,9 +1,5 @@
 -- strip_unused_nodes: keep only what the outputs need (transform_graph's
 -- strip_unused_nodes).
-local function op_name(s)
-  return (s:gsub("^%^", ""):gsub(":%d+$", ""))
-end
-
 return {
   name = "strip_unused_nodes",
   -- whole-graph: names ops of the top-level graph; bodies are left alone
@@ -32,7 +28,7 @@ static shape (or `shape`).]],
   run = function(g, p)
     local stop = {}
     for _, s in ipairs(p.inputs) do
-      local n = op_name(s)
+      local n = ge.op_name(s)
       if not g:op(n) then error("no input op named '" .. n .. "'") end
       stop[n] = true
     end
@@ -47,8 +43,8 @@ static shape (or `shape`).]],
     -- what the outputs need
     local keep, stack = {}, {}
     for _, s in ipairs(p.outputs) do
-      local op = g:op(op_name(s)) or
-                 error("no output op named '" .. op_name(s) .. "'")
+      local op = g:op(ge.op_name(s)) or
+                 error("no output op named '" .. ge.op_name(s) .. "'")
       stack[#stack + 1] = op
     end
     while #stack > 0 do

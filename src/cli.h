@@ -28,7 +28,7 @@ enum {
 	EXIT_NOOP = 3,    /* run --strict: the recipe changed nothing */
 };
 
-/* ---- messages and calls (main.c) ---- */
+/* ---- messages, calls, the Lua heap, usage texts (cli_run.c) ---- */
 
 /* Prints "gerewrite: " and the formatted message, one line, to stderr. */
 void cli_errmsg(const char *fmt, ...) GE_PRINTF(1, 2);
@@ -173,6 +173,11 @@ struct run_result {
 };
 /* Sets the memory budget (lib/bounds.h) and the Lua heap's limit. */
 void cli_set_max_memory(uint64_t bytes);
+/* The Lua state's allocator (a lua_Alloc), held to cli_lua_limit bytes
+ * of Lua heap: a script that builds tables from a hostile model gets
+ * "not enough memory", an ordinary error. */
+void *cli_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+extern size_t cli_lua_limit;
 /* [-0, +0, -] Loads MODEL, runs the recipe (table at index rec) with the
  * params (table at index par) on the graph and on the bodies mo->functions
  * selects, reports what each run changed, and saves the graph (or the
@@ -248,8 +253,11 @@ int cmd_verify(lua_State *L, int argc, char **argv);    /* cmd_eval.c */
 int cmd_compose(lua_State *L, int argc, char **argv);   /* cmd_surgery.c */
 int cmd_extract(lua_State *L, int argc, char **argv);   /* cmd_surgery.c */
 
-/* The usage text of a subcommand, or NULL (main.c). */
+/* The usage text of a subcommand, or NULL (cli_run.c): asks
+ * cli_usage_of, which main.c sets to the lookup in its table of commands
+ * before any command runs (a hook, so that no subcommand calls main.c). */
 const char *cli_command_usage(const char *name);
+extern const char *(*cli_usage_of)(const char *name);
 
 /* ---- the prompt (repl.c) ---- */
 

@@ -129,15 +129,7 @@ static int g_ops(lua_State *L)
 	ge_graph *g = lge_checkgraph(L, 1)->g;
 	if (!lua_isnoneornil(L, 2))
 		return g_ops_of_types(L, g);
-	size_t cap = ge_graph_capacity(g);
-	lua_createtable(L, (int)ge_graph_num_ops(g), 0);
-	lua_Integer k = 0;
-	for (size_t id = 0; id < cap; id++) {
-		if (!ge_op_alive(g, (ge_opid)id))
-			continue;
-		lge_pushop(L, 1, (ge_opid)id);
-		lua_rawseti(L, -2, ++k);
-	}
+	lge_pushallops(L, 1);
 	return 1;
 }
 

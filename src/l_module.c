@@ -507,11 +507,42 @@ static int m_type(lua_State *L)
 	return 1;
 }
 
+/* ge.op_name(s) -> the op a tensor name names: "a/b" of "a/b", "a/b:1",
+ * "^a/b" and "^a/b:1" (ge_op_name_of).  A malformed name raises. */
+static int m_op_name(lua_State *L)
+{
+	size_t n, off, len;
+	const char *s = luaL_checklstring(L, 1, &n);
+	if (ge_op_name_of(s, n, &off, &len))
+		return luaL_argerror(L, 1, lua_pushfstring(L,
+				     "malformed tensor name '%s'", s));
+	lua_pushlstring(L, s + off, len);
+	return 1;
+}
+
+/* ge.split_tensor_name(s) -> name, index: "a/b:1" gives "a/b", 1, "a/b"
+ * gives "a/b", 0 and "^a/b" gives "a/b", -1 (a control input), by
+ * ge_parse_input.  A malformed name raises. */
+static int m_split_tensor_name(lua_State *L)
+{
+	size_t n, off, len;
+	int32_t index;
+	const char *s = luaL_checklstring(L, 1, &n);
+	if (ge_parse_input(s, n, &off, &len, &index))
+		return luaL_argerror(L, 1, lua_pushfstring(L,
+				     "malformed tensor name '%s'", s));
+	lua_pushlstring(L, s + off, len);
+	lua_pushinteger(L, index);
+	return 2;
+}
+
 static const luaL_Reg funcs[] = {
 	{"load", m_load},
 	{"graph", m_graph},
 	{"parse", m_parse},
 	{"type", m_type},
+	{"op_name", m_op_name},
+	{"split_tensor_name", m_split_tensor_name},
 	{NULL, NULL},
 };
 

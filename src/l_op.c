@@ -30,6 +30,54 @@ void lge_pushop(lua_State *L, int gidx, ge_opid id)
 	lua_remove(L, -2);
 }
 
+static void push_ops(lua_State *L, int gidx, const ge_opid *ids, size_t n)
+{
+	gidx = lua_absindex(L, gidx);
+	const ge_graph *g = ((lge_graph *)lua_touserdata(L, gidx))->g;
+	size_t cap = ids ? n : ge_graph_capacity(g);
+	size_t want = ids ? n : ge_graph_num_ops(g);
+	/* ids NULL: the live ops in node order.  The graph's cache of op
+	 * userdata, the op metatable and the list,
+	 * each looked up once for the whole list */
+	lua_getiuservalue(L, gidx, 1);
+	int cache = lua_gettop(L);
+	luaL_getmetatable(L, LGE_OP);
+	int mt = cache + 1;
+	lua_createtable(L, want > INT32_MAX ? 0 : (int)want, 0);
+	lua_Integer k = 0;
+	for (size_t i = 0; i < cap; i++) {
+		ge_opid id = ids ? ids[i] : (ge_opid)i;
+		if (!ids && !ge_op_alive(g, id))
+			continue;
+		if (lua_rawgeti(L, cache, (lua_Integer)id) == LUA_TNIL) {
+			lua_pop(L, 1);
+			lge_op *o = lua_newuserdatauv(L, sizeof *o, 1);
+			o->owner = lua_touserdata(L, gidx);
+			o->id = id;
+			lua_pushvalue(L, mt);
+			lua_setmetatable(L, -2);
+			lua_pushvalue(L, gidx);
+			lua_setiuservalue(L, -2, 1);
+			lua_pushvalue(L, -1);
+			lua_rawseti(L, cache, (lua_Integer)id);
+		}
+		lua_rawseti(L, -2, ++k);
+	}
+	lua_replace(L, cache);
+	lua_pop(L, 1);
+}
+
+void lge_pushoplist(lua_State *L, int gidx, const ge_opid *ids, size_t n)
+{
+	static const ge_opid none[1] = {0};
+	push_ops(L, gidx, ids ? ids : none, ids ? n : 0);
+}
+
+void lge_pushallops(lua_State *L, int gidx)
+{
+	push_ops(L, gidx, NULL, 0);
+}
+
 void lge_pushopordangling(lua_State *L, int gidx, ge_opid id,
 			  const char *dangling)
 {

@@ -242,12 +242,7 @@ void lsel_seeds(lua_State *L, int idx, lge_graph *G, int arg, ge_opvec *ops,
 
 void lsel_pushops(lua_State *L, int gidx, const ge_opid *ops, size_t n)
 {
-	gidx = lua_absindex(L, gidx);
-	lua_createtable(L, n > INT32_MAX ? 0 : (int)n, 0);
-	for (size_t i = 0; i < n; i++) {
-		lge_pushop(L, gidx, ops[i]);
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
-	}
+	lge_pushoplist(L, gidx, ops, n);
 }
 
 void lsel_pushts(lua_State *L, int gidx, const ge_tref *ts, size_t n)

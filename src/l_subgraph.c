@@ -127,6 +127,81 @@ static int sg_subgraphview(lua_State *L)
 	return 1;
 }
 
+/* Reads a plain list holding only live ops of one graph into v (ids in
+ * list order) and returns 1; returns 0, v empty, for anything else (a
+ * tensor, a name, a nested list, ops of two graphs, a removed op), which
+ * the selection's general path then reads or refuses with its message.
+ * One metatable comparison per element, no userdata pushed back. */
+static int list_of_ops(lua_State *L, int idx, ge_opvec *v)
+{
+	if (lua_type(L, idx) != LUA_TTABLE || lua_getmetatable(L, idx) ||
+	    lua_rawlen(L, idx) == 0)
+		return 0;
+	int top = lua_gettop(L);
+	lua_Unsigned n = lua_rawlen(L, idx);
+	luaL_getmetatable(L, LGE_OP);
+	const lge_graph *owner = NULL;
+	for (lua_Unsigned i = 1; i <= n; i++) {
+		lua_rawgeti(L, idx, (lua_Integer)i);
+		const lge_op *o = lua_touserdata(L, -1);
+		int ok = o && lua_getmetatable(L, -1) &&
+			 lua_rawequal(L, -1, top + 1);
+		lua_settop(L, top + 1);
+		if (!ok || (owner && o->owner != owner) || !o->owner->g ||
+		    !ge_op_alive(o->owner->g, o->id)) {
+			v->n = 0;
+			lua_settop(L, top);
+			return 0;
+		}
+		owner = o->owner;
+		ge_opvec_push(v, o->id);
+	}
+	lua_settop(L, top);
+	return 1;
+}
+
+/* Whether the options table at opts (0: none) names nothing but graph. */
+static int only_graph_opt(lua_State *L, int opts)
+{
+	if (!opts)
+		return 1;
+	int only = 1;
+	lua_pushnil(L);
+	while (only && lua_next(L, opts)) {
+		only = lua_type(L, -2) == LUA_TSTRING &&
+		       !strcmp(lua_tostring(L, -2), "graph");
+		lua_pop(L, 1);
+	}
+	if (!only)
+		lua_pop(L, 1);
+	return only;
+}
+
+/* Pushes the view of ops and ts of G (its userdata at gidx), ops first
+ * completed to whole loops (loops 1) or checked not to cut one (2). */
+static int push_view_of(lua_State *L, lge_graph *G, int gidx, ge_opvec *ops,
+			ge_tvec *ts, int loops)
+{
+	ge_view v;
+	ge_error err;
+	if (loops == 1)
+		ge_frames_whole_loops(G->g, ops);
+	else if (loops == 2 &&
+		 ge_frames_check_view(G->g, ops->v, ops->n, &err))
+		return lge_raise(L, &err);
+	if (ge_view_init(&v, G->g, ops->v, ops->n, ts ? ts->v : NULL,
+			 ts ? ts->n : 0, &err))
+		return lge_raise(L, &err);
+	lsel_pushview(L, &v, gidx);
+	return 1;
+}
+
+static int push_ops_view(lua_State *L, lge_graph *G, int gidx, ge_opvec *ops,
+			 int loops)
+{
+	return push_view_of(L, G, gidx, ops, NULL, loops);
+}
+
 /* make_view(args... [, {graph=, loops=}]): a single view is returned as
  * is; anything else is SubGraphView(select_ops_and_ts(args...)), its ops
  * completed to whole while loops (loops = "whole") or refused when they
@@ -134,7 +209,6 @@ static int sg_subgraphview(lua_State *L)
 static int sg_make_view(lua_State *L)
 {
 	ge_view v;
-	ge_error err;
 	int top = lua_gettop(L), opts = 0;
 	if (top > 0 && lsel_isopts(L, top))
 		opts = top;
@@ -177,6 +251,18 @@ static int sg_make_view(lua_State *L)
 		lsel_pushview(L, &v, ge_view_is_empty(&v) ? 0 : 1);
 		return 1;
 	}
+	/* a list of ops alone (ge.sgv(g:ops())): read straight into the
+	 * view, without the selection's lists of op userdata */
+	if (top - (opts != 0) == 1 && only_graph_opt(L, opts)) {
+		ge_opvec *fast = lsel_opvec(L);
+		if (list_of_ops(L, 1, fast)) {
+			lge_graph *G = lsel_findgraph(L, 1);
+			if (want && G != want)
+				return luaL_error(L, "Graph mismatch.");
+			return push_ops_view(L, G, lua_gettop(L), fast, loops);
+		}
+		lua_settop(L, top);
+	}
 	lua_pushcfunction(L, lsel_select_ops_and_ts);
 	for (int i = 1; i <= top; i++)
 		lua_pushvalue(L, i);
@@ -197,15 +283,7 @@ static int sg_make_view(lua_State *L)
 	ge_tvec *ts = lsel_tvec(L);
 	lsel_ops(L, ops_i, G, 0, 1, ops);
 	lsel_ts(L, ts_i, G, 0, 1, ts);
-	if (loops == 1)
-		ge_frames_whole_loops(G->g, ops);
-	else if (loops == 2 &&
-		 ge_frames_check_view(G->g, ops->v, ops->n, &err))
-		return lge_raise(L, &err);
-	if (ge_view_init(&v, G->g, ops->v, ops->n, ts->v, ts->n, &err))
-		return lge_raise(L, &err);
-	lsel_pushview(L, &v, gidx);
-	return 1;
+	return push_view_of(L, G, gidx, ops, ts, loops);
 }
 
 /* make_view_from_scope(scope, graph) */

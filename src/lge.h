@@ -76,6 +76,11 @@ ge_graph *lge_checkanygraph(lua_State *L, int arg, lge_graph **owner);
 /* [-0, +1, m] Pushes the wrapper of op id of the graph whose userdata is
  * at stack index gidx (the same userdata every time). */
 void lge_pushop(lua_State *L, int gidx, ge_opid id);
+/* Pushes a new list of the ops ids[0..n-1] of the graph at gidx, as
+ * lge_pushop pushes each (the same userdata); lge_pushallops the list of
+ * its live ops in node order. */
+void lge_pushoplist(lua_State *L, int gidx, const ge_opid *ids, size_t n);
+void lge_pushallops(lua_State *L, int gidx);
 /* [-0, +0, v] The live op at arg; raises "op 'x' was removed from the
  * graph" for a removed one. */
 lge_op *lge_checkop(lua_State *L, int arg);

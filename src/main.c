@@ -15,8 +15,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,21 +28,6 @@
 #include "cli.h"
 #include "lge.h"
 #include "model.h"
-
-static lua_State *globalL; /* for the SIGINT handler */
-int cli_traceback, cli_last_run;
-
-void cli_errmsg(const char *fmt, ...)
-{
-	va_list ap;
-	fflush(stdout);
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
-}
 
 /* ------------------------------------------------------------ help */
 
@@ -449,7 +432,8 @@ static const struct subcommand subcommands[] = {
 	{NULL, NULL, NULL, NULL},
 };
 
-const char *cli_command_usage(const char *name)
+/* The usage text of a command (cli_command_usage, through cli_usage_of). */
+static const char *command_usage(const char *name)
 {
 	for (const struct subcommand *c = subcommands; c->name; c++)
 		if (!strcmp(c->name, name))
@@ -532,72 +516,6 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 /* ------------------------------------------------------------ running */
-
-/* A running script is stopped from a hook, because a signal handler may
- * not touch the Lua state itself. */
-static void lstop(lua_State *L, lua_Debug *ar)
-{
-	(void)ar;
-	lua_sethook(L, NULL, 0, 0);
-	luaL_error(L, "interrupted");
-}
-
-static void laction(int sig)
-{
-	signal(sig, SIG_DFL); /* a second ^C kills the process */
-	lua_sethook(globalL, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT,
-		    1);
-}
-
-static int msghandler(lua_State *L)
-{
-	const char *msg = lua_tostring(L, 1);
-	if (!msg) {
-		if (luaL_callmeta(L, 1, "__tostring") &&
-		    lua_type(L, -1) == LUA_TSTRING)
-			msg = lua_tostring(L, -1);
-		else {
-			/* say where: the first Lua function up the stack */
-			lua_Debug ar;
-			const char *where = "";
-			for (int lv = 1; lua_getstack(L, lv, &ar); lv++) {
-				lua_getinfo(L, "Sl", &ar);
-				if (ar.currentline > 0) {
-					luaL_where(L, lv);
-					where = lua_tostring(L, -1);
-					break;
-				}
-			}
-			msg = lua_pushfstring(L, "%s(error object is a %s value)",
-					      where, luaL_typename(L, 1));
-		}
-	}
-	if (cli_traceback)
-		luaL_traceback(L, L, msg, 1);
-	else
-		lua_pushstring(L, msg);
-	return 1;
-}
-
-int cli_docall(lua_State *L, int narg, int nres)
-{
-	int base = lua_gettop(L) - narg;
-	lua_pushcfunction(L, msghandler);
-	lua_insert(L, base);
-	globalL = L;
-	void (*old)(int) = signal(SIGINT, laction);
-	int status = lua_pcall(L, narg, nres, base);
-	signal(SIGINT, old);
-	lua_remove(L, base);
-	return status;
-}
-
-void cli_report(lua_State *L)
-{
-	const char *msg = lua_tostring(L, -1);
-	cli_errmsg("%s", msg ? msg : "(error object is not a string)");
-	lua_pop(L, 1);
-}
 
 /* Reads all of a stream into a buffer. */
 static int read_stream(FILE *f, ge_buf *b)
@@ -879,29 +797,6 @@ static int pmain(lua_State *L)
 	return 1;
 }
 
-/* The Lua heap is held to the memory budget when one is given: a script
- * that builds tables from a hostile model gets "not enough memory", an
- * ordinary error.  (Without one, only expansions are charged to the
- * default budget: a recipe over a large model may hold more than it.) */
-static size_t lua_used, lua_limit;
-
-static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-	(void)ud;
-	size_t old = ptr ? osize : 0;
-	if (nsize == 0) {
-		free(ptr);
-		lua_used -= old;
-		return NULL;
-	}
-	if (nsize > old && lua_used + (nsize - old) > lua_limit)
-		return NULL;
-	void *p = realloc(ptr, nsize);
-	if (p)
-		lua_used = lua_used - old + nsize;
-	return p;
-}
-
 static int warnf_on;
 static void warnf(void *ud, const char *msg, int tocont)
 {
@@ -916,12 +811,6 @@ static void warnf(void *ud, const char *msg, int tocont)
 	}
 	if (warnf_on)
 		fprintf(stderr, "%s%s", msg, tocont ? "" : "\n");
-}
-
-void cli_set_max_memory(uint64_t bytes)
-{
-	ge_set_max_memory(bytes);
-	lua_limit = bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes;
 }
 
 /* Which global option argv[1] is (0: none), and its value in *v with
@@ -981,10 +870,11 @@ int main(int argc, char **argv)
 {
 	if (global_options(&argc, argv))
 		return EXIT_USAGE;
-	lua_limit = SIZE_MAX;
+	cli_usage_of = command_usage;
+	cli_lua_limit = SIZE_MAX;
 	if (ge_max_memory_given() && ge_max_memory() < SIZE_MAX)
-		lua_limit = (size_t)ge_max_memory();
-	lua_State *L = lua_newstate(budget_alloc, NULL);
+		cli_lua_limit = (size_t)ge_max_memory();
+	lua_State *L = lua_newstate(cli_lua_alloc, NULL);
 	if (L)
 		lua_setwarnf(L, warnf, NULL);
 	if (!L) {

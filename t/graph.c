@@ -465,6 +465,32 @@ static void test_mark_delta(void)
 	ge_graph_free(g);
 }
 
+/* ge_op_name_of: the op of a tensor name, an input or "^name:k" */
+static void test_op_name_of(void)
+{
+	static const struct {
+		const char *s, *want; /* want NULL: malformed */
+	} cases[] = {
+		{"a/b", "a/b"},     {"a/b:1", "a/b"}, {"^a/b", "a/b"},
+		{"^a/b:12", "a/b"}, {"a:x", "a:x"},   {"", NULL},
+		{"^", NULL},        {"a:", NULL},     {"^a:", NULL},
+		{":1", NULL},       {"^^a", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t off = 0, len = 0;
+		int rc = ge_op_name_of(cases[i].s, strlen(cases[i].s), &off,
+				       &len);
+		if (!cases[i].want) {
+			is_int(-1, rc, "op_name_of: malformed");
+			continue;
+		}
+		is_int(0, rc, "op_name_of: parses");
+		ok(len == strlen(cases[i].want) &&
+		   !memcmp(cases[i].s + off, cases[i].want, len),
+		   "op_name_of: the op's name");
+	}
+}
+
 int main(void)
 {
 	test_mark_delta();
@@ -477,5 +503,6 @@ int main(void)
 	test_validate();
 	test_colocation_rename();
 	test_clone_reorder();
+	test_op_name_of();
 	return tap_done();
 }

@@ -2,8 +2,10 @@
 # layers.sh: the rules of doc/hacking.md.  Every file of lib/ (its
 # subfolders too: lib/exec/kernel.h is "exec/kernel") is in the layers
 # table there; no file of lib/ includes a header of a layer above its
-# own, nor a Lua header; no file of lib/ or src/ is over 1,800 lines and
-# no function over 150, but for the named debts below.
+# own, nor a Lua header; no file of lib/ calls a function (or reads a
+# variable) that a file of a layer above defines, as the built objects'
+# symbols say (nm); no file of lib/ or src/ is over 1,800 lines and no
+# function over 150, but for the named debts below.
 #
 # The rules are about the project's own files: in a git checkout those
 # git tracks, elsewhere (a release tarball) those on disk but the ones
@@ -107,6 +109,96 @@ test ! -s "$T/impl"
 s=$?
 ok $s "each private header names who includes it, all in lib/"
 test $s -eq 0 || diag "$T/impl"
+
+# calls go down or sideways, from the objects' symbols: for each object
+# of lib/ (GE_TOP_BUILDDIR/lib/x.o of lib/x.c), the symbols it defines
+# (nm --defined-only) and those it uses (nm -u); a use of a symbol
+# defined by a file of a higher layer is a call going up.  A loop between
+# files of different layers always holds such a call.
+B=${GE_TOP_BUILDDIR:-$SRC}
+NM=${NM:-nm}
+: > "$T/objs"
+while read -r p; do
+	o="$B/`echo "$p" | sed 's/\.c$/.o/'`"
+	test -f "$o" && echo "$p $o" >> "$T/objs"
+done < "$T/lib_c"
+if test -s "$T/objs" && "$NM" --version >/dev/null 2>&1; then
+	while read -r p o; do
+		"$NM" --defined-only "$o" |
+			awk -v p="$p" 'NF == 3 && $2 ~ /^[A-TV-Z]$/ { print $3, p }'
+	done < "$T/objs" | LC_ALL=C sort > "$T/defs"
+	while read -r p o; do
+		"$NM" -u "$o" | awk -v p="$p" 'NF { print $NF, p }'
+	done < "$T/objs" | LC_ALL=C sort > "$T/uses"
+	# "caller callee symbol", callee the file defining what caller uses
+	LC_ALL=C join "$T/uses" "$T/defs" |
+		awk '$2 != $3 { print $2, $3, $1 }' | LC_ALL=C sort -u \
+		> "$T/edges"
+	awk 'FNR == NR { layer[$1] = $2; next }
+	     function stem(p) { sub(/^lib\//, "", p); sub(/\.[ch]$/, "", p)
+				return p }
+	     { a = layer[stem($1)]; b = layer[stem($2)]
+	       if (a != "" && b != "" && b + 0 > a + 0)
+		       print $1 " (layer " a ") calls " $3 " of " $2 \
+			     " (layer " b ")" }' "$T/layers" "$T/edges" > "$T/upcalls"
+	test ! -s "$T/upcalls"
+	s=$?
+	ok $s "no file of lib/ calls a file of a layer above its own"
+	test $s -eq 0 || diag "$T/upcalls"
+else
+	n=`expr $n + 1`
+	echo "ok $n # SKIP no objects of lib/ under $B (build first) or no $NM: calls not checked"
+fi
+
+# one exported prefix: every symbol an object of the library exports
+# starts with ge_ (static functions may keep short names); gen_opdefs.c is
+# a program of the build, not the library
+if test -s "$T/objs" && "$NM" --version >/dev/null 2>&1; then
+	grep -v '^lib/gen_opdefs\.c ' "$T/objs" | while read -r p o; do
+		"$NM" -g --defined-only "$o" |
+			awk -v p="$p" 'NF == 3 && $3 !~ /^ge_/ { print p ": " $3 }'
+	done > "$T/prefix"
+	test ! -s "$T/prefix"
+	s=$?
+	ok $s "every symbol lib/ exports starts with ge_"
+	test $s -eq 0 || diag "$T/prefix"
+else
+	n=`expr $n + 1`
+	echo "ok $n # SKIP no objects of lib/ under $B: exported names not checked"
+fi
+
+# src/ has no call loop: its objects (src/gerewrite-x.o, the program's
+# own names, or src/x.o) as edges "caller callee" for tsort, which names
+# the files of a loop.  The Lua bindings (src/l_*.c) count as one: they
+# are one module split by userdata type (l_module.c opens the others,
+# which use its helpers and each other's push and check functions).
+: > "$T/sobjs"
+grep -E '^src/[^/]*\.c$' "$T/all" | while read -r p; do
+	st=`basename "$p" .c`
+	for o in "$B/src/gerewrite-$st.o" "$B/src/$st.o"; do
+		test -f "$o" && { echo "$p $o"; break; }
+	done
+done > "$T/sobjs"
+if test -s "$T/sobjs" && "$NM" --version >/dev/null 2>&1; then
+	while read -r p o; do
+		"$NM" --defined-only "$o" |
+			awk -v p="$p" 'NF == 3 && $2 ~ /^[A-TV-Z]$/ { print $3, p }'
+	done < "$T/sobjs" | LC_ALL=C sort > "$T/sdefs"
+	while read -r p o; do
+		"$NM" -u "$o" | awk -v p="$p" 'NF { print $NF, p }'
+	done < "$T/sobjs" | LC_ALL=C sort > "$T/suses"
+	LC_ALL=C join "$T/suses" "$T/sdefs" |
+		sed 's|src/l_[a-z_]*\.c|src/l_*.c|g' |
+		awk '$2 != $3 { print $2, $3 }' | LC_ALL=C sort -u > "$T/sedges"
+	tsort "$T/sedges" 2>"$T/sloop" >/dev/null
+	test ! -s "$T/sloop"
+	s=$?
+	ok $s "no call loop between files of src/"
+	test $s -eq 0 || diag "$T/sloop"
+else
+	n=`expr $n + 1`
+	echo "ok $n # SKIP no objects of src/ under $B (build first): loops not checked"
+fi
 
 # the graph layer reaches the layers above only through its hooks
 grep -l 'ge_meta_\|ge_ckpt_\|ge_bundle_\|ge_var' \

@@ -302,7 +302,7 @@ function M.interface(g)
     for _, side in ipairs{sig and sig.inputs or {}, sig and sig.outputs or {}} do
       for _, t in pairs(side) do
         if type(t) == "string" then
-          s[(t:gsub("^%^", ""):gsub(":%d+$", ""))] = true
+          s[ge.op_name(t)] = true
         elseif ge.type(t) == "op" then
           s[t.name] = true
         elseif ge.type(t) == "tensor" then
@@ -320,6 +320,31 @@ function M.interface(g)
     if not read then s[op.name] = true end
   end
   return s
+end
+
+--- tensors(g, names) -> list: the tensors of g named like "x" or "x:1",
+-- in the order given; a name that is not a tensor of g raises.
+function M.tensors(g, names)
+  local out = {}
+  for _, s in ipairs(names) do
+    out[#out + 1] = g:tensor(s) or error("no tensor '" .. s .. "'")
+  end
+  return out
+end
+
+--- variable_tensors(g) -> set: the tensors g's variables expose, their
+-- outputs and the outputs of the ops reading them (a variable's read).
+function M.variable_tensors(g)
+  local set = {}
+  for _, var in ipairs(g:variables()) do
+    for _, t in ipairs(var.op.outputs) do
+      set[t] = true
+      for _, c in ipairs(t:consumers()) do
+        for _, ct in ipairs(c.outputs) do set[ct] = true end
+      end
+    end
+  end
+  return set
 end
 
 --- run_summary(ret, delta) -> text: what one run of a recipe did, from what
