@@ -1,6 +1,7 @@
 /*
  * diff_page.h: the shared pieces of `gerewrite diff` (cmd_diff.c) and its
- * page, `diff --html` (diff_page.c).
+ * page, `diff --html` (diff_page.c); one entry's text and JSON are in
+ * diff_entry.c, which both call.
  */
 #ifndef GE_DIFF_PAGE_H
 #define GE_DIFF_PAGE_H
@@ -17,6 +18,14 @@ void diff_attr_value(ge_buf *b, const struct Tensorflow__AttrValue *v);
  * "; ": "type A -> B; inputs x -> y; attrs k OLD -> NEW". */
 void diff_changes(ge_buf *b, const ge_graph *ga, const ge_graph *gb,
 		  const ge_diff_entry *e, const char *sep);
+/* One line for an entry: "- x (T)", "- x (T) -> into y", "+ y (T)",
+ * "+ y (T), a copy of x", "~ y (T): what changed", "> x -> y (T): what
+ * changed". */
+void diff_describe(ge_buf *b, const ge_graph *ga, const ge_graph *gb,
+		   const ge_diff_entry *e);
+/* A JSON string of s (null for NULL); the names of the entry kinds. */
+json_t *diff_jstr(const char *s);
+extern const char *const diff_kind_names[];
 /* The entry as --json writes it. */
 json_t *diff_entry_json(const ge_graph *ga, const ge_graph *gb,
 			const ge_diff_entry *e);
