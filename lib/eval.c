@@ -288,42 +288,42 @@ int ge_value_from_const_budget(const ge_graph *g, ge_opid id, ge_value *v,
 
 /* ------------------------------------------------------------ context */
 
-int k_work(kctx *k, uint64_t units)
+int ge_eval_k_work(kctx *k, uint64_t units)
 {
 	if (over_work(k->b, units))
 		return over_work_err(k->err, k->type, units, k->b);
 	return GE_OK;
 }
 
-int k_dtype_int(int dtype)
+int ge_eval_k_dtype_int(int dtype)
 {
 	return ge_eval_dtype_ok(dtype) && !ge_eval_dtype_float(dtype);
 }
 
-int k_new(kctx *k, ge_value *o, int dtype, int rank, const int64_t *dims)
+int ge_eval_k_new(kctx *k, ge_value *o, int dtype, int rank, const int64_t *dims)
 {
 	int64_t n;
 	if (rank < 0 || rank > GE_SHAPE_MAXRANK ||
 	    ge_ck_count(rank, dims, EVAL_MAX_ELEMS, &n))
-		return k_fail(k, "%s: result too large or malformed", k->type);
+		return ge_eval_k_fail(k, "%s: result too large or malformed", k->type);
 	if (!ge_eval_dtype_ok(dtype))
-		return k_fail(k, "%s: output dtype %s is not supported",
+		return ge_eval_k_fail(k, "%s: output dtype %s is not supported",
 			      k->type,
 			      ge_dtype_name(dtype) ? ge_dtype_name(dtype) : "?");
 	uint64_t bytes = (uint64_t)(n > 0 ? n : 1) * 8, t;
 	if (ge_ck_uadd(k->b->live, k->out_bytes, &t) ||
 	    ge_ck_uadd(t, bytes, &t) || t > k->b->max_live)
 		return over_live_err(k->err, k->type, bytes, k->b);
-	if (k_work(k, (uint64_t)n))
+	if (ge_eval_k_work(k, (uint64_t)n))
 		return GE_EINVAL;
 	k->out_bytes += bytes;
 	ge_value_init(o, dtype, rank, dims);
 	return GE_OK;
 }
 
-int k_copy(kctx *k, ge_value *o, const ge_value *src)
+int ge_eval_k_copy(kctx *k, ge_value *o, const ge_value *src)
 {
-	if (k_new(k, o, src->dtype, src->rank, src->dims))
+	if (ge_eval_k_new(k, o, src->dtype, src->rank, src->dims))
 		return GE_EINVAL;
 	if (src->d && o->d)
 		memcpy(o->d, src->d, (size_t)src->n * sizeof *src->d);
@@ -332,7 +332,7 @@ int k_copy(kctx *k, ge_value *o, const ge_value *src)
 	return GE_OK;
 }
 
-int k_fail(kctx *k, const char *fmt, ...)
+int ge_eval_k_fail(kctx *k, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -341,20 +341,20 @@ int k_fail(kctx *k, const char *fmt, ...)
 	return GE_EINVAL;
 }
 
-int k_need(kctx *k, int nin)
+int ge_eval_k_need(kctx *k, int nin)
 {
 	if (k->nin < nin)
-		return k_fail(k, "needs %d inputs, has %d", nin, k->nin);
+		return ge_eval_k_fail(k, "needs %d inputs, has %d", nin, k->nin);
 	return GE_OK;
 }
 
-int64_t k_attr_int(kctx *k, const char *name, int64_t def)
+int64_t ge_eval_k_attr_int(kctx *k, const char *name, int64_t def)
 {
 	int64_t v;
 	return ge_op_attr_int(k->g, k->id, name, &v) == 0 ? v : def;
 }
 
-int k_attr_bool(kctx *k, const char *name, int def)
+int ge_eval_k_attr_bool(kctx *k, const char *name, int def)
 {
 	const Tensorflow__AttrValue *v = ge_op_attr(k->g, k->id, name, NULL);
 	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_B)
@@ -362,7 +362,7 @@ int k_attr_bool(kctx *k, const char *name, int def)
 	return v->b != 0;
 }
 
-double k_attr_float(kctx *k, const char *name, double def)
+double ge_eval_k_attr_float(kctx *k, const char *name, double def)
 {
 	const Tensorflow__AttrValue *v = ge_op_attr(k->g, k->id, name, NULL);
 	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_F)
@@ -370,13 +370,13 @@ double k_attr_float(kctx *k, const char *name, double def)
 	return v->f;
 }
 
-int k_attr_type(kctx *k, const char *name, int def)
+int ge_eval_k_attr_type(kctx *k, const char *name, int def)
 {
 	int t;
 	return ge_op_attr_type(k->g, k->id, name, &t) == 0 ? t : def;
 }
 
-int k_attr_str_is(kctx *k, const char *name, const char *s, int def)
+int ge_eval_k_attr_str_is(kctx *k, const char *name, const char *s, int def)
 {
 	const char *p;
 	size_t len;
@@ -385,7 +385,7 @@ int k_attr_str_is(kctx *k, const char *name, const char *s, int def)
 	return len == strlen(s) && !memcmp(p, s, len);
 }
 
-int k_attr_ints(kctx *k, const char *name, int64_t *out, int cap)
+int ge_eval_k_attr_ints(kctx *k, const char *name, int64_t *out, int cap)
 {
 	const Tensorflow__AttrValue *v = ge_op_attr(k->g, k->id, name, NULL);
 	if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST ||
@@ -396,7 +396,7 @@ int k_attr_ints(kctx *k, const char *name, int64_t *out, int cap)
 	return (int)v->list->n_i;
 }
 
-int k_ints(kctx *k, int i, int64_t *out, int cap)
+int ge_eval_k_ints(kctx *k, int i, int64_t *out, int cap)
 {
 	if (i >= k->nin || !k->in[i].i || k->in[i].dtype == DT_BOOL ||
 	    k->in[i].n > cap)
@@ -406,15 +406,15 @@ int k_ints(kctx *k, int i, int64_t *out, int cap)
 	return (int)k->in[i].n;
 }
 
-int k_scalar_int(kctx *k, int i, int64_t *out)
+int ge_eval_k_scalar_int(kctx *k, int i, int64_t *out)
 {
-	return k_ints(k, i, out, 1) == 1 ? 0 : -1;
+	return ge_eval_k_ints(k, i, out, 1) == 1 ? 0 : -1;
 }
 
-int k_axis(kctx *k, int64_t a, int rank, int64_t *out)
+int ge_eval_k_axis(kctx *k, int64_t a, int rank, int64_t *out)
 {
 	if (a < -rank || a >= rank)
-		return k_fail(k, "axis %lld out of range for rank %d",
+		return ge_eval_k_fail(k, "axis %lld out of range for rank %d",
 			      (long long)a, rank);
 	*out = a < 0 ? a + rank : a;
 	return GE_OK;
@@ -459,14 +459,14 @@ static const struct ufn {
 
 static int k_unary(kctx *k)
 {
-	if (k_need(k, 1))
+	if (ge_eval_k_need(k, 1))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
 	const struct ufn *u = ufns;
 	while (u->name && strcmp(u->name, k->type))
 		u++;
 	ge_value *o = &k->out[0];
-	if (k_copy(k, o, x))
+	if (ge_eval_k_copy(k, o, x))
 		return GE_EINVAL;
 	if (x->d) {
 		for (int64_t i = 0; i < o->n; i++)
@@ -489,7 +489,7 @@ static int k_unary(kctx *k)
 				v = v < 0 ? 0 : v > 6 ? 6 : v;
 			else {
 				ge_value_free(o);
-				return k_fail(k, "%s is not defined for %s",
+				return ge_eval_k_fail(k, "%s is not defined for %s",
 					      k->type, ge_dtype_name(x->dtype));
 			}
 			o->i[i] = v;
@@ -501,9 +501,9 @@ static int k_unary(kctx *k)
 
 static int k_logical_not(kctx *k)
 {
-	if (k_need(k, 1) || k->in[0].dtype != DT_BOOL)
-		return k_fail(k, "LogicalNot needs a bool input");
-	if (k_copy(k, &k->out[0], &k->in[0]))
+	if (ge_eval_k_need(k, 1) || k->in[0].dtype != DT_BOOL)
+		return ge_eval_k_fail(k, "LogicalNot needs a bool input");
+	if (ge_eval_k_copy(k, &k->out[0], &k->in[0]))
 		return GE_EINVAL;
 	for (int64_t i = 0; i < k->out[0].n; i++)
 		k->out[0].i[i] = !k->out[0].i[i];
@@ -512,10 +512,10 @@ static int k_logical_not(kctx *k)
 
 static int k_fill_like(kctx *k)
 {
-	if (k_need(k, 1))
+	if (ge_eval_k_need(k, 1))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	if (k_new(k, &k->out[0], x->dtype, x->rank, x->dims))
+	if (ge_eval_k_new(k, &k->out[0], x->dtype, x->rank, x->dims))
 		return GE_EINVAL;
 	if (!strcmp(k->type, "OnesLike"))
 		for (int64_t i = 0; i < x->n; i++) {
@@ -529,15 +529,15 @@ static int k_fill_like(kctx *k)
 
 static int k_cast(kctx *k)
 {
-	if (k_need(k, 1))
+	if (ge_eval_k_need(k, 1))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	int dt = k_attr_type(k, "DstT", 0);
+	int dt = ge_eval_k_attr_type(k, "DstT", 0);
 	if (!ge_eval_dtype_ok(dt))
-		return k_fail(k, "Cast to %s is not supported",
+		return ge_eval_k_fail(k, "Cast to %s is not supported",
 			      ge_dtype_name(dt) ? ge_dtype_name(dt) : "?");
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, dt, x->rank, x->dims))
+	if (ge_eval_k_new(k, o, dt, x->rank, x->dims))
 		return GE_EINVAL;
 	for (int64_t i = 0; i < x->n; i++) {
 		if (o->d) {
@@ -557,7 +557,7 @@ static int k_cast(kctx *k)
 		double v = trunc(x->d[i]);
 		if (!(v >= -9.2233720368547758e18 && v < 9.2233720368547758e18)) {
 			ge_value_free(o);
-			return k_fail(k, "Cast of %g to %s is out of range",
+			return ge_eval_k_fail(k, "Cast of %g to %s is out of range",
 				      x->d[i], ge_dtype_name(dt));
 		}
 		o->i[i] = (int64_t)v;
@@ -720,14 +720,14 @@ static int binary_apply(kctx *k, int op, const ge_value *a, const ge_value *b,
 	int64_t dims[GE_SHAPE_MAXRANK], sa[GE_SHAPE_MAXRANK],
 		sb[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
 	if (bshape(a, b, &rank, dims))
-		return k_fail(k, "shapes do not broadcast");
+		return ge_eval_k_fail(k, "shapes do not broadcast");
 	if ((a->d != NULL) != (b->d != NULL))
-		return k_fail(k, "%s: inputs are %s and %s", k->type,
+		return ge_eval_k_fail(k, "%s: inputs are %s and %s", k->type,
 			      ge_dtype_name(a->dtype), ge_dtype_name(b->dtype));
 	bstrides(a, rank, sa);
 	bstrides(b, rank, sb);
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, out_dtype, rank, dims))
+	if (ge_eval_k_new(k, o, out_dtype, rank, dims))
 		return GE_EINVAL;
 	int fl = a->d != NULL;
 	int64_t pa = 0, pb = 0;
@@ -742,7 +742,7 @@ static int binary_apply(kctx *k, int op, const ge_value *a, const ge_value *b,
 			int64_t r;
 			if (ibin(op, a->i[pa], b->i[pb], &r)) {
 				ge_value_free(o);
-				return k_fail(k, "integer division by zero or "
+				return ge_eval_k_fail(k, "integer division by zero or "
 						 "overflow");
 			}
 			o->i[n] = r;
@@ -763,11 +763,11 @@ static int binary_apply(kctx *k, int op, const ge_value *a, const ge_value *b,
 
 static int k_binary(kctx *k)
 {
-	if (k_need(k, 2))
+	if (ge_eval_k_need(k, 2))
 		return GE_EINVAL;
 	const ge_value *a = &k->in[0], *b = &k->in[1];
 	if (a->dtype != b->dtype)
-		return k_fail(k, "inputs are %s and %s", ge_dtype_name(a->dtype),
+		return ge_eval_k_fail(k, "inputs are %s and %s", ge_dtype_name(a->dtype),
 			      ge_dtype_name(b->dtype));
 	int op = 0;
 	for (int i = 0; bops[i].name; i++)
@@ -775,20 +775,20 @@ static int k_binary(kctx *k)
 			op = bops[i].op;
 	int cmp = op >= B_EQ && op <= B_GE;
 	if ((op == B_AND || op == B_OR) && a->dtype != DT_BOOL)
-		return k_fail(k, "%s needs bool inputs", k->type);
+		return ge_eval_k_fail(k, "%s needs bool inputs", k->type);
 	if (a->dtype == DT_BOOL && !cmp && op != B_AND && op != B_OR)
-		return k_fail(k, "%s is not defined for bool", k->type);
+		return ge_eval_k_fail(k, "%s is not defined for bool", k->type);
 	return binary_apply(k, op, a, b, cmp ? DT_BOOL : a->dtype);
 }
 
 static int k_bias_add(kctx *k)
 {
-	if (k_need(k, 2))
+	if (ge_eval_k_need(k, 2))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0], *b = &k->in[1];
 	if (b->rank != 1 || x->rank < 2 || x->dtype != b->dtype)
-		return k_fail(k, "BiasAdd needs a 1-D bias of the input's dtype");
-	if (k_attr_str_is(k, "data_format", "NCHW", 0)) {
+		return ge_eval_k_fail(k, "BiasAdd needs a 1-D bias of the input's dtype");
+	if (ge_eval_k_attr_str_is(k, "data_format", "NCHW", 0)) {
 		/* the bias runs along dim 1: view it as [C,1,...,1] */
 		ge_value bb = *b;
 		bb.rank = x->rank - 1;
@@ -796,32 +796,32 @@ static int k_bias_add(kctx *k)
 		for (int i = 1; i < bb.rank; i++)
 			bb.dims[i] = 1;
 		if (bb.dims[0] != x->dims[1])
-			return k_fail(k, "bias size differs from the channels");
+			return ge_eval_k_fail(k, "bias size differs from the channels");
 		return binary_apply(k, B_ADD, x, &bb, x->dtype);
 	}
 	if (b->dims[0] != x->dims[x->rank - 1])
-		return k_fail(k, "bias size differs from the channels");
+		return ge_eval_k_fail(k, "bias size differs from the channels");
 	return binary_apply(k, B_ADD, x, b, x->dtype);
 }
 
 /* AddN: inputs of one dtype and one shape (TensorFlow's rule). */
 static int k_add_n(kctx *k)
 {
-	if (k_need(k, 1))
+	if (ge_eval_k_need(k, 1))
 		return GE_EINVAL;
 	const ge_value *f = &k->in[0];
 	if (f->dtype == DT_BOOL)
-		return k_fail(k, "AddN is not defined for bool");
+		return ge_eval_k_fail(k, "AddN is not defined for bool");
 	for (int i = 1; i < k->nin; i++) {
 		const ge_value *x = &k->in[i];
 		if (x->dtype != f->dtype || x->rank != f->rank ||
 		    memcmp(x->dims, f->dims, (size_t)f->rank * sizeof f->dims[0]))
-			return k_fail(k, "AddN: input %d is %s of another shape "
+			return ge_eval_k_fail(k, "AddN: input %d is %s of another shape "
 					 "or dtype than input 0", i,
 				      ge_dtype_name(x->dtype));
 	}
 	ge_value *o = &k->out[0];
-	if (k_copy(k, o, f))
+	if (ge_eval_k_copy(k, o, f))
 		return GE_EINVAL;
 	for (int i = 1; i < k->nin; i++)
 		for (int64_t n = 0; n < o->n; n++) {
@@ -837,15 +837,15 @@ static int k_add_n(kctx *k)
 
 static int k_select(kctx *k)
 {
-	if (k_need(k, 3))
+	if (ge_eval_k_need(k, 3))
 		return GE_EINVAL;
 	const ge_value *c = &k->in[0], *x = &k->in[1], *y = &k->in[2];
 	if (c->dtype != DT_BOOL || x->dtype != y->dtype)
-		return k_fail(k, "Select needs a bool condition and equal dtypes");
+		return ge_eval_k_fail(k, "Select needs a bool condition and equal dtypes");
 	int v2 = !strcmp(k->type, "SelectV2");
 	if (!v2 && !(c->rank == x->rank ||
 		     (c->rank == 1 && x->rank >= 1 && c->dims[0] == x->dims[0])))
-		return k_fail(k, "condition shape does not fit");
+		return ge_eval_k_fail(k, "condition shape does not fit");
 	/* x and y broadcast; the condition broadcasts (V2) or selects rows */
 	ge_value cond = *c;
 	if (!v2 && c->rank == 1 && x->rank > 1) {
@@ -857,18 +857,18 @@ static int k_select(kctx *k)
 	int64_t dims[GE_SHAPE_MAXRANK], t[GE_SHAPE_MAXRANK];
 	ge_value sx = *x;
 	if (bshape(x, y, &rank, dims))
-		return k_fail(k, "then and else do not broadcast");
+		return ge_eval_k_fail(k, "then and else do not broadcast");
 	sx.rank = rank;
 	memcpy(sx.dims, dims, sizeof dims);
 	if (bshape(&cond, &sx, &rank, t))
-		return k_fail(k, "condition does not broadcast");
+		return ge_eval_k_fail(k, "condition does not broadcast");
 	int64_t sc[GE_SHAPE_MAXRANK], s1[GE_SHAPE_MAXRANK], s2[GE_SHAPE_MAXRANK],
 		idx[GE_SHAPE_MAXRANK] = {0};
 	bstrides(&cond, rank, sc);
 	bstrides(x, rank, s1);
 	bstrides(y, rank, s2);
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, x->dtype, rank, t))
+	if (ge_eval_k_new(k, o, x->dtype, rank, t))
 		return GE_EINVAL;
 	int64_t pc = 0, p1 = 0, p2 = 0;
 	for (int64_t n = 0; n < o->n; n++) {
@@ -895,21 +895,21 @@ static int k_select(kctx *k)
 
 static int k_reduce(kctx *k)
 {
-	if (k_need(k, 2))
+	if (ge_eval_k_need(k, 2))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
 	int64_t ax[GE_SHAPE_MAXRANK];
-	int na = k_ints(k, 1, ax, GE_SHAPE_MAXRANK);
+	int na = ge_eval_k_ints(k, 1, ax, GE_SHAPE_MAXRANK);
 	if (na < 0)
-		return k_fail(k, "reduction axes are not a small integer list");
+		return ge_eval_k_fail(k, "reduction axes are not a small integer list");
 	uint8_t red[GE_SHAPE_MAXRANK] = {0};
 	for (int i = 0; i < na; i++) {
 		int64_t a = 0;
-		if (k_axis(k, ax[i], x->rank, &a))
+		if (ge_eval_k_axis(k, ax[i], x->rank, &a))
 			return GE_EINVAL;
 		red[a] = 1;
 	}
-	int keep = k_attr_bool(k, "keep_dims", 0);
+	int keep = ge_eval_k_attr_bool(k, "keep_dims", 0);
 	int64_t od[GE_SHAPE_MAXRANK], kd[GE_SHAPE_MAXRANK];
 	int orank = 0;
 	for (int i = 0; i < x->rank; i++) {
@@ -920,9 +920,9 @@ static int k_reduce(kctx *k)
 	char t = k->type[1]; /* Sum, Mean, Max, Min, Prod, All, Any */
 	int is_bool = k->type[0] == 'A';
 	if (is_bool != (x->dtype == DT_BOOL))
-		return k_fail(k, "%s on %s", k->type, ge_dtype_name(x->dtype));
+		return ge_eval_k_fail(k, "%s on %s", k->type, ge_dtype_name(x->dtype));
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, x->dtype, orank, od))
+	if (ge_eval_k_new(k, o, x->dtype, orank, od))
 		return GE_EINVAL;
 	int64_t *cnt = ge_xcalloc((size_t)(o->n ? o->n : 1), sizeof *cnt);
 	/* each input element adds to the output element at its index with
@@ -997,27 +997,27 @@ static int k_reduce(kctx *k)
 
 static int k_argmax(kctx *k)
 {
-	if (k_need(k, 2))
+	if (ge_eval_k_need(k, 2))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
 	int64_t a = 0;
-	if (k_scalar_int(k, 1, &a) || k_axis(k, a, x->rank, &a))
-		return k_fail(k, "dimension is not a valid scalar");
+	if (ge_eval_k_scalar_int(k, 1, &a) || ge_eval_k_axis(k, a, x->rank, &a))
+		return ge_eval_k_fail(k, "dimension is not a valid scalar");
 	if (x->dims[a] <= 0)
-		return k_fail(k, "%s: reduction axis %lld is empty", k->type,
+		return ge_eval_k_fail(k, "%s: reduction axis %lld is empty", k->type,
 			      (long long)a);
 	int64_t od[GE_SHAPE_MAXRANK];
 	int r = 0;
 	for (int i = 0; i < x->rank; i++)
 		if (i != a)
 			od[r++] = x->dims[i];
-	int dt = k_attr_type(k, "output_type", DT_INT64);
+	int dt = ge_eval_k_attr_type(k, "output_type", DT_INT64);
 	if (dt != DT_INT32 && dt != DT_INT64 && dt != DT_INT16 &&
 	    dt != DT_UINT16)
-		return k_fail(k, "%s: output_type %s is not an index dtype",
+		return ge_eval_k_fail(k, "%s: output_type %s is not an index dtype",
 			      k->type, ge_dtype_name(dt) ? ge_dtype_name(dt) : "?");
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, dt, r, od))
+	if (ge_eval_k_new(k, o, dt, r, od))
 		return GE_EINVAL;
 	int64_t outer = 1, inner = 1, len = x->dims[a];
 	for (int i = 0; i < a; i++)
@@ -1107,7 +1107,7 @@ int ge_eval_op_budget(const ge_graph *g, ge_opid id, const ge_value *in,
 	for (int i = 0; i < nin; i++)
 		if (in[i].n > 0)
 			touched += (uint64_t)in[i].n;
-	if (k_work(&k, touched))
+	if (ge_eval_k_work(&k, touched))
 		return GE_EINVAL;
 	for (int i = 0; i < nin; i++)
 		if (!ge_eval_dtype_ok(in[i].dtype))

@@ -49,31 +49,31 @@ struct ge_kernel {
 extern const struct ge_kernel ge_layout_kernels[]; /* NULL-terminated */
 extern const struct ge_kernel ge_nn_kernels[];
 
-int k_fail(kctx *k, const char *fmt, ...) GE_PRINTF(2, 3);
+int ge_eval_k_fail(kctx *k, const char *fmt, ...) GE_PRINTF(2, 3);
 /* Charges units of work before the kernel does it: GE_EINVAL naming the
  * op when the computation's work budget cannot pay. */
-int k_work(kctx *k, uint64_t units);
+int ge_eval_k_work(kctx *k, uint64_t units);
 /* A kernel's output: the shape checked (dims >= 0, at most
  * EVAL_MAX_ELEMS elements, by ckarith.h), its bytes charged to the live
  * budget and its elements to the work budget, then zero-filled as
  * ge_value_init.  GE_EINVAL naming the op, and nothing allocated, when
- * it cannot.  k_copy is k_new with src's shape and elements. */
-int k_new(kctx *k, ge_value *o, int dtype, int rank, const int64_t *dims);
-int k_copy(kctx *k, ge_value *o, const ge_value *src);
+ * it cannot.  ge_eval_k_copy is ge_eval_k_new with src's shape and elements. */
+int ge_eval_k_new(kctx *k, ge_value *o, int dtype, int rank, const int64_t *dims);
+int ge_eval_k_copy(kctx *k, ge_value *o, const ge_value *src);
 /* Whether dtype is held as integers (its output storage is o->i). */
-int k_dtype_int(int dtype);
-int k_need(kctx *k, int nin);
-int64_t k_attr_int(kctx *k, const char *name, int64_t def);
-int k_attr_bool(kctx *k, const char *name, int def);
-int k_attr_type(kctx *k, const char *name, int def);
-double k_attr_float(kctx *k, const char *name, double def);
-int k_attr_str_is(kctx *k, const char *name, const char *s, int def);
-int k_attr_ints(kctx *k, const char *name, int64_t *out, int cap);
+int ge_eval_k_dtype_int(int dtype);
+int ge_eval_k_need(kctx *k, int nin);
+int64_t ge_eval_k_attr_int(kctx *k, const char *name, int64_t def);
+int ge_eval_k_attr_bool(kctx *k, const char *name, int def);
+int ge_eval_k_attr_type(kctx *k, const char *name, int def);
+double ge_eval_k_attr_float(kctx *k, const char *name, double def);
+int ge_eval_k_attr_str_is(kctx *k, const char *name, const char *s, int def);
+int ge_eval_k_attr_ints(kctx *k, const char *name, int64_t *out, int cap);
 /* Integer elements of input i as a list (a shape, axes); -1 if too many
  * or not an integer input. */
-int k_ints(kctx *k, int i, int64_t *out, int cap);
-int k_scalar_int(kctx *k, int i, int64_t *out);
-int k_axis(kctx *k, int64_t a, int rank, int64_t *out);
+int ge_eval_k_ints(kctx *k, int i, int64_t *out, int cap);
+int ge_eval_k_scalar_int(kctx *k, int i, int64_t *out);
+int ge_eval_k_axis(kctx *k, int64_t a, int rank, int64_t *out);
 
 /* Copies element ks of src to element kd of dst (same storage kind). */
 static inline void val_move(ge_value *dst, int64_t kd, const ge_value *src,

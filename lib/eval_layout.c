@@ -15,7 +15,7 @@
 static int result_ok(kctx *k, int rank, const int64_t *dims)
 {
 	if (rank > GE_SHAPE_MAXRANK || ge_shape_count(rank, dims) < 0)
-		return k_fail(k, "%s: result too large", k->type);
+		return ge_eval_k_fail(k, "%s: result too large", k->type);
 	return GE_OK;
 }
 
@@ -23,7 +23,7 @@ static int result_ok(kctx *k, int rank, const int64_t *dims)
 static int k_index_dtype(kctx *k, int dt)
 {
 	if (dt != DT_INT32 && dt != DT_INT64)
-		return k_fail(k, "%s: out_type %s is not int32 or int64",
+		return ge_eval_k_fail(k, "%s: out_type %s is not int32 or int64",
 			      k->type, ge_dtype_name(dt) ? ge_dtype_name(dt) : "?");
 	return GE_OK;
 }
@@ -31,16 +31,16 @@ static int k_index_dtype(kctx *k, int dt)
 static int k_shape(kctx *k)
 {
 	int n = !strcmp(k->type, "ShapeN") ? k->nin : 1;
-	int dt = k_attr_type(k, "out_type", DT_INT32);
-	if (k_need(k, 1) || k_index_dtype(k, dt))
+	int dt = ge_eval_k_attr_type(k, "out_type", DT_INT32);
+	if (ge_eval_k_need(k, 1) || k_index_dtype(k, dt))
 		return GE_EINVAL;
 	if (n > k->nout)
-		return k_fail(k, "%s: %d inputs for %d outputs", k->type, n,
+		return ge_eval_k_fail(k, "%s: %d inputs for %d outputs", k->type, n,
 			      k->nout);
 	for (int j = 0; j < n; j++) {
 		const ge_value *x = &k->in[j];
 		int64_t r = x->rank;
-		if (k_new(k, &k->out[j], dt, 1, &r))
+		if (ge_eval_k_new(k, &k->out[j], dt, 1, &r))
 			return GE_EINVAL;
 		for (int i = 0; i < x->rank; i++)
 			k->out[j].i[i] = x->dims[i];
@@ -51,11 +51,11 @@ static int k_shape(kctx *k)
 
 static int k_size_rank(kctx *k)
 {
-	if (k_need(k, 1))
+	if (ge_eval_k_need(k, 1))
 		return GE_EINVAL;
 	int size = !strcmp(k->type, "Size");
-	int dt = size ? k_attr_type(k, "out_type", DT_INT32) : DT_INT32;
-	if (k_index_dtype(k, dt) || k_new(k, &k->out[0], dt, 0, NULL))
+	int dt = size ? ge_eval_k_attr_type(k, "out_type", DT_INT32) : DT_INT32;
+	if (k_index_dtype(k, dt) || ge_eval_k_new(k, &k->out[0], dt, 0, NULL))
 		return GE_EINVAL;
 	k->out[0].i[0] = size ? k->in[0].n : k->in[0].rank;
 	ge_value_normalize(&k->out[0]);
@@ -65,15 +65,15 @@ static int k_size_rank(kctx *k)
 static int k_fill(kctx *k)
 {
 	int64_t dims[GE_SHAPE_MAXRANK];
-	if (k_need(k, 2))
+	if (ge_eval_k_need(k, 2))
 		return GE_EINVAL;
-	int r = k_ints(k, 0, dims, GE_SHAPE_MAXRANK);
+	int r = ge_eval_k_ints(k, 0, dims, GE_SHAPE_MAXRANK);
 	if (r < 0 || k->in[1].n != 1 || result_ok(k, r, dims))
-		return k_fail(k, "Fill needs a shape and a scalar");
+		return ge_eval_k_fail(k, "Fill needs a shape and a scalar");
 	for (int i = 0; i < r; i++)
 		if (dims[i] < 0)
-			return k_fail(k, "negative dimension");
-	if (k_new(k, &k->out[0], k->in[1].dtype, r, dims))
+			return ge_eval_k_fail(k, "negative dimension");
+	if (ge_eval_k_new(k, &k->out[0], k->in[1].dtype, r, dims))
 		return GE_EINVAL;
 	for (int64_t i = 0; i < k->out[0].n; i++)
 		val_move(&k->out[0], i, &k->in[1], 0);
@@ -82,14 +82,14 @@ static int k_fill(kctx *k)
 
 static int k_range(kctx *k)
 {
-	if (k_need(k, 3))
+	if (ge_eval_k_need(k, 3))
 		return GE_EINVAL;
 	const ge_value *a = &k->in[0];
 	if (a->n != 1 || k->in[1].n != 1 || k->in[2].n != 1)
-		return k_fail(k, "Range needs scalars");
+		return ge_eval_k_fail(k, "Range needs scalars");
 	if (k->in[1].dtype != a->dtype || k->in[2].dtype != a->dtype ||
 	    a->dtype == DT_BOOL)
-		return k_fail(k, "Range: start, limit and delta are %s, %s and "
+		return ge_eval_k_fail(k, "Range: start, limit and delta are %s, %s and "
 				 "%s, not one numeric dtype",
 			      ge_dtype_name(a->dtype),
 			      ge_dtype_name(k->in[1].dtype),
@@ -97,26 +97,26 @@ static int k_range(kctx *k)
 	double s = ge_value_get(a, 0), l = ge_value_get(&k->in[1], 0),
 	       d = ge_value_get(&k->in[2], 0);
 	if (d == 0 || (d > 0 && s > l) || (d < 0 && s < l))
-		return k_fail(k, "Range with delta %g from %g to %g", d, s, l);
+		return ge_eval_k_fail(k, "Range with delta %g from %g to %g", d, s, l);
 	int64_t n;
 	if (a->i) {
 		int64_t si = a->i[0], li = k->in[1].i[0], di = k->in[2].i[0];
 		int64_t span;
 		if (di == INT64_MIN ||
 		    __builtin_sub_overflow(di > 0 ? li : si, di > 0 ? si : li, &span))
-			return k_fail(k, "Range too long");
+			return ge_eval_k_fail(k, "Range too long");
 		int64_t ad = di > 0 ? di : -di;
 		n = span / ad + (span % ad != 0);
 	} else {
 		double c = ceil(fabs((l - s) / d));
 		if (!(c < 9.2e18))
-			return k_fail(k, "Range too long");
+			return ge_eval_k_fail(k, "Range too long");
 		n = (int64_t)c;
 	}
 	if (result_ok(k, 1, &n))
 		return GE_EINVAL;
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, a->dtype, 1, &n))
+	if (ge_eval_k_new(k, o, a->dtype, 1, &n))
 		return GE_EINVAL;
 	/* TensorFlow's kernel accumulates in the dtype: so does this */
 	double v = s;
@@ -135,32 +135,32 @@ static int k_range(kctx *k)
 static int k_reshape(kctx *k)
 {
 	int64_t dims[GE_SHAPE_MAXRANK];
-	if (k_need(k, 2))
+	if (ge_eval_k_need(k, 2))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	int r = k_ints(k, 1, dims, GE_SHAPE_MAXRANK);
+	int r = ge_eval_k_ints(k, 1, dims, GE_SHAPE_MAXRANK);
 	if (r < 0)
-		return k_fail(k, "shape is not a small integer list");
+		return ge_eval_k_fail(k, "shape is not a small integer list");
 	int infer = -1;
 	int64_t known = 1;
 	for (int i = 0; i < r; i++) {
 		if (dims[i] == -1 && infer < 0)
 			infer = i;
 		else if (dims[i] < 0)
-			return k_fail(k, "bad dimension %lld", (long long)dims[i]);
+			return ge_eval_k_fail(k, "bad dimension %lld", (long long)dims[i]);
 		else if (__builtin_mul_overflow(known, dims[i], &known))
-			return k_fail(k, "shape too large");
+			return ge_eval_k_fail(k, "shape too large");
 	}
 	if (infer >= 0) {
 		if (known == 0 || x->n % known)
-			return k_fail(k, "cannot reshape %lld elements",
+			return ge_eval_k_fail(k, "cannot reshape %lld elements",
 				      (long long)x->n);
 		dims[infer] = x->n / known;
 	} else if (known != x->n) {
-		return k_fail(k, "cannot reshape %lld elements into %lld",
+		return ge_eval_k_fail(k, "cannot reshape %lld elements into %lld",
 			      (long long)x->n, (long long)known);
 	}
-	if (k_copy(k, &k->out[0], x))
+	if (ge_eval_k_copy(k, &k->out[0], x))
 		return GE_EINVAL;
 	k->out[0].rank = r;
 	memcpy(k->out[0].dims, dims, (size_t)r * sizeof dims[0]);
@@ -169,28 +169,28 @@ static int k_reshape(kctx *k)
 
 static int k_squeeze_expand(kctx *k)
 {
-	if (k_need(k, 1))
+	if (ge_eval_k_need(k, 1))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
 	int64_t d[GE_SHAPE_MAXRANK];
 	int r = 0;
 	if (!strcmp(k->type, "ExpandDims")) {
 		int64_t a = 0;
-		if (k_scalar_int(k, 1, &a) || x->rank >= GE_SHAPE_MAXRANK ||
-		    k_axis(k, a, x->rank + 1, &a))
-			return k_fail(k, "bad axis");
+		if (ge_eval_k_scalar_int(k, 1, &a) || x->rank >= GE_SHAPE_MAXRANK ||
+		    ge_eval_k_axis(k, a, x->rank + 1, &a))
+			return ge_eval_k_fail(k, "bad axis");
 		for (int i = 0, j = 0; i <= x->rank; i++)
 			d[r++] = i == a ? 1 : x->dims[j++];
 	} else {
 		int64_t ax[GE_SHAPE_MAXRANK];
 		uint8_t drop[GE_SHAPE_MAXRANK] = {0};
-		int na = k_attr_ints(k, "squeeze_dims", ax, GE_SHAPE_MAXRANK);
+		int na = ge_eval_k_attr_ints(k, "squeeze_dims", ax, GE_SHAPE_MAXRANK);
 		for (int i = 0; i < na; i++) {
 			int64_t a = 0;
-			if (k_axis(k, ax[i], x->rank, &a))
+			if (ge_eval_k_axis(k, ax[i], x->rank, &a))
 				return GE_EINVAL;
 			if (x->dims[a] != 1)
-				return k_fail(k, "cannot squeeze a dim of %lld",
+				return ge_eval_k_fail(k, "cannot squeeze a dim of %lld",
 					      (long long)x->dims[a]);
 			drop[a] = 1;
 		}
@@ -198,7 +198,7 @@ static int k_squeeze_expand(kctx *k)
 			if (!(na > 0 ? drop[i] : x->dims[i] == 1))
 				d[r++] = x->dims[i];
 	}
-	if (k_copy(k, &k->out[0], x))
+	if (ge_eval_k_copy(k, &k->out[0], x))
 		return GE_EINVAL;
 	k->out[0].rank = r;
 	memcpy(k->out[0].dims, d, (size_t)r * sizeof d[0]);
@@ -208,23 +208,23 @@ static int k_squeeze_expand(kctx *k)
 static int k_transpose(kctx *k)
 {
 	int64_t p[GE_SHAPE_MAXRANK];
-	if (k_need(k, 2))
+	if (ge_eval_k_need(k, 2))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	if (k_ints(k, 1, p, GE_SHAPE_MAXRANK) != x->rank)
-		return k_fail(k, "perm does not fit the input");
+	if (ge_eval_k_ints(k, 1, p, GE_SHAPE_MAXRANK) != x->rank)
+		return ge_eval_k_fail(k, "perm does not fit the input");
 	int64_t od[GE_SHAPE_MAXRANK], xs[GE_SHAPE_MAXRANK], st[GE_SHAPE_MAXRANK],
 		idx[GE_SHAPE_MAXRANK] = {0};
 	uint8_t seen[GE_SHAPE_MAXRANK] = {0};
 	val_strides(x, xs);
 	for (int i = 0; i < x->rank; i++) {
-		if (k_axis(k, p[i], x->rank, &p[i]) || seen[p[i]]++)
-			return k_fail(k, "perm is not a permutation");
+		if (ge_eval_k_axis(k, p[i], x->rank, &p[i]) || seen[p[i]]++)
+			return ge_eval_k_fail(k, "perm is not a permutation");
 		od[i] = x->dims[p[i]];
 		st[i] = xs[p[i]];
 	}
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, x->dtype, x->rank, od))
+	if (ge_eval_k_new(k, o, x->dtype, x->rank, od))
 		return GE_EINVAL;
 	int64_t ps = 0;
 	for (int64_t n = 0; n < o->n; n++) {
@@ -245,25 +245,25 @@ static int concat(kctx *k, const ge_value *vals, int n, int64_t axis,
 		  ge_value *o)
 {
 	if (n < 1)
-		return k_fail(k, "nothing to concatenate");
+		return ge_eval_k_fail(k, "nothing to concatenate");
 	const ge_value *f = &vals[0];
 	int64_t a = 0;
-	if (k_axis(k, axis, f->rank, &a))
+	if (ge_eval_k_axis(k, axis, f->rank, &a))
 		return GE_EINVAL;
 	int64_t od[GE_SHAPE_MAXRANK];
 	memcpy(od, f->dims, sizeof od);
 	od[a] = 0;
 	for (int i = 0; i < n; i++) {
 		if (vals[i].rank != f->rank || vals[i].dtype != f->dtype)
-			return k_fail(k, "input %d does not match", i);
+			return ge_eval_k_fail(k, "input %d does not match", i);
 		for (int d = 0; d < f->rank; d++)
 			if (d != a && vals[i].dims[d] != f->dims[d])
-				return k_fail(k, "input %d does not match", i);
+				return ge_eval_k_fail(k, "input %d does not match", i);
 		if (ge_ck_add(od[a], vals[i].dims[a], &od[a]))
-			return k_fail(k, "%s: concatenated size overflows",
+			return ge_eval_k_fail(k, "%s: concatenated size overflows",
 				      k->type);
 	}
-	if (result_ok(k, f->rank, od) || k_new(k, o, f->dtype, f->rank, od))
+	if (result_ok(k, f->rank, od) || ge_eval_k_new(k, o, f->dtype, f->rank, od))
 		return GE_EINVAL;
 	int64_t outer = 1, inner = 1;
 	for (int d = 0; d < a; d++)
@@ -285,20 +285,20 @@ static int k_concat(kctx *k)
 {
 	int v2 = !strcmp(k->type, "ConcatV2");
 	int64_t ax;
-	if (k_need(k, 2) || k_scalar_int(k, v2 ? k->nin - 1 : 0, &ax))
-		return k_fail(k, "axis is not a scalar");
+	if (ge_eval_k_need(k, 2) || ge_eval_k_scalar_int(k, v2 ? k->nin - 1 : 0, &ax))
+		return ge_eval_k_fail(k, "axis is not a scalar");
 	return concat(k, k->in + (v2 ? 0 : 1), k->nin - 1, ax, &k->out[0]);
 }
 
 static int k_pack(kctx *k)
 {
-	if (k_need(k, 1))
+	if (ge_eval_k_need(k, 1))
 		return GE_EINVAL;
 	const ge_value *f = &k->in[0];
 	if (f->rank >= GE_SHAPE_MAXRANK)
-		return k_fail(k, "rank too large");
-	int64_t a = k_attr_int(k, "axis", 0);
-	if (k_axis(k, a, f->rank + 1, &a))
+		return ge_eval_k_fail(k, "rank too large");
+	int64_t a = ge_eval_k_attr_int(k, "axis", 0);
+	if (ge_eval_k_axis(k, a, f->rank + 1, &a))
 		return GE_EINVAL;
 	/* each input viewed with a 1 at axis, then concatenated */
 	ge_value *v = ge_xcalloc((size_t)k->nin, sizeof *v);
@@ -306,7 +306,7 @@ static int k_pack(kctx *k)
 		v[i] = k->in[i];
 		if (v[i].rank != f->rank) {
 			free(v);
-			return k_fail(k, "input %d has another shape", i);
+			return ge_eval_k_fail(k, "input %d has another shape", i);
 		}
 		v[i].rank = f->rank + 1;
 		for (int d = 0, j = 0; d <= f->rank; d++)
@@ -325,7 +325,7 @@ static int take(kctx *k, const ge_value *x, int64_t a, int64_t off,
 	int64_t od[GE_SHAPE_MAXRANK];
 	memcpy(od, x->dims, sizeof od);
 	od[a] = len;
-	if (k_new(k, o, x->dtype, x->rank, od))
+	if (ge_eval_k_new(k, o, x->dtype, x->rank, od))
 		return GE_EINVAL;
 	int64_t outer = 1, inner = 1;
 	for (int d = 0; d < a; d++)
@@ -341,12 +341,12 @@ static int take(kctx *k, const ge_value *x, int64_t a, int64_t off,
 
 static int k_unpack(kctx *k)
 {
-	if (k_need(k, 1))
+	if (ge_eval_k_need(k, 1))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	int64_t a = k_attr_int(k, "axis", 0);
-	if (k_axis(k, a, x->rank, &a) || x->dims[a] != k->nout)
-		return k_fail(k, "num does not match the dimension");
+	int64_t a = ge_eval_k_attr_int(k, "axis", 0);
+	if (ge_eval_k_axis(k, a, x->rank, &a) || x->dims[a] != k->nout)
+		return ge_eval_k_fail(k, "num does not match the dimension");
 	for (int j = 0; j < k->nout; j++) {
 		if (take(k, x, a, j, 1, &k->out[j]))
 			return GE_EINVAL;
@@ -361,15 +361,15 @@ static int k_split(kctx *k)
 {
 	int v = !strcmp(k->type, "SplitV");
 	int64_t a, sizes[SH_MAXV];
-	if (k_need(k, v ? 3 : 2))
+	if (ge_eval_k_need(k, v ? 3 : 2))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[v ? 0 : 1];
-	if (k_scalar_int(k, v ? 2 : 0, &a) || k_axis(k, a, x->rank, &a))
-		return k_fail(k, "bad axis");
+	if (ge_eval_k_scalar_int(k, v ? 2 : 0, &a) || ge_eval_k_axis(k, a, x->rank, &a))
+		return ge_eval_k_fail(k, "bad axis");
 	int n = k->nout;
 	if (v) {
-		if (k_ints(k, 1, sizes, SH_MAXV) != n)
-			return k_fail(k, "size_splits does not fit");
+		if (ge_eval_k_ints(k, 1, sizes, SH_MAXV) != n)
+			return ge_eval_k_fail(k, "size_splits does not fit");
 		int64_t known = 0;
 		int inf = -1;
 		for (int j = 0; j < n; j++) {
@@ -377,21 +377,21 @@ static int k_split(kctx *k)
 				inf = j;
 			else if (sizes[j] < 0 ||
 				 ge_ck_add(known, sizes[j], &known))
-				return k_fail(k, "SplitV: size_splits do not "
+				return ge_eval_k_fail(k, "SplitV: size_splits do not "
 						 "fit the dimension");
 		}
 		if (inf >= 0)
 			sizes[inf] = x->dims[a] - known;
 	} else {
 		if (n <= 0 || x->dims[a] % n || n > SH_MAXV)
-			return k_fail(k, "dimension does not split evenly");
+			return ge_eval_k_fail(k, "dimension does not split evenly");
 		for (int j = 0; j < n; j++)
 			sizes[j] = x->dims[a] / n;
 	}
 	int64_t off = 0;
 	for (int j = 0; j < n; j++) {
 		if (ge_ck_window(off, sizes[j], x->dims[a], NULL))
-			return k_fail(k, "%s: sizes do not fit the dimension",
+			return ge_eval_k_fail(k, "%s: sizes do not fit the dimension",
 				      k->type);
 		if (take(k, x, a, off, sizes[j], &k->out[j]))
 			return GE_EINVAL;
@@ -427,23 +427,23 @@ static void box(const ge_value *x, const int64_t *beg, const int64_t *str,
 static int k_slice(kctx *k)
 {
 	int64_t b[GE_SHAPE_MAXRANK], s[GE_SHAPE_MAXRANK], one[GE_SHAPE_MAXRANK];
-	if (k_need(k, 3))
+	if (ge_eval_k_need(k, 3))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	if (k_ints(k, 1, b, GE_SHAPE_MAXRANK) != x->rank ||
-	    k_ints(k, 2, s, GE_SHAPE_MAXRANK) != x->rank)
-		return k_fail(k, "begin and size must have one entry per dim");
+	if (ge_eval_k_ints(k, 1, b, GE_SHAPE_MAXRANK) != x->rank ||
+	    ge_eval_k_ints(k, 2, s, GE_SHAPE_MAXRANK) != x->rank)
+		return ge_eval_k_fail(k, "begin and size must have one entry per dim");
 	for (int d = 0; d < x->rank; d++) {
 		if (s[d] == -1 && b[d] >= 0 && b[d] <= x->dims[d])
 			s[d] = x->dims[d] - b[d];
 		if (ge_ck_window(b[d], s[d], x->dims[d], NULL))
-			return k_fail(k, "Slice: begin %lld size %lld out of "
+			return ge_eval_k_fail(k, "Slice: begin %lld size %lld out of "
 					 "bounds of dim %d (%lld)",
 				      (long long)b[d], (long long)s[d], d,
 				      (long long)x->dims[d]);
 		one[d] = 1;
 	}
-	if (k_new(k, &k->out[0], x->dtype, x->rank, s))
+	if (ge_eval_k_new(k, &k->out[0], x->dtype, x->rank, s))
 		return GE_EINVAL;
 	box(x, b, one, s, &k->out[0]);
 	return GE_OK;
@@ -454,30 +454,30 @@ static int k_strided_slice(kctx *k)
 	int64_t b[SH_MAXV], e[SH_MAXV], s[SH_MAXV];
 	int64_t beg[GE_SHAPE_MAXRANK], str[GE_SHAPE_MAXRANK],
 		size[GE_SHAPE_MAXRANK], od[GE_SHAPE_MAXRANK];
-	if (k_need(k, 4))
+	if (ge_eval_k_need(k, 4))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	int n = k_ints(k, 1, b, SH_MAXV);
-	if (n < 0 || k_ints(k, 2, e, SH_MAXV) != n ||
-	    k_ints(k, 3, s, SH_MAXV) != n)
-		return k_fail(k, "begin, end and strides must be equal lists");
+	int n = ge_eval_k_ints(k, 1, b, SH_MAXV);
+	if (n < 0 || ge_eval_k_ints(k, 2, e, SH_MAXV) != n ||
+	    ge_eval_k_ints(k, 3, s, SH_MAXV) != n)
+		return ge_eval_k_fail(k, "begin, end and strides must be equal lists");
 	int64_t masks[5] = {
-		k_attr_int(k, "begin_mask", 0), k_attr_int(k, "end_mask", 0),
-		k_attr_int(k, "ellipsis_mask", 0),
-		k_attr_int(k, "new_axis_mask", 0),
-		k_attr_int(k, "shrink_axis_mask", 0)};
+		ge_eval_k_attr_int(k, "begin_mask", 0), ge_eval_k_attr_int(k, "end_mask", 0),
+		ge_eval_k_attr_int(k, "ellipsis_mask", 0),
+		ge_eval_k_attr_int(k, "new_axis_mask", 0),
+		ge_eval_k_attr_int(k, "shrink_axis_mask", 0)};
 	int orank;
 	char msg[200];
 	if (ge_sslice_plan(x->rank, x->dims, n, b, e, s, masks, beg, str, size,
 			   &orank, od, msg, sizeof msg))
-		return k_fail(k, "StridedSlice: %s", msg);
+		return ge_eval_k_fail(k, "StridedSlice: %s", msg);
 	/* a dim of one element is never stepped: its stride (any int64)
 	 * must not enter box's offsets; a dim of two or more steps at most
 	 * by its own extent */
 	for (int d = 0; d < x->rank; d++)
 		if (size[d] <= 1)
 			str[d] = 1;
-	if (k_new(k, &k->out[0], x->dtype, x->rank, size))
+	if (ge_eval_k_new(k, &k->out[0], x->dtype, x->rank, size))
 		return GE_EINVAL;
 	box(x, beg, str, size, &k->out[0]);
 	k->out[0].rank = orank;
@@ -488,19 +488,19 @@ static int k_strided_slice(kctx *k)
 static int k_gather(kctx *k)
 {
 	int64_t a = 0;
-	if (k_need(k, 2))
+	if (ge_eval_k_need(k, 2))
 		return GE_EINVAL;
 	const ge_value *p = &k->in[0], *ix = &k->in[1];
 	if (!strcmp(k->type, "GatherV2") &&
-	    (k_scalar_int(k, 2, &a) || k_attr_int(k, "batch_dims", 0) != 0))
-		return k_fail(k, "axis must be a scalar, batch_dims 0");
-	if (p->rank < 1 || k_axis(k, a, p->rank, &a) || !ix->i ||
+	    (ge_eval_k_scalar_int(k, 2, &a) || ge_eval_k_attr_int(k, "batch_dims", 0) != 0))
+		return ge_eval_k_fail(k, "axis must be a scalar, batch_dims 0");
+	if (p->rank < 1 || ge_eval_k_axis(k, a, p->rank, &a) || !ix->i ||
 	    ix->dtype == DT_BOOL)
-		return k_fail(k, "bad params or indices");
+		return ge_eval_k_fail(k, "bad params or indices");
 	int r = (int)a + ix->rank + p->rank - (int)a - 1;
 	int64_t od[GE_SHAPE_MAXRANK];
 	if (r > GE_SHAPE_MAXRANK)
-		return k_fail(k, "rank too large");
+		return ge_eval_k_fail(k, "rank too large");
 	int q = 0;
 	for (int d = 0; d < a; d++)
 		od[q++] = p->dims[d];
@@ -517,10 +517,10 @@ static int k_gather(kctx *k)
 		inner = ge_ck_mul_sat(inner, p->dims[d]);
 	for (int64_t j = 0; j < ix->n; j++)
 		if (ix->i[j] < 0 || ix->i[j] >= len)
-			return k_fail(k, "index %lld out of range [0, %lld)",
+			return ge_eval_k_fail(k, "index %lld out of range [0, %lld)",
 				      (long long)ix->i[j], (long long)len);
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, p->dtype, r, od))
+	if (ge_eval_k_new(k, o, p->dtype, r, od))
 		return GE_EINVAL;
 	int64_t pos = 0;
 	for (int64_t u = 0; o->n > 0 && u < outer; u++)
@@ -534,20 +534,20 @@ static int k_gather(kctx *k)
 static int k_tile(kctx *k)
 {
 	int64_t m[GE_SHAPE_MAXRANK], od[GE_SHAPE_MAXRANK];
-	if (k_need(k, 2))
+	if (ge_eval_k_need(k, 2))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	if (k_ints(k, 1, m, GE_SHAPE_MAXRANK) != x->rank)
-		return k_fail(k, "multiples must have one entry per dim");
+	if (ge_eval_k_ints(k, 1, m, GE_SHAPE_MAXRANK) != x->rank)
+		return ge_eval_k_fail(k, "multiples must have one entry per dim");
 	for (int d = 0; d < x->rank; d++) {
 		if (m[d] < 0 || ge_ck_mul(x->dims[d], m[d], &od[d]))
-			return k_fail(k, "Tile: multiple %lld of dim %d does "
+			return ge_eval_k_fail(k, "Tile: multiple %lld of dim %d does "
 					 "not hold", (long long)m[d], d);
 	}
 	if (result_ok(k, x->rank, od))
 		return GE_EINVAL;
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, x->dtype, x->rank, od))
+	if (ge_eval_k_new(k, o, x->dtype, x->rank, od))
 		return GE_EINVAL;
 	int64_t xs[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
 	val_strides(x, xs);
@@ -568,14 +568,14 @@ static int k_tile(kctx *k)
 static int k_pad(kctx *k)
 {
 	int64_t p[2 * GE_SHAPE_MAXRANK], od[GE_SHAPE_MAXRANK];
-	if (k_need(k, 2))
+	if (ge_eval_k_need(k, 2))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
-	if (k_ints(k, 1, p, 2 * GE_SHAPE_MAXRANK) != 2 * x->rank)
-		return k_fail(k, "paddings must be [rank, 2]");
+	if (ge_eval_k_ints(k, 1, p, 2 * GE_SHAPE_MAXRANK) != 2 * x->rank)
+		return ge_eval_k_fail(k, "paddings must be [rank, 2]");
 	for (int d = 0; d < x->rank; d++)
 		if (ge_ck_dim_grow(x->dims[d], p[2 * d], p[2 * d + 1], &od[d]))
-			return k_fail(k, "%s: paddings %lld, %lld of dim %d do "
+			return ge_eval_k_fail(k, "%s: paddings %lld, %lld of dim %d do "
 					 "not hold", k->type,
 				      (long long)p[2 * d],
 				      (long long)p[2 * d + 1], d);
@@ -583,7 +583,7 @@ static int k_pad(kctx *k)
 	if (!strcmp(k->type, "PadV2") && k->nin > 2) {
 		cv = &k->in[2];
 		if (cv->n != 1 || cv->dtype != x->dtype)
-			return k_fail(k, "PadV2: constant_values is %s[%lld], "
+			return ge_eval_k_fail(k, "PadV2: constant_values is %s[%lld], "
 					 "not a %s scalar",
 				      ge_dtype_name(cv->dtype),
 				      (long long)cv->n,
@@ -592,7 +592,7 @@ static int k_pad(kctx *k)
 	if (result_ok(k, x->rank, od))
 		return GE_EINVAL;
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, x->dtype, x->rank, od))
+	if (ge_eval_k_new(k, o, x->dtype, x->rank, od))
 		return GE_EINVAL;
 	if (cv)
 		for (int64_t n = 0; n < o->n; n++)
@@ -615,13 +615,13 @@ static int k_pad(kctx *k)
 
 static int k_invert_permutation(kctx *k)
 {
-	if (k_need(k, 1))
+	if (ge_eval_k_need(k, 1))
 		return GE_EINVAL;
 	const ge_value *x = &k->in[0];
 	if (x->rank != 1 || !x->i || x->dtype == DT_BOOL)
-		return k_fail(k, "needs a 1-D integer input");
+		return ge_eval_k_fail(k, "needs a 1-D integer input");
 	ge_value *o = &k->out[0];
-	if (k_new(k, o, x->dtype, 1, x->dims))
+	if (ge_eval_k_new(k, o, x->dtype, 1, x->dims))
 		return GE_EINVAL;
 	for (int64_t j = 0; j < x->n; j++)
 		o->i[j] = -1;
@@ -629,7 +629,7 @@ static int k_invert_permutation(kctx *k)
 		int64_t p = x->i[j];
 		if (p < 0 || p >= x->n || o->i[p] != -1) {
 			ge_value_free(o);
-			return k_fail(k, "not a permutation");
+			return ge_eval_k_fail(k, "not a permutation");
 		}
 		o->i[p] = j;
 	}

@@ -21,14 +21,14 @@
 
 /* ------------------------------------------------------------ helpers */
 
-ge_graph *fl_root(const ge_graph *g)
+ge_graph *ge_fl_root(const ge_graph *g)
 {
 	return (ge_graph *)(g->parent ? g->parent : g);
 }
 
 ge_graph *ge_graph_root(ge_graph *g)
 {
-	return fl_root(g);
+	return ge_fl_root(g);
 }
 
 ge_funcid ge_graph_func(const ge_graph *g)
@@ -36,7 +36,7 @@ ge_funcid ge_graph_func(const ge_graph *g)
 	return g->parent ? g->func_id : GE_NOFUNC;
 }
 
-const char *fl_label(const ge_graph *g)
+const char *ge_fl_label(const ge_graph *g)
 {
 	return *g->name ? g->name : "<graph>";
 }
@@ -59,7 +59,7 @@ static void idx_rebuild(struct ge_flib *l)
 	}
 }
 
-ge_funcid fl_idx_find(const struct ge_flib *l, const char *name, size_t n)
+ge_funcid ge_fl_idx_find(const struct ge_flib *l, const char *name, size_t n)
 {
 	if (!l->idx_cap)
 		return GE_NOFUNC;
@@ -146,14 +146,14 @@ static int scan_field(struct ge_flib *l, const uint8_t *p, size_t len,
 
 int ge_flib_load(ge_graph *g, ge_error *err)
 {
-	g = fl_root(g);
+	g = ge_fl_root(g);
 	if (g->flib)
 		return GE_OK;
 	ge_flib_install();
 	struct ge_flib *l = ge_xcalloc(1, sizeof *l);
 	for (size_t i = 0; i < g->n_fields; i++) {
 		int rc = scan_field(l, g->fields[i].p, g->fields[i].len,
-				    fl_label(g), err);
+				    ge_fl_label(g), err);
 		if (rc) {
 			ge_flib_free(l);
 			return rc;
@@ -166,9 +166,9 @@ int ge_flib_load(ge_graph *g, ge_error *err)
 
 /* The library, scanned if needed; a library that does not parse reads as
  * empty here (ge_flib_load reports it). */
-struct ge_flib *fl_lib(const ge_graph *g)
+struct ge_flib *ge_fl_lib(const ge_graph *g)
 {
-	ge_graph *r = fl_root(g);
+	ge_graph *r = ge_fl_root(g);
 	ge_flib_install();
 	if (!r->flib && ge_flib_load(r, NULL)) {
 		r->flib = ge_xcalloc(1, sizeof *r->flib);
@@ -181,11 +181,11 @@ void ge_flib_add_field(ge_graph *g, const uint8_t *p, size_t len)
 {
 	if (!g->flib)
 		return;
-	scan_field(g->flib, p, len, fl_label(g), NULL);
+	scan_field(g->flib, p, len, ge_fl_label(g), NULL);
 	idx_rebuild(g->flib);
 }
 
-void fl_fnargs_free(fnarg *a, size_t n)
+void ge_fl_fnargs_free(fnarg *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(a[i].name);
@@ -194,7 +194,7 @@ void fl_fnargs_free(fnarg *a, size_t n)
 	free(a);
 }
 
-void fl_mapents_free(mapent *m, size_t n)
+void ge_fl_mapents_free(mapent *m, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(m[i].key);
@@ -216,12 +216,12 @@ static void fn_release(ge_fn *f)
 	if (f->cur)
 		protobuf_c_message_free_unpacked(&f->cur->base, NULL);
 	ge_buf_free(&f->sig_bytes);
-	fl_fnargs_free(f->in0, f->n_in0);
-	fl_fnargs_free(f->out0, f->n_out0);
-	fl_fnargs_free(f->in, f->n_in);
-	fl_fnargs_free(f->out, f->n_out);
-	fl_mapents_free(f->ret0, f->n_ret0);
-	fl_mapents_free(f->cret0, f->n_cret0);
+	ge_fl_fnargs_free(f->in0, f->n_in0);
+	ge_fl_fnargs_free(f->out0, f->n_out0);
+	ge_fl_fnargs_free(f->in, f->n_in);
+	ge_fl_fnargs_free(f->out, f->n_out);
+	ge_fl_mapents_free(f->ret0, f->n_ret0);
+	ge_fl_mapents_free(f->cret0, f->n_cret0);
 	free(f->view_in);
 	free(f->view_out);
 	for (size_t i = 0; i < f->n_unk; i++)
@@ -243,48 +243,48 @@ void ge_flib_free(struct ge_flib *l)
 	free(l);
 }
 
-ge_fn *fl_fn(const ge_graph *g, ge_funcid f)
+ge_fn *ge_fl_fn(const ge_graph *g, ge_funcid f)
 {
-	struct ge_flib *l = fl_lib(g);
+	struct ge_flib *l = ge_fl_lib(g);
 	return f < l->n_fn ? &l->fn[f] : NULL;
 }
 
 size_t ge_func_capacity(ge_graph *g)
 {
-	return fl_lib(g)->n_fn;
+	return ge_fl_lib(g)->n_fn;
 }
 
 size_t ge_func_count(ge_graph *g)
 {
-	return fl_lib(g)->n_live;
+	return ge_fl_lib(g)->n_live;
 }
 
 int ge_func_alive(ge_graph *g, ge_funcid f)
 {
-	ge_fn *fn = fl_fn(g, f);
+	ge_fn *fn = ge_fl_fn(g, f);
 	return fn && !fn->dead;
 }
 
 ge_funcid ge_func_find(ge_graph *g, const char *name)
 {
-	return fl_idx_find(fl_lib(g), name, strlen(name));
+	return ge_fl_idx_find(ge_fl_lib(g), name, strlen(name));
 }
 
 const char *ge_func_name(ge_graph *g, ge_funcid f)
 {
-	ge_fn *fn = fl_fn(g, f);
+	ge_fn *fn = ge_fl_fn(g, f);
 	return fn ? fn->name : NULL;
 }
 
 int ge_func_touched(ge_graph *g, ge_funcid f)
 {
-	ge_fn *fn = fl_fn(g, f);
+	ge_fn *fn = ge_fl_fn(g, f);
 	return fn && fn->body;
 }
 
 /* ------------------------------------------------------------ signature */
 
-const Tensorflow__OpDef *fl_raw_sig(ge_fn *f)
+const Tensorflow__OpDef *ge_fl_raw_sig(ge_fn *f)
 {
 	if (!f->sig) {
 		const uint8_t *b;
@@ -302,7 +302,7 @@ const Tensorflow__OpDef *fl_raw_sig(ge_fn *f)
 	return f->sig;
 }
 
-const Tensorflow__AttrValue *fl_sig_default(const Tensorflow__OpDef *d,
+const Tensorflow__AttrValue *ge_fl_sig_default(const Tensorflow__OpDef *d,
 						const char *name)
 {
 	for (size_t i = 0; i < d->n_attr; i++)
@@ -313,7 +313,7 @@ const Tensorflow__AttrValue *fl_sig_default(const Tensorflow__OpDef *d,
 
 /* An arg's tensor count and first dtype from the signature alone (its
  * attrs' defaults); count 1 and dtype 0 when they are not known. */
-void fl_sig_arg_info(const Tensorflow__OpDef *d,
+void ge_fl_sig_arg_info(const Tensorflow__OpDef *d,
 			 const Tensorflow__OpDef__ArgDef *a, int *count,
 			 int *dtype, int *is_list, int **types)
 {
@@ -323,20 +323,20 @@ void fl_sig_arg_info(const Tensorflow__OpDef *d,
 	if (types)
 		*types = NULL;
 	if (a->type_attr && *a->type_attr) {
-		const Tensorflow__AttrValue *v = fl_sig_default(d, a->type_attr);
+		const Tensorflow__AttrValue *v = ge_fl_sig_default(d, a->type_attr);
 		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE)
 			*dtype = v->type;
 	}
 	if (a->number_attr && *a->number_attr) {
 		*is_list = 1;
-		const Tensorflow__AttrValue *v = fl_sig_default(d, a->number_attr);
+		const Tensorflow__AttrValue *v = ge_fl_sig_default(d, a->number_attr);
 		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_I &&
 		    v->i >= 0 && v->i < 100000)
 			*count = (int)v->i;
 	} else if (a->type_list_attr && *a->type_list_attr) {
 		*is_list = 1;
 		const Tensorflow__AttrValue *v =
-			fl_sig_default(d, a->type_list_attr);
+			ge_fl_sig_default(d, a->type_list_attr);
 		if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
 		    v->list) {
 			*count = (int)v->list->n_type;
@@ -354,7 +354,7 @@ static void make_view(ge_fn *f)
 	free(f->view_in);
 	free(f->view_out);
 	if (f->body) {
-		fl_fn_sync(f);
+		ge_fl_fn_sync(f);
 		f->n_view_in = f->n_in;
 		f->n_view_out = f->n_out;
 		f->view_in = ge_xcalloc(f->n_in + 1, sizeof *f->view_in);
@@ -367,7 +367,7 @@ static void make_view(ge_fn *f)
 				f->out[i].name, f->out[i].dtype, f->out[i].count};
 		return;
 	}
-	const Tensorflow__OpDef *d = fl_raw_sig(f);
+	const Tensorflow__OpDef *d = ge_fl_raw_sig(f);
 	f->n_view_in = d->n_input_arg;
 	f->n_view_out = d->n_output_arg;
 	f->view_in = ge_xcalloc(d->n_input_arg + 1, sizeof *f->view_in);
@@ -378,7 +378,7 @@ static void make_view(ge_fn *f)
 			const Tensorflow__OpDef__ArgDef *a =
 				o ? d->output_arg[i] : d->input_arg[i];
 			int count, dtype, is_list;
-			fl_sig_arg_info(d, a, &count, &dtype, &is_list, NULL);
+			ge_fl_sig_arg_info(d, a, &count, &dtype, &is_list, NULL);
 			(o ? f->view_out : f->view_in)[i] =
 				(ge_func_arg){a->name, dtype, count};
 		}
@@ -387,7 +387,7 @@ static void make_view(ge_fn *f)
 
 size_t ge_func_num_inputs(ge_graph *g, ge_funcid f)
 {
-	ge_fn *fn = fl_fn(g, f);
+	ge_fn *fn = ge_fl_fn(g, f);
 	if (!fn)
 		return 0;
 	make_view(fn);
@@ -396,7 +396,7 @@ size_t ge_func_num_inputs(ge_graph *g, ge_funcid f)
 
 size_t ge_func_num_outputs(ge_graph *g, ge_funcid f)
 {
-	ge_fn *fn = fl_fn(g, f);
+	ge_fn *fn = ge_fl_fn(g, f);
 	if (!fn)
 		return 0;
 	make_view(fn);
@@ -405,7 +405,7 @@ size_t ge_func_num_outputs(ge_graph *g, ge_funcid f)
 
 ge_func_arg ge_func_input(ge_graph *g, ge_funcid f, size_t i)
 {
-	ge_fn *fn = fl_fn(g, f);
+	ge_fn *fn = ge_fl_fn(g, f);
 	ge_func_arg none = {NULL, 0, 0};
 	if (!fn)
 		return none;
@@ -416,7 +416,7 @@ ge_func_arg ge_func_input(ge_graph *g, ge_funcid f, size_t i)
 
 ge_func_arg ge_func_output(ge_graph *g, ge_funcid f, size_t i)
 {
-	ge_fn *fn = fl_fn(g, f);
+	ge_fn *fn = ge_fl_fn(g, f);
 	ge_func_arg none = {NULL, 0, 0};
 	if (!fn)
 		return none;
@@ -461,7 +461,7 @@ static int fn_attr_at(const ge_fn *f, size_t i, const uint8_t **key,
 
 size_t ge_func_num_attrs(ge_graph *g, ge_funcid f)
 {
-	ge_fn *fn = fl_fn(g, f);
+	ge_fn *fn = ge_fl_fn(g, f);
 	size_t n = 0;
 	const uint8_t *k, *v;
 	size_t kl, vl;
@@ -473,12 +473,12 @@ size_t ge_func_num_attrs(ge_graph *g, ge_funcid f)
 const char *ge_func_attr(ge_graph *g, ge_funcid f, size_t i,
 			 const uint8_t **val, size_t *len)
 {
-	ge_fn *fn = fl_fn(g, f);
+	ge_fn *fn = ge_fl_fn(g, f);
 	const uint8_t *k;
 	size_t kl;
 	if (!fn || fn_attr_at(fn, i, &k, &kl, val, len))
 		return NULL;
-	return ge_intern(fl_root(g), (const char *)k, kl);
+	return ge_intern(ge_fl_root(g), (const char *)k, kl);
 }
 
 /* ------------------------------------------------------------ references */
@@ -568,17 +568,17 @@ static void add_call(void *ud, const char *attr, const uint8_t *nm, size_t n)
 	c->v = ge_xrealloc(c->v, (c->n + 1) * sizeof *c->v);
 	c->v[c->n++] = (ge_func_call){ge_intern(c->in, attr, strlen(attr)),
 				      ge_intern(c->in, (const char *)nm, n),
-				      fl_idx_find(c->l, (const char *)nm, n)};
+				      ge_fl_idx_find(c->l, (const char *)nm, n)};
 }
 
 size_t ge_op_func_calls(ge_graph *in, ge_opid id, ge_func_call **out)
 {
-	struct calls_ud c = {in, fl_lib(in), NULL, 0};
+	struct calls_ud c = {in, ge_fl_lib(in), NULL, 0};
 	*out = NULL;
 	if (!ge_op_alive(in, id))
 		return 0;
 	const char *type = in->ops[id].type;
-	ge_funcid t = fl_idx_find(c.l, type, strlen(type));
+	ge_funcid t = ge_fl_idx_find(c.l, type, strlen(type));
 	if (t != GE_NOFUNC) {
 		c.v = ge_xmalloc(sizeof *c.v);
 		c.v[c.n++] = (ge_func_call){NULL, type, t};
@@ -633,17 +633,17 @@ void ge_note_attr_funcs(ge_graph *g)
 	g->fn_attr_known = 1;
 }
 
-void fl_walk_init(fl_walk *w, ge_graph *in)
+void ge_fl_walk_init(fl_walk *w, ge_graph *in)
 {
 	memset(w, 0, sizeof *w);
 	w->in = in;
 	w->fast = !in->parent && in->fn_attr_known &&
 		  in->fn_attr_version == in->version;
 	if (w->fast)
-		w->l = fl_lib(in);
+		w->l = ge_fl_lib(in);
 }
 
-const ge_opid *fl_walk_only(const fl_walk *w)
+const ge_opid *ge_fl_walk_only(const fl_walk *w)
 {
 	static const ge_opid none[1] = {GE_NOOP};
 	if (!w->fast || w->l->n_fn)
@@ -651,7 +651,7 @@ const ge_opid *fl_walk_only(const fl_walk *w)
 	return w->in->fn_attr_ops ? w->in->fn_attr_ops : none;
 }
 
-size_t fl_walk_calls(fl_walk *w, ge_opid id, ge_func_call **out)
+size_t ge_fl_walk_calls(fl_walk *w, ge_opid id, ge_func_call **out)
 {
 	ge_graph *in = w->in;
 	if (!w->fast)
@@ -668,7 +668,7 @@ size_t fl_walk_calls(fl_walk *w, ge_opid id, ge_func_call **out)
 	size_t slot = ((uintptr_t)type >> 3) % FL_WALK_MEMO;
 	if (w->memo[slot].type != type) {
 		w->memo[slot].type = type;
-		w->memo[slot].f = fl_idx_find(w->l, type, strlen(type));
+		w->memo[slot].f = ge_fl_idx_find(w->l, type, strlen(type));
 	}
 	if (w->memo[slot].f == GE_NOFUNC)
 		return 0;
@@ -707,8 +707,8 @@ static int may_mention(const ge_fn *f, const char *name)
 
 size_t ge_func_callers(ge_graph *g, ge_funcid f, ge_func_ref **out)
 {
-	ge_graph *root = fl_root(g);
-	struct ge_flib *l = fl_lib(root);
+	ge_graph *root = ge_fl_root(g);
+	struct ge_flib *l = ge_fl_lib(root);
 	size_t n = 0;
 	*out = NULL;
 	if (f >= l->n_fn)
@@ -751,7 +751,7 @@ static ge_funcid add_bytes(ge_graph *root, const char *name, uint8_t *bytes,
 
 ge_funcid ge_func_add(ge_graph *g, const char *name, ge_error *err)
 {
-	ge_graph *root = fl_root(g);
+	ge_graph *root = ge_fl_root(g);
 	if (ge_flib_load(root, err) || check_new_name(root, name, err))
 		return GE_NOFUNC;
 	Tensorflow__OpDef d = TENSORFLOW__OP_DEF__INIT;
@@ -798,7 +798,7 @@ static void with_name(const uint8_t *p, size_t n, const char *name,
 ge_funcid ge_func_copy(ge_graph *g, ge_funcid f, const char *new_name,
 		       ge_error *err)
 {
-	ge_graph *root = fl_root(g);
+	ge_graph *root = ge_fl_root(g);
 	if (ge_flib_load(root, err))
 		return GE_NOFUNC;
 	if (!ge_func_alive(root, f)) {
@@ -808,7 +808,7 @@ ge_funcid ge_func_copy(ge_graph *g, ge_funcid f, const char *new_name,
 	if (check_new_name(root, new_name, err))
 		return GE_NOFUNC;
 	ge_buf cur = GE_BUF_INIT, out = GE_BUF_INIT;
-	fl_encode_fn(&root->flib->fn[f], &cur);
+	ge_fl_encode_fn(&root->flib->fn[f], &cur);
 	with_name(cur.data, cur.len, new_name, &out);
 	ge_buf_free(&cur);
 	size_t n;
@@ -926,7 +926,7 @@ static int container_pins(ge_graph *root, const char *name, char *why,
 int ge_func_rename(ge_graph *g, ge_funcid f, const char *new_name,
 		   ge_error *err)
 {
-	ge_graph *root = fl_root(g);
+	ge_graph *root = ge_fl_root(g);
 	int rc;
 	if ((rc = ge_flib_load(root, err)))
 		return rc;
@@ -953,8 +953,8 @@ int ge_func_rename(ge_graph *g, ge_funcid f, const char *new_name,
 	l->fn[f].name = ge_xstrdup(new_name);
 	l->fn[f].renamed = 1;
 	l->edits++;
-	char *nm = ge_xmalloc(strlen(fl_label(root)) + strlen(new_name) + 32);
-	sprintf(nm, "%s: function '%s'", fl_label(root), new_name);
+	char *nm = ge_xmalloc(strlen(ge_fl_label(root)) + strlen(new_name) + 32);
+	sprintf(nm, "%s: function '%s'", ge_fl_label(root), new_name);
 	ge_graph_set_name(b, nm);
 	free(nm);
 	free(old);
@@ -964,7 +964,7 @@ int ge_func_rename(ge_graph *g, ge_funcid f, const char *new_name,
 
 int ge_func_remove(ge_graph *g, ge_funcid f, int force, ge_error *err)
 {
-	ge_graph *root = fl_root(g);
+	ge_graph *root = ge_fl_root(g);
 	int rc;
 	if ((rc = ge_flib_load(root, err)))
 		return rc;

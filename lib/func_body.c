@@ -232,7 +232,7 @@ static int add_arg_ops(ge_graph *b, ge_fn *f, const Tensorflow__OpDef *d,
 			output ? d->output_arg[i] : d->input_arg[i];
 		int *types;
 		fnarg *t = &tab[i];
-		fl_sig_arg_info(d, a, &t->count, &t->dtype, &t->is_list, &types);
+		ge_fl_sig_arg_info(d, a, &t->count, &t->dtype, &t->is_list, &types);
 		t->name = ge_xstrdup(a->name);
 		t->orig = (int)i;
 		t->ops = ge_xmalloc(((size_t)t->count + 1) * sizeof *t->ops);
@@ -249,7 +249,7 @@ static int add_arg_ops(ge_graph *b, ge_fn *f, const Tensorflow__OpDef *d,
 			if (id == GE_NOOP)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: arg '%s' is defined twice",
-					      fl_label(b), a->name);
+					      ge_fl_label(b), a->name);
 			int dt = types ? types[j] : t->dtype;
 			if (dt)
 				set_attr_int(b, id, "T", dt, 1);
@@ -350,14 +350,14 @@ static int parse_nodes(ge_graph *b, ge_fn *f, ge_error *err)
 		if (scan_nodedef(q, p, &nm, &nl, &ty, &tl, &dv, &dl))
 			return ge_err(err, GE_EFORMAT,
 				      "%s: node #%zu is corrupt or has no name "
-				      "or op", fl_label(b), b->n_ops);
+				      "or op", ge_fl_label(b), b->n_ops);
 		char *name = ge_xstrndup(nm, nl), *type = ge_xstrndup(ty, tl);
 		ge_opid id = ge_graph_add_op(b, name, type, NULL);
 		free(type);
 		if (id == GE_NOOP) {
 			ge_err(err, GE_EFORMAT,
 			       "%s: node '%s': name already used by another "
-			       "node or an arg", fl_label(b), name);
+			       "node or an arg", ge_fl_label(b), name);
 			free(name);
 			return GE_EFORMAT;
 		}
@@ -374,7 +374,7 @@ static int parse_nodes(ge_graph *b, ge_fn *f, ge_error *err)
 	}
 	if (!w.bad)
 		return GE_OK;
-	return ge_err(err, GE_EFORMAT, "%s: truncated or corrupt", fl_label(b));
+	return ge_err(err, GE_EFORMAT, "%s: truncated or corrupt", ge_fl_label(b));
 }
 
 /* Resolves the inputs of the node ops and the ret map of the _Retval ops. */
@@ -461,7 +461,7 @@ static int parse_inputs(ge_graph *b, ge_fn *f, ge_tvec *ins, ge_error *err)
 				return ge_err(err, GE_EFORMAT,
 					      "%s: node '%s': data input '%.*s' "
 					      "comes after a control input",
-					      fl_label(b), o->name,
+					      ge_fl_label(b), o->name,
 					      (int)(l > 200 ? 200 : l), s);
 			}
 			seen_ctrl |= ctrl;
@@ -495,7 +495,7 @@ static int parse_inputs(ge_graph *b, ge_fn *f, ge_tvec *ins, ge_error *err)
 static int parse_body(ge_graph *root, ge_funcid fid, ge_error *err)
 {
 	ge_fn *f = &root->flib->fn[fid];
-	const Tensorflow__OpDef *d = fl_raw_sig(f);
+	const Tensorflow__OpDef *d = ge_fl_raw_sig(f);
 	ge_graph *b = ge_graph_new();
 	b->parent = root;
 	b->func_id = fid;
@@ -504,8 +504,8 @@ static int parse_body(ge_graph *root, ge_funcid fid, ge_error *err)
 	b->src = (uint8_t *)f->raw;
 	b->src_len = f->raw_len;
 	b->src_owned = 0;
-	char *nm = ge_xmalloc(strlen(fl_label(root)) + strlen(f->name) + 32);
-	sprintf(nm, "%s: function '%s'", fl_label(root), f->name);
+	char *nm = ge_xmalloc(strlen(ge_fl_label(root)) + strlen(f->name) + 32);
+	sprintf(nm, "%s: function '%s'", ge_fl_label(root), f->name);
 	ge_graph_set_name(b, nm);
 	free(nm);
 	int index = 0, rc;
@@ -540,10 +540,10 @@ fail:
 		for (size_t i = 0; i < b->n_ops; i++)
 			ge_tvec_free(&ins[i]);
 	free(ins);
-	fl_fnargs_free(f->in0, f->n_in0);
-	fl_fnargs_free(f->out0, f->n_out0);
-	fl_mapents_free(f->ret0, f->n_ret0);
-	fl_mapents_free(f->cret0, f->n_cret0);
+	ge_fl_fnargs_free(f->in0, f->n_in0);
+	ge_fl_fnargs_free(f->out0, f->n_out0);
+	ge_fl_mapents_free(f->ret0, f->n_ret0);
+	ge_fl_mapents_free(f->cret0, f->n_cret0);
 	f->in0 = f->out0 = NULL;
 	f->ret0 = f->cret0 = NULL;
 	f->n_in0 = f->n_out0 = f->n_ret0 = f->n_cret0 = 0;
@@ -559,10 +559,10 @@ fail:
 
 ge_graph *ge_func_body(ge_graph *g, ge_funcid f, ge_error *err)
 {
-	ge_graph *root = fl_root(g);
+	ge_graph *root = ge_fl_root(g);
 	if (ge_flib_load(root, err))
 		return NULL;
-	ge_fn *fn = fl_fn(root, f);
+	ge_fn *fn = ge_fl_fn(root, f);
 	if (!fn) {
 		ge_err(err, GE_EINVAL, "no function #%u", f);
 		return NULL;
@@ -794,13 +794,13 @@ static void build_sig(ge_fn *f)
 
 /* Brings f->in/out (and the packed signature when it changed) up to date
  * with the body. */
-void fl_fn_sync(ge_fn *f)
+void ge_fl_fn_sync(ge_fn *f)
 {
 	ge_graph *b = f->body;
 	if (!b || (f->synced && f->sync_ver == b->version && !f->renamed))
 		return;
-	fl_fnargs_free(f->in, f->n_in);
-	fl_fnargs_free(f->out, f->n_out);
+	ge_fl_fnargs_free(f->in, f->n_in);
+	ge_fl_fnargs_free(f->out, f->n_out);
 	f->in = cur_args(b, f->in0, f->n_in0, ARG_OP, &f->n_in);
 	f->out = cur_args(b, f->out0, f->n_out0, RET_OP, &f->n_out);
 	f->sig_changed = f->renamed || !args_same(f->in, f->n_in, f->in0, f->n_in0) ||
@@ -823,11 +823,11 @@ void fl_fn_sync(ge_fn *f)
 static const Tensorflow__OpDef *cur_sig(ge_fn *f)
 {
 	if (f->body) {
-		fl_fn_sync(f);
+		ge_fl_fn_sync(f);
 		if (f->cur)
 			return f->cur;
 	}
-	return fl_raw_sig(f);
+	return ge_fl_raw_sig(f);
 }
 
 /* TensorFlow registers _Arg and _Retval outside its public op list: their
@@ -875,8 +875,8 @@ const Tensorflow__OpDef *ge_flib_opdef(const ge_graph *g, const char *type)
 		return instantiation_opdef(0);
 	if (type[0] == '_' && !strcmp(type, RET_OP))
 		return instantiation_opdef(1);
-	struct ge_flib *l = fl_lib(g);
-	ge_funcid id = fl_idx_find(l, type, strlen(type));
+	struct ge_flib *l = ge_fl_lib(g);
+	ge_funcid id = ge_fl_idx_find(l, type, strlen(type));
 	return id == GE_NOFUNC ? NULL : cur_sig(&l->fn[id]);
 }
 
@@ -1088,13 +1088,13 @@ static int fn_dirty(const ge_fn *f)
 	return f->renamed || (f->body && f->body->version != f->base_ver);
 }
 
-void fl_encode_fn(ge_fn *f, ge_buf *out)
+void ge_fl_encode_fn(ge_fn *f, ge_buf *out)
 {
 	if (!fn_dirty(f)) {
 		ge_buf_add(out, f->raw, f->raw_len);
 		return;
 	}
-	fl_fn_sync(f);
+	ge_fl_fn_sync(f);
 	const ge_graph *b = f->body;
 	ge_buf rets = GE_BUF_INIT, crets = GE_BUF_INIT;
 	int rets_same = encode_rets(b, f, &rets);
@@ -1161,9 +1161,9 @@ void fl_encode_fn(ge_fn *f, ge_buf *out)
 
 void ge_func_encode(ge_graph *g, ge_funcid f, ge_buf *out)
 {
-	ge_fn *fn = fl_fn(g, f);
+	ge_fn *fn = ge_fl_fn(g, f);
 	if (fn)
-		fl_encode_fn(fn, out);
+		ge_fl_encode_fn(fn, out);
 }
 
 uint64_t ge_graph_stamp(const ge_graph *g)
@@ -1213,7 +1213,7 @@ int ge_flib_changed(const ge_graph *g)
 
 void ge_flib_encode_payload(const ge_graph *g, ge_buf *out)
 {
-	struct ge_flib *l = fl_lib(g);
+	struct ge_flib *l = ge_fl_lib(g);
 	ge_buf fb = GE_BUF_INIT;
 	for (size_t i = 0; i < l->n_items; i++) {
 		const fitem *it = &l->items[i];
@@ -1225,7 +1225,7 @@ void ge_flib_encode_payload(const ge_graph *g, ge_buf *out)
 		if (f->dead)
 			continue;
 		fb.len = 0;
-		fl_encode_fn(f, &fb);
+		ge_fl_encode_fn(f, &fb);
 		ge_buf_lenfield(out, GE_FLIB_FUNCTION, fb.data, fb.len);
 	}
 	ge_buf_free(&fb);

@@ -133,16 +133,16 @@ static void check_calls(ge_graph *root, ge_graph *in, const char *pre,
 			size_t *problems, ge_buf *report)
 {
 	fl_walk w;
-	fl_walk_init(&w, in);
+	ge_fl_walk_init(&w, in);
 	/* with an empty library only the ops naming functions can call */
-	const ge_opid *only = fl_walk_only(&w);
+	const ge_opid *only = ge_fl_walk_only(&w);
 	size_t n = only ? in->n_fn_attr_ops : in->n_ops;
 	for (size_t q = 0; q < n; q++) {
 		size_t i = only ? only[q] : q;
 		if (in->ops[i].flags & OPF_DEAD)
 			continue;
 		ge_func_call *c;
-		size_t k = fl_walk_calls(&w, (ge_opid)i, &c);
+		size_t k = ge_fl_walk_calls(&w, (ge_opid)i, &c);
 		for (size_t j = 0; j < k; j++) {
 			if (c[j].f == GE_NOFUNC) {
 				if (*c[j].name &&
@@ -244,7 +244,7 @@ static void check_recursion(struct ge_flib *l, struct edge **adj,
 
 size_t ge_flib_validate(ge_graph *g, int functions, ge_buf *report)
 {
-	ge_graph *root = fl_root(g);
+	ge_graph *root = ge_fl_root(g);
 	size_t n_problems = 0, *problems = &n_problems;
 	ge_error err = {0, ""};
 	if (ge_flib_load(root, &err)) {
@@ -308,7 +308,7 @@ struct walk {
 static void add_root(void *ud, const char *name)
 {
 	struct walk *w = ud;
-	ge_funcid f = fl_idx_find(w->l, name, strlen(name));
+	ge_funcid f = ge_fl_idx_find(w->l, name, strlen(name));
 	if (f != GE_NOFUNC && !w->seen[f]) {
 		w->seen[f] = 1;
 		w->queue[w->qt++] = f;
@@ -317,8 +317,8 @@ static void add_root(void *ud, const char *name)
 
 void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n)
 {
-	ge_graph *root = fl_root(g);
-	struct ge_flib *l = fl_lib(root);
+	ge_graph *root = ge_fl_root(g);
+	struct ge_flib *l = ge_fl_lib(root);
 	if (!l->n_fn) { /* nothing to reach: no walk over every op */
 		*n = 0;
 		*out = ge_xmalloc(sizeof **out);
@@ -338,12 +338,12 @@ void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n)
 	ge_graph *in = root;
 	for (;;) {
 		fl_walk fw;
-		fl_walk_init(&fw, in);
+		ge_fl_walk_init(&fw, in);
 		for (size_t i = 0; i < in->n_ops; i++) {
 			if (in->ops[i].flags & OPF_DEAD)
 				continue;
 			ge_func_call *c;
-			size_t k = fl_walk_calls(&fw, (ge_opid)i, &c);
+			size_t k = ge_fl_walk_calls(&fw, (ge_opid)i, &c);
 			for (size_t j = 0; j < k; j++)
 				if (c[j].f != GE_NOFUNC && !seen[c[j].f]) {
 					seen[c[j].f] = 1;
@@ -368,8 +368,8 @@ void ge_flib_reachable(ge_graph *g, ge_funcid **out, size_t *n)
 
 size_t ge_flib_body_ops(ge_graph *g)
 {
-	ge_graph *root = fl_root(g);
-	struct ge_flib *l = fl_lib(root);
+	ge_graph *root = ge_fl_root(g);
+	struct ge_flib *l = ge_fl_lib(root);
 	size_t n = 0;
 	for (size_t i = 0; i < l->n_fn; i++) {
 		if (l->fn[i].dead)
@@ -387,7 +387,7 @@ size_t ge_func_validate_graph(ge_graph *g, ge_buf *report)
 	if (g->parent) {
 		check_indices(g, ARG_OP, "", problems, report);
 		check_indices(g, RET_OP, "", problems, report);
-		check_calls(fl_root(g), g, "", 1, NULL, NULL, problems, report);
+		check_calls(ge_fl_root(g), g, "", 1, NULL, NULL, problems, report);
 		return n_problems;
 	}
 	return ge_flib_validate(g, 1, report);
@@ -398,13 +398,13 @@ static int first_problem(ge_graph *root, const ge_buf *rep, ge_error *err)
 {
 	const char *s = (const char *)rep->data;
 	const char *e = strchr(s, '\n');
-	return ge_err(err, GE_EGRAPH, "%s: %.*s", fl_label(root),
+	return ge_err(err, GE_EGRAPH, "%s: %.*s", ge_fl_label(root),
 		      (int)(e ? e - s : (long)strlen(s)), s);
 }
 
 int ge_flib_check(ge_graph *g, ge_error *err)
 {
-	ge_graph *root = fl_root(g);
+	ge_graph *root = ge_fl_root(g);
 	int rc = ge_flib_load(root, err);
 	if (rc)
 		return rc;

@@ -104,17 +104,17 @@ struct ge_flib {
 #define RET_OP "_Retval"
 
 /* The graph owning the library (g itself unless g is a body). */
-ge_graph *fl_root(const ge_graph *g);
+ge_graph *ge_fl_root(const ge_graph *g);
 /* The graph's name for messages. */
-const char *fl_label(const ge_graph *g);
+const char *ge_fl_label(const ge_graph *g);
 /* The library of g's root, scanned if needed (empty if it does not
  * parse: ge_flib_load reports that). */
-struct ge_flib *fl_lib(const ge_graph *g);
+struct ge_flib *ge_fl_lib(const ge_graph *g);
 /* Function f of g's root library, or NULL. */
-ge_fn *fl_fn(const ge_graph *g, ge_funcid f);
-ge_funcid fl_idx_find(const struct ge_flib *l, const char *name, size_t n);
-void fl_fnargs_free(fnarg *a, size_t n);
-void fl_mapents_free(mapent *m, size_t n);
+ge_fn *ge_fl_fn(const ge_graph *g, ge_funcid f);
+ge_funcid ge_fl_idx_find(const struct ge_flib *l, const char *name, size_t n);
+void ge_fl_fnargs_free(fnarg *a, size_t n);
+void ge_fl_mapents_free(mapent *m, size_t n);
 
 /* ge_op_func_calls of graph `in`'s ops, asked in increasing id order:
  * while the load's record of the ops whose attrs name functions holds
@@ -131,26 +131,26 @@ typedef struct fl_walk {
 		ge_funcid f;
 	} memo[FL_WALK_MEMO];
 } fl_walk;
-void fl_walk_init(fl_walk *w, ge_graph *in);
-size_t fl_walk_calls(fl_walk *w, ge_opid id, ge_func_call **out);
+void ge_fl_walk_init(fl_walk *w, ge_graph *in);
+size_t ge_fl_walk_calls(fl_walk *w, ge_opid id, ge_func_call **out);
 /* The only ops that can call anything (in->fn_attr_ops) when the
  * library is empty and the record holds, else NULL: all must be asked. */
-const ge_opid *fl_walk_only(const fl_walk *w);
+const ge_opid *ge_fl_walk_only(const fl_walk *w);
 
 /* The FunctionDef's signature as read, decoded on first use. */
-const struct Tensorflow__OpDef *fl_raw_sig(ge_fn *f);
+const struct Tensorflow__OpDef *ge_fl_raw_sig(ge_fn *f);
 /* The default of a signature attr, or NULL. */
 const struct Tensorflow__AttrValue *
-fl_sig_default(const struct Tensorflow__OpDef *d, const char *name);
+ge_fl_sig_default(const struct Tensorflow__OpDef *d, const char *name);
 /* An arg's tensor count and first dtype from the signature alone; types
  * (if given) points at a type_list_attr default's types. */
-void fl_sig_arg_info(const struct Tensorflow__OpDef *d,
+void ge_fl_sig_arg_info(const struct Tensorflow__OpDef *d,
 		     const struct Tensorflow__OpDef__ArgDef *a, int *count,
 		     int *dtype, int *is_list, int **types);
 
 /* func_body.c: brings f's current signature up to date with its body;
  * appends the FunctionDef bytes as they would be saved. */
-void fl_fn_sync(ge_fn *f);
-void fl_encode_fn(ge_fn *f, ge_buf *out);
+void ge_fl_fn_sync(ge_fn *f);
+void ge_fl_encode_fn(ge_fn *f, ge_buf *out);
 
 #endif

@@ -91,7 +91,7 @@ static struct ge_shapes *cache_of(ge_graph *g)
 
 /* ------------------------------------------------------------ shapes */
 
-int sh_merge(sh *a, const sh *b)
+int ge_sh_merge(sh *a, const sh *b)
 {
 	if (b->rank < 0)
 		return 0;
@@ -111,7 +111,7 @@ int sh_merge(sh *a, const sh *b)
 	return 0;
 }
 
-void sh_relax(sh *a, const sh *b)
+void ge_sh_relax(sh *a, const sh *b)
 {
 	if (a->rank < 0)
 		return;
@@ -124,7 +124,7 @@ void sh_relax(sh *a, const sh *b)
 			a->d[i] = -1;
 }
 
-int sh_broadcast(const sh *a, const sh *b, sh *out)
+int ge_sh_broadcast(const sh *a, const sh *b, sh *out)
 {
 	if (a->rank < 0 || b->rank < 0) {
 		out->rank = -1;
@@ -207,7 +207,7 @@ int ge_shape_parse(const char *s, int64_t *dims, int cap)
 
 /* Finds the first field `num` of a message; returns its payload (length
  * delimited) or, for varints, stores the value in *v. */
-const uint8_t *sh_pb_find(const uint8_t *p, const uint8_t *end,
+const uint8_t *ge_sh_pb_find(const uint8_t *p, const uint8_t *end,
 			      uint32_t num, size_t *len, uint64_t *v)
 {
 	ge_wire w = {p, end, 0};
@@ -229,7 +229,7 @@ const uint8_t *sh_pb_find(const uint8_t *p, const uint8_t *end,
 }
 
 /* TensorShapeProto bytes into s. */
-void sh_shape_raw(const uint8_t *p, size_t n, sh *s)
+void ge_sh_shape_raw(const uint8_t *p, size_t n, sh *s)
 {
 	ge_wire w = ge_wire_of(p, n);
 	ge_wire_field f;
@@ -245,7 +245,7 @@ void sh_shape_raw(const uint8_t *p, size_t n, sh *s)
 		if (ge_wire_is_len(&f, GE_SHAPE_DIM)) {
 			size_t dl;
 			uint64_t size = 0;
-			if (!sh_pb_find(f.data, f.data + f.len, GE_DIM_SIZE, &dl,
+			if (!ge_sh_pb_find(f.data, f.data + f.len, GE_DIM_SIZE, &dl,
 					&size))
 				size = 0;
 			if (s->rank >= GE_SHAPE_MAXRANK)
@@ -265,28 +265,28 @@ static const uint8_t *attr_raw(shctx *c, const char *name, size_t *len)
 	return ge_op_attr_raw(c->g, c->id, name, len);
 }
 
-int64_t sh_attr_int(shctx *c, const char *name, int64_t def)
+int64_t ge_sh_attr_int(shctx *c, const char *name, int64_t def)
 {
 	size_t len, l;
 	uint64_t v = 0;
 	const uint8_t *p = attr_raw(c, name, &len);
 	if (!p)
 		return def;
-	if (sh_pb_find(p, p + len, GE_ATTR_I, &l, &v) ||
-	    sh_pb_find(p, p + len, GE_ATTR_B, &l, &v) ||
-	    sh_pb_find(p, p + len, GE_ATTR_TYPE, &l, &v))
+	if (ge_sh_pb_find(p, p + len, GE_ATTR_I, &l, &v) ||
+	    ge_sh_pb_find(p, p + len, GE_ATTR_B, &l, &v) ||
+	    ge_sh_pb_find(p, p + len, GE_ATTR_TYPE, &l, &v))
 		return (int64_t)v;
 	return def;
 }
 
-int sh_attr_ints(shctx *c, const char *name, int64_t *out, int cap)
+int ge_sh_attr_ints(shctx *c, const char *name, int64_t *out, int cap)
 {
 	size_t len, l;
 	uint64_t v;
 	const uint8_t *p = attr_raw(c, name, &len);
 	if (!p)
 		return -1;
-	const uint8_t *lp = sh_pb_find(p, p + len, GE_ATTR_LIST, &l, &v);
+	const uint8_t *lp = ge_sh_pb_find(p, p + len, GE_ATTR_LIST, &l, &v);
 	if (!lp)
 		return -1;
 	ge_wire w = ge_wire_of(lp, l);
@@ -311,39 +311,39 @@ int sh_attr_ints(shctx *c, const char *name, int64_t *out, int cap)
 	return w.bad ? -1 : n;
 }
 
-int sh_attr_str_is(shctx *c, const char *name, const char *s, int def)
+int ge_sh_attr_str_is(shctx *c, const char *name, const char *s, int def)
 {
 	size_t len, l;
 	uint64_t v;
 	const uint8_t *p = attr_raw(c, name, &len);
 	if (!p)
 		return def;
-	const uint8_t *sp = sh_pb_find(p, p + len, GE_ATTR_S, &l, &v);
+	const uint8_t *sp = ge_sh_pb_find(p, p + len, GE_ATTR_S, &l, &v);
 	if (!sp)
 		return def;
 	return l == strlen(s) && !memcmp(sp, s, l);
 }
 
-int sh_attr_shape(shctx *c, const char *name, sh *s)
+int ge_sh_attr_shape(shctx *c, const char *name, sh *s)
 {
-	return sh_op_attr_shape(c->g, c->id, name, s);
+	return ge_sh_op_attr_shape(c->g, c->id, name, s);
 }
 
-int sh_op_attr_shape(ge_graph *g, ge_opid id, const char *name, sh *s)
+int ge_sh_op_attr_shape(ge_graph *g, ge_opid id, const char *name, sh *s)
 {
 	size_t len, l;
 	uint64_t v;
 	const uint8_t *p = ge_op_attr_raw(g, id, name, &len);
 	if (!p)
 		return -1;
-	const uint8_t *sp = sh_pb_find(p, p + len, GE_ATTR_SHAPE, &l, &v);
+	const uint8_t *sp = ge_sh_pb_find(p, p + len, GE_ATTR_SHAPE, &l, &v);
 	if (!sp)
 		return -1;
-	sh_shape_raw(sp, l, s);
+	ge_sh_shape_raw(sp, l, s);
 	return 0;
 }
 
-void sh_fail(shctx *c, const char *fmt, ...)
+void ge_sh_fail(shctx *c, const char *fmt, ...)
 {
 	if (c->failed)
 		return;
@@ -374,7 +374,7 @@ static const oshape *in_out(shctx *c, int i)
 	return o && o->done ? o : NULL;
 }
 
-void sh_in(shctx *c, int i, sh *s)
+void ge_sh_in(shctx *c, int i, sh *s)
 {
 	const oshape *o = in_out(c, i);
 	if (!o || o->rank < 0) {
@@ -387,7 +387,7 @@ void sh_in(shctx *c, int i, sh *s)
 		       (size_t)o->rank * sizeof s->d[0]);
 }
 
-int sh_in_val(shctx *c, int i, shval *v)
+int ge_sh_in_val(shctx *c, int i, shval *v)
 {
 	const oshape *o = in_out(c, i);
 	if (!o || o->nv < 0) {
@@ -401,10 +401,10 @@ int sh_in_val(shctx *c, int i, shval *v)
 	return 1;
 }
 
-int sh_in_scalar(shctx *c, int i, int64_t *x)
+int ge_sh_in_scalar(shctx *c, int i, int64_t *x)
 {
 	shval v;
-	if (!sh_in_val(c, i, &v) || v.n != 1 || v.v[0] == SH_UNK) {
+	if (!ge_sh_in_val(c, i, &v) || v.n != 1 || v.v[0] == SH_UNK) {
 		c->reason = GE_SHAPE_DATA;
 		return 0;
 	}
@@ -412,7 +412,7 @@ int sh_in_scalar(shctx *c, int i, int64_t *x)
 	return 1;
 }
 
-int sh_out_shape(shctx *c, ge_tref t, sh *s)
+int ge_sh_out_shape(shctx *c, ge_tref t, sh *s)
 {
 	const oshape *o = out_of(c->c, t);
 	if (!o || !o->done || o->rank < 0) {
@@ -426,12 +426,12 @@ int sh_out_shape(shctx *c, ge_tref t, sh *s)
 	return 1;
 }
 
-int sh_in_done(shctx *c, int i)
+int ge_sh_in_done(shctx *c, int i)
 {
 	return in_out(c, i) != NULL;
 }
 
-int sh_in_dtype(shctx *c, int i)
+int ge_sh_in_dtype(shctx *c, int i)
 {
 	const oshape *o = in_out(c, i);
 	return o ? o->dtype : 0;
@@ -535,7 +535,7 @@ static int out_dtype(ge_graph *g, ge_opid id, const tyinfo *ti, int k)
 	const uint8_t *p = a->type_attr && *a->type_attr
 				   ? ge_op_attr_raw(g, id, a->type_attr, &len)
 				   : NULL;
-	if (p && sh_pb_find(p, p + len, GE_ATTR_TYPE, &l, &v))
+	if (p && ge_sh_pb_find(p, p + len, GE_ATTR_TYPE, &l, &v))
 		return (int)v;
 	return ge_op_output_dtype(g, id, k);
 }
@@ -549,7 +549,7 @@ static void apply_recorded(shctx *c, int pass_final)
 	const uint8_t *p = attr_raw(c, "_output_shapes", &len);
 	if (!p)
 		return;
-	const uint8_t *lp = sh_pb_find(p, p + len, GE_ATTR_LIST, &l, &v);
+	const uint8_t *lp = ge_sh_pb_find(p, p + len, GE_ATTR_LIST, &l, &v);
 	if (!lp)
 		return;
 	ge_wire w = ge_wire_of(lp, l);
@@ -559,8 +559,8 @@ static void apply_recorded(shctx *c, int pass_final)
 		if (!ge_wire_is_len(&f, GE_ATTRLIST_SHAPE))
 			continue;
 		sh rec, mine = c->out[k];
-		sh_shape_raw(f.data, f.len, &rec);
-		if (sh_merge(&mine, &rec) == 0) {
+		ge_sh_shape_raw(f.data, f.len, &rec);
+		if (ge_sh_merge(&mine, &rec) == 0) {
 			c->out[k] = mine;
 		} else if (pass_final) {
 			ge_buf a = GE_BUF_INIT, b = GE_BUF_INIT;

@@ -38,7 +38,7 @@ static ge_opid in_source(shctx *c, int i)
 static void f_read_variable(shctx *c)
 {
 	ge_opid src = in_source(c, 0);
-	if (src == GE_NOOP || sh_op_attr_shape(c->g, src, "shape", OUT(0)))
+	if (src == GE_NOOP || ge_sh_op_attr_shape(c->g, src, "shape", OUT(0)))
 		sh_unknown(OUT(0));
 	c->reason = GE_SHAPE_DATA;
 }
@@ -47,8 +47,8 @@ static void f_resource_gather(shctx *c)
 {
 	sh p, ix;
 	ge_opid src = in_source(c, 0);
-	sh_in(c, 1, &ix);
-	if (src == GE_NOOP || sh_op_attr_shape(c->g, src, "shape", &p) ||
+	ge_sh_in(c, 1, &ix);
+	if (src == GE_NOOP || ge_sh_op_attr_shape(c->g, src, "shape", &p) ||
 	    p.rank < 1 || ix.rank < 0 ||
 	    ix.rank + p.rank - 1 > GE_SHAPE_MAXRANK) {
 		sh_unknown(OUT(0));
@@ -82,7 +82,7 @@ static int restored_shape(ge_graph *g, ge_tref t, sh *s, int depth)
 		    u[j].slot != 1)
 			continue;
 		ge_opid v = source_of(g, ge_op_input(g, u[j].op, 0));
-		if (v != GE_NOOP && !sh_op_attr_shape(g, v, "shape", s) &&
+		if (v != GE_NOOP && !ge_sh_op_attr_shape(g, v, "shape", s) &&
 		    s->rank >= 0)
 			return 1;
 	}
@@ -118,7 +118,7 @@ static void f_ta_read(shctx *c)
 {
 	ge_opid src = in_source(c, 0);
 	if (src == GE_NOOP || strcmp(ge_op_type(c->g, src), "TensorArrayV3") ||
-	    sh_op_attr_shape(c->g, src, "element_shape", OUT(0)))
+	    ge_sh_op_attr_shape(c->g, src, "element_shape", OUT(0)))
 		sh_unknown(OUT(0));
 	c->reason = GE_SHAPE_DATA;
 }
@@ -126,13 +126,13 @@ static void f_ta_read(shctx *c)
 static void f_ta_gather(shctx *c)
 {
 	sh e, ix;
-	if (sh_attr_shape(c, "element_shape", &e) || e.rank < 0) {
+	if (ge_sh_attr_shape(c, "element_shape", &e) || e.rank < 0) {
 		ge_opid src = in_source(c, 0);
 		if (src == GE_NOOP ||
-		    sh_op_attr_shape(c->g, src, "element_shape", &e))
+		    ge_sh_op_attr_shape(c->g, src, "element_shape", &e))
 			e.rank = -1;
 	}
-	sh_in(c, 1, &ix);
+	ge_sh_in(c, 1, &ix);
 	if (e.rank < 0 || e.rank >= GE_SHAPE_MAXRANK) {
 		sh_unknown(OUT(0));
 		return;
@@ -144,7 +144,7 @@ static void f_ta_gather(shctx *c)
 
 static void f_stack_push(shctx *c)
 {
-	sh_in(c, 1, OUT(0));
+	ge_sh_in(c, 1, OUT(0));
 }
 
 /* StackPopV2: what is pushed onto the same stack. */
@@ -167,7 +167,7 @@ static void f_stack_pop(shctx *c)
 			if (!strcmp(t, "StackPushV2") && u[j].slot == 0) {
 				ge_tref o = {u[j].op, 0};
 				sh s;
-				if (sh_out_shape(c, o, &s)) {
+				if (ge_sh_out_shape(c, o, &s)) {
 					*OUT(0) = s;
 					return;
 				}
@@ -181,7 +181,7 @@ static void f_stack_pop(shctx *c)
 static void f_concat_offset(shctx *c)
 {
 	sh s;
-	sh_in(c, 1, &s);
+	ge_sh_in(c, 1, &s);
 	for (int k = 0; k < c->nout; k++)
 		*OUT(k) = s;
 }
@@ -190,13 +190,13 @@ static void f_unsorted_segment(shctx *c)
 {
 	sh d, ids;
 	int64_t n;
-	sh_in(c, 0, &d);
-	sh_in(c, 1, &ids);
+	ge_sh_in(c, 0, &d);
+	ge_sh_in(c, 1, &ids);
 	if (d.rank < 0 || ids.rank < 0 || ids.rank > d.rank) {
 		sh_unknown(OUT(0));
 		return;
 	}
-	if (!sh_in_scalar(c, 2, &n))
+	if (!ge_sh_in_scalar(c, 2, &n))
 		n = -1;
 	OUT(0)->rank = d.rank - ids.rank + 1;
 	OUT(0)->d[0] = n;
@@ -217,11 +217,11 @@ static void f_dynamic_stitch(shctx *c)
 		tmp[i] = SH_UNK;
 	for (int i = 0; i < n; i++) {
 		shval ix, dv;
-		if (!sh_in_val(c, i, &ix)) {
+		if (!ge_sh_in_val(c, i, &ix)) {
 			known = 0;
 			break;
 		}
-		int hv = sh_in_val(c, n + i, &dv) && dv.n == ix.n;
+		int hv = ge_sh_in_val(c, n + i, &dv) && dv.n == ix.n;
 		for (int k = 0; k < ix.n; k++) {
 			if (ix.v[k] == SH_UNK) {
 				known = 0;
@@ -238,8 +238,8 @@ static void f_dynamic_stitch(shctx *c)
 		}
 	}
 	sh data, idx;
-	sh_in(c, n, &data);
-	sh_in(c, 0, &idx);
+	ge_sh_in(c, n, &data);
+	ge_sh_in(c, 0, &idx);
 	if (data.rank < 0 || idx.rank < 0 || data.rank < idx.rank) {
 		sh_unknown(OUT(0));
 		return;
@@ -258,8 +258,8 @@ static void f_dynamic_stitch(shctx *c)
 static void f_invert_perm(shctx *c)
 {
 	shval v;
-	sh_in(c, 0, OUT(0));
-	if (sh_in_val(c, 0, &v)) {
+	ge_sh_in(c, 0, OUT(0));
+	if (ge_sh_in_val(c, 0, &v)) {
 		VAL(0)->n = v.n;
 		for (int i = 0; i < v.n; i++)
 			VAL(0)->v[i] = SH_UNK;
@@ -272,15 +272,15 @@ static void f_invert_perm(shctx *c)
 
 static void f_ref_input0(shctx *c)
 {
-	sh_in(c, 0, OUT(0));
+	ge_sh_in(c, 0, OUT(0));
 }
 
 static void f_candidate_sampler(shctx *c)
 {
-	int64_t n = sh_attr_int(c, "num_sampled", -1);
+	int64_t n = ge_sh_attr_int(c, "num_sampled", -1);
 	sh_ranked(OUT(0), 1);
 	OUT(0)->d[0] = n;
-	sh_in(c, 0, OUT(1));
+	ge_sh_in(c, 0, OUT(1));
 	*OUT(2) = *OUT(0);
 }
 
@@ -290,13 +290,13 @@ static void f_string_join(shctx *c)
 	sh_ranked(OUT(0), 0);
 	for (int i = 0; i < c->nin; i++) {
 		sh s;
-		sh_in(c, i, &s);
+		ge_sh_in(c, i, &s);
 		if (s.rank == 0)
 			continue;
 		if (OUT(0)->rank == 0) {
 			*OUT(0) = s;
-		} else if (sh_merge(OUT(0), &s)) {
-			sh_fail(c, "input %d has a different shape", i);
+		} else if (ge_sh_merge(OUT(0), &s)) {
+			ge_sh_fail(c, "input %d has a different shape", i);
 			return;
 		}
 	}
@@ -307,10 +307,10 @@ static void f_string_join(shctx *c)
 static int element_shape(shctx *c, int i, sh *e)
 {
 	shval v;
-	if (!sh_in_val(c, i, &v) || v.n > GE_SHAPE_MAXRANK)
+	if (!ge_sh_in_val(c, i, &v) || v.n > GE_SHAPE_MAXRANK)
 		return -1;
 	sh s;
-	sh_in(c, i, &s);
+	ge_sh_in(c, i, &s);
 	if (s.rank == 0)
 		return -1;
 	e->rank = v.n;
@@ -333,7 +333,7 @@ static void f_list_stack(shctx *c)
 		return;
 	}
 	OUT(0)->rank = e.rank + 1;
-	OUT(0)->d[0] = sh_attr_int(c, "num_elements", -1);
+	OUT(0)->d[0] = ge_sh_attr_int(c, "num_elements", -1);
 	if (OUT(0)->d[0] < 0)
 		OUT(0)->d[0] = -1;
 	memcpy(OUT(0)->d + 1, e.d, (size_t)e.rank * sizeof e.d[0]);

@@ -60,25 +60,25 @@ struct ge_shape_entry {
 extern const struct ge_shape_entry ge_shape_handle_fns[];
 
 /* shapes.c: what a shape function may ask of its context. */
-void sh_in(shctx *c, int i, sh *s);
-int sh_in_val(shctx *c, int i, shval *v);
-int sh_in_scalar(shctx *c, int i, int64_t *x);
-int sh_in_dtype(shctx *c, int i);
+void ge_sh_in(shctx *c, int i, sh *s);
+int ge_sh_in_val(shctx *c, int i, shval *v);
+int ge_sh_in_scalar(shctx *c, int i, int64_t *x);
+int ge_sh_in_dtype(shctx *c, int i);
 /* whether input i was computed (a loop's back edge may not be yet) */
-int sh_in_done(shctx *c, int i);
-int64_t sh_attr_int(shctx *c, const char *name, int64_t def);
-int sh_attr_ints(shctx *c, const char *name, int64_t *out, int cap);
-int sh_attr_str_is(shctx *c, const char *name, const char *s, int def);
-int sh_attr_shape(shctx *c, const char *name, sh *s);
-int sh_op_attr_shape(ge_graph *g, ge_opid id, const char *name, sh *s);
+int ge_sh_in_done(shctx *c, int i);
+int64_t ge_sh_attr_int(shctx *c, const char *name, int64_t def);
+int ge_sh_attr_ints(shctx *c, const char *name, int64_t *out, int cap);
+int ge_sh_attr_str_is(shctx *c, const char *name, const char *s, int def);
+int ge_sh_attr_shape(shctx *c, const char *name, sh *s);
+int ge_sh_op_attr_shape(ge_graph *g, ge_opid id, const char *name, sh *s);
 /* The inferred shape of any output computed so far (0 if not yet). */
-int sh_out_shape(shctx *c, ge_tref t, sh *s);
+int ge_sh_out_shape(shctx *c, ge_tref t, sh *s);
 /* Raw protobuf helpers: the first field `num` of a message (payload of a
  * length-delimited field, or a varint in *v); a TensorShapeProto. */
-const uint8_t *sh_pb_find(const uint8_t *p, const uint8_t *end, uint32_t num,
+const uint8_t *ge_sh_pb_find(const uint8_t *p, const uint8_t *end, uint32_t num,
 			  size_t *len, uint64_t *v);
-void sh_shape_raw(const uint8_t *p, size_t n, sh *s);
-void sh_fail(shctx *c, const char *fmt, ...) GE_PRINTF(2, 3);
+void ge_sh_shape_raw(const uint8_t *p, size_t n, sh *s);
+void ge_sh_fail(shctx *c, const char *fmt, ...) GE_PRINTF(2, 3);
 
 static inline void sh_unknown(sh *s)
 {
@@ -110,11 +110,11 @@ static inline int64_t sh_numel(const sh *s)
 }
 /* TensorFlow's Merge: the most specific shape compatible with both;
  * -1 when they contradict. */
-int sh_merge(sh *a, const sh *b);
+int ge_sh_merge(sh *a, const sh *b);
 /* The most specific shape both are instances of. */
-void sh_relax(sh *a, const sh *b);
+void ge_sh_relax(sh *a, const sh *b);
 /* Broadcasting as in TensorFlow's BroadcastBinaryOpOutputShapeFn; -1 when
  * the shapes cannot broadcast. */
-int sh_broadcast(const sh *a, const sh *b, sh *out);
+int ge_sh_broadcast(const sh *a, const sh *b, sh *out);
 
 #endif

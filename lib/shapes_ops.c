@@ -54,10 +54,10 @@ static int val_to_shape(const shval *v, sh *s)
 static void shape_from_input(shctx *c, int i, sh *out)
 {
 	shval v;
-	if (sh_in_val(c, i, &v) && !val_to_shape(&v, out))
+	if (ge_sh_in_val(c, i, &v) && !val_to_shape(&v, out))
 		return;
 	sh s;
-	sh_in(c, i, &s);
+	ge_sh_in(c, i, &s);
 	if (s.rank == 1 && s.d[0] >= 0)
 		sh_ranked(out, (int)s.d[0]);
 	else if (s.rank == 0)
@@ -79,7 +79,7 @@ static void f_const(shctx *c);
 
 static void f_shape_attr(shctx *c)
 {
-	if (sh_attr_shape(c, "shape", OUT(0)))
+	if (ge_sh_attr_shape(c, "shape", OUT(0)))
 		sh_unknown(OUT(0));
 }
 
@@ -103,7 +103,7 @@ static void f_fill(shctx *c)
 {
 	shape_from_input(c, 0, OUT(0));
 	int64_t x, n = sh_numel(OUT(0));
-	if (n >= 0 && n <= SH_MAXV && sh_in_scalar(c, 1, &x)) {
+	if (n >= 0 && n <= SH_MAXV && ge_sh_in_scalar(c, 1, &x)) {
 		VAL(0)->n = (int)n;
 		for (int64_t i = 0; i < n; i++)
 			VAL(0)->v[i] = x;
@@ -114,14 +114,14 @@ static void f_range(shctx *c)
 {
 	int64_t a, b, d;
 	sh_ranked(OUT(0), 1);
-	int ints = sh_in_dtype(c, 0) == 3 || sh_in_dtype(c, 0) == 9;
-	if (!ints || !sh_in_scalar(c, 0, &a) || !sh_in_scalar(c, 1, &b) ||
-	    !sh_in_scalar(c, 2, &d)) {
+	int ints = ge_sh_in_dtype(c, 0) == 3 || ge_sh_in_dtype(c, 0) == 9;
+	if (!ints || !ge_sh_in_scalar(c, 0, &a) || !ge_sh_in_scalar(c, 1, &b) ||
+	    !ge_sh_in_scalar(c, 2, &d)) {
 		c->reason = GE_SHAPE_DATA;
 		return;
 	}
 	if (d == 0) {
-		sh_fail(c, "delta is 0");
+		ge_sh_fail(c, "delta is 0");
 		return;
 	}
 	if ((d > 0 && b <= a) || (d < 0 && b >= a)) {
@@ -149,7 +149,7 @@ static void f_linspace(shctx *c)
 {
 	int64_t n;
 	sh_ranked(OUT(0), 1);
-	if (sh_in_scalar(c, 2, &n))
+	if (ge_sh_in_scalar(c, 2, &n))
 		OUT(0)->d[0] = n;
 }
 
@@ -157,36 +157,36 @@ static void f_linspace(shctx *c)
 
 static void f_same(shctx *c)
 {
-	sh_in(c, 0, OUT(0));
+	ge_sh_in(c, 0, OUT(0));
 	for (int k = 1; k < c->nout; k++)
 		*OUT(k) = *OUT(0);
 	if (c->nout)
-		sh_in_val(c, 0, VAL(0));
+		ge_sh_in_val(c, 0, VAL(0));
 	c->reason = 0;
 }
 
 /* Identity-like ops keep values; value-changing unary ops do not. */
 static void f_unary(shctx *c)
 {
-	sh_in(c, 0, OUT(0));
+	ge_sh_in(c, 0, OUT(0));
 	for (int k = 1; k < c->nout; k++)
 		*OUT(k) = *OUT(0);
 }
 
 static void f_cast(shctx *c)
 {
-	sh_in(c, 0, OUT(0));
-	int dt = (int)sh_attr_int(c, "DstT", 0);
+	ge_sh_in(c, 0, OUT(0));
+	int dt = (int)ge_sh_attr_int(c, "DstT", 0);
 	if (dt == 3 || dt == 9)
-		sh_in_val(c, 0, VAL(0));
+		ge_sh_in_val(c, 0, VAL(0));
 	c->reason = 0;
 }
 
 static void f_identity_n(shctx *c)
 {
 	for (int k = 0; k < c->nout && k < c->nin; k++) {
-		sh_in(c, k, OUT(k));
-		sh_in_val(c, k, VAL(k));
+		ge_sh_in(c, k, OUT(k));
+		ge_sh_in_val(c, k, VAL(k));
 	}
 	c->reason = 0;
 }
@@ -194,12 +194,12 @@ static void f_identity_n(shctx *c)
 static void f_merge_inputs(shctx *c)
 {
 	/* AddN and friends: all inputs have one shape */
-	sh_in(c, 0, OUT(0));
+	ge_sh_in(c, 0, OUT(0));
 	for (int i = 1; i < c->nin; i++) {
 		sh s;
-		sh_in(c, i, &s);
-		if (sh_merge(OUT(0), &s)) {
-			sh_fail(c, "inputs 0 and %d have incompatible shapes", i);
+		ge_sh_in(c, i, &s);
+		if (ge_sh_merge(OUT(0), &s)) {
+			ge_sh_fail(c, "inputs 0 and %d have incompatible shapes", i);
 			return;
 		}
 	}
@@ -207,7 +207,7 @@ static void f_merge_inputs(shctx *c)
 
 static void f_switch(shctx *c)
 {
-	sh_in(c, 0, OUT(0));
+	ge_sh_in(c, 0, OUT(0));
 	for (int k = 1; k < c->nout; k++)
 		*OUT(k) = *OUT(0);
 }
@@ -218,15 +218,15 @@ static void f_merge(shctx *c)
 {
 	int any = 0;
 	for (int i = 0; i < c->nin; i++) {
-		if (!sh_in_done(c, i))
+		if (!ge_sh_in_done(c, i))
 			continue;
 		sh s;
-		sh_in(c, i, &s);
+		ge_sh_in(c, i, &s);
 		if (!any) {
 			*OUT(0) = s;
 			any = 1;
 		} else {
-			sh_relax(OUT(0), &s);
+			ge_sh_relax(OUT(0), &s);
 		}
 	}
 	c->reason = 0;
@@ -239,10 +239,10 @@ static void f_merge(shctx *c)
 static void f_select(shctx *c)
 {
 	sh a, b;
-	sh_in(c, 1, &a);
-	sh_in(c, 2, &b);
-	if (sh_merge(&a, &b)) {
-		sh_fail(c, "then and else have incompatible shapes");
+	ge_sh_in(c, 1, &a);
+	ge_sh_in(c, 2, &b);
+	if (ge_sh_merge(&a, &b)) {
+		ge_sh_fail(c, "then and else have incompatible shapes");
 		return;
 	}
 	*OUT(0) = a;
@@ -251,11 +251,11 @@ static void f_select(shctx *c)
 static void f_selectv2(shctx *c)
 {
 	sh a, b, x, y;
-	sh_in(c, 0, &a);
-	sh_in(c, 1, &b);
-	sh_in(c, 2, &x);
-	if (sh_broadcast(&b, &x, &y) || sh_broadcast(&a, &y, OUT(0)))
-		sh_fail(c, "inputs do not broadcast");
+	ge_sh_in(c, 0, &a);
+	ge_sh_in(c, 1, &b);
+	ge_sh_in(c, 2, &x);
+	if (ge_sh_broadcast(&b, &x, &y) || ge_sh_broadcast(&a, &y, OUT(0)))
+		ge_sh_fail(c, "inputs do not broadcast");
 }
 
 /* ------------------------------------------------------------ binary */
@@ -295,13 +295,13 @@ static int64_t ival(int64_t a, int64_t b, const char *t)
 static void f_binary(shctx *c)
 {
 	sh a, b;
-	sh_in(c, 0, &a);
-	sh_in(c, 1, &b);
-	if (sh_broadcast(&a, &b, OUT(0))) {
+	ge_sh_in(c, 0, &a);
+	ge_sh_in(c, 1, &b);
+	if (ge_sh_broadcast(&a, &b, OUT(0))) {
 		ge_buf x = GE_BUF_INIT, y = GE_BUF_INIT;
 		ge_shape_format(&x, a.rank, a.d);
 		ge_shape_format(&y, b.rank, b.d);
-		sh_fail(c, "shapes %s and %s do not broadcast", (char *)x.data,
+		ge_sh_fail(c, "shapes %s and %s do not broadcast", (char *)x.data,
 			(char *)y.data);
 		ge_buf_free(&x);
 		ge_buf_free(&y);
@@ -314,7 +314,7 @@ static void f_binary(shctx *c)
 		return;
 	shval x, y;
 	int sv = c->reason;
-	if (!sh_in_val(c, 0, &x) || !sh_in_val(c, 1, &y)) {
+	if (!ge_sh_in_val(c, 0, &x) || !ge_sh_in_val(c, 1, &y)) {
 		c->reason = sv;
 		return;
 	}
@@ -333,13 +333,13 @@ static void f_binary(shctx *c)
 static void f_matmul(shctx *c)
 {
 	sh a, b;
-	sh_in(c, 0, &a);
-	sh_in(c, 1, &b);
+	ge_sh_in(c, 0, &a);
+	ge_sh_in(c, 1, &b);
 	sh_ranked(OUT(0), 2);
-	int ta = (int)sh_attr_int(c, "transpose_a", 0);
-	int tb = (int)sh_attr_int(c, "transpose_b", 0);
+	int ta = (int)ge_sh_attr_int(c, "transpose_a", 0);
+	int tb = (int)ge_sh_attr_int(c, "transpose_b", 0);
 	if ((a.rank >= 0 && a.rank != 2) || (b.rank >= 0 && b.rank != 2)) {
-		sh_fail(c, "MatMul needs rank-2 inputs");
+		ge_sh_fail(c, "MatMul needs rank-2 inputs");
 		return;
 	}
 	int64_t k1 = -1, k2 = -1;
@@ -352,16 +352,16 @@ static void f_matmul(shctx *c)
 		k2 = b.d[tb ? 1 : 0];
 	}
 	if (k1 >= 0 && k2 >= 0 && k1 != k2)
-		sh_fail(c, "inner dimensions differ (%lld and %lld)",
+		ge_sh_fail(c, "inner dimensions differ (%lld and %lld)",
 			(long long)k1, (long long)k2);
 }
 
 static void f_batch_matmul(shctx *c)
 {
 	sh a, b;
-	sh_in(c, 0, &a);
-	sh_in(c, 1, &b);
-	int ax = (int)sh_attr_int(c, "adj_x", 0), ay = (int)sh_attr_int(c, "adj_y", 0);
+	ge_sh_in(c, 0, &a);
+	ge_sh_in(c, 1, &b);
+	int ax = (int)ge_sh_attr_int(c, "adj_x", 0), ay = (int)ge_sh_attr_int(c, "adj_y", 0);
 	if (a.rank < 2 || b.rank < 2) {
 		sh_unknown(OUT(0));
 		return;
@@ -371,12 +371,12 @@ static void f_batch_matmul(shctx *c)
 	bb.rank -= 2;
 	if (!strcmp(c->type, "BatchMatMul")) {
 		bo = ba;
-		if (sh_merge(&bo, &bb)) {
-			sh_fail(c, "batch dimensions differ");
+		if (ge_sh_merge(&bo, &bb)) {
+			ge_sh_fail(c, "batch dimensions differ");
 			return;
 		}
-	} else if (sh_broadcast(&ba, &bb, &bo)) {
-		sh_fail(c, "batch dimensions do not broadcast");
+	} else if (ge_sh_broadcast(&ba, &bb, &bo)) {
+		ge_sh_fail(c, "batch dimensions do not broadcast");
 		return;
 	}
 	if (bo.rank + 2 > GE_SHAPE_MAXRANK) {
@@ -389,7 +389,7 @@ static void f_batch_matmul(shctx *c)
 	OUT(0)->d[bo.rank + 1] = b.d[b.rank - (ay ? 2 : 1)];
 	int64_t k1 = a.d[a.rank - (ax ? 2 : 1)], k2 = b.d[b.rank - (ay ? 1 : 2)];
 	if (k1 >= 0 && k2 >= 0 && k1 != k2)
-		sh_fail(c, "inner dimensions differ (%lld and %lld)",
+		ge_sh_fail(c, "inner dimensions differ (%lld and %lld)",
 			(long long)k1, (long long)k2);
 }
 
@@ -423,25 +423,25 @@ static void conv_like(shctx *c, int pool, int depthwise)
 {
 	sh x, f;
 	f.rank = -1;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	sh_ranked(OUT(0), 4);
-	int nchw = sh_attr_str_is(c, "data_format", "NCHW", 0);
+	int nchw = ge_sh_attr_str_is(c, "data_format", "NCHW", 0);
 	int hi = nchw ? 2 : 1, wi = nchw ? 3 : 2, ci = nchw ? 1 : 3;
 	int64_t st[4] = {1, 1, 1, 1}, dl[4] = {1, 1, 1, 1}, ks[4] = {1, 1, 1, 1};
 	int64_t ep[8] = {0};
-	sh_attr_ints(c, "strides", st, 4);
-	sh_attr_ints(c, "dilations", dl, 4);
-	int same = sh_attr_str_is(c, "padding", "SAME", 0);
-	int expl = sh_attr_str_is(c, "padding", "EXPLICIT", 0);
+	ge_sh_attr_ints(c, "strides", st, 4);
+	ge_sh_attr_ints(c, "dilations", dl, 4);
+	int same = ge_sh_attr_str_is(c, "padding", "SAME", 0);
+	int expl = ge_sh_attr_str_is(c, "padding", "EXPLICIT", 0);
 	if (expl)
-		sh_attr_ints(c, "explicit_paddings", ep, 8);
+		ge_sh_attr_ints(c, "explicit_paddings", ep, 8);
 	int64_t fh = -1, fw = -1, oc = -1;
 	if (pool) {
-		if (sh_attr_ints(c, "ksize", ks, 4) != 4) {
+		if (ge_sh_attr_ints(c, "ksize", ks, 4) != 4) {
 			shval v;
-			if (c->nin >= 3 && sh_in_val(c, 1, &v) && v.n == 4)
+			if (c->nin >= 3 && ge_sh_in_val(c, 1, &v) && v.n == 4)
 				memcpy(ks, v.v, sizeof ks);
-			if (c->nin >= 3 && sh_in_val(c, 2, &v) && v.n == 4)
+			if (c->nin >= 3 && ge_sh_in_val(c, 2, &v) && v.n == 4)
 				memcpy(st, v.v, sizeof st);
 		}
 		fh = ks[hi];
@@ -450,7 +450,7 @@ static void conv_like(shctx *c, int pool, int depthwise)
 			dl[i] = 1;
 		oc = x.rank == 4 ? x.d[ci] : -1;
 	} else {
-		sh_in(c, 1, &f);
+		ge_sh_in(c, 1, &f);
 		if (f.rank == 4) {
 			fh = f.d[0];
 			fw = f.d[1];
@@ -460,12 +460,12 @@ static void conv_like(shctx *c, int pool, int depthwise)
 		}
 	}
 	if (x.rank >= 0 && x.rank != 4) {
-		sh_fail(c, "input must be 4-D, not %d-D", x.rank);
+		ge_sh_fail(c, "input must be 4-D, not %d-D", x.rank);
 		return;
 	}
 	if (!pool && x.rank == 4 && f.rank == 4 && x.d[ci] > 0 && f.d[2] > 0 &&
 	    (depthwise ? x.d[ci] != f.d[2] : x.d[ci] % f.d[2] != 0)) {
-		sh_fail(c, "input depth %lld does not match the filter's %lld",
+		ge_sh_fail(c, "input depth %lld does not match the filter's %lld",
 			(long long)x.d[ci], (long long)f.d[2]);
 		return;
 	}
@@ -499,15 +499,15 @@ static void f_pool(shctx *c)
 static void f_bias_add(shctx *c)
 {
 	sh b;
-	sh_in(c, 0, OUT(0));
-	sh_in(c, 1, &b);
-	int nchw = sh_attr_str_is(c, "data_format", "NCHW", 0);
+	ge_sh_in(c, 0, OUT(0));
+	ge_sh_in(c, 1, &b);
+	int nchw = ge_sh_attr_str_is(c, "data_format", "NCHW", 0);
 	if (OUT(0)->rank >= 2 && b.rank == 1) {
 		int ci = nchw ? 1 : OUT(0)->rank - 1;
 		if (OUT(0)->d[ci] < 0)
 			OUT(0)->d[ci] = b.d[0];
 		else if (b.d[0] >= 0 && b.d[0] != OUT(0)->d[ci])
-			sh_fail(c, "bias of %lld for %lld channels",
+			ge_sh_fail(c, "bias of %lld for %lld channels",
 				(long long)b.d[0], (long long)OUT(0)->d[ci]);
 	}
 }
@@ -515,17 +515,17 @@ static void f_bias_add(shctx *c)
 static void f_fused_bn(shctx *c)
 {
 	sh x, s;
-	sh_in(c, 0, &x);
-	int nchw = sh_attr_str_is(c, "data_format", "NCHW", 0);
+	ge_sh_in(c, 0, &x);
+	int nchw = ge_sh_attr_str_is(c, "data_format", "NCHW", 0);
 	if (x.rank >= 0 && x.rank != 4) {
-		sh_fail(c, "input must be 4-D");
+		ge_sh_fail(c, "input must be 4-D");
 		return;
 	}
 	if (x.rank < 0)
 		sh_ranked(&x, 4);
 	int ci = nchw ? 1 : 3;
 	for (int i = 1; i < 5 && i < c->nin; i++) {
-		sh_in(c, i, &s);
+		ge_sh_in(c, i, &s);
 		if (s.rank == 1 && x.d[ci] < 0)
 			x.d[ci] = s.d[0];
 	}
@@ -540,12 +540,12 @@ static void f_fused_bn(shctx *c)
 static void f_depth_space(shctx *c, int to_space)
 {
 	sh x;
-	sh_in(c, 0, &x);
-	int64_t b = sh_attr_int(c, "block_size", 0);
+	ge_sh_in(c, 0, &x);
+	int64_t b = ge_sh_attr_int(c, "block_size", 0);
 	sh_ranked(OUT(0), 4);
 	if (x.rank != 4 || b <= 0 || b > (1 << 20))
 		return;
-	int nchw = sh_attr_str_is(c, "data_format", "NCHW", 0);
+	int nchw = ge_sh_attr_str_is(c, "data_format", "NCHW", 0);
 	int hi = nchw ? 2 : 1, wi = nchw ? 3 : 2, ci = nchw ? 1 : 3;
 	OUT(0)->d[0] = x.d[0];
 	if (to_space) {
@@ -573,13 +573,13 @@ static void f_resize(shctx *c)
 {
 	sh x;
 	shval v;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	sh_ranked(OUT(0), 4);
 	if (x.rank == 4) {
 		OUT(0)->d[0] = x.d[0];
 		OUT(0)->d[3] = x.d[3];
 	}
-	if (sh_in_val(c, 1, &v) && v.n == 2) {
+	if (ge_sh_in_val(c, 1, &v) && v.n == 2) {
 		OUT(0)->d[1] = v.v[0] < 0 ? -1 : v.v[0];
 		OUT(0)->d[2] = v.v[1] < 0 ? -1 : v.v[1];
 	}
@@ -590,7 +590,7 @@ static void f_resize(shctx *c)
 static void f_shape(shctx *c)
 {
 	sh x;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	sh_ranked(OUT(0), 1);
 	c->reason = 0;
 	if (x.rank < 0)
@@ -603,7 +603,7 @@ static void f_shape_n(shctx *c)
 {
 	for (int k = 0; k < c->nout && k < c->nin; k++) {
 		sh x;
-		sh_in(c, k, &x);
+		ge_sh_in(c, k, &x);
 		sh_ranked(OUT(k), 1);
 		if (x.rank >= 0) {
 			OUT(k)->d[0] = x.rank;
@@ -616,7 +616,7 @@ static void f_shape_n(shctx *c)
 static void f_size(shctx *c)
 {
 	sh x;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	sh_ranked(OUT(0), 0);
 	int64_t n = sh_numel(&x);
 	VAL(0)->n = 1;
@@ -626,7 +626,7 @@ static void f_size(shctx *c)
 static void f_rank(shctx *c)
 {
 	sh x;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	sh_ranked(OUT(0), 0);
 	VAL(0)->n = 1;
 	VAL(0)->v[0] = x.rank < 0 ? SH_UNK : x.rank;
@@ -635,9 +635,9 @@ static void f_rank(shctx *c)
 static void f_reshape(shctx *c)
 {
 	sh x, t;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	shval v;
-	if (!sh_in_val(c, 1, &v)) {
+	if (!ge_sh_in_val(c, 1, &v)) {
 		shape_from_input(c, 1, OUT(0));
 		return;
 	}
@@ -654,7 +654,7 @@ static void f_reshape(shctx *c)
 			t.d[i] = -1;
 		} else if (v.v[i] < 0) {
 			if (v.v[i] != SH_UNK) {
-				sh_fail(c, "dimension %d of the target shape is %lld",
+				ge_sh_fail(c, "dimension %d of the target shape is %lld",
 					i, (long long)v.v[i]);
 				return;
 			}
@@ -674,13 +674,13 @@ static void f_reshape(shctx *c)
 		ge_shape_format(&b, t.rank, t.d);
 		if (infer >= 0) {
 			if (known == 0 ? n != 0 : n % known)
-				sh_fail(c, "cannot reshape %s (%lld elements) into "
+				ge_sh_fail(c, "cannot reshape %s (%lld elements) into "
 					"%s", (char *)a.data, (long long)n,
 					(char *)b.data);
 			else
 				t.d[infer] = known ? n / known : 0;
 		} else if (known != n) {
-			sh_fail(c, "cannot reshape %s (%lld elements) into %s "
+			ge_sh_fail(c, "cannot reshape %s (%lld elements) into %s "
 				"(%lld elements)", (char *)a.data, (long long)n,
 				(char *)b.data, (long long)known);
 		}
@@ -688,7 +688,7 @@ static void f_reshape(shctx *c)
 		ge_buf_free(&b);
 	}
 	*OUT(0) = t;
-	if (sh_in_val(c, 0, VAL(0)) && VAL(0)->n != sh_numel(&t))
+	if (ge_sh_in_val(c, 0, VAL(0)) && VAL(0)->n != sh_numel(&t))
 		VAL(0)->n = -1;
 	c->reason = 0;
 }
@@ -696,11 +696,11 @@ static void f_reshape(shctx *c)
 static void f_squeeze(shctx *c)
 {
 	sh x;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	int64_t ax[GE_SHAPE_MAXRANK];
-	int na = sh_attr_ints(c, "squeeze_dims", ax, GE_SHAPE_MAXRANK);
+	int na = ge_sh_attr_ints(c, "squeeze_dims", ax, GE_SHAPE_MAXRANK);
 	if (na < 0)
-		na = sh_attr_ints(c, "axis", ax, GE_SHAPE_MAXRANK);
+		na = ge_sh_attr_ints(c, "axis", ax, GE_SHAPE_MAXRANK);
 	if (na < 0)
 		na = 0;
 	if (x.rank < 0) {
@@ -711,11 +711,11 @@ static void f_squeeze(shctx *c)
 	for (int i = 0; i < na; i++) {
 		int64_t a;
 		if (norm_axis(ax[i], x.rank, &a)) {
-			sh_fail(c, "axis %lld out of range", (long long)ax[i]);
+			ge_sh_fail(c, "axis %lld out of range", (long long)ax[i]);
 			return;
 		}
 		if (x.d[a] > 1) {
-			sh_fail(c, "cannot squeeze dim %lld of size %lld",
+			ge_sh_fail(c, "cannot squeeze dim %lld of size %lld",
 				(long long)a, (long long)x.d[a]);
 			return;
 		}
@@ -731,7 +731,7 @@ static void f_squeeze(shctx *c)
 			continue;
 		OUT(0)->d[OUT(0)->rank++] = x.d[i];
 	}
-	if (sh_in_val(c, 0, VAL(0)) && OUT(0)->rank > 1)
+	if (ge_sh_in_val(c, 0, VAL(0)) && OUT(0)->rank > 1)
 		VAL(0)->n = -1;
 	c->reason = 0;
 }
@@ -740,23 +740,23 @@ static void f_expand_dims(shctx *c)
 {
 	sh x;
 	int64_t a;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	if (x.rank < 0 || x.rank >= GE_SHAPE_MAXRANK) {
 		sh_unknown(OUT(0));
 		return;
 	}
-	if (!sh_in_scalar(c, 1, &a)) {
+	if (!ge_sh_in_scalar(c, 1, &a)) {
 		sh_ranked(OUT(0), x.rank + 1);
 		return;
 	}
 	if (norm_axis(a, x.rank + 1, &a)) {
-		sh_fail(c, "axis out of range");
+		ge_sh_fail(c, "axis out of range");
 		return;
 	}
 	OUT(0)->rank = x.rank + 1;
 	for (int i = 0, j = 0; i <= x.rank; i++)
 		OUT(0)->d[i] = i == a ? 1 : x.d[j++];
-	if (sh_in_val(c, 0, VAL(0)) && OUT(0)->rank > 1)
+	if (ge_sh_in_val(c, 0, VAL(0)) && OUT(0)->rank > 1)
 		VAL(0)->n = -1;
 }
 
@@ -764,10 +764,10 @@ static void f_transpose(shctx *c)
 {
 	sh x;
 	shval p;
-	sh_in(c, 0, &x);
-	if (!sh_in_val(c, 1, &p)) {
+	ge_sh_in(c, 0, &x);
+	if (!ge_sh_in_val(c, 1, &p)) {
 		sh s;
-		sh_in(c, 1, &s);
+		ge_sh_in(c, 1, &s);
 		if (x.rank >= 0)
 			sh_ranked(OUT(0), x.rank);
 		else if (s.rank == 1)
@@ -777,7 +777,7 @@ static void f_transpose(shctx *c)
 		return;
 	}
 	if (x.rank >= 0 && p.n != x.rank) {
-		sh_fail(c, "perm has %d entries for a %d-D input", p.n, x.rank);
+		ge_sh_fail(c, "perm has %d entries for a %d-D input", p.n, x.rank);
 		return;
 	}
 	sh_ranked(OUT(0), p.n);
@@ -788,7 +788,7 @@ static void f_transpose(shctx *c)
 		if (p.v[i] == SH_UNK)
 			continue;
 		if (norm_axis(p.v[i], x.rank, &a)) {
-			sh_fail(c, "perm entry %lld out of range", (long long)p.v[i]);
+			ge_sh_fail(c, "perm entry %lld out of range", (long long)p.v[i]);
 			return;
 		}
 		OUT(0)->d[i] = x.d[a];
@@ -798,11 +798,11 @@ static void f_transpose(shctx *c)
 static void concat_common(shctx *c, int first, int n, int axis_in)
 {
 	int64_t ax;
-	int have_axis = sh_in_scalar(c, axis_in, &ax);
+	int have_axis = ge_sh_in_scalar(c, axis_in, &ax);
 	int rank = -1;
 	for (int i = 0; i < n; i++) {
 		sh s;
-		sh_in(c, first + i, &s);
+		ge_sh_in(c, first + i, &s);
 		if (s.rank >= 0)
 			rank = s.rank;
 	}
@@ -815,7 +815,7 @@ static void concat_common(shctx *c, int first, int n, int axis_in)
 		return;
 	}
 	if (norm_axis(ax, rank, &ax)) {
-		sh_fail(c, "axis %lld out of range for rank %d", (long long)ax,
+		ge_sh_fail(c, "axis %lld out of range for rank %d", (long long)ax,
 			rank);
 		return;
 	}
@@ -826,9 +826,9 @@ static void concat_common(shctx *c, int first, int n, int axis_in)
 	all.n = rank == 1 ? 0 : -1;
 	for (int i = 0; i < n; i++) {
 		sh s;
-		sh_in(c, first + i, &s);
+		ge_sh_in(c, first + i, &s);
 		if (s.rank >= 0 && s.rank != rank) {
-			sh_fail(c, "input %d has rank %d, not %d", first + i,
+			ge_sh_fail(c, "input %d has rank %d, not %d", first + i,
 				s.rank, rank);
 			return;
 		}
@@ -841,8 +841,8 @@ static void concat_common(shctx *c, int first, int n, int axis_in)
 		s.d[ax] = -1;
 		sh o2 = out;
 		o2.d[ax] = -1;
-		if (sh_merge(&o2, &s)) {
-			sh_fail(c, "input %d does not match the others",
+		if (ge_sh_merge(&o2, &s)) {
+			ge_sh_fail(c, "input %d does not match the others",
 				first + i);
 			return;
 		}
@@ -850,7 +850,7 @@ static void concat_common(shctx *c, int first, int n, int axis_in)
 		sum = dadd(sum, a);
 		shval v;
 		int sv = c->reason;
-		if (all.n >= 0 && sh_in_val(c, first + i, &v) &&
+		if (all.n >= 0 && ge_sh_in_val(c, first + i, &v) &&
 		    all.n + v.n <= SH_MAXV) {
 			memcpy(all.v + all.n, v.v, (size_t)v.n * sizeof v.v[0]);
 			all.n += v.n;
@@ -878,12 +878,12 @@ static void f_concat(shctx *c)
 static void f_pack(shctx *c)
 {
 	sh s;
-	sh_in(c, 0, &s);
+	ge_sh_in(c, 0, &s);
 	for (int i = 1; i < c->nin; i++) {
 		sh t;
-		sh_in(c, i, &t);
-		if (sh_merge(&s, &t)) {
-			sh_fail(c, "input %d has a different shape", i);
+		ge_sh_in(c, i, &t);
+		if (ge_sh_merge(&s, &t)) {
+			ge_sh_fail(c, "input %d has a different shape", i);
 			return;
 		}
 	}
@@ -891,9 +891,9 @@ static void f_pack(shctx *c)
 		sh_unknown(OUT(0));
 		return;
 	}
-	int64_t ax = sh_attr_int(c, "axis", 0);
+	int64_t ax = ge_sh_attr_int(c, "axis", 0);
 	if (norm_axis(ax, s.rank + 1, &ax)) {
-		sh_fail(c, "axis out of range");
+		ge_sh_fail(c, "axis out of range");
 		return;
 	}
 	OUT(0)->rank = s.rank + 1;
@@ -904,7 +904,7 @@ static void f_pack(shctx *c)
 		int sv = c->reason;
 		for (int i = 0; i < c->nin; i++) {
 			int64_t x;
-			VAL(0)->v[i] = sh_in_scalar(c, i, &x) ? x : SH_UNK;
+			VAL(0)->v[i] = ge_sh_in_scalar(c, i, &x) ? x : SH_UNK;
 		}
 		c->reason = sv;
 	}
@@ -913,15 +913,15 @@ static void f_pack(shctx *c)
 static void f_unpack(shctx *c)
 {
 	sh s;
-	sh_in(c, 0, &s);
-	int64_t ax = sh_attr_int(c, "axis", 0);
+	ge_sh_in(c, 0, &s);
+	int64_t ax = ge_sh_attr_int(c, "axis", 0);
 	if (s.rank < 0) {
 		for (int k = 0; k < c->nout; k++)
 			sh_unknown(OUT(k));
 		return;
 	}
 	if (norm_axis(ax, s.rank, &ax)) {
-		sh_fail(c, "axis out of range");
+		ge_sh_fail(c, "axis out of range");
 		return;
 	}
 	sh o;
@@ -931,7 +931,7 @@ static void f_unpack(shctx *c)
 			o.d[j++] = s.d[i];
 	shval v;
 	int sv = c->reason;
-	int vals = s.rank == 1 && sh_in_val(c, 0, &v) && v.n == c->nout;
+	int vals = s.rank == 1 && ge_sh_in_val(c, 0, &v) && v.n == c->nout;
 	c->reason = sv;
 	for (int k = 0; k < c->nout; k++) {
 		*OUT(k) = o;
@@ -946,25 +946,25 @@ static void split_common(shctx *c, int axis_in, int value_in, shval *sizes)
 {
 	sh s;
 	int64_t ax;
-	sh_in(c, value_in, &s);
+	ge_sh_in(c, value_in, &s);
 	for (int k = 0; k < c->nout; k++)
 		sh_unknown(OUT(k));
 	if (s.rank < 0)
 		return;
-	if (!sh_in_scalar(c, axis_in, &ax)) {
+	if (!ge_sh_in_scalar(c, axis_in, &ax)) {
 		for (int k = 0; k < c->nout; k++)
 			sh_ranked(OUT(k), s.rank);
 		return;
 	}
 	if (norm_axis(ax, s.rank, &ax)) {
-		sh_fail(c, "axis out of range");
+		ge_sh_fail(c, "axis out of range");
 		return;
 	}
 	int64_t dim = s.d[ax];
 	if (!sizes) {
 		int64_t n = c->nout;
 		if (dim >= 0 && n && dim % n) {
-			sh_fail(c, "dimension %lld does not split into %lld",
+			ge_sh_fail(c, "dimension %lld does not split into %lld",
 				(long long)dim, (long long)n);
 			return;
 		}
@@ -981,7 +981,7 @@ static void split_common(shctx *c, int axis_in, int value_in, shval *sizes)
 			infer = k;
 		else if (sizes->v[k] >= 0 &&
 			 ge_ck_add(known, sizes->v[k], &known)) {
-			sh_fail(c, "size_splits overflow");
+			ge_sh_fail(c, "size_splits overflow");
 			return;
 		}
 	}
@@ -1002,12 +1002,12 @@ static void f_split(shctx *c)
 static void f_splitv(shctx *c)
 {
 	shval v, a;
-	if (!sh_in_val(c, 1, &v)) {
+	if (!ge_sh_in_val(c, 1, &v)) {
 		/* sizes known at run time only: the other dimensions stay */
 		sh s;
-		sh_in(c, 0, &s);
+		ge_sh_in(c, 0, &s);
 		int ax = -1;
-		if (s.rank > 0 && sh_in_val(c, 2, &a) && a.n == 1 &&
+		if (s.rank > 0 && ge_sh_in_val(c, 2, &a) && a.n == 1 &&
 		    a.v[0] >= -s.rank && a.v[0] < s.rank)
 			ax = (int)(a.v[0] < 0 ? a.v[0] + s.rank : a.v[0]);
 		for (int k = 0; k < c->nout; k++) {
@@ -1027,8 +1027,8 @@ static void f_slice(shctx *c)
 {
 	sh x;
 	shval b, z;
-	sh_in(c, 0, &x);
-	int hb = sh_in_val(c, 1, &b), hz = sh_in_val(c, 2, &z);
+	ge_sh_in(c, 0, &x);
+	int hb = ge_sh_in_val(c, 1, &b), hz = ge_sh_in_val(c, 2, &z);
 	if (!hz) {
 		if (x.rank >= 0)
 			sh_ranked(OUT(0), x.rank);
@@ -1037,7 +1037,7 @@ static void f_slice(shctx *c)
 		return;
 	}
 	if (x.rank >= 0 && z.n != x.rank) {
-		sh_fail(c, "size has %d entries for a %d-D input", z.n, x.rank);
+		ge_sh_fail(c, "size has %d entries for a %d-D input", z.n, x.rank);
 		return;
 	}
 	sh_ranked(OUT(0), z.n);
@@ -1050,7 +1050,7 @@ static void f_slice(shctx *c)
 		if (s == -1) {
 			if (dim >= 0 && bb != SH_UNK &&
 			    ge_ck_window(bb, 0, dim, NULL)) {
-				sh_fail(c, "begin %lld out of bounds of dim %d "
+				ge_sh_fail(c, "begin %lld out of bounds of dim %d "
 					"(%lld)", (long long)bb, i,
 					(long long)dim);
 				return;
@@ -1062,7 +1062,7 @@ static void f_slice(shctx *c)
 					    (dim >= 0 &&
 					     ge_ck_window(bb, s, dim, NULL)))) {
 			/* begin + size is checked without overflow */
-			sh_fail(c, "begin %lld size %lld out of bounds of dim "
+			ge_sh_fail(c, "begin %lld size %lld out of bounds of dim "
 				"%d (%lld)", (long long)bb, (long long)s, i,
 				(long long)dim);
 			return;
@@ -1072,7 +1072,7 @@ static void f_slice(shctx *c)
 	shval xv;
 	int sv = c->reason;
 	if (x.rank == 1 && hb && b.n == 1 && b.v[0] >= 0 && OUT(0)->d[0] >= 0 &&
-	    sh_in_val(c, 0, &xv) && !ge_ck_window(b.v[0], OUT(0)->d[0], xv.n,
+	    ge_sh_in_val(c, 0, &xv) && !ge_ck_window(b.v[0], OUT(0)->d[0], xv.n,
 						   NULL)) {
 		VAL(0)->n = (int)OUT(0)->d[0];
 		memcpy(VAL(0)->v, xv.v + b.v[0],
@@ -1085,10 +1085,10 @@ static void f_pad(shctx *c)
 {
 	sh x;
 	shval p;
-	sh_in(c, 0, &x);
-	if (!sh_in_val(c, 1, &p)) {
+	ge_sh_in(c, 0, &x);
+	if (!ge_sh_in_val(c, 1, &p)) {
 		sh s;
-		sh_in(c, 1, &s);
+		ge_sh_in(c, 1, &s);
 		if (x.rank >= 0)
 			sh_ranked(OUT(0), x.rank);
 		else if (s.rank == 2)
@@ -1099,7 +1099,7 @@ static void f_pad(shctx *c)
 	}
 	int r = p.n / 2;
 	if (x.rank >= 0 && r != x.rank) {
-		sh_fail(c, "paddings has %d rows for a %d-D input", r, x.rank);
+		ge_sh_fail(c, "paddings has %d rows for a %d-D input", r, x.rank);
 		return;
 	}
 	sh_ranked(OUT(0), r);
@@ -1110,7 +1110,7 @@ static void f_pad(shctx *c)
 		if (a == SH_UNK || b == SH_UNK || x.d[i] < 0) {
 			OUT(0)->d[i] = -1;
 		} else if (ge_ck_dim_grow(x.d[i], a, b, &OUT(0)->d[i])) {
-			sh_fail(c, "paddings %lld, %lld of dim %d (%lld) do "
+			ge_sh_fail(c, "paddings %lld, %lld of dim %d (%lld) do "
 				"not hold", (long long)a, (long long)b, i,
 				(long long)x.d[i]);
 			return;
@@ -1122,8 +1122,8 @@ static void f_tile(shctx *c)
 {
 	sh x;
 	shval m;
-	sh_in(c, 0, &x);
-	if (!sh_in_val(c, 1, &m)) {
+	ge_sh_in(c, 0, &x);
+	if (!ge_sh_in_val(c, 1, &m)) {
 		if (x.rank >= 0)
 			sh_ranked(OUT(0), x.rank);
 		else
@@ -1131,7 +1131,7 @@ static void f_tile(shctx *c)
 		return;
 	}
 	if (x.rank >= 0 && m.n != x.rank) {
-		sh_fail(c, "multiples has %d entries for a %d-D input", m.n,
+		ge_sh_fail(c, "multiples has %d entries for a %d-D input", m.n,
 			x.rank);
 		return;
 	}
@@ -1150,20 +1150,20 @@ static void f_broadcast_to(shctx *c)
 static void gather_common(shctx *c, int64_t ax, int have_axis, int batch)
 {
 	sh p, ix;
-	sh_in(c, 0, &p);
-	sh_in(c, 1, &ix);
+	ge_sh_in(c, 0, &p);
+	ge_sh_in(c, 1, &ix);
 	if (p.rank < 0 || ix.rank < 0 || !have_axis) {
 		sh_unknown(OUT(0));
 		return;
 	}
 	if (norm_axis(ax, p.rank, &ax)) {
-		sh_fail(c, "axis out of range");
+		ge_sh_fail(c, "axis out of range");
 		return;
 	}
 	if (batch < 0)
 		batch += ix.rank;
 	if (batch < 0 || batch > ix.rank) {
-		sh_fail(c, "batch_dims out of range");
+		ge_sh_fail(c, "batch_dims out of range");
 		return;
 	}
 	int r = (int)ax + ix.rank - batch + p.rank - (int)ax - 1;
@@ -1182,8 +1182,8 @@ static void gather_common(shctx *c, int64_t ax, int have_axis, int batch)
 	/* values: a 1-D params gathered at known indices */
 	shval pv, iv;
 	int sv = c->reason;
-	if (p.rank == 1 && ix.rank <= 1 && sh_in_val(c, 0, &pv) &&
-	    sh_in_val(c, 1, &iv)) {
+	if (p.rank == 1 && ix.rank <= 1 && ge_sh_in_val(c, 0, &pv) &&
+	    ge_sh_in_val(c, 1, &iv)) {
 		VAL(0)->n = iv.n;
 		for (int i = 0; i < iv.n; i++) {
 			int64_t j = iv.v[i];
@@ -1201,22 +1201,22 @@ static void f_gather(shctx *c)
 static void f_gatherv2(shctx *c)
 {
 	int64_t ax = 0;
-	int have = sh_in_scalar(c, 2, &ax);
-	gather_common(c, ax, have, (int)sh_attr_int(c, "batch_dims", 0));
+	int have = ge_sh_in_scalar(c, 2, &ax);
+	gather_common(c, ax, have, (int)ge_sh_attr_int(c, "batch_dims", 0));
 }
 
 static void f_gather_nd(shctx *c)
 {
 	sh p, ix;
-	sh_in(c, 0, &p);
-	sh_in(c, 1, &ix);
+	ge_sh_in(c, 0, &p);
+	ge_sh_in(c, 1, &ix);
 	if (p.rank < 0 || ix.rank < 1 || ix.d[ix.rank - 1] < 0) {
 		sh_unknown(OUT(0));
 		return;
 	}
 	int64_t m = ix.d[ix.rank - 1];
 	if (m > p.rank) {
-		sh_fail(c, "index depth %lld exceeds rank %d", (long long)m,
+		ge_sh_fail(c, "index depth %lld exceeds rank %d", (long long)m,
 			p.rank);
 		return;
 	}
@@ -1237,10 +1237,10 @@ static void f_reduce(shctx *c)
 {
 	sh x;
 	shval a;
-	sh_in(c, 0, &x);
-	int keep = (int)(sh_attr_int(c, "keep_dims", 0) ||
-			 sh_attr_int(c, "keepdims", 0));
-	if (!sh_in_val(c, 1, &a)) {
+	ge_sh_in(c, 0, &x);
+	int keep = (int)(ge_sh_attr_int(c, "keep_dims", 0) ||
+			 ge_sh_attr_int(c, "keepdims", 0));
+	if (!ge_sh_in_val(c, 1, &a)) {
 		if (keep && x.rank >= 0)
 			sh_ranked(OUT(0), x.rank);
 		else
@@ -1259,7 +1259,7 @@ static void f_reduce(shctx *c)
 			return;
 		}
 		if (norm_axis(a.v[i], x.rank, &ax)) {
-			sh_fail(c, "axis %lld out of range for rank %d",
+			ge_sh_fail(c, "axis %lld out of range for rank %d",
 				(long long)a.v[i], x.rank);
 			return;
 		}
@@ -1275,7 +1275,7 @@ static void f_reduce(shctx *c)
 	/* Prod of a shape: how reshapes compute element counts */
 	shval xv;
 	int sv = c->reason;
-	if (x.rank == 1 && a.n == 1 && !keep && sh_in_val(c, 0, &xv) &&
+	if (x.rank == 1 && a.n == 1 && !keep && ge_sh_in_val(c, 0, &xv) &&
 	    (!strcmp(c->type, "Prod") || !strcmp(c->type, "Sum"))) {
 		int prod = c->type[0] == 'P';
 		int64_t r = prod ? 1 : 0;
@@ -1300,17 +1300,17 @@ static void f_argmax(shctx *c)
 {
 	sh x;
 	int64_t ax;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	if (x.rank < 0) {
 		sh_unknown(OUT(0));
 		return;
 	}
-	if (!sh_in_scalar(c, 1, &ax)) {
+	if (!ge_sh_in_scalar(c, 1, &ax)) {
 		sh_ranked(OUT(0), x.rank - 1);
 		return;
 	}
 	if (norm_axis(ax, x.rank, &ax)) {
-		sh_fail(c, "dimension out of range");
+		ge_sh_fail(c, "dimension out of range");
 		return;
 	}
 	OUT(0)->rank = x.rank - 1;
@@ -1322,9 +1322,9 @@ static void f_argmax(shctx *c)
 static void f_one_hot(shctx *c)
 {
 	sh x;
-	int64_t depth = -1, ax = sh_attr_int(c, "axis", -1);
-	sh_in(c, 0, &x);
-	if (!sh_in_scalar(c, 1, &depth))
+	int64_t depth = -1, ax = ge_sh_attr_int(c, "axis", -1);
+	ge_sh_in(c, 0, &x);
+	if (!ge_sh_in_scalar(c, 1, &depth))
 		depth = -1;
 	if (x.rank < 0 || x.rank >= GE_SHAPE_MAXRANK) {
 		sh_unknown(OUT(0));
@@ -1340,11 +1340,11 @@ static void f_one_hot(shctx *c)
 static void f_xent(shctx *c)
 {
 	sh f;
-	sh_in(c, 0, &f);
+	ge_sh_in(c, 0, &f);
 	if (!strcmp(c->type, "SoftmaxCrossEntropyWithLogits")) {
 		sh l, b;
-		sh_in(c, 1, &l);
-		if (!sh_broadcast(&f, &l, &b))
+		ge_sh_in(c, 1, &l);
+		if (!ge_sh_broadcast(&f, &l, &b))
 			f = b;
 	}
 	sh_ranked(OUT(0), 1);
@@ -1360,12 +1360,12 @@ static void f_topk(shctx *c)
 {
 	sh x;
 	int64_t k = -1;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	if (c->nin > 1) {
-		if (!sh_in_scalar(c, 1, &k))
+		if (!ge_sh_in_scalar(c, 1, &k))
 			k = -1;
 	} else {
-		k = sh_attr_int(c, "k", -1);
+		k = ge_sh_attr_int(c, "k", -1);
 	}
 	if (x.rank < 1) {
 		sh_unknown(OUT(0));
@@ -1380,7 +1380,7 @@ static void f_topk(shctx *c)
 static void f_where(shctx *c)
 {
 	sh x;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	sh_ranked(OUT(0), 2);
 	OUT(0)->d[1] = x.rank;
 	c->reason = GE_SHAPE_DATA;
@@ -1389,7 +1389,7 @@ static void f_where(shctx *c)
 static void f_in_top_k(shctx *c)
 {
 	sh x;
-	sh_in(c, 0, &x);
+	ge_sh_in(c, 0, &x);
 	sh_ranked(OUT(0), 1);
 	if (x.rank == 2)
 		OUT(0)->d[0] = x.d[0];
@@ -1398,8 +1398,8 @@ static void f_in_top_k(shctx *c)
 static void f_bias_add_grad(shctx *c)
 {
 	sh x;
-	sh_in(c, 0, &x);
-	int nchw = sh_attr_str_is(c, "data_format", "NCHW", 0);
+	ge_sh_in(c, 0, &x);
+	int nchw = ge_sh_attr_str_is(c, "data_format", "NCHW", 0);
 	sh_ranked(OUT(0), 1);
 	if (x.rank >= 2)
 		OUT(0)->d[0] = x.d[nchw ? 1 : x.rank - 1];

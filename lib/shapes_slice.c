@@ -104,14 +104,14 @@ void ge_shape_strided_slice(shctx *c)
 {
 	sh x;
 	shval b, e, s;
-	sh_in(c, 0, &x);
-	int64_t bmask = sh_attr_int(c, "begin_mask", 0);
-	int64_t emask = sh_attr_int(c, "end_mask", 0);
-	int64_t ell = sh_attr_int(c, "ellipsis_mask", 0);
-	int64_t newax = sh_attr_int(c, "new_axis_mask", 0);
-	int64_t shrink = sh_attr_int(c, "shrink_axis_mask", 0);
-	int hb = sh_in_val(c, 1, &b), he = sh_in_val(c, 2, &e);
-	int hs = sh_in_val(c, 3, &s);
+	ge_sh_in(c, 0, &x);
+	int64_t bmask = ge_sh_attr_int(c, "begin_mask", 0);
+	int64_t emask = ge_sh_attr_int(c, "end_mask", 0);
+	int64_t ell = ge_sh_attr_int(c, "ellipsis_mask", 0);
+	int64_t newax = ge_sh_attr_int(c, "new_axis_mask", 0);
+	int64_t shrink = ge_sh_attr_int(c, "shrink_axis_mask", 0);
+	int hb = ge_sh_in_val(c, 1, &b), he = ge_sh_in_val(c, 2, &e);
+	int hs = ge_sh_in_val(c, 3, &s);
 	if (x.rank < 0 || !hs || !hb || !he || b.n != e.n || b.n != s.n ||
 	    b.n >= 62) {
 		sh_unknown(OUT(0));
@@ -120,7 +120,7 @@ void ge_shape_strided_slice(shctx *c)
 	dense d;
 	if (build_dense(x.rank, &b, &e, &s, bmask, emask, ell, newax, shrink,
 			&d)) {
-		sh_fail(c, "slice has more entries than the input has dims");
+		ge_sh_fail(c, "slice has more entries than the input has dims");
 		return;
 	}
 	int64_t size[GE_SHAPE_MAXRANK], beg[GE_SHAPE_MAXRANK];
@@ -132,7 +132,7 @@ void ge_shape_strided_slice(shctx *c)
 			continue;
 		}
 		if (st == 0) {
-			sh_fail(c, "stride %d is 0", i);
+			ge_sh_fail(c, "stride %d is 0", i);
 			return;
 		}
 		if (dim < 0) {
@@ -147,7 +147,7 @@ void ge_shape_strided_slice(shctx *c)
 				continue;
 			int64_t f = d.b[i] < 0 ? dim + d.b[i] : d.b[i];
 			if (f < 0 || f >= dim) {
-				sh_fail(c, "index %lld out of bounds for a "
+				ge_sh_fail(c, "index %lld out of bounds for a "
 					"dimension of %lld", (long long)d.b[i],
 					(long long)dim);
 				return;
@@ -183,7 +183,7 @@ void ge_shape_strided_slice(shctx *c)
 	shval xv;
 	int sv = c->reason;
 	if (x.rank == 1 && beg[0] != SH_UNK && size[0] >= 0 &&
-	    sh_in_val(c, 0, &xv) && xv.n == x.d[0] && d.s[0] != SH_UNK) {
+	    ge_sh_in_val(c, 0, &xv) && xv.n == x.d[0] && d.s[0] != SH_UNK) {
 		VAL(0)->n = (int)size[0];
 		for (int64_t k = 0; k < size[0]; k++)
 			VAL(0)->v[k] = xv.v[beg[0] + k * d.s[0]];
@@ -225,14 +225,14 @@ void ge_shape_const(shctx *c)
 	sh *o = OUT(0);
 	sh_unknown(o);
 	const uint8_t *p = ge_op_attr_raw(c->g, c->id, "value", &len);
-	const uint8_t *tp = p ? sh_pb_find(p, p + len, GE_ATTR_TENSOR, &l, &u) : NULL;
+	const uint8_t *tp = p ? ge_sh_pb_find(p, p + len, GE_ATTR_TENSOR, &l, &u) : NULL;
 	if (!tp)
 		return;
-	if (!sh_pb_find(tp, tp + l, GE_TENSOR_DTYPE, &sl, &dt))
+	if (!ge_sh_pb_find(tp, tp + l, GE_TENSOR_DTYPE, &sl, &dt))
 		dt = 0;
-	const uint8_t *sp = sh_pb_find(tp, tp + l, GE_TENSOR_SHAPE, &sl, &u);
+	const uint8_t *sp = ge_sh_pb_find(tp, tp + l, GE_TENSOR_SHAPE, &sl, &u);
 	if (sp)
-		sh_shape_raw(sp, sl, o);
+		ge_sh_shape_raw(sp, sl, o);
 	else
 		o->rank = 0;
 	int64_t n = sh_numel(o);

@@ -36,7 +36,7 @@ static int box(ge_kctx *k, const ge_xt *x, const int64_t *beg,
 	for (int64_t i = 0;;) {
 		if (deep(x->dtype)) {
 			for (int64_t j = 0; j < len; j++)
-				if (kcopy_elem(o, i + j, x, src + j * st))
+				if (ge_kcopy_elem(o, i + j, x, src + j * st))
 					return ge_k_fail(k, "out of memory");
 		} else if (st == 1) {
 			memcpy((char *)o->data + (size_t)i * es,
@@ -107,7 +107,7 @@ static int concat(ge_kctx *k, ge_xt *const *in, int n, int64_t a)
 	for (int i = 0; i < n; i++) {
 		int64_t row = in[i]->dims[a] * inner;
 		for (int64_t p = 0; p < outer && row; p++)
-			if (kcopy_elems(o, p * orow + off, in[i], p * row, row))
+			if (ge_kcopy_elems(o, p * orow + off, in[i], p * row, row))
 				return ge_k_fail(k, "out of memory");
 		off += row;
 	}
@@ -170,7 +170,7 @@ static int k_pack(ge_kctx *k)
 		inner *= x0->dims[d];
 	for (int i = 0; i < k->nin; i++)
 		for (int64_t p = 0; p < outer && inner; p++)
-			if (kcopy_elems(o, (p * k->nin + i) * inner, k->in[i],
+			if (ge_kcopy_elems(o, (p * k->nin + i) * inner, k->in[i],
 					p * inner, inner))
 				return ge_k_fail(k, "out of memory");
 	return GE_OK;
@@ -202,11 +202,11 @@ static int split(ge_kctx *k, const ge_xt *x, int64_t a, const int64_t *sizes,
 			return GE_EINVAL;
 		int64_t row = sizes[i] * inner;
 		for (int64_t p = 0; p < outer && row; p++)
-			if (kcopy_elems(o, p * row, x, p * xrow + off, row))
+			if (ge_kcopy_elems(o, p * row, x, p * xrow + off, row))
 				return ge_k_fail(k, "out of memory");
 		off += row;
 	}
-	return kall_set(k);
+	return ge_kall_set(k);
 }
 
 static int k_split(ge_kctx *k)
@@ -293,11 +293,11 @@ static int k_unpack(ge_kctx *k)
 		if (!o)
 			return GE_EINVAL;
 		for (int64_t p = 0; p < outer && inner; p++)
-			if (kcopy_elems(o, p * inner, x, (p * n + i) * inner,
+			if (ge_kcopy_elems(o, p * inner, x, (p * n + i) * inner,
 					inner))
 				return ge_k_fail(k, "out of memory");
 	}
-	return kall_set(k);
+	return ge_kall_set(k);
 }
 
 /* ---------------------------------------------------------------- slices */
@@ -551,7 +551,7 @@ static int k_tile(ge_kctx *k)
 		for (int d = 0; d < n - 1; d++)
 			src += (idx[d] % x->dims[d]) * xs[d];
 		for (int64_t r = 0; r < reps; r++, i += row)
-			if (kcopy_elems(o, i, x, src, row))
+			if (ge_kcopy_elems(o, i, x, src, row))
 				return ge_k_fail(k, "out of memory");
 		for (int d = n - 2; d >= 0; d--) {
 			if (++idx[d] < dims[d])
@@ -571,7 +571,7 @@ static int pad_constant(ge_kctx *k, const ge_xt *x, const ge_xt *pv,
 	int64_t os[GE_SHAPE_MAXRANK], idx[GE_SHAPE_MAXRANK] = {0};
 	kstrides(r, o->dims, os);
 	for (int64_t i = 0; pv && i < o->n; i++)
-		if (kcopy_elem(o, i, pv, 0))
+		if (ge_kcopy_elem(o, i, pv, 0))
 			return ge_k_fail(k, "out of memory");
 	if (x->n == 0)
 		return GE_OK;
@@ -580,7 +580,7 @@ static int pad_constant(ge_kctx *k, const ge_xt *x, const ge_xt *pv,
 		int64_t dst = lead;
 		for (int d = 0; d < r - 1; d++)
 			dst += (idx[d] + pads[2 * d]) * os[d];
-		if (kcopy_elems(o, dst, x, src, row))
+		if (ge_kcopy_elems(o, dst, x, src, row))
 			return ge_k_fail(k, "out of memory");
 		for (int d = r - 2; d >= 0; d--) {
 			if (++idx[d] < x->dims[d])
@@ -613,7 +613,7 @@ static int k_pad(ge_kctx *k)
 	const ge_xt *p = k->in[1];
 	if (p->rank != 2 || p->dims[0] != x->rank || p->dims[1] != 2)
 		return ge_k_fail(k, "paddings must be [%d,2]", x->rank);
-	if (kints_any(k, 1, pads, GE_SHAPE_MAXRANK * 2) < 0)
+	if (ge_kints_any(k, 1, pads, GE_SHAPE_MAXRANK * 2) < 0)
 		return GE_EINVAL;
 	for (int d = 0; d < x->rank; d++) {
 		int64_t a = pads[2 * d], b = pads[2 * d + 1], lim = INT64_MAX;
@@ -653,8 +653,8 @@ static int k_pad(ge_kctx *k)
 			}
 			src += j * xs[d];
 		}
-		int rc = inside ? kcopy_elem(o, i, x, src)
-			 : pv ? kcopy_elem(o, i, pv, 0) : GE_OK;
+		int rc = inside ? ge_kcopy_elem(o, i, x, src)
+			 : pv ? ge_kcopy_elem(o, i, pv, 0) : GE_OK;
 		if (rc)
 			return ge_k_fail(k, "out of memory");
 		for (int d = x->rank - 1; d >= 0; d--) {

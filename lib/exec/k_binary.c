@@ -323,11 +323,11 @@ static int binary(ge_kctx *k, int op, ge_xt *a, ge_xt *b, const kbcast *bc)
 			return GE_EINVAL;
 		if (dt == DT_STRING) {
 			struct swalk w = {op == B_NE, o, a, b, 0};
-			kbcast_rows(bc, op == B_ADD ? scat : srow, &w);
+			ge_kbcast_rows(bc, op == B_ADD ? scat : srow, &w);
 			return w.oom ? ge_k_fail(k, "out of memory") : GE_OK;
 		}
 		struct iwalk w = {op, dt, dt_is_unsigned(dt), o, a, b, 0};
-		kbcast_rows(bc, irow, &w);
+		ge_kbcast_rows(bc, irow, &w);
 		if (w.bad == 1)
 			return ge_k_fail(k, "integer division by zero");
 		if (w.bad == 2)
@@ -335,18 +335,18 @@ static int binary(ge_kctx *k, int op, ge_xt *a, ge_xt *b, const kbcast *bc)
 					 "are not allowed");
 		return GE_OK;
 	}
-	ge_xt *wa = kwiden(k, a);
-	ge_xt *wb = wa ? kwiden(k, b) : NULL;
+	ge_xt *wa = ge_kwiden(k, a);
+	ge_xt *wb = wa ? ge_kwiden(k, b) : NULL;
 	ge_xt *o = wb ? (is_cmp(op) ? ge_k_out(k, 0, DT_BOOL, bc->rank, bc->dims)
-				   : kout_f(k, 0, dt, bc->rank, bc->dims))
+				   : ge_kout_f(k, 0, dt, bc->rank, bc->dims))
 		      : NULL;
 	int rc = GE_EINVAL;
 	if (o) {
 		struct fwalk w = {dt == DT_DOUBLE ? f64_rows[op] : f32_rows[op],
 				  dt == DT_DOUBLE, o->data,
 				  ge_xt_elem_size(o->dtype), wa->data, wb->data};
-		kbcast_rows(bc, frow, &w);
-		rc = is_cmp(op) ? GE_OK : kfinish_f(k, 0, dt);
+		ge_kbcast_rows(bc, frow, &w);
+		rc = is_cmp(op) ? GE_OK : ge_kfinish_f(k, 0, dt);
 	}
 	ge_xt_unref(wa);
 	ge_xt_unref(wb);
@@ -361,14 +361,14 @@ static int k_binary(ge_kctx *k)
 	uint64_t dts = op_dtypes(op);
 	if (!strcmp(k->type, "Add")) /* Add (not AddV2) joins strings */
 		dts |= KDT(DT_STRING);
-	if (ge_k_need(k, 2) || k_dtype_in(k, 0, dts))
+	if (ge_k_need(k, 2) || ge_k_dtype_in(k, 0, dts))
 		return GE_EINVAL;
 	ge_xt *a = k->in[0], *b = k->in[1];
 	if (a->dtype != b->dtype)
 		return ge_k_fail(k, "inputs of dtypes %s and %s", kdt(a->dtype),
 				 kdt(b->dtype));
 	kbcast bc;
-	if (kbcast_make(k, a, b, &bc))
+	if (ge_kbcast_make(k, a, b, &bc))
 		return GE_EINVAL;
 	return binary(k, op, a, b, &bc);
 }
@@ -377,7 +377,7 @@ static int k_binary(ge_kctx *k)
  * (NCHW) of value. */
 static int k_bias_add(ge_kctx *k)
 {
-	if (ge_k_need(k, 2) || k_dtype_in(k, 0, KDT_NUMBERS))
+	if (ge_k_need(k, 2) || ge_k_dtype_in(k, 0, KDT_NUMBERS))
 		return GE_EINVAL;
 	ge_xt *v = k->in[0], *b = k->in[1];
 	if (v->dtype != b->dtype)
@@ -401,7 +401,7 @@ static int k_bias_add(ge_kctx *k)
 	for (int i = 1; i < br; i++)
 		bd[i] = 1;
 	kbcast bc;
-	if (kbcast_shapes(k, v->rank, v->dims, br, bd, &bc))
+	if (ge_kbcast_shapes(k, v->rank, v->dims, br, bd, &bc))
 		return GE_EINVAL;
 	return binary(k, B_ADD, v, b, &bc);
 }
@@ -409,7 +409,7 @@ static int k_bias_add(ge_kctx *k)
 /* AddN: the sum of N tensors of one shape, added left to right. */
 static int k_addn(ge_kctx *k)
 {
-	if (ge_k_need(k, 1) || k_dtype_in(k, 0, KDT_NUMBERS))
+	if (ge_k_need(k, 1) || ge_k_dtype_in(k, 0, KDT_NUMBERS))
 		return GE_EINVAL;
 	ge_xt *a = k->in[0];
 	char s1[128], s2[128];
@@ -437,11 +437,11 @@ static int k_addn(ge_kctx *k)
 		}
 		return GE_OK;
 	}
-	ge_xt *o = kout_f(k, 0, dt, a->rank, a->dims);
+	ge_xt *o = ge_kout_f(k, 0, dt, a->rank, a->dims);
 	if (!o)
 		return GE_EINVAL;
 	for (int i = 0; i < k->nin; i++) {
-		ge_xt *w = kwiden(k, k->in[i]);
+		ge_xt *w = ge_kwiden(k, k->in[i]);
 		if (!w)
 			return GE_EINVAL;
 		if (dt == DT_DOUBLE) {
@@ -457,7 +457,7 @@ static int k_addn(ge_kctx *k)
 		}
 		ge_xt_unref(w);
 	}
-	return kfinish_f(k, 0, dt);
+	return ge_kfinish_f(k, 0, dt);
 }
 
 /* ---------------------------------------------------------------- select */
@@ -506,8 +506,8 @@ static int k_select(ge_kctx *k)
 			cs[0] = 1;
 	} else {
 		kbcast b1, b2;
-		if (kbcast_make(k, x, y, &b1) ||
-		    kbcast_shapes(k, c->rank, c->dims, b1.rank, b1.dims, &b2))
+		if (ge_kbcast_make(k, x, y, &b1) ||
+		    ge_kbcast_shapes(k, c->rank, c->dims, b1.rank, b1.dims, &b2))
 			return GE_EINVAL;
 		rank = b2.rank;
 		memcpy(dims, b2.dims, sizeof dims);
@@ -537,7 +537,7 @@ static int k_select(ge_kctx *k)
 		   x->dtype == DT_VARIANT;
 	for (int64_t i = 0; i < n; i++) {
 		if (deep) {
-			if (kcopy_elem(o, i, cv[pc] ? x : y, cv[pc] ? px : py))
+			if (ge_kcopy_elem(o, i, cv[pc] ? x : y, cv[pc] ? px : py))
 				return ge_k_fail(k, "out of memory");
 		} else {
 			memcpy((char *)o->data + (size_t)i * es,
@@ -562,7 +562,7 @@ static int k_select(ge_kctx *k)
 /* ClipByValue: min(max(t, lo), hi), lo and hi scalars or t's shape. */
 static int k_clip(ge_kctx *k)
 {
-	if (ge_k_need(k, 3) || k_dtype_in(k, 0, KDT_NUMBERS))
+	if (ge_k_need(k, 3) || ge_k_dtype_in(k, 0, KDT_NUMBERS))
 		return GE_EINVAL;
 	ge_xt *t = k->in[0], *lo = k->in[1], *hi = k->in[2];
 	for (int i = 1; i < 3; i++) {
@@ -577,12 +577,12 @@ static int k_clip(ge_kctx *k)
 					 "of t's shape", i);
 	}
 	kbcast b1;
-	if (kbcast_make(k, t, lo, &b1) || binary(k, B_MAX, t, lo, &b1))
+	if (ge_kbcast_make(k, t, lo, &b1) || binary(k, B_MAX, t, lo, &b1))
 		return GE_EINVAL;
 	ge_xt *m = k->out[0];
 	k->out[0] = NULL;
 	kbcast b2;
-	int rc = kbcast_make(k, m, hi, &b2);
+	int rc = ge_kbcast_make(k, m, hi, &b2);
 	if (rc == GE_OK)
 		rc = binary(k, B_MIN, m, hi, &b2);
 	ge_xt_unref(m);

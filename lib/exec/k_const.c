@@ -67,7 +67,7 @@ static int k_fill(ge_kctx *k)
 	if (!o)
 		return GE_EINVAL;
 	for (int64_t i = 0; i < n; i++)
-		if (kcopy_elem(o, i, v, 0))
+		if (ge_kcopy_elem(o, i, v, 0))
 			return ge_k_fail(k, "out of memory");
 	return GE_OK;
 }
@@ -82,7 +82,7 @@ static int k_like(ge_kctx *k)
 	uint64_t ok = KDT_NUMBERS | KDT(DT_BOOL);
 	if (!ones)
 		ok |= KDT(DT_STRING) | KDT(DT_COMPLEX64) | KDT(DT_COMPLEX128);
-	if (k_dtype_in(k, 0, ok) || ge_k_work(k, (uint64_t)x->n))
+	if (ge_k_dtype_in(k, 0, ok) || ge_k_work(k, (uint64_t)x->n))
 		return GE_EINVAL;
 	ge_xt *o = ge_k_out(k, 0, x->dtype, x->rank, x->dims);
 	if (!o || !ones)
@@ -112,7 +112,7 @@ static int k_range(ge_kctx *k)
 		if (k->in[i]->n != 1)
 			return ge_k_fail(k, "input %d must be a scalar", i);
 	}
-	if (k_dtype_in(k, 0, KDT(DT_INT32) | KDT(DT_INT64) | KDT(DT_FLOAT) |
+	if (ge_k_dtype_in(k, 0, KDT(DT_INT32) | KDT(DT_INT64) | KDT(DT_FLOAT) |
 		       KDT(DT_DOUBLE) | KDT(DT_INT16) | KDT(DT_INT8) |
 		       KDT(DT_UINT16) | KDT(DT_UINT32)))
 		return GE_EINVAL;

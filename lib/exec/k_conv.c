@@ -55,7 +55,7 @@ static int conv_setup(ge_kctx *k, const ge_xt *x, const ge_xt *f, conv *c,
 {
 	char buf[96];
 	int rc;
-	if ((rc = knn_layout_of(k, x, &c->l)))
+	if ((rc = ge_knn_layout_of(k, x, &c->l)))
 		return rc;
 	if (f->dtype != DT_FLOAT || f->rank != 4)
 		return ge_k_fail(k, "filter must be float32 4-D, not %s",
@@ -70,7 +70,7 @@ static int conv_setup(ge_kctx *k, const ge_xt *x, const ge_xt *f, conv *c,
 	if (c->kh > INT32_MAX || c->kw > INT32_MAX || c->cin > INT32_MAX ||
 	    c->cout > INT32_MAX)
 		return ge_k_fail(k, "filter dimension over 2^31-1");
-	if ((rc = knn_window2(k, &c->l, c->kh, c->kw, "dilations", 1, &c->dh,
+	if ((rc = ge_knn_window2(k, &c->l, c->kh, c->kw, "dilations", 1, &c->dh,
 			      &c->dw)))
 		return rc;
 	c->kdim = c->kh * c->kw * c->cin;
@@ -134,7 +134,7 @@ static void col2im(const conv *c, const float *p, int64_t b, int64_t oh0,
 /* Output rows per band: at least one. */
 static int64_t band_rows(const conv *c)
 {
-	uint64_t per = knn_mul((uint64_t)c->dw.out, (uint64_t)c->kdim);
+	uint64_t per = ge_knn_mul((uint64_t)c->dw.out, (uint64_t)c->kdim);
 	int64_t r = per ? (int64_t)(BAND_FLOATS / per) : c->dh.out;
 	if (r < 1)
 		r = 1;
@@ -180,7 +180,7 @@ static void conv_band(void *arg, int64_t part, int slot)
 		    (int)c->cout, (int)c->kdim, 1.0f, p, (int)c->kdim, j->f,
 		    (int)c->cout, 0.0f, yb, (int)c->cout);
 	if (j->e)
-		knn_epi_apply(j->e, yb, m, c->cout, off * c->cout);
+		ge_knn_epi_apply(j->e, yb, m, c->cout, off * c->cout);
 }
 
 /* Bands and threads for a convolution of `work` multiply-adds: one
@@ -214,10 +214,10 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 	if (OH == 0 || OW == 0 || c->cout == 0 || c->l.n == 0)
 		return GE_OK;
 	if (c->kdim == 0) {
-		memset(y, 0, knn_mul(knn_mul(c->l.n * OH, OW), c->cout) *
+		memset(y, 0, ge_knn_mul(ge_knn_mul(c->l.n * OH, OW), c->cout) *
 		       sizeof(float));
 		if (e)
-			knn_epi_apply(e, y, c->l.n * OH * OW, c->cout, 0);
+			ge_knn_epi_apply(e, y, c->l.n * OH * OW, c->cout, 0);
 		return GE_OK;
 	}
 	if (pointwise(c)) {
@@ -229,15 +229,15 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 			    (int)c->cout, (int)c->cin, 1.0f, x, (int)c->cin, f,
 			    (int)c->cout, 0.0f, y, (int)c->cout);
 		if (e)
-			knn_epi_apply(e, y, m, c->cout, 0);
+			ge_knn_epi_apply(e, y, m, c->cout, 0);
 		return GE_OK;
 	}
-	threads = conv_plan(c, knn_mul(knn_mul(c->l.n * OH, OW),
-				       knn_mul(c->cout, c->kdim)), &j.rows);
+	threads = conv_plan(c, ge_knn_mul(ge_knn_mul(c->l.n * OH, OW),
+				       ge_knn_mul(c->cout, c->kdim)), &j.rows);
 	j.nb = (OH + j.rows - 1) / j.rows;
-	j.band = knn_mul(knn_mul(j.rows, OW), c->kdim);
-	bytes = knn_mul(knn_mul(j.band, threads), sizeof(float));
-	if (!(j.scratch = knn_scratch(k, bytes)))
+	j.band = ge_knn_mul(ge_knn_mul(j.rows, OW), c->kdim);
+	bytes = ge_knn_mul(ge_knn_mul(j.band, threads), sizeof(float));
+	if (!(j.scratch = ge_knn_scratch(k, bytes)))
 		return GE_EINVAL;
 	if (threads > 1) {
 		/* each band's product on the thread that packed it */
@@ -248,7 +248,7 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 	ge_xpool_run(c->l.n * j.nb, threads, conv_band, &j);
 	if (blas)
 		openblas_set_num_threads(blas);
-	knn_scratch_free(k, j.scratch, bytes);
+	ge_knn_scratch_free(k, j.scratch, bytes);
 	return GE_OK;
 }
 
@@ -260,38 +260,38 @@ static int conv2d(ge_kctx *k, int fused)
 	float *xs, *y;
 	uint64_t xb, yb;
 	int rc;
-	if ((rc = ge_k_need(k, 2)) || (rc = knn_in_f32(k, 0, 4, "input")) ||
+	if ((rc = ge_k_need(k, 2)) || (rc = ge_knn_in_f32(k, 0, 4, "input")) ||
 	    (rc = conv_setup(k, k->in[0], k->in[1], &c, 0)))
 		return rc;
-	if (fused && (rc = knn_epi_parse(k, 2, c.cout, 1, &epi)))
+	if (fused && (rc = ge_knn_epi_parse(k, 2, c.cout, 1, &epi)))
 		return rc;
 	if (epi.add && (c.l.nchw || epi.add->dtype != DT_FLOAT ||
-			(uint64_t)epi.add->n != knn_mul(knn_mul(c.l.n,
+			(uint64_t)epi.add->n != ge_knn_mul(ge_knn_mul(c.l.n,
 			c.dh.out * c.dw.out), c.cout))) {
-		knn_epi_done(&epi);
+		ge_knn_epi_done(&epi);
 		return ge_k_fail(k, "the fused Add's input must be NHWC "
 				 "float32 of the output's shape");
 	}
-	if ((rc = ge_k_work(k, knn_mul(knn_mul(c.l.n * c.dh.out, c.dw.out),
-				       knn_mul(c.cout, c.kdim))))) {
-		knn_epi_done(&epi);
+	if ((rc = ge_k_work(k, ge_knn_mul(ge_knn_mul(c.l.n * c.dh.out, c.dw.out),
+				       ge_knn_mul(c.cout, c.kdim))))) {
+		ge_knn_epi_done(&epi);
 		return rc;
 	}
-	if (!(x = knn_nhwc_in(k, &c.l, k->in[0], &xb, &xs))) {
-		knn_epi_done(&epi);
+	if (!(x = ge_knn_nhwc_in(k, &c.l, k->in[0], &xb, &xs))) {
+		ge_knn_epi_done(&epi);
 		return GE_EINVAL;
 	}
-	if (!(y = knn_out_nhwc_raw(k, &c.l, c.dh.out, c.dw.out, c.cout, &yb)))
+	if (!(y = ge_knn_out_nhwc_raw(k, &c.l, c.dh.out, c.dw.out, c.cout, &yb)))
 		rc = GE_EINVAL;
 	else if ((rc = conv_fwd(k, &c, x, k->in[1]->data, y,
 				fused ? &epi : NULL))) {
 		if (c.l.nchw)
-			knn_scratch_free(k, y, yb);
+			ge_knn_scratch_free(k, y, yb);
 		ge_k_drop(k);
 	} else
-		knn_out_done(k, &c.l, y, yb, c.dh.out * c.dw.out, c.cout);
-	knn_scratch_free(k, xs, xb);
-	knn_epi_done(&epi);
+		ge_knn_out_done(k, &c.l, y, yb, c.dh.out * c.dw.out, c.cout);
+	ge_knn_scratch_free(k, xs, xb);
+	ge_knn_epi_done(&epi);
 	return rc;
 }
 
@@ -341,9 +341,9 @@ static int dy_nhwc(ge_kctx *k, const conv *c, const float **dy, float **s,
 	if (!c->l.nchw)
 		return GE_OK;
 	*bytes = (uint64_t)k->in[2]->n * sizeof(float);
-	if (!(*s = knn_scratch(k, *bytes)))
+	if (!(*s = ge_knn_scratch(k, *bytes)))
 		return GE_EINVAL;
-	knn_to_nhwc(k->in[2]->data, *s, c->l.n, c->cout,
+	ge_knn_to_nhwc(k->in[2]->data, *s, c->l.n, c->cout,
 		    c->dh.out * c->dw.out);
 	*dy = *s;
 	return GE_OK;
@@ -354,11 +354,11 @@ static int conv_bwd_input(ge_kctx *k, const conv *c, const float *dy,
 			  const float *f, float *dx)
 {
 	int64_t OW = c->dw.out, OH = c->dh.out, rows = band_rows(c);
-	uint64_t bytes = knn_mul(knn_mul(rows, OW), c->kdim * sizeof(float));
+	uint64_t bytes = ge_knn_mul(ge_knn_mul(rows, OW), c->kdim * sizeof(float));
 	float *p;
 	if (OH == 0 || OW == 0 || c->kdim == 0 || c->l.n == 0)
 		return GE_OK;
-	if (!(p = knn_scratch(k, bytes)))
+	if (!(p = ge_knn_scratch(k, bytes)))
 		return GE_EINVAL;
 	for (int64_t b = 0; b < c->l.n; b++)
 		for (int64_t oh = 0; oh < OH; oh += rows) {
@@ -374,7 +374,7 @@ static int conv_bwd_input(ge_kctx *k, const conv *c, const float *dy,
 					    0.0f, p, (int)c->kdim);
 			col2im(c, p, b, oh, oh1, dx);
 		}
-	knn_scratch_free(k, p, bytes);
+	ge_knn_scratch_free(k, p, bytes);
 	return GE_OK;
 }
 
@@ -394,24 +394,24 @@ static int k_conv_bwd_input(ge_kctx *k)
 	memcpy(hdr.dims, d, sizeof d);
 	if ((rc = conv_setup(k, &hdr, k->in[1], &c, 0)) ||
 	    (rc = check_dy(k, &c, k->in[2])) ||
-	    (rc = ge_k_work(k, knn_mul(knn_mul(c.l.n * c.dh.out, c.dw.out),
-				       knn_mul(c.cout, c.kdim)))))
+	    (rc = ge_k_work(k, ge_knn_mul(ge_knn_mul(c.l.n * c.dh.out, c.dw.out),
+				       ge_knn_mul(c.cout, c.kdim)))))
 		return rc;
 	if ((rc = dy_nhwc(k, &c, &dy, &dys, &dyb)))
 		return rc;
-	if (!(dx = knn_out_nhwc(k, &c.l, c.l.h, c.l.w, c.cin, &dxb)))
+	if (!(dx = ge_knn_out_nhwc(k, &c.l, c.l.h, c.l.w, c.cin, &dxb)))
 		rc = GE_EINVAL;
 	else {
 		if (c.l.nchw)
 			memset(dx, 0, dxb);
 		if ((rc = conv_bwd_input(k, &c, dy, k->in[1]->data, dx))) {
 			if (c.l.nchw)
-				knn_scratch_free(k, dx, dxb);
+				ge_knn_scratch_free(k, dx, dxb);
 			ge_k_drop(k);
 		} else
-			knn_out_done(k, &c.l, dx, dxb, c.l.h * c.l.w, c.cin);
+			ge_knn_out_done(k, &c.l, dx, dxb, c.l.h * c.l.w, c.cin);
 	}
-	knn_scratch_free(k, dys, dyb);
+	ge_knn_scratch_free(k, dys, dyb);
 	return rc;
 }
 
@@ -420,12 +420,12 @@ static int conv_bwd_filter(ge_kctx *k, const conv *c, const float *x,
 			   const float *dy, float *dw)
 {
 	int64_t OW = c->dw.out, OH = c->dh.out, rows = band_rows(c);
-	uint64_t bytes = knn_mul(knn_mul(rows, OW), c->kdim * sizeof(float));
+	uint64_t bytes = ge_knn_mul(ge_knn_mul(rows, OW), c->kdim * sizeof(float));
 	float *p;
 	if (OH == 0 || OW == 0 || c->kdim == 0 || c->cout == 0 ||
 	    c->l.n == 0)
 		return GE_OK;
-	if (!(p = knn_scratch(k, bytes)))
+	if (!(p = ge_knn_scratch(k, bytes)))
 		return GE_EINVAL;
 	for (int64_t b = 0; b < c->l.n; b++)
 		for (int64_t oh = 0; oh < OH; oh += rows) {
@@ -438,7 +438,7 @@ static int conv_bwd_filter(ge_kctx *k, const conv *c, const float *x,
 				    dy + (b * OH + oh) * OW * c->cout,
 				    (int)c->cout, 1.0f, dw, (int)c->cout);
 		}
-	knn_scratch_free(k, p, bytes);
+	ge_knn_scratch_free(k, p, bytes);
 	return GE_OK;
 }
 
@@ -452,28 +452,28 @@ static int k_conv_bwd_filter(ge_kctx *k)
 	uint64_t xb = 0, dyb = 0;
 	ge_xt *o;
 	int rc;
-	if ((rc = ge_k_need(k, 3)) || (rc = knn_in_f32(k, 0, 4, "input")) ||
+	if ((rc = ge_k_need(k, 3)) || (rc = ge_knn_in_f32(k, 0, 4, "input")) ||
 	    (rc = sizes_in(k, 1, d, "filter_sizes")))
 		return rc;
 	hdr.dtype = DT_FLOAT, hdr.rank = 4;
 	memcpy(hdr.dims, d, sizeof d);
 	if ((rc = conv_setup(k, k->in[0], &hdr, &c, 0)) ||
 	    (rc = check_dy(k, &c, k->in[2])) ||
-	    (rc = ge_k_work(k, knn_mul(knn_mul(c.l.n * c.dh.out, c.dw.out),
-				       knn_mul(c.cout, c.kdim)))))
+	    (rc = ge_k_work(k, ge_knn_mul(ge_knn_mul(c.l.n * c.dh.out, c.dw.out),
+				       ge_knn_mul(c.cout, c.kdim)))))
 		return rc;
-	if (!(x = knn_nhwc_in(k, &c.l, k->in[0], &xb, &xs)))
+	if (!(x = ge_knn_nhwc_in(k, &c.l, k->in[0], &xb, &xs)))
 		return GE_EINVAL;
 	if ((rc = dy_nhwc(k, &c, &dy, &dys, &dyb))) {
-		knn_scratch_free(k, xs, xb);
+		ge_knn_scratch_free(k, xs, xb);
 		return rc;
 	}
 	if (!(o = ge_k_out(k, 0, DT_FLOAT, 4, d)))
 		rc = GE_EINVAL;
 	else if ((rc = conv_bwd_filter(k, &c, x, dy, o->data)))
 		ge_k_drop(k);
-	knn_scratch_free(k, dys, dyb);
-	knn_scratch_free(k, xs, xb);
+	ge_knn_scratch_free(k, dys, dyb);
+	ge_knn_scratch_free(k, xs, xb);
 	return rc;
 }
 
@@ -795,7 +795,7 @@ static void dw_part(void *arg, int64_t p, int slot)
 		float *yr = j->y + r * j->c->dw.out * co;
 		j->row(j, r / OH, r % OH, yr);
 		if (j->e)
-			knn_epi_apply(j->e, yr, j->c->dw.out, co, 0);
+			ge_knn_epi_apply(j->e, yr, j->c->dw.out, co, 0);
 	}
 }
 
@@ -839,37 +839,37 @@ static int depthwise(ge_kctx *k, int fused)
 	uint64_t xb, yb, work;
 	int64_t mult, co;
 	int rc;
-	if ((rc = ge_k_need(k, 2)) || (rc = knn_in_f32(k, 0, 4, "input")) ||
+	if ((rc = ge_k_need(k, 2)) || (rc = ge_knn_in_f32(k, 0, 4, "input")) ||
 	    (rc = conv_setup(k, k->in[0], k->in[1], &c, 1)))
 		return rc;
 	mult = c.cout;
-	if (knn_mul(c.cin, mult) > INT32_MAX)
+	if (ge_knn_mul(c.cin, mult) > INT32_MAX)
 		return ge_k_fail(k, "output depth over 2^31-1");
 	co = c.cin * mult;
-	if (fused && (rc = knn_epi_parse(k, 2, co, 0, &epi)))
+	if (fused && (rc = ge_knn_epi_parse(k, 2, co, 0, &epi)))
 		return rc;
-	work = knn_mul(knn_mul(c.l.n * c.dh.out, c.dw.out),
-		       knn_mul(co, c.kh * c.kw));
+	work = ge_knn_mul(ge_knn_mul(c.l.n * c.dh.out, c.dw.out),
+		       ge_knn_mul(co, c.kh * c.kw));
 	if ((rc = ge_k_work(k, work))) {
-		knn_epi_done(&epi);
+		ge_knn_epi_done(&epi);
 		return rc;
 	}
-	if (!(x = knn_nhwc_in(k, &c.l, k->in[0], &xb, &xs))) {
-		knn_epi_done(&epi);
+	if (!(x = ge_knn_nhwc_in(k, &c.l, k->in[0], &xb, &xs))) {
+		ge_knn_epi_done(&epi);
 		return GE_EINVAL;
 	}
-	if (!(y = knn_out_nhwc_raw(k, &c.l, c.dh.out, c.dw.out, co, &yb)))
+	if (!(y = ge_knn_out_nhwc_raw(k, &c.l, c.dh.out, c.dw.out, co, &yb)))
 		rc = GE_EINVAL;
 	else if (k->out[0]->n == 0)
-		knn_out_done(k, &c.l, y, yb, 0, 0);
+		ge_knn_out_done(k, &c.l, y, yb, 0, 0);
 	else {
 		dw_job j = {&c, mult, x, k->in[1]->data, y,
 			    fused ? &epi : NULL, 0, 0, 0, 0, NULL};
 		dw_run(&j, work);
-		knn_out_done(k, &c.l, y, yb, c.dh.out * c.dw.out, co);
+		ge_knn_out_done(k, &c.l, y, yb, c.dh.out * c.dw.out, co);
 	}
-	knn_scratch_free(k, xs, xb);
-	knn_epi_done(&epi);
+	ge_knn_scratch_free(k, xs, xb);
+	ge_knn_epi_done(&epi);
 	return rc;
 }
 

@@ -61,8 +61,8 @@ static int rsz_setup(ge_kctx *k, rsz *r)
 				      : (float)r->ih / (float)r->oh;
 	r->sw = r->align && r->ow > 1 ? (float)(r->iw - 1) / (float)(r->ow - 1)
 				      : (float)r->iw / (float)r->ow;
-	return ge_k_work(k, knn_mul(knn_mul(r->n * r->oh, r->ow),
-				    knn_mul(r->c, 4)));
+	return ge_k_work(k, ge_knn_mul(ge_knn_mul(r->n * r->oh, r->ow),
+				    ge_knn_mul(r->c, 4)));
 }
 
 /* Source rows (or columns) and weights of the bilinear resize. */
@@ -89,7 +89,7 @@ static const float *as_f32(ge_kctx *k, const ge_xt *x, float **owned,
 	if (x->dtype == DT_FLOAT)
 		return x->data;
 	*bytes = (uint64_t)x->n * sizeof(float);
-	if (!(*owned = knn_scratch(k, *bytes)))
+	if (!(*owned = ge_knn_scratch(k, *bytes)))
 		return NULL;
 	if (dt_is_float(x->dtype))
 		for (int64_t i = 0; i < x->n; i++)
@@ -134,25 +134,25 @@ static int k_resize_bilinear(ge_kctx *k)
 	if ((rc = rsz_setup(k, &r)))
 		return rc;
 	od[0] = r.n, od[1] = r.oh, od[2] = r.ow, od[3] = r.c;
-	bytes = knn_mul((uint64_t)(r.oh + r.ow), 2 * sizeof(int64_t) +
+	bytes = ge_knn_mul((uint64_t)(r.oh + r.ow), 2 * sizeof(int64_t) +
 			sizeof(float));
 	if (!ge_k_out(k, 0, DT_FLOAT, 4, od))
 		return GE_EINVAL;
 	if (!r.n || !r.c)
 		return GE_OK;
-	if (!(lo = (int64_t *)knn_scratch(k, bytes)))
+	if (!(lo = (int64_t *)ge_knn_scratch(k, bytes)))
 		return GE_EINVAL;
 	hi = lo + r.oh + r.ow;
 	lerp = (float *)(hi + r.oh + r.ow);
 	bl_weights(r.oh, r.ih, r.sh, r.half, lo, hi, lerp);
 	bl_weights(r.ow, r.iw, r.sw, r.half, lo + r.oh, hi + r.oh, lerp + r.oh);
 	if (!(x = as_f32(k, k->in[0], &xs, &xb))) {
-		knn_scratch_free(k, (float *)lo, bytes);
+		ge_knn_scratch_free(k, (float *)lo, bytes);
 		return GE_EINVAL;
 	}
 	bilinear(&r, x, lo, hi, lerp, k->out[0]->data);
-	knn_scratch_free(k, xs, xb);
-	knn_scratch_free(k, (float *)lo, bytes);
+	ge_knn_scratch_free(k, xs, xb);
+	ge_knn_scratch_free(k, (float *)lo, bytes);
 	return GE_OK;
 }
 
@@ -352,7 +352,7 @@ static int nms_inputs(ge_kctx *k, int version, nms *p)
 		return ge_k_fail(k, "iou_threshold must be in [0, 1]");
 	if (!(p->sigma >= 0))
 		return ge_k_fail(k, "soft_nms_sigma must be non-negative");
-	return ge_k_work(k, knn_mul(p->n, (uint64_t)mo + 32));
+	return ge_k_work(k, ge_knn_mul(p->n, (uint64_t)mo + 32));
 }
 
 static int nms_kernel(ge_kctx *k, int version)
@@ -367,9 +367,9 @@ static int nms_kernel(ge_kctx *k, int version)
 	if ((rc = nms_inputs(k, version, &p)))
 		return rc;
 	pad = version >= 4 && ge_k_attr_bool(k, "pad_to_max_output_size", 0);
-	bytes = knn_mul(p.n, sizeof(cand)) +
-		knn_mul(p.max_out < p.n ? p.max_out : p.n, 8) + 8;
-	if (!(h = (cand *)knn_scratch(k, bytes)))
+	bytes = ge_knn_mul(p.n, sizeof(cand)) +
+		ge_knn_mul(p.max_out < p.n ? p.max_out : p.n, 8) + 8;
+	if (!(h = (cand *)ge_knn_scratch(k, bytes)))
 		return GE_EINVAL;
 	sel = (int32_t *)(h + p.n);
 	ssc = (float *)(sel + (p.max_out < p.n ? p.max_out : p.n));
@@ -384,7 +384,7 @@ static int nms_kernel(ge_kctx *k, int version)
 	    (version >= 5 && !ge_k_out(k, 1, DT_FLOAT, 1, &len)) ||
 	    (version >= 4 && !ge_k_out(k, version >= 5 ? 2 : 1, DT_INT32, 0,
 				       NULL))) {
-		knn_scratch_free(k, (float *)h, bytes);
+		ge_knn_scratch_free(k, (float *)h, bytes);
 		return GE_EINVAL;
 	}
 	memcpy(k->out[0]->data, sel, ns * sizeof(int32_t));
@@ -392,7 +392,7 @@ static int nms_kernel(ge_kctx *k, int version)
 		memcpy(k->out[1]->data, ssc, ns * sizeof(float));
 	if (version >= 4)
 		*(int32_t *)k->out[version >= 5 ? 2 : 1]->data = (int32_t)ns;
-	knn_scratch_free(k, (float *)h, bytes);
+	ge_knn_scratch_free(k, (float *)h, bytes);
 	return GE_OK;
 }
 
@@ -447,7 +447,7 @@ static int blocks_read(ge_kctx *k, const ge_xt *x, blocks *g,
 		if (g->pad[i][0] < 0 || g->pad[i][1] < 0 ||
 		    g->pad[i][0] > INT32_MAX || g->pad[i][1] > INT32_MAX)
 			return ge_k_fail(k, "%s must be in [0, 2^31)", pads);
-		g->nblock = (int64_t)knn_mul(g->nblock, g->block[i]);
+		g->nblock = (int64_t)ge_knn_mul(g->nblock, g->block[i]);
 		if (g->nblock > INT32_MAX)
 			return ge_k_fail(k, "the block is over 2^31-1");
 	}
@@ -523,7 +523,7 @@ static int k_space_to_batch(ge_kctx *k)
 	if ((rc = blocks_read(k, x, &g, "paddings")))
 		return rc;
 	memcpy(od, x->dims, sizeof(int64_t) * x->rank);
-	od[0] = (int64_t)knn_mul(x->dims[0], g.nblock);
+	od[0] = (int64_t)ge_knn_mul(x->dims[0], g.nblock);
 	for (int i = 0; i < g.m; i++) {
 		int64_t p = x->dims[i + 1] + g.pad[i][0] + g.pad[i][1];
 		if (p % g.block[i])
@@ -559,7 +559,7 @@ static int k_batch_to_space(ge_kctx *k)
 	memcpy(od, x->dims, sizeof(int64_t) * x->rank);
 	od[0] = x->dims[0] / g.nblock;
 	for (int i = 0; i < g.m; i++) {
-		int64_t full = (int64_t)knn_mul(x->dims[i + 1], g.block[i]);
+		int64_t full = (int64_t)ge_knn_mul(x->dims[i + 1], g.block[i]);
 		if (full > INT64_MAX / 2 || g.pad[i][0] + g.pad[i][1] > full)
 			return ge_k_fail(k, "crops of dimension %d exceed its "
 					 "size %lld", i + 1, (long long)full);
@@ -631,8 +631,8 @@ static int depth_space(ge_kctx *k, int to_space)
 					 (long long)x->dims[3],
 					 (long long)(bs * bs));
 		od[0] = x->dims[0], od[3] = x->dims[3] / (bs * bs);
-		od[1] = (int64_t)knn_mul(x->dims[1], bs);
-		od[2] = (int64_t)knn_mul(x->dims[2], bs);
+		od[1] = (int64_t)ge_knn_mul(x->dims[1], bs);
+		od[2] = (int64_t)ge_knn_mul(x->dims[2], bs);
 	} else {
 		if (x->dims[1] % bs || x->dims[2] % bs)
 			return ge_k_fail(k, "height and width must be "
@@ -640,7 +640,7 @@ static int depth_space(ge_kctx *k, int to_space)
 					 (long long)bs);
 		od[0] = x->dims[0], od[1] = x->dims[1] / bs;
 		od[2] = x->dims[2] / bs;
-		od[3] = (int64_t)knn_mul(x->dims[3], bs * bs);
+		od[3] = (int64_t)ge_knn_mul(x->dims[3], bs * bs);
 	}
 	if ((rc = ge_k_work(k, (uint64_t)x->n)) ||
 	    !(o = ge_k_out(k, 0, x->dtype, 4, od)))

@@ -88,7 +88,7 @@ static int gather(ge_kctx *k, const ge_xt *p, const ge_xt *ix, int64_t axis,
 		for (int64_t q = 0; q < outer; q++)
 			for (int64_t j = 0; j < nidx; j++, d += inner) {
 				int64_t v = kld_i(ix, b * nidx + j);
-				if (inner && kcopy_elems(o, d, p,
+				if (inner && ge_kcopy_elems(o, d, p,
 					((b * outer + q) * g + v) * inner, inner))
 					return ge_k_fail(k, "out of memory");
 			}
@@ -158,7 +158,7 @@ static int k_gather_nd(ge_kctx *k)
 		int64_t src = 0;
 		for (int64_t c = 0; c < kk; c++)
 			src += kld_i(ix, j * kk + c) * ps[c];
-		if (kcopy_elems(o, j * inner, p, src, inner))
+		if (ge_kcopy_elems(o, j * inner, p, src, inner))
 			return ge_k_fail(k, "out of memory");
 	}
 	return GE_OK;
@@ -210,7 +210,7 @@ static int k_one_hot(ge_kctx *k)
 		for (int64_t d = 0; d < depth; d++)
 			for (int64_t q = 0; q < inner; q++) {
 				int64_t v = kld_i(ix, p * inner + q);
-				if (kcopy_elem(o, (p * depth + d) * inner + q,
+				if (ge_kcopy_elem(o, (p * depth + d) * inner + q,
 					       v == d ? on : off, 0))
 					return ge_k_fail(k, "out of memory");
 			}
@@ -226,7 +226,7 @@ static int k_where(ge_kctx *k)
 	if (k->nin > 1)
 		return ge_k_fail(k, "Where of three inputs is Select");
 	const ge_xt *x = k->in[0];
-	if (k_dtype_in(k, 0, KDT_NUMBERS | KDT(DT_BOOL)) ||
+	if (ge_k_dtype_in(k, 0, KDT_NUMBERS | KDT(DT_BOOL)) ||
 	    ge_k_work(k, (uint64_t)x->n))
 		return GE_EINVAL;
 	int64_t cnt = 0;

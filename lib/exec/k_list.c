@@ -106,7 +106,7 @@ static klist *list_copy(ge_kctx *k, const klist *s)
  * element_dtype attr (when it has one). */
 static klist *list_in(ge_kctx *k, int i)
 {
-	klist *l = (klist *)kst_obj(k, i, DT_VARIANT, GE_XOBJ_LIST,
+	klist *l = (klist *)ge_kst_obj(k, i, DT_VARIANT, GE_XOBJ_LIST,
 				    "TensorList");
 	if (!l)
 		return NULL;
@@ -134,7 +134,7 @@ static int list_done(ge_kctx *k, int i, klist *l, int own)
 		ge_k_forward(k, 0, i);
 		return GE_OK;
 	}
-	return kst_out_obj(k, 0, DT_VARIANT, &l->o);
+	return ge_kst_out_obj(k, 0, DT_VARIANT, &l->o);
 }
 
 /* A failure after list_mut: drops the copy. */
@@ -153,12 +153,12 @@ static int item_ok(ge_kctx *k, const klist *l, const ge_xt *t)
 	if (t->dtype != l->dtype)
 		return ge_k_fail(k, "the list holds %s, the item is %s",
 				 kdt(l->dtype), kdt(t->dtype));
-	kps_of(t, 0, &s);
-	if (kps_merge(&m, &s))
+	ge_kps_of(t, 0, &s);
+	if (ge_kps_merge(&m, &s))
 		return ge_k_fail(k, "an item of shape %s does not fit the "
 				 "list's element shape %s",
-				 kps_str(&s, a, sizeof a),
-				 kps_str(&l->shape, b, sizeof b));
+				 ge_kps_str(&s, a, sizeof a),
+				 ge_kps_str(&l->shape, b, sizeof b));
 	return GE_OK;
 }
 
@@ -170,23 +170,23 @@ static int read_shape(ge_kctx *k, const klist *l, int si, kps *out)
 	kps in;
 	*out = l->shape;
 	if (si >= 0) {
-		if (kps_input(k, si, &in))
+		if (ge_kps_input(k, si, &in))
 			return GE_EINVAL;
-		if (kps_merge(out, &in))
+		if (ge_kps_merge(out, &in))
 			return ge_k_fail(k, "element shape %s does not match "
 					 "the list's %s",
-					 kps_str(&in, a, sizeof a),
-					 kps_str(&l->shape, b, sizeof b));
+					 ge_kps_str(&in, a, sizeof a),
+					 ge_kps_str(&l->shape, b, sizeof b));
 	}
-	for (int64_t i = 0; i < l->n && !kps_full(out); i++) {
+	for (int64_t i = 0; i < l->n && !ge_kps_full(out); i++) {
 		if (!l->t[i])
 			continue;
-		kps_of(l->t[i], 0, &in);
-		if (kps_merge(out, &in))
+		ge_kps_of(l->t[i], 0, &in);
+		if (ge_kps_merge(out, &in))
 			return ge_k_fail(k, "item %" PRId64 " has shape %s, "
 					 "others %s", i,
-					 kps_str(&in, a, sizeof a),
-					 kps_str(out, b, sizeof b));
+					 ge_kps_str(&in, a, sizeof a),
+					 ge_kps_str(out, b, sizeof b));
 	}
 	return GE_OK;
 }
@@ -200,16 +200,16 @@ static int stack_items(ge_kctx *k, const klist *l, const int64_t *idx,
 	kps es;
 	if (read_shape(k, l, si, &es))
 		return GE_EINVAL;
-	if (!kps_full(&es))
+	if (!ge_kps_full(&es))
 		return ge_k_fail(k, "the element shape %s is not fully known "
 				 "and no item says it",
-				 kps_str(&es, a, sizeof a));
+				 ge_kps_str(&es, a, sizeof a));
 	if (es.rank + 1 > GE_SHAPE_MAXRANK)
 		return ge_k_fail(k, "items of rank %d are too deep", es.rank);
 	int64_t dims[GE_SHAPE_MAXRANK], per = kcount(es.rank, es.dims);
 	if (per < 0)
 		return ge_k_fail(k, "the element shape %s overflows",
-				 kps_str(&es, a, sizeof a));
+				 ge_kps_str(&es, a, sizeof a));
 	dims[0] = m;
 	for (int i = 0; i < es.rank; i++)
 		dims[i + 1] = es.dims[i];
@@ -221,11 +221,11 @@ static int stack_items(ge_kctx *k, const klist *l, const int64_t *idx,
 		const ge_xt *t = l->t[idx[j]];
 		if (t && t->n != per) {
 			kps s;
-			kps_of(t, 0, &s);
+			ge_kps_of(t, 0, &s);
 			return ge_k_fail(k, "item %" PRId64 " has shape %s, "
 					 "not %s", idx[j],
-					 kps_str(&s, a, sizeof a),
-					 kps_str(&es, b, sizeof b));
+					 ge_kps_str(&s, a, sizeof a),
+					 ge_kps_str(&es, b, sizeof b));
 		}
 	}
 	ge_xt *out = ge_k_out(k, o, l->dtype, es.rank + 1, dims);
@@ -233,7 +233,7 @@ static int stack_items(ge_kctx *k, const klist *l, const int64_t *idx,
 		return GE_EINVAL;
 	for (int64_t j = 0; j < m; j++) {
 		const ge_xt *t = l->t[idx[j]];
-		if (t && kst_copy(out, j * per, t, 0, per))
+		if (t && ge_kst_copy(out, j * per, t, 0, per))
 			return ge_k_fail(k, "out of memory");
 	}
 	return GE_OK;
@@ -246,10 +246,10 @@ static int zero_item(ge_kctx *k, const klist *l, int si, int o)
 	kps es;
 	if (read_shape(k, l, si, &es))
 		return GE_EINVAL;
-	if (!kps_full(&es))
+	if (!ge_kps_full(&es))
 		return ge_k_fail(k, "reads an item that was never set, and the "
 				 "element shape %s is not fully known",
-				 kps_str(&es, a, sizeof a));
+				 ge_kps_str(&es, a, sizeof a));
 	return ge_k_out(k, o, l->dtype, es.rank, es.dims) ? GE_OK : GE_EINVAL;
 }
 
@@ -260,7 +260,7 @@ static int k_reserve(ge_kctx *k)
 {
 	kps es;
 	int64_t n = 0, max = -1;
-	if (ge_k_need(k, 2) || kps_input(k, 0, &es))
+	if (ge_k_need(k, 2) || ge_kps_input(k, 0, &es))
 		return GE_EINVAL;
 	if (!strcmp(k->type, "EmptyTensorList")) {
 		if (ge_k_scalar_int(k, 1, &max))
@@ -279,7 +279,7 @@ static int k_reserve(ge_kctx *k)
 	if (!l)
 		return GE_EINVAL;
 	l->max = max;
-	return kst_out_obj(k, 0, DT_VARIANT, &l->o);
+	return ge_kst_out_obj(k, 0, DT_VARIANT, &l->o);
 }
 
 /* TensorListFromTensor(tensor, element_shape): one item per row. */
@@ -287,17 +287,17 @@ static int k_from_tensor(ge_kctx *k)
 {
 	char a[96], b[96];
 	kps es, rows;
-	if (ge_k_need(k, 2) || kps_input(k, 1, &es))
+	if (ge_k_need(k, 2) || ge_kps_input(k, 1, &es))
 		return GE_EINVAL;
 	const ge_xt *t = k->in[0];
 	if (t->rank < 1)
 		return ge_k_fail(k, "the tensor must have rank 1 or more");
-	kps_of(t, 1, &rows);
+	ge_kps_of(t, 1, &rows);
 	kps m = es;
-	if (kps_merge(&m, &rows))
+	if (ge_kps_merge(&m, &rows))
 		return ge_k_fail(k, "rows of shape %s do not match element "
-				 "shape %s", kps_str(&rows, a, sizeof a),
-				 kps_str(&es, b, sizeof b));
+				 "shape %s", ge_kps_str(&rows, a, sizeof a),
+				 ge_kps_str(&es, b, sizeof b));
 	int dt = ge_k_attr_type(k, "element_dtype", t->dtype);
 	if (dt != t->dtype)
 		return ge_k_fail(k, "element_dtype %s but the tensor is %s",
@@ -311,14 +311,14 @@ static int k_from_tensor(ge_kctx *k)
 	for (int64_t i = 0; i < l->n; i++) {
 		ge_xt *r = ge_xt_new(dt, rows.rank, rows.dims, k->budget,
 				     k->name, k->err);
-		if (!r || kst_copy(r, 0, t, i * per, per)) {
+		if (!r || ge_kst_copy(r, 0, t, i * per, per)) {
 			ge_xt_unref(r);
 			ge_xobj_unref(&l->o);
 			return r ? ge_k_fail(k, "out of memory") : GE_EINVAL;
 		}
 		l->t[i] = r;
 	}
-	return kst_out_obj(k, 0, DT_VARIANT, &l->o);
+	return ge_kst_out_obj(k, 0, DT_VARIANT, &l->o);
 }
 
 /* TensorListStack(handle, element_shape): [n] + element shape. */
@@ -482,7 +482,7 @@ static int k_resize(ge_kctx *k)
 /* TensorListLength(handle) -> int32. */
 static int k_length(ge_kctx *k)
 {
-	klist *l = (klist *)kst_obj(k, 0, DT_VARIANT, GE_XOBJ_LIST,
+	klist *l = (klist *)ge_kst_obj(k, 0, DT_VARIANT, GE_XOBJ_LIST,
 				    "TensorList");
 	if (!l)
 		return GE_EINVAL;
@@ -498,7 +498,7 @@ static int k_length(ge_kctx *k)
 /* TensorListElementShape(handle): -1 for an unknown rank or dim. */
 static int k_element_shape(ge_kctx *k)
 {
-	klist *l = (klist *)kst_obj(k, 0, DT_VARIANT, GE_XOBJ_LIST,
+	klist *l = (klist *)ge_kst_obj(k, 0, DT_VARIANT, GE_XOBJ_LIST,
 				    "TensorList");
 	if (!l)
 		return GE_EINVAL;
@@ -534,8 +534,8 @@ static int scatter(ge_kctx *k, klist *w, const ge_xt *t, const ge_xt *ix)
 		return ge_k_fail(k, "the list holds %s, the tensor is %s",
 				 kdt(w->dtype), kdt(t->dtype));
 	kps rows, m = w->shape;
-	kps_of(t, 1, &rows);
-	if (kps_merge(&m, &rows))
+	ge_kps_of(t, 1, &rows);
+	if (ge_kps_merge(&m, &rows))
 		return ge_k_fail(k, "rows do not fit the list's element "
 				 "shape");
 	int64_t top = w->n;
@@ -557,7 +557,7 @@ static int scatter(ge_kctx *k, klist *w, const ge_xt *t, const ge_xt *ix)
 				     k->name, k->err);
 		if (!r)
 			return GE_EINVAL;
-		if (kst_copy(r, 0, t, i * per, per)) {
+		if (ge_kst_copy(r, 0, t, i * per, per)) {
 			ge_xt_unref(r);
 			return ge_k_fail(k, "out of memory");
 		}
@@ -587,7 +587,7 @@ static int k_scatter_new(ge_kctx *k)
 	kps es;
 	int64_t n = -1;
 	int v2 = !strcmp(k->type, "TensorListScatterV2");
-	if (ge_k_need(k, v2 ? 4 : 3) || kps_input(k, 2, &es) ||
+	if (ge_k_need(k, v2 ? 4 : 3) || ge_kps_input(k, 2, &es) ||
 	    (v2 && ge_k_scalar_int(k, 3, &n)))
 		return GE_EINVAL;
 	klist *l = list_new(k, k->in[0]->dtype, &es, 0);
@@ -603,7 +603,7 @@ static int k_scatter_new(ge_kctx *k)
 		ge_xobj_unref(&l->o);
 		return rc;
 	}
-	return kst_out_obj(k, 0, DT_VARIANT, &l->o);
+	return ge_kst_out_obj(k, 0, DT_VARIANT, &l->o);
 }
 
 /* TensorListConcatV2(handle, element_shape, leading_dims) -> tensor,
@@ -622,15 +622,15 @@ static int k_concat(ge_kctx *k)
 	kps tail = es;
 	tail.rank = es.rank - 1;
 	memmove(tail.dims, es.dims + 1, (size_t)tail.rank * sizeof *tail.dims);
-	if (!kps_full(&tail))
+	if (!ge_kps_full(&tail))
 		return ge_k_fail(k, "the element shape %s is not known past "
-				 "its first dimension", kps_str(&es, a,
+				 "its first dimension", ge_kps_str(&es, a,
 								sizeof a));
 	const ge_xt *lead = k->in[2];
 	int64_t rows = 0, per = kcount(tail.rank, tail.dims);
 	if (per < 0)
 		return ge_k_fail(k, "the element shape %s overflows",
-				 kps_str(&es, a, sizeof a));
+				 ge_kps_str(&es, a, sizeof a));
 	int64_t *len = malloc((size_t)(l->n ? l->n : 1) * sizeof *len);
 	if (!len)
 		return ge_k_fail(k, "out of memory");
@@ -646,7 +646,7 @@ static int k_concat(ge_kctx *k)
 			free(len);
 			return ge_k_fail(k, "item %" PRId64 " does not fit the "
 					 "element shape %s", i,
-					 kps_str(&es, a, sizeof a));
+					 ge_kps_str(&es, a, sizeof a));
 		}
 		rows += len[i];
 	}
@@ -658,7 +658,7 @@ static int k_concat(ge_kctx *k)
 	int rc = !lo || ge_k_work(k, (uint64_t)out->n) ? GE_EINVAL : GE_OK;
 	for (int64_t i = 0, at = 0; !rc && i < l->n; i++) {
 		((int64_t *)lo->data)[i] = len[i];
-		if (l->t[i] && kst_copy(out, at, l->t[i], 0, len[i] * per))
+		if (l->t[i] && ge_kst_copy(out, at, l->t[i], 0, len[i] * per))
 			rc = ge_k_fail(k, "out of memory");
 		at += len[i] * per;
 	}
@@ -670,7 +670,7 @@ static int k_concat(ge_kctx *k)
 static int k_split(ge_kctx *k)
 {
 	kps es;
-	if (ge_k_need(k, 3) || kps_input(k, 1, &es))
+	if (ge_k_need(k, 3) || ge_kps_input(k, 1, &es))
 		return GE_EINVAL;
 	const ge_xt *t = k->in[0], *len = k->in[2];
 	if (t->rank < 1 || len->rank != 1 ||
@@ -703,7 +703,7 @@ static int k_split(ge_kctx *k)
 		dims[0] = ge_xt_get_int64(len, i);
 		ge_xt *r = ge_xt_new(t->dtype, t->rank, dims, k->budget,
 				     k->name, k->err);
-		if (!r || kst_copy(r, 0, t, at, dims[0] * per)) {
+		if (!r || ge_kst_copy(r, 0, t, at, dims[0] * per)) {
 			ge_xt_unref(r);
 			ge_xobj_unref(&l->o);
 			return r ? ge_k_fail(k, "out of memory") : GE_EINVAL;
@@ -711,7 +711,7 @@ static int k_split(ge_kctx *k)
 		at += dims[0] * per;
 		l->t[i] = r;
 	}
-	return kst_out_obj(k, 0, DT_VARIANT, &l->o);
+	return ge_kst_out_obj(k, 0, DT_VARIANT, &l->o);
 }
 
 const ge_kdef ge_kernels_list[] = {

@@ -255,8 +255,8 @@ static int k_unary(ge_kctx *k)
 		return ge_k_fail(k, "input 0 has dtype %s, which this op does "
 				 "not take", kdt(dt));
 	double alpha = ge_k_attr_float(k, "alpha", 0.2);
-	ge_xt *w = kwiden(k, x);
-	ge_xt *o = w ? kout_f(k, 0, dt, x->rank, x->dims) : NULL;
+	ge_xt *w = ge_kwiden(k, x);
+	ge_xt *o = w ? ge_kout_f(k, 0, dt, x->rank, x->dims) : NULL;
 	if (!o) {
 		ge_xt_unref(w);
 		return GE_EINVAL;
@@ -267,7 +267,7 @@ static int k_unary(ge_kctx *k)
 		((urow32)(u->op == U_TANH ? F32_TANH : f32_u[u->op]))(
 			o->data, w->data, x->n, (float)alpha);
 	ge_xt_unref(w);
-	return kfinish_f(k, 0, dt);
+	return ge_kfinish_f(k, 0, dt);
 }
 
 /* ---------------------------------------------------------------- Cast */

@@ -121,18 +121,18 @@ static int mm_2d(ge_kctx *k, int fused)
 	if ((rc = mm_shape(k, a, b, ge_k_attr_bool(k, "transpose_a", 0),
 			   ge_k_attr_bool(k, "transpose_b", 0), &d)))
 		return rc;
-	if (fused && (rc = knn_epi_parse(k, 2, d.n, 0, &epi)))
+	if (fused && (rc = ge_knn_epi_parse(k, 2, d.n, 0, &epi)))
 		return rc;
 	od[0] = d.m, od[1] = d.n;
-	if ((rc = ge_k_work(k, knn_mul(knn_mul(d.m, d.n), d.kk ? d.kk : 1))) ||
+	if ((rc = ge_k_work(k, ge_knn_mul(ge_knn_mul(d.m, d.n), d.kk ? d.kk : 1))) ||
 	    !(o = ge_k_out(k, 0, a->dtype, 2, od))) {
-		knn_epi_done(&epi);
+		ge_knn_epi_done(&epi);
 		return rc ? rc : GE_EINVAL;
 	}
 	mm_one(a->dtype, &d, a->data, b->data, o->data);
 	if (fused)
-		knn_epi_apply(&epi, o->data, d.m, d.n, 0);
-	knn_epi_done(&epi);
+		ge_knn_epi_apply(&epi, o->data, d.m, d.n, 0);
+	ge_knn_epi_done(&epi);
 	return GE_OK;
 }
 
@@ -209,13 +209,13 @@ static int bmm(ge_kctx *k, int version)
 	    (rc = bmm_batch(k, x, y, version > 1, od, &r)))
 		return rc;
 	for (int i = 0; i < r; i++) {
-		uint64_t p = knn_mul((uint64_t)nb, (uint64_t)od[i]);
+		uint64_t p = ge_knn_mul((uint64_t)nb, (uint64_t)od[i]);
 		if (p > INT64_MAX)
 			return ge_k_fail(k, "the batch size overflows");
 		nb = (int64_t)p;
 	}
 	od[r] = d.m, od[r + 1] = d.n;
-	if ((rc = ge_k_work(k, knn_mul(knn_mul(nb, knn_mul(d.m, d.n)),
+	if ((rc = ge_k_work(k, ge_knn_mul(ge_knn_mul(nb, ge_knn_mul(d.m, d.n)),
 				       d.kk ? d.kk : 1))) ||
 	    !(o = ge_k_out(k, 0, x->dtype, r + 2, od)))
 		return rc ? rc : GE_EINVAL;
@@ -428,7 +428,7 @@ static int k_einsum(ge_kctx *k)
 		return ge_k_fail(k, "a matrix dimension is over 2^31-1");
 	for (int i = 0; i < e.o.rank; i++)
 		od[i] = e.size[(int)e.o.lab[i]] - 1;
-	work = knn_mul(knn_mul(nb, m), knn_mul(n, kk ? kk : 1));
+	work = ge_knn_mul(ge_knn_mul(nb, m), ge_knn_mul(n, kk ? kk : 1));
 	if ((rc = ge_k_work(k, work)) ||
 	    !(o = ge_k_out(k, 0, a->dtype, e.o.rank, od)))
 		return rc ? rc : GE_EINVAL;
@@ -436,11 +436,11 @@ static int k_einsum(ge_kctx *k)
 	bytes[0] = (uint64_t)a->n * es, bytes[1] = (uint64_t)b->n * es;
 	bytes[2] = (uint64_t)o->n * es;
 	pa = a->data, pb = b->data, po = o->data;
-	if (strcmp(la, e.a.lab) && (tmp[0] = knn_scratch(k, bytes[0])))
+	if (strcmp(la, e.a.lab) && (tmp[0] = ge_knn_scratch(k, bytes[0])))
 		es_permute(&e, e.a.lab, la, a->data, tmp[0], es), pa = tmp[0];
-	if (strcmp(lb, e.b.lab) && (tmp[1] = knn_scratch(k, bytes[1])))
+	if (strcmp(lb, e.b.lab) && (tmp[1] = ge_knn_scratch(k, bytes[1])))
 		es_permute(&e, e.b.lab, lb, b->data, tmp[1], es), pb = tmp[1];
-	if (strcmp(lo, e.o.lab) && (tmp[2] = knn_scratch(k, bytes[2])))
+	if (strcmp(lo, e.o.lab) && (tmp[2] = ge_knn_scratch(k, bytes[2])))
 		po = tmp[2];
 	if ((strcmp(la, e.a.lab) && !tmp[0]) ||
 	    (strcmp(lb, e.b.lab) && !tmp[1]) ||
@@ -458,7 +458,7 @@ static int k_einsum(ge_kctx *k)
 			es_permute(&e, lo, e.o.lab, tmp[2], o->data, es);
 	}
 	for (int i = 0; i < 3; i++)
-		knn_scratch_free(k, tmp[i], bytes[i]);
+		ge_knn_scratch_free(k, tmp[i], bytes[i]);
 	return rc;
 }
 

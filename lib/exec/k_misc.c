@@ -25,7 +25,7 @@ static int k_identity(ge_kctx *k)
 		return ge_k_fail(k, "has %d inputs but %d outputs", n, k->nout);
 	for (int i = 0; i < n; i++)
 		ge_k_forward(k, i, i);
-	return kall_set(k);
+	return ge_kall_set(k);
 }
 
 /* EnsureShape: the input passed on when its shape fits the shape attr
@@ -57,7 +57,7 @@ static int k_ensure_shape(ge_kctx *k)
  * NaN or infinite; else a failure with the op's message attr. */
 static int k_check_numerics(ge_kctx *k)
 {
-	if (ge_k_need(k, 1) || k_dtype_in(k, 0, KDT_FLOATS))
+	if (ge_k_need(k, 1) || ge_k_dtype_in(k, 0, KDT_FLOATS))
 		return GE_EINVAL;
 	const ge_xt *x = k->in[0];
 	if (ge_k_work(k, (uint64_t)x->n))
@@ -119,7 +119,7 @@ static int k_assert(ge_kctx *k)
 
 static int k_invert_permutation(ge_kctx *k)
 {
-	if (ge_k_need(k, 1) || k_dtype_in(k, 0, KDT(DT_INT32) | KDT(DT_INT64)))
+	if (ge_k_need(k, 1) || ge_k_dtype_in(k, 0, KDT(DT_INT32) | KDT(DT_INT64)))
 		return GE_EINVAL;
 	const ge_xt *x = k->in[0];
 	if (x->rank != 1)
@@ -196,7 +196,7 @@ static int k_dynamic_stitch(ge_kctx *k)
 	for (int m = 0; m < n; m++) {
 		const ge_xt *ix = k->in[m];
 		for (int64_t j = 0; j < ix->n && inner; j++)
-			if (kcopy_elems(o, kld_i(ix, j) * inner, k->in[n + m],
+			if (ge_kcopy_elems(o, kld_i(ix, j) * inner, k->in[n + m],
 					j * inner, inner))
 				return ge_k_fail(k, "out of memory");
 	}
@@ -208,7 +208,7 @@ static int k_dynamic_stitch(ge_kctx *k)
 static int k_segment_sum(ge_kctx *k)
 {
 	int64_t ns;
-	if (ge_k_need(k, 3) || k_dtype_in(k, 0, KDT_NUMBERS) ||
+	if (ge_k_need(k, 3) || ge_k_dtype_in(k, 0, KDT_NUMBERS) ||
 	    ge_k_scalar_int(k, 2, &ns))
 		return GE_EINVAL;
 	const ge_xt *d = k->in[0], *ids = k->in[1];
@@ -242,8 +242,8 @@ static int k_segment_sum(ge_kctx *k)
 	if (ge_k_work(k, (uint64_t)total + (uint64_t)d->n))
 		return GE_EINVAL;
 	int dt = d->dtype;
-	ge_xt *w = kwiden(k, (ge_xt *)d);
-	ge_xt *o = w ? kout_f(k, 0, dt, r, dims) : NULL;
+	ge_xt *w = ge_kwiden(k, (ge_xt *)d);
+	ge_xt *o = w ? ge_kout_f(k, 0, dt, r, dims) : NULL;
 	if (!o) {
 		ge_xt_unref(w);
 		return GE_EINVAL;
@@ -264,7 +264,7 @@ static int k_segment_sum(ge_kctx *k)
 		}
 	}
 	ge_xt_unref(w);
-	return kfinish_f(k, 0, dt);
+	return ge_kfinish_f(k, 0, dt);
 }
 
 /* ---------------------------------------------------------------- unique */
@@ -297,7 +297,7 @@ static int uq_cmp(const void *pa, const void *pb)
  * bits). */
 static int k_unique(ge_kctx *k)
 {
-	if (ge_k_need(k, 1) || k_dtype_in(k, 0, KDT_NUMBERS | KDT(DT_BOOL) |
+	if (ge_k_need(k, 1) || ge_k_dtype_in(k, 0, KDT_NUMBERS | KDT(DT_BOOL) |
 					  KDT(DT_STRING)))
 		return GE_EINVAL;
 	const ge_xt *x = k->in[0];
@@ -336,12 +336,12 @@ static int k_unique(ge_kctx *k)
 	ge_xt *ix = y ? ge_k_out(k, 1, it, 1, &n) : NULL;
 	int rc = ix ? GE_OK : GE_EINVAL;
 	for (int64_t g = 0; rc == GE_OK && g < ng; g++)
-		if (kcopy_elem(y, rank[g], x, first[g]))
+		if (ge_kcopy_elem(y, rank[g], x, first[g]))
 			rc = ge_k_fail(k, "out of memory");
 	for (int64_t i = 0; rc == GE_OK && i < n; i++)
 		kst_i(ix, i, rank[grp[i]]);
 	free(ord);
-	return rc ? rc : kall_set(k);
+	return rc ? rc : ge_kall_set(k);
 }
 
 /* ReverseSequence: for each batch entry b, the first seq_lengths[b]
@@ -375,7 +375,7 @@ static int k_reverse_sequence(ge_kctx *k)
 		int64_t len = kld_i(sl, idx[bd]), src = i;
 		if (idx[sd] < len)
 			src = i + (len - 1 - 2 * idx[sd]) * st[sd];
-		if (kcopy_elem(o, i, x, src))
+		if (ge_kcopy_elem(o, i, x, src))
 			return ge_k_fail(k, "out of memory");
 		for (int d = x->rank - 1; d >= 0; d--) {
 			if (++idx[d] < x->dims[d])
@@ -391,7 +391,7 @@ static int k_reverse_sequence(ge_kctx *k)
 static int k_scatter_nd(ge_kctx *k)
 {
 	int64_t dims[GE_SHAPE_MAXRANK];
-	if (ge_k_need(k, 3) || k_dtype_in(k, 1, KDT_NUMBERS))
+	if (ge_k_need(k, 3) || ge_k_dtype_in(k, 1, KDT_NUMBERS))
 		return GE_EINVAL;
 	const ge_xt *ix = k->in[0], *u = k->in[1];
 	int r = ge_k_ints(k, 2, dims, GE_SHAPE_MAXRANK);
@@ -431,8 +431,8 @@ static int k_scatter_nd(ge_kctx *k)
 	if (ge_k_work(k, (uint64_t)total + (uint64_t)u->n))
 		return GE_EINVAL;
 	int dt = u->dtype;
-	ge_xt *w = kwiden(k, (ge_xt *)u);
-	ge_xt *o = w ? kout_f(k, 0, dt, r, dims) : NULL;
+	ge_xt *w = ge_kwiden(k, (ge_xt *)u);
+	ge_xt *o = w ? ge_kout_f(k, 0, dt, r, dims) : NULL;
 	if (!o) {
 		ge_xt_unref(w);
 		return GE_EINVAL;
@@ -453,7 +453,7 @@ static int k_scatter_nd(ge_kctx *k)
 		}
 	}
 	ge_xt_unref(w);
-	return kfinish_f(k, 0, dt);
+	return ge_kfinish_f(k, 0, dt);
 }
 
 /* ConcatOffset(concat_dim, shapes...): where each input starts along the
@@ -483,7 +483,7 @@ static int k_concat_offset(ge_kctx *k)
 		}
 		off += s[a];
 	}
-	return kall_set(k);
+	return ge_kall_set(k);
 }
 
 /* Bitcast: the same bytes as another dtype; a wider type eats the last
@@ -497,7 +497,7 @@ static int k_bitcast(ge_kctx *k)
 	uint64_t ok = KDT_NUMBERS | KDT(DT_COMPLEX64) | KDT(DT_COMPLEX128) |
 		      KDT(DT_QINT8) | KDT(DT_QUINT8) | KDT(DT_QINT32) |
 		      KDT(DT_QINT16) | KDT(DT_QUINT16);
-	if (dt < 0 || dt >= 64 || !(ok & KDT(dt)) || k_dtype_in(k, 0, ok))
+	if (dt < 0 || dt >= 64 || !(ok & KDT(dt)) || ge_k_dtype_in(k, 0, ok))
 		return ge_k_fail(k, "cannot bitcast %s to %s", kdt(x->dtype),
 				 kdt(dt));
 	size_t si = ge_xt_elem_size(x->dtype), so = ge_xt_elem_size(dt);
@@ -527,13 +527,13 @@ static int k_bitcast(ge_kctx *k)
 /* L2Loss: sum(t * t) / 2. */
 static int k_l2loss(ge_kctx *k)
 {
-	if (ge_k_need(k, 1) || k_dtype_in(k, 0, KDT_FLOATS))
+	if (ge_k_need(k, 1) || ge_k_dtype_in(k, 0, KDT_FLOATS))
 		return GE_EINVAL;
 	const ge_xt *x = k->in[0];
 	if (ge_k_work(k, (uint64_t)x->n))
 		return GE_EINVAL;
 	int dt = x->dtype;
-	ge_xt *o = kout_f(k, 0, dt, 0, NULL);
+	ge_xt *o = ge_kout_f(k, 0, dt, 0, NULL);
 	if (!o)
 		return GE_EINVAL;
 	double s = 0;
@@ -546,7 +546,7 @@ static int k_l2loss(ge_kctx *k)
 		((double *)o->data)[0] = s / 2;
 	else
 		((float *)o->data)[0] = (float)(s / 2);
-	return kfinish_f(k, 0, dt);
+	return ge_kfinish_f(k, 0, dt);
 }
 
 /* ---------------------------------------------------------------- strings */
@@ -757,7 +757,7 @@ static int k_string_split(ge_kctx *k)
 		((int64_t *)os->data)[1] = widest;
 	}
 	free(t);
-	return rc ? rc : kall_set(k);
+	return rc ? rc : ge_kall_set(k);
 }
 
 const ge_kdef ge_kernels_misc[] = {

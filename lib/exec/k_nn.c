@@ -9,7 +9,7 @@
 
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
-int knn_in_f32(ge_kctx *k, int i, int rank, const char *what)
+int ge_knn_in_f32(ge_kctx *k, int i, int rank, const char *what)
 {
 	const ge_xt *t;
 	char buf[96];
@@ -25,7 +25,7 @@ int knn_in_f32(ge_kctx *k, int i, int rank, const char *what)
 	return GE_OK;
 }
 
-uint64_t knn_mul(uint64_t a, uint64_t b)
+uint64_t ge_knn_mul(uint64_t a, uint64_t b)
 {
 	if (a && b > UINT64_MAX / a)
 		return UINT64_MAX;
@@ -34,7 +34,7 @@ uint64_t knn_mul(uint64_t a, uint64_t b)
 
 /* ---------------------------------------------------------------- layout */
 
-int knn_layout_of(ge_kctx *k, const ge_xt *x, knn_layout *l)
+int ge_knn_layout_of(ge_kctx *k, const ge_xt *x, knn_layout *l)
 {
 	memset(l, 0, sizeof *l);
 	if (ge_k_attr_str_is(k, "data_format", "NCHW", 0))
@@ -51,7 +51,7 @@ int knn_layout_of(ge_kctx *k, const ge_xt *x, knn_layout *l)
 	return GE_OK;
 }
 
-int knn_attr4(ge_kctx *k, const char *name, const knn_layout *l,
+int ge_knn_attr4(ge_kctx *k, const char *name, const knn_layout *l,
 	      int64_t v[4], int64_t def)
 {
 	int64_t a[4];
@@ -73,7 +73,7 @@ int knn_attr4(ge_kctx *k, const char *name, const knn_layout *l,
 	return GE_OK;
 }
 
-void knn_to_nhwc(const float *src, float *dst, int64_t n, int64_t c,
+void ge_knn_to_nhwc(const float *src, float *dst, int64_t n, int64_t c,
 		 int64_t hw)
 {
 	if (!c || !hw) /* no element: n may be anything */
@@ -87,7 +87,7 @@ void knn_to_nhwc(const float *src, float *dst, int64_t n, int64_t c,
 		}
 }
 
-void knn_to_nchw(const float *src, float *dst, int64_t n, int64_t c,
+void ge_knn_to_nchw(const float *src, float *dst, int64_t n, int64_t c,
 		 int64_t hw)
 {
 	if (!c || !hw) /* no element: n may be anything */
@@ -106,7 +106,7 @@ void knn_to_nchw(const float *src, float *dst, int64_t n, int64_t c,
 static float no_element[1];
 
 /* The NHWC copy of x (x itself when it is NHWC); *bytes the scratch. */
-const float *knn_nhwc_in(ge_kctx *k, const knn_layout *l, const ge_xt *x,
+const float *ge_knn_nhwc_in(ge_kctx *k, const knn_layout *l, const ge_xt *x,
 			    uint64_t *bytes, float **owned)
 {
 	*owned = NULL, *bytes = 0;
@@ -115,9 +115,9 @@ const float *knn_nhwc_in(ge_kctx *k, const knn_layout *l, const ge_xt *x,
 	if (!l->nchw)
 		return x->data;
 	*bytes = (uint64_t)x->n * sizeof(float);
-	if (!(*owned = knn_scratch(k, *bytes)))
+	if (!(*owned = ge_knn_scratch(k, *bytes)))
 		return NULL;
-	knn_to_nhwc(x->data, *owned, l->n, l->c, l->h * l->w);
+	ge_knn_to_nhwc(x->data, *owned, l->n, l->c, l->h * l->w);
 	return *owned;
 }
 
@@ -138,33 +138,33 @@ static float *out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
 	if (!l->nchw)
 		return o->data;
 	*bytes = (uint64_t)o->n * sizeof(float);
-	return knn_scratch(k, *bytes);
+	return ge_knn_scratch(k, *bytes);
 }
 
-float *knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
+float *ge_knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
 		   int64_t ow, int64_t ch, uint64_t *bytes)
 {
 	return out_nhwc(k, l, oh, ow, ch, bytes, 0);
 }
 
-float *knn_out_nhwc_raw(ge_kctx *k, const knn_layout *l, int64_t oh,
+float *ge_knn_out_nhwc_raw(ge_kctx *k, const knn_layout *l, int64_t oh,
 			int64_t ow, int64_t ch, uint64_t *bytes)
 {
 	return out_nhwc(k, l, oh, ow, ch, bytes, 1);
 }
 
-void knn_out_done(ge_kctx *k, const knn_layout *l, float *y,
+void ge_knn_out_done(ge_kctx *k, const knn_layout *l, float *y,
 		     uint64_t bytes, int64_t hw, int64_t ch)
 {
 	if (!l->nchw || y == no_element)
 		return;
-	knn_to_nchw(y, k->out[0]->data, l->n, ch, hw);
-	knn_scratch_free(k, y, bytes);
+	ge_knn_to_nchw(y, k->out[0]->data, l->n, ch, hw);
+	ge_knn_scratch_free(k, y, bytes);
 }
 
 /* ---------------------------------------------------------------- windows */
 
-int knn_padding(ge_kctx *k, int allow_explicit)
+int ge_knn_padding(ge_kctx *k, int allow_explicit)
 {
 	if (ge_k_attr_str_is(k, "padding", "VALID", 0))
 		return KNN_VALID;
@@ -177,7 +177,7 @@ int knn_padding(ge_kctx *k, int allow_explicit)
 	return -1;
 }
 
-int knn_window(ge_kctx *k, knn_dim *d, int mode, const int64_t pads[2],
+int ge_knn_window(ge_kctx *k, knn_dim *d, int mode, const int64_t pads[2],
 	       const char *axis)
 {
 	int64_t eff, padded, total;
@@ -220,15 +220,15 @@ int knn_window(ge_kctx *k, knn_dim *d, int mode, const int64_t pads[2],
 	return GE_OK;
 }
 
-int knn_window2(ge_kctx *k, const knn_layout *l, int64_t kh, int64_t kw,
+int ge_knn_window2(ge_kctx *k, const knn_layout *l, int64_t kh, int64_t kw,
 		const char *dil_attr, int allow_explicit, knn_dim *dh,
 		knn_dim *dw)
 {
 	int64_t s[4], d[4] = {1, 1, 1, 1}, ep[8] = {0}, pads[2][2] = {{0}};
 	int mode, rc;
-	if ((rc = knn_attr4(k, "strides", l, s, 0)))
+	if ((rc = ge_knn_attr4(k, "strides", l, s, 0)))
 		return rc;
-	if (dil_attr && (rc = knn_attr4(k, dil_attr, l, d, 1)))
+	if (dil_attr && (rc = ge_knn_attr4(k, dil_attr, l, d, 1)))
 		return rc;
 	if (s[0] != 1 || s[3] != 1)
 		return ge_k_fail(k, "strides in the batch and depth dimensions "
@@ -236,7 +236,7 @@ int knn_window2(ge_kctx *k, const knn_layout *l, int64_t kh, int64_t kw,
 	if (d[0] != 1 || d[3] != 1)
 		return ge_k_fail(k, "dilations in the batch and depth "
 				 "dimensions must be 1");
-	if ((mode = knn_padding(k, allow_explicit)) < 0)
+	if ((mode = ge_knn_padding(k, allow_explicit)) < 0)
 		return GE_EINVAL;
 	if (mode == KNN_EXPLICIT) {
 		int n = ge_k_attr_ints(k, "explicit_paddings", ep, 8);
@@ -253,14 +253,14 @@ int knn_window2(ge_kctx *k, const knn_layout *l, int64_t kh, int64_t kw,
 	}
 	*dh = (knn_dim){.in = l->h, .k = kh, .stride = s[1], .dil = d[1]};
 	*dw = (knn_dim){.in = l->w, .k = kw, .stride = s[2], .dil = d[2]};
-	if ((rc = knn_window(k, dh, mode, pads[0], "height")))
+	if ((rc = ge_knn_window(k, dh, mode, pads[0], "height")))
 		return rc;
-	return knn_window(k, dw, mode, pads[1], "width");
+	return ge_knn_window(k, dw, mode, pads[1], "width");
 }
 
 /* ---------------------------------------------------------------- scratch */
 
-float *knn_scratch(ge_kctx *k, uint64_t bytes)
+float *ge_knn_scratch(ge_kctx *k, uint64_t bytes)
 {
 	float *p;
 	char what[160];
@@ -280,7 +280,7 @@ float *knn_scratch(ge_kctx *k, uint64_t bytes)
 	return p;
 }
 
-void knn_scratch_free(ge_kctx *k, float *p, uint64_t bytes)
+void ge_knn_scratch_free(ge_kctx *k, float *p, uint64_t bytes)
 {
 	if (!p || p == no_element)
 		return;
@@ -363,7 +363,7 @@ static int epi_bn(ge_kctx *k, int first, int64_t c, knn_epi *e)
 	return GE_OK;
 }
 
-int knn_epi_parse(ge_kctx *k, int first, int64_t c, int conv, knn_epi *e)
+int ge_knn_epi_parse(ge_kctx *k, int first, int64_t c, int conv, knn_epi *e)
 {
 	char ops[4][32];
 	int nops = 0, nargs = (int)ge_k_attr_int(k, "num_args", 0), i = 0;
@@ -401,7 +401,7 @@ int knn_epi_parse(ge_kctx *k, int first, int64_t c, int conv, knn_epi *e)
 		const ge_xt *a = first + used < k->nin ? k->in[first + used]
 						       : NULL;
 		if (!a || a->dtype != DT_FLOAT || (a->n != c && a->n != 1)) {
-			knn_epi_done(e);
+			ge_knn_epi_done(e);
 			return ge_k_fail(k, "Prelu's alphas must be float32 of "
 					 "1 or %lld elements", (long long)c);
 		}
@@ -410,19 +410,19 @@ int knn_epi_parse(ge_kctx *k, int first, int64_t c, int conv, knn_epi *e)
 	} else if (i < nops && (e->act = epi_act(ops[i])) != KNN_EPI_NONE)
 		i++;
 	if (i < nops) {
-		knn_epi_done(e);
+		ge_knn_epi_done(e);
 		return ge_k_fail(k, "fused op %s is not supported here",
 				 ops[i]);
 	}
 	if (used != nargs) {
-		knn_epi_done(e);
+		ge_knn_epi_done(e);
 		return ge_k_fail(k, "num_args is %d, the fused ops take %d",
 				 nargs, used);
 	}
 	return GE_OK;
 }
 
-void knn_epi_done(knn_epi *e)
+void ge_knn_epi_done(knn_epi *e)
 {
 	free(e->bn_scale);
 	e->bn_scale = NULL;
@@ -446,7 +446,7 @@ static float act1(int act, float v, float alpha)
 	}
 }
 
-void knn_epi_apply(const knn_epi *e, float *rows, int64_t nrows, int64_t c,
+void ge_knn_epi_apply(const knn_epi *e, float *rows, int64_t nrows, int64_t c,
 		   int64_t off)
 {
 	const float *add;

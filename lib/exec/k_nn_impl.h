@@ -26,7 +26,7 @@
 
 /* Input i must be float32 of the given rank (rank < 0: any); what names
  * the input in the refusal. */
-int knn_in_f32(ge_kctx *k, int i, int rank, const char *what);
+int ge_knn_in_f32(ge_kctx *k, int i, int rank, const char *what);
 
 /* ---------------------------------------------------------------- layout */
 
@@ -38,34 +38,34 @@ typedef struct knn_layout {
 
 /* Reads data_format (NHWC or NCHW, default NHWC; anything else refused)
  * and the dims of the rank-4 input x. */
-int knn_layout_of(ge_kctx *k, const ge_xt *x, knn_layout *l);
+int ge_knn_layout_of(ge_kctx *k, const ge_xt *x, knn_layout *l);
 /* An attr of 4 ints given in data_format order, as (n, h, w, c). */
-int knn_attr4(ge_kctx *k, const char *name, const knn_layout *l,
+int ge_knn_attr4(ge_kctx *k, const char *name, const knn_layout *l,
 	      int64_t v[4], int64_t def);
 
 /* NCHW <-> NHWC copies of n images of c channels and hw pixels. */
-void knn_to_nhwc(const float *src, float *dst, int64_t n, int64_t c,
+void ge_knn_to_nhwc(const float *src, float *dst, int64_t n, int64_t c,
 		 int64_t hw);
-void knn_to_nchw(const float *src, float *dst, int64_t n, int64_t c,
+void ge_knn_to_nchw(const float *src, float *dst, int64_t n, int64_t c,
 		 int64_t hw);
 
 /* The NHWC copy of a 4-D float32 x: x's own data when it is NHWC, else
- * a transposed scratch (*owned, *bytes, freed by knn_scratch_free); never
+ * a transposed scratch (*owned, *bytes, freed by ge_knn_scratch_free); never
  * NULL but on a failure, even for a tensor of no element. */
-const float *knn_nhwc_in(ge_kctx *k, const knn_layout *l, const ge_xt *x,
+const float *ge_knn_nhwc_in(ge_kctx *k, const knn_layout *l, const ge_xt *x,
 			 uint64_t *bytes, float **owned);
 /* Allocates output 0, float32 [n, oh, ow, ch] in l's data_format, and
  * returns where to write it in NHWC: the output itself, or a scratch of
- * *bytes (NCHW, not zeroed) that knn_out_done transposes into it and
+ * *bytes (NCHW, not zeroed) that ge_knn_out_done transposes into it and
  * frees (a dummy when the output has no element).  NULL with k->err set
  * (outputs dropped). */
-float *knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
+float *ge_knn_out_nhwc(ge_kctx *k, const knn_layout *l, int64_t oh,
 		    int64_t ow, int64_t ch, uint64_t *bytes);
 /* The same with the output's elements unset, for a kernel that writes
  * every one of them (ge_k_out_raw). */
-float *knn_out_nhwc_raw(ge_kctx *k, const knn_layout *l, int64_t oh,
+float *ge_knn_out_nhwc_raw(ge_kctx *k, const knn_layout *l, int64_t oh,
 			int64_t ow, int64_t ch, uint64_t *bytes);
-void knn_out_done(ge_kctx *k, const knn_layout *l, float *y, uint64_t bytes,
+void ge_knn_out_done(ge_kctx *k, const knn_layout *l, float *y, uint64_t bytes,
 		  int64_t hw, int64_t ch);
 
 /* ---------------------------------------------------------------- windows */
@@ -83,26 +83,26 @@ typedef struct knn_dim {
 enum { KNN_VALID, KNN_SAME, KNN_EXPLICIT };
 
 /* padding attr as KNN_*; EXPLICIT only when allow_explicit. -1 refused. */
-int knn_padding(ge_kctx *k, int allow_explicit);
+int ge_knn_padding(ge_kctx *k, int allow_explicit);
 /* pads: explicit (before, after) for this dim, ignored unless EXPLICIT. */
-int knn_window(ge_kctx *k, knn_dim *d, int mode, const int64_t pads[2],
+int ge_knn_window(ge_kctx *k, knn_dim *d, int mode, const int64_t pads[2],
 	       const char *axis);
 /* The H and W dims of a conv-like op: strides, dilations (when dil_attr
  * is not NULL), padding and explicit_paddings from the attrs; filter
  * (or pool window) size kh x kw. */
-int knn_window2(ge_kctx *k, const knn_layout *l, int64_t kh, int64_t kw,
+int ge_knn_window2(ge_kctx *k, const knn_layout *l, int64_t kh, int64_t kw,
 		const char *dil_attr, int allow_explicit, knn_dim *dh,
 		knn_dim *dw);
 
 /* a * b (+ c ...) for work and sizes, saturating at UINT64_MAX. */
-uint64_t knn_mul(uint64_t a, uint64_t b);
+uint64_t ge_knn_mul(uint64_t a, uint64_t b);
 
 /* ---------------------------------------------------------------- scratch */
 
 /* bytes of scratch, charged to the op's budget while held; NULL with
  * k->err set. */
-float *knn_scratch(ge_kctx *k, uint64_t bytes);
-void knn_scratch_free(ge_kctx *k, float *p, uint64_t bytes);
+float *ge_knn_scratch(ge_kctx *k, uint64_t bytes);
+void ge_knn_scratch_free(ge_kctx *k, float *p, uint64_t bytes);
 
 /* ---------------------------------------------------------------- epilogue */
 
@@ -125,12 +125,12 @@ typedef struct knn_epi {
 /* Reads fused_ops and num_args of a fused op whose extra args start at
  * input `first`; c is the output channels.  conv allows FusedBatchNorm
  * and Add; Prelu (TensorFlow.js) takes its alphas as the last arg.  Refuses an unknown op or order, or args of the wrong dtype
- * or shape.  knn_epi_done frees what it holds. */
-int knn_epi_parse(ge_kctx *k, int first, int64_t c, int conv, knn_epi *e);
-void knn_epi_done(knn_epi *e);
+ * or shape.  ge_knn_epi_done frees what it holds. */
+int ge_knn_epi_parse(ge_kctx *k, int first, int64_t c, int conv, knn_epi *e);
+void ge_knn_epi_done(knn_epi *e);
 /* Applies e to rows of c channels; off is the index of rows[0] in the
  * whole output (for the residual Add). */
-void knn_epi_apply(const knn_epi *e, float *rows, int64_t nrows, int64_t c,
+void ge_knn_epi_apply(const knn_epi *e, float *rows, int64_t nrows, int64_t c,
 		   int64_t off);
 
 #endif

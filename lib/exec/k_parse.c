@@ -374,7 +374,7 @@ static int out_dense(parse *p, const pkey *key)
 		}
 		/* the default, whole or as the padding scalar */
 		for (int64_t j = 0; key->def->n && j < per; j++)
-			if (kst_copy(t, at + j, key->def,
+			if (ge_kst_copy(t, at + j, key->def,
 				     key->def->n == 1 ? 0 : j, 1))
 				return ge_k_fail(k, "out of memory");
 		if (key->var && feature(p, b, key)) {

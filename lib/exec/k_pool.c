@@ -26,24 +26,24 @@ static int pool_setup(ge_kctx *k, pool *p, int v2)
 {
 	int64_t ks[4], st[4], a[4];
 	int rc, mode;
-	if ((rc = knn_in_f32(k, 0, 4, "input")) ||
-	    (rc = knn_layout_of(k, k->in[0], &p->l)))
+	if ((rc = ge_knn_in_f32(k, 0, 4, "input")) ||
+	    (rc = ge_knn_layout_of(k, k->in[0], &p->l)))
 		return rc;
 	if (!v2) {
 		/* MaxPool takes EXPLICIT padding too, as Conv2D does */
-		if ((rc = knn_attr4(k, "ksize", &p->l, ks, 0)))
+		if ((rc = ge_knn_attr4(k, "ksize", &p->l, ks, 0)))
 			return rc;
 		if (ks[0] != 1 || ks[3] != 1)
 			return ge_k_fail(k, "pooling over the batch or depth "
 					 "dimension is not supported (ksize "
 					 "there must be 1)");
-		if ((rc = knn_window2(k, &p->l, ks[1], ks[2], NULL,
+		if ((rc = ge_knn_window2(k, &p->l, ks[1], ks[2], NULL,
 				      !strcmp(k->type, "MaxPool"), &p->dh,
 				      &p->dw)))
 			return rc;
-		return ge_k_work(k, knn_mul(knn_mul(p->l.n * p->dh.out,
+		return ge_k_work(k, ge_knn_mul(ge_knn_mul(p->l.n * p->dh.out,
 						    p->dw.out),
-					    knn_mul(p->l.c, p->dh.k * p->dw.k)));
+					    ge_knn_mul(p->l.c, p->dh.k * p->dw.k)));
 	}
 	if (ge_k_ints(k, 1, a, 4) != 4)
 		return ge_k_fail(k, "ksize must have 4 values");
@@ -57,15 +57,15 @@ static int pool_setup(ge_kctx *k, pool *p, int v2)
 		return ge_k_fail(k, "pooling over the batch or depth dimension "
 				 "is not supported (ksize and strides there "
 				 "must be 1)");
-	if ((mode = knn_padding(k, 0)) < 0)
+	if ((mode = ge_knn_padding(k, 0)) < 0)
 		return GE_EINVAL;
 	p->dh = (knn_dim){.in = p->l.h, .k = ks[1], .stride = st[1], .dil = 1};
 	p->dw = (knn_dim){.in = p->l.w, .k = ks[2], .stride = st[2], .dil = 1};
-	if ((rc = knn_window(k, &p->dh, mode, NULL, "height")) ||
-	    (rc = knn_window(k, &p->dw, mode, NULL, "width")))
+	if ((rc = ge_knn_window(k, &p->dh, mode, NULL, "height")) ||
+	    (rc = ge_knn_window(k, &p->dw, mode, NULL, "width")))
 		return rc;
-	return ge_k_work(k, knn_mul(knn_mul(p->l.n * p->dh.out, p->dw.out),
-				    knn_mul(p->l.c, p->dh.k * p->dw.k)));
+	return ge_k_work(k, ge_knn_mul(ge_knn_mul(p->l.n * p->dh.out, p->dw.out),
+				    ge_knn_mul(p->l.c, p->dh.k * p->dw.k)));
 }
 
 /* The window of output (oh, ow) clipped to the input. */
@@ -135,20 +135,20 @@ static int pool_run(ge_kctx *k, int v2, int avg)
 	int rc;
 	if ((rc = ge_k_need(k, v2 ? 3 : 1)) || (rc = pool_setup(k, &p, v2)))
 		return rc;
-	if (!(x = knn_nhwc_in(k, &p.l, k->in[0], &xb, &xs)))
+	if (!(x = ge_knn_nhwc_in(k, &p.l, k->in[0], &xb, &xs)))
 		return GE_EINVAL;
-	if (!(y = knn_out_nhwc(k, &p.l, p.dh.out, p.dw.out, p.l.c, &yb)))
+	if (!(y = ge_knn_out_nhwc(k, &p.l, p.dh.out, p.dw.out, p.l.c, &yb)))
 		rc = GE_EINVAL;
 	else if (k->out[0]->n == 0) /* nothing to loop over */
-		knn_out_done(k, &p.l, y, yb, 0, 0);
+		ge_knn_out_done(k, &p.l, y, yb, 0, 0);
 	else {
 		if (avg)
 			avg_pool(&p, x, y);
 		else
 			max_pool(&p, x, y);
-		knn_out_done(k, &p.l, y, yb, p.dh.out * p.dw.out, p.l.c);
+		ge_knn_out_done(k, &p.l, y, yb, p.dh.out * p.dw.out, p.l.c);
 	}
-	knn_scratch_free(k, xs, xb);
+	ge_knn_scratch_free(k, xs, xb);
 	return rc;
 }
 
@@ -288,8 +288,8 @@ static int k_batch_norm(ge_kctx *k)
 	const float *x, *scale, *off, *mean, *var;
 	float *xs, *y, *st = NULL;
 	uint64_t xb, yb, sb = 0;
-	if ((rc = ge_k_need(k, 5)) || (rc = knn_in_f32(k, 0, 4, "x")) ||
-	    (rc = knn_layout_of(k, k->in[0], &l)))
+	if ((rc = ge_k_need(k, 5)) || (rc = ge_knn_in_f32(k, 0, 4, "x")) ||
+	    (rc = ge_knn_layout_of(k, k->in[0], &l)))
 		return rc;
 	training = ge_k_attr_bool(k, "is_training", 1);
 	eps = ge_k_attr_float(k, "epsilon", 0.0001);
@@ -300,15 +300,15 @@ static int k_batch_norm(ge_kctx *k)
 	if (!(eps >= 0) || !(f >= 0 && f <= 1))
 		return ge_k_fail(k, "epsilon must be >= 0 and "
 				 "exponential_avg_factor in [0, 1]");
-	if ((rc = ge_k_work(k, knn_mul(k->in[0]->n, training ? 4 : 2))))
+	if ((rc = ge_k_work(k, ge_knn_mul(k->in[0]->n, training ? 4 : 2))))
 		return rc;
 	scale = k->in[1]->data, off = k->in[2]->data;
 	mean = k->in[3]->data, var = k->in[4]->data;
-	if (!(x = knn_nhwc_in(k, &l, k->in[0], &xb, &xs)))
+	if (!(x = ge_knn_nhwc_in(k, &l, k->in[0], &xb, &xs)))
 		return GE_EINVAL;
 	sb = (uint64_t)(4 * c + 1) * sizeof(float);
-	if (!(st = knn_scratch(k, sb))) {
-		knn_scratch_free(k, xs, xb);
+	if (!(st = ge_knn_scratch(k, sb))) {
+		ge_knn_scratch_free(k, xs, xb);
 		return GE_EINVAL;
 	}
 	if (training) {
@@ -317,18 +317,18 @@ static int k_batch_norm(ge_kctx *k)
 	}
 	for (int64_t j = 0; j < c; j++)
 		st[2 * c + j] = 1.0f / sqrtf(var[j] + (float)eps) * scale[j];
-	if (!(y = knn_out_nhwc(k, &l, l.h, l.w, c, &yb)))
+	if (!(y = ge_knn_out_nhwc(k, &l, l.h, l.w, c, &yb)))
 		rc = GE_EINVAL;
 	else if (k->out[0]->n == 0)
-		knn_out_done(k, &l, y, yb, 0, 0);
+		ge_knn_out_done(k, &l, y, yb, 0, 0);
 	else {
 		for (int64_t r = 0; r < rows; r++)
 			for (int64_t j = 0; j < c; j++)
 				y[r * c + j] = (x[r * c + j] - mean[j]) *
 					st[2 * c + j] + off[j];
-		knn_out_done(k, &l, y, yb, l.h * l.w, c);
+		ge_knn_out_done(k, &l, y, yb, l.h * l.w, c);
 	}
-	knn_scratch_free(k, xs, xb);
+	ge_knn_scratch_free(k, xs, xb);
 	if (!rc && training) {
 		/* the unbiased variance, blended into the running values */
 		float adj = rows > 1 ? (float)rows / (float)(rows - 1) : 1;
@@ -349,7 +349,7 @@ static int k_batch_norm(ge_kctx *k)
 		rc = bn_side(k, c, bm, bv, st, st + c);
 	} else if (!rc)
 		rc = bn_side(k, c, mean, var, mean, var);
-	knn_scratch_free(k, st, sb);
+	ge_knn_scratch_free(k, st, sb);
 	if (rc)
 		bn_unset(k);
 	return rc;

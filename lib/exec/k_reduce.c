@@ -244,7 +244,7 @@ static int k_reduce(ge_kctx *k)
 		return GE_EINVAL;
 	ge_xt *x = k->in[0];
 	uint64_t ok = op == R_ALL || op == R_ANY ? KDT(DT_BOOL) : KDT_NUMBERS;
-	if (k_dtype_in(k, 0, ok))
+	if (ge_k_dtype_in(k, 0, ok))
 		return GE_EINVAL;
 	int na = ge_k_ints(k, 1, axes, GE_SHAPE_MAXRANK * 4);
 	if (na < 0)
@@ -257,8 +257,8 @@ static int k_reduce(ge_kctx *k)
 	if (ge_k_work(k, (uint64_t)x->n + 1))
 		return GE_EINVAL;
 	int dt = x->dtype;
-	ge_xt *w = kwiden(k, x);
-	ge_xt *o = w ? kout_f(k, 0, dt, p.orank, p.odims) : NULL;
+	ge_xt *w = ge_kwiden(k, x);
+	ge_xt *o = w ? ge_kout_f(k, 0, dt, p.orank, p.odims) : NULL;
 	if (!o) {
 		ge_xt_unref(w);
 		return GE_EINVAL;
@@ -266,7 +266,7 @@ static int k_reduce(ge_kctx *k)
 	int rc;
 	if (dt_is_float(dt) && sum_rows(&p, w, o, op, k, &rc)) {
 		ge_xt_unref(w);
-		return rc ? rc : kfinish_f(k, 0, dt);
+		return rc ? rc : ge_kfinish_f(k, 0, dt);
 	}
 	rwalk rw = {&p, w, o, op};
 	int64_t idx[GE_SHAPE_MAXRANK] = {0}, base = 0;
@@ -290,7 +290,7 @@ static int k_reduce(ge_kctx *k)
 		}
 	}
 	ge_xt_unref(w);
-	return kfinish_f(k, 0, dt);
+	return ge_kfinish_f(k, 0, dt);
 }
 
 /* ---------------------------------------------------------------- arg */
@@ -311,7 +311,7 @@ static void split3(const ge_xt *x, int a, int64_t *outer, int64_t *mid,
 static int k_argmax(ge_kctx *k)
 {
 	int64_t a;
-	if (ge_k_need(k, 2) || k_dtype_in(k, 0, KDT_NUMBERS | KDT(DT_BOOL)) ||
+	if (ge_k_need(k, 2) || ge_k_dtype_in(k, 0, KDT_NUMBERS | KDT(DT_BOOL)) ||
 	    ge_k_scalar_int(k, 1, &a))
 		return GE_EINVAL;
 	ge_xt *x = k->in[0];
@@ -369,7 +369,7 @@ static int k_argmax(ge_kctx *k)
 
 static int k_softmax(ge_kctx *k)
 {
-	if (ge_k_need(k, 1) || k_dtype_in(k, 0, KDT_FLOATS))
+	if (ge_k_need(k, 1) || ge_k_dtype_in(k, 0, KDT_FLOATS))
 		return GE_EINVAL;
 	ge_xt *x = k->in[0];
 	int logsm = !strcmp(k->type, "LogSoftmax");
@@ -378,8 +378,8 @@ static int k_softmax(ge_kctx *k)
 	if (ge_k_work(k, (uint64_t)x->n * 3))
 		return GE_EINVAL;
 	int dt = x->dtype;
-	ge_xt *w = kwiden(k, x);
-	ge_xt *o = w ? kout_f(k, 0, dt, x->rank, x->dims) : NULL;
+	ge_xt *w = ge_kwiden(k, x);
+	ge_xt *o = w ? ge_kout_f(k, 0, dt, x->rank, x->dims) : NULL;
 	if (!o) {
 		ge_xt_unref(w);
 		return GE_EINVAL;
@@ -416,7 +416,7 @@ static int k_softmax(ge_kctx *k)
 		}
 	}
 	ge_xt_unref(w);
-	return kfinish_f(k, 0, dt);
+	return ge_kfinish_f(k, 0, dt);
 }
 
 /* ---------------------------------------------------------------- cumsum */
@@ -424,7 +424,7 @@ static int k_softmax(ge_kctx *k)
 static int k_cumsum(ge_kctx *k)
 {
 	int64_t a;
-	if (ge_k_need(k, 2) || k_dtype_in(k, 0, KDT_NUMBERS) ||
+	if (ge_k_need(k, 2) || ge_k_dtype_in(k, 0, KDT_NUMBERS) ||
 	    ge_k_scalar_int(k, 1, &a))
 		return GE_EINVAL;
 	ge_xt *x = k->in[0];
@@ -436,8 +436,8 @@ static int k_cumsum(ge_kctx *k)
 	if (ge_k_axis(k, a, x->rank, &a) || ge_k_work(k, (uint64_t)x->n))
 		return GE_EINVAL;
 	int dt = x->dtype;
-	ge_xt *w = kwiden(k, x);
-	ge_xt *o = w ? kout_f(k, 0, dt, x->rank, x->dims) : NULL;
+	ge_xt *w = ge_kwiden(k, x);
+	ge_xt *o = w ? ge_kout_f(k, 0, dt, x->rank, x->dims) : NULL;
 	if (!o) {
 		ge_xt_unref(w);
 		return GE_EINVAL;
@@ -478,7 +478,7 @@ static int k_cumsum(ge_kctx *k)
 			}
 		}
 	ge_xt_unref(w);
-	return kfinish_f(k, 0, dt);
+	return ge_kfinish_f(k, 0, dt);
 }
 
 /* ---------------------------------------------------------------- top k */
@@ -511,7 +511,7 @@ static int tk_cmp(const void *pa, const void *pb)
 static int k_topk(ge_kctx *k)
 {
 	int64_t kk;
-	if (ge_k_need(k, 2) || k_dtype_in(k, 0, KDT_NUMBERS) ||
+	if (ge_k_need(k, 2) || ge_k_dtype_in(k, 0, KDT_NUMBERS) ||
 	    ge_k_scalar_int(k, 1, &kk))
 		return GE_EINVAL;
 	ge_xt *x = k->in[0];
@@ -541,12 +541,12 @@ static int k_topk(ge_kctx *k)
 		tk.base = r * c;
 		qsort(perm, (size_t)c, sizeof *perm, tk_cmp);
 		for (int64_t j = 0; j < kk; j++) {
-			kcopy_elem(ov, r * kk + j, x, r * c + perm[j]);
+			ge_kcopy_elem(ov, r * kk + j, x, r * c + perm[j]);
 			((int32_t *)oi->data)[r * kk + j] = (int32_t)perm[j];
 		}
 	}
 	free(perm);
-	return kall_set(k);
+	return ge_kall_set(k);
 }
 
 const ge_kdef ge_kernels_reduce[] = {

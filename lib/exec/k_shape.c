@@ -52,7 +52,7 @@ static int k_shape(ge_kctx *k)
 			if (put_index(k, o, i, x->dims[i]))
 				return GE_EINVAL;
 	}
-	return kall_set(k);
+	return ge_kall_set(k);
 }
 
 static int k_size(ge_kctx *k)
@@ -84,13 +84,13 @@ static int reshaped(ge_kctx *k, int rank, const int64_t *dims)
 	if (n != x->n)
 		return ge_k_fail(k, "cannot reshape %s into %s",
 				 ge_xt_describe(x, s1, sizeof s1),
-				 kshape(rank, dims, s2, sizeof s2));
+				 ge_kshape(rank, dims, s2, sizeof s2));
 	if (ge_k_work(k, (uint64_t)n))
 		return GE_EINVAL;
 	ge_xt *o = ge_k_out(k, 0, x->dtype, rank, dims);
 	if (!o)
 		return GE_EINVAL;
-	if (kcopy_elems(o, 0, x, 0, n))
+	if (ge_kcopy_elems(o, 0, x, 0, n))
 		return ge_k_fail(k, "out of memory");
 	return GE_OK;
 }
@@ -225,7 +225,7 @@ static void transpose_tiled(const ge_xt *x, ge_xt *o, const int64_t *ps,
 }
 
 /* o = x with its dimensions permuted: o's dim i is x's dim perm[i]. */
-int ktranspose(ge_kctx *k, const ge_xt *x, const int64_t *perm, int oi)
+int ge_ktranspose(ge_kctx *k, const ge_xt *x, const int64_t *perm, int oi)
 {
 	int r = x->rank;
 	int64_t dims[GE_SHAPE_MAXRANK], xs[GE_SHAPE_MAXRANK],
@@ -256,7 +256,7 @@ int ktranspose(ge_kctx *k, const ge_xt *x, const int64_t *perm, int oi)
 		int64_t len = r ? dims[last] : 1, st = r ? ps[last] : 0;
 		if (deep) {
 			for (int64_t j = 0; j < len; j++)
-				if (kcopy_elem(o, i + j, x, src + j * st))
+				if (ge_kcopy_elem(o, i + j, x, src + j * st))
 					return ge_k_fail(k, "out of memory");
 		} else if (es == 4) {
 			uint32_t *d = (uint32_t *)o->data + i;
@@ -303,7 +303,7 @@ static int k_transpose(ge_kctx *k)
 					 n - 1);
 		seen[perm[i]] = 1;
 	}
-	return ktranspose(k, x, perm, 0);
+	return ge_ktranspose(k, x, perm, 0);
 }
 
 /* ---------------------------------------------------------------- broadcast */
@@ -344,7 +344,7 @@ static int k_broadcast_to(ge_kctx *k)
 		st *= d;
 	}
 	for (int64_t i = 0; i < n; i++) {
-		if (kcopy_elem(o, i, x, src))
+		if (ge_kcopy_elem(o, i, x, src))
 			return ge_k_fail(k, "out of memory");
 		for (int d = r - 1; d >= 0; d--) {
 			src += xs[d];
@@ -358,7 +358,7 @@ static int k_broadcast_to(ge_kctx *k)
 bad:
 	return ge_k_fail(k, "cannot broadcast %s to %s",
 			 ge_xt_describe(x, s1, sizeof s1),
-			 kshape(r, dims, s2, sizeof s2));
+			 ge_kshape(r, dims, s2, sizeof s2));
 }
 
 static int k_broadcast_args(ge_kctx *k)
@@ -377,7 +377,7 @@ static int k_broadcast_args(ge_kctx *k)
 		if (b[i] < 0)
 			return ge_k_fail(k, "s1 has a negative dimension");
 	kbcast bc;
-	if (kbcast_shapes(k, ra, a, rb, b, &bc))
+	if (ge_kbcast_shapes(k, ra, a, rb, b, &bc))
 		return GE_EINVAL;
 	int64_t r = bc.rank;
 	ge_xt *o = ge_k_out(k, 0, k->in[0]->dtype, 1, &r);

@@ -257,7 +257,7 @@ static int k_table(ge_kctx *k)
 		if ((*slot)->kind != GE_XOBJ_TABLE)
 			return ge_k_fail(k, "its state slot holds something "
 					 "else");
-		return kst_out_obj(k, 0, DT_RESOURCE, ge_xobj_ref(*slot));
+		return ge_kst_out_obj(k, 0, DT_RESOURCE, ge_xobj_ref(*slot));
 	}
 	ktable *t = calloc(1, sizeof *t);
 	if (!t)
@@ -272,12 +272,12 @@ static int k_table(ge_kctx *k)
 	t->budget = k->budget;
 	if (slot)
 		*slot = ge_xobj_ref(&t->o);
-	return kst_out_obj(k, 0, DT_RESOURCE, &t->o);
+	return ge_kst_out_obj(k, 0, DT_RESOURCE, &t->o);
 }
 
 static ktable *table_in(ge_kctx *k)
 {
-	return (ktable *)kst_obj(k, 0, DT_RESOURCE, GE_XOBJ_TABLE,
+	return (ktable *)ge_kst_obj(k, 0, DT_RESOURCE, GE_XOBJ_TABLE,
 				 "lookup table");
 }
 

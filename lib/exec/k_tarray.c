@@ -79,7 +79,7 @@ static int array_room(ge_kctx *k, karray *a, int64_t cap)
 /* The array of input 0, open, its dtype checked against attr dtype. */
 static karray *array_in(ge_kctx *k)
 {
-	karray *a = (karray *)kst_obj(k, 0, DT_RESOURCE, GE_XOBJ_TARRAY,
+	karray *a = (karray *)ge_kst_obj(k, 0, DT_RESOURCE, GE_XOBJ_TARRAY,
 				      "TensorArray");
 	if (!a)
 		return NULL;
@@ -110,11 +110,11 @@ static int write_check(ge_kctx *k, karray *a, int64_t i, const ge_xt *v)
 		return ge_k_fail(k, "index %" PRId64 " was written already",
 				 i);
 	kps s, m = a->shape;
-	kps_of(v, 0, &s);
-	if (kps_merge(&m, &s))
+	ge_kps_of(v, 0, &s);
+	if (ge_kps_merge(&m, &s))
 		return ge_k_fail(k, "a value of shape %s does not fit the "
-				 "element shape %s", kps_str(&s, s1, sizeof s1),
-				 kps_str(&a->shape, s2, sizeof s2));
+				 "element shape %s", ge_kps_str(&s, s1, sizeof s1),
+				 ge_kps_str(&a->shape, s2, sizeof s2));
 	return GE_OK;
 }
 
@@ -130,8 +130,8 @@ static int write_at(ge_kctx *k, karray *a, int64_t i, ge_xt *v)
 	}
 	a->t[i] = v;
 	a->st[i] = WRITTEN;
-	if (a->identical && !kps_full(&a->shape))
-		kps_of(v, 0, &a->shape);
+	if (a->identical && !ge_kps_full(&a->shape))
+		ge_kps_of(v, 0, &a->shape);
 	return GE_OK;
 }
 
@@ -151,7 +151,7 @@ static int read_into(ge_kctx *k, karray *a, int64_t i, ge_xt *out,
 			return ge_k_fail(k, "index %" PRId64 " holds %" PRId64
 					 " elements, not %" PRId64, i,
 					 a->t[i]->n, per);
-		if (kst_copy(out, at, a->t[i], 0, per))
+		if (ge_kst_copy(out, at, a->t[i], 0, per))
 			return ge_k_fail(k, "out of memory");
 	}
 	return GE_OK;
@@ -174,22 +174,22 @@ static int elem_shape(ge_kctx *k, karray *a, const char *attr, int items,
 	char s1[96];
 	kps at;
 	*es = a->shape;
-	kps_attr(k, attr, &at);
-	if (kps_merge(es, &at))
+	ge_kps_attr(k, attr, &at);
+	if (ge_kps_merge(es, &at))
 		return ge_k_fail(k, "element_shape %s does not match the "
-				 "array's", kps_str(&at, s1, sizeof s1));
-	for (int64_t i = 0; items && i < a->n && !kps_full(es); i++)
+				 "array's", ge_kps_str(&at, s1, sizeof s1));
+	for (int64_t i = 0; items && i < a->n && !ge_kps_full(es); i++)
 		if (a->st[i] == WRITTEN) {
 			kps s;
-			kps_of(a->t[i], 0, &s);
-			if (kps_merge(es, &s))
+			ge_kps_of(a->t[i], 0, &s);
+			if (ge_kps_merge(es, &s))
 				return ge_k_fail(k, "items of different "
 						 "shapes");
 		}
-	if (!kps_full(es))
+	if (!ge_kps_full(es))
 		return ge_k_fail(k, "the element shape %s is not fully known "
 				 "and nothing was written to say it",
-				 kps_str(es, s1, sizeof s1));
+				 ge_kps_str(es, s1, sizeof s1));
 	return GE_OK;
 }
 
@@ -214,7 +214,7 @@ static int k_array(ge_kctx *k)
 	a->o.kind = GE_XOBJ_TARRAY;
 	a->o.destroy = array_destroy;
 	a->dtype = dt;
-	kps_attr(k, "element_shape", &a->shape);
+	ge_kps_attr(k, "element_shape", &a->shape);
 	a->dynamic = ge_k_attr_bool(k, "dynamic_size", 0);
 	a->clear = ge_k_attr_bool(k, "clear_after_read", 1);
 	a->identical = ge_k_attr_bool(k, "identical_element_shapes", 0);
@@ -224,7 +224,7 @@ static int k_array(ge_kctx *k)
 		return GE_EINVAL;
 	}
 	a->n = n;
-	if (kst_out_obj(k, 0, DT_RESOURCE, &a->o))
+	if (ge_kst_out_obj(k, 0, DT_RESOURCE, &a->o))
 		return GE_EINVAL;
 	return ge_k_out(k, 1, DT_FLOAT, 0, NULL) ? GE_OK : GE_EINVAL;
 }
@@ -343,7 +343,7 @@ static int k_scatter(ge_kctx *k)
 				     k->name, k->err);
 		if (!r)
 			return GE_EINVAL;
-		if (kst_copy(r, 0, v, j * per, per)) {
+		if (ge_kst_copy(r, 0, v, j * per, per)) {
 			ge_xt_unref(r);
 			return ge_k_fail(k, "out of memory");
 		}
@@ -357,7 +357,7 @@ static int k_scatter(ge_kctx *k)
 /* TensorArraySizeV3(handle, flow_in) -> int32. */
 static int k_size(ge_kctx *k)
 {
-	karray *a = (karray *)kst_obj(k, 0, DT_RESOURCE, GE_XOBJ_TARRAY,
+	karray *a = (karray *)ge_kst_obj(k, 0, DT_RESOURCE, GE_XOBJ_TARRAY,
 				      "TensorArray");
 	if (!a)
 		return GE_EINVAL;
@@ -371,7 +371,7 @@ static int k_size(ge_kctx *k)
 /* TensorArrayCloseV3(handle). */
 static int k_close(ge_kctx *k)
 {
-	karray *a = (karray *)kst_obj(k, 0, DT_RESOURCE, GE_XOBJ_TARRAY,
+	karray *a = (karray *)ge_kst_obj(k, 0, DT_RESOURCE, GE_XOBJ_TARRAY,
 				      "TensorArray");
 	if (!a)
 		return GE_EINVAL;
@@ -390,7 +390,7 @@ static int k_concat(ge_kctx *k)
 	if (!a || ge_k_need(k, 2))
 		return GE_EINVAL;
 	kps tail;
-	kps_attr(k, "element_shape_except0", &tail);
+	ge_kps_attr(k, "element_shape_except0", &tail);
 	int64_t rows = 0;
 	for (int64_t i = 0; i < a->n; i++) {
 		if (a->st[i] != WRITTEN)
@@ -400,13 +400,13 @@ static int k_concat(ge_kctx *k)
 		if (t->rank < 1)
 			return ge_k_fail(k, "concatenates scalars");
 		kps s;
-		kps_of(t, 1, &s);
-		if (kps_merge(&tail, &s))
+		ge_kps_of(t, 1, &s);
+		if (ge_kps_merge(&tail, &s))
 			return ge_k_fail(k, "item %" PRId64 " differs from the "
 					 "others past its first dimension", i);
 		rows += t->dims[0];
 	}
-	if (!kps_full(&tail))
+	if (!ge_kps_full(&tail))
 		return ge_k_fail(k, "concatenates an empty array of unknown "
 				 "element shape");
 	int64_t dims[GE_SHAPE_MAXRANK], nl = a->n;
@@ -418,7 +418,7 @@ static int k_concat(ge_kctx *k)
 		return GE_EINVAL;
 	for (int64_t i = 0, at = 0; i < a->n; i++) {
 		((int64_t *)lo->data)[i] = a->t[i]->dims[0];
-		if (kst_copy(out, at, a->t[i], 0, a->t[i]->n))
+		if (ge_kst_copy(out, at, a->t[i], 0, a->t[i]->n))
 			return ge_k_fail(k, "out of memory");
 		at += a->t[i]->n;
 	}
@@ -467,7 +467,7 @@ static int k_split(ge_kctx *k)
 				     k->name, k->err);
 		if (!r)
 			return GE_EINVAL;
-		if (kst_copy(r, 0, v, at, dims[0] * per)) {
+		if (ge_kst_copy(r, 0, v, at, dims[0] * per)) {
 			ge_xt_unref(r);
 			return ge_k_fail(k, "out of memory");
 		}

@@ -284,7 +284,7 @@ int ge_k_attr_ints(ge_kctx *k, const char *name, int64_t *out, int cap)
 
 /* ---------------------------------------------------------------- inputs */
 
-int kall_set(ge_kctx *k)
+int ge_kall_set(ge_kctx *k)
 {
 	int n = 0;
 	for (int i = 0; i < k->nout; i++)
@@ -295,7 +295,7 @@ int kall_set(ge_kctx *k)
 	return GE_OK;
 }
 
-int kints_any(ge_kctx *k, int i, int64_t *out, int cap)
+int ge_kints_any(ge_kctx *k, int i, int64_t *out, int cap)
 {
 	if (i >= k->nin || !k->in[i]) {
 		ge_k_fail(k, "input %d is missing", i);
@@ -325,7 +325,7 @@ int ge_k_ints(ge_kctx *k, int i, int64_t *out, int cap)
 			  "%d", i, k->in[i]->rank);
 		return -1;
 	}
-	return kints_any(k, i, out, cap);
+	return ge_kints_any(k, i, out, cap);
 }
 
 int ge_k_scalar_int(ge_kctx *k, int i, int64_t *out)
@@ -352,7 +352,7 @@ int ge_k_axis(ge_kctx *k, int64_t a, int rank, int64_t *out)
 
 /* ---------------------------------------------------------------- shared */
 
-const char *kshape(int rank, const int64_t *dims, char *buf, size_t cap)
+const char *ge_kshape(int rank, const int64_t *dims, char *buf, size_t cap)
 {
 	size_t len = (size_t)snprintf(buf, cap, "[");
 	for (int i = 0; i < rank && len < cap; i++)
@@ -363,7 +363,7 @@ const char *kshape(int rank, const int64_t *dims, char *buf, size_t cap)
 	return buf;
 }
 
-int k_dtype_in(ge_kctx *k, int i, uint64_t mask)
+int ge_k_dtype_in(ge_kctx *k, int i, uint64_t mask)
 {
 	int dt = k->in[i]->dtype;
 	if (dt < 0 || dt >= 64 || !(mask & KDT(dt)))
@@ -372,7 +372,7 @@ int k_dtype_in(ge_kctx *k, int i, uint64_t mask)
 	return GE_OK;
 }
 
-int kbcast_shapes(ge_kctx *k, int ra, const int64_t *da, int rb,
+int ge_kbcast_shapes(ge_kctx *k, int ra, const int64_t *da, int rb,
 		  const int64_t *db, kbcast *bc)
 {
 	char s1[128], s2[128];
@@ -384,8 +384,8 @@ int kbcast_shapes(ge_kctx *k, int ra, const int64_t *da, int rb,
 		eb[i] = i < r - rb ? 1 : db[i - (r - rb)];
 		if (ea[i] != eb[i] && ea[i] != 1 && eb[i] != 1)
 			return ge_k_fail(k, "shapes %s and %s do not broadcast",
-					 kshape(ra, da, s1, sizeof s1),
-					 kshape(rb, db, s2, sizeof s2));
+					 ge_kshape(ra, da, s1, sizeof s1),
+					 ge_kshape(rb, db, s2, sizeof s2));
 		bc->dims[i] = ea[i] == 1 ? eb[i] : ea[i];
 	}
 	bc->rank = r;
@@ -433,12 +433,12 @@ int kbcast_shapes(ge_kctx *k, int ra, const int64_t *da, int rb,
 	return GE_OK;
 }
 
-int kbcast_make(ge_kctx *k, const ge_xt *a, const ge_xt *b, kbcast *bc)
+int ge_kbcast_make(ge_kctx *k, const ge_xt *a, const ge_xt *b, kbcast *bc)
 {
-	return kbcast_shapes(k, a->rank, a->dims, b->rank, b->dims, bc);
+	return ge_kbcast_shapes(k, a->rank, a->dims, b->rank, b->dims, bc);
 }
 
-void kbcast_rows(const kbcast *bc, krow_fn f, void *ud)
+void ge_kbcast_rows(const kbcast *bc, krow_fn f, void *ud)
 {
 	if (bc->n == 0)
 		return;
@@ -469,7 +469,7 @@ void kbcast_rows(const kbcast *bc, krow_fn f, void *ud)
 	}
 }
 
-int kcopy_elems(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s,
+int ge_kcopy_elems(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s,
 		int64_t n)
 {
 	size_t es = ge_xt_elem_size(src->dtype);
@@ -507,12 +507,12 @@ int kcopy_elems(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s,
 	return GE_OK;
 }
 
-int kcopy_elem(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s)
+int ge_kcopy_elem(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s)
 {
-	return kcopy_elems(dst, d, src, s, 1);
+	return ge_kcopy_elems(dst, d, src, s, 1);
 }
 
-ge_xt *kwiden(ge_kctx *k, ge_xt *t)
+ge_xt *ge_kwiden(ge_kctx *k, ge_xt *t)
 {
 	char what[256];
 	if (t->dtype != DT_HALF && t->dtype != DT_BFLOAT16)
@@ -529,7 +529,7 @@ ge_xt *kwiden(ge_kctx *k, ge_xt *t)
 	return f;
 }
 
-void knarrow(ge_xt *dst, const ge_xt *src)
+void ge_knarrow(ge_xt *dst, const ge_xt *src)
 {
 	const float *s = src->data;
 	uint16_t *d = dst->data;
@@ -538,14 +538,14 @@ void knarrow(ge_xt *dst, const ge_xt *src)
 					     : ge_bf16_from_double(s[i]);
 }
 
-ge_xt *kout_f(ge_kctx *k, int i, int dt, int rank, const int64_t *dims)
+ge_xt *ge_kout_f(ge_kctx *k, int i, int dt, int rank, const int64_t *dims)
 {
 	return ge_k_out(k, i, dt == DT_HALF || dt == DT_BFLOAT16 ? DT_FLOAT
 								   : dt,
 			rank, dims);
 }
 
-int kfinish_f(ge_kctx *k, int i, int dt)
+int ge_kfinish_f(ge_kctx *k, int i, int dt)
 {
 	if (dt != DT_HALF && dt != DT_BFLOAT16)
 		return GE_OK;
@@ -556,7 +556,7 @@ int kfinish_f(ge_kctx *k, int i, int dt)
 		ge_xt_unref(f);
 		return GE_EINVAL;
 	}
-	knarrow(h, f);
+	ge_knarrow(h, f);
 	ge_xt_unref(f);
 	return GE_OK;
 }

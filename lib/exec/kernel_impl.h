@@ -81,7 +81,7 @@ static inline int64_t kcount(int rank, const int64_t *dims)
 }
 
 /* The broadcast of two shapes by TensorFlow's rule (numpy's): aligned at
- * the right, a dimension of 1 stretches.  kbcast_make gives GE_OK or a
+ * the right, a dimension of 1 stretches.  ge_kbcast_make gives GE_OK or a
  * failure naming the op.  For the walk, the result's shape is collapsed:
  * runs of dimensions where each input either moves or stretches alike
  * become one (cdims), with each input's stride over them (0: stretches). */
@@ -96,22 +96,22 @@ typedef struct kbcast {
 	int64_t cdims[GE_SHAPE_MAXRANK];
 	int64_t sa[GE_SHAPE_MAXRANK], sb[GE_SHAPE_MAXRANK];
 } kbcast;
-int kbcast_make(ge_kctx *k, const ge_xt *a, const ge_xt *b, kbcast *bc);
-int kbcast_shapes(ge_kctx *k, int ra, const int64_t *da, int rb,
+int ge_kbcast_make(ge_kctx *k, const ge_xt *a, const ge_xt *b, kbcast *bc);
+int ge_kbcast_shapes(ge_kctx *k, int ra, const int64_t *da, int rb,
 		  const int64_t *db, kbcast *bc);
 /* Calls f once per row of the result: len elements from element o of the
  * result, reading a from ia with step da (0 or 1) and b from ib with step
  * db. */
 typedef void (*krow_fn)(void *ud, int64_t o, int64_t ia, int64_t da,
 			int64_t ib, int64_t db, int64_t len);
-void kbcast_rows(const kbcast *bc, krow_fn f, void *ud);
+void ge_kbcast_rows(const kbcast *bc, krow_fn f, void *ud);
 
 /* A shape's text, "[2,3]", into buf. */
-const char *kshape(int rank, const int64_t *dims, char *buf, size_t cap);
+const char *ge_kshape(int rank, const int64_t *dims, char *buf, size_t cap);
 
 /* Checks that input i has one of the dtypes of mask (bit dtype set);
  * fails naming the op otherwise. */
-int k_dtype_in(ge_kctx *k, int i, uint64_t mask);
+int ge_k_dtype_in(ge_kctx *k, int i, uint64_t mask);
 #define KDT(d) ((uint64_t)1 << (d))
 #define KDT_INTS (KDT(DT_INT8) | KDT(DT_INT16) | KDT(DT_INT32) | \
 		  KDT(DT_INT64) | KDT(DT_UINT8) | KDT(DT_UINT16) | \
@@ -137,9 +137,9 @@ static inline float kget_f(const ge_xt *t, int64_t k)
 
 /* Copies element s of src to element d of dst, same dtype; strings and
  * objects duplicated.  GE_OK or GE_EINVAL (out of memory). */
-int kcopy_elem(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s);
+int ge_kcopy_elem(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s);
 /* Copies n elements from src at s to dst at d, same dtype. */
-int kcopy_elems(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s,
+int ge_kcopy_elems(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s,
 		int64_t n);
 
 /* Integer elements loaded as int64 (unsigned kinds zero-extended, uint64
@@ -187,26 +187,26 @@ static inline int64_t kwrap_i(int dt, int64_t v)
 }
 
 /* Float kinds: half and bfloat16 are computed in float32 and rounded
- * back, as TensorFlow's CPU kernels do.  kwiden gives a float32 copy of a
+ * back, as TensorFlow's CPU kernels do.  ge_kwiden gives a float32 copy of a
  * half or bfloat16 tensor (a new reference to t for float32 and float64),
- * knarrow stores a float32 tensor into a half or bfloat16 one of the same
+ * ge_knarrow stores a float32 tensor into a half or bfloat16 one of the same
  * shape. */
-ge_xt *kwiden(ge_kctx *k, ge_xt *t);
-void knarrow(ge_xt *dst, const ge_xt *src);
+ge_xt *ge_kwiden(ge_kctx *k, ge_xt *t);
+void ge_knarrow(ge_xt *dst, const ge_xt *src);
 /* Output i of dtype dt: for half and bfloat16, a float32 scratch tensor
  * the kernel writes and kfinish narrows into the real output. */
-ge_xt *kout_f(ge_kctx *k, int i, int dt, int rank, const int64_t *dims);
-int kfinish_f(ge_kctx *k, int i, int dt);
+ge_xt *ge_kout_f(ge_kctx *k, int i, int dt, int rank, const int64_t *dims);
+int ge_kfinish_f(ge_kctx *k, int i, int dt);
 
 /* GE_OK when the kernel set every output, else a failure saying how many
  * it made: the end of a kernel of several outputs. */
-int kall_set(ge_kctx *k);
+int ge_kall_set(ge_kctx *k);
 
 /* Integer elements of input i whatever its rank (ge_k_ints wants a
  * scalar or a vector). */
-int kints_any(ge_kctx *k, int i, int64_t *out, int cap);
+int ge_kints_any(ge_kctx *k, int i, int64_t *out, int cap);
 
 /* Output oi: x with its dimensions permuted (k_shape.c). */
-int ktranspose(ge_kctx *k, const ge_xt *x, const int64_t *perm, int oi);
+int ge_ktranspose(ge_kctx *k, const ge_xt *x, const int64_t *perm, int oi);
 
 #endif

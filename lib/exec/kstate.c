@@ -10,14 +10,14 @@
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"
 
-void kps_of(const ge_xt *t, int skip, kps *out)
+void ge_kps_of(const ge_xt *t, int skip, kps *out)
 {
 	out->rank = t->rank - skip;
 	for (int i = skip; i < t->rank; i++)
 		out->dims[i - skip] = t->dims[i];
 }
 
-int kps_input(ge_kctx *k, int i, kps *out)
+int ge_kps_input(ge_kctx *k, int i, kps *out)
 {
 	if (ge_k_need(k, i + 1))
 		return GE_EINVAL;
@@ -46,7 +46,7 @@ int kps_input(ge_kctx *k, int i, kps *out)
 	return GE_OK;
 }
 
-void kps_attr(ge_kctx *k, const char *name, kps *out)
+void ge_kps_attr(ge_kctx *k, const char *name, kps *out)
 {
 	const Tensorflow__AttrValue *v = ge_op_attr(k->g, k->id, name, NULL);
 	out->rank = -1;
@@ -60,7 +60,7 @@ void kps_attr(ge_kctx *k, const char *name, kps *out)
 				       ? -1 : v->shape->dim[i]->size;
 }
 
-int kps_merge(kps *a, const kps *b)
+int ge_kps_merge(kps *a, const kps *b)
 {
 	if (b->rank < 0)
 		return GE_OK;
@@ -80,7 +80,7 @@ int kps_merge(kps *a, const kps *b)
 	return GE_OK;
 }
 
-int kps_full(const kps *a)
+int ge_kps_full(const kps *a)
 {
 	if (a->rank < 0)
 		return 0;
@@ -90,7 +90,7 @@ int kps_full(const kps *a)
 	return 1;
 }
 
-const char *kps_str(const kps *a, char *buf, size_t cap)
+const char *ge_kps_str(const kps *a, char *buf, size_t cap)
 {
 	size_t len = 0;
 	if (a->rank < 0) {
@@ -112,7 +112,7 @@ const char *kps_str(const kps *a, char *buf, size_t cap)
 	return buf;
 }
 
-int kst_copy(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s, int64_t n)
+int ge_kst_copy(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s, int64_t n)
 {
 	if (n <= 0)
 		return GE_OK;
@@ -150,7 +150,7 @@ int kst_copy(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s, int64_t n)
 	return GE_OK;
 }
 
-ge_xobj *kst_obj(ge_kctx *k, int i, int dtype, int kind, const char *what)
+ge_xobj *ge_kst_obj(ge_kctx *k, int i, int dtype, int kind, const char *what)
 {
 	if (ge_k_need(k, i + 1))
 		return NULL;
@@ -169,7 +169,7 @@ ge_xobj *kst_obj(ge_kctx *k, int i, int dtype, int kind, const char *what)
 	return o;
 }
 
-int kst_out_obj(ge_kctx *k, int i, int dtype, ge_xobj *o)
+int ge_kst_out_obj(ge_kctx *k, int i, int dtype, ge_xobj *o)
 {
 	ge_xt *t = ge_k_out(k, i, dtype, 0, NULL);
 	if (!t) {

@@ -30,28 +30,28 @@ typedef struct kps {
 } kps;
 
 /* The shape of a tensor as a kps. */
-void kps_of(const ge_xt *t, int skip, kps *out);
+void ge_kps_of(const ge_xt *t, int skip, kps *out);
 /* A shape input (int32 or int64: a scalar -1 for an unknown rank, a
  * vector with -1 for unknown dims) into out; GE_OK or a failure naming
  * the op. */
-int kps_input(ge_kctx *k, int i, kps *out);
+int ge_kps_input(ge_kctx *k, int i, kps *out);
 /* A shape attr (TensorShapeProto) into out; unknown when absent. */
-void kps_attr(ge_kctx *k, const char *name, kps *out);
+void ge_kps_attr(ge_kctx *k, const char *name, kps *out);
 /* Merges b into a: GE_OK, or -1 when they disagree. */
-int kps_merge(kps *a, const kps *b);
+int ge_kps_merge(kps *a, const kps *b);
 /* Whether every dim is known. */
-int kps_full(const kps *a);
+int ge_kps_full(const kps *a);
 /* "[2,?]" or "<unknown>". */
-const char *kps_str(const kps *a, char *buf, size_t cap);
+const char *ge_kps_str(const kps *a, char *buf, size_t cap);
 
 /* Copies n elements from src at s to dst at d (same dtype): strings
  * duplicated, objects referenced.  GE_OK or GE_EINVAL (no memory). */
-int kst_copy(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s, int64_t n);
+int ge_kst_copy(ge_xt *dst, int64_t d, const ge_xt *src, int64_t s, int64_t n);
 
 /* The object of a resource or variant scalar input i of the given kind,
  * or NULL after a failure naming the op. */
-ge_xobj *kst_obj(ge_kctx *k, int i, int dtype, int kind, const char *what);
+ge_xobj *ge_kst_obj(ge_kctx *k, int i, int dtype, int kind, const char *what);
 /* Output i: a scalar of dtype holding o (the reference is taken over). */
-int kst_out_obj(ge_kctx *k, int i, int dtype, ge_xobj *o);
+int ge_kst_out_obj(ge_kctx *k, int i, int dtype, ge_xobj *o);
 
 #endif
