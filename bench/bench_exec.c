@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "exec/exec.h"
-#include "model.h"
+#include "formats/model.h"
 
 #define FL "attr { key: \"T\" value { type: DT_FLOAT } } "
 #define CST(n, v) \

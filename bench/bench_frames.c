@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "frames.h"
-#include "graph.h"
-#include "model.h"
+#include "analyses/frames.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 
 static double now(void)
 {

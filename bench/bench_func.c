@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "func.h"
-#include "model.h"
+#include "functions/func.h"
+#include "formats/model.h"
 
 static double now(void)
 {

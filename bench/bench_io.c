@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "model.h"
+#include "formats/model.h"
 
 static double now(void)
 {

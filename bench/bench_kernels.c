@@ -22,7 +22,7 @@
 
 #include "exec/kernel.h"
 #include "exec/xtensor.h"
-#include "model.h"
+#include "formats/model.h"
 
 static double now(void)
 {

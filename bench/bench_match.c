@@ -16,9 +16,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "graph.h"
-#include "match.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "match/match.h"
+#include "formats/model.h"
 
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "graph.h"
-#include "model.h"
-#include "select.h"
-#include "subgraph.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "editor/select.h"
+#include "editor/subgraph.h"
 
 static double now(void)
 {

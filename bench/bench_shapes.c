@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "graph.h"
-#include "model.h"
-#include "shapes.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "analyses/shapes.h"
 
 static double cpu(void)
 {

@@ -16,11 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "graph.h"
-#include "model.h"
-#include "select.h"
-#include "subgraph.h"
-#include "transform.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "editor/select.h"
+#include "editor/subgraph.h"
+#include "editor/transform.h"
 
 static double now(void)
 {

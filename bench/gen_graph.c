@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"

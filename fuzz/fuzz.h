@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounds.h"
+#include "base/bounds.h"
 
 #ifdef GE_FUZZ_REPLAY
 #define FUZZ_TARGET(name)                                                   \

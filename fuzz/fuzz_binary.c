@@ -1,14 +1,14 @@
 /* fuzz_binary.c: binary GraphDef, MetaGraphDef and SavedModel messages;
  * the first byte picks the format (the rest is sniffed when it is 0), and
  * what loads is validated and written back.  The bytes are also walked
- * by lib/wire.h, whose answers must stay inside them and agree. */
+ * by lib/base/wire.h, whose answers must stay inside them and agree. */
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "graph.h"
-#include "meta.h"
-#include "model.h"
-#include "wire.h"
+#include "graph/graph.h"
+#include "formats/meta.h"
+#include "formats/model.h"
+#include "base/wire.h"
 
 /* The wire walk, the finders and the attr walk over any bytes: every
  * field lies within them, a walk ends at the end or bad, and the

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bundle.h"
-#include "fsutil.h"
+#include "base/bundle.h"
+#include "base/fsutil.h"
 #include "fuzz.h"
-#include "sstable.h"
+#include "base/sstable.h"
 
 static char prefix[PATH_MAX], scratch[PATH_MAX];
 

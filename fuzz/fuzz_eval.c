@@ -15,13 +15,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bounds.h"
-#include "eval.h"
-#include "fold.h"
+#include "base/bounds.h"
+#include "analyses/eval.h"
+#include "editor/fold.h"
 #include "fuzz.h"
-#include "graph.h"
-#include "shapes.h"
-#include "tensor.h"
+#include "graph/graph.h"
+#include "analyses/shapes.h"
+#include "base/tensor.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
 typedef struct rd {

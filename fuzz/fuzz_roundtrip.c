@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "graph.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
 static void reload(const ge_graph *g, ge_format f, size_t want)

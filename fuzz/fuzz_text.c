@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "graph.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 
 FUZZ_TARGET(text)
 {

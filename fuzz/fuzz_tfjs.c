@@ -1,9 +1,9 @@
 /* fuzz_tfjs.c: the TensorFlow.js model.json reader (JSON, the node
  * mapping; without weight files, as for bytes with no file behind them). */
 #include "fuzz.h"
-#include "graph.h"
-#include "jsonpb.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "base/jsonpb.h"
+#include "formats/model.h"
 
 FUZZ_TARGET(tfjs)
 {

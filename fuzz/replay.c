@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
+#include "base/base.h"
 #include "tap.h"
 
 int fuzz_binary(const uint8_t *data, size_t len);

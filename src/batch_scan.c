@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "batch_scan.h"
-#include "model.h"
+#include "formats/model.h"
 
 #define HEAD_MAX 4096
 

@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "lge.h"
-#include "tfjs.h"
+#include "formats/tfjs.h"
 
 /* ------------------------------------------------------------ options */
 

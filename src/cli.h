@@ -14,9 +14,9 @@
 
 #include <lua.h>
 
-#include "base.h"
-#include "graph.h"
-#include "model.h"
+#include "base/base.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 
 #define PROG "gerewrite"
 
@@ -93,7 +93,7 @@ struct cli_model_opts {
 };
 enum { CLI_FN_REACHABLE = 0, CLI_FN_ALL, CLI_FN_NONE };
 /* run --provenance: the rule that made an op also goes into its
- * `_gerewrite_rule` attr (lib/provenance.h); the report lists each op
+ * `_gerewrite_rule` attr (lib/editor/provenance.h); the report lists each op
  * made with its rule. */
 enum { CLI_PROV_ATTR = 1, CLI_PROV_LIST = 2 };
 /* Parses --functions reachable|all|none into mo->functions; EXIT_USAGE
@@ -171,7 +171,7 @@ struct run_result {
 				       ("RECIPE: MODEL[: function F]: ...") */
 	ge_buf warnings;            /* the runner's warnings, a line each */
 };
-/* Sets the memory budget (lib/bounds.h) and the Lua heap's limit. */
+/* Sets the memory budget (lib/base/bounds.h) and the Lua heap's limit. */
 void cli_set_max_memory(uint64_t bytes);
 /* The Lua state's allocator (a lua_Alloc), held to cli_lua_limit bytes
  * of Lua heap: a script that builds tables from a hostile model gets

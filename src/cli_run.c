@@ -19,7 +19,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "bounds.h"
+#include "base/bounds.h"
 #include "cli.h"
 
 /* ------------------------------------------------------------ messages */

@@ -36,7 +36,7 @@
  * nothing else.
  *
  * Limits.  --timeout SECONDS and --max-memory SIZE hold each worker: the
- * worker sets the memory budget (lib/bounds.h) and RLIMIT_AS, and a timer
+ * worker sets the memory budget (lib/base/bounds.h) and RLIMIT_AS, and a timer
  * that, when it fires, removes the worker's temp files, reports the
  * timeout and exits; the parent kills a worker still there a few seconds
  * later.  Either way the model is reported failed with the reason, the
@@ -44,11 +44,11 @@
  *
  * Sharding.  --shard I/N keeps the models whose path relative to its input
  * directory (the path below OUTDIR) hashes to I - 1 modulo N (the high 32
- * bits of FNV-1a 64: lib/shard.h), so N invocations with I = 1..N cover
+ * bits of FNV-1a 64: lib/base/shard.h), so N invocations with I = 1..N cover
  * each model once, on any machines, without talking to each other, and
  * adding or removing a model moves no other between shards.  --shard
  * auto, and no --shard at all when a cluster engine's array variables are
- * set, take I and N from the engine (lib/shard.c holds the table); stderr
+ * set, take I and N from the engine (lib/base/shard.c holds the table); stderr
  * says so.
  *
  * Reports.  --report FILE writes the JSON report where asked;
@@ -81,11 +81,11 @@
 
 #include "batch_report.h"
 #include "batch_scan.h"
-#include "bounds.h"
+#include "base/bounds.h"
 #include "cli.h"
-#include "fsutil.h"
-#include "jsonpb.h"
-#include "shard.h"
+#include "base/fsutil.h"
+#include "base/jsonpb.h"
+#include "base/shard.h"
 
 #define SNIFF_MAX (64u << 20)
 
@@ -866,7 +866,7 @@ static const char *env_get(const char *name, void *ud)
 }
 
 /* --shard auto, or no --shard in an array task: I/N from the engine's
- * variables (lib/shard.c), said on stderr. */
+ * variables (lib/base/shard.c), said on stderr. */
 static int batch_shard_env(struct batch *b)
 {
 	if (b->shard && strcmp(b->shard, "auto"))

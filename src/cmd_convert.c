@@ -23,12 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
+#include "base/bounds.h"
 #include "cli.h"
-#include "tfjs.h"
-#include "func.h"
-#include "shapes.h"
-#include "varpolicy.h"
+#include "formats/tfjs.h"
+#include "functions/func.h"
+#include "analyses/shapes.h"
+#include "variables/varpolicy.h"
 
 enum {
 	O_FORMAT = 1, O_TAGS, O_ALLOW_MISSING, O_QUIET, O_SHARD_SIZE,

@@ -1,7 +1,7 @@
 /*
  * cmd_diff.c: `gerewrite diff A B`: the ops removed (-), added (+),
  * changed (~) and moved (>) from A to B, matched by name and by
- * provenance (lib/diff.c), one line each, then a count.  A removed op
+ * provenance (lib/editor/diff.c), one line each, then a count.  A removed op
  * merged into an op of B names it ("-> into y"); a moved op names the op
  * of A it was made from.  A changed attr shows its value on both sides ("shape
  * [-1,3] -> [8,3]"; "(none)" on the side without it); a tensor attr (a
@@ -22,12 +22,12 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "diff.h"
+#include "editor/diff.h"
 #include "diff_page.h"
 #include "exec/verify.h"
-#include "func.h"
-#include "model.h"
-#include "tensordiff.h"
+#include "functions/func.h"
+#include "formats/model.h"
+#include "base/tensordiff.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 

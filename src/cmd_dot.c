@@ -30,10 +30,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "diff.h"
+#include "editor/diff.h"
 #include "dot_render.h"
-#include "func.h"
-#include "shapes.h"
+#include "functions/func.h"
+#include "analyses/shapes.h"
 
 enum { MARK_NONE, MARK_ADDED = DOT_MARK_ADDED, MARK_CHANGED = DOT_MARK_CHANGED };
 

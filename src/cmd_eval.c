@@ -24,9 +24,9 @@
 #include <lauxlib.h>
 
 #include "cli.h"
-#include "bounds.h"
+#include "base/bounds.h"
 #include "exec/verify.h"
-#include "tensor.h"
+#include "base/tensor.h"
 
 /* ------------------------------------------------------------ shared */
 

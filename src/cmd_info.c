@@ -26,9 +26,9 @@
 #include "cli.h"
 #include "dot_render.h"
 #include "exec/iface.h"
-#include "func.h"
-#include "shapes.h"
-#include "meta.h"
+#include "functions/func.h"
+#include "analyses/shapes.h"
+#include "formats/meta.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 

@@ -8,7 +8,7 @@
  * name, N is the same in all, and so are the recipe and its parameters.
  * Each of the N shards must have reported once: the missing ones are
  * named.  A model is in one report only, and in the shard its path hashes
- * to (lib/shard.h).  Any of these wrong is an error (exit 2) and nothing
+ * to (lib/base/shard.h).  Any of these wrong is an error (exit 2) and nothing
  * is written.
  *
  * The merge.  The models of all reports, sorted by their path relative to
@@ -29,9 +29,9 @@
 
 #include "batch_report.h"
 #include "cli.h"
-#include "fsutil.h"
-#include "jsonpb.h"
-#include "shard.h"
+#include "base/fsutil.h"
+#include "base/jsonpb.h"
+#include "base/shard.h"
 
 /* ------------------------------------------------------------ summary */
 

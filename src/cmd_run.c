@@ -21,9 +21,9 @@
 #include <lauxlib.h>
 
 #include "cli.h"
-#include "func.h"
+#include "functions/func.h"
 #include "lge.h"
-#include "provenance.h"
+#include "editor/provenance.h"
 
 /* ------------------------------------------------------------ search path */
 

@@ -1,7 +1,7 @@
 /*
  * cmd_surgery.c: `gerewrite compose A B -o C --map A_OUT=B_IN...` and
  * `gerewrite extract MODEL --inputs ... --outputs ... -o OUT`, over
- * lib/compose.h.  Bad input (a tensor that is not there, dtypes or shapes
+ * lib/variables/compose.h.  Bad input (a tensor that is not there, dtypes or shapes
  * that differ, a name given twice) is one line naming it, exit 2, and
  * nothing is written: the save comes last, and is atomic.
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "compose.h"
+#include "variables/compose.h"
 
 enum { O_OUT = 1, O_MAP, O_PREFIX, O_TAGS, O_FORMAT, O_INPUTS, O_OUTPUTS };
 

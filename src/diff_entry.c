@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "diff_page.h"
-#include "tensordiff.h"
+#include "base/tensordiff.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 

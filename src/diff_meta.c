@@ -1,10 +1,10 @@
 /*
  * diff_meta.c: what `gerewrite diff` says of a MetaGraphDef's collections
- * and signatures (lib/meta.h): each only in A (-), only in B (+), or in
+ * and signatures (lib/formats/meta.h): each only in A (-), only in B (+), or in
  * both but different (~: a node_list's members removed and added; any
  * other kind as "values"; a signature's method and each input or output
  * key whose tensor, dtype or shape changed, or that is on one side only).
- * And the checkpoints next to the models (lib/checkpoint.h finds them):
+ * And the checkpoints next to the models (lib/variables/checkpoint.h finds them):
  * entries only in one, and for an entry in both whose bytes differ its
  * dtype and shape on both sides and the largest absolute difference.
  */
@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bundle.h"
-#include "checkpoint.h"
+#include "base/bundle.h"
+#include "variables/checkpoint.h"
 #include "cli.h"
 #include "diff_page.h"
-#include "meta.h"
-#include "tensordiff.h"
+#include "formats/meta.h"
+#include "base/tensordiff.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "diff.h"
+#include "editor/diff.h"
 
 struct Tensorflow__AttrValue;
 
@@ -37,7 +37,7 @@ size_t diff_meta(ge_graph *ga, ge_graph *gb, int print, json_t *colls,
 		 json_t *sigs);
 
 /* The checkpoints next to the models at paths pa and pb (a SavedModel's
- * variables, a .meta's bundle...; lib/checkpoint.h): entries removed,
+ * variables, a .meta's bundle...; lib/variables/checkpoint.h): entries removed,
  * added, changed, as diff_meta does.  Nothing when neither has one. */
 size_t diff_checkpoints(const char *pa, const char *pb, int print,
 			json_t *arr);

@@ -27,7 +27,7 @@
 
 #include "cli.h"
 #include "dot_render.h"
-#include "shapes.h"
+#include "analyses/shapes.h"
 
 #define COLOR_ADDED "#b7e4a7"
 #define COLOR_CHANGED "#f8d49a"

@@ -8,8 +8,8 @@
 #ifndef GE_DOT_RENDER_H
 #define GE_DOT_RENDER_H
 
-#include "base.h"
-#include "graph.h"
+#include "base/base.h"
+#include "graph/graph.h"
 
 /* Colours of the --highlight marks (cmd_dot.c), drawn by dot_render. */
 enum { DOT_MARK_NONE, DOT_MARK_ADDED, DOT_MARK_CHANGED, DOT_MARK_REMOVED };

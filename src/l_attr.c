@@ -10,8 +10,8 @@
  * them), so that setting back what was read reproduces the same bytes.
  *
  * Tensor values hold an unpacked TensorProto copy, read and built through
- * lib/tensor.h.  They are immutable, so packing the copy again gives the
- * bytes it was made from.  Attr kinds are lib/opattrs.h's.
+ * lib/base/tensor.h.  They are immutable, so packing the copy again gives the
+ * bytes it was made from.  Attr kinds are lib/graph/opattrs.h's.
  */
 #include "config.h"
 
@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
+#include "base/bounds.h"
 #include "lge.h"
-#include "opattrs.h"
-#include "tensor.h"
+#include "graph/opattrs.h"
+#include "base/tensor.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"

@@ -1,7 +1,7 @@
 /*
  * l_checkpoint.c: the checkpoint reader userdata (gerewrite.checkpoint)
- * over lib/bundle.h, ge.checkpoint.open / write, g:checkpoint() and
- * ge.freeze (lib/checkpoint.h).
+ * over lib/base/bundle.h, ge.checkpoint.open / write, g:checkpoint() and
+ * ge.freeze (lib/variables/checkpoint.h).
  *
  *   local r = assert(ge.checkpoint.open(path))  -- prefix, .index, dir
  *   for _, e in ipairs(r:list()) do print(e.name, e.dtype, e.shape) end
@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
+#include "variables/checkpoint.h"
 #include "lge.h"
-#include "meta.h"
-#include "tf2.h"
+#include "formats/meta.h"
+#include "variables/tf2.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 
@@ -464,7 +464,7 @@ static void signature_outputs(lua_State *L, int list, ge_graph *g)
 }
 
 /* The TF2 path of ge.freeze: signature `signature` (default
- * serving_default) inlined and frozen (lib/tf2.h), named by the
+ * serving_default) inlined and frozen (lib/variables/tf2.h), named by the
  * signature's keys or, with tensor_names, by its tensor names.  A SavedModel without
  * variables gives no reader: the freeze then says which variables the
  * signature needs. */

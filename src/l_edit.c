@@ -6,7 +6,7 @@
  */
 #include "config.h"
 
-#include "edit.h"
+#include "editor/edit.h"
 #include "l_editor.h"
 
 /* A flag given as argument idx: a boolean, a ControlOutputs (true), an

@@ -13,8 +13,8 @@
 #define L_EDITOR_H
 
 #include "lge.h"
-#include "select.h"
-#include "subgraph.h"
+#include "editor/select.h"
+#include "editor/subgraph.h"
 
 #define LGE_VIEW "gerewrite.view"
 #define LGE_COUTS "gerewrite.control_outputs"

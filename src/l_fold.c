@@ -1,6 +1,6 @@
 /*
  * l_fold.c: constant evaluation and the folding rewrites from Lua
- * (lib/eval.h, lib/fold.h).
+ * (lib/analyses/eval.h, lib/editor/fold.h).
  *
  *   ge.evaluate(t)                       -> values, shape | nil, err
  *   ge.fold_constants(g [, {outputs = {name, ...}}]) -> report
@@ -18,7 +18,7 @@
 
 #include <string.h>
 
-#include "fold.h"
+#include "editor/fold.h"
 #include "lge.h"
 
 static void push_report(lua_State *L, ge_fold_report *r)

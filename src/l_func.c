@@ -12,12 +12,12 @@
  * function; g:functions() on a body lists its root's functions.
  */
 #include "config.h"
-#include "bounds.h"
+#include "base/bounds.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "func.h"
+#include "functions/func.h"
 #include "lge.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 

@@ -6,15 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "func.h"
-#include "insert.h"
+#include "functions/func.h"
+#include "editor/insert.h"
 #include "l_editor.h"
 #include "lge.h"
-#include "select.h"
-#include "shapes.h"
-#include "opattrs.h"
-#include "tfjs.h"
-#include "varpolicy.h"
+#include "editor/select.h"
+#include "analyses/shapes.h"
+#include "graph/opattrs.h"
+#include "formats/tfjs.h"
+#include "variables/varpolicy.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
 int lge_at_exit;

@@ -1,5 +1,5 @@
 /*
- * l_inline.c: ge.inline and ge.inline_all (lib/inline.h).
+ * l_inline.c: ge.inline and ge.inline_all (lib/editor/inline.h).
  *
  *   local added = assert(ge.inline(g:op("StatefulPartitionedCall"),
  *                                  {recursive = true}))
@@ -7,7 +7,7 @@
  */
 #include "config.h"
 
-#include "inline.h"
+#include "editor/inline.h"
 #include "lge.h"
 
 /* ge.inline(call [, {recursive=}]) -> list of the ops copied | nil, err */

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "insert.h"
+#include "editor/insert.h"
 #include "lge.h"
-#include "opattrs.h"
+#include "graph/opattrs.h"
 
 /* Where the pieces of one call live while it runs. */
 typedef struct ctx {

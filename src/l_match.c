@@ -1,6 +1,6 @@
 /*
  * l_match.c: ge.match, the pattern userdata (gerewrite.pattern), the
- * g:matches iterator and ge.rewrite, over lib/match.h.
+ * g:matches iterator and ge.rewrite, over lib/match/match.h.
  *
  * Patterns are immutable from Lua, as in LPeg: every modifier returns a
  * new pattern (a copy of the node sharing its children), and anything
@@ -22,7 +22,7 @@
 
 #include "lge.h"
 #include "l_template.h"
-#include "match.h"
+#include "match/match.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 

@@ -1,6 +1,6 @@
 /*
  * l_meta.c: a MetaGraphDef's collections and signatures on graphs
- * (lib/meta.h).
+ * (lib/formats/meta.h).
  *
  *   g:collection_names()          -> {name, ...} in file order
  *   g:collection(name)            -> list of values, or nil
@@ -23,9 +23,9 @@
 #include <string.h>
 
 #include "lge.h"
-#include "meta.h"
-#include "compose.h"
-#include "sigedit.h"
+#include "formats/meta.h"
+#include "variables/compose.h"
+#include "variables/sigedit.h"
 #include "google/protobuf/any.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 

@@ -5,9 +5,9 @@
 
 #include <string.h>
 
-#include "frames.h"
+#include "analyses/frames.h"
 #include "lge.h"
-#include "provenance.h"
+#include "editor/provenance.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
 void lge_pushop(lua_State *L, int gidx, ge_opid id)

@@ -1,6 +1,6 @@
 /*
  * l_opmatcher.c: ge.OpMatcher and ge.op_type, graph_editor's small op
- * matcher (its tests' match.py) over lib/opmatcher.h.
+ * matcher (its tests' match.py) over lib/editor/opmatcher.h.
  *
  * A matcher userdata (gerewrite.opmatcher) owns one reference to its C
  * matcher and has two user values: the filter it was made from (a regex
@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "lge.h"
-#include "opmatcher.h"
+#include "editor/opmatcher.h"
 
 #define LGE_OPMATCHER "gerewrite.opmatcher"
 #define FNS_KEY "gerewrite.opmatcher.fns"

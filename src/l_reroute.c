@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "l_editor.h"
-#include "reroute.h"
+#include "editor/reroute.h"
 
 /* The ops of option k of the table at opts (in a scratch userdata), or
  * NULL when the option is absent. */

@@ -22,7 +22,7 @@
 #include "exec/verify.h"
 #include "exec/xconvert.h"
 #include "lge.h"
-#include "tensor.h"
+#include "base/tensor.h"
 
 /* ------------------------------------------------------------ values */
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frames.h"
+#include "analyses/frames.h"
 #include "l_editor.h"
 
 /* ------------------------------------------------------------ scratch */

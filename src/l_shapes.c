@@ -1,5 +1,5 @@
 /*
- * l_shapes.c: shape inference from Lua (lib/shapes.h).
+ * l_shapes.c: shape inference from Lua (lib/analyses/shapes.h).
  *
  *   ge.infer_shapes(g [, {inputs = {name = shape}}])
  *       -> unknown, why
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "lge.h"
-#include "shapes.h"
+#include "analyses/shapes.h"
 
 /* Reads a shape argument at idx into dims; returns the rank (-1 unknown). */
 static int check_shape(lua_State *L, int idx, const char *name, int64_t *dims)

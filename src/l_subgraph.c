@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frames.h"
+#include "analyses/frames.h"
 #include "l_editor.h"
 
 static int view_gc(lua_State *L)

@@ -1,5 +1,5 @@
 /*
- * l_template.c: replacement templates for ge.rewrite, over lib/template.h:
+ * l_template.c: replacement templates for ge.rewrite, over lib/match/template.h:
  * m.template(pattern, spec) and the rule field template=.
  *
  * A spec is plain data:
@@ -20,9 +20,9 @@
 
 #include "lge.h"
 #include "l_template.h"
-#include "opattrs.h"
-#include "opreg.h"
-#include "template.h"
+#include "graph/opattrs.h"
+#include "base/opreg.h"
+#include "match/template.h"
 
 #include "tensorflow/core/framework/op_def.pb-c.h"
 

@@ -6,8 +6,8 @@
 
 #include <lua.h>
 
-#include "match.h"
-#include "template.h"
+#include "match/match.h"
+#include "match/template.h"
 
 /* [-0, +1, e] Builds the template described by the spec table at spec
  * for pattern p, and pushes the userdata owning it (the template lives as

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "lge.h"
-#include "shapes.h"
+#include "analyses/shapes.h"
 
 /* Tensor wrappers are cached under id * 2^24 + index. */
 #define INDEX_BITS 24

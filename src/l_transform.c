@@ -22,9 +22,9 @@
  * graph and a cache table (the view, the lookup proxies), which keep the
  * graphs alive as long as the info.
  *
- * Copies go through the variables policy of lib/varpolicy.h (option
+ * Copies go through the variables policy of lib/variables/varpolicy.h (option
  * `variables`, default "auto"); the checkpoint plan a duplicate leaves
- * stays with the destination graph (lib/varpolicy.h).
+ * stays with the destination graph (lib/variables/varpolicy.h).
  */
 #include "config.h"
 
@@ -32,8 +32,8 @@
 #include <string.h>
 
 #include "l_editor.h"
-#include "transform.h"
-#include "varpolicy.h"
+#include "editor/transform.h"
+#include "variables/varpolicy.h"
 
 #define LGE_TINFO "gerewrite.tinfo"
 #define LGE_TRANSFORMER "gerewrite.transformer"

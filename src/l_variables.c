@@ -1,5 +1,5 @@
 /*
- * l_variables.c: g:variables() (lib/variables.h).
+ * l_variables.c: g:variables() (lib/variables/variables.h).
  *
  * A variable is a plain table, a snapshot of what the graph says when it
  * is made: name, kind ("ref" | "resource"), op, initializer (op or nil),
@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "lge.h"
-#include "variables.h"
-#include "varpolicy.h"
+#include "variables/variables.h"
+#include "variables/varpolicy.h"
 
 #define LGE_VARIABLE "gerewrite.variable"
 

@@ -25,10 +25,10 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "base.h"
-#include "graph.h"
-#include "model.h"
-#include "varpolicy.h"
+#include "base/base.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "variables/varpolicy.h"
 
 #define LGE_GRAPH "gerewrite.graph"
 #define LGE_OP "gerewrite.op"

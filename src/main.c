@@ -24,10 +24,10 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "bounds.h"
+#include "base/bounds.h"
 #include "cli.h"
 #include "lge.h"
-#include "model.h"
+#include "formats/model.h"
 
 /* ------------------------------------------------------------ help */
 
@@ -836,7 +836,7 @@ static int global_option(int argc, char **argv, const char **v, int *used)
 }
 
 /* `gerewrite --max-memory SIZE --max-work N ...`: the budgets for
- * everything the run expands and computes (see lib/bounds.h); removed
+ * everything the run expands and computes (see lib/base/bounds.h); removed
  * from argv.  -1 on a bad value. */
 static int global_options(int *argc, char **argv)
 {

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base.h"
+#include "base/base.h"
 #include "tap.h"
 #include "testutil.h"
 

@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base.h"
-#include "bundle.h"
-#include "jsonpb.h"
+#include "base/base.h"
+#include "base/bundle.h"
+#include "base/jsonpb.h"
 #include "tap.h"
 #include "testutil.h"
 

@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base.h"
-#include "bundle.h"
-#include "crc32c.h"
-#include "sstable.h"
+#include "base/base.h"
+#include "base/bundle.h"
+#include "base/crc32c.h"
+#include "base/sstable.h"
 #include "tap.h"
 #include "testutil.h"
 

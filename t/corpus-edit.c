@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 #include "tap.h"
-#include "wire.h"
+#include "base/wire.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
 /* The nodes of GraphDef bytes: name and byte span of each, in order. */

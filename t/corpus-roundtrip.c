@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "formats/model.h"
 #include "tap.h"
 
 static int same_bytes(const char *a, const char *b)

@@ -1,4 +1,4 @@
-/* edit.c: graph_editor's edit module (lib/edit.h). */
+/* edit.c: graph_editor's edit module (lib/editor/edit.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,11 +6,11 @@
 #include "tap.h"
 #include "testutil.h"
 
-#include "edit.h"
-#include "graph.h"
-#include "model.h"
-#include "select.h"
-#include "subgraph.h"
+#include "editor/edit.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "editor/select.h"
+#include "editor/subgraph.h"
 
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "fold.h"
-#include "graph.h"
-#include "model.h"
+#include "analyses/eval.h"
+#include "editor/fold.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 #include "tap.h"
 #include "testutil.h"
 

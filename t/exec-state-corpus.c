@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "bundle.h"
+#include "base/bundle.h"
 #include "exec/exec.h"
 #include "testutil.h"
 #include "tensorflow/core/example/example.pb-c.h"

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "bundle.h"
+#include "base/bundle.h"
 #include "exec/exec.h"
 #include "testutil.h"
 #include "xgraphs.h"

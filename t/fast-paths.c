@@ -16,12 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "graph.h"
-#include "model.h"
-#include "subgraph.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "editor/subgraph.h"
 #include "tap.h"
-#include "transform.h"
-#include "wire.h"
+#include "editor/transform.h"
+#include "base/wire.h"
 
 /* A NodeDef field of a GraphDef: name, type, inputs, an attr T and, with
  * big, an attr of that many bytes. */

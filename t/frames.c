@@ -1,8 +1,8 @@
 /* Frames as TensorFlow's executor assigns them, and the control-flow
  * checks of validate, on loops built as tf.while_loop builds them. */
-#include "frames.h"
+#include "analyses/frames.h"
 #include "testutil.h"
-#include "transform.h"
+#include "editor/transform.h"
 
 #define TY(t) "attr { key: \"T\" value { type: " t " } } "
 #define FL TY("DT_FLOAT")

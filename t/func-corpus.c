@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "func.h"
-#include "model.h"
+#include "functions/func.h"
+#include "formats/model.h"
 #include "tap.h"
-#include "wire.h"
+#include "base/wire.h"
 
 static int file_bytes(const char *path, uint8_t **p, size_t *n)
 {

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "func.h"
-#include "model.h"
+#include "functions/func.h"
+#include "formats/model.h"
 #include "tap.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 

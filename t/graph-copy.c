@@ -1,5 +1,5 @@
 /* graph-copy.c: copies within one graph that share their source's attr
- * bytes (lib/graph_copy.h), and the whole-graph view (ge_view_init_graph).
+ * bytes (lib/graph/graph_copy.h), and the whole-graph view (ge_view_init_graph).
  * Each copy is checked against the same copy made the general way: a
  * transformer whose op handler wraps copy_op_handler, which the shared
  * path never serves. */
@@ -11,11 +11,11 @@
 #include "tap.h"
 #include "testutil.h"
 
-#include "base.h"
-#include "graph.h"
-#include "graph_copy.h"
-#include "subgraph.h"
-#include "transform.h"
+#include "base/base.h"
+#include "graph/graph.h"
+#include "graph/graph_copy.h"
+#include "editor/subgraph.h"
+#include "editor/transform.h"
 
 #define T32 "attr { key: \"T\" value { type: DT_FLOAT } } "
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 #include "tap.h"
 #include "testutil.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"

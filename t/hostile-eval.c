@@ -15,14 +15,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bounds.h"
-#include "eval.h"
-#include "fold.h"
-#include "graph.h"
-#include "model.h"
-#include "shapes.h"
+#include "base/bounds.h"
+#include "analyses/eval.h"
+#include "editor/fold.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "analyses/shapes.h"
 #include "tap.h"
-#include "tf2.h"
+#include "variables/tf2.h"
 
 #define BIG "9223372036854775807" /* INT64_MAX */
 

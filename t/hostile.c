@@ -1,6 +1,6 @@
 /*
- * hostile.c: the limits of lib/bounds.c and the file system rules of
- * lib/fsutil.c, on inputs built here: nesting, sizes and the budget, the
+ * hostile.c: the limits of lib/base/bounds.c and the file system rules of
+ * lib/base/fsutil.c, on inputs built here: nesting, sizes and the budget, the
  * quadratic checkpoint index (case 4 of doc/hostile-input.md), paths
  * inside a model, FIFOs and devices, directory swaps with and without
  * renameat2(RENAME_EXCHANGE), and what killed saves leave behind.
@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bounds.h"
-#include "fsutil.h"
-#include "sstable.h"
+#include "base/bounds.h"
+#include "base/fsutil.h"
+#include "base/sstable.h"
 #include "tap.h"
 #include "testutil.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"

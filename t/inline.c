@@ -1,12 +1,12 @@
 /*
- * t/inline.c: a call replaced by its body (lib/inline.c), with bodies
+ * t/inline.c: a call replaced by its body (lib/editor/inline.c), with bodies
  * written as graphs with _Arg and _Retval ops.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "inline.h"
+#include "editor/inline.h"
 #include "tap.h"
 #include "testutil.h"
 

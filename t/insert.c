@@ -1,4 +1,4 @@
-/* insert.c: a template of ops after many tensors (lib/insert.h). */
+/* insert.c: a template of ops after many tensors (lib/editor/insert.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,8 +6,8 @@
 #include "tap.h"
 #include "testutil.h"
 
-#include "graph.h"
-#include "insert.h"
+#include "graph/graph.h"
+#include "editor/insert.h"
 
 /* c0 and c1 are the sites; c1/noise/scale exists already, so the second
  * site's scale is c1/noise/scale_1; u is read by nobody; in the loop,

@@ -1,6 +1,6 @@
 /*
  * t/jsonpb.c: JSON through Jansson and the proto3 JSON mapping
- * (lib/jsonpb.c): what the project asks of the reader on top of Jansson;
+ * (lib/base/jsonpb.c): what the project asks of the reader on top of Jansson;
  * every kind of field of the mapping, both ways, on TensorFlow's messages
  * and on the test-only messages of t/textpb_test.proto; truncated and
  * corrupted input never crashes.
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonpb.h"
+#include "base/jsonpb.h"
 #include "tap.h"
-#include "textpb.h"
+#include "base/textpb.h"
 #include "textpb_test.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
 #include "google/protobuf/wrappers.pb-c.h"

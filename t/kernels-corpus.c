@@ -17,8 +17,8 @@
 
 #include "exec/exec.h"
 #include "exec/kernel.h"
-#include "func.h"
-#include "model.h"
+#include "functions/func.h"
+#include "formats/model.h"
 #include "tap.h"
 
 typedef struct optype {

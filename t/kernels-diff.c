@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
-#include "fold.h"
+#include "analyses/eval.h"
+#include "editor/fold.h"
 #include "ktest.h"
 
 static uint64_t rs = 0x9e3779b97f4a7c15u;

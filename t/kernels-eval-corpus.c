@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval.h"
+#include "analyses/eval.h"
 #include "exec/kernel.h"
-#include "model.h"
+#include "formats/model.h"
 #include "tap.h"
 
 #define MAXOUT 8

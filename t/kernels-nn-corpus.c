@@ -17,9 +17,9 @@
 
 #include "exec/kernel.h"
 #include "exec/xtensor.h"
-#include "graph.h"
-#include "model.h"
-#include "shapes.h" /* ge_shapes_topo_order */
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "analyses/shapes.h" /* ge_shapes_topo_order */
 #include "tap.h"
 
 static const char *const heavy[] = {

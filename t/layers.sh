@@ -154,7 +154,7 @@ fi
 # starts with ge_ (static functions may keep short names); gen_opdefs.c is
 # a program of the build, not the library
 if test -s "$T/objs" && "$NM" --version >/dev/null 2>&1; then
-	grep -v '^lib/gen_opdefs\.c ' "$T/objs" | while read -r p o; do
+	grep -v '^lib/base/gen_opdefs\.c ' "$T/objs" | while read -r p o; do
 		"$NM" -g --defined-only "$o" |
 			awk -v p="$p" 'NF == 3 && $3 !~ /^ge_/ { print p ": " $3 }'
 	done > "$T/prefix"
@@ -202,8 +202,8 @@ fi
 
 # the graph layer reaches the layers above only through its hooks
 grep -l 'ge_meta_\|ge_ckpt_\|ge_bundle_\|ge_var' \
-	"$SRC/lib/graph.c" "$SRC/lib/graph_parse.c" "$SRC/lib/graph_io.c" \
-	"$SRC/lib/check.c" \
+	"$SRC/lib/graph/graph.c" "$SRC/lib/graph/graph_parse.c" "$SRC/lib/graph/graph_io.c" \
+	"$SRC/lib/analyses/check.c" \
 	> "$T/calls" 2>/dev/null
 test ! -s "$T/calls"
 s=$?

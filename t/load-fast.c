@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 #include "tap.h"
 
 /* A NodeDef of name (nlen bytes), type (tlen bytes) and inputs, as a

@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bounds.h"
-#include "filemap.h"
-#include "graph.h"
-#include "model.h"
+#include "base/bounds.h"
+#include "base/filemap.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 #include "tap.h"
 #include "testutil.h"
 #include "tensorflow/core/framework/node_def.pb-c.h"

@@ -13,10 +13,10 @@
 
 #include <unistd.h>
 
-#include "bounds.h"
-#include "func.h"
-#include "graph.h"
-#include "model.h"
+#include "base/bounds.h"
+#include "functions/func.h"
+#include "graph/graph.h"
+#include "formats/model.h"
 #include "tap.h"
 #include "tensorflow/core/framework/node_def.pb-c.h"
 

@@ -1,4 +1,4 @@
-/* match.c: the pattern engine and the rewrite driver (lib/match.h). */
+/* match.c: the pattern engine and the rewrite driver (lib/match/match.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,9 +6,9 @@
 #include "tap.h"
 #include "testutil.h"
 
-#include "graph.h"
-#include "match.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "match/match.h"
+#include "formats/model.h"
 
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bundle.h"
-#include "graph.h"
-#include "meta.h"
-#include "model.h"
+#include "base/bundle.h"
+#include "graph/graph.h"
+#include "formats/meta.h"
+#include "formats/model.h"
 #include "tap.h"
 #include "testutil.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"

@@ -1,14 +1,14 @@
 /*
  * opattrs: default attrs filled in from OpDefs, statefulness, and the
- * op-by-op graph diff (lib/opattrs.c, lib/diff.c).
+ * op-by-op graph diff (lib/graph/opattrs.c, lib/editor/diff.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
-#include "graph.h"
-#include "model.h"
-#include "opattrs.h"
+#include "editor/diff.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "graph/opattrs.h"
 #include "tap.h"
 #include "testutil.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"

@@ -1,4 +1,4 @@
-/* opmatcher.c: graph_editor's OpMatcher (lib/opmatcher.h). */
+/* opmatcher.c: graph_editor's OpMatcher (lib/editor/opmatcher.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,10 +6,10 @@
 #include "tap.h"
 #include "testutil.h"
 
-#include "graph.h"
-#include "model.h"
-#include "opmatcher.h"
-#include "select.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "editor/opmatcher.h"
+#include "editor/select.h"
 
 #define CONST(n) \
 	"node { name: \"" n "\" op: \"Const\" " \

@@ -1,10 +1,10 @@
-/* t/opreg.c: the built-in op registry (lib/opreg.c) and OpList indexes. */
+/* t/opreg.c: the built-in op registry (lib/base/opreg.c) and OpList indexes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
-#include "opreg.h"
-#include "textpb.h"
+#include "base/opreg.h"
+#include "base/textpb.h"
 
 static const char *attr_default_s(const Tensorflow__OpDef *d, const char *attr)
 {

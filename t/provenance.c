@@ -1,5 +1,5 @@
 /*
- * t/provenance.c: NodeDef.experimental_debug_info through lib/provenance.c:
+ * t/provenance.c: NodeDef.experimental_debug_info through lib/editor/provenance.c:
  * read, merged as TensorFlow merges it, written back byte for byte, and set
  * by inlining and constant folding.
  */
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fold.h"
-#include "inline.h"
-#include "provenance.h"
+#include "editor/fold.h"
+#include "editor/inline.h"
+#include "editor/provenance.h"
 #include "tap.h"
 #include "testutil.h"
 

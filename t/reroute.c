@@ -1,4 +1,4 @@
-/* reroute.c: graph_editor's reroute module (lib/reroute.h). */
+/* reroute.c: graph_editor's reroute module (lib/editor/reroute.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,11 +6,11 @@
 #include "tap.h"
 #include "testutil.h"
 
-#include "graph.h"
-#include "model.h"
-#include "reroute.h"
-#include "select.h"
-#include "subgraph.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "editor/reroute.h"
+#include "editor/select.h"
+#include "editor/subgraph.h"
 
 #define DIM3 "dim { size: 3 }"
 #define CONSTS(n, dt, d) \

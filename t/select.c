@@ -1,4 +1,4 @@
-/* select.c: graph_editor's util and select modules (lib/select.h). */
+/* select.c: graph_editor's util and select modules (lib/editor/select.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,9 +6,9 @@
 #include "tap.h"
 #include "testutil.h"
 
-#include "graph.h"
-#include "model.h"
-#include "select.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "editor/select.h"
 
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"

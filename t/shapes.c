@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "model.h"
-#include "shapes.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "analyses/shapes.h"
 #include "tap.h"
 #include "testutil.h"
 

@@ -1,13 +1,13 @@
 /*
  * shard.c: the shard of a task from each cluster engine's variables
- * (lib/shard.c), inconsistent sets refused with the variables named, and
+ * (lib/base/shard.c), inconsistent sets refused with the variables named, and
  * the stable hash that gives each model its shard.
  */
 #include "config.h"
 
 #include <string.h>
 
-#include "shard.h"
+#include "base/shard.h"
 #include "tap.h"
 
 /* An environment for a test: "NAME=value" strings, NULL-terminated. */

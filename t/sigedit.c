@@ -1,16 +1,16 @@
 /*
- * sigedit.c: signatures set, renamed and removed (lib/sigedit.h), models
- * composed and servables extracted (lib/compose.h), on small graphs, with
+ * sigedit.c: signatures set, renamed and removed (lib/variables/sigedit.h), models
+ * composed and servables extracted (lib/variables/compose.h), on small graphs, with
  * the errors that name what is wrong and change nothing.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "compose.h"
-#include "graph.h"
-#include "meta.h"
-#include "model.h"
-#include "sigedit.h"
+#include "variables/compose.h"
+#include "graph/graph.h"
+#include "formats/meta.h"
+#include "formats/model.h"
+#include "variables/sigedit.h"
 #include "tap.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 

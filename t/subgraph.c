@@ -1,4 +1,4 @@
-/* subgraph.c: SubGraphView (lib/subgraph.h). */
+/* subgraph.c: SubGraphView (lib/editor/subgraph.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,10 +6,10 @@
 #include "tap.h"
 #include "testutil.h"
 
-#include "graph.h"
-#include "model.h"
-#include "select.h"
-#include "subgraph.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "editor/select.h"
+#include "editor/subgraph.h"
 
 static const char *FIXTURE =
 	FX_EDITOR_GRAPH

@@ -1,5 +1,5 @@
 /* template.c: rewrite templates instantiated by the rewrite driver
- * (lib/template.h). */
+ * (lib/match/template.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,11 +7,11 @@
 #include "tap.h"
 #include "testutil.h"
 
-#include "graph.h"
-#include "match.h"
-#include "model.h"
-#include "opattrs.h"
-#include "template.h"
+#include "graph/graph.h"
+#include "match/match.h"
+#include "formats/model.h"
+#include "graph/opattrs.h"
+#include "match/template.h"
 
 #define T_F32 "attr { key: \"T\" value { type: DT_FLOAT } } "
 #define PH(n) \

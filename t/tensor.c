@@ -1,10 +1,10 @@
 /* t/tensor.c: dtypes, TensorProto elements, the encoder and the small
- * float formats (lib/tensor.c). */
+ * float formats (lib/base/tensor.c). */
 #include <math.h>
 #include <string.h>
 
 #include "tap.h"
-#include "tensor.h"
+#include "base/tensor.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 
 /* Encodes n values of dtype dt over dims and unpacks the result. */

@@ -20,10 +20,10 @@
 
 #include "tap.h"
 
-#include "graph.h"
-#include "model.h"
-#include "select.h"
-#include "subgraph.h"
+#include "graph/graph.h"
+#include "formats/model.h"
+#include "editor/select.h"
+#include "editor/subgraph.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
 #define TU_UNUSED __attribute__((unused))

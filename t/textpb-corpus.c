@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "tap.h"
-#include "textpb.h"
+#include "base/textpb.h"
 #include "tensorflow/core/framework/graph.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"

@@ -1,5 +1,5 @@
 /*
- * t/textpb.c: the text format reader and writer (lib/textpb.c) on
+ * t/textpb.c: the text format reader and writer (lib/base/textpb.c) on
  * TensorFlow's messages and on the test-only messages of
  * t/textpb_test.proto (the scalar types TensorFlow does not use).
  */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "textpb.h"
+#include "base/textpb.h"
 #include "textpb_test.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
 #include "tensorflow/core/framework/node_def.pb-c.h"

@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
-#include "func.h"
-#include "inline.h"
-#include "meta.h"
-#include "model.h"
+#include "variables/checkpoint.h"
+#include "functions/func.h"
+#include "editor/inline.h"
+#include "formats/meta.h"
+#include "formats/model.h"
 #include "tap.h"
 #include "testutil.h"
-#include "tf2.h"
+#include "variables/tf2.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 #include "tensorflow/core/protobuf/saver.pb-c.h"
 #include "tensorflow/core/protobuf/trackable_object_graph.pb-c.h"

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
+#include "variables/checkpoint.h"
 #include "tap.h"
 #include "testutil.h"
-#include "tf2.h"
+#include "variables/tf2.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"
 

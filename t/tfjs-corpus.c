@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "graph.h"
-#include "jsonpb.h"
-#include "meta.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "base/jsonpb.h"
+#include "formats/meta.h"
+#include "formats/model.h"
 #include "tap.h"
 #include "tfjsutil.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"

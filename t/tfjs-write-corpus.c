@@ -16,12 +16,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "graph.h"
-#include "jsonpb.h"
-#include "meta.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "base/jsonpb.h"
+#include "formats/meta.h"
+#include "formats/model.h"
 #include "tap.h"
-#include "tfjs.h"
+#include "formats/tfjs.h"
 #include "tfjsutil.h"
 
 #define CIFAR "dotnet__machinelearning-testdata/Microsoft.ML.TensorFlow." \

@@ -1,5 +1,5 @@
 /*
- * t/tfjs-write.c: graphs saved as TensorFlow.js models (lib/tfjs_write.c),
+ * t/tfjs-write.c: graphs saved as TensorFlow.js models (lib/formats/tfjs_write.c),
  * in a temporary directory.  Consts of every dtype become weights and load
  * back with their values; shards are cut at shard_size; quantization by
  * name pattern; a quantized weight whose values were edited gets a new
@@ -17,14 +17,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "graph.h"
-#include "jsonpb.h"
-#include "meta.h"
-#include "model.h"
-#include "sigedit.h"
+#include "graph/graph.h"
+#include "base/jsonpb.h"
+#include "formats/meta.h"
+#include "formats/model.h"
+#include "variables/sigedit.h"
 #include "tap.h"
 #include "testutil.h"
-#include "tfjs.h"
+#include "formats/tfjs.h"
 #include "tfjsutil.h"
 
 static char tmp[] = "/tmp/ge-tfjs-write-XXXXXX";

@@ -1,5 +1,5 @@
 /*
- * t/tfjs.c: TensorFlow.js graph models (lib/tfjs.c).  A small model.json
+ * t/tfjs.c: TensorFlow.js graph models (lib/formats/tfjs.c).  A small model.json
  * and its weight files are written into a temporary directory and loaded
  * with ge_load: nodes, inputs, Const values after dequantization (uint8,
  * uint16 with int32 rounding, float16), dtype conversion to what the node
@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "graph.h"
-#include "jsonpb.h"
-#include "meta.h"
-#include "model.h"
+#include "graph/graph.h"
+#include "base/jsonpb.h"
+#include "formats/meta.h"
+#include "formats/model.h"
 #include "tap.h"
 #include "testutil.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"

@@ -6,14 +6,14 @@
 #include <string.h>
 
 #include "tap.h"
-#include "wire.h"
+#include "base/wire.h"
 
-#include "graph.h"
-#include "meta.h"
-#include "model.h"
-#include "select.h"
-#include "subgraph.h"
-#include "transform.h"
+#include "graph/graph.h"
+#include "formats/meta.h"
+#include "formats/model.h"
+#include "editor/select.h"
+#include "editor/subgraph.h"
+#include "editor/transform.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 

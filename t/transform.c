@@ -1,5 +1,5 @@
 /* transform.c: Transformer, copy, copy_with_input_replacements,
- * graph_replace, import and scoped export (lib/transform.h). */
+ * graph_replace, import and scoped export (lib/editor/transform.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,12 +7,12 @@
 #include "tap.h"
 #include "testutil.h"
 
-#include "graph.h"
-#include "meta.h"
-#include "model.h"
-#include "select.h"
-#include "subgraph.h"
-#include "transform.h"
+#include "graph/graph.h"
+#include "formats/meta.h"
+#include "formats/model.h"
+#include "editor/select.h"
+#include "editor/subgraph.h"
+#include "editor/transform.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 

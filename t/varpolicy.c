@@ -9,12 +9,12 @@
 
 #include "tap.h"
 
-#include "graph.h"
-#include "meta.h"
-#include "model.h"
-#include "subgraph.h"
-#include "variables.h"
-#include "varpolicy.h"
+#include "graph/graph.h"
+#include "formats/meta.h"
+#include "formats/model.h"
+#include "editor/subgraph.h"
+#include "variables/variables.h"
+#include "variables/varpolicy.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/framework/variable.pb-c.h"

@@ -1,9 +1,9 @@
 #!/bin/sh
-# wire-walks.sh: lib/wire.c is the one place that walks protobuf tags
+# wire-walks.sh: lib/base/wire.c is the one place that walks protobuf tags
 # and lengths by hand (doc/hacking.md, "The wire module").  No other file
 # of lib/ skips fields itself (ge_skip_field), builds a tag from a raw
 # field number (`5 << 3 | 2`) or takes a tag apart (`tag >> 3`,
-# `tag & 7`): each names its fields from lib/wire.h and steps over them
+# `tag & 7`): each names its fields from lib/base/wire.h and steps over them
 # with ge_wire_next or a finder built on it.
 SRC=${GE_TOP_SRCDIR:-.}
 T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-wire.XXXXXX"` || exit 1
@@ -16,7 +16,7 @@ if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1 &&
 else
 	(cd "$SRC" && find lib -name '*.[ch]') > "$T/files"
 fi
-grep -v -x -e lib/wire.c -e lib/wire.h \
+grep -v -x -e lib/base/wire.c -e lib/base/wire.h \
 	-e lib/opdefs_data.c "$T/files" > "$T/others"
 test -s "$T/others"
 ok $? "the files of lib/ are found"

@@ -1,5 +1,5 @@
 /*
- * t/wire.c: the protobuf wire module (lib/wire.c): the field numbers
+ * t/wire.c: the protobuf wire module (lib/base/wire.c): the field numbers
  * against protobuf-c's encoding, the walk, the finders, the name peek and
  * the entry encoder, on well-formed and malformed bytes.  Every input is
  * copied into a block of its own size, so that a read past its end is an
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "wire.h"
+#include "base/wire.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/graph.pb-c.h"
 #include "tensorflow/core/framework/node_def.pb-c.h"

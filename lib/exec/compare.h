@@ -24,7 +24,7 @@
 
 #include <stdint.h>
 
-#include "base.h"
+#include "base/base.h"
 #include "exec/xtensor.h"
 
 typedef struct ge_xcmp {

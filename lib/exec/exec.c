@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frames.h"
-#include "func.h"
+#include "analyses/frames.h"
+#include "functions/func.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/op_def.pb-c.h"
 

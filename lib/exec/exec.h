@@ -38,8 +38,8 @@
 
 #include <stdint.h>
 
-#include "base.h"
-#include "graph.h"
+#include "base/base.h"
+#include "graph/graph.h"
 #include "exec/xtensor.h"
 
 typedef struct ge_xsession ge_xsession;

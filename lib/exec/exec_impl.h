@@ -8,7 +8,7 @@
 
 #include "exec/exec.h"
 #include "exec/kernel.h"
-#include "func.h"
+#include "functions/func.h"
 
 struct ge_bundle;
 struct xvars;

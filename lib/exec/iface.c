@@ -23,10 +23,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "jsonpb.h"
-#include "meta.h"
-#include "tensor.h"
-#include "tfjs.h"
+#include "base/jsonpb.h"
+#include "formats/meta.h"
+#include "base/tensor.h"
+#include "formats/tfjs.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 
 static int prefix(const char *s, const char *p)

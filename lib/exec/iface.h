@@ -20,9 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base.h"
-#include "graph.h"
-#include "shapes.h"
+#include "base/base.h"
+#include "graph/graph.h"
+#include "analyses/shapes.h"
 
 typedef struct ge_xport {
 	char *key;     /* the signature's key, or the tensor's name */

@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
-#include "fsutil.h"
-#include "func.h"
-#include "model.h"
+#include "base/bounds.h"
+#include "base/fsutil.h"
+#include "functions/func.h"
+#include "formats/model.h"
 #include "exec/kstate.h"
 
 typedef struct kent {

@@ -22,8 +22,8 @@
 #ifndef GE_EXEC_KERNEL_H
 #define GE_EXEC_KERNEL_H
 
-#include "base.h"
-#include "graph.h"
+#include "base/base.h"
+#include "graph/graph.h"
 #include "exec/xtensor.h"
 
 struct ge_xrt; /* executor state, exec/exec.h */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "exec/kernel.h"
-#include "tensor.h"
+#include "base/tensor.h"
 
 enum {
 	DT_FLOAT = 1, DT_DOUBLE, DT_INT32, DT_UINT8, DT_INT16, DT_INT8,

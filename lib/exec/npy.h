@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base.h"
+#include "base/base.h"
 #include "exec/xtensor.h"
 
 /* Parses the bytes of a .npy file (name for messages) into a new tensor

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "tensor.h"
+#include "base/tensor.h"
 
 enum { DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_INT64 = 9,
        DT_BFLOAT16 = 14, DT_HALF = 19, DT_UINT32 = 22, DT_UINT64 = 23 };

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonpb.h"
-#include "tensor.h"
+#include "base/jsonpb.h"
+#include "base/tensor.h"
 
 /* ---------------------------------------------------------------- feeds */
 

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base.h"
-#include "graph.h"
+#include "base/base.h"
+#include "graph/graph.h"
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "exec/iface.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "exec/kernel_impl.h"
-#include "tensor.h"
+#include "base/tensor.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 
 /* The shape of p into dims; GE_OK or a message. */

@@ -13,7 +13,7 @@
 #ifndef GE_EXEC_XCONVERT_H
 #define GE_EXEC_XCONVERT_H
 
-#include "base.h"
+#include "base/base.h"
 #include "exec/xtensor.h"
 
 struct Tensorflow__TensorProto;

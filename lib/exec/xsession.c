@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "func.h"
-#include "meta.h"
-#include "wire.h"
-#include "model.h"
+#include "functions/func.h"
+#include "formats/meta.h"
+#include "base/wire.h"
+#include "formats/model.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
-#include "tensor.h"
+#include "base/bounds.h"
+#include "base/tensor.h"
 
 /* ---------------------------------------------------------------- budget */
 

@@ -27,8 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base.h"
-#include "shapes.h" /* GE_SHAPE_MAXRANK */
+#include "base/base.h"
+#include "analyses/shapes.h" /* GE_SHAPE_MAXRANK */
 
 /* ---------------------------------------------------------------- budget */
 

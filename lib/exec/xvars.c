@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bundle.h"
-#include "checkpoint.h"
-#include "model.h"
-#include "tf2.h"
-#include "variables.h"
+#include "base/bundle.h"
+#include "variables/checkpoint.h"
+#include "formats/model.h"
+#include "variables/tf2.h"
+#include "variables/variables.h"
 
 enum {
 	DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 5,

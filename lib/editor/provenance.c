@@ -1,0 +1,420 @@
+/*
+ * provenance.c: NodeDef.experimental_debug_info, read from an op's bytes
+ * and written as an override of them (graph_impl.h, ge_dbginfo), and the
+ * log of the rules that made ops.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "editor/provenance.h"
+#include "functions/func.h"
+#include "graph/graph_impl.h"
+
+
+void ge_strvec_push(ge_strvec *v, const char *s)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 8;
+		v->v = ge_xrealloc(v->v, v->cap * sizeof *v->v);
+	}
+	v->v[v->n++] = s;
+}
+
+void ge_strvec_free(ge_strvec *v)
+{
+	free(v->v);
+	v->v = NULL;
+	v->n = v->cap = 0;
+}
+
+/* The names of one ExperimentalDebugInfo payload, interned in g (the
+ * graph's cache of strings: asking twice costs no memory). */
+static int read_payload(ge_graph *g, const uint8_t *p, const uint8_t *end,
+			ge_strvec *nodes, ge_strvec *funcs)
+{
+	ge_wire w = ge_wire_of(p, (size_t)(end - p));
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f)) {
+		int names = ge_wire_is_len(&f, GE_DEBUGINFO_NODE_NAMES);
+		if (!names && !ge_wire_is_len(&f, GE_DEBUGINFO_FUNC_NAMES))
+			continue;
+		if (memchr(f.data, 0, f.len))
+			return -1;
+		ge_strvec_push(names ? nodes : funcs,
+			       ge_intern(g, (const char *)f.data, f.len));
+	}
+	return w.bad ? -1 : 0;
+}
+
+/* Every field 6 of NodeDef bytes, as protobuf merges repeated message
+ * fields: their lists one after the other. */
+static int read_fields(ge_graph *g, const uint8_t *p, const uint8_t *end,
+		       ge_strvec *nodes, ge_strvec *funcs)
+{
+	ge_wire w = ge_wire_of(p, (size_t)(end - p));
+	ge_wire_field f;
+	while (ge_wire_next(&w, &f))
+		if (ge_wire_is_len(&f, GE_NODEDEF_DEBUG_INFO) &&
+		    read_payload(g, f.data, f.data + f.len, nodes, funcs))
+			return -1;
+	return w.bad ? -1 : 0;
+}
+
+int ge_op_origins(const ge_graph *cg, ge_opid id, ge_strvec *nodes,
+		  ge_strvec *funcs, ge_error *err)
+{
+	/* const_cast: interned strings are a cache of the graph */
+	ge_graph *g = (ge_graph *)cg;
+	ge_strvec mine[2] = {GE_VEC_INIT, GE_VEC_INIT};
+	if (!nodes || !funcs) {
+		/* the count is of both lists, asked for or not */
+		int rc = ge_op_origins(cg, id, nodes ? nodes : &mine[0],
+				       funcs ? funcs : &mine[1], err);
+		ge_strvec_free(&mine[0]);
+		ge_strvec_free(&mine[1]);
+		return rc;
+	}
+	nodes->n = 0;
+	funcs->n = 0;
+	if (id >= g->n_ops)
+		return 0;
+	const ge_op *o = &g->ops[id];
+	int rc;
+	if (o->dbg)
+		rc = read_fields(g, o->dbg->bytes, o->dbg->bytes + o->dbg->len,
+				 nodes, funcs);
+	else if (o->raw && (o->flags & OPF_DBG_RAW))
+		rc = read_fields(g, o->raw, o->raw + o->raw_len, nodes, funcs);
+	else
+		rc = 0;
+	if (rc)
+		return ge_err(err, GE_EFORMAT,
+			      "%s: node '%s': experimental_debug_info does "
+			      "not decode", g->name, o->name);
+	return (int)(nodes->n + funcs->n);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorts v and drops repeats: the set TensorFlow's merge makes. */
+static void sort_unique(ge_strvec *v)
+{
+	if (v->n < 2)
+		return;
+	qsort(v->v, v->n, sizeof *v->v, cmp_str);
+	size_t k = 1;
+	for (size_t i = 1; i < v->n; i++)
+		if (strcmp(v->v[i], v->v[k - 1]))
+			v->v[k++] = v->v[i];
+	v->n = k;
+}
+
+static size_t list_size(const ge_strvec *v)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		size_t l = strlen(v->v[i]);
+		n += 1 + ge_uvarint_size(l) + l;
+	}
+	return n;
+}
+
+static uint8_t *put_list(uint8_t *p, uint32_t field, const ge_strvec *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		size_t l = strlen(v->v[i]);
+		*p++ = (uint8_t)GE_TAG_LEN(field);
+		p = ge_put_uvarint(p, l);
+		memcpy(p, v->v[i], l);
+		p += l;
+	}
+	return p;
+}
+
+/* Makes nodes and funcs op id's provenance, written in the graph's
+ * arena, and marks the op edited. */
+static void set_lists(ge_graph *g, ge_opid id, const ge_strvec *nodes,
+		      const ge_strvec *funcs)
+{
+	ge_op *o = &g->ops[id];
+	size_t pl = list_size(nodes) + list_size(funcs);
+	size_t fl = pl ? 1 + ge_uvarint_size(pl) + pl : 0;
+	ge_dbginfo *d = ge_arena_alloc(&g->arena, sizeof *d + fl + 1);
+	d->len = (uint32_t)fl;
+	if (fl) {
+		uint8_t *p = d->bytes;
+		*p++ = GE_TAG_LEN(GE_NODEDEF_DEBUG_INFO);
+		p = ge_put_uvarint(p, pl);
+		p = put_list(p, GE_DEBUGINFO_NODE_NAMES, nodes);
+		put_list(p, GE_DEBUGINFO_FUNC_NAMES, funcs);
+	}
+	o->dbg = d;
+	o->flags |= OPF_EDIT;
+	g->version++;
+}
+
+int ge_op_add_origins(ge_graph *g, ge_opid id, const char *const *nodes,
+		      size_t n, const char *const *funcs, size_t nf,
+		      ge_error *err)
+{
+	if (!ge_op_alive(g, id))
+		return ge_err(err, GE_EINVAL, "%s: provenance of a removed op",
+			      g->name);
+	for (size_t i = 0; i < n + nf; i++) {
+		const char *s = i < n ? nodes[i] : funcs[i - n];
+		if (!s || !*s)
+			return ge_err(err, GE_EINVAL,
+				      "%s: node '%s': an empty name in its "
+				      "provenance", g->name, g->ops[id].name);
+	}
+	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
+	int rc = ge_op_origins(g, id, &a, &b, err);
+	if (rc >= 0) {
+		/* the op's arena keeps the names past the caller's strings */
+		for (size_t i = 0; i < n; i++)
+			ge_strvec_push(&a, ge_intern(g, nodes[i],
+						     strlen(nodes[i])));
+		for (size_t i = 0; i < nf; i++)
+			ge_strvec_push(&b, ge_intern(g, funcs[i],
+						     strlen(funcs[i])));
+		sort_unique(&a);
+		sort_unique(&b);
+		set_lists(g, id, &a, &b);
+		rc = GE_OK;
+	}
+	ge_strvec_free(&a);
+	ge_strvec_free(&b);
+	return rc;
+}
+
+void ge_op_clear_origins(ge_graph *g, ge_opid id)
+{
+	ge_strvec none = GE_VEC_INIT;
+	if (ge_op_alive(g, id))
+		set_lists(g, id, &none, &none);
+}
+
+int ge_op_origins_of(const ge_graph *sg, ge_opid from, ge_strvec *nodes,
+		     ge_strvec *funcs, ge_error *err)
+{
+	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
+	int rc = ge_op_origins(sg, from, &a, &b, err);
+	if (rc >= 0) {
+		if (!a.n)
+			ge_strvec_push(nodes, ge_op_name(sg, from));
+		for (size_t i = 0; i < a.n; i++)
+			ge_strvec_push(nodes, a.v[i]);
+		for (size_t i = 0; i < b.n; i++)
+			ge_strvec_push(funcs, b.v[i]);
+		rc = GE_OK;
+	}
+	ge_strvec_free(&a);
+	ge_strvec_free(&b);
+	return rc;
+}
+
+int ge_op_merge_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
+			ge_opid from, ge_error *err)
+{
+	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
+	int rc = ge_op_origins_of(sg, from, &a, &b, err);
+	if (!rc)
+		rc = ge_op_add_origins(g, to, a.v, a.n, b.v, b.n, err);
+	ge_strvec_free(&a);
+	ge_strvec_free(&b);
+	return rc;
+}
+
+/* The field of a copy whose source has no provenance of its own: the
+ * source's name alone, written without the general merge (a copy of a
+ * large view does this once per op). */
+static void set_name_only(ge_graph *g, ge_opid to, const char *name)
+{
+	size_t l = strlen(name);
+	size_t pl = 1 + ge_uvarint_size(l) + l;
+	size_t fl = 1 + ge_uvarint_size(pl) + pl;
+	ge_dbginfo *d = ge_arena_alloc(&g->arena, sizeof *d + fl + 1);
+	d->len = (uint32_t)fl;
+	uint8_t *p = d->bytes;
+	*p++ = GE_TAG_LEN(GE_NODEDEF_DEBUG_INFO);
+	p = ge_put_uvarint(p, pl);
+	*p++ = GE_TAG_LEN(GE_DEBUGINFO_NODE_NAMES);
+	p = ge_put_uvarint(p, l);
+	memcpy(p, name, l);
+	g->ops[to].dbg = d;
+	g->ops[to].flags |= OPF_EDIT;
+	g->version++;
+}
+
+/* Whether op id holds no provenance at all, known without decoding. */
+static int has_none(const ge_graph *g, ge_opid id)
+{
+	const ge_op *o = &g->ops[id];
+	if (o->dbg)
+		return o->dbg->len == 0;
+	return !o->raw || !(o->flags & OPF_DBG_RAW);
+}
+
+void ge_op_copy_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
+			ge_opid from, const char *rule)
+{
+	if (!ge_op_alive(g, to) || from >= sg->n_ops)
+		return;
+	const ge_op *s = &sg->ops[from];
+	/* the common cases: a source without provenance, or a copy in
+	 * the same graph of an op whose field was set (its bytes, in the
+	 * arena, never change: they are shared) */
+	int none = has_none(sg, from);
+	if ((none || (s->dbg && sg == g)) && !g->ops[to].dbg &&
+	    has_none(g, to)) {
+		if (none) {
+			set_name_only(g, to, s->name);
+		} else {
+			g->ops[to].dbg = s->dbg;
+			g->ops[to].flags |= OPF_EDIT;
+			g->version++;
+		}
+		if (rule)
+			ge_prov_note(g, to, rule);
+		return;
+	}
+	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
+	if (ge_op_origins_of(sg, from, &a, &b, NULL)) {
+		a.n = b.n = 0;
+		ge_strvec_push(&a, ge_op_name(sg, from));
+	}
+	if (!ge_op_add_origins(g, to, a.v, a.n, b.v, b.n, NULL) && rule)
+		ge_prov_note(g, to, rule);
+	ge_strvec_free(&a);
+	ge_strvec_free(&b);
+}
+
+int ge_op_made_from(ge_graph *g, ge_opid to, const ge_opid *from, size_t n,
+		    const char *rule, ge_error *err)
+{
+	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
+	int rc = GE_OK;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = ge_op_origins_of(g, from[i], &a, &b, err);
+	if (!rc)
+		rc = ge_op_add_origins(g, to, a.v, a.n, b.v, b.n, err);
+	if (!rc && rule)
+		ge_prov_note(g, to, rule);
+	ge_strvec_free(&a);
+	ge_strvec_free(&b);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- log */
+
+struct ge_prov_log {
+	ge_prov_rec *v;
+	size_t n, cap;
+};
+
+void ge_prov_free(struct ge_prov_log *l)
+{
+	if (l) {
+		free(l->v);
+		free(l);
+	}
+}
+
+void ge_prov_set_mode(ge_graph *g, int mode)
+{
+	ge_graph_root(g)->prov_mode = mode;
+}
+
+int ge_prov_mode(const ge_graph *g)
+{
+	return ge_graph_root((ge_graph *)g)->prov_mode;
+}
+
+void ge_prov_note(ge_graph *g, ge_opid id, const char *rule)
+{
+	if (!ge_op_alive(g, id))
+		return;
+	ge_graph *root = ge_graph_root(g);
+	struct ge_prov_log *l = root->prov;
+	if (!l) {
+		ge_parts.prov_free = ge_prov_free;
+		ge_parts.prov_renumber = ge_prov_renumber;
+		l = root->prov = ge_xcalloc(1, sizeof *l);
+	}
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = ge_xrealloc(l->v, l->cap * sizeof *l->v);
+	}
+	ge_prov_rec *r = &l->v[l->n++];
+	r->id = id;
+	if (g == root) {
+		/* a top-level op's names live as long as the graph */
+		r->op = g->ops[id].name;
+		r->func = "";
+	} else {
+		/* a body may go before the log does */
+		const char *fn = ge_func_name(root, ge_graph_func(g));
+		r->op = ge_arena_strdup(&root->arena, g->ops[id].name);
+		r->func = ge_intern(root, fn, strlen(fn));
+	}
+	/* one rule notes many ops in a row */
+	if (l->n > 1 && !strcmp(l->v[l->n - 2].rule, rule))
+		r->rule = l->v[l->n - 2].rule;
+	else
+		r->rule = ge_intern(root, rule, strlen(rule));
+	if (root->prov_mode == GE_PROV_ATTR) {
+		/* AttrValue.s */
+		size_t rl = strlen(rule);
+		uint8_t *v = ge_xmalloc(rl + 11);
+		uint8_t *p = v;
+		*p++ = GE_TAG_LEN(GE_ATTR_S);
+		p = ge_put_uvarint(p, rl);
+		memcpy(p, rule, rl);
+		ge_op_set_attr_raw(g, id, GE_PROV_RULE_ATTR, v,
+				   (size_t)(p + rl - v));
+		free(v);
+	}
+}
+
+const ge_prov_rec *ge_prov_log(const ge_graph *g, size_t *n)
+{
+	ge_graph *root = ge_graph_root((ge_graph *)g);
+	struct ge_prov_log *l = root->prov;
+	*n = l ? l->n : 0;
+	if (!l)
+		return NULL;
+	/* the names as they are now (a body the recipe removed keeps the
+	 * names it had) */
+	for (size_t i = 0; i < l->n; i++) {
+		ge_prov_rec *r = &l->v[i];
+		const ge_graph *b = root;
+		if (*r->func) {
+			ge_funcid f = ge_func_find(root, r->func);
+			b = f == GE_NOFUNC ? NULL : ge_func_body(root, f, NULL);
+		}
+		if (b && r->id < b->n_ops)
+			r->op = b->ops[r->id].name;
+	}
+	return l->v;
+}
+
+void ge_prov_renumber(ge_graph *g, const ge_opid *newid, size_t n)
+{
+	struct ge_prov_log *l = g->prov;
+	for (size_t i = 0; l && i < l->n; i++) {
+		ge_prov_rec *r = &l->v[i];
+		if (*r->func)
+			continue;
+		/* a removed op keeps the name it had, under no id */
+		if (r->id < n && newid[r->id] != GE_NOOP) {
+			r->id = newid[r->id];
+		} else {
+			if (r->id < g->n_ops)
+				r->op = g->ops[r->id].name;
+			r->id = GE_NOOP;
+		}
+	}
+}
