@@ -189,7 +189,6 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 	size_t name_len = 0, type_len = 0, dev_len = 0, nin = 0;
 	const uint8_t *start = p;
 	const uint8_t *attr0 = NULL, *attr1 = NULL;
-	int dbg = 0;
 	char lab[300];
 	while (p < end) {
 		uint64_t len;
@@ -213,8 +212,10 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 			if (r < 0)
 				goto bad;
 			if (r > 0) {
+				/* provenance.c reads only ops marked so; the
+				 * ops are zeroed (scan_nodes callocs them) */
 				if (f == GE_NODEDEF_DEBUG_INFO)
-					dbg = 1;
+					g->ops[index].flags |= OPF_DBG_RAW;
 				continue;
 			}
 		}
@@ -253,8 +254,6 @@ static int scan_node(ge_graph *g, struct name_block *nb, const uint8_t *p,
 	o->raw = start;
 	o->raw_len = (uint32_t)(end - start);
 	o->nout = -1;
-	if (dbg)
-		o->flags |= OPF_DBG_RAW;
 	out->rec = (struct scan){(uint32_t)nin,
 				 in0 ? (uint32_t)(in0 - start) : 0,
 				 (uint32_t)name_len};
