@@ -152,11 +152,12 @@ fi
 
 # one exported prefix: every symbol an object of the library exports
 # starts with ge_ (static functions may keep short names); gen_opdefs.c is
-# a program of the build, not the library
+# a program of the build, not the library; names beginning with "__" are
+# the compiler's own (ASan's __odr_asan.* markers beside each global)
 if test -s "$T/objs" && "$NM" --version >/dev/null 2>&1; then
 	grep -v '^lib/base/gen_opdefs\.c ' "$T/objs" | while read -r p o; do
 		"$NM" -g --defined-only "$o" |
-			awk -v p="$p" 'NF == 3 && $3 !~ /^ge_/ { print p ": " $3 }'
+			awk -v p="$p" 'NF == 3 && $3 !~ /^(ge_|__)/ { print p ": " $3 }'
 	done > "$T/prefix"
 	test ! -s "$T/prefix"
 	s=$?
