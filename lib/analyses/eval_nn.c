@@ -257,8 +257,9 @@ static int k_dequantize(kctx *k)
 	if (axis < -1 || axis >= q->rank)
 		return ge_eval_k_fail(k, "axis out of range");
 	int64_t ns = axis < 0 ? 1 : q->dims[axis], post = 1;
+	/* saturates only for a value with no element, which no loop walks */
 	for (int d = (int)axis + 1; axis >= 0 && d < q->rank; d++)
-		post *= q->dims[d];
+		post = ge_ck_mul_sat(post, q->dims[d]);
 	if (q->dtype != DT_QUINT8 || k->in[1].n != ns || k->in[2].n != ns ||
 	    !(first || combined) || (first && axis >= 0))
 		return ge_eval_k_fail(k, "only quint8 MIN_FIRST, or MIN_COMBINED with "

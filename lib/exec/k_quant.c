@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ckarith.h"
 #include "exec/kernel_impl.h"
 
 enum { QINT8 = 11, QUINT8 = 12, QINT32 = 13, QINT16 = 15, QUINT16 = 16 };
@@ -102,8 +103,9 @@ static int k_dequantize(ge_kctx *k)
 		return ge_k_fail(k, "axis %lld is out of range for rank %d",
 				 (long long)axis, q->rank);
 	int64_t ns = axis < 0 ? 1 : q->dims[axis], post = 1;
+	/* saturates only for a value with no element, which no loop walks */
 	for (int d = (int)axis + 1; axis >= 0 && d < q->rank; d++)
-		post *= q->dims[d];
+		post = ge_ck_mul_sat(post, q->dims[d]);
 	if (ranges(k, axis, ns))
 		return GE_EINVAL;
 	if (ge_k_attr_type(k, "dtype", DT_FLOAT) != DT_FLOAT)
