@@ -24,15 +24,6 @@ static ge_opvec *opt_ops(lua_State *L, int opts, const char *k, lge_graph *G)
 	return v;
 }
 
-static ge_opset *to_set(const ge_opvec *v, lge_graph *G, ge_opset *s)
-{
-	if (!v)
-		return NULL;
-	ge_opset_init(s, G->g);
-	ge_opset_add_list(s, v->v, v->n);
-	return s;
-}
-
 /* swap_ts / reroute_ts(ts0, ts1 [, {can_modify=, cannot_modify=}]) ->
  * the number of input slots changed */
 static int reroute_ts(lua_State *L, int mode)
@@ -40,7 +31,6 @@ static int reroute_ts(lua_State *L, int mode)
 	static const char *const known[] = {"can_modify", "cannot_modify",
 					    NULL};
 	ge_error err;
-	ge_opset can, cannot;
 	lua_settop(L, 3);
 	lge_checkopts(L, 3, known);
 	lge_graph *G = lsel_findgraph(L, 1);
@@ -55,15 +45,8 @@ static int reroute_ts(lua_State *L, int mode)
 	lsel_ts(L, 2, G, 0, 2, t1);
 	ge_opvec *vc = opt_ops(L, 3, "can_modify", G);
 	ge_opvec *vn = opt_ops(L, 3, "cannot_modify", G);
-	/* the sets are C memory: made after the last conversion that can
-	 * raise, freed before raising */
-	ge_opset *pc = to_set(vc, G, &can), *pn = to_set(vn, G, &cannot);
-	int rc = ge_reroute_ts_mode(G->g, t0->v, t0->n, t1->v, t1->n, mode, pc,
-				    pn, &err);
-	if (pc)
-		ge_opset_free(pc);
-	if (pn)
-		ge_opset_free(pn);
+	int rc = ge_reroute_ts_lists(G->g, t0->v, t0->n, t1->v, t1->n, mode,
+				     vc, vn, &err);
 	if (rc < 0)
 		return lge_raise(L, &err);
 	lua_pushinteger(L, rc);

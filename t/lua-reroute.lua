@@ -59,6 +59,19 @@ is(0, ge.reroute_ts(g:tensor("b0:0"), g:tensor("b1:0"), {cannot_modify = "c1"}),
    "cannot_modify")
 
 g = fresh()
+is(0, ge.reroute_ts(g:tensor("a0:0"), g:tensor("a1:0"), {can_modify = {}}),
+   "an empty can_modify changes nothing")
+is(2, ge.reroute_ts(g:tensor("a0:0"), g:tensor("a1:0"),
+                    {can_modify = {g:op("m"), g:op("c1"), g:op("m")}}),
+   "can_modify listing ops out of order and twice")
+is("a0:0,a0:0", ins(g, "m"), "... changes them all")
+g = fresh()
+is(1, ge.reroute_ts(g:tensor("a0:0"), g:tensor("a1:0"),
+                    {can_modify = {g:op("m"), g:op("c1")}, cannot_modify = {g:op("m")}}),
+   "cannot_modify wins over can_modify")
+is("a0:0,a1:0", ins(g, "m"), "... m kept a1")
+
+g = fresh()
 local t = g:tensor("a1:0")
 is(2, t:replace_all_uses_with(g:tensor("a0:0")), "t:replace_all_uses_with(t2)")
 is("a0:0,b1:0", ins(g, "c1"), "means the consumers of t read t2")
