@@ -10,27 +10,30 @@
 #include "l_editor.h"
 #include "editor/reroute.h"
 
-/* The ops of option k of the table at opts (in a scratch userdata), or
- * NULL when the option is absent. */
-static ge_opvec *opt_ops(lua_State *L, int opts, const char *k, lge_graph *G)
+/* The lists of one reroute_ts call, reused by every call: an error
+ * raised while converting leaves them marked busy, and later calls then
+ * use scratch userdata of their own (so a call makes no garbage). */
+static struct {
+	ge_tvec t0, t1;
+	ge_opvec can, cannot;
+	int busy;
+} ts_lists;
+
+/* The ops of option k of the table at opts (in own, emptied, or in a
+ * scratch userdata when own is NULL), or NULL when the option is
+ * absent. */
+static ge_opvec *opt_ops(lua_State *L, int opts, const char *k, lge_graph *G,
+			 ge_opvec *own)
 {
 	int f = lsel_optfield(L, opts, k);
 	if (lua_isnil(L, f)) {
 		lua_pop(L, 1);
 		return NULL;
 	}
-	ge_opvec *v = lsel_opvec(L);
+	ge_opvec *v = own ? own : lsel_opvec(L);
+	v->n = 0;
 	lsel_ops(L, f, G, 0, opts, v);
 	return v;
-}
-
-static ge_opset *to_set(const ge_opvec *v, lge_graph *G, ge_opset *s)
-{
-	if (!v)
-		return NULL;
-	ge_opset_init(s, G->g);
-	ge_opset_add_list(s, v->v, v->n);
-	return s;
 }
 
 /* swap_ts / reroute_ts(ts0, ts1 [, {can_modify=, cannot_modify=}]) ->
@@ -40,7 +43,6 @@ static int reroute_ts(lua_State *L, int mode)
 	static const char *const known[] = {"can_modify", "cannot_modify",
 					    NULL};
 	ge_error err;
-	ge_opset can, cannot;
 	lua_settop(L, 3);
 	lge_checkopts(L, 3, known);
 	lge_graph *G = lsel_findgraph(L, 1);
@@ -50,20 +52,21 @@ static int reroute_ts(lua_State *L, int mode)
 		lua_pushinteger(L, 0);
 		return 1;
 	}
-	ge_tvec *t0 = lsel_tvec(L), *t1 = lsel_tvec(L);
+	int own = !ts_lists.busy;
+	ge_tvec *t0 = own ? &ts_lists.t0 : lsel_tvec(L);
+	ge_tvec *t1 = own ? &ts_lists.t1 : lsel_tvec(L);
+	ts_lists.busy = 1;
+	t0->n = t1->n = 0;
 	lsel_ts(L, 1, G, 0, 1, t0);
 	lsel_ts(L, 2, G, 0, 2, t1);
-	ge_opvec *vc = opt_ops(L, 3, "can_modify", G);
-	ge_opvec *vn = opt_ops(L, 3, "cannot_modify", G);
-	/* the sets are C memory: made after the last conversion that can
-	 * raise, freed before raising */
-	ge_opset *pc = to_set(vc, G, &can), *pn = to_set(vn, G, &cannot);
-	int rc = ge_reroute_ts_mode(G->g, t0->v, t0->n, t1->v, t1->n, mode, pc,
-				    pn, &err);
-	if (pc)
-		ge_opset_free(pc);
-	if (pn)
-		ge_opset_free(pn);
+	ge_opvec *vc = opt_ops(L, 3, "can_modify", G,
+			       own ? &ts_lists.can : NULL);
+	ge_opvec *vn = opt_ops(L, 3, "cannot_modify", G,
+			       own ? &ts_lists.cannot : NULL);
+	int rc = ge_reroute_ts_lists(G->g, t0->v, t0->n, t1->v, t1->n, mode,
+				     vc, vn, &err);
+	if (own)
+		ts_lists.busy = 0;
 	if (rc < 0)
 		return lge_raise(L, &err);
 	lua_pushinteger(L, rc);

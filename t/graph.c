@@ -491,6 +491,66 @@ static void test_op_name_of(void)
 	}
 }
 
+/* An op's output dtype read off a type attr's bytes in place (the op's
+ * attrs not split) agrees with the decoded AttrValue, whatever the bytes
+ * hold: the last member of the oneof counts, unknown fields are skipped,
+ * the first of two entries of one key counts. */
+static void test_dtype_in_place(void)
+{
+	static const struct {
+		const char *what;
+		uint8_t av[8];
+		size_t n;
+		int want;
+	} cases[] = {
+		{"type", {0x30, 3}, 2, 3},
+		{"i, not a type", {0x18, 5}, 2, 0},
+		{"i then type", {0x18, 5, 0x30, 3}, 4, 3},
+		{"type then i", {0x30, 3, 0x18, 5}, 4, 0},
+		{"type and an unknown field", {0x30, 3, 0xa0, 1, 7}, 5, 3},
+		{"type, then type again", {0x30, 3, 0x30, 9}, 4, 9},
+		{"two entries, first not a type", {0x18, 5}, 2, 0},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		/* GraphDef {node {name "x" op "Identity" attr {T: av}}} */
+		uint8_t b[64], node[48];
+		size_t k = 0, n = cases[c].n;
+		int twice = c == sizeof cases / sizeof *cases - 1;
+		memcpy(node, "\x0a\x01x\x12\x08Identity", 13);
+		k = 13;
+		for (int e = 0; e < 1 + twice; e++) {
+			const uint8_t *av = e ? (const uint8_t *)"\x30\x03" :
+						cases[c].av;
+			size_t an = e ? 2 : n;
+			node[k++] = 0x2a;
+			node[k++] = (uint8_t)(5 + an);
+			memcpy(node + k, "\x0a\x01T\x12", 4);
+			k += 4;
+			node[k++] = (uint8_t)an;
+			memcpy(node + k, av, an);
+			k += an;
+		}
+		b[0] = 0x0a;
+		b[1] = (uint8_t)k;
+		memcpy(b + 2, node, k);
+		ge_graph *g = NULL;
+		ge_error err = {0};
+		if (ge_graph_parse_graphdef(b, k + 2, "<dtype>", &g, &err)) {
+			ok(0, "dtype in place, %s: parses: %s", cases[c].what,
+			   err.msg);
+			continue;
+		}
+		ge_opid x = ge_graph_find(g, "x");
+		int in_place = ge_op_output_dtype(g, x, 0);
+		(void)ge_op_attr(g, x, "T", NULL); /* splits and decodes */
+		int decoded = ge_op_output_dtype(g, x, 0);
+		ok(in_place == cases[c].want && decoded == cases[c].want,
+		   "dtype in place, %s: %d, decoded %d", cases[c].what, in_place,
+		   decoded);
+		ge_graph_free(g);
+	}
+}
+
 int main(void)
 {
 	test_mark_delta();
@@ -504,5 +564,6 @@ int main(void)
 	test_colocation_rename();
 	test_clone_reorder();
 	test_op_name_of();
+	test_dtype_in_place();
 	return tap_done();
 }

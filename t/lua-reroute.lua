@@ -59,6 +59,32 @@ is(0, ge.reroute_ts(g:tensor("b0:0"), g:tensor("b1:0"), {cannot_modify = "c1"}),
    "cannot_modify")
 
 g = fresh()
+is(0, ge.reroute_ts(g:tensor("a0:0"), g:tensor("a1:0"), {can_modify = {}}),
+   "an empty can_modify changes nothing")
+is(2, ge.reroute_ts(g:tensor("a0:0"), g:tensor("a1:0"),
+                    {can_modify = {g:op("m"), g:op("c1"), g:op("m")}}),
+   "can_modify listing ops out of order and twice")
+is("a0:0,a0:0", ins(g, "m"), "... changes them all")
+g = fresh()
+is(1, ge.reroute_ts(g:tensor("a0:0"), g:tensor("a1:0"),
+                    {can_modify = {g:op("m"), g:op("c1")}, cannot_modify = {g:op("m")}}),
+   "cannot_modify wins over can_modify")
+is("a0:0,a1:0", ins(g, "m"), "... m kept a1")
+-- an argument refused halfway through its conversion leaves later calls
+-- right (they then convert into lists of their own)
+g = fresh()
+raises("tensors expected", function()
+  ge.reroute_ts({g:tensor("a0:0"), g:op("c0")}, {g:tensor("a1:0"), g:tensor("b1:0")})
+end, "a list with an op in it is refused")
+is("a1:0,b1:0", ins(g, "c1"), "... and changes nothing")
+is(1, ge.reroute_ts({g:tensor("a0:0")}, {g:tensor("a1:0")}, {cannot_modify = {g:op("m")}}),
+   "the next call converts its own arguments")
+is("a0:0,b1:0", ins(g, "c1"), "... and reroutes")
+is(1, ge.reroute_ts(g:tensor("b0:0"), g:tensor("b1:0"), {can_modify = g:op("c1")}),
+   "and so does the one after")
+is("a0:0,b0:0", ins(g, "c1"), "... right")
+
+g = fresh()
 local t = g:tensor("a1:0")
 is(2, t:replace_all_uses_with(g:tensor("a0:0")), "t:replace_all_uses_with(t2)")
 is("a0:0,b1:0", ins(g, "c1"), "means the consumers of t read t2")

@@ -136,6 +136,63 @@ static void test_ts(void)
 	ge_graph_free(g);
 }
 
+/* can_modify / cannot_modify as lists of ops (what ge.reroute_ts passes):
+ * the same rules as the op sets, from unsorted lists with repeats. */
+static void test_lists(void)
+{
+	ge_graph *g = parse(FIXTURE);
+	ge_error err = {0};
+	ge_tref a0 = T(g, "a0:0"), a1 = T(g, "a1:0");
+	ge_tref b0 = T(g, "b0:0"), b1 = T(g, "b1:0");
+	ge_opvec can = GE_VEC_INIT, cannot = GE_VEC_INIT;
+	ge_opvec_push(&can, OP(g, "m"));
+	ge_opvec_push(&can, OP(g, "c1"));
+	ge_opvec_push(&can, OP(g, "m"));
+	ge_opvec_push(&cannot, OP(g, "m"));
+	is_int(1, ge_reroute_ts_lists(g, &a0, 1, &a1, 1, GE_REROUTE_A2B, &can,
+				      &cannot, &err),
+	       "lists: can_modify less cannot_modify");
+	is_string("a0:0,b1:0", ins(g, "c1"), "lists: c1 changed");
+	is_string("a0:0,a1:0", ins(g, "m"), "lists: m, in both, did not");
+	is_int(1, ge_reroute_ts_lists(g, &a0, 1, &a1, 1, GE_REROUTE_A2B, &can,
+				      NULL, &err),
+	       "lists: an unsorted can_modify with a repeat");
+	is_string("a0:0,a0:0", ins(g, "m"), "lists: m changed");
+	cannot.n = 0;
+	ge_opvec_push(&cannot, OP(g, "d1"));
+	ge_opvec_push(&cannot, OP(g, "c1"));
+	is_int(0, ge_reroute_ts_lists(g, &b0, 1, &b1, 1, GE_REROUTE_A2B, NULL,
+				      &cannot, &err),
+	       "lists: cannot_modify protects an op");
+	is_string("a0:0,b1:0", ins(g, "c1"), "lists: c1 kept b1");
+	can.n = 0;
+	is_int(0, ge_reroute_ts_lists(g, &b0, 1, &b1, 1, GE_REROUTE_A2B, &can,
+				      NULL, &err),
+	       "lists: an empty can_modify changes nothing");
+	is_int(1, ge_reroute_ts_lists(g, &b0, 1, &b1, 1, GE_REROUTE_A2B, NULL,
+				      NULL, &err),
+	       "lists: none given, every consumer moves");
+	ge_graph_free(g);
+
+	g = parse(FIXTURE);
+	ge_tref ab0[2] = {T(g, "a0:0"), T(g, "b0:0")};
+	ge_tref ab1[2] = {T(g, "a1:0"), T(g, "b1:0")};
+	can.n = 0;
+	ge_opvec_push(&can, OP(g, "c1"));
+	ge_opvec_push(&can, OP(g, "c0"));
+	is_int(4, ge_reroute_ts_lists(g, ab0, 2, ab1, 2, GE_REROUTE_SWAP, &can,
+				      NULL, &err),
+	       "lists: swap within can_modify");
+	is_string("a1:0,b1:0", ins(g, "c0"), "lists: c0 swapped");
+	is_string("a0:0,a1:0", ins(g, "m"), "lists: m left out");
+	is_int(GE_EINVAL, ge_reroute_ts_lists(g, ab0, 2, ab1, 1, GE_REROUTE_A2B,
+					      &can, NULL, &err),
+	       "lists: lists of different lengths still fail");
+	ge_opvec_free(&can);
+	ge_opvec_free(&cannot);
+	ge_graph_free(g);
+}
+
 static void test_views(void)
 {
 	ge_graph *g = parse(FIXTURE);
@@ -335,6 +392,7 @@ int main(void)
 {
 	test_ts();
 	test_tensor_rule();
+	test_lists();
 	test_views();
 	test_control();
 	ge_regex_cache_clear();

@@ -211,6 +211,25 @@ static void test_lists(ge_graph *g)
 	ok(u.uses[u.off[1]].op == c && u.uses[u.off[1] + 1].op == OP(g, "foo/bar/g"),
 	   "tuses: uses in node order");
 	ge_tuses_free(&u);
+	/* more than a few tensors take the path through maps: the same
+	 * ranges, in the same order */
+	ge_tuses w;
+	ge_tref many[6] = {us[0], us[1], us[2], T(g, "a:0"), T(g, "foo/c:0"),
+			   {GE_NOOP, 0}};
+	ge_tuses_compute(&u, g, us, 3);
+	ge_tuses_compute(&w, g, many, 6);
+	int same = w.len[5] == 0;
+	for (size_t i = 0; i < 5; i++) {
+		size_t j = i < 3 ? i : i == 3 ? 1 : 0;
+		same = same && w.len[i] == u.len[j];
+		for (size_t k = 0; same && k < u.len[j]; k++)
+			same = w.uses[w.off[i] + k].op == u.uses[u.off[j] + k].op &&
+			       w.uses[w.off[i] + k].slot ==
+				       u.uses[u.off[j] + k].slot;
+	}
+	ok(same, "tuses: a few tensors and many give the same uses");
+	ge_tuses_free(&u);
+	ge_tuses_free(&w);
 
 	ge_opvec_free(&v);
 	ge_tvec_free(&tv);

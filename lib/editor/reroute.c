@@ -115,14 +115,54 @@ typedef struct plan {
 	ge_tmap claimed; /* (consumer, slot) already scheduled */
 } plan;
 
+/* A can_modify or cannot_modify argument: an op set, or a list of ops
+ * (sorted copy, looked up by bisection, so a filter of k ops costs
+ * O(k log k) and not a bitmap over the whole graph). */
+typedef struct opfilter {
+	const ge_opset *set;
+	ge_opid *sorted;
+	size_t n;
+} opfilter;
+
+static int cmp_opid(const void *a, const void *b)
+{
+	ge_opid x = *(const ge_opid *)a, y = *(const ge_opid *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void filter_of_list(opfilter *f, const ge_opvec *v)
+{
+	f->set = NULL;
+	f->n = v->n;
+	f->sorted = ge_xmalloc((v->n ? v->n : 1) * sizeof *f->sorted);
+	if (v->n)
+		memcpy(f->sorted, v->v, v->n * sizeof *f->sorted);
+	qsort(f->sorted, f->n, sizeof *f->sorted, cmp_opid);
+}
+
+static int filter_has(const opfilter *f, ge_opid op)
+{
+	if (f->set)
+		return ge_opset_has(f->set, op);
+	size_t lo = 0, hi = f->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->sorted[mid] < op)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->n && f->sorted[lo] == op;
+}
+
 static void plan_moves(plan *p, const ge_tuses *u, size_t i, ge_tref to,
-		       const ge_opset *can, const ge_opset *cannot)
+		       const opfilter *can, const opfilter *cannot)
 {
 	for (size_t k = 0; k < u->len[i]; k++) {
 		ge_use us = u->uses[u->off[i] + k];
-		if (can && !ge_opset_has(can, us.op))
+		if (can && !filter_has(can, us.op))
 			continue;
-		if (cannot && ge_opset_has(cannot, us.op))
+		if (cannot && filter_has(cannot, us.op))
 			continue;
 		if (!ge_tmap_put(&p->claimed, (ge_tref){us.op, (int32_t)us.slot},
 				 0))
@@ -135,10 +175,10 @@ static void plan_moves(plan *p, const ge_tuses *u, size_t i, ge_tref to,
 	}
 }
 
-int ge_reroute_ts_mode(ge_graph *g, const ge_tref *ts0, size_t n0,
-		       const ge_tref *ts1, size_t n1, int mode,
-		       const ge_opset *can_modify,
-		       const ge_opset *cannot_modify, ge_error *err)
+static int reroute_filtered(ge_graph *g, const ge_tref *ts0, size_t n0,
+			    const ge_tref *ts1, size_t n1, int mode,
+			    const opfilter *can_modify,
+			    const opfilter *cannot_modify, ge_error *err)
 {
 	int rc, a2b, b2a;
 	switch (mode) {
@@ -178,6 +218,37 @@ int ge_reroute_ts_mode(ge_graph *g, const ge_tref *ts0, size_t n0,
 	ge_tmap_free(&p.claimed);
 	ge_tuses_free(&u0);
 	ge_tuses_free(&u1);
+	return rc;
+}
+
+int ge_reroute_ts_mode(ge_graph *g, const ge_tref *ts0, size_t n0,
+		       const ge_tref *ts1, size_t n1, int mode,
+		       const ge_opset *can_modify,
+		       const ge_opset *cannot_modify, ge_error *err)
+{
+	opfilter c = {can_modify, NULL, 0}, n = {cannot_modify, NULL, 0};
+	return reroute_filtered(g, ts0, n0, ts1, n1, mode,
+				can_modify ? &c : NULL,
+				cannot_modify ? &n : NULL, err);
+}
+
+int ge_reroute_ts_lists(ge_graph *g, const ge_tref *ts0, size_t n0,
+			const ge_tref *ts1, size_t n1, int mode,
+			const ge_opvec *can_modify,
+			const ge_opvec *cannot_modify, ge_error *err)
+{
+	opfilter c, n;
+	if (can_modify)
+		filter_of_list(&c, can_modify);
+	if (cannot_modify)
+		filter_of_list(&n, cannot_modify);
+	int rc = reroute_filtered(g, ts0, n0, ts1, n1, mode,
+				  can_modify ? &c : NULL,
+				  cannot_modify ? &n : NULL, err);
+	if (can_modify)
+		free(c.sorted);
+	if (cannot_modify)
+		free(n.sorted);
 	return rc;
 }
 

@@ -38,6 +38,15 @@ int ge_reroute_ts_mode(ge_graph *g, const ge_tref *ts0, size_t n0,
 		       const ge_opset *can_modify,
 		       const ge_opset *cannot_modify, ge_error *err);
 
+/* ge_reroute_ts_mode with can_modify and cannot_modify given as lists of
+ * ops (NULL: absent; an empty list is an empty set): what the Lua binding
+ * calls, since a filter of k ops then costs O(k log k) where an op set
+ * costs a bitmap over the whole graph. */
+int ge_reroute_ts_lists(ge_graph *g, const ge_tref *ts0, size_t n0,
+			const ge_tref *ts1, size_t n1, int mode,
+			const ge_opvec *can_modify,
+			const ge_opvec *cannot_modify, ge_error *err);
+
 /* swap_ts: the consumers of each pair are exchanged. */
 int ge_swap_ts(ge_graph *g, const ge_tref *ts0, size_t n0, const ge_tref *ts1,
 	       size_t n1, const ge_opset *can_modify,

@@ -13,11 +13,64 @@ static int tensor_ok(const ge_graph *g, ge_tref t)
 	       ge_op_alive(g, t.op) && t.index >= 0;
 }
 
+/* A few tensors (one, most often: a reroute of one tensor): each one's
+ * producer's uses are read directly, with no maps, in the same order the
+ * general path gives. */
+#define TUSES_SMALL 4
+
+static void tuses_small(ge_tuses *u, const ge_graph *g, const ge_tref *ts,
+			size_t n)
+{
+	size_t canon[TUSES_SMALL], total = 0;
+	u->n = n;
+	u->off = ge_xcalloc(n ? n : 1, sizeof *u->off);
+	u->len = ge_xcalloc(n ? n : 1, sizeof *u->len);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			canon[i] = i;
+			if (!tensor_ok(g, ts[i]))
+				continue;
+			for (size_t j = 0; j < i && canon[i] == i; j++)
+				if (ge_tref_eq(ts[j], ts[i]))
+					canon[i] = j;
+			if (canon[i] != i)
+				continue;
+			size_t nu, k0 = u->off[i];
+			const ge_use *us = ge_op_uses(g, ts[i].op, &nu);
+			for (size_t k = 0; k < nu; k++) {
+				if (ge_op_input(g, us[k].op, us[k].slot).index !=
+				    ts[i].index)
+					continue;
+				if (pass == 0)
+					u->len[i]++;
+				else
+					u->uses[k0++] = us[k];
+			}
+		}
+		if (pass == 1)
+			break;
+		for (size_t i = 0; i < n; i++)
+			if (canon[i] == i) {
+				u->off[i] = total;
+				total += u->len[i];
+			}
+		u->uses = ge_xmalloc((total ? total : 1) * sizeof *u->uses);
+	}
+	for (size_t i = 0; i < n; i++) {
+		u->off[i] = u->off[canon[i]];
+		u->len[i] = u->len[canon[i]];
+	}
+}
+
 /* Two passes over the uses of each distinct producer: count, then fill,
  * so the result is one array with no per-tensor allocation. */
 void ge_tuses_compute(ge_tuses *u, const ge_graph *g, const ge_tref *ts,
 		      size_t n)
 {
+	if (n <= TUSES_SMALL) {
+		tuses_small(u, g, ts, n);
+		return;
+	}
 	ge_tmap idx, prod;
 	size_t *canon = ge_xmalloc((n ? n : 1) * sizeof *canon);
 	size_t *fill;

@@ -1657,6 +1657,62 @@ int ge_op_num_outputs(const ge_graph *g, ge_opid id)
 	return n;
 }
 
+/* The bytes of attr `name` as find_ent finds them (the first entry), read
+ * in place when the op's attrs are not split: a read never splits them. */
+static const uint8_t *attr_bytes(const ge_graph *g, ge_opid id,
+				 const char *name, size_t *len,
+				 const ge_attr_ent **ent)
+{
+	const ge_op *o = OP(g, id);
+	*ent = NULL;
+	if (o->flags & OPF_SPLIT) {
+		for (uint32_t i = 0; i < o->n_ents; i++)
+			if (!strcmp(o->ents[i].key, name)) {
+				*ent = &o->ents[i];
+				*len = o->ents[i].len;
+				return o->ents[i].raw;
+			}
+		return NULL;
+	}
+	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *val;
+	const char *key;
+	size_t kl, nl = strlen(name);
+	while (p && ge_wire_attr_next(&p, end, &key, &kl, &val, len))
+		if (kl == nl && !memcmp(key, name, nl))
+			return val;
+	return NULL;
+}
+
+/* A present type attr's value as decoding gives it (0 when the last field
+ * of the AttrValue's oneof, each of its wire type, is not `type`): 1 and
+ * *t; 0 when absent or not plainly well formed (then decode instead). */
+static int attr_type_in_place(const ge_graph *g, ge_opid id, const char *name,
+			      int *t)
+{
+	static const uint8_t wt[11] = {0, 2, 2, 0, 5, 0, 0, 2, 2, 2, 2};
+	const ge_attr_ent *e;
+	size_t n;
+	const uint8_t *b = attr_bytes(g, id, name, &n, &e);
+	if (!b || (e && e->val))
+		return 0;
+	ge_wire w = ge_wire_of(b, n);
+	ge_wire_field f;
+	uint32_t last = 0;
+	while (ge_wire_next(&w, &f)) {
+		if (f.num < 1 || f.num > 10)
+			continue;
+		if (f.wt != wt[f.num])
+			return 0;
+		last = f.num;
+		*t = (int)(uint32_t)f.v;
+	}
+	if (w.bad)
+		return 0;
+	if (last != GE_ATTR_TYPE)
+		*t = 0;
+	return 1;
+}
+
 int ge_op_output_dtype(const ge_graph *g, ge_opid id, int index)
 {
 	const ge_op *o = OP(g, id);
@@ -1673,6 +1729,9 @@ int ge_op_output_dtype(const ge_graph *g, ge_opid id, int index)
 			if (a->type != 0)
 				return a->type;
 			if (a->type_attr && *a->type_attr) {
+				int t;
+				if (attr_type_in_place(g, id, a->type_attr, &t))
+					return t;
 				const Tensorflow__AttrValue *v =
 					attr_or_default(g, id, d, a->type_attr);
 				if (v && v->value_case ==
@@ -1709,8 +1768,12 @@ int ge_op_output_shape(const ge_graph *g, ge_opid id, int index,
 		       int64_t *dims, int cap)
 {
 	const ge_op *o = OP(g, id);
+	const ge_attr_ent *e;
+	size_t n;
 	const Tensorflow__AttrValue *v =
-		ge_op_attr(g, id, "_output_shapes", NULL);
+		attr_bytes(g, id, "_output_shapes", &n, &e) ?
+			ge_op_attr(g, id, "_output_shapes", NULL) :
+			NULL;
 	if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
 	    index >= 0 && (size_t)index < v->list->n_shape)
 		return shape_from_proto(v->list->shape[index], dims, cap);
