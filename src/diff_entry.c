@@ -15,6 +15,7 @@
 
 #include "diff_page.h"
 #include "base/tensordiff.h"
+#include "editor/provenance.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 
@@ -444,18 +445,15 @@ json_t *diff_entry_json(const ge_graph *ga, const ge_graph *gb,
 	if (e->kind == GE_DIFF_REMOVED && e->b != GE_NOOP)
 		json_object_set_new(o, "into", diff_jstr(ge_op_name(gb, e->b)));
 	if (e->kind != GE_DIFF_REMOVED) {
-		ge_buf names = GE_BUF_INIT;
-		if (ge_diff_origins(gb, e->b, &names)) {
+		ge_strvec names = {0};
+		ge_error err;
+		if (ge_op_origins(gb, e->b, &names, NULL, &err) > 0) {
 			json_t *arr = json_array();
-			ge_buf_addc(&names, 0);
-			for (char *p = (char *)names.data, *nl;
-			     (nl = strchr(p, '\n')); p = nl + 1) {
-				*nl = 0;
-				json_array_append_new(arr, diff_jstr(p));
-			}
+			for (size_t k = 0; k < names.n; k++)
+				json_array_append_new(arr, diff_jstr(names.v[k]));
 			json_object_set_new(o, "origins", arr);
 		}
-		ge_buf_free(&names);
+		ge_strvec_free(&names);
 	}
 	if (e->kind == GE_DIFF_CHANGED || (e->kind == GE_DIFF_MOVED && e->what))
 		json_object_set_new(o, "changes", json_changes(ga, gb, e));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "editor/diff.h"
+#include "editor/provenance.h"
 #include "graph/graph.h"
 #include "formats/model.h"
 #include "graph/opattrs.h"
@@ -154,12 +155,18 @@ static void test_diff_origins(void)
 		"node { name: 'added' op: 'NoOp' }\n");
 	if (!ok(a && b, "two graphs with provenance parse"))
 		return;
-	ge_buf names = GE_BUF_INIT;
-	is_int(2, (long long)ge_diff_origins(b, ge_graph_find(b, "x"), &names),
+	ge_strvec names = {0};
+	is_int(2, ge_op_origins(b, ge_graph_find(b, "x"), &names, NULL, NULL),
 	       "x has two origins");
-	ge_buf_addc(&names, 0);
-	is_string("x\nbn\n", (char *)names.data, "in the order written");
-	ge_buf_free(&names);
+	ge_buf all = GE_BUF_INIT;
+	for (size_t k = 0; k < names.n; k++) {
+		ge_buf_adds(&all, names.v[k]);
+		ge_buf_addc(&all, '\n');
+	}
+	ge_buf_addc(&all, 0);
+	is_string("x\nbn\n", (char *)all.data, "in the order written");
+	ge_buf_free(&all);
+	ge_strvec_free(&names);
 	ge_diff_entry *e;
 	size_t n = ge_graph_diff(a, b, &e);
 	is_int(4, (long long)n, "bn and gone removed, added added, new moved");

@@ -9,28 +9,6 @@
 #include "editor/diff.h"
 #include "editor/provenance.h"
 
-/* The names op id was made from (its original_node_names), appended to
- * names with '\n' after each; an op whose field does not decode counts
- * as one without provenance (the diff reports what it can pair). */
-static size_t op_origins(const ge_graph *g, ge_opid id, ge_buf *names)
-{
-	ge_strvec nodes = {0};
-	ge_error err;
-	size_t n = 0;
-	if (ge_op_origins(g, id, &nodes, NULL, &err) > 0)
-		for (; n < nodes.n; n++) {
-			ge_buf_adds(names, nodes.v[n]);
-			ge_buf_addc(names, '\n');
-		}
-	ge_strvec_free(&nodes);
-	return n;
-}
-
-size_t ge_diff_origins(const ge_graph *g, ge_opid id, ge_buf *names)
-{
-	return op_origins(g, id, names);
-}
-
 /* The name an input reads, as text: "op" for output 0, "op:k", or the
  * text a dangling input had. */
 static void input_text(const ge_graph *g, ge_opid id, size_t i, char *out,
@@ -166,34 +144,31 @@ static void pair_origins(const ge_graph *a, const ge_graph *b, ge_opid *moved,
 			 ge_opid *copied, ge_opid *merged)
 {
 	size_t cb = ge_graph_capacity(b);
-	ge_buf names = GE_BUF_INIT;
+	ge_strvec names = {0};
+	ge_error err;
 	for (size_t i = 0; i < cb; i++) {
 		ge_opid ib = (ge_opid)i;
-		if (!ge_op_alive(b, ib))
-			continue;
-		names.len = 0;
-		if (!op_origins(b, ib, &names))
+		/* an op whose field does not decode counts as one without
+		 * provenance: the diff pairs what it can */
+		if (!ge_op_alive(b, ib) ||
+		    ge_op_origins(b, ib, &names, NULL, &err) <= 0)
 			continue;
 		int renamed = ge_graph_find(a, ge_op_name(b, ib)) == GE_NOOP;
-		ge_buf_addc(&names, 0);
-		char *p = (char *)names.data;
-		while (*p) {
-			char *nl = strchr(p, '\n');
-			*nl = 0;
+		for (size_t k = 0; k < names.n; k++) {
+			const char *p = names.v[k];
 			ge_opid ia = ge_graph_find(a, p);
-			if (ia != GE_NOOP && strcmp(p, ge_op_name(b, ib)) != 0) {
-				int gone = ge_graph_find(b, p) == GE_NOOP;
-				if (renamed && gone && moved[ib] == GE_NOOP)
-					moved[ib] = ia;
-				if (renamed && !gone && copied[ib] == GE_NOOP)
-					copied[ib] = ia;
-				if (gone && merged[ia] == GE_NOOP)
-					merged[ia] = ib;
-			}
-			p = nl + 1;
+			if (ia == GE_NOOP || !strcmp(p, ge_op_name(b, ib)))
+				continue;
+			int gone = ge_graph_find(b, p) == GE_NOOP;
+			if (renamed && gone && moved[ib] == GE_NOOP)
+				moved[ib] = ia;
+			if (renamed && !gone && copied[ib] == GE_NOOP)
+				copied[ib] = ia;
+			if (gone && merged[ia] == GE_NOOP)
+				merged[ia] = ib;
 		}
 	}
-	ge_buf_free(&names);
+	ge_strvec_free(&names);
 }
 
 size_t ge_graph_diff(const ge_graph *a, const ge_graph *b,

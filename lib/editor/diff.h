@@ -62,8 +62,4 @@ size_t ge_graph_diff(const ge_graph *a, const ge_graph *b,
 size_t ge_op_diff_attrs(const ge_graph *a, ge_opid ia, const ge_graph *b,
 			ge_opid ib, ge_buf *names);
 
-/* The origins of op id of g (original_node_names), appended to names
- * with '\n' after each; returns how many. */
-size_t ge_diff_origins(const ge_graph *g, ge_opid id, ge_buf *names);
-
 #endif
