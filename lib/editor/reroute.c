@@ -124,12 +124,6 @@ typedef struct opfilter {
 	size_t n;
 } opfilter;
 
-static int cmp_opid(const void *a, const void *b)
-{
-	ge_opid x = *(const ge_opid *)a, y = *(const ge_opid *)b;
-	return x < y ? -1 : x > y;
-}
-
 static void filter_of_list(opfilter *f, const ge_opvec *v)
 {
 	f->set = NULL;
@@ -137,22 +131,15 @@ static void filter_of_list(opfilter *f, const ge_opvec *v)
 	f->sorted = ge_xmalloc((v->n ? v->n : 1) * sizeof *f->sorted);
 	if (v->n)
 		memcpy(f->sorted, v->v, v->n * sizeof *f->sorted);
-	qsort(f->sorted, f->n, sizeof *f->sorted, cmp_opid);
+	qsort(f->sorted, f->n, sizeof *f->sorted, ge_opid_cmp);
 }
 
 static int filter_has(const opfilter *f, ge_opid op)
 {
 	if (f->set)
 		return ge_opset_has(f->set, op);
-	size_t lo = 0, hi = f->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->sorted[mid] < op)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < f->n && f->sorted[lo] == op;
+	return bsearch(&op, f->sorted, f->n, sizeof *f->sorted,
+		       ge_opid_cmp) != NULL;
 }
 
 static void plan_moves(plan *p, const ge_tuses *u, size_t i, ge_tref to,

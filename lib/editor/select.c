@@ -781,12 +781,6 @@ int ge_get_within_boundary_ops(const ge_graph *g, const ge_opid *ops,
 
 /* ------------------------------------------------------------ walks */
 
-static int cmp_opid(const void *a, const void *b)
-{
-	ge_opid x = *(const ge_opid *)a, y = *(const ge_opid *)b;
-	return x < y ? -1 : x > y;
-}
-
 typedef struct walker {
 	const ge_graph *g;
 	const ge_walk_opts *o;
@@ -865,7 +859,7 @@ static int walk(const ge_graph *g, const ge_seeds *s, const ge_walk_opts *o,
 	}
 	wave.n = k;
 	if (wave.n > 1)
-		qsort(wave.v, wave.n, sizeof *wave.v, cmp_opid);
+		qsort(wave.v, wave.n, sizeof *wave.v, ge_opid_cmp);
 	for (size_t i = 0; i < wave.n; i++)
 		ge_opvec_push(out, wave.v[i]);
 	size_t n_seeds = wave.n;
@@ -915,7 +909,7 @@ static int walk(const ge_graph *g, const ge_seeds *s, const ge_walk_opts *o,
 			}
 		}
 		if (w.next.n > 1)
-			qsort(w.next.v, w.next.n, sizeof *w.next.v, cmp_opid);
+			qsort(w.next.v, w.next.n, sizeof *w.next.v, ge_opid_cmp);
 		for (size_t i = 0; i < w.next.n; i++)
 			ge_opvec_push(out, w.next.v[i]);
 		tmp = wave;

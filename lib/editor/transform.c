@@ -763,12 +763,6 @@ static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 
 /* ------------------------------------------------------------ transform */
 
-static int cmp_opid(const void *a, const void *b)
-{
-	ge_opid x = *(const ge_opid *)a, y = *(const ge_opid *)b;
-	return x < y ? -1 : x > y;
-}
-
 static char *finalize(const char *s)
 {
 	return ge_scope_finalize(s ? s : "");
@@ -822,7 +816,7 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 	if (sorted < I->n) {
 		sorted_copy = ge_xmalloc(I->n * sizeof *sorted_copy);
 		memcpy(sorted_copy, order, I->n * sizeof *sorted_copy);
-		qsort(sorted_copy, I->n, sizeof *sorted_copy, cmp_opid);
+		qsort(sorted_copy, I->n, sizeof *sorted_copy, ge_opid_cmp);
 		order = sorted_copy;
 	}
 	/* ops in node order without repeats are the vops' list: the info's

@@ -1025,12 +1025,6 @@ int ge_op_set_input(ge_graph *g, ge_opid id, size_t i, ge_tref t,
 	return GE_OK;
 }
 
-static int cmp_opid(const void *a, const void *b)
-{
-	ge_opid x = *(const ge_opid *)a, y = *(const ge_opid *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* (producer, use) pairs, sorted by producer then use. */
 struct pu {
 	ge_opid p;
@@ -1085,7 +1079,7 @@ int ge_graph_set_inputs(ge_graph *g, const ge_input_edit *e, size_t n,
 		sa++;
 	/* A use stays on a producer's list while its slot still reads it. */
 	if (so < no)
-		qsort(olds, no, sizeof *olds, cmp_opid);
+		qsort(olds, no, sizeof *olds, ge_opid_cmp);
 	for (size_t i = 0; i < no; i++) {
 		if (i && olds[i] == olds[i - 1])
 			continue;

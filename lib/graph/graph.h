@@ -43,6 +43,13 @@ typedef uint32_t ge_opid;
 #define GE_NOOP ((ge_opid)0xffffffffu)
 #define GE_CONTROL (-1)
 
+/* Orders op ids for qsort and bsearch. */
+static inline int ge_opid_cmp(const void *a, const void *b)
+{
+	ge_opid x = *(const ge_opid *)a, y = *(const ge_opid *)b;
+	return x < y ? -1 : x > y;
+}
+
 typedef struct ge_tref {
 	ge_opid op;     /* producer, or GE_NOOP when dangling */
 	int32_t index;  /* output index, or GE_CONTROL */
