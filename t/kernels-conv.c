@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "exec/kernel.h"
 #include "exec/xpool.h"
 #include "exec/xtensor.h"
@@ -433,9 +435,61 @@ static void test_pool(void)
 	}
 }
 
+/* With no count set, the pool takes OpenBLAS's thread count when first
+ * asked and sets OpenBLAS to one thread; a Conv2D then hands its bands
+ * to the pool's threads, and a MatMul its rows. */
+static void test_default_threads(void)
+{
+	int blas = openblas_get_num_threads();
+	openblas_set_num_threads(2);
+	if (openblas_get_num_threads() != 2) {
+		/* as it was, for what follows */
+		tap_skip(4, "OpenBLAS does not take a second thread");
+		openblas_set_num_threads(blas);
+		return;
+	}
+	geo g = ccases[3];
+	geo_solve(&g);
+	ge_xt *in[2] = {rnd4(g.n, g.h, g.w, g.c),
+			rnd4(g.kh, g.kw, g.c, g.co)};
+	int pool = ge_xpool_threads(), now = openblas_get_num_threads();
+	ok(pool == 2 && now == 1, "the pool's default: OpenBLAS's 2 threads "
+	   "(%d); OpenBLAS now runs on %d", pool, now);
+	for (int i = 0; i < 2; i++) {
+		unsigned long r0 = ge_xpool_threaded_runs();
+		ge_xt *o = run1("Conv2D", attrs(&g, ""), in, 2, 0,
+				out_count(&g, 0));
+		ok(o && ge_xpool_threaded_runs() == r0 + 1,
+		   "Conv2D %s on the default threads, call %d: its bands ran "
+		   "on 2 threads %s", name(&g), i + 1, errmsg);
+		ge_xt_unref(o);
+	}
+	ge_xt_unref(in[0]), ge_xt_unref(in[1]);
+	int64_t md[2] = {256, 128}, nd[2] = {128, 96};
+	ge_xt *mm[2] = {rnd(2, md), rnd(2, nd)};
+	unsigned long r0 = ge_xpool_threaded_runs();
+	ge_xt *o = run1("MatMul", "", mm, 2, 0, 256 * 96);
+	double e = 0;
+	for (int i = 0; o && i < 256; i++)
+		for (int j = 0; j < 96; j++) {
+			double s = 0;
+			for (int p = 0; p < 128; p++)
+				s += (double)((float *)mm[0]->data)[i * 128 + p] *
+				     ((float *)mm[1]->data)[p * 96 + j];
+			double d = fabs(s - ((float *)o->data)[i * 96 + j]);
+			e = d > e ? d : e;
+		}
+	ok(o && e < 1e-4 && ge_xpool_threaded_runs() == r0 + 1, "MatMul "
+	   "256x128 by 128x96 on the default threads: split by rows over 2, "
+	   "error %.2g %s", e, errmsg);
+	ge_xt_unref(o), ge_xt_unref(mm[0]), ge_xt_unref(mm[1]);
+}
+
 int main(void)
 {
 	ge_xbudget_init(&budget);
+	/* first: the pool reads OpenBLAS's count when first asked */
+	test_default_threads();
 	test_pool();
 	test_depthwise();
 	test_fused_depthwise();

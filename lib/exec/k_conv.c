@@ -11,12 +11,12 @@
  * them; above CONV_SPLIT_WORK the bands are cut smaller, at least
  * CONV_PARTS_PER_THREAD per thread, and the pool's threads (exec/xpool.h)
  * take them in turn, each into its own band of scratch, each band's
- * sgemm on one OpenBLAS thread.  The scratch (threads x one band) is
- * charged to the memory budget while it lives.  A 1x1 convolution with
- * stride 1 and no padding is the sgemm of the input itself, which
- * OpenBLAS splits over its threads.  The backprops are the same products
- * turned around: dX = col2im(dY x W^T), dW = sum over bands of
- * patches^T x dY, on one thread.
+ * sgemm on the thread that packed it (exec/xgemm.h).  The scratch
+ * (threads x one band) is charged to the memory budget while it lives.
+ * A 1x1 convolution with stride 1 and no padding is the sgemm of the
+ * input itself, split by rows over the pool.  The backprops are the same
+ * products turned around: dX = col2im(dY x W^T), dW = sum over bands of
+ * patches^T x dY, band by band, each product split by rows.
  *
  * Depthwise convolutions have no product to hand to BLAS (each channel
  * is its own filter of kh*kw taps: a product of k = 9 at most, which no
@@ -33,9 +33,9 @@
 #include "exec/k_nn_impl.h"
 
 #include <assert.h>
-#include <cblas.h>
 #include <string.h>
 
+#include "exec/xgemm.h"
 #include "exec/xpool.h"
 
 #define BAND_FLOATS (1u << 18) /* ~1 MB of patches per sgemm */
@@ -176,9 +176,8 @@ static void conv_band(void *arg, int64_t part, int slot)
 	/* the band lies in one image and fits its scratch */
 	assert(b < c->l.n && oh < oh1 && (uint64_t)(m * c->kdim) <= j->band);
 	im2col(c, j->x, b, oh, oh1, p);
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
-		    (int)c->cout, (int)c->kdim, 1.0f, p, (int)c->kdim, j->f,
-		    (int)c->cout, 0.0f, yb, (int)c->cout);
+	ge_xgemm_here(0, 0, 0, m, c->cout, c->kdim, p, c->kdim, j->f,
+		      c->cout, 0.0, yb, c->cout);
 	if (j->e)
 		ge_knn_epi_apply(j->e, yb, m, c->cout, off * c->cout);
 }
@@ -210,7 +209,7 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 	int64_t OW = c->dw.out, OH = c->dh.out;
 	conv_job j = {c, x, f, y, e, 0, 0, NULL, 0};
 	uint64_t bytes;
-	int threads, blas = 0;
+	int threads;
 	if (OH == 0 || OW == 0 || c->cout == 0 || c->l.n == 0)
 		return GE_OK;
 	if (c->kdim == 0) {
@@ -221,13 +220,12 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 		return GE_OK;
 	}
 	if (pointwise(c)) {
-		/* one product, which OpenBLAS splits over its threads */
+		/* one product, split over the pool's threads */
 		int64_t m = c->l.n * OH * OW;
 		if (m > INT32_MAX)
 			return ge_k_fail(k, "over 2^31-1 output pixels");
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
-			    (int)c->cout, (int)c->cin, 1.0f, x, (int)c->cin, f,
-			    (int)c->cout, 0.0f, y, (int)c->cout);
+		ge_xgemm(0, 0, 0, m, c->cout, c->cin, x, c->cin, f, c->cout,
+			 0.0, y, c->cout);
 		if (e)
 			ge_knn_epi_apply(e, y, m, c->cout, 0);
 		return GE_OK;
@@ -239,15 +237,10 @@ static int conv_fwd(ge_kctx *k, const conv *c, const float *x,
 	bytes = ge_knn_mul(ge_knn_mul(j.band, threads), sizeof(float));
 	if (!(j.scratch = ge_knn_scratch(k, bytes)))
 		return GE_EINVAL;
-	if (threads > 1) {
-		/* each band's product on the thread that packed it */
-		blas = openblas_get_num_threads();
-		openblas_set_num_threads(1);
+	if (threads > 1)
 		ge_kconv_count.conv_split++;
-	}
+	/* each band's product on the thread that packed it */
 	ge_xpool_run(c->l.n * j.nb, threads, conv_band, &j);
-	if (blas)
-		openblas_set_num_threads(blas);
 	ge_knn_scratch_free(k, j.scratch, bytes);
 	return GE_OK;
 }
@@ -366,12 +359,10 @@ static int conv_bwd_input(ge_kctx *k, const conv *c, const float *dy,
 			int64_t m = (oh1 - oh) * OW;
 			memset(p, 0, m * c->kdim * sizeof(float));
 			if (c->cout)
-				cblas_sgemm(CblasRowMajor, CblasNoTrans,
-					    CblasTrans, (int)m, (int)c->kdim,
-					    (int)c->cout, 1.0f,
-					    dy + (b * OH + oh) * OW * c->cout,
-					    (int)c->cout, f, (int)c->cout,
-					    0.0f, p, (int)c->kdim);
+				ge_xgemm(0, 0, 1, m, c->kdim, c->cout,
+					 dy + (b * OH + oh) * OW * c->cout,
+					 c->cout, f, c->cout, 0.0, p,
+					 c->kdim);
 			col2im(c, p, b, oh, oh1, dx);
 		}
 	ge_knn_scratch_free(k, p, bytes);
@@ -432,11 +423,9 @@ static int conv_bwd_filter(ge_kctx *k, const conv *c, const float *x,
 			int64_t oh1 = oh + rows < OH ? oh + rows : OH;
 			int64_t m = (oh1 - oh) * OW;
 			im2col(c, x, b, oh, oh1, p);
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans,
-				    (int)c->kdim, (int)c->cout, (int)m, 1.0f,
-				    p, (int)c->kdim,
-				    dy + (b * OH + oh) * OW * c->cout,
-				    (int)c->cout, 1.0f, dw, (int)c->cout);
+			ge_xgemm(0, 1, 0, c->kdim, c->cout, m, p, c->kdim,
+				 dy + (b * OH + oh) * OW * c->cout, c->cout,
+				 1.0, dw, c->cout);
 		}
 	ge_knn_scratch_free(k, p, bytes);
 	return GE_OK;

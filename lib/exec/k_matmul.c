@@ -1,8 +1,8 @@
 /*
  * exec/k_matmul.c: MatMul, BatchMatMul (V1, V2, V3) and _FusedMatMul.
  *
- * float32 and float64 products go to OpenBLAS (cblas_sgemm, cblas_dgemm):
- * accumulation in the dtype, as TensorFlow's Eigen contraction does;
+ * float32 and float64 products go to OpenBLAS through exec/xgemm.h (split
+ * over the pool's threads when large): accumulation in the dtype, as TensorFlow's Eigen contraction does;
  * int32 and int64 products (TensorFlow has them on CPU) are plain loops
  * that wrap at their width.  BatchMatMulV2 and V3 broadcast the batch
  * dimensions as NumPy does; adj_x and adj_y transpose (the dtypes here
@@ -10,8 +10,9 @@
  */
 #include "exec/k_nn_impl.h"
 
-#include <cblas.h>
 #include <string.h>
+
+#include "exec/xgemm.h"
 
 /* Dims of one product: out[m, n] = sum_k a[m, k] * b[k, n]. */
 typedef struct mm_dims {
@@ -55,20 +56,11 @@ static int mm_shape(ge_kctx *k, const ge_xt *a, const ge_xt *b, int ta,
 static void mm_one(int dt, const mm_dims *d, const void *a, const void *b,
 		   void *out)
 {
-	enum CBLAS_TRANSPOSE ta = d->ta ? CblasTrans : CblasNoTrans;
-	enum CBLAS_TRANSPOSE tb = d->tb ? CblasTrans : CblasNoTrans;
 	if (d->m == 0 || d->n == 0 || d->kk == 0)
 		return;
-	if (dt == DT_FLOAT) {
-		cblas_sgemm(CblasRowMajor, ta, tb, (int)d->m, (int)d->n,
-			    (int)d->kk, 1.0f, a, (int)d->lda, b, (int)d->ldb,
-			    0.0f, out, (int)d->n);
-		return;
-	}
-	if (dt == DT_DOUBLE) {
-		cblas_dgemm(CblasRowMajor, ta, tb, (int)d->m, (int)d->n,
-			    (int)d->kk, 1.0, a, (int)d->lda, b, (int)d->ldb,
-			    0.0, out, (int)d->n);
+	if (dt == DT_FLOAT || dt == DT_DOUBLE) {
+		ge_xgemm(dt == DT_DOUBLE, d->ta, d->tb, d->m, d->n, d->kk, a,
+			 d->lda, b, d->ldb, 0.0, out, d->n);
 		return;
 	}
 	for (int64_t i = 0; i < d->m; i++)

@@ -9,8 +9,10 @@
  * slot of the thread running it (0 for the caller, 1 to threads-1 for the
  * workers), so that each thread can own a scratch buffer.
  *
- * The pool uses as many threads as OpenBLAS does (its default is one per
- * core; OPENBLAS_NUM_THREADS sets both), at most GE_XPOOL_MAX.  Workers
+ * The pool uses as many threads as OpenBLAS had when the pool was first
+ * asked (one per core by default; OPENBLAS_NUM_THREADS sets it), at most
+ * GE_XPOOL_MAX, and from then on OpenBLAS runs each product on the thread
+ * that calls it (exec/xgemm.h).  Workers
  * are started on first use and then sleep on a condition variable
  * between runs; a forked child starts its own.  A run that finds the pool
  * in use (a second thread of the program, or a part that itself calls
@@ -27,7 +29,8 @@
 typedef void (*ge_xpool_fn)(void *arg, int64_t part, int slot);
 
 /* Threads a run may use (>= 1): the override of ge_xpool_set_threads,
- * or OpenBLAS's thread count, capped at GE_XPOOL_MAX. */
+ * or OpenBLAS's thread count when first asked, capped at GE_XPOOL_MAX.
+ * The first call sets OpenBLAS to one thread. */
 int ge_xpool_threads(void);
 /* Sets the thread count (n >= 1), or back to the default (n = 0).  For
  * tests and benchmarks. */
@@ -36,5 +39,7 @@ void ge_xpool_set_threads(int n);
  * `threads` threads (the caller's among them; slot < threads); returns
  * when all have returned.  threads is capped at ge_xpool_threads(). */
 void ge_xpool_run(int64_t parts, int threads, ge_xpool_fn fn, void *arg);
+/* Runs so far that were handed to more than one thread (for tests). */
+unsigned long ge_xpool_threaded_runs(void);
 
 #endif
