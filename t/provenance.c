@@ -259,6 +259,65 @@ static void folded(void)
 	ge_graph_free(g);
 }
 
+/* Copies noted one after another are one run of the log, read back as a
+ * line per op; copies of one source share its field; a reorder keeps
+ * the lines of the ops left, and a removed op's line keeps its name. */
+static void copied_log(void)
+{
+	ge_graph *g = parse(PH("a") IDENT("b", "a", "") IDENT("c", "b", ""));
+	const char *src[3] = {"a", "b", "c"};
+	ge_error err;
+	ge_opid to[6];
+	for (int t = 0; t < 2; t++)
+		for (int i = 0; i < 3; i++) {
+			char name[16];
+			snprintf(name, sizeof name, "t%d/%s", t + 1, src[i]);
+			to[t * 3 + i] = ge_graph_add_op(g, name, "Identity",
+							&err);
+			ge_op_copy_origins(g, to[t * 3 + i], g,
+					   ge_graph_find(g, src[i]), "copy");
+		}
+	size_t n;
+	const ge_prov_rec *log = ge_prov_log(g, &n);
+	int in_order = n == 6;
+	for (size_t i = 0; in_order && i < n; i++)
+		in_order = log[i].id == to[i] && !strcmp(log[i].rule, "copy") &&
+			   !strcmp(log[i].op, ge_op_name(g, to[i]));
+	ok(in_order, "six copies: six lines, in order, named (%zu)", n);
+	is_string("b|", origins(g, "t1/b"), "a copy names its source");
+	is_string("b|", origins(g, "t2/b"), "so does the second copy");
+	ok(!ge_op_set_name(g, ge_graph_find(g, "b"), "b2", &err),
+	   "the source renamed");
+	ge_opid t3 = ge_graph_add_op(g, "t3/b", "Identity", &err);
+	ge_op_copy_origins(g, t3, g, ge_graph_find(g, "b2"), "copy");
+	is_string("b2|", origins(g, "t3/b"), "a later copy names it anew");
+	is_string("b|", origins(g, "t1/b"), "the earlier ones keep the old");
+
+	/* t1/c removed, the rest reversed */
+	ok(!ge_graph_remove_op(g, to[2], 1, &err), "t1/c removed");
+	ge_opid perm[16];
+	size_t np = 0;
+	for (ge_opid i = (ge_opid)ge_graph_capacity(g); i-- > 0;)
+		if (ge_op_alive(g, i))
+			perm[np++] = i;
+	ok(!ge_graph_reorder(g, perm, np, &err), "the ops reversed %s",
+	   err.msg);
+	log = ge_prov_log(g, &n);
+	int ok_ids = n == 7;
+	for (size_t i = 0; ok_ids && i < n; i++) {
+		if (!strcmp(log[i].op, "t1/c"))
+			ok_ids = log[i].id == GE_NOOP;
+		else
+			ok_ids = log[i].id != GE_NOOP &&
+				 !strcmp(ge_op_name(g, log[i].id), log[i].op);
+	}
+	ok(ok_ids && !strcmp(log[2].op, "t1/c") && !strcmp(log[3].op, "t2/a"),
+	   "after the reorder: the same seven lines in order, ids follow "
+	   "the ops, the removed op keeps its name under no id");
+	is_string("a|", origins(g, "t2/a"), "fields kept");
+	ge_graph_free(g);
+}
+
 int main(void)
 {
 	read_and_keep();
@@ -266,5 +325,6 @@ int main(void)
 	malformed();
 	inlined();
 	folded();
+	copied_log();
 	return tap_done();
 }

@@ -228,10 +228,41 @@ int ge_op_merge_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
 	return rc;
 }
 
-/* The field of a copy whose source has no provenance of its own: the
- * source's name alone, written without the general merge (a copy of a
- * large view does this once per op). */
-static void set_name_only(ge_graph *g, ge_opid to, const char *name)
+/* A run of the log: n ops of the top-level graph noted one after another
+ * by one rule, with ids id .. id+n-1 (their names read from the graph
+ * when asked); or one op (n = 1) whose name is kept in op, as it lives in
+ * a body (func names it) or was removed (id GE_NOOP).  A copy of a view
+ * notes its ops in order, so it takes one run, not a line per op. */
+typedef struct prov_run {
+	const char *op, *func, *rule;
+	ge_opid id;
+	uint32_t n;
+} prov_run;
+
+struct ge_prov_log {
+	prov_run *v;
+	size_t n, cap;
+	size_t notes;                 /* the sum of the runs' n */
+	ge_prov_rec *view;            /* ge_prov_log's lines */
+	struct {                      /* named_field's fields, by op id */
+		const char *name;
+		const ge_dbginfo *dbg;
+	} *named;
+	size_t nnamed;
+};
+
+static struct ge_prov_log *log_of(ge_graph *root)
+{
+	if (!root->prov) {
+		ge_parts.prov_free = ge_prov_free;
+		ge_parts.prov_renumber = ge_prov_renumber;
+		root->prov = ge_xcalloc(1, sizeof *root->prov);
+	}
+	return root->prov;
+}
+
+/* The field that names `name` alone, in g's arena. */
+static const ge_dbginfo *name_only(ge_graph *g, const char *name)
 {
 	size_t l = strlen(name);
 	size_t pl = 1 + ge_uvarint_size(l) + l;
@@ -244,9 +275,33 @@ static void set_name_only(ge_graph *g, ge_opid to, const char *name)
 	*p++ = GE_TAG_LEN(GE_DEBUGINFO_NODE_NAMES);
 	p = ge_put_uvarint(p, l);
 	memcpy(p, name, l);
-	g->ops[to].dbg = d;
-	g->ops[to].flags |= OPF_EDIT;
-	g->version++;
+	return d;
+}
+
+/* The field of a copy of op `from` of g when from has no provenance of
+ * its own: its name alone, written without the general merge (a copy of
+ * a large view does this once per op).  In a top-level graph the field
+ * is made once per source and shared by its copies (the bytes in the
+ * arena never change), until the source is renamed or the ops are
+ * renumbered. */
+static const ge_dbginfo *named_field(ge_graph *g, ge_opid from)
+{
+	const char *name = g->ops[from].name;
+	if (g != ge_graph_root(g))
+		return name_only(g, name);
+	struct ge_prov_log *l = log_of(g);
+	if (from >= l->nnamed) {
+		size_t n = g->n_ops > from ? g->n_ops : from + 1;
+		l->named = ge_xrealloc(l->named, n * sizeof *l->named);
+		memset(l->named + l->nnamed, 0,
+		       (n - l->nnamed) * sizeof *l->named);
+		l->nnamed = n;
+	}
+	if (l->named[from].name != name) {
+		l->named[from].name = name;
+		l->named[from].dbg = name_only(g, name);
+	}
+	return l->named[from].dbg;
 }
 
 /* Whether op id holds no provenance at all, known without decoding. */
@@ -270,13 +325,11 @@ void ge_op_copy_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
 	int none = has_none(sg, from);
 	if ((none || (s->dbg && sg == g)) && !g->ops[to].dbg &&
 	    has_none(g, to)) {
-		if (none) {
-			set_name_only(g, to, s->name);
-		} else {
-			g->ops[to].dbg = s->dbg;
-			g->ops[to].flags |= OPF_EDIT;
-			g->version++;
-		}
+		g->ops[to].dbg = none ? (sg == g ? named_field(g, from)
+					      : name_only(g, s->name))
+				      : s->dbg;
+		g->ops[to].flags |= OPF_EDIT;
+		g->version++;
 		if (rule)
 			ge_prov_note(g, to, rule);
 		return;
@@ -310,15 +363,12 @@ int ge_op_made_from(ge_graph *g, ge_opid to, const ge_opid *from, size_t n,
 
 /* ---------------------------------------------------------------- log */
 
-struct ge_prov_log {
-	ge_prov_rec *v;
-	size_t n, cap;
-};
-
 void ge_prov_free(struct ge_prov_log *l)
 {
 	if (l) {
 		free(l->v);
+		free(l->view);
+		free(l->named);
 		free(l);
 	}
 }
@@ -333,38 +383,44 @@ int ge_prov_mode(const ge_graph *g)
 	return ge_graph_root((ge_graph *)g)->prov_mode;
 }
 
-void ge_prov_note(ge_graph *g, ge_opid id, const char *rule)
+/* Appends n ops from id to the log, into the last run when they follow
+ * it (same rule, top level, the next ids). */
+static void push_run(struct ge_prov_log *l, const char *op, const char *func,
+		     const char *rule, ge_opid id, uint32_t n)
 {
-	if (!ge_op_alive(g, id))
+	prov_run *last = l->n ? &l->v[l->n - 1] : NULL;
+	l->notes += n;
+	if (last && !op && !last->op && !*func && !*last->func &&
+	    last->rule == rule && id != GE_NOOP && last->id != GE_NOOP &&
+	    last->id + last->n == id && last->n <= UINT32_MAX - n) {
+		last->n += n;
 		return;
-	ge_graph *root = ge_graph_root(g);
-	struct ge_prov_log *l = root->prov;
-	if (!l) {
-		ge_parts.prov_free = ge_prov_free;
-		ge_parts.prov_renumber = ge_prov_renumber;
-		l = root->prov = ge_xcalloc(1, sizeof *l);
 	}
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 64;
 		l->v = ge_xrealloc(l->v, l->cap * sizeof *l->v);
 	}
-	ge_prov_rec *r = &l->v[l->n++];
-	r->id = id;
+	l->v[l->n++] = (prov_run){op, func, rule, id, n};
+}
+
+void ge_prov_note(ge_graph *g, ge_opid id, const char *rule)
+{
+	if (!ge_op_alive(g, id))
+		return;
+	ge_graph *root = ge_graph_root(g);
+	struct ge_prov_log *l = log_of(root);
+	/* one rule notes many ops in a row */
+	const char *r = l->n && !strcmp(l->v[l->n - 1].rule, rule)
+			? l->v[l->n - 1].rule
+			: ge_intern(root, rule, strlen(rule));
 	if (g == root) {
-		/* a top-level op's names live as long as the graph */
-		r->op = g->ops[id].name;
-		r->func = "";
+		push_run(l, NULL, "", r, id, 1);
 	} else {
 		/* a body may go before the log does */
 		const char *fn = ge_func_name(root, ge_graph_func(g));
-		r->op = ge_arena_strdup(&root->arena, g->ops[id].name);
-		r->func = ge_intern(root, fn, strlen(fn));
+		push_run(l, ge_arena_strdup(&root->arena, g->ops[id].name),
+			 ge_intern(root, fn, strlen(fn)), r, id, 1);
 	}
-	/* one rule notes many ops in a row */
-	if (l->n > 1 && !strcmp(l->v[l->n - 2].rule, rule))
-		r->rule = l->v[l->n - 2].rule;
-	else
-		r->rule = ge_intern(root, rule, strlen(rule));
 	if (root->prov_mode == GE_PROV_ATTR) {
 		/* AttrValue.s */
 		size_t rl = strlen(rule);
@@ -383,38 +439,58 @@ const ge_prov_rec *ge_prov_log(const ge_graph *g, size_t *n)
 {
 	ge_graph *root = ge_graph_root((ge_graph *)g);
 	struct ge_prov_log *l = root->prov;
-	*n = l ? l->n : 0;
-	if (!l)
+	*n = l ? l->notes : 0;
+	if (!l || !l->notes)
 		return NULL;
-	/* the names as they are now (a body the recipe removed keeps the
-	 * names it had) */
+	/* a line per op, named as it is now (a body the recipe removed
+	 * keeps the names it had) */
+	l->view = ge_xrealloc(l->view, l->notes * sizeof *l->view);
+	ge_prov_rec *out = l->view;
 	for (size_t i = 0; i < l->n; i++) {
-		ge_prov_rec *r = &l->v[i];
+		const prov_run *r = &l->v[i];
 		const ge_graph *b = root;
 		if (*r->func) {
 			ge_funcid f = ge_func_find(root, r->func);
 			b = f == GE_NOFUNC ? NULL : ge_func_body(root, f, NULL);
 		}
-		if (b && r->id < b->n_ops)
-			r->op = b->ops[r->id].name;
+		for (uint32_t k = 0; k < r->n; k++, out++) {
+			ge_opid id = r->id == GE_NOOP ? GE_NOOP : r->id + k;
+			out->op = b && id < b->n_ops ? b->ops[id].name : r->op;
+			out->func = r->func;
+			out->rule = r->rule;
+			out->id = id;
+		}
 	}
-	return l->v;
+	return l->view;
 }
 
 void ge_prov_renumber(ge_graph *g, const ge_opid *newid, size_t n)
 {
 	struct ge_prov_log *l = g->prov;
-	for (size_t i = 0; l && i < l->n; i++) {
-		ge_prov_rec *r = &l->v[i];
-		if (*r->func)
+	if (!l)
+		return;
+	/* ids change: named_field's fields are made again as needed */
+	free(l->named);
+	l->named = NULL;
+	l->nnamed = 0;
+	prov_run *old = l->v;
+	size_t nold = l->n;
+	l->v = NULL, l->n = l->cap = 0, l->notes = 0;
+	for (size_t i = 0; i < nold; i++) {
+		const prov_run *r = &old[i];
+		if (*r->func || r->id == GE_NOOP) {
+			push_run(l, r->op, r->func, r->rule, r->id, r->n);
 			continue;
+		}
 		/* a removed op keeps the name it had, under no id */
-		if (r->id < n && newid[r->id] != GE_NOOP) {
-			r->id = newid[r->id];
-		} else {
-			if (r->id < g->n_ops)
-				r->op = g->ops[r->id].name;
-			r->id = GE_NOOP;
+		for (uint32_t k = 0; k < r->n; k++) {
+			ge_opid id = r->id + k;
+			if (id < n && newid[id] != GE_NOOP)
+				push_run(l, NULL, "", r->rule, newid[id], 1);
+			else
+				push_run(l, id < g->n_ops ? g->ops[id].name : "",
+					 "", r->rule, GE_NOOP, 1);
 		}
 	}
+	free(old);
 }
