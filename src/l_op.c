@@ -41,6 +41,22 @@ static void push_ops(lua_State *L, int gidx, const ge_opid *ids, size_t n)
 	 * each looked up once for the whole list */
 	lua_getiuservalue(L, gidx, 1);
 	int cache = lua_gettop(L);
+	if (!ids && want > 64) {
+		/* the first list of all the ops: a cache made to size (grown
+		 * one key at a time, it is rehashed at each power of two) */
+		lua_pushnil(L);
+		if (lua_next(L, cache))
+			lua_pop(L, 2);
+		else {
+			lua_getmetatable(L, cache);
+			lua_createtable(L, cap > INT32_MAX ? 0 : (int)cap, 0);
+			lua_insert(L, -2);
+			lua_setmetatable(L, -2);
+			lua_pushvalue(L, -1);
+			lua_setiuservalue(L, gidx, 1);
+			lua_replace(L, cache);
+		}
+	}
 	luaL_getmetatable(L, LGE_OP);
 	int mt = cache + 1;
 	lua_createtable(L, want > INT32_MAX ? 0 : (int)want, 0);

@@ -9,7 +9,10 @@
  *     the same bytes, across spills and pieces written directly;
  *   - the stock copy (a NULL op handler) shares its source's attr bytes
  *     within one graph: the graph it makes is the one ge_copy_op_handler,
- *     called as any handler is, makes.
+ *     called as any handler is, makes;
+ *   - ge_view_init of every live op in id order is the view of the whole
+ *     graph (ge_view_init_graph): the ops, inputs and outputs the set of
+ *     the ops and their boundary give.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,10 +241,70 @@ static void test_copy(void)
 	ge_graph_free(b);
 }
 
+static int cmp_t(const void *a, const void *b)
+{
+	const ge_tref *x = a, *y = b;
+	if (x->op != y->op)
+		return x->op < y->op ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Whether two lists of tensors hold the same tensors. */
+static int same_ts(ge_tvec *a, ge_tvec *b)
+{
+	if (a->n != b->n)
+		return 0;
+	qsort(a->v, a->n, sizeof *a->v, cmp_t);
+	qsort(b->v, b->n, sizeof *b->v, cmp_t);
+	return !a->n || !memcmp(a->v, b->v, a->n * sizeof *a->v);
+}
+
+static void test_whole_view(void)
+{
+	for (int dangling = 0; dangling <= 1; dangling++) {
+		ge_graph *g = make(50, dangling);
+		ge_error err;
+		/* an op removed, so that ids have a hole */
+		ge_graph_remove_op(g, ge_graph_find(g, "l49/b"), 1, &err);
+		size_t cap = ge_graph_capacity(g), n = 0;
+		ge_opid *fwd = malloc(cap * sizeof *fwd);
+		ge_opid *rev = malloc(cap * sizeof *rev);
+		for (size_t i = 0; i < cap; i++)
+			if (ge_op_alive(g, (ge_opid)i))
+				fwd[n++] = (ge_opid)i;
+		for (size_t i = 0; i < n; i++)
+			rev[i] = fwd[n - 1 - i];
+		ge_view a, b;
+		int rc = ge_view_init(&a, g, fwd, n, NULL, 0, &err) ||
+			 ge_view_init(&b, g, rev, n, NULL, 0, &err);
+		ok(!rc, "views made");
+		int same_ops = a.ops.n == n && b.ops.n == n;
+		for (size_t i = 0; same_ops && i < n; i++)
+			same_ops = a.ops.v[i] == fwd[i];
+		ok(same_ops && same_ts(&a.inputs, &b.inputs) &&
+		   same_ts(&a.outputs, &b.outputs) && !a.passthroughs.n,
+		   "every op in id order (%s): the ops in order, and the "
+		   "inputs (%zu) and outputs (%zu) the general path gives",
+		   dangling ? "dangling inputs" : "all inputs inside",
+		   a.inputs.n, a.outputs.n);
+		ge_view c;
+		rc = ge_view_init(&c, g, fwd, n - 1, NULL, 0, &err);
+		ok(!rc && c.outputs.n >= 1 && c.ops.n == n - 1,
+		   "all but the last op: a view with outputs of its own");
+		ge_view_free(&a);
+		ge_view_free(&b);
+		ge_view_free(&c);
+		free(fwd);
+		free(rev);
+		ge_graph_free(g);
+	}
+}
+
 int main(void)
 {
 	test_encode();
 	test_sinks();
 	test_copy();
+	test_whole_view();
 	return tap_done();
 }

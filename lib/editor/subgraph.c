@@ -52,6 +52,18 @@ static int check_t(const ge_graph *g, ge_tref t, ge_error *err)
 	return rc;
 }
 
+/* Whether ops (each a live op of g) are every live op of g in id order:
+ * n distinct live ops are all of them. */
+static int whole_graph(const ge_graph *g, const ge_opid *ops, size_t n)
+{
+	if (n != ge_graph_num_ops(g))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if (ops[i] <= ops[i - 1])
+			return 0;
+	return 1;
+}
+
 int ge_view_init(ge_view *v, ge_graph *g, const ge_opid *ops, size_t n,
 		 const ge_tref *pass, size_t n_pass, ge_error *err)
 {
@@ -68,6 +80,14 @@ int ge_view_init(ge_view *v, ge_graph *g, const ge_opid *ops, size_t n,
 	for (size_t i = 0; i < n_pass; i++)
 		if ((rc = check_t(g, pass[i], err)))
 			return rc;
+	/* the fast path: every op in id order (ge.sgv(g:ops())) is the
+	 * view of the graph, made by one walk of the op table instead of a
+	 * set of the ops and their boundary (t/fast-paths holds it to the
+	 * general path) */
+	if (!n_pass && whole_graph(g, ops, n)) {
+		ge_view_init_graph(v, g);
+		return GE_OK;
+	}
 	v->graph = g;
 	v->version = ge_graph_version(g);
 	for (size_t i = 0; i < n; i++)
