@@ -173,13 +173,12 @@ int ge_op_add_origins(ge_graph *g, ge_opid id, const char *const *nodes,
 	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
 	int rc = ge_op_origins(g, id, &a, &b, err);
 	if (rc >= 0) {
-		/* the op's arena keeps the names past the caller's strings */
+		/* the caller's strings live through the call: set_lists
+		 * copies their bytes into the op's field */
 		for (size_t i = 0; i < n; i++)
-			ge_strvec_push(&a, ge_intern(g, nodes[i],
-						     strlen(nodes[i])));
+			ge_strvec_push(&a, nodes[i]);
 		for (size_t i = 0; i < nf; i++)
-			ge_strvec_push(&b, ge_intern(g, funcs[i],
-						     strlen(funcs[i])));
+			ge_strvec_push(&b, funcs[i]);
 		sort_unique(&a);
 		sort_unique(&b);
 		set_lists(g, id, &a, &b);
