@@ -37,7 +37,7 @@ static int started;        /* workers running */
 static int wanted;         /* ge_xpool_set_threads, 0 for the default */
 static int busy;           /* a job is in progress */
 static int atfork_done;
-static unsigned long gen;  /* bumped for each job */
+static int64_t gen;        /* bumped for each job */
 static unsigned long threaded; /* runs handed to more than one thread */
 
 static struct {
@@ -83,22 +83,10 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Waits up to SPIN_NS, without mu, for *v (an int64_t when wide, else an
- * unsigned long) to differ from old; called and returns with mu held.
- * The caller then checks under mu, and sleeps if it must. */
-static void spin_while_long(const unsigned long *v, unsigned long old)
-{
-	pthread_mutex_unlock(&mu);
-	int64_t end = now_ns() + SPIN_NS;
-	for (int i = 1; __atomic_load_n(v, __ATOMIC_ACQUIRE) == old; i++) {
-		cpu_relax();
-		if (i % 256 == 0 && now_ns() > end)
-			break;
-	}
-	pthread_mutex_lock(&mu);
-}
-
-static void spin_while_i64(const int64_t *v, int64_t old)
+/* Waits up to SPIN_NS, without mu, for *v to differ from old; called
+ * and returns with mu held.  The caller then checks under mu, and sleeps
+ * if it must. */
+static void spin_while(const int64_t *v, int64_t old)
 {
 	pthread_mutex_unlock(&mu);
 	int64_t end = now_ns() + SPIN_NS;
@@ -120,7 +108,8 @@ static void take_parts(int slot)
 	ge_xpool_fn fn = job.fn;
 	void *arg = job.arg;
 	int64_t parts = job.parts, p;
-	job.inside++;
+	/* atomic: the caller may be reading it without mu (spin_while) */
+	__atomic_store_n(&job.inside, job.inside + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&mu);
 	while ((p = __atomic_fetch_add(&job.next, 1, __ATOMIC_RELAXED)) <
 	       parts)
@@ -134,12 +123,12 @@ static void take_parts(int slot)
 static void *worker(void *v)
 {
 	int slot = (int)(intptr_t)v;
-	unsigned long seen;
+	int64_t seen;
 	pthread_mutex_lock(&mu);
 	seen = gen;
 	for (;;) {
 		if (gen == seen)
-			spin_while_long(&gen, seen);
+			spin_while(&gen, seen);
 		while (gen == seen)
 			pthread_cond_wait(&wake, &mu);
 		seen = gen;
@@ -213,7 +202,7 @@ void ge_xpool_run(int64_t parts, int threads, ge_xpool_fn fn, void *arg)
 	take_parts(0);
 	/* every part is taken; wait for those still running */
 	if (job.inside > 0)
-		spin_while_i64(&job.inside, job.inside);
+		spin_while(&job.inside, job.inside);
 	while (job.inside > 0)
 		pthread_cond_wait(&idle, &mu);
 	busy = 0;
