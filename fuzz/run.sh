@@ -29,7 +29,16 @@ for t in "$@"; do
 	echo "fuzz_$t: ${runs:-?} executions in $SECS s (${secs:-?}/s), corpus `ls "$corpus" | wc -l`, $n crash(es), exit $rc"
 	if test $rc -ne 0 || test "$n" -ne 0; then
 		status=1
-		grep -E -A12 'ERROR|SUMMARY|Test unit written' "$log" | head -40
+		grep -E -A24 'ERROR|SUMMARY|Test unit written' "$log" | head -60
+		# a crash found on another machine is kept only in this log:
+		# print each input (when small) so that it can be replayed
+		for c in "$crashes"/*; do
+			test -f "$c" || continue
+			sz=`wc -c <"$c"`
+			test "$sz" -le 4096 || { echo "input $c: $sz bytes"; continue; }
+			echo "input `basename "$c"` ($sz bytes, base64):"
+			base64 -w 76 "$c"
+		done
 	fi
 done
 exit $status
