@@ -318,6 +318,136 @@ static void copied_log(void)
 	ge_graph_free(g);
 }
 
+/* The batch (ge_prov_batch_copy, its log's fast path) against the general
+ * path (ge_op_copy_origins, one ge_prov_note per op): the same fields,
+ * the same log, line for line, in each mode, with a note of another rule
+ * between two runs of copies and a source that has provenance of its
+ * own. */
+static void batch_as_single(void)
+{
+	static const char *const src[3] = {"a", "b", "c"};
+	for (int mode = GE_PROV_FIELD; mode <= GE_PROV_ATTR; mode++) {
+		ge_graph *g[2];
+		ge_error err;
+		for (int k = 0; k < 2; k++) {
+			g[k] = parse(PH("a") IDENT("b", "a", DBG(
+				"original_node_names: \"x\"", ""))
+				IDENT("c", "b", ""));
+			ge_prov_set_mode(g[k], mode);
+			ge_prov_batch b;
+			ge_prov_batch_init(&b, g[k], "copy");
+			for (int t = 0; t < 3; t++) {
+				for (int i = 0; i < 3; i++) {
+					char name[16];
+					snprintf(name, sizeof name, "t%d/%s",
+						 t + 1, src[i]);
+					ge_opid to = ge_graph_add_op(
+						g[k], name, "Identity", &err);
+					ge_opid from = ge_graph_find(g[k],
+								     src[i]);
+					if (k)
+						ge_prov_batch_copy(&b, to, g[k],
+								   from);
+					else
+						ge_op_copy_origins(g[k], to,
+								   g[k], from,
+								   "copy");
+				}
+				if (t == 1)
+					ge_prov_note(g[k],
+						     ge_graph_find(g[k], "a"),
+						     "other");
+			}
+		}
+		size_t n0, n1;
+		const ge_prov_rec *l0 = ge_prov_log(g[0], &n0);
+		const ge_prov_rec *l1 = ge_prov_log(g[1], &n1);
+		int same = n0 == n1 && n0 == 10;
+		for (size_t i = 0; same && i < n0; i++)
+			same = l0[i].id == l1[i].id &&
+			       !strcmp(l0[i].op, l1[i].op) &&
+			       !strcmp(l0[i].rule, l1[i].rule) &&
+			       !strcmp(l0[i].func, l1[i].func);
+		ok(same, "mode %d: the batch's log is the general path's, "
+		   "line for line (%zu, %zu)", mode, n0, n1);
+		int fields = 1;
+		for (ge_opid i = 0; i < ge_graph_capacity(g[0]); i++) {
+			const char *name = ge_op_name(g[0], i);
+			fields = fields && !strcmp(origins(g[0], name),
+						   origins(g[1], name));
+		}
+		ok(fields, "mode %d: the same provenance on every op", mode);
+		is_string("x|", origins(g[1], "t3/b"),
+			  "a source's own provenance is what its copy names");
+		ge_buf b0 = GE_BUF_INIT, b1 = GE_BUF_INIT;
+		ge_graph_encode_graphdef(g[0], &b0);
+		ge_graph_encode_graphdef(g[1], &b1);
+		ok(b0.len == b1.len && !memcmp(b0.data, b1.data, b0.len),
+		   "mode %d: the same bytes saved (%zu, %zu)", mode, b0.len,
+		   b1.len);
+		ge_buf_free(&b0);
+		ge_buf_free(&b1);
+		ge_graph_free(g[0]);
+		ge_graph_free(g[1]);
+	}
+}
+
+/* ge_op_made_from's path for ops without provenance against the general
+ * merge (ge_op_merge_origins of each source, one after the other): the
+ * same names, sorted, each once, and the same bytes saved; and with a
+ * source that has provenance (the general path) the union of both. */
+static void made_from_as_merge(void)
+{
+	const char *text = PH("zeta") PH("a/b") PH("a") PH("a_b")
+		IDENT("m", "a", DBG("original_node_names: \"q\"", ""))
+		IDENT("out", "zeta", "") IDENT("out2", "zeta", "");
+	ge_graph *g[2];
+	ge_opid out[2];
+	for (int k = 0; k < 2; k++) {
+		g[k] = parse(text);
+		out[k] = ge_graph_find(g[k], "out");
+		/* out first: merged later, it would bring what it had
+		 * gained, where made_from takes what each op brings before
+		 * any is merged */
+		ge_opid from[5] = {
+			out[k], ge_graph_find(g[k], "zeta"),
+			ge_graph_find(g[k], "a/b"), ge_graph_find(g[k], "a"),
+			ge_graph_find(g[k], "a_b")};
+		if (k)
+			for (int i = 0; i < 5; i++)
+				ge_op_merge_origins(g[k], out[k], g[k],
+						    from[i], NULL);
+		else
+			ge_op_made_from(g[k], out[k], from, 5, NULL, NULL);
+		/* the same source twice, and one with provenance */
+		ge_opid from2[3] = {ge_graph_find(g[k], "a"),
+				    ge_graph_find(g[k], "a"),
+				    ge_graph_find(g[k], "m")};
+		ge_opid o2 = ge_graph_find(g[k], "out2");
+		if (k)
+			for (int i = 0; i < 3; i++)
+				ge_op_merge_origins(g[k], o2, g[k], from2[i],
+						    NULL);
+		else
+			ge_op_made_from(g[k], o2, from2, 3, NULL, NULL);
+	}
+	is_string("a,a/b,a_b,out,zeta|", origins(g[0], "out"),
+		  "made from five plain ops: their names, sorted bytewise");
+	is_string(origins(g[1], "out"), origins(g[0], "out"),
+		  "as the general merge makes them");
+	is_string("a,q|", origins(g[0], "out2"),
+		  "a source twice counts once; one with provenance brings it");
+	ge_buf b0 = GE_BUF_INIT, b1 = GE_BUF_INIT;
+	ge_graph_encode_graphdef(g[0], &b0);
+	ge_graph_encode_graphdef(g[1], &b1);
+	ok(b0.len == b1.len && !memcmp(b0.data, b1.data, b0.len),
+	   "the same bytes saved (%zu, %zu)", b0.len, b1.len);
+	ge_buf_free(&b0);
+	ge_buf_free(&b1);
+	ge_graph_free(g[0]);
+	ge_graph_free(g[1]);
+}
+
 int main(void)
 {
 	read_and_keep();
@@ -326,5 +456,7 @@ int main(void)
 	inlined();
 	folded();
 	copied_log();
+	batch_as_single();
+	made_from_as_merge();
 	return tap_done();
 }

@@ -283,12 +283,13 @@ static const ge_dbginfo *name_only(ge_graph *g, const char *name)
  * is made once per source and shared by its copies (the bytes in the
  * arena never change), until the source is renamed or the ops are
  * renumbered. */
-static const ge_dbginfo *named_field(ge_graph *g, ge_opid from)
+static const ge_dbginfo *named_field(const ge_prov_batch *b, ge_opid from)
 {
+	ge_graph *g = b->g;
 	const char *name = g->ops[from].name;
-	if (g != ge_graph_root(g))
+	if (g != b->root)
 		return name_only(g, name);
-	struct ge_prov_log *l = log_of(g);
+	struct ge_prov_log *l = b->log;
 	if (from >= l->nnamed) {
 		size_t n = g->n_ops > from ? g->n_ops : from + 1;
 		l->named = ge_xrealloc(l->named, n * sizeof *l->named);
@@ -312,41 +313,136 @@ static int has_none(const ge_graph *g, ge_opid id)
 	return !o->raw || !(o->flags & OPF_DBG_RAW);
 }
 
-void ge_op_copy_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
-			ge_opid from, const char *rule)
+void ge_prov_batch_init(ge_prov_batch *b, ge_graph *g, const char *rule)
 {
-	if (!ge_op_alive(g, to) || from >= sg->n_ops)
+	b->g = g;
+	b->root = ge_graph_root(g);
+	b->log = log_of(b->root);
+	b->rule = rule ? ge_intern(b->root, rule, strlen(rule)) : NULL;
+}
+
+/* ge_prov_note of op id of b->g by the batch's rule.  The common case, a
+ * copy in the top-level graph right after the last op noted by the same
+ * rule, lengthens the log's last run; anything else is a note as
+ * ge_prov_note makes it. */
+static void batch_note(ge_prov_batch *b, ge_opid id)
+{
+	struct ge_prov_log *l = b->log;
+	prov_run *last = l->n ? &l->v[l->n - 1] : NULL;
+	if (b->g == b->root && b->root->prov_mode != GE_PROV_ATTR && last &&
+	    last->rule == b->rule && !last->op && !*last->func &&
+	    last->id != GE_NOOP && last->id + last->n == id &&
+	    last->n < UINT32_MAX) {
+		last->n++;
+		l->notes++;
+		return;
+	}
+	ge_prov_note(b->g, id, b->rule);
+}
+
+void ge_prov_batch_copy(ge_prov_batch *b, ge_opid to, const ge_graph *sg,
+			ge_opid from)
+{
+	ge_graph *g = b->g;
+	if (to >= g->n_ops || (g->ops[to].flags & OPF_DEAD) ||
+	    from >= sg->n_ops)
 		return;
 	const ge_op *s = &sg->ops[from];
+	ge_op *o = &g->ops[to];
 	/* the common cases: a source without provenance, or a copy in
 	 * the same graph of an op whose field was set (its bytes, in the
 	 * arena, never change: they are shared) */
 	int none = has_none(sg, from);
-	if ((none || (s->dbg && sg == g)) && !g->ops[to].dbg &&
-	    has_none(g, to)) {
-		g->ops[to].dbg = none ? (sg == g ? named_field(g, from)
-					      : name_only(g, s->name))
-				      : s->dbg;
-		g->ops[to].flags |= OPF_EDIT;
+	if ((none || (s->dbg && sg == g)) && !o->dbg && has_none(g, to)) {
+		o->dbg = none ? (sg == g ? named_field(b, from)
+					 : name_only(g, s->name))
+			      : s->dbg;
+		o->flags |= OPF_EDIT;
 		g->version++;
-		if (rule)
-			ge_prov_note(g, to, rule);
+		if (b->rule)
+			batch_note(b, to);
 		return;
 	}
-	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
-	if (ge_op_origins_of(sg, from, &a, &b, NULL)) {
-		a.n = b.n = 0;
-		ge_strvec_push(&a, ge_op_name(sg, from));
+	ge_strvec x = GE_VEC_INIT, y = GE_VEC_INIT;
+	if (ge_op_origins_of(sg, from, &x, &y, NULL)) {
+		x.n = y.n = 0;
+		ge_strvec_push(&x, ge_op_name(sg, from));
 	}
-	if (!ge_op_add_origins(g, to, a.v, a.n, b.v, b.n, NULL) && rule)
+	if (!ge_op_add_origins(g, to, x.v, x.n, y.v, y.n, NULL) && b->rule)
+		batch_note(b, to);
+	ge_strvec_free(&x);
+	ge_strvec_free(&y);
+}
+
+void ge_op_copy_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
+			ge_opid from, const char *rule)
+{
+	ge_prov_batch b;
+	ge_prov_batch_init(&b, g, rule);
+	ge_prov_batch_copy(&b, to, sg, from);
+}
+
+/* ge_op_made_from when op `to` and every op of from[] hold no provenance
+ * and there are few of them (a rewrite rule's match, a batch norm and
+ * its conv): the field names the ops of from[], sorted, each once, with
+ * no function names; written straight from the names, without the
+ * general merge's lists.  Returns -1, having done nothing, when that is
+ * not the case.  t/provenance checks it against the general path. */
+enum { MADE_FAST_MAX = 16 };
+static int made_from_plain(ge_graph *g, ge_opid to, const ge_opid *from,
+			   size_t n, const char *rule)
+{
+	if (n == 0 || n > MADE_FAST_MAX || !ge_op_alive(g, to) ||
+	    !has_none(g, to))
+		return -1;
+	const char *nm[MADE_FAST_MAX];
+	size_t len[MADE_FAST_MAX], k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (from[i] >= g->n_ops || !has_none(g, from[i]))
+			return -1;
+		/* insertion sort by bytes (strcmp, as sort_unique), each
+		 * name once */
+		const char *s = g->ops[from[i]].name;
+		size_t j = k;
+		int c = 1;
+		while (j > 0 && (c = strcmp(nm[j - 1], s)) > 0)
+			j--;
+		if (j > 0 && c == 0)
+			continue;
+		memmove(nm + j + 1, nm + j, (k - j) * sizeof *nm);
+		memmove(len + j + 1, len + j, (k - j) * sizeof *len);
+		nm[j] = s;
+		len[j] = strlen(s);
+		k++;
+	}
+	size_t pl = 0;
+	for (size_t i = 0; i < k; i++)
+		pl += 1 + ge_uvarint_size(len[i]) + len[i];
+	size_t fl = 1 + ge_uvarint_size(pl) + pl;
+	ge_dbginfo *d = ge_arena_alloc(&g->arena, sizeof *d + fl + 1);
+	d->len = (uint32_t)fl;
+	uint8_t *p = d->bytes;
+	*p++ = GE_TAG_LEN(GE_NODEDEF_DEBUG_INFO);
+	p = ge_put_uvarint(p, pl);
+	for (size_t i = 0; i < k; i++) {
+		*p++ = GE_TAG_LEN(GE_DEBUGINFO_NODE_NAMES);
+		p = ge_put_uvarint(p, len[i]);
+		memcpy(p, nm[i], len[i]);
+		p += len[i];
+	}
+	g->ops[to].dbg = d;
+	g->ops[to].flags |= OPF_EDIT;
+	g->version++;
+	if (rule)
 		ge_prov_note(g, to, rule);
-	ge_strvec_free(&a);
-	ge_strvec_free(&b);
+	return 0;
 }
 
 int ge_op_made_from(ge_graph *g, ge_opid to, const ge_opid *from, size_t n,
 		    const char *rule, ge_error *err)
 {
+	if (made_from_plain(g, to, from, n, rule) == 0)
+		return GE_OK;
 	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
 	int rc = GE_OK;
 	for (size_t i = 0; i < n && !rc; i++)

@@ -79,6 +79,20 @@ int ge_op_merge_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
 void ge_op_copy_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
 			ge_opid from, const char *rule);
 
+/* Copies of many ops by one rule (a copy of a view makes one per op):
+ * ge_op_copy_origins for each, with what it looks up per op (the graph's
+ * root, its log, the rule's interned name, the mode) looked up once.
+ * Holds no memory: there is nothing to end. */
+typedef struct ge_prov_batch {
+	ge_graph *g, *root;
+	struct ge_prov_log *log;
+	const char *rule; /* interned in root; NULL: copies are not noted */
+} ge_prov_batch;
+void ge_prov_batch_init(ge_prov_batch *b, ge_graph *g, const char *rule);
+/* ge_op_copy_origins(b->g, to, sg, from, the batch's rule). */
+void ge_prov_batch_copy(ge_prov_batch *b, ge_opid to, const ge_graph *sg,
+			ge_opid from);
+
 /* Op `to` is made from the n ops from[] of g (TensorFlow's fusions):
  * the sorted union of what each brings, rule noted.  GE_OK or
  * GE_EFORMAT. */

@@ -452,11 +452,12 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 /* Each copy names its source in its provenance. */
 static void copy_origins(ge_tinfo *I)
 {
+	ge_prov_batch b;
+	ge_prov_batch_init(&b, I->g_, "copy");
 	for (size_t i = 0; i < I->n; i++) {
 		const struct vop *w = &I->vops[i];
-		if (w->state == VOP_COPIED && w->op_ != GE_NOOP &&
-		    ge_op_alive(I->g_, w->op_))
-			ge_op_copy_origins(I->g_, w->op_, I->g, w->op, "copy");
+		if (w->state == VOP_COPIED && w->op_ != GE_NOOP)
+			ge_prov_batch_copy(&b, w->op_, I->g, w->op);
 	}
 }
 
