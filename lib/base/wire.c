@@ -180,25 +180,6 @@ void ge_wire_peek_str(const uint8_t *p, const uint8_t *end, uint32_t num,
 			*c = '?';
 }
 
-uint8_t *ge_wire_put_len(uint8_t *p, uint32_t num, const void *s, size_t n)
-{
-	p = ge_put_uvarint(p, GE_TAG_LEN(num));
-	p = ge_put_uvarint(p, n);
-	if (n)
-		memcpy(p, s, n);
-	return p + n;
-}
-
-uint8_t *ge_wire_put_entry(uint8_t *p, uint32_t num, const void *key,
-			   size_t kl, const void *val, size_t vl)
-{
-	size_t el = 2 + ge_uvarint_size(kl) + kl + ge_uvarint_size(vl) + vl;
-	p = ge_put_uvarint(p, GE_TAG_LEN(num));
-	p = ge_put_uvarint(p, el);
-	p = ge_wire_put_len(p, GE_MAPENTRY_KEY, key, kl);
-	return ge_wire_put_len(p, GE_MAPENTRY_VALUE, val, vl);
-}
-
 void ge_wire_buf_entry(ge_buf *b, uint32_t num, const void *key, size_t kl,
 		       const void *val, size_t vl)
 {

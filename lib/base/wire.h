@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ numbers */
 
@@ -298,15 +299,32 @@ static inline size_t ge_wire_entry_size(uint32_t num, size_t kl, size_t vl)
 	size_t el = 2 + ge_uvarint_size(kl) + kl + ge_uvarint_size(vl) + vl;
 	return ge_uvarint_size(GE_TAG_LEN(num)) + ge_uvarint_size(el) + el;
 }
+/* A length-delimited field at p (room for its tag, length and n bytes);
+ * returns the end.  Inline: a save writes one per attr entry, and with
+ * num a constant the tag is one store. */
+GE_WIRE_INLINE uint8_t *ge_wire_put_len(uint8_t *p, uint32_t num,
+					const void *s, size_t n)
+{
+	p = ge_put_uvarint(p, GE_TAG_LEN(num));
+	p = ge_put_uvarint(p, n);
+	if (n)
+		memcpy(p, s, n);
+	return p + n;
+}
 /* Writes that entry at p, which has room for ge_wire_entry_size bytes;
  * returns the end. */
-uint8_t *ge_wire_put_entry(uint8_t *p, uint32_t num, const void *key,
-			   size_t kl, const void *val, size_t vl);
+GE_WIRE_INLINE uint8_t *ge_wire_put_entry(uint8_t *p, uint32_t num,
+					  const void *key, size_t kl,
+					  const void *val, size_t vl)
+{
+	size_t el = 2 + ge_uvarint_size(kl) + kl + ge_uvarint_size(vl) + vl;
+	p = ge_put_uvarint(p, GE_TAG_LEN(num));
+	p = ge_put_uvarint(p, el);
+	p = ge_wire_put_len(p, GE_MAPENTRY_KEY, key, kl);
+	return ge_wire_put_len(p, GE_MAPENTRY_VALUE, val, vl);
+}
 /* Appends that entry to b. */
 void ge_wire_buf_entry(ge_buf *b, uint32_t num, const void *key, size_t kl,
 		       const void *val, size_t vl);
-/* A length-delimited field at p (room for its tag, length and n bytes);
- * returns the end. */
-uint8_t *ge_wire_put_len(uint8_t *p, uint32_t num, const void *s, size_t n);
 
 #endif

@@ -136,7 +136,7 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 			size_t kl = strlen(e->key);
 			size_t el = 2 + ge_uvarint_size(kl) + kl +
 				    ge_uvarint_size(e->len) + e->len;
-			ge_buf_reserve(out, el + 11);
+			room_for(out, el + 11);
 			uint8_t *p = ge_wire_put_entry(out->data + out->len,
 						       GE_NODEDEF_ATTR, e->key,
 						       kl, e->raw, e->len);
