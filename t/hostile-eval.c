@@ -606,13 +606,57 @@ static void case11_tf2(void)
 
 /* `hostile-eval N` runs case N alone (to watch one case fail on a tree
  * without the fixes, where the first crash would hide the others). */
+/* ------------------------------------------------------------ 12: empty, large dims */
+
+/* An empty value whose shape has a large dim before the 0: the
+ * reduction's output {2^31, 0} holds no element.  ge_eval_k_new took that
+ * shape, but the value's count read -1, and the reduction asked calloc
+ * for SIZE_MAX counters (found by fuzz_eval). */
+static void case12_empty_large_dims(void)
+{
+	ge_buf b = GE_BUF_INIT;
+	long long d[] = {0, 1LL << 31, 0};
+	cnst(&b, "x", "DT_FLOAT", 3, d, "");
+	cnst(&b, "a", "DT_INT32", 0, NULL, "int_val: 0");
+	node(&b, "s", "Sum", "x,a", ATTR_T("DT_FLOAT"));
+	node(&b, "t", "Transpose", "x,p", ATTR_T("DT_FLOAT"));
+	long long three[] = {3};
+	cnst(&b, "p", "DT_INT32", 1, three,
+	     "int_val: 1 int_val: 2 int_val: 0");
+	ge_graph *g = parse(&b, GE_FMT_GRAPHDEF_TEXT);
+	ok(g != NULL, "12: an empty value of shape {0, 2^31, 0} loads");
+	if (!g)
+		return;
+	ge_value v;
+	ge_error err;
+	int rc = ge_eval_tensor(g, (ge_tref){ge_graph_find(g, "s"), 0}, &v,
+				&err);
+	ok(rc == GE_OK && v.rank == 2 && v.dims[0] == (1LL << 31) &&
+		   v.dims[1] == 0 && v.n == 0,
+	   "12: its Sum over axis 0 is the empty value {2^31, 0} (%s)",
+	   rc == GE_OK ? "ok" : err.msg);
+	if (rc == GE_OK)
+		ge_value_free(&v);
+	rc = ge_eval_tensor(g, (ge_tref){ge_graph_find(g, "t"), 0}, &v, &err);
+	ok(rc == GE_OK && v.rank == 3 && v.dims[0] == (1LL << 31) &&
+		   v.n == 0,
+	   "12: its Transpose is the empty value {2^31, 0, 0} (%s)",
+	   rc == GE_OK ? "ok" : err.msg);
+	if (rc == GE_OK)
+		ge_value_free(&v);
+	int left;
+	fold(g, "s", "Sum", &left);
+	ok(1, "12: folding it ends");
+	ge_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
 	static void (*const cases[])(void) = {
 		case1_pad, case2_strided_slice, case3_slice,
 		case4_split_counter, case5_dtypes, case6_batch_norm,
 		case7_argmax_empty, case8_shapes_memory, case9_fold_memory,
-		case10_work, case11_tf2,
+		case10_work, case11_tf2, case12_empty_large_dims,
 	};
 	int only = argc > 1 ? atoi(argv[1]) : 0;
 	for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)

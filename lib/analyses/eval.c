@@ -37,17 +37,14 @@ int ge_eval_dtype_ok(int dt)
 	}
 }
 
+/* The same rule as ge_eval_k_new's (ge_ck_count): a shape a kernel may
+ * make must have a count here, or a value of it would claim -1 elements.
+ * A dim of 0 after a large one ({2^31, 0}) is an empty value, not a
+ * large one. */
 int64_t ge_shape_count(int rank, const int64_t *dims)
 {
-	int64_t n = 1;
-	for (int i = 0; i < rank; i++) {
-		if (dims[i] < 0)
-			return -1;
-		if (dims[i] && n > EVAL_MAX_ELEMS / dims[i])
-			return -1;
-		n *= dims[i];
-	}
-	return n;
+	int64_t n;
+	return ge_ck_count(rank, dims, EVAL_MAX_ELEMS, &n) ? -1 : n;
 }
 
 void ge_value_init(ge_value *v, int dtype, int rank, const int64_t *dims)
