@@ -269,23 +269,27 @@ struct run_ctx {
  * ("RECIPE: MODEL[: function F]: provenance: OP: RULE"). */
 static void push_provenance(lua_State *L, struct run_ctx *c, ge_buf *lines)
 {
-	size_t n = 0;
-	const ge_prov_rec *log = c->prov_g ? ge_prov_log(c->prov_g, &n) : NULL;
 	lua_newtable(L);
-	for (size_t i = c->prov_seen; i < n; i++) {
-		lua_getfield(L, -1, log[i].rule);
-		lua_Integer k = lua_tointeger(L, -1);
-		lua_pop(L, 1);
-		lua_pushinteger(L, k + 1);
-		lua_setfield(L, -2, log[i].rule);
+	if (!c->prov_g)
+		return;
+	size_t nc = 0;
+	ge_prov_count *cnt = ge_prov_counts(c->prov_g, c->prov_seen, &nc);
+	for (size_t i = 0; i < nc; i++) {
+		lua_pushinteger(L, (lua_Integer)cnt[i].n);
+		lua_setfield(L, -2, cnt[i].rule);
 	}
-	if (c->prov & CLI_PROV_LIST)
+	free(cnt);
+	size_t n = ge_prov_lines(c->prov_g);
+	if (c->prov & CLI_PROV_LIST) {
+		/* a line per op: only here is the log expanded */
+		const ge_prov_rec *log = ge_prov_log(c->prov_g, &n);
 		for (size_t i = c->prov_seen; i < n; i++)
 			ge_buf_printf(lines,
 				      "%s: %s%s%s: provenance: %s: %s\n",
 				      c->recipe, c->model,
 				      *log[i].func ? ": function " : "",
 				      log[i].func, log[i].op, log[i].rule);
+	}
 	c->prov_seen = n;
 }
 
@@ -494,7 +498,7 @@ static int run_all(lua_State *L, struct run_ctx *c, int gi,
 	ge_prov_set_mode(g, c->prov & CLI_PROV_ATTR ? GE_PROV_ATTR
 						    : GE_PROV_FIELD);
 	c->prov_g = g;
-	ge_prov_log(g, &c->prov_seen);
+	c->prov_seen = ge_prov_lines(g);
 	long before = (long)ge_graph_num_ops(g);
 	res->ops_before = before;
 	res->ops_after = 0;

@@ -448,6 +448,47 @@ static void made_from_as_merge(void)
 	ge_graph_free(g[1]);
 }
 
+/* ge_prov_counts against counting ge_prov_log's lines, from each line on
+ * (a run of copies counted from its middle included). */
+static void counts_as_lines(void)
+{
+	ge_graph *g = parse(PH("a") IDENT("b", "a", "") IDENT("c", "b", ""));
+	ge_error err;
+	const char *src[3] = {"a", "b", "c"};
+	for (int t = 0; t < 2; t++) {
+		for (int i = 0; i < 3; i++) {
+			char name[16];
+			snprintf(name, sizeof name, "t%d/%s", t + 1, src[i]);
+			ge_opid to = ge_graph_add_op(g, name, "Identity", &err);
+			ge_op_copy_origins(g, to, g, ge_graph_find(g, src[i]),
+					   "copy");
+		}
+		ge_prov_note(g, ge_graph_find(g, "b"), "other");
+	}
+	ge_prov_note(g, ge_graph_find(g, "c"), "copy");
+	size_t n;
+	const ge_prov_rec *log = ge_prov_log(g, &n);
+	int same = n == 9 && ge_prov_lines(g) == n;
+	for (size_t from = 0; same && from <= n + 1; from++) {
+		size_t nc;
+		ge_prov_count *c = ge_prov_counts(g, from, &nc);
+		size_t total = 0;
+		for (size_t j = 0; j < nc; j++) {
+			size_t want = 0;
+			for (size_t i = from; i < n; i++)
+				want += !strcmp(log[i].rule, c[j].rule);
+			same = same && c[j].n == want;
+			total += c[j].n;
+		}
+		same = same && total == (from < n ? n - from : 0) &&
+		       (from >= n || !strcmp(c[0].rule, log[from].rule));
+		free(c);
+	}
+	ok(same, "the counts by rule are the log's lines counted, from "
+	   "every line on (%zu lines)", n);
+	ge_graph_free(g);
+}
+
 int main(void)
 {
 	read_and_keep();
@@ -458,5 +499,6 @@ int main(void)
 	copied_log();
 	batch_as_single();
 	made_from_as_merge();
+	counts_as_lines();
 	return tap_done();
 }

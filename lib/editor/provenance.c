@@ -559,6 +559,40 @@ const ge_prov_rec *ge_prov_log(const ge_graph *g, size_t *n)
 	return l->view;
 }
 
+size_t ge_prov_lines(const ge_graph *g)
+{
+	const struct ge_prov_log *l = ge_graph_root((ge_graph *)g)->prov;
+	return l ? l->notes : 0;
+}
+
+ge_prov_count *ge_prov_counts(const ge_graph *g, size_t from, size_t *n)
+{
+	const struct ge_prov_log *l = ge_graph_root((ge_graph *)g)->prov;
+	ge_prov_count *c = NULL;
+	size_t k = 0, cap = 0, at = 0;
+	for (size_t i = 0; l && i < l->n; i++) {
+		const prov_run *r = &l->v[i];
+		/* the lines of this run at or after `from` */
+		size_t skip = at >= from ? 0 : from - at;
+		at += r->n;
+		if (skip >= r->n)
+			continue;
+		size_t j = 0;
+		while (j < k && strcmp(c[j].rule, r->rule))
+			j++;
+		if (j == k) {
+			if (k == cap) {
+				cap = cap ? cap * 2 : 8;
+				c = ge_xrealloc(c, cap * sizeof *c);
+			}
+			c[k++] = (ge_prov_count){r->rule, 0};
+		}
+		c[j].n += r->n - skip;
+	}
+	*n = k;
+	return c;
+}
+
 void ge_prov_renumber(ge_graph *g, const ge_opid *newid, size_t n)
 {
 	struct ge_prov_log *l = g->prov;

@@ -126,4 +126,16 @@ typedef struct ge_prov_rec {
  * noted. */
 const ge_prov_rec *ge_prov_log(const ge_graph *g, size_t *n);
 
+/* The log's lines from line `from` on (0: all of them), counted by rule:
+ * *n pairs in the order each rule first appears there, in an array the
+ * caller frees (NULL when there are none).  What a report of counts
+ * needs, without ge_prov_log's line per op. */
+typedef struct ge_prov_count {
+	const char *rule;
+	size_t n;
+} ge_prov_count;
+ge_prov_count *ge_prov_counts(const ge_graph *g, size_t from, size_t *n);
+/* The number of lines of the log (ge_prov_log's *n). */
+size_t ge_prov_lines(const ge_graph *g);
+
 #endif
