@@ -319,25 +319,43 @@ void ge_prov_batch_init(ge_prov_batch *b, ge_graph *g, const char *rule)
 	b->root = ge_graph_root(g);
 	b->log = log_of(b->root);
 	b->rule = rule ? ge_intern(b->root, rule, strlen(rule)) : NULL;
+	b->fast = g == b->root && b->root->prov_mode != GE_PROV_ATTR;
+	b->run_end = 0;
+}
+
+/* batch_note's general case: a note as ge_prov_note makes it, after
+ * which the run the log ends in is remembered when it is one of this
+ * rule at the top level. */
+static __attribute__((noinline)) void batch_note_slow(ge_prov_batch *b,
+							ge_opid id)
+{
+	struct ge_prov_log *l = b->log;
+	ge_prov_note(b->g, id, b->rule);
+	b->run_end = 0;
+	if (b->fast && l->n) {
+		const prov_run *r = &l->v[l->n - 1];
+		if (r->rule == b->rule && !r->op && !*r->func &&
+		    r->id != GE_NOOP && r->id + r->n == id + 1)
+			b->run_end = l->n;
+	}
 }
 
 /* ge_prov_note of op id of b->g by the batch's rule.  The common case, a
- * copy in the top-level graph right after the last op noted by the same
- * rule, lengthens the log's last run; anything else is a note as
- * ge_prov_note makes it. */
-static void batch_note(ge_prov_batch *b, ge_opid id)
+ * copy in the top-level graph right after the last op this batch noted,
+ * lengthens that run while it is still the log's last and the ids follow
+ * on (inline: a copy of a view comes here once per op). */
+static inline void batch_note(ge_prov_batch *b, ge_opid id)
 {
 	struct ge_prov_log *l = b->log;
-	prov_run *last = l->n ? &l->v[l->n - 1] : NULL;
-	if (b->g == b->root && b->root->prov_mode != GE_PROV_ATTR && last &&
-	    last->rule == b->rule && !last->op && !*last->func &&
-	    last->id != GE_NOOP && last->id + last->n == id &&
-	    last->n < UINT32_MAX) {
-		last->n++;
-		l->notes++;
-		return;
+	if (b->run_end && b->run_end == l->n) {
+		prov_run *r = &l->v[l->n - 1];
+		if (r->id + r->n == id && r->n < UINT32_MAX) {
+			r->n++;
+			l->notes++;
+			return;
+		}
 	}
-	ge_prov_note(b->g, id, b->rule);
+	batch_note_slow(b, id);
 }
 
 void ge_prov_batch_copy(ge_prov_batch *b, ge_opid to, const ge_graph *sg,

@@ -87,6 +87,8 @@ typedef struct ge_prov_batch {
 	ge_graph *g, *root;
 	struct ge_prov_log *log;
 	const char *rule; /* interned in root; NULL: copies are not noted */
+	int fast;         /* notes may lengthen a run: top level, not attr */
+	size_t run_end;   /* 1 + the run this batch lengthens, or 0 */
 } ge_prov_batch;
 void ge_prov_batch_init(ge_prov_batch *b, ge_graph *g, const char *rule);
 /* ge_op_copy_origins(b->g, to, sg, from, the batch's rule). */
