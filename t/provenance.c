@@ -62,6 +62,19 @@ static const char *origins(ge_graph *g, const char *name)
 	return b;
 }
 
+/* Whether a and b save to the same bytes (their lengths in the name). */
+static int same_bytes(ge_graph *a, ge_graph *b, const char *name)
+{
+	ge_buf b0 = GE_BUF_INIT, b1 = GE_BUF_INIT;
+	ge_graph_encode_graphdef(a, &b0);
+	ge_graph_encode_graphdef(b, &b1);
+	int same = b0.len == b1.len && !memcmp(b0.data, b1.data, b0.len);
+	ok(same, "%s (%zu, %zu)", name, b0.len, b1.len);
+	ge_buf_free(&b0);
+	ge_buf_free(&b1);
+	return same;
+}
+
 static ge_graph *reload(ge_graph *g)
 {
 	ge_buf b = GE_BUF_INIT;
@@ -379,14 +392,10 @@ static void batch_as_single(void)
 		ok(fields, "mode %d: the same provenance on every op", mode);
 		is_string("x|", origins(g[1], "t3/b"),
 			  "a source's own provenance is what its copy names");
-		ge_buf b0 = GE_BUF_INIT, b1 = GE_BUF_INIT;
-		ge_graph_encode_graphdef(g[0], &b0);
-		ge_graph_encode_graphdef(g[1], &b1);
-		ok(b0.len == b1.len && !memcmp(b0.data, b1.data, b0.len),
-		   "mode %d: the same bytes saved (%zu, %zu)", mode, b0.len,
-		   b1.len);
-		ge_buf_free(&b0);
-		ge_buf_free(&b1);
+		char what[64];
+		snprintf(what, sizeof what, "mode %d: the same bytes saved",
+			 mode);
+		same_bytes(g[0], g[1], what);
 		ge_graph_free(g[0]);
 		ge_graph_free(g[1]);
 	}
@@ -437,13 +446,7 @@ static void made_from_as_merge(void)
 		  "as the general merge makes them");
 	is_string("a,q|", origins(g[0], "out2"),
 		  "a source twice counts once; one with provenance brings it");
-	ge_buf b0 = GE_BUF_INIT, b1 = GE_BUF_INIT;
-	ge_graph_encode_graphdef(g[0], &b0);
-	ge_graph_encode_graphdef(g[1], &b1);
-	ok(b0.len == b1.len && !memcmp(b0.data, b1.data, b0.len),
-	   "the same bytes saved (%zu, %zu)", b0.len, b1.len);
-	ge_buf_free(&b0);
-	ge_buf_free(&b1);
+	same_bytes(g[0], g[1], "the same bytes saved");
 	ge_graph_free(g[0]);
 	ge_graph_free(g[1]);
 }

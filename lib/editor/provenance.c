@@ -362,8 +362,7 @@ void ge_prov_batch_copy(ge_prov_batch *b, ge_opid to, const ge_graph *sg,
 			ge_opid from)
 {
 	ge_graph *g = b->g;
-	if (to >= g->n_ops || (g->ops[to].flags & OPF_DEAD) ||
-	    from >= sg->n_ops)
+	if (!ge_op_alive(g, to) || from >= sg->n_ops)
 		return;
 	const ge_op *s = &sg->ops[from];
 	ge_op *o = &g->ops[to];
@@ -403,8 +402,8 @@ void ge_op_copy_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
 /* ge_op_made_from when op `to` and every op of from[] hold no provenance
  * and there are few of them (a rewrite rule's match, a batch norm and
  * its conv): the field names the ops of from[], sorted, each once, with
- * no function names; written straight from the names, without the
- * general merge's lists.  Returns -1, having done nothing, when that is
+ * no function names; sorted in place, without the general merge's
+ * reading of each op's field and its qsort.  Returns -1, having done nothing, when that is
  * not the case.  t/provenance checks it against the general path. */
 enum { MADE_FAST_MAX = 16 };
 static int made_from_plain(ge_graph *g, ge_opid to, const ge_opid *from,
@@ -414,43 +413,24 @@ static int made_from_plain(ge_graph *g, ge_opid to, const ge_opid *from,
 	    !has_none(g, to))
 		return -1;
 	const char *nm[MADE_FAST_MAX];
-	size_t len[MADE_FAST_MAX], k = 0;
+	ge_strvec nodes = {nm, 0, MADE_FAST_MAX}, none = GE_VEC_INIT;
 	for (size_t i = 0; i < n; i++) {
 		if (from[i] >= g->n_ops || !has_none(g, from[i]))
 			return -1;
 		/* insertion sort by bytes (strcmp, as sort_unique), each
 		 * name once */
 		const char *s = g->ops[from[i]].name;
-		size_t j = k;
+		size_t j = nodes.n;
 		int c = 1;
 		while (j > 0 && (c = strcmp(nm[j - 1], s)) > 0)
 			j--;
 		if (j > 0 && c == 0)
 			continue;
-		memmove(nm + j + 1, nm + j, (k - j) * sizeof *nm);
-		memmove(len + j + 1, len + j, (k - j) * sizeof *len);
+		memmove(nm + j + 1, nm + j, (nodes.n - j) * sizeof *nm);
 		nm[j] = s;
-		len[j] = strlen(s);
-		k++;
+		nodes.n++;
 	}
-	size_t pl = 0;
-	for (size_t i = 0; i < k; i++)
-		pl += 1 + ge_uvarint_size(len[i]) + len[i];
-	size_t fl = 1 + ge_uvarint_size(pl) + pl;
-	ge_dbginfo *d = ge_arena_alloc(&g->arena, sizeof *d + fl + 1);
-	d->len = (uint32_t)fl;
-	uint8_t *p = d->bytes;
-	*p++ = GE_TAG_LEN(GE_NODEDEF_DEBUG_INFO);
-	p = ge_put_uvarint(p, pl);
-	for (size_t i = 0; i < k; i++) {
-		*p++ = GE_TAG_LEN(GE_DEBUGINFO_NODE_NAMES);
-		p = ge_put_uvarint(p, len[i]);
-		memcpy(p, nm[i], len[i]);
-		p += len[i];
-	}
-	g->ops[to].dbg = d;
-	g->ops[to].flags |= OPF_EDIT;
-	g->version++;
+	set_lists(g, to, &nodes, &none);
 	if (rule)
 		ge_prov_note(g, to, rule);
 	return 0;

@@ -134,9 +134,8 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		for (uint32_t i = 0; i < o->n_ents; i++) {
 			const ge_attr_ent *e = &o->ents[i];
 			size_t kl = strlen(e->key);
-			size_t el = 2 + ge_uvarint_size(kl) + kl +
-				    ge_uvarint_size(e->len) + e->len;
-			room_for(out, el + 11);
+			room_for(out, ge_wire_entry_size(GE_NODEDEF_ATTR, kl,
+							 e->len));
 			uint8_t *p = ge_wire_put_entry(out->data + out->len,
 						       GE_NODEDEF_ATTR, e->key,
 						       kl, e->raw, e->len);
