@@ -2,8 +2,11 @@
 # hostile-kill.sh: SavedModel saves killed with SIGKILL at random moments
 # (case 7 of doc/hostile-input.md).  Two models, A and B, are saved
 # in turn over the same destination D; each save is killed after a random
-# delay drawn over the length of a save, until at least 50 kills have
-# landed mid-save (a temp directory of the save is there afterwards).
+# delay, until at least 50 kills have landed mid-save (a temp directory of
+# the save is there afterwards).  Half the delays are drawn from the
+# program's start, half from the moment its temp directory appears, so
+# that a loaded machine (a save's start varies most) still lands kills in
+# every step of the save.
 # After every kill D is the complete old or new directory, byte for byte;
 # the next save removes what the killed ones left.  Half the runs use the
 # fallback without renameat2(RENAME_EXCHANGE).  Then the same for a file
@@ -52,11 +55,34 @@ t2=`ms`
 span=`expr \( $t1 - $t0 \) / 6`
 start=`expr \( $t2 - $t1 \) / 6`
 test "$start" -lt "$span" || start=`expr $span / 2`
-awk -v s=$span -v b=$start 'BEGIN { srand(12); for (i = 0; i < 1000; i++)
-	printf "%.3f\n", (b + rand() * (s - b)) / 1000 }' >delays
+# until_temp PID: returns once the save of PID has made its temp directory
+# (or PID has ended)
+until_temp() {
+	while ! ls -d D.tmp-$1-* >/dev/null 2>&1; do
+		kill -0 $1 2>/dev/null || return 1
+	done
+	return 0
+}
+# the length of a save from its temp directory's appearance to its removal
+save=0
+for src in B A B A; do
+	"$BIN" convert $src D >/dev/null 2>&1 &
+	pid=$!
+	until_temp $pid
+	ta=`ms`
+	while ls -d D.tmp-$pid-* >/dev/null 2>&1; do :; done
+	save=`expr $save + \`ms\` - $ta`
+	wait $pid
+done
+save=`expr $save / 4`
+test "$save" -gt 0 || save=1
+awk -v s=$span -v b=$start -v w=$save 'BEGIN { srand(12);
+	for (i = 0; i < 1000; i++)
+		if (i % 2) printf "t %.3f\n", rand() * w / 1000
+		else printf "s %.3f\n", (b + rand() * (s - b)) / 1000 }' >delays
 
 mid=0 kills=0 bad=0 prev=RA
-while read d; do
+while read from d; do
 	kills=`expr $kills + 1`
 	if test `expr $kills % 2` -eq 0; then src=A ref=RA; else src=B ref=RB; fi
 	if test `expr $kills % 4` -ge 2; then
@@ -66,6 +92,7 @@ while read d; do
 		"$BIN" convert $src D >/dev/null 2>&1 &
 	fi
 	pid=$!
+	test $from = s || until_temp $pid
 	sleep $d
 	kill -9 $pid 2>/dev/null
 	wait $pid 2>/dev/null
@@ -73,7 +100,7 @@ while read d; do
 	# this save's own temp (its name carries the pid) is there
 	if ls -d D.tmp-$pid-* >/dev/null 2>&1 ||
 	   ls -d D.old-$pid-* >/dev/null 2>&1; then
-		mid=`expr $mid + 1`
+		mid=`expr $mid + 1`; test $from = t && tmid=`expr ${tmid:-0} + 1`
 	fi
 	# D.old-* alone means a fallback save was killed between its renames
 	# (this one, or an earlier one whose old directory the next save had
@@ -91,7 +118,7 @@ while read d; do
 	test $st -eq 0 && prev=$ref
 	test $mid -ge 50 && break
 done <delays
-echo "# $kills kills, $mid mid-save; a save takes ${span} ms, the start ${start} ms"
+echo "# $kills kills, $mid mid-save; a run takes ${span} ms, the start ${start} ms, the save from its temp ${save} ms; $tmid of the mid-save kills after the temp"
 test $mid -ge 50
 ok $? "at least 50 kills landed mid-save ($mid of $kills)"
 test $bad -eq 0
