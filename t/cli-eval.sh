@@ -160,6 +160,29 @@ has "$T/out" 'out (out:0) int32[] min 10 max 10 mean 10 [10]' "a while loop runs
 bad "while loop 'w': more than 100 iterations (--max-iterations)" \
 	"a loop over --max-iterations" "$T/loop0.pbtxt" --max-iterations 100
 
+# OpenBLAS is opened by the first product the runner makes, not at the
+# program's start (lib/exec/blas.h): the loader's log (glibc's LD_DEBUG)
+# names it for an eval with a MatMul and for no other command
+cat >"$T/mm.pbtxt" <<EOT
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { dim { size: 1 } dim { size: 2 } } } } }
+node { name: "w" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 1 } } float_val: 3 float_val: 4 } } } }
+node { name: "y" op: "MatMul" input: "x" input: "w" attr { key: "T" value { type: DT_FLOAT } } }
+EOT
+LD_DEBUG=files "$BIN" eval "$T/mm.pbtxt" --input 'x=[[1,2]]' >"$T/out" 2>"$T/ld"
+has "$T/out" 'y (y:0) float32[1,1] min 11 max 11 mean 11 [11]' \
+	"a MatMul runs through OpenBLAS"
+if grep -q 'file=' "$T/ld"; then
+	has "$T/ld" 'file=libopenblas' "and the loader opened OpenBLAS for it"
+	LD_DEBUG=files "$BIN" convert "$T/mm.pbtxt" "$T/mm.pb" >/dev/null 2>"$T/ld"
+	grep -q 'libopenblas' "$T/ld"
+	ok `test $? -ne 0; echo $?` "a convert never opens it"
+	LD_DEBUG=files "$BIN" eval "$T/a.pbtxt" --input 'x=[1]' >/dev/null 2>"$T/ld"
+	grep -q 'libopenblas' "$T/ld"
+	ok `test $? -ne 0; echo $?` "nor an eval without a product"
+else
+	skip 3 "the loader writes no LD_DEBUG log here"
+fi
+
 run "$BIN" eval
 is_rc 2 "eval without a model"
 run "$BIN" verify "$T/a.pbtxt"

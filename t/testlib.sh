@@ -15,6 +15,14 @@ ok() { # ok STATUS NAME
 	fi
 }
 diag() { sed 's/^/# /' "$@"; }
+skip() { # skip COUNT REASON: COUNT tests skipped, visibly
+	i=0
+	while test $i -lt "$1"; do
+		n=`expr $n + 1`
+		echo "ok $n # SKIP $2"
+		i=`expr $i + 1`
+	done
+}
 
 # run CMD...: stdout in $T/out, stderr in $T/err, status in $rc
 run() {

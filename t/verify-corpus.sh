@@ -16,14 +16,6 @@ T=`mktemp -d "${TMPDIR:-/tmp}/gerewrite-verifyc.XXXXXX"` || exit 1
 trap 'rm -rf "$T"' EXIT
 . "${GE_TOP_SRCDIR:-.}/t/testlib.sh"
 
-skip() { # skip COUNT WHY
-	i=0
-	while test $i -lt $1; do
-		n=`expr $n + 1`
-		echo "ok $n # SKIP $2"
-		i=`expr $i + 1`
-	done
-}
 # runs MODEL ARGS: whether eval runs it (else the reason in $why)
 runs() {
 	"$BIN" eval "$@" >/dev/null 2>"$T/why" && return 0

@@ -10,8 +10,7 @@
  */
 #include "exec/xgemm.h"
 
-#include <cblas.h>
-
+#include "exec/blas.h"
 #include "exec/xpool.h"
 
 #define MIN_ROWS 32 /* rows of a block */
@@ -24,11 +23,12 @@ void ge_xgemm_here(int f64, int ta, int tb, int64_t m, int64_t n, int64_t kk,
 	enum CBLAS_TRANSPOSE bt = tb ? CblasTrans : CblasNoTrans;
 	if (m == 0 || n == 0)
 		return;
+	const ge_blas_fns *blas = ge_blas();
 	if (f64)
-		cblas_dgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)kk,
+		blas->dgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)kk,
 			    1.0, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 	else
-		cblas_sgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)kk,
+		blas->sgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)kk,
 			    1.0f, a, (int)lda, b, (int)ldb, (float)beta, c,
 			    (int)ldc);
 }

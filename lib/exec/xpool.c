@@ -12,10 +12,11 @@
  */
 #include "exec/xpool.h"
 
-#include <cblas.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
+
+#include "exec/blas.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -56,8 +57,9 @@ static int blas_threads;
 
 static void take_blas_threads(void)
 {
-	blas_threads = openblas_get_num_threads();
-	openblas_set_num_threads(1);
+	const ge_blas_fns *blas = ge_blas();
+	blas_threads = blas->get_num_threads();
+	blas->set_num_threads(1);
 }
 
 int ge_xpool_threads(void)

@@ -544,6 +544,8 @@ static struct dup *dup_of(struct dup *d, size_t nd, ge_opid var)
  * alone (the source's saver is not extended for it). */
 static void rekey_copied_savers(struct vp *p, struct dup *d, size_t nd)
 {
+	if (!nd) /* no key to replace: the copied savers stay as copied */
+		return;
 	ge_graph *g = p->g_;
 	size_t n_ops = ge_graph_capacity(g);
 	ge_opset done;
