@@ -94,8 +94,13 @@ struct cli_model_opts {
 enum { CLI_FN_REACHABLE = 0, CLI_FN_ALL, CLI_FN_NONE };
 /* run --provenance: the rule that made an op also goes into its
  * `_gerewrite_rule` attr (lib/editor/provenance.h); the report lists each op
- * made with its rule. */
-enum { CLI_PROV_ATTR = 1, CLI_PROV_LIST = 2 };
+ * made with its rule; off: no op gains provenance (GE_PROV_OFF). */
+enum { CLI_PROV_ATTR = 1, CLI_PROV_LIST = 2, CLI_PROV_OFF = 4 };
+/* --provenance field|attr|list|off into mo->provenance for cmd (batch
+ * takes field and off alone); EXIT_USAGE after a usage message for
+ * another word. */
+int cli_provenance_opt(const char *cmd, const char *val,
+		       struct cli_model_opts *mo);
 /* Parses --functions reachable|all|none into mo->functions; EXIT_USAGE
  * (after a usage message for cmd) if it is none of those. */
 int cli_functions_opt(const char *cmd, const char *val,

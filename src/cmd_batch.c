@@ -772,7 +772,7 @@ static void progress(int on, size_t done, size_t total, size_t failed,
 enum {
 	O_OUT = 1, O_JOBS, O_PARAM, O_REPORT, O_SHARD, O_RESUME, O_FORMAT,
 	O_TAGS, O_ALLOW_MISSING, O_QUIET, O_FUNCTIONS, O_TIMEOUT,
-	O_MAX_MEMORY, O_VERIFY, O_MAX_ERROR, O_OVERWRITE, O_STRICT,
+	O_MAX_MEMORY, O_VERIFY, O_MAX_ERROR, O_OVERWRITE, O_STRICT, O_PROVENANCE,
 	O_SHARD_COUNT, O_REPORT_DIR,
 };
 
@@ -796,6 +796,7 @@ static const struct cli_opt batch_opts[] = {
 	{"max-error", 0, 1, O_MAX_ERROR},
 	{"overwrite", 0, 0, O_OVERWRITE},
 	{"strict", 0, 0, O_STRICT},
+	{"provenance", 0, 1, O_PROVENANCE},
 	{NULL, 0, 0, 0},
 };
 
@@ -947,6 +948,10 @@ static int batch_options(struct batch *b)
 			break;
 		case O_OVERWRITE: b->so.overwrite = 1; break;
 		case O_STRICT: b->mo.strict = 1; break;
+		case O_PROVENANCE:
+			if (cli_provenance_opt("batch", val, &b->mo))
+				return EXIT_USAGE;
+			break;
 		case O_MAX_MEMORY:
 			if (ge_parse_size(val, &b->lim.max_memory) ||
 			    !b->lim.max_memory)

@@ -495,8 +495,9 @@ static int run_all(lua_State *L, struct run_ctx *c, int gi,
 	ge_graph_mark_now(g, &m);
 	cli_wants_see(c->wants, g);
 	c->prov = mo ? mo->provenance : 0;
-	ge_prov_set_mode(g, c->prov & CLI_PROV_ATTR ? GE_PROV_ATTR
-						    : GE_PROV_FIELD);
+	ge_prov_set_mode(g, c->prov & CLI_PROV_OFF    ? GE_PROV_OFF
+			    : c->prov & CLI_PROV_ATTR ? GE_PROV_ATTR
+						      : GE_PROV_FIELD);
 	c->prov_g = g;
 	c->prov_seen = ge_prov_lines(g);
 	long before = (long)ge_graph_num_ops(g);
@@ -649,20 +650,28 @@ static const struct cli_opt run_opts[] = {
 	{NULL, 0, 0, 0},
 };
 
-/* --provenance field|attr|list, repeatable: field (the default) writes
- * experimental_debug_info only; attr adds the rule attr, list the report
- * lines.  EXIT_USAGE for another word. */
-static int provenance_opt(const char *val, struct cli_model_opts *mo)
+/* --provenance field|attr|list|off, repeatable: field (the default)
+ * writes experimental_debug_info only; attr adds the rule attr, list the
+ * report lines; off writes none of them, and attr or list after it turn
+ * it on again. */
+int cli_provenance_opt(const char *cmd, const char *val,
+		       struct cli_model_opts *mo)
 {
+	int run = !strcmp(cmd, "run");
 	if (!strcmp(val, "field"))
 		mo->provenance = 0;
-	else if (!strcmp(val, "attr"))
-		mo->provenance |= CLI_PROV_ATTR;
-	else if (!strcmp(val, "list"))
-		mo->provenance |= CLI_PROV_LIST;
+	else if (!strcmp(val, "off"))
+		mo->provenance = CLI_PROV_OFF;
+	else if (run && !strcmp(val, "attr"))
+		mo->provenance = (mo->provenance & ~CLI_PROV_OFF) | CLI_PROV_ATTR;
+	else if (run && !strcmp(val, "list"))
+		mo->provenance = (mo->provenance & ~CLI_PROV_OFF) | CLI_PROV_LIST;
+	else if (run)
+		return cli_usage(cmd, "--provenance takes field, attr, list or "
+				 "off (got '%s')", val);
 	else
-		return cli_usage("run", "--provenance takes field, attr or "
-				 "list (got '%s')", val);
+		return cli_usage(cmd, "--provenance takes field or off (got "
+				 "'%s')", val);
 	return 0;
 }
 
@@ -717,7 +726,7 @@ int cmd_run(lua_State *L, int argc, char **argv)
 		case O_QUANTIZE: quant = val; break;
 		case O_QUANTIZE_WEIGHTS: qnames = val; break;
 		case O_PROVENANCE:
-			if (provenance_opt(val, &mo))
+			if (cli_provenance_opt("run", val, &mo))
 				key = -1;
 			break;
 		}

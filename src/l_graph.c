@@ -8,6 +8,7 @@
 
 #include "functions/func.h"
 #include "editor/insert.h"
+#include "editor/provenance.h"
 #include "l_editor.h"
 #include "lge.h"
 #include "editor/select.h"
@@ -163,6 +164,20 @@ static int g_provenance(lua_State *L)
 		else
 			lua_setfield(L, -2, ge_op_name(g, (ge_opid)i));
 	}
+	return 1;
+}
+
+/* g:provenance_mode([mode]) -> the mode ("field", "attr" or "off"),
+ * after setting it when mode is given (ge_prov_set_mode) */
+static int g_provenance_mode(lua_State *L)
+{
+	static const char *const names[] = {"field", "attr", "off", NULL};
+	static const int modes[] = {GE_PROV_FIELD, GE_PROV_ATTR, GE_PROV_OFF};
+	ge_graph *g = lge_checkgraph(L, 1)->g;
+	if (!lua_isnoneornil(L, 2))
+		ge_prov_set_mode(g, modes[luaL_checkoption(L, 2, NULL, names)]);
+	int m = ge_prov_mode(g);
+	lua_pushstring(L, names[m == GE_PROV_ATTR ? 1 : m == GE_PROV_OFF ? 2 : 0]);
 	return 1;
 }
 
@@ -930,6 +945,7 @@ static const luaL_Reg graph_methods[] = {
 	{"op", g_op},
 	{"colocation_targets", g_colocation_targets},
 	{"provenance", g_provenance},
+	{"provenance_mode", g_provenance_mode},
 	{"tensor", g_tensor},
 	{"add_op", g_add_op},
 	{"remove_op", g_remove_op},

@@ -492,6 +492,65 @@ static void counts_as_lines(void)
 	ge_graph_free(g);
 }
 
+/* GE_PROV_OFF: every producer does nothing, the input's own field is
+ * kept byte for byte, and the same graph edited in field mode gains what
+ * off mode left out. */
+static void off_mode(void)
+{
+	const char *text = PH("a") IDENT("b", "a", DBG(
+		"original_node_names: \"x\"", "")) IDENT("c", "b", "");
+	ge_graph *g = parse(text), *on = parse(text), *plain = parse(text);
+	ge_error err;
+	ge_prov_set_mode(g, GE_PROV_OFF);
+	is_int(GE_PROV_OFF, ge_prov_mode(g), "the mode reads back");
+	ge_graph *gs[2] = {g, on};
+	for (int k = 0; k < 2; k++) {
+		ge_graph *h = gs[k];
+		ge_opid a = ge_graph_find(h, "a"), b = ge_graph_find(h, "b"),
+			c = ge_graph_find(h, "c");
+		ge_opid t = ge_graph_add_op(h, "t/a", "Identity", &err);
+		ge_prov_batch pb;
+		ge_prov_batch_init(&pb, h, "copy");
+		ge_prov_batch_copy(&pb, t, h, a);
+		ge_op_copy_origins(h, t, h, b, "copy");
+		ge_opid from[2] = {a, b};
+		is_int(GE_OK, ge_op_made_from(h, c, from, 2, "test", &err),
+		       "mode %s: made_from answers GE_OK", k ? "field" : "off");
+		const char *nodes[] = {"z"};
+		is_int(GE_OK, ge_op_add_origins(h, a, nodes, 1, NULL, 0, &err),
+		       "mode %s: add_origins too", k ? "field" : "off");
+		is_int(GE_OK, ge_op_merge_origins(h, c, h, a, &err),
+		       "mode %s: merge_origins too", k ? "field" : "off");
+		ge_prov_note(h, c, "note");
+		const char *empty[] = {""};
+		is_int(GE_EINVAL, ge_op_add_origins(h, a, empty, 1, NULL, 0,
+						    &err),
+		       "mode %s: an empty name is still refused",
+		       k ? "field" : "off");
+	}
+	size_t n;
+	ge_prov_log(g, &n);
+	is_int(0, (long long)n, "off: nothing in the log");
+	is_string("|", origins(g, "t/a"), "off: the copy names no source");
+	is_string("|", origins(g, "c"), "off: nor the op made from others");
+	is_string("|", origins(g, "a"), "off: nor the op given names");
+	is_string("x|", origins(g, "b"), "off: the input's own field is kept");
+	ge_prov_log(on, &n);
+	ok(n > 0, "field: the same calls fill the log (%zu lines)", n);
+	is_string("a,x|", origins(on, "t/a"),
+		  "field: and the copy names its sources");
+	/* off's output is the input with the new op and nothing else */
+	ge_graph_remove_op(g, ge_graph_find(g, "t/a"), 1, NULL);
+	same_bytes(g, plain, "off: what is saved is what was read");
+	ge_prov_set_mode(g, GE_PROV_FIELD);
+	ge_op_made_from(g, ge_graph_find(g, "c"), (ge_opid[]){0}, 1, "test",
+			&err);
+	is_string("a|", origins(g, "c"), "field again: provenance is set");
+	ge_graph_free(g);
+	ge_graph_free(on);
+	ge_graph_free(plain);
+}
+
 int main(void)
 {
 	read_and_keep();
@@ -503,5 +562,6 @@ int main(void)
 	batch_as_single();
 	made_from_as_merge();
 	counts_as_lines();
+	off_mode();
 	return tap_done();
 }

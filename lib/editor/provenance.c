@@ -29,6 +29,12 @@ void ge_strvec_free(ge_strvec *v)
 
 /* The names of one ExperimentalDebugInfo payload, interned in g (the
  * graph's cache of strings: asking twice costs no memory). */
+/* Whether g's top-level graph sets no provenance (GE_PROV_OFF). */
+static int prov_off(const ge_graph *g)
+{
+	return ge_graph_root((ge_graph *)g)->prov_mode == GE_PROV_OFF;
+}
+
 static int read_payload(ge_graph *g, const uint8_t *p, const uint8_t *end,
 			ge_strvec *nodes, ge_strvec *funcs)
 {
@@ -170,6 +176,8 @@ int ge_op_add_origins(ge_graph *g, ge_opid id, const char *const *nodes,
 				      "%s: node '%s': an empty name in its "
 				      "provenance", g->name, g->ops[id].name);
 	}
+	if (prov_off(g))
+		return GE_OK;
 	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
 	int rc = ge_op_origins(g, id, &a, &b, err);
 	if (rc >= 0) {
@@ -218,6 +226,10 @@ int ge_op_origins_of(const ge_graph *sg, ge_opid from, ge_strvec *nodes,
 int ge_op_merge_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
 			ge_opid from, ge_error *err)
 {
+	if (prov_off(g))
+		return ge_op_alive(g, to) ? GE_OK
+					  : ge_err(err, GE_EINVAL, "%s: provenance"
+						   " of a removed op", g->name);
 	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
 	int rc = ge_op_origins_of(sg, from, &a, &b, err);
 	if (!rc)
@@ -321,6 +333,7 @@ void ge_prov_batch_init(ge_prov_batch *b, ge_graph *g, const char *rule)
 	b->rule = rule ? ge_intern(b->root, rule, strlen(rule)) : NULL;
 	b->fast = g == b->root && b->root->prov_mode != GE_PROV_ATTR;
 	b->run_end = 0;
+	b->off = b->root->prov_mode == GE_PROV_OFF;
 }
 
 /* batch_note's general case: a note as ge_prov_note makes it, after
@@ -362,7 +375,7 @@ void ge_prov_batch_copy(ge_prov_batch *b, ge_opid to, const ge_graph *sg,
 			ge_opid from)
 {
 	ge_graph *g = b->g;
-	if (!ge_op_alive(g, to) || from >= sg->n_ops)
+	if (b->off || !ge_op_alive(g, to) || from >= sg->n_ops)
 		return;
 	const ge_op *s = &sg->ops[from];
 	ge_op *o = &g->ops[to];
@@ -439,6 +452,8 @@ static int made_from_plain(ge_graph *g, ge_opid to, const ge_opid *from,
 int ge_op_made_from(ge_graph *g, ge_opid to, const ge_opid *from, size_t n,
 		    const char *rule, ge_error *err)
 {
+	if (prov_off(g))
+		return GE_OK;
 	if (made_from_plain(g, to, from, n, rule) == 0)
 		return GE_OK;
 	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
@@ -501,6 +516,8 @@ void ge_prov_note(ge_graph *g, ge_opid id, const char *rule)
 	if (!ge_op_alive(g, id))
 		return;
 	ge_graph *root = ge_graph_root(g);
+	if (root->prov_mode == GE_PROV_OFF)
+		return;
 	struct ge_prov_log *l = log_of(root);
 	/* one rule notes many ops in a row */
 	const char *r = l->n && !strcmp(l->v[l->n - 1].rule, rule)

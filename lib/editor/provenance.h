@@ -89,6 +89,7 @@ typedef struct ge_prov_batch {
 	const char *rule; /* interned in root; NULL: copies are not noted */
 	int fast;         /* notes may lengthen a run: top level, not attr */
 	size_t run_end;   /* 1 + the run this batch lengthens, or 0 */
+	int off;          /* GE_PROV_OFF: copies note nothing */
 } ge_prov_batch;
 void ge_prov_batch_init(ge_prov_batch *b, ge_graph *g, const char *rule);
 /* ge_op_copy_origins(b->g, to, sg, from, the batch's rule). */
@@ -102,9 +103,14 @@ int ge_op_made_from(ge_graph *g, ge_opid to, const ge_opid *from, size_t n,
 		    const char *rule, ge_error *err);
 
 /* ---- the rule log ---- */
-enum { GE_PROV_FIELD = 0, GE_PROV_ATTR = 1 };
+enum { GE_PROV_FIELD = 0, GE_PROV_ATTR = 1, GE_PROV_OFF = 2 };
 /* Where rules go for g and its function bodies: the log only
- * (GE_PROV_FIELD, the default) or also the op's GE_PROV_RULE_ATTR. */
+ * (GE_PROV_FIELD, the default) or also the op's GE_PROV_RULE_ATTR.
+ * GE_PROV_OFF sets no provenance at all: ge_op_add_origins,
+ * ge_op_merge_origins, ge_op_made_from, the batch's copies and
+ * ge_prov_note do nothing (after their argument checks), so no op gains
+ * a field or a line of the log; what the model's ops held when read is
+ * kept, byte for byte, as every field an edit leaves alone. */
 void ge_prov_set_mode(ge_graph *g, int mode);
 int ge_prov_mode(const ge_graph *g);
 
