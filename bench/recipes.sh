@@ -6,6 +6,7 @@
 #   insert_noise, 100,000 nodes      gerewrite run insert_noise  vs  the Python peer
 #   clone x3, 100,000 nodes          bench/clone3.lua            vs  the Python peer
 #     graph_editor style             bench/clone3_ge.lua (ge.sgv(g:ops()))  vs  the peer
+#     each with provenance off       the same scripts, g:provenance_mode("off")
 #   noise, graph_editor style        bench/noise_ge.lua (op by op)          vs  the peer
 #   fuse_conv_bias_relu, 1,000,000   gerewrite run               vs  the C driver (bench_match)
 #   load + save, 1,000,000           bench_io  vs  cp, cp + sync  vs  protobuf-c
@@ -144,6 +145,12 @@ clone_cur=$cur clone_old=$old
 ours "gerewrite bench/clone3_ge.lua (ge.sgv(g:ops()))" src/gerewrite \
 	"$top/bench/clone3_ge.lua" "$g100" "$tmp/clone_ge.pb"
 clonege_cur=$cur clonege_old=$old
+ours "  the same, --provenance off" src/gerewrite \
+	"$top/bench/clone3.lua" "$g100" "$tmp/clone_off.pb" off
+cloneoff_cur=$cur cloneoff_old=$old
+ours "  graph_editor style, --provenance off" src/gerewrite \
+	"$top/bench/clone3_ge.lua" "$g100" "$tmp/clone_ge_off.pb" off
+clonegeoff_cur=$cur clonegeoff_old=$old
 ours "gerewrite bench/noise_ge.lua (op by op)" src/gerewrite \
 	"$top/bench/noise_ge.lua" "$g100" "$tmp/noise_ge.pb"
 noisege_cur=$cur noisege_old=$old
@@ -160,6 +167,10 @@ if [ $have_peer = 1 ]; then
 		"$p" "$clone_cur" "$clone_old"
 	vs_faster "clone x3, graph_editor style: faster than the peer by" \
 		"$p" "$clonege_cur" "$clonege_old"
+	vs_faster "clone x3, provenance off: faster than the peer by" \
+		"$p" "$cloneoff_cur" "$cloneoff_old"
+	vs_faster "clone x3, graph_editor style, provenance off: by" \
+		"$p" "$clonegeoff_cur" "$clonegeoff_old"
 else
 	echo "  (the Python peer is not available: no ratios against it)"
 fi

@@ -454,6 +454,8 @@ static void copy_origins(ge_tinfo *I)
 {
 	ge_prov_batch b;
 	ge_prov_batch_init(&b, I->g_, "copy");
+	if (b.off) /* GE_PROV_OFF: every copy would do nothing */
+		return;
 	for (size_t i = 0; i < I->n; i++) {
 		const struct vop *w = &I->vops[i];
 		if (w->state == VOP_COPIED && w->op_ != GE_NOOP)
