@@ -182,6 +182,8 @@ void cli_set_max_memory(uint64_t bytes);
  * of Lua heap: a script that builds tables from a hostile model gets
  * "not enough memory", an ordinary error. */
 void *cli_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+/* After lua_close: the Lua heap's pool gives its slabs back. */
+void cli_lua_heap_release(void);
 extern size_t cli_lua_limit;
 /* [-0, +0, -] Loads MODEL, runs the recipe (table at index rec) with the
  * params (table at index par) on the graph and on the bodies mo->functions

@@ -20,6 +20,7 @@
 #include <lua.h>
 
 #include "base/bounds.h"
+#include "base/pool.h"
 #include "cli.h"
 
 /* ------------------------------------------------------------ messages */
@@ -116,21 +117,48 @@ void cli_report(lua_State *L)
 static size_t lua_used;
 size_t cli_lua_limit = SIZE_MAX;
 
+/* Lua's blocks of up to GE_POOL_MAX bytes come from a pool of their size
+ * class (base/pool.h: a script listing every op of a large graph makes
+ * an op userdata per op), the others from malloc.  The sanitizer build
+ * gives every block to malloc, so that AddressSanitizer sees each Lua
+ * object's bounds; t/pool checks the pool itself there. */
+#ifndef GE_ASAN
+static ge_pool lua_pool = GE_POOL_INIT;
+#define lua_realloc(p, o, n) ge_pool_realloc(&lua_pool, p, o, n)
+#else
+static void *lua_realloc(void *p, size_t o, size_t n)
+{
+	(void)o;
+	if (!n) {
+		free(p);
+		return NULL;
+	}
+	return realloc(p, n);
+}
+#endif
+
 void *cli_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	(void)ud;
 	size_t old = ptr ? osize : 0;
 	if (nsize == 0) {
-		free(ptr);
+		lua_realloc(ptr, old, 0);
 		lua_used -= old;
 		return NULL;
 	}
 	if (nsize > old && lua_used + (nsize - old) > cli_lua_limit)
 		return NULL;
-	void *p = realloc(ptr, nsize);
+	void *p = lua_realloc(ptr, old, nsize);
 	if (p)
 		lua_used = lua_used - old + nsize;
 	return p;
+}
+
+void cli_lua_heap_release(void)
+{
+#ifndef GE_ASAN
+	ge_pool_destroy(&lua_pool);
+#endif
 }
 
 void cli_set_max_memory(uint64_t bytes)

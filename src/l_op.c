@@ -41,6 +41,7 @@ static void push_ops(lua_State *L, int gidx, const ge_opid *ids, size_t n)
 	 * each looked up once for the whole list */
 	lua_getiuservalue(L, gidx, 1);
 	int cache = lua_gettop(L);
+	int fresh = 0; /* the cache is empty: no op has a userdata yet */
 	if (!ids && want > 64) {
 		/* the first list of all the ops: a cache made to size (grown
 		 * one key at a time, it is rehashed at each power of two) */
@@ -48,6 +49,7 @@ static void push_ops(lua_State *L, int gidx, const ge_opid *ids, size_t n)
 		if (lua_next(L, cache))
 			lua_pop(L, 2);
 		else {
+			fresh = 1;
 			lua_getmetatable(L, cache);
 			lua_createtable(L, cap > INT32_MAX ? 0 : (int)cap, 0);
 			lua_insert(L, -2);
@@ -59,16 +61,18 @@ static void push_ops(lua_State *L, int gidx, const ge_opid *ids, size_t n)
 	}
 	luaL_getmetatable(L, LGE_OP);
 	int mt = cache + 1;
+	lge_graph *owner = lua_touserdata(L, gidx);
 	lua_createtable(L, want > INT32_MAX ? 0 : (int)want, 0);
 	lua_Integer k = 0;
 	for (size_t i = 0; i < cap; i++) {
 		ge_opid id = ids ? ids[i] : (ge_opid)i;
 		if (!ids && !ge_op_alive(g, id))
 			continue;
-		if (lua_rawgeti(L, cache, (lua_Integer)id) == LUA_TNIL) {
-			lua_pop(L, 1);
+		if (fresh || lua_rawgeti(L, cache, (lua_Integer)id) == LUA_TNIL) {
+			if (!fresh)
+				lua_pop(L, 1);
 			lge_op *o = lua_newuserdatauv(L, sizeof *o, 1);
-			o->owner = lua_touserdata(L, gidx);
+			o->owner = owner;
 			o->id = id;
 			lua_pushvalue(L, mt);
 			lua_setmetatable(L, -2);

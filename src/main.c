@@ -909,6 +909,7 @@ int main(int argc, char **argv)
 		lge_at_exit = 1;
 #endif
 	lua_close(L);
+	cli_lua_heap_release();
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_errmsg("error writing the output: %s", strerror(errno));
 		if (code == 0)

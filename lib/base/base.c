@@ -82,7 +82,7 @@ void *ge_xcalloc(size_t n, size_t size)
 
 #ifdef BIG_MALLOC_ONLY
 
-static void *big_try(size_t n)
+void *ge_big_try(size_t n)
 {
 	return calloc(1, n ? n : 1);
 }
@@ -102,7 +102,7 @@ void ge_big_free(void *p)
 	free(p);
 }
 
-static size_t big_fit(size_t n)
+size_t ge_big_fit(size_t n)
 {
 	return n;
 }
@@ -160,7 +160,7 @@ static void *map_aligned(size_t len)
 
 /* A size of at least n for a block that fills whole huge pages (an
  * arena chunk, filled from the start to the end). */
-static size_t big_fit(size_t n)
+size_t ge_big_fit(size_t n)
 {
 	if (n < BIG_MIN || n > SIZE_MAX / 2)
 		return n;
@@ -168,8 +168,7 @@ static size_t big_fit(size_t n)
 	       sizeof(struct big);
 }
 
-/* ge_big_alloc, or NULL when there is no memory for it. */
-static void *big_try(size_t n)
+void *ge_big_try(size_t n)
 {
 	struct big *h = NULL;
 	if (n > SIZE_MAX / 2)
@@ -189,7 +188,7 @@ static void *big_try(size_t n)
 
 void *ge_big_alloc(size_t n)
 {
-	void *p = big_try(n);
+	void *p = ge_big_try(n);
 	if (!p)
 		oom(n);
 	return p;
@@ -442,14 +441,14 @@ void *ge_arena_alloc(ge_arena *a, size_t n)
 			sz = n;
 		if (sz > SIZE_MAX / 2)
 			oom(sz);
-		sz = big_fit(sizeof(ge_arena_chunk) + sz) -
+		sz = ge_big_fit(sizeof(ge_arena_chunk) + sz) -
 		     sizeof(ge_arena_chunk);
-		ge_arena_chunk *c = big_try(sizeof *c + sz);
+		ge_arena_chunk *c = ge_big_try(sizeof *c + sz);
 		/* under an address-space limit the doubling may not fit
 		 * where what is asked for does */
 		while (!c && sz > n) {
 			sz = sz / 2 > n ? sz / 2 : n;
-			c = big_try(sizeof *c + sz);
+			c = ge_big_try(sizeof *c + sz);
 		}
 		if (!c)
 			oom(sizeof *c + sz);

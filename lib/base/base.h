@@ -131,6 +131,11 @@ static inline int ge_read_varint(const uint8_t **p, const uint8_t *end,
 void *ge_big_alloc(size_t n);
 void *ge_big_realloc(void *p, size_t n);
 void ge_big_free(void *p);
+/* ge_big_alloc, or NULL when there is no memory for it. */
+void *ge_big_try(size_t n);
+/* A size of at least n for a big array that fills whole huge pages (an
+ * arena chunk or a pool slab, filled from the start to the end). */
+size_t ge_big_fit(size_t n);
 
 /* Arena: many small allocations freed in one call.  Chunks grow with
  * what the arena holds; past 1 MiB they are big arrays (above). */
