@@ -145,10 +145,10 @@ clone_cur=$cur clone_old=$old
 ours "gerewrite bench/clone3_ge.lua (ge.sgv(g:ops()))" src/gerewrite \
 	"$top/bench/clone3_ge.lua" "$g100" "$tmp/clone_ge.pb"
 clonege_cur=$cur clonege_old=$old
-ours "  the same, --provenance off" src/gerewrite \
+ours "gerewrite bench/clone3.lua, provenance off" src/gerewrite \
 	"$top/bench/clone3.lua" "$g100" "$tmp/clone_off.pb" off
 cloneoff_cur=$cur cloneoff_old=$old
-ours "  graph_editor style, --provenance off" src/gerewrite \
+ours "gerewrite bench/clone3_ge.lua, provenance off" src/gerewrite \
 	"$top/bench/clone3_ge.lua" "$g100" "$tmp/clone_ge_off.pb" off
 clonegeoff_cur=$cur clonegeoff_old=$old
 ours "gerewrite bench/noise_ge.lua (op by op)" src/gerewrite \
