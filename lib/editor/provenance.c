@@ -303,8 +303,15 @@ static const ge_dbginfo *named_field(const ge_prov_batch *b, ge_opid from)
 		return name_only(g, name);
 	struct ge_prov_log *l = b->log;
 	if (from >= l->nnamed) {
-		size_t n = g->n_ops > from ? g->n_ops : from + 1;
-		l->named = ge_xrealloc(l->named, n * sizeof *l->named);
+		/* by the sources' ids, not the graph's size (the copies come
+		 * after them), growing by half: a big array, so that filling
+		 * it faults once per huge page */
+		size_t n = l->nnamed + l->nnamed / 2;
+		if (n < (size_t)from + 1)
+			n = (size_t)from + 1;
+		if (n < 1024)
+			n = 1024;
+		l->named = ge_big_realloc(l->named, n * sizeof *l->named);
 		memset(l->named + l->nnamed, 0,
 		       (n - l->nnamed) * sizeof *l->named);
 		l->nnamed = n;
@@ -476,7 +483,7 @@ void ge_prov_free(struct ge_prov_log *l)
 	if (l) {
 		free(l->v);
 		free(l->view);
-		free(l->named);
+		ge_big_free(l->named);
 		free(l);
 	}
 }
@@ -614,7 +621,7 @@ void ge_prov_renumber(ge_graph *g, const ge_opid *newid, size_t n)
 	if (!l)
 		return;
 	/* ids change: named_field's fields are made again as needed */
-	free(l->named);
+	ge_big_free(l->named);
 	l->named = NULL;
 	l->nnamed = 0;
 	prov_run *old = l->v;
