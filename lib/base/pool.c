@@ -79,9 +79,9 @@ static void *get(ge_pool *p, size_t n)
 
 static void put(ge_pool *p, void *b, size_t n)
 {
-	int h = home_of(n ? n : 1);
+	int h = home_of(n);
 	if (h == IN_POOL)
-		give(p, b, class_of(n ? n : 1));
+		give(p, b, class_of(n));
 	else if (h == IN_MALLOC)
 		free(b);
 	else
@@ -92,13 +92,14 @@ void *ge_pool_realloc(ge_pool *p, void *ptr, size_t old, size_t n)
 {
 	if (!ptr)
 		return n ? get(p, n) : NULL;
+	if (old == 0) /* a block has a byte at least: it was made so */
+		old = 1;
 	if (n == 0) {
 		put(p, ptr, old);
 		return NULL;
 	}
-	int ho = home_of(old ? old : 1), hn = home_of(n);
-	if (ho == IN_POOL && hn == IN_POOL &&
-	    class_of(old ? old : 1) == class_of(n))
+	int ho = home_of(old), hn = home_of(n);
+	if (ho == IN_POOL && hn == IN_POOL && class_of(old) == class_of(n))
 		return ptr;
 	if (ho == IN_MALLOC && hn == IN_MALLOC)
 		return realloc(ptr, n);

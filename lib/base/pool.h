@@ -22,7 +22,8 @@
  * the size it was last given with (the owner keeps that; the pool has no
  * header to read it from).  Blocks are aligned to 16 bytes, as malloc's.
  * A failed allocation returns NULL and changes nothing.  Not thread-safe:
- * one owner (one Lua state) uses it.  t/pool checks it against malloc.
+ * one owner (one Lua state) uses it.  t/pool checks it against a model
+ * of every block's bytes.
  */
 #ifndef GE_BASE_POOL_H
 #define GE_BASE_POOL_H

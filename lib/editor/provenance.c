@@ -27,14 +27,14 @@ void ge_strvec_free(ge_strvec *v)
 	v->n = v->cap = 0;
 }
 
-/* The names of one ExperimentalDebugInfo payload, interned in g (the
- * graph's cache of strings: asking twice costs no memory). */
 /* Whether g's top-level graph sets no provenance (GE_PROV_OFF). */
 static int prov_off(const ge_graph *g)
 {
 	return ge_graph_root((ge_graph *)g)->prov_mode == GE_PROV_OFF;
 }
 
+/* The names of one ExperimentalDebugInfo payload, interned in g (the
+ * graph's cache of strings: asking twice costs no memory). */
 static int read_payload(ge_graph *g, const uint8_t *p, const uint8_t *end,
 			ge_strvec *nodes, ge_strvec *funcs)
 {
@@ -226,10 +226,6 @@ int ge_op_origins_of(const ge_graph *sg, ge_opid from, ge_strvec *nodes,
 int ge_op_merge_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
 			ge_opid from, ge_error *err)
 {
-	if (prov_off(g))
-		return ge_op_alive(g, to) ? GE_OK
-					  : ge_err(err, GE_EINVAL, "%s: provenance"
-						   " of a removed op", g->name);
 	ge_strvec a = GE_VEC_INIT, b = GE_VEC_INIT;
 	int rc = ge_op_origins_of(sg, from, &a, &b, err);
 	if (!rc)
@@ -423,8 +419,9 @@ void ge_op_copy_origins(ge_graph *g, ge_opid to, const ge_graph *sg,
  * and there are few of them (a rewrite rule's match, a batch norm and
  * its conv): the field names the ops of from[], sorted, each once, with
  * no function names; sorted in place, without the general merge's
- * reading of each op's field and its qsort.  Returns -1, having done nothing, when that is
- * not the case.  t/provenance checks it against the general path. */
+ * reading of each op's field and its qsort.  Returns -1, having done
+ * nothing, when that is not the case.  t/provenance checks it against
+ * the general path. */
 enum { MADE_FAST_MAX = 16 };
 static int made_from_plain(ge_graph *g, ge_opid to, const ge_opid *from,
 			   size_t n, const char *rule)

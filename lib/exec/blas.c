@@ -12,7 +12,6 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static ge_blas_fns fns;
-static int opened;
 
 static void *need(void *h, const char *name)
 {
@@ -40,16 +39,10 @@ static void open_blas(void)
 	*(void **)&fns.dgemm = need(h, "cblas_dgemm");
 	*(void **)&fns.get_num_threads = need(h, "openblas_get_num_threads");
 	*(void **)&fns.set_num_threads = need(h, "openblas_set_num_threads");
-	__atomic_store_n(&opened, 1, __ATOMIC_RELEASE);
 }
 
 const ge_blas_fns *ge_blas(void)
 {
 	pthread_once(&once, open_blas);
 	return &fns;
-}
-
-int ge_blas_opened(void)
-{
-	return __atomic_load_n(&opened, __ATOMIC_ACQUIRE);
 }

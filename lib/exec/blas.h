@@ -26,8 +26,4 @@ typedef struct ge_blas_fns {
 /* The functions, all set; never NULL. */
 const ge_blas_fns *ge_blas(void);
 
-/* Whether ge_blas() has opened the library in this process (for the
- * test that a run without the runner does not). */
-int ge_blas_opened(void);
-
 #endif
