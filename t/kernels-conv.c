@@ -244,6 +244,10 @@ static const struct dcase {
 	{{1, 9, 9, 8, 5, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, FAST},
 	/* 1x3 with dilation 3, VALID */
 	{{1, 7, 30, 9, 1, 3, 1, 1, 1, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0}, FAST},
+	/* stride 1, SAME: spans of 16 (two groups of eight pixels) and 5
+	 * (pixel by pixel), two blocks and a tail of 3 */
+	{{1, 4, 18, 19, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, FAST},
+	{{1, 4, 7, 19, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, FAST},
 	/* a 1x1 image under SAME: only the edges */
 	{{1, 1, 1, 16, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, FAST},
 	/* VALID 3x3 on 3x3: one output pixel, all inside */

@@ -23,8 +23,10 @@
  * sgemm runs well).  Their output rows are split over the pool's
  * threads; with a multiplier of 1 and at least 8 channels, each block of
  * 8 channels is summed in vector registers over the tap rows inside the
- * input, the 3x3 filter's weights held in registers and four output
- * pixels at a time (the register-tiled path, dw_row_fast); the rest
+ * input (the register-tiled path, dw_row_fast): a 3x3 filter with stride
+ * and dilation 1 eight output pixels at a time, each group over all the
+ * blocks before the next; other filters block by block, the 3x3's
+ * weights held in registers; the rest
  * checks every tap (dw_row_general).  Both are compiled for AVX2 and FMA,
  * taken when the processor has them, and for the baseline.  Conv2D and
  * depthwise write every element of their output, which is allocated
@@ -544,19 +546,22 @@ static inline DW_INLINE void dw_pixel1(const conv *c, const float *x,
  * taps in the reference order (row by row, left to right), so that any
  * split of the rows gives the same bits. */
 
-/* One tap row of four neighbouring output pixels of a 3x3 filter with
- * stride and dilation 1: six input columns, each loaded once. */
-static inline DW_INLINE void dw_row4(const float *r, int64_t C,
-				     const dw_vec w[3], dw_vec a[4])
+/* One tap row of eight neighbouring output pixels of a 3x3 filter with
+ * stride and dilation 1, for one block of 8 channels: ten input columns
+ * (r, a pixel C floats from the next), each loaded once, and the row's
+ * three weights (f).  Eight sums, so that eight independent chains of
+ * multiply-adds keep both pipes busy (each waits four cycles for the one
+ * before it in its pixel's sum). */
+static inline DW_INLINE void dw_row8(const float *r, int64_t C,
+				     const float *f, dw_vec a[8])
 {
-	dw_vec wa = w[0], wb = w[1], wc = w[2];
-	dw_vec x0 = dw_ld(r), x1 = dw_ld(r + C), x2 = dw_ld(r + 2 * C);
-	dw_vec x3 = dw_ld(r + 3 * C), x4 = dw_ld(r + 4 * C);
-	dw_vec x5 = dw_ld(r + 5 * C);
-	a[0] += x0 * wa, a[0] += x1 * wb, a[0] += x2 * wc;
-	a[1] += x1 * wa, a[1] += x2 * wb, a[1] += x3 * wc;
-	a[2] += x2 * wa, a[2] += x3 * wb, a[2] += x4 * wc;
-	a[3] += x3 * wa, a[3] += x4 * wb, a[3] += x5 * wc;
+	dw_vec wa = dw_ld(f), wb = dw_ld(f + C), wc = dw_ld(f + 2 * C);
+	dw_vec x0 = dw_ld(r), x1 = dw_ld(r + C);
+	for (int o = 0; o < 8; o++) {
+		dw_vec x2 = dw_ld(r + (o + 2) * C);
+		a[o] += x0 * wa, a[o] += x1 * wb, a[o] += x2 * wc;
+		x0 = x1, x1 = x2;
+	}
 }
 
 /* One output pixel of a 3x3 filter at p (its tap (0, 0)); dc is the
@@ -573,9 +578,49 @@ static inline DW_INLINE void dw_px3(const float *p, int64_t rstep,
 	dw_st(y, a);
 }
 
-/* A 3x3 filter: its nine weights in registers for the whole span; with
- * stride and dilation 1, four output pixels at a time (four independent
- * chains of multiply-adds over 6 x 3 loads of input). */
+/* A 3x3 filter with stride and dilation 1, over every whole block of 8
+ * channels (x, f and y at channel 0): eight output pixels at a time, and
+ * for each group all the blocks, so that the group's ten input columns
+ * of three rows (7.5 KB at 64 channels) stay in the first-level cache
+ * from one block to the next; the input walked block by block fell out
+ * of it between blocks and took half as long again.  A span not a
+ * multiple of 8 ends with a group overlapping the one before, whose
+ * pixels are computed again the same way, to the same bits. */
+static inline DW_INLINE void dw_span3_s1(const float *x, int64_t rstep,
+					 const float *f, int64_t C,
+					 int64_t ow0, int64_t ow1,
+					 int64_t pad, float *y)
+{
+	int64_t nb = C / DW_V * DW_V;
+	if (ow1 - ow0 < 8) {
+		for (int64_t q = 0; q < nb; q += DW_V) {
+			dw_vec w[9];
+			for (int t = 0; t < 9; t++)
+				w[t] = dw_ld(f + t * C + q);
+			for (int64_t ow = ow0; ow < ow1; ow++)
+				dw_px3(x + (ow - pad) * C + q, rstep, C, w,
+				       y + ow * C + q);
+		}
+		return;
+	}
+	for (int64_t ow = ow0; ow < ow1; ow += 8) {
+		if (ow + 8 > ow1)
+			ow = ow1 - 8;
+		const float *r = x + (ow - pad) * C;
+		float *yo = y + ow * C;
+		for (int64_t q = 0; q < nb; q += DW_V) {
+			dw_vec a[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};
+			dw_row8(r + q, C, f + q, a);
+			dw_row8(r + rstep + q, C, f + 3 * C + q, a);
+			dw_row8(r + 2 * rstep + q, C, f + 6 * C + q, a);
+			for (int o = 0; o < 8; o++)
+				dw_st(yo + o * C + q, a[o]);
+		}
+	}
+}
+
+/* A 3x3 filter with any stride or dilation, one block of 8 channels:
+ * its nine weights in registers for the whole span. */
 static inline DW_INLINE void dw_span3(const float *x, int64_t rstep,
 				      const float *f, int64_t C, int64_t ow0,
 				      int64_t ow1, int64_t s, int64_t d,
@@ -583,19 +628,9 @@ static inline DW_INLINE void dw_span3(const float *x, int64_t rstep,
 {
 	dw_vec w[9];
 	const float *r = x + (ow0 * s - pad) * C;
-	int64_t ow = ow0;
 	for (int t = 0; t < 9; t++)
 		w[t] = dw_ld(f + t * C);
-	if (s == 1 && d == 1)
-		for (; ow + 4 <= ow1; ow += 4, r += 4 * C) {
-			dw_vec a[4] = {{0}, {0}, {0}, {0}};
-			dw_row4(r, C, w, a);
-			dw_row4(r + rstep, C, w + 3, a);
-			dw_row4(r + 2 * rstep, C, w + 6, a);
-			for (int o = 0; o < 4; o++)
-				dw_st(y + (ow + o) * C, a[o]);
-		}
-	for (; ow < ow1; ow++, r += s * C)
+	for (int64_t ow = ow0; ow < ow1; ow++, r += s * C)
 		dw_px3(r, rstep, d * C, w, y + ow * C);
 }
 
@@ -648,8 +683,10 @@ static inline DW_INLINE void dw_edge(const conv *c, const float *x,
 }
 
 /* Output row oh of image b with multiplier 1 and at least one block of
- * channels: for each block of 8, the columns [lo, hi) by dw_span3 (all
- * tap rows inside, 3x3) or dw_span (the tap rows inside), the edge
+ * channels: the columns [lo, hi) by dw_span3_s1 (all tap rows inside,
+ * 3x3, stride and dilation 1; all blocks at once), or for each block of
+ * 8 by dw_span3 (all tap rows inside, 3x3) or dw_span (the tap rows
+ * inside); then for each block of 8 the edge
  * columns by dw_edge; the channels past the last block one by one. */
 static inline DW_INLINE void dw_row_fast(const dw_job *j, int64_t b,
 					 int64_t oh, float *y)
@@ -676,10 +713,11 @@ static inline DW_INLINE void dw_row_fast(const dw_job *j, int64_t b,
 	assert(0 <= j->lo && j->lo <= j->hi && j->hi <= c->dw.out);
 	assert(j->lo == j->hi || (j->lo * s - pad >= 0 &&
 				  (j->hi - 1) * s - pad + (c->kw - 1) * d < W));
+	if (sq && s == 1 && d == 1)
+		dw_span3_s1(xr, rstep, fr, C, j->lo, j->hi, pad, y);
 	for (; q + DW_V <= C; q += DW_V) {
 		if (sq && s == 1 && d == 1)
-			dw_span3(xr + q, rstep, fr + q, C, j->lo, j->hi, 1, 1,
-				 pad, y + q);
+			;       /* done above, all the blocks at once */
 		else if (sq)
 			dw_span3(xr + q, rstep, fr + q, C, j->lo, j->hi, s, d,
 				 pad, y + q);
