@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "editor/fold.h"
+#include "exec/xfold.h"
 #include "lge.h"
 
 static void push_report(lua_State *L, ge_fold_report *r)
@@ -163,6 +164,8 @@ static int m_quantize_weights(lua_State *L)
 
 void lge_open_fold(lua_State *L)
 {
+	/* folding and ge.evaluate compute on the runner's kernels */
+	ge_xfold_install();
 	static const luaL_Reg funcs[] = {
 		{"evaluate", m_evaluate},
 		{"fold_constants", m_fold_constants},

@@ -27,6 +27,7 @@
 #include "base/bounds.h"
 #include "cli.h"
 #include "lge.h"
+#include "exec/xfold.h"
 #include "formats/model.h"
 
 /* ------------------------------------------------------------ help */
@@ -875,6 +876,8 @@ int main(int argc, char **argv)
 	if (global_options(&argc, argv))
 		return EXIT_USAGE;
 	cli_usage_of = command_usage;
+	/* every command folds and evaluates on the runner's kernels */
+	ge_xfold_install();
 	cli_lua_limit = SIZE_MAX;
 	if (ge_max_memory_given() && ge_max_memory() < SIZE_MAX)
 		cli_lua_limit = (size_t)ge_max_memory();

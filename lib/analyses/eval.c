@@ -1070,9 +1070,20 @@ static kernel_fn find_kernel(const char *type)
 	return NULL;
 }
 
+static ge_eval_front_run front_run;
+static int (*front_supported)(const char *type);
+
+void ge_eval_set_front(ge_eval_front_run run,
+		       int (*supported)(const char *type))
+{
+	front_run = run;
+	front_supported = supported;
+}
+
 int ge_eval_supported(const char *type)
 {
-	return find_kernel(type) != NULL;
+	return find_kernel(type) != NULL ||
+	       (front_supported && type && front_supported(type));
 }
 
 int ge_eval_op(const ge_graph *g, ge_opid id, const ge_value *in, int nin,
@@ -1092,7 +1103,18 @@ int ge_eval_op_budget(const ge_graph *g, ge_opid id, const ge_value *in,
 		      ge_error *err)
 {
 	kctx k = {g, id, ge_op_type(g, id), in, nin, out, nout, err, b, 0};
+	int declined = 0;
+	if (front_run && k.type && front_supported(k.type)) {
+		int rc = front_run(g, id, in, nin, out, nout, b, err);
+		if (rc != GE_EVAL_DECLINE)
+			return rc;
+		declined = 1;
+	}
 	kernel_fn fn = find_kernel(k.type);
+	if (!fn && declined)
+		return ge_err(err, GE_EINVAL, "no kernel for this op type gives "
+			      "a constant value of it (the runner's holds "
+			      "strings, lists or resources, or refused)");
 	if (!fn)
 		return ge_err(err, GE_EINVAL, "no kernel for op type %s", k.type);
 	if (nout < 0 || nout > GE_EVAL_MAX_OUTPUTS)

@@ -110,8 +110,28 @@ int ge_value_from_const_budget(const ge_graph *g, ge_opid id, ge_value *v,
  * (a Split of a million outputs) is refused before anything is made. */
 #define GE_EVAL_MAX_OUTPUTS 4096
 
-/* Whether the evaluator has a kernel for an op type. */
+/* Whether the evaluator has a kernel for an op type (its own, or the
+ * front set's below). */
 int ge_eval_supported(const char *type);
+
+/* A set of kernels a higher layer puts in front of the evaluator's own:
+ * the runner's (exec/xfold.h), so that a folded or evaluated value is
+ * what float32 arithmetic as TensorFlow's CPU kernels do it gives, and
+ * the same bits the runner computes, rather than a double rounded once
+ * per op.  `run` has ge_eval_op_budget's contract (outputs charged to b
+ * on success), or returns GE_EVAL_DECLINE, having set and charged
+ * nothing, for an op it leaves to the evaluator's own kernels: a type
+ * it has no kernel for, a dtype it does not hold, or an op it refuses
+ * (the evaluator then says why, or computes it).  `supported` says
+ * whether run may take a type.  One set for the program, installed
+ * before any evaluation and never changed under one; NULL, NULL goes
+ * back to the evaluator's kernels alone. */
+#define GE_EVAL_DECLINE 1
+typedef int (*ge_eval_front_run)(const ge_graph *g, ge_opid id,
+				 const ge_value *in, int nin, ge_value *out,
+				 int nout, ge_eval_budget *b, ge_error *err);
+void ge_eval_set_front(ge_eval_front_run run,
+		       int (*supported)(const char *type));
 
 /* Runs op `id`'s kernel on the values of its data inputs (nin of them, in
  * order), writing its nout outputs.  Attrs are read from the op.  On error

@@ -1,10 +1,11 @@
 /*
  * exec/kernel_impl.h: what the files of kernels share (exec/kernel.c,
- * exec/xconvert.c, exec/k_const.c, exec/k_math.c, exec/k_binary.c, exec/k_reduce.c,
- * exec/k_shape.c, exec/k_array.c, exec/k_index.c,
+ * exec/xconvert.c, exec/k_const.c, exec/k_math.c, exec/k_binary.c,
+ * exec/k_reduce.c, exec/k_shape.c, exec/k_array.c, exec/k_index.c,
  * exec/k_misc.c; the heavy kernels through exec/k_nn_impl.h; the
- * stateful ones through exec/kstate.h; exec/k_quant.c): DataType numbers,
- * dtype classes, row-major strides and the broadcasting of two shapes.
+ * stateful ones through exec/kstate.h; exec/k_quant.c, exec/xfold.c):
+ * DataType numbers, dtype classes, row-major strides and the
+ * broadcasting of two shapes.
  * Not part of the API.
  */
 #ifndef GE_EXEC_KERNEL_IMPL_H
