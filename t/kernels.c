@@ -145,12 +145,33 @@ static void test_roundtrip(void)
 	ge_xt_unref(t);
 }
 
+/* An empty tensor's other dims must multiply within int64, so that a
+ * kernel's outer and inner extents of an axis fit: fuzz_eval's Unpack
+ * of a {2^40, 0, 2^40} value multiplied past it. */
+static void test_empty_shapes(void)
+{
+	ge_error err;
+	int64_t big[3] = {(int64_t)1 << 40, 0, (int64_t)1 << 40};
+	ge_xt *t = ge_xt_new(1, 3, big, &kt_budget, "x", &err);
+	ok(!t && strstr(err.msg, "overflows"),
+	   "{2^40, 0, 2^40} is refused: %s", t ? "made" : err.msg);
+	ge_xt_unref(t);
+	t = ge_xt_new(1, 2, big, &kt_budget, "x", &err);
+	ok(t && t->n == 0, "{2^40, 0} is an empty tensor");
+	int64_t r3[3] = {(int64_t)1 << 40, 0, (int64_t)1 << 40};
+	ge_xt *s = t ? ge_xt_reshape(t, 3, r3, "x", &err) : NULL;
+	ok(!s, "and is not reshaped to {2^40, 0, 2^40}");
+	ge_xt_unref(s);
+	ge_xt_unref(t);
+}
+
 int main(void)
 {
 	ge_xbudget_init(&kt_budget);
 	test_registry();
 	test_const();
 	test_roundtrip();
+	test_empty_shapes();
 	ok(kt_budget.mem_live == 0, "every tensor was released (%llu bytes "
 	   "live)", (unsigned long long)kt_budget.mem_live);
 	return tap_done();

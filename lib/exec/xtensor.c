@@ -127,18 +127,24 @@ static ge_xt *xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
 		       GE_SHAPE_MAXRANK);
 		return NULL;
 	}
-	int64_t n = 1;
+	/* n is the element count; nz the product of the dims other than 0,
+	 * which must fit too, so that a kernel's product of any of the dims
+	 * (the outer or inner extent of an axis) fits even when a zero
+	 * makes the tensor empty ({2^40, 0, 2^40}) */
+	int64_t n = 1, nz = 1;
 	for (int i = 0; i < rank; i++) {
 		if (dims[i] < 0) {
 			ge_err(err, GE_EINVAL, "%s: dimension %d is negative "
 			       "(%" PRId64 ")", w, i, dims[i]);
 			return NULL;
 		}
-		if (dims[i] && n > INT64_MAX / dims[i]) {
+		if (dims[i] && nz > INT64_MAX / dims[i]) {
 			ge_err(err, GE_EINVAL, "%s: the element count overflows",
 			       w);
 			return NULL;
 		}
+		if (dims[i])
+			nz *= dims[i];
 		n *= dims[i];
 	}
 	if ((uint64_t)n > (SIZE_MAX - sizeof(ge_xt) - 64) / es) {
@@ -256,18 +262,20 @@ ge_xt *ge_xt_copy(const ge_xt *t, const char *what, ge_error *err)
 ge_xt *ge_xt_reshape(ge_xt *t, int rank, const int64_t *dims,
 		     const char *what, ge_error *err)
 {
-	int64_t n = 1;
+	int64_t n = 1, nz = 1; /* as in xt_new */
 	if (rank < 0 || rank > GE_SHAPE_MAXRANK) {
 		ge_err(err, GE_EINVAL, "%s: rank %d is over %d",
 		       what ? what : "tensor", rank, GE_SHAPE_MAXRANK);
 		return NULL;
 	}
 	for (int i = 0; i < rank; i++) {
-		if (dims[i] < 0 || (dims[i] && n > INT64_MAX / dims[i])) {
+		if (dims[i] < 0 || (dims[i] && nz > INT64_MAX / dims[i])) {
 			ge_err(err, GE_EINVAL, "%s: bad shape for a reshape",
 			       what ? what : "tensor");
 			return NULL;
 		}
+		if (dims[i])
+			nz *= dims[i];
 		n *= dims[i];
 	}
 	if (n != t->n) {
