@@ -187,7 +187,8 @@ static int sum_rows(const rplan *p, const ge_xt *x, ge_xt *o, int op,
 		    ge_kctx *k, int *rc)
 {
 	int i = 0, j, r = x->rank;
-	if ((op != R_SUM && op != R_MEAN) || p->rn == 0)
+	/* an empty input (no data to point into) takes the general path */
+	if ((op != R_SUM && op != R_MEAN) || p->rn == 0 || x->n == 0)
 		return 0;
 	while (i < r && !p->red[i])
 		i++;
