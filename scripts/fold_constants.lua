@@ -7,13 +7,14 @@ Replace every constant subgraph by Consts, computed without TensorFlow.
 
 A subgraph whose inputs are all Const (Shape, Size and Rank count as
 constant where the input's shape is fully known) and that holds no
-stateful or control-flow op is evaluated on the CPU; each op it feeds
-from reads a Const of the same name as the op it replaces, and the ops
-only the folded values needed go.  An op the evaluator cannot run (no
-kernel for its type or dtype, a division by zero) stays as it was with
-its inputs, and the report on standard error says which and why: a
-wrong Const is never written.  `outputs` are kept even when nothing
-reads them.]],
+stateful or control-flow op is evaluated on the CPU with the kernels
+`gerewrite eval` runs, so that the model computes the same bits after
+as before; each op it feeds from reads a Const of the same name as the
+op it replaces, and the ops only the folded values needed go.  An op
+the evaluator cannot run (no kernel for its type or dtype, a division
+by zero) stays as it was with its inputs, and the report on standard
+error says which and why: a wrong Const is never written.  `outputs`
+are kept even when nothing reads them.]],
   params = {
     {name = "inputs", type = "list", default = {},
      help = "the graph's inputs (accepted for transform_graph's command "
@@ -21,7 +22,7 @@ reads them.]],
     {name = "outputs", type = "list", default = {},
      help = "ops to keep"},
   },
-  numerics = "rounding", -- outputs equal up to float rounding (operations regrouped) (run --verify)
+  numerics = "exact", -- the outputs stay bit-equal (run --verify)
   run = function(g, p)
     local keep = {}
     for i, s in ipairs(p.outputs) do keep[i] = ge.op_name(s) end
