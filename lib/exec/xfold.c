@@ -35,36 +35,38 @@ static ge_xt *to_xt(const ge_value *v, ge_xbudget *xb, const char *what)
 	ge_error err;
 	if (!ge_eval_dtype_ok(v->dtype) || v->n < 0 ||
 	    v->rank < 0 || v->rank > GE_SHAPE_MAXRANK ||
-	    !(ge_eval_dtype_float(v->dtype) ? v->d : v->i))
+	    !(ge_eval_dtype_float(v->dtype) ? (const void *)v->d
+					     : (const void *)v->i))
 		return NULL;
 	ge_xt *t = ge_xt_new_raw(v->dtype, v->rank, v->dims, xb, what, &err);
 	if (!t)
 		return NULL;
 	void *p = t->data;
-	for (int64_t k = 0; k < v->n; k++)
-		switch (v->dtype) {
-		case DT_FLOAT: ((float *)p)[k] = (float)v->d[k]; break;
-		case DT_DOUBLE: ((double *)p)[k] = v->d[k]; break;
-		case DT_HALF:
-			((uint16_t *)p)[k] = ge_half_from_double(v->d[k]);
-			break;
-		case DT_BFLOAT16:
-			((uint16_t *)p)[k] = ge_bf16_from_double(v->d[k]);
-			break;
-		case DT_INT64: ((int64_t *)p)[k] = v->i[k]; break;
-		case DT_INT32: ((int32_t *)p)[k] = (int32_t)v->i[k]; break;
-		case DT_UINT32: ((uint32_t *)p)[k] = (uint32_t)v->i[k]; break;
-		case DT_INT16: ((int16_t *)p)[k] = (int16_t)v->i[k]; break;
-		case DT_UINT16: ((uint16_t *)p)[k] = (uint16_t)v->i[k]; break;
-		case DT_INT8: ((int8_t *)p)[k] = (int8_t)v->i[k]; break;
-		case DT_UINT8: case DT_QUINT8:
-			((uint8_t *)p)[k] = (uint8_t)v->i[k];
-			break;
-		case DT_BOOL: ((uint8_t *)p)[k] = v->i[k] != 0; break;
-		default:
-			ge_xt_unref(t);
-			return NULL;
-		}
+	/* one loop per dtype, the switch outside it */
+#define FILL(T, x)                                                          \
+	do {                                                                \
+		T *q = p;                                                   \
+		for (int64_t k = 0; k < v->n; k++)                          \
+			q[k] = (x);                                         \
+	} while (0)
+	switch (v->dtype) {
+	case DT_FLOAT: FILL(float, (float)v->d[k]); break;
+	case DT_DOUBLE: FILL(double, v->d[k]); break;
+	case DT_HALF: FILL(uint16_t, ge_half_from_double(v->d[k])); break;
+	case DT_BFLOAT16: FILL(uint16_t, ge_bf16_from_double(v->d[k])); break;
+	case DT_INT64: FILL(int64_t, v->i[k]); break;
+	case DT_INT32: FILL(int32_t, (int32_t)v->i[k]); break;
+	case DT_UINT32: FILL(uint32_t, (uint32_t)v->i[k]); break;
+	case DT_INT16: FILL(int16_t, (int16_t)v->i[k]); break;
+	case DT_UINT16: FILL(uint16_t, (uint16_t)v->i[k]); break;
+	case DT_INT8: FILL(int8_t, (int8_t)v->i[k]); break;
+	case DT_UINT8: case DT_QUINT8: FILL(uint8_t, (uint8_t)v->i[k]); break;
+	case DT_BOOL: FILL(uint8_t, v->i[k] != 0); break;
+	default:
+		ge_xt_unref(t);
+		return NULL;
+	}
+#undef FILL
 	return t;
 }
 
