@@ -158,8 +158,7 @@ static void test_empty_shapes(void)
 	ge_xt_unref(t);
 	t = ge_xt_new(1, 2, big, &kt_budget, "x", &err);
 	ok(t && t->n == 0, "{2^40, 0} is an empty tensor");
-	int64_t r3[3] = {(int64_t)1 << 40, 0, (int64_t)1 << 40};
-	ge_xt *s = t ? ge_xt_reshape(t, 3, r3, "x", &err) : NULL;
+	ge_xt *s = t ? ge_xt_reshape(t, 3, big, "x", &err) : NULL;
 	ok(!s, "and is not reshaped to {2^40, 0, 2^40}");
 	ge_xt_unref(s);
 	ge_xt_unref(t);

@@ -27,14 +27,18 @@
 	"type: DT_FLOAT } } attr { key: 'value' value { tensor { dtype: " \
 	"DT_FLOAT tensor_shape { " shape " } " vals " } } } }\n"
 
+/* p = MatMul(a, b), read by out = Identity(p): a and b are Consts. */
+#define MATMUL_OUT \
+	"node { name: 'p' op: 'MatMul' input: 'a' input: 'b' " \
+	"attr { key: 'T' value { type: DT_FLOAT } } }\n" \
+	"node { name: 'out' op: 'Identity' input: 'p' " \
+	"attr { key: 'T' value { type: DT_FLOAT } } }\n"
+
 static const char *product =
 	FCONST("a", "dim { size: 1 } dim { size: 3 }",
 	       "float_val: 16777216 float_val: 1 float_val: 1")
 	FCONST("b", "dim { size: 3 } dim { size: 1 }", "float_val: 1")
-	"node { name: 'p' op: 'MatMul' input: 'a' input: 'b' "
-	"attr { key: 'T' value { type: DT_FLOAT } } }\n"
-	"node { name: 'out' op: 'Identity' input: 'p' "
-	"attr { key: 'T' value { type: DT_FLOAT } } }\n";
+	MATMUL_OUT;
 
 static ge_graph *parse(const char *txt)
 {
@@ -160,10 +164,7 @@ int main(void)
 		FCONST("a", "dim { size: 1 } dim { size: 3 }",
 		       "float_val: 1")
 		FCONST("b", "dim { size: 2 } dim { size: 1 }", "float_val: 1")
-		"node { name: 'p' op: 'MatMul' input: 'a' input: 'b' "
-		"attr { key: 'T' value { type: DT_FLOAT } } }\n"
-		"node { name: 'out' op: 'Identity' input: 'p' "
-		"attr { key: 'T' value { type: DT_FLOAT } } }\n";
+		MATMUL_OUT;
 	double x = fold_value(bad, "out", notes, sizeof notes);
 	ok(x != x && strstr(notes, "'p'"),
 	   "a refused MatMul is left, the evaluator's note names it: %s",

@@ -713,11 +713,12 @@ static inline DW_INLINE void dw_row_fast(const dw_job *j, int64_t b,
 	assert(0 <= j->lo && j->lo <= j->hi && j->hi <= c->dw.out);
 	assert(j->lo == j->hi || (j->lo * s - pad >= 0 &&
 				  (j->hi - 1) * s - pad + (c->kw - 1) * d < W));
-	if (sq && s == 1 && d == 1)
+	int s1 = sq && s == 1 && d == 1;
+	if (s1) /* all the blocks at once */
 		dw_span3_s1(xr, rstep, fr, C, j->lo, j->hi, pad, y);
 	for (; q + DW_V <= C; q += DW_V) {
-		if (sq && s == 1 && d == 1)
-			;       /* done above, all the blocks at once */
+		if (s1)
+			; /* summed above */
 		else if (sq)
 			dw_span3(xr + q, rstep, fr + q, C, j->lo, j->hi, s, d,
 				 pad, y + q);

@@ -111,6 +111,28 @@ static int objects(int dtype)
 	return dtype == DT_RESOURCE || dtype == DT_VARIANT;
 }
 
+/* The element count of a shape into *n: 0; -1 when dim *at is negative;
+ * -2 when the dims other than 0 multiply past int64.  The latter holds
+ * even where a 0 makes the tensor empty ({2^40, 0, 2^40}), so that a
+ * kernel's product of any of the dims (the outer or inner extent of an
+ * axis) fits. */
+static int xt_count(int rank, const int64_t *dims, int64_t *n, int *at)
+{
+	int64_t c = 1, nz = 1;
+	for (int i = 0; i < rank; i++) {
+		*at = i;
+		if (dims[i] < 0)
+			return -1;
+		if (dims[i] && nz > INT64_MAX / dims[i])
+			return -2;
+		if (dims[i])
+			nz *= dims[i];
+		c *= dims[i];
+	}
+	*n = c;
+	return 0;
+}
+
 /* ge_xt_new, its numbers zeroed only when zero is set. */
 static ge_xt *xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
 		     const char *what, ge_error *err, int zero)
@@ -127,25 +149,16 @@ static ge_xt *xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
 		       GE_SHAPE_MAXRANK);
 		return NULL;
 	}
-	/* n is the element count; nz the product of the dims other than 0,
-	 * which must fit too, so that a kernel's product of any of the dims
-	 * (the outer or inner extent of an axis) fits even when a zero
-	 * makes the tensor empty ({2^40, 0, 2^40}) */
-	int64_t n = 1, nz = 1;
-	for (int i = 0; i < rank; i++) {
-		if (dims[i] < 0) {
-			ge_err(err, GE_EINVAL, "%s: dimension %d is negative "
-			       "(%" PRId64 ")", w, i, dims[i]);
-			return NULL;
-		}
-		if (dims[i] && nz > INT64_MAX / dims[i]) {
-			ge_err(err, GE_EINVAL, "%s: the element count overflows",
-			       w);
-			return NULL;
-		}
-		if (dims[i])
-			nz *= dims[i];
-		n *= dims[i];
+	int64_t n;
+	int at;
+	switch (xt_count(rank, dims, &n, &at)) {
+	case -1:
+		ge_err(err, GE_EINVAL, "%s: dimension %d is negative "
+		       "(%" PRId64 ")", w, at, dims[at]);
+		return NULL;
+	case -2:
+		ge_err(err, GE_EINVAL, "%s: the element count overflows", w);
+		return NULL;
 	}
 	if ((uint64_t)n > (SIZE_MAX - sizeof(ge_xt) - 64) / es) {
 		ge_err(err, GE_EINVAL, "%s: the tensor's size overflows", w);
@@ -262,21 +275,17 @@ ge_xt *ge_xt_copy(const ge_xt *t, const char *what, ge_error *err)
 ge_xt *ge_xt_reshape(ge_xt *t, int rank, const int64_t *dims,
 		     const char *what, ge_error *err)
 {
-	int64_t n = 1, nz = 1; /* as in xt_new */
+	int64_t n;
+	int at;
 	if (rank < 0 || rank > GE_SHAPE_MAXRANK) {
 		ge_err(err, GE_EINVAL, "%s: rank %d is over %d",
 		       what ? what : "tensor", rank, GE_SHAPE_MAXRANK);
 		return NULL;
 	}
-	for (int i = 0; i < rank; i++) {
-		if (dims[i] < 0 || (dims[i] && nz > INT64_MAX / dims[i])) {
-			ge_err(err, GE_EINVAL, "%s: bad shape for a reshape",
-			       what ? what : "tensor");
-			return NULL;
-		}
-		if (dims[i])
-			nz *= dims[i];
-		n *= dims[i];
+	if (xt_count(rank, dims, &n, &at)) {
+		ge_err(err, GE_EINVAL, "%s: bad shape for a reshape",
+		       what ? what : "tensor");
+		return NULL;
 	}
 	if (n != t->n) {
 		ge_err(err, GE_EINVAL, "%s: cannot reshape %" PRId64
