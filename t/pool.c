@@ -40,12 +40,14 @@ static uint64_t next(void)
 }
 
 /* A size: mostly small, now and then past GE_POOL_MAX (malloc's), once
- * in a while past GE_POOL_BIG (a big array's). */
+ * in a while past GE_POOL_LARGE or GE_POOL_BIG (a big array's). */
 static size_t some_size(void)
 {
 	uint64_t r = next();
 	if (r % 2048 == 0)
 		return GE_POOL_BIG + (size_t)(r >> 16) % 5000;
+	if (r % 2048 == 1)
+		return GE_POOL_LARGE + (size_t)(r >> 16) % 300000;
 	return r % 8 ? 1 + (size_t)(r >> 8) % GE_POOL_MAX
 		     : GE_POOL_MAX + 1 + (size_t)(r >> 8) % 700;
 }
@@ -66,6 +68,11 @@ static void rules(void)
 	ok(c == a, "the freed block is the next of its class");
 	char *big = ge_pool_realloc(&p, b, 40, 5000);
 	ok(big && !memcmp(big, "012345678", 10), "into malloc's sizes");
+	char *large = ge_pool_realloc(&p, big, 5000, GE_POOL_LARGE);
+	ok(large && !memcmp(large, "012345678", 10) &&
+	   (uintptr_t)large % 16 == 0, "into a big array's from "
+	   "GE_POOL_LARGE");
+	big = ge_pool_realloc(&p, large, GE_POOL_LARGE, 5000);
 	char *huge = ge_pool_realloc(&p, big, 5000, GE_POOL_BIG + 1);
 	ok(huge && !memcmp(huge, "012345678", 10) &&
 	   (uintptr_t)huge % 16 == 0, "into a big array's");

@@ -124,18 +124,30 @@ static inline int ge_read_varint(const uint8_t **p, const uint8_t *end,
  * from 1 MiB they are mapped on their own, 2 MiB aligned and advised
  * huge, so that filling them faults once per 2 MiB where the kernel gives
  * huge pages, and they grow by moving page tables (mremap), not by a copy
- * into fresh pages.  Smaller ones, and every one in a sanitizer build
- * (whose leak and bounds checks see malloc only), come from malloc.
+ * into fresh pages.  From 64 KiB they are mappings made resident at once
+ * (ge_prefault).  Smaller ones, and every one in a sanitizer build (whose
+ * leak and bounds checks see malloc only), come from malloc.
  * ge_big_alloc's memory reads as zero; ge_big_realloc leaves the bytes
  * past the old size undefined.  Out of memory aborts, as ge_xmalloc. */
 void *ge_big_alloc(size_t n);
 void *ge_big_realloc(void *p, size_t n);
 void ge_big_free(void *p);
+/* ge_big_alloc for an array written in few places (an index by op id
+ * of a few ops): from 64 KiB a mapping of its own, whose pages come as
+ * they are first written, never made resident ahead nor huge (no
+ * ge_big_realloc).  Freed by ge_big_free. */
+void *ge_big_sparse(size_t n);
 /* ge_big_alloc, or NULL when there is no memory for it. */
 void *ge_big_try(size_t n);
 /* A size of at least n for a big array that fills whole huge pages (an
  * arena chunk or a pool slab, filled from the start to the end). */
 size_t ge_big_fit(size_t n);
+
+/* Makes the pages of [p, p + len) resident in one call, for a range of
+ * malloc'd memory about to be written whole: fresh pages would otherwise
+ * fault one at a time as they are first written (base.c says what that
+ * costs).  Does nothing under 64 KiB, or where the kernel cannot. */
+void ge_prefault(void *p, size_t len);
 
 /* Arena: many small allocations freed in one call.  Chunks grow with
  * what the arena holds; past 1 MiB they are big arrays (above). */

@@ -67,7 +67,7 @@ static void give(ge_pool *p, void *b, size_t c)
 enum { IN_POOL, IN_MALLOC, IN_BIG };
 static int home_of(size_t n)
 {
-	return n <= GE_POOL_MAX ? IN_POOL : n < GE_POOL_BIG ? IN_MALLOC : IN_BIG;
+	return n <= GE_POOL_MAX ? IN_POOL : n < GE_POOL_LARGE ? IN_MALLOC : IN_BIG;
 }
 
 static void *get(ge_pool *p, size_t n)

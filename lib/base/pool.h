@@ -13,10 +13,10 @@
  * pool holds 2 MiB, a slab is a big array of a huge page (base.h), so that
  * a list of every op faults once per 2 MiB of userdata, not per 4 KiB
  * (on the bench machine, a fresh page costs 12 us).  Larger blocks go to
- * malloc, and from GE_POOL_BIG on they are big arrays too (a table of
- * every op's userdata).  Slabs are given back by ge_pool_destroy alone: the
- * pool keeps what its owner once held at the same time, as Lua's own heap
- * does.
+ * malloc, and from GE_POOL_LARGE on they are big arrays (a table of every
+ * op's userdata: made resident at once, base.h).  Slabs are given back by
+ * ge_pool_destroy alone: the pool keeps what its owner once held at the
+ * same time, as Lua's own heap does.
  *
  * The contract: a block is freed or resized with the pool that gave it and
  * the size it was last given with (the owner keeps that; the pool has no
@@ -34,6 +34,7 @@
 #define GE_POOL_MAX 256
 #define GE_POOL_SLAB 65536  /* a slab while the pool holds less than */
 #define GE_POOL_BIG (2u << 20) /* this, then slabs of a huge page */
+#define GE_POOL_LARGE (64u << 10) /* blocks from this size: big arrays */
 
 typedef struct ge_pool {
 	void *free[GE_POOL_MAX / GE_POOL_STEP + 1]; /* by class */

@@ -127,6 +127,7 @@ void ge_view_init_graph(ge_view *v, ge_graph *g)
 	v->version = ge_graph_version(g);
 	v->ops.v = ge_xmalloc(ge_graph_num_ops(g) * sizeof *v->ops.v);
 	v->ops.cap = ge_graph_num_ops(g);
+	ge_prefault(v->ops.v, v->ops.cap * sizeof *v->ops.v);
 	ge_graph_walk_unread(g, &v->ops, &v->outputs);
 }
 

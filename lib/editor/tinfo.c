@@ -368,7 +368,7 @@ void ge_tinfo_free(ge_tinfo *I)
 	free(I->scope_);
 	ge_view_free(&I->sgv);
 	ge_big_free(I->vops);
-	free(I->pos);
+	ge_big_free(I->pos);
 	ge_tvec_free(&I->outs);
 	ge_tmap_free(&I->inset);
 	ge_tmap_free(&I->ext);

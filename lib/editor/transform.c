@@ -352,6 +352,7 @@ static int copy_ops(ge_tinfo *I, ge_error *err)
 		I->fast.v = ge_xrealloc(I->fast.v,
 					(I->n + 1) * sizeof *I->fast.v);
 		I->fast.cap = I->n + 1;
+		ge_prefault(I->fast.v, I->fast.cap * sizeof *I->fast.v);
 		/* ops of one attr class share a verdict on their attrs */
 		I->cls = ge_graph_attr_classes(I->g, &I->n_cls);
 		I->version0 = ge_graph_version(I->g);
@@ -705,6 +706,7 @@ static int make_result(ge_tinfo *I, ge_view *out, ge_error *err)
 	ge_opvec ops = GE_VEC_INIT;
 	ops.v = ge_xmalloc((I->n + 1) * sizeof *ops.v);
 	ops.cap = I->n + 1;
+	ge_prefault(ops.v, ops.cap * sizeof *ops.v);
 	for (size_t i = 0; i < I->n; i++)
 		if (I->vops[i].state == VOP_COPIED)
 			ops.v[ops.n++] = I->vops[i].op_;
@@ -830,8 +832,13 @@ static int setup(ge_tinfo *I, const ge_transformer *tr, ge_view *sgv,
 		part.ops = (ge_opvec)GE_VEC_INIT;
 	ge_view_copy(&I->sgv, &part);
 	I->pos_cap = ge_graph_capacity(I->g);
-	/* calloc: zero pages are only touched where the view lies */
-	I->pos = ge_xcalloc(I->pos_cap + 1, sizeof *I->pos);
+	/* zero pages are only touched where the view lies; made resident
+	 * at once from the view's first op to its last when the view fills
+	 * that range (a page of pos holds 1024 ops) */
+	I->pos = ge_big_sparse((I->pos_cap + 1) * sizeof *I->pos);
+	if (I->n && order[I->n - 1] - order[0] < I->n * 64)
+		ge_prefault(I->pos + order[0],
+			    (order[I->n - 1] - order[0] + 1) * sizeof *I->pos);
 	/* each entry is set below, as its op comes */
 	I->vops = ge_big_alloc((I->n + 1) * sizeof *I->vops);
 	/* no op of the graph is a loop's Enter: none of the view is */

@@ -413,10 +413,20 @@ void ge_graph_link_inputs(ge_graph *g, const ge_opid *ops, size_t n,
 	/* most producers are among the copies: their entries (zero) are
 	 * written first, so that fresh pages fault once, not on the read of
 	 * the count and again on its write */
-	if (ops[n - 1] >= ops[0])
-		memset(at + ops[0], 0, (ops[n - 1] - ops[0] + 1) * sizeof *at);
+	if (ops[n - 1] >= ops[0]) {
+		size_t span = (ops[n - 1] - ops[0] + 1) * sizeof *at;
+		ge_prefault(at + ops[0], span);
+		memset(at + ops[0], 0, span);
+	}
 	ge_opvec *prod = &x->prod;
 	prod->n = 0;
+	if (prod->cap < n) {
+		/* room for a producer per op (the copies, mostly), resident
+		 * before it is written */
+		prod->cap = n;
+		prod->v = ge_xrealloc(prod->v, prod->cap * sizeof *prod->v);
+		ge_prefault(prod->v, prod->cap * sizeof *prod->v);
+	}
 	size_t uses = 0;
 	for (size_t i = 0; i < n; i++) {
 		const ge_op *c = &g->ops[ops[i]];

@@ -108,7 +108,7 @@ static void pending_free(struct build *b)
 		free(q->slice_name);
 	}
 	free(b->p);
-	free(b->by_op);
+	ge_big_free(b->by_op);
 }
 
 /* The op of a tensor name ("a:0", "a", "^a"); GE_NOOP if none. */
@@ -428,7 +428,7 @@ int ge_graph_variables(ge_graph *g, ge_varlist *out, ge_error *err)
 	struct build b = {0};
 	b.g = g;
 	b.nops = ge_graph_capacity(g);
-	b.by_op = ge_xcalloc(b.nops ? b.nops : 1, sizeof *b.by_op);
+	b.by_op = ge_big_sparse((b.nops ? b.nops : 1) * sizeof *b.by_op);
 	int any_coll = 0;
 	int rc = read_defs(&b, &any_coll, err);
 	if (rc) {
@@ -490,7 +490,7 @@ void ge_varlist_free(ge_varlist *l)
 {
 	if (!l)
 		return;
-	free(l->by_op);
+	ge_big_free(l->by_op);
 	ge_arena_free(&l->arena);
 	memset(l, 0, sizeof *l);
 }
