@@ -139,6 +139,12 @@ static int list_of_ops(lua_State *L, int idx, ge_opvec *v)
 		return 0;
 	int top = lua_gettop(L);
 	lua_Unsigned n = lua_rawlen(L, idx);
+	if (v->cap < n && n <= SIZE_MAX / sizeof *v->v) {
+		/* room for the whole list, resident before it is written */
+		v->v = ge_xrealloc(v->v, (size_t)n * sizeof *v->v);
+		v->cap = (size_t)n;
+		ge_prefault(v->v, v->cap * sizeof *v->v);
+	}
 	luaL_getmetatable(L, LGE_OP);
 	const lge_graph *owner = NULL;
 	for (lua_Unsigned i = 1; i <= n; i++) {

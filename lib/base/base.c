@@ -272,10 +272,14 @@ void *ge_big_realloc(void *p, size_t n)
 			return p;
 		}
 		/* in place when the address space after it is free, else
-		 * its pages move to a new aligned range */
+		 * its pages move to a new aligned range; a mapping of small
+		 * pages becoming huge is copied below (its pages, moved,
+		 * would keep the huge page they lie in from being made) */
 		size_t was = h->map;
 		uint8_t *a = NULL;
-		if (mremap(h, was, len, 0) != MAP_FAILED)
+		if (n >= BIG_MIN && was < HUGE_SZ)
+			a = NULL;
+		else if (mremap(h, was, len, 0) != MAP_FAILED)
 			a = (uint8_t *)h;
 		else if ((a = map_aligned(len)) &&
 			 mremap(h, was, was, MREMAP_MAYMOVE | MREMAP_FIXED, a) ==
