@@ -12,6 +12,7 @@
 #include "base/bounds.h"
 #include "base/filemap.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +110,7 @@ void ge_graph_free(ge_graph *g)
 	ge_big_free(g->couts_pool);
 	free(g->fields);
 	ge_big_free(g->idx);
-	free(g->used);
+	ge_big_free(g->used);
 	free(g->strs);
 	for (size_t i = 0; i < g->n_dangling; i++)
 		free(g->dangling[i]);
@@ -1354,14 +1355,20 @@ static void split_attrs(const ge_graph *g, ge_opid id)
 		return;
 	const uint8_t *p = o->raw, *end = o->raw + o->raw_len, *val;
 	const char *key;
-	size_t keylen, vallen;
-	while (ge_wire_attr_next(&p, end, &key, &keylen, &val, &vallen)) {
-		o->ents = ge_edge_make_room(o->ents, o->n_ents,
-					    sizeof *o->ents, &o->flags,
-					    OPF_ENTS_OWNED);
+	size_t keylen, vallen, n = 0;
+	while (ge_wire_attr_next(&p, end, &key, &keylen, &val, &vallen))
+		n++;
+	/* exactly n entries from the arena (const_cast: logically part of
+	 * the cache), not owned: a later attr moves them to the heap; an op
+	 * not split has no entries yet */
+	assert(!o->n_ents && !(o->flags & OPF_ENTS_OWNED));
+	if (!n)
+		return;
+	o->ents = ge_arena_alloc((ge_arena *)&g->arena, n * sizeof *o->ents);
+	for (p = o->raw; o->n_ents < n &&
+	     ge_wire_attr_next(&p, end, &key, &keylen, &val, &vallen);) {
 		ge_attr_ent *e = &o->ents[o->n_ents++];
 		memset(e, 0, sizeof *e);
-		/* const_cast: the arena is logically part of the cache */
 		e->key = ge_arena_strndup((ge_arena *)&g->arena, key, keylen);
 		e->raw = val;
 		e->len = vallen;

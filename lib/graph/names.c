@@ -41,7 +41,7 @@ static struct ge_namectr *used_find(const ge_graph *g, const char *s, size_t n,
 
 static void used_grow(ge_graph *g, size_t cap)
 {
-	struct ge_namectr *t = ge_xcalloc(cap, sizeof *t);
+	struct ge_namectr *t = ge_big_alloc(cap * sizeof *t);
 	for (size_t i = 0; i < g->used_cap; i++) {
 		if (!g->used[i].name)
 			continue;
@@ -50,7 +50,7 @@ static void used_grow(ge_graph *g, size_t cap)
 			j = (j + 1) & (cap - 1);
 		t[j] = g->used[i];
 	}
-	free(g->used);
+	ge_big_free(g->used);
 	g->used = t;
 	g->used_cap = cap;
 }
@@ -156,7 +156,7 @@ void ge_names_copy(ge_graph *dst, const ge_graph *src)
 	if (!src->used_cap)
 		return;
 	/* the same size and hashes: each entry keeps its slot */
-	dst->used = ge_xcalloc(src->used_cap, sizeof *dst->used);
+	dst->used = ge_big_alloc(src->used_cap * sizeof *dst->used);
 	dst->used_cap = src->used_cap;
 	dst->used_n = src->used_n;
 	for (size_t i = 0; i < src->used_cap; i++) {
