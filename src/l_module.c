@@ -95,7 +95,10 @@ void *lge_testudata(lua_State *L, int arg, const char *tname)
 	lua_pop(L, 1);
 	for (size_t i = 0; i < N_FAST; i++)
 		if (fast_mt[i] == mt)
-			return strcmp(fast_names[i], tname) ? NULL : p;
+			return fast_names[i] == tname || !strcmp(fast_names[i],
+								 tname)
+				       ? p
+				       : NULL;
 	return luaL_testudata(L, arg, tname);
 }
 
