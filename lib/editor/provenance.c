@@ -299,17 +299,25 @@ static const ge_dbginfo *named_field(const ge_prov_batch *b, ge_opid from)
 		return name_only(g, name);
 	struct ge_prov_log *l = b->log;
 	if (from >= l->nnamed) {
-		/* by the sources' ids, not the graph's size (the copies come
-		 * after them), growing by half: a big array, so that filling
-		 * it faults once per huge page */
+		/* by the sources' ids: at first as many as the graph has ops
+		 * (a copy of a large view reaches its last source in one
+		 * pass, and a big array grown on the way would be copied at
+		 * each step), then growing by half for later ops */
 		size_t n = l->nnamed + l->nnamed / 2;
 		if (n < (size_t)from + 1)
 			n = (size_t)from + 1;
 		if (n < 1024)
 			n = 1024;
-		l->named = ge_big_realloc(l->named, n * sizeof *l->named);
-		memset(l->named + l->nnamed, 0,
-		       (n - l->nnamed) * sizeof *l->named);
+		if (!l->named) {
+			if (n < ge_graph_capacity(g))
+				n = ge_graph_capacity(g);
+			l->named = ge_big_alloc(n * sizeof *l->named);
+		} else {
+			l->named = ge_big_realloc(l->named,
+						  n * sizeof *l->named);
+			memset(l->named + l->nnamed, 0,
+			       (n - l->nnamed) * sizeof *l->named);
+		}
 		l->nnamed = n;
 	}
 	if (l->named[from].name != name) {
