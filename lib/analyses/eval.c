@@ -55,17 +55,21 @@ void ge_value_init(ge_value *v, int dtype, int rank, const int64_t *dims)
 	if (rank)
 		memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
 	v->n = ge_shape_count(rank, dims);
+	/* big arrays: a large value's memory goes back to the system when
+	 * it is freed, whatever malloc's heap does (a fold of a chain of
+	 * large values frees one at each step); n is within the
+	 * evaluator's element limit (ge_shape_count) */
 	size_t n = v->n > 0 ? (size_t)v->n : 1;
 	if (ge_eval_dtype_float(dtype))
-		v->d = ge_xcalloc(n, sizeof *v->d);
+		v->d = ge_big_alloc(n * sizeof *v->d);
 	else
-		v->i = ge_xcalloc(n, sizeof *v->i);
+		v->i = ge_big_alloc(n * sizeof *v->i);
 }
 
 void ge_value_free(ge_value *v)
 {
-	free(v->d);
-	free(v->i);
+	ge_big_free(v->d);
+	ge_big_free(v->i);
 	v->d = NULL;
 	v->i = NULL;
 }
