@@ -5,7 +5,8 @@
  * test; inputs resolve to the op they name when the ops just before
  * differ from it in one byte only; an input that is a plain name and one
  * that needs ge_parse_input read as ge_parse_input reads them; names,
- * copied one after the other into blocks, come back whole, long ones too.
+ * copied one after the other into blocks, come back whole, long ones too;
+ * inputs are found wherever they stand among the node's other fields.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,6 +443,92 @@ static void test_consumer_lists(void)
 	}
 }
 
+/* The inputs of a node, as text ("a:1 ^b "). */
+static void inputs_text(const ge_graph *g, ge_opid id, char *out, size_t cap)
+{
+	size_t k = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < ge_op_num_inputs(g, id); i++) {
+		ge_tref t = ge_op_input(g, id, i);
+		k += (size_t)snprintf(out + k, cap - k, "%s:%d ",
+				      ge_op_name(g, t.op), (int)t.index);
+	}
+	for (size_t i = 0; i < ge_op_num_control_inputs(g, id); i++)
+		k += (size_t)snprintf(out + k, cap - k, "^%s ",
+				      ge_op_name(g, ge_op_control_input(g, id,
+								       i)));
+}
+
+/* The second pass reads a node's inputs from where the first pass saw
+ * the first one to the last, inline where a field has a one-byte tag and
+ * length: inputs before the name, after the device or an attr, between
+ * unknown fields, behind a name too long for a one-byte length, resolve
+ * as the plain walk reads them, in field order. */
+static void test_input_places(void)
+{
+	char longname[300];
+	memset(longname, 'q', sizeof longname - 1);
+	longname[sizeof longname - 1] = 0;
+	enum { IN_A, IN_B1, IN_CA, NAME, OP, DEV, ATTR, UNK_VARINT, UNK_LEN };
+	static const int orders[][8] = {
+		{NAME, OP, IN_A, IN_B1, IN_CA, DEV, ATTR, -1},
+		{IN_A, NAME, IN_B1, OP, IN_CA, -1},
+		{NAME, DEV, ATTR, OP, IN_A, IN_B1, IN_CA, -1},
+		{UNK_VARINT, NAME, UNK_LEN, OP, IN_A, ATTR, IN_B1, IN_CA},
+		{OP, ATTR, IN_A, DEV, IN_B1, NAME, IN_CA, -1},
+		{IN_A, IN_B1, IN_CA, OP, NAME, -1},
+	};
+	int bad = 0;
+	for (int longn = 0; longn < 2; longn++)
+		for (size_t o = 0; o < sizeof orders / sizeof *orders; o++) {
+			const char *nm = longn ? longname : "x";
+			ge_buf b = GE_BUF_INIT, n = GE_BUF_INIT, a = GE_BUF_INIT;
+			node(&b, "a", 1, "NoOp", 4, NULL, NULL, 0);
+			node(&b, "b", 1, "NoOp", 4, NULL, NULL, 0);
+			/* an attr entry: key "T", an AttrValue of type 1 */
+			ge_buf_lenfield(&a, 1, "T", 1);
+			ge_buf_lenfield(&a, 2, "\x30\x01", 2);
+			for (int k = 0; k < 8 && orders[o][k] >= 0; k++) {
+				switch (orders[o][k]) {
+				case IN_A: ge_buf_lenfield(&n, 3, "a", 1); break;
+				case IN_B1: ge_buf_lenfield(&n, 3, "b:1", 3); break;
+				case IN_CA: ge_buf_lenfield(&n, 3, "^a", 2); break;
+				case NAME: ge_buf_lenfield(&n, 1, nm, strlen(nm)); break;
+				case OP: ge_buf_lenfield(&n, 2, "Foo", 3); break;
+				case DEV: ge_buf_lenfield(&n, 4, "/cpu:0", 6); break;
+				case ATTR: ge_buf_lenfield(&n, 5, a.data, a.len); break;
+				case UNK_VARINT:
+					ge_buf_tag(&n, 40, 0);
+					ge_buf_varint(&n, 300);
+					break;
+				case UNK_LEN: ge_buf_lenfield(&n, 41, "zz", 2); break;
+				}
+			}
+			ge_buf_lenfield(&b, 1, n.data, n.len);
+			ge_graph *g;
+			ge_error err;
+			char got[128];
+			if (parse(&b, &g, &err) != GE_OK) {
+				tap_diag("order %zu: %s", o, err.msg);
+				bad++;
+			} else {
+				inputs_text(g, ge_graph_find(g, nm), got,
+					    sizeof got);
+				if (strcmp(got, "a:0 b:1 ^a ")) {
+					tap_diag("order %zu%s: %s", o,
+					     longn ? ", long name" : "", got);
+					bad++;
+				}
+				ge_graph_free(g);
+			}
+			ge_buf_free(&a);
+			ge_buf_free(&n);
+			ge_buf_free(&b);
+		}
+	ok(!bad, "inputs before the name, after the device or an attr, among "
+		 "unknown fields, behind a long name: found in field order");
+}
+
 int main(void)
 {
 	test_nul();
@@ -450,5 +537,6 @@ int main(void)
 	test_name_blocks();
 	test_content_twins();
 	test_consumer_lists();
+	test_input_places();
 	return tap_done();
 }
