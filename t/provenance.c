@@ -328,6 +328,26 @@ static void copied_log(void)
 	   "after the reorder: the same seven lines in order, ids follow "
 	   "the ops, the removed op keeps its name under no id");
 	is_string("a|", origins(g, "t2/a"), "fields kept");
+	/* the fields are held by op id beside the ops: every op has its
+	 * own after the ids changed, and the sources still none */
+	static const char *const after[][2] = {
+		{"t1/a", "a|"}, {"t1/b", "b|"}, {"t2/b", "b|"},
+		{"t2/c", "c|"}, {"t3/b", "b2|"}, {"a", "|"}, {"b2", "|"},
+		{"c", "|"}};
+	int each = 1;
+	for (size_t i = 0; i < sizeof after / sizeof *after; i++)
+		if (strcmp(origins(g, after[i][0]), after[i][1])) {
+			tap_diag("%s: %s", after[i][0], origins(g, after[i][0]));
+			each = 0;
+		}
+	ok(each, "after the reorder every op has its own field, the sources "
+		 "none");
+	ge_graph *k = ge_graph_clone(g);
+	each = 1;
+	for (size_t i = 0; i < sizeof after / sizeof *after; i++)
+		each &= !strcmp(origins(k, after[i][0]), after[i][1]);
+	ok(each, "and so has each op of a clone of the reordered graph");
+	ge_graph_free(k);
 	ge_graph_free(g);
 }
 

@@ -85,10 +85,11 @@ int ge_op_origins(const ge_graph *cg, ge_opid id, ge_strvec *nodes,
 	if (id >= g->n_ops)
 		return 0;
 	const ge_op *o = &g->ops[id];
+	const ge_dbginfo *dbg = ge_op_dbg(g, id);
 	int rc;
-	if (o->dbg)
-		rc = read_fields(g, o->dbg->bytes, o->dbg->bytes + o->dbg->len,
-				 nodes, funcs);
+	if (dbg)
+		rc = read_fields(g, dbg->bytes, dbg->bytes + dbg->len, nodes,
+				 funcs);
 	else if (o->raw && (o->flags & OPF_DBG_RAW))
 		rc = read_fields(g, o->raw, o->raw + o->raw_len, nodes, funcs);
 	else
@@ -157,7 +158,7 @@ static void set_lists(ge_graph *g, ge_opid id, const ge_strvec *nodes,
 		p = put_list(p, GE_DEBUGINFO_NODE_NAMES, nodes);
 		put_list(p, GE_DEBUGINFO_FUNC_NAMES, funcs);
 	}
-	o->dbg = d;
+	ge_op_set_dbg(g, id, d);
 	o->flags |= OPF_EDIT;
 	g->version++;
 }
@@ -331,8 +332,9 @@ static const ge_dbginfo *named_field(const ge_prov_batch *b, ge_opid from)
 static int has_none(const ge_graph *g, ge_opid id)
 {
 	const ge_op *o = &g->ops[id];
-	if (o->dbg)
-		return o->dbg->len == 0;
+	const ge_dbginfo *dbg = ge_op_dbg(g, id);
+	if (dbg)
+		return dbg->len == 0;
 	return !o->raw || !(o->flags & OPF_DBG_RAW);
 }
 
@@ -394,10 +396,13 @@ void ge_prov_batch_copy(ge_prov_batch *b, ge_opid to, const ge_graph *sg,
 	 * the same graph of an op whose field was set (its bytes, in the
 	 * arena, never change: they are shared) */
 	int none = has_none(sg, from);
-	if ((none || (s->dbg && sg == g)) && !o->dbg && has_none(g, to)) {
-		o->dbg = none ? (sg == g ? named_field(b, from)
-					 : name_only(g, s->name))
-			      : s->dbg;
+	const ge_dbginfo *sdbg = ge_op_dbg(sg, from);
+	if ((none || (sdbg && sg == g)) && !ge_op_dbg(g, to) &&
+	    has_none(g, to)) {
+		ge_op_set_dbg(g, to,
+			      none ? (sg == g ? named_field(b, from)
+					      : name_only(g, s->name))
+				   : sdbg);
 		o->flags |= OPF_EDIT;
 		g->version++;
 		if (b->rule)

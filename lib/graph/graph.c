@@ -101,6 +101,7 @@ void ge_graph_free(ge_graph *g)
 	ge_big_free(g->ops);
 	ge_big_free(g->attr_cls);
 	ge_big_free(g->attr_vcls);
+	ge_big_free(g->dbg);
 	if (g->src_owned == 2)
 		ge_file_unmap(g->src, g->src_len);
 	else if (g->src_owned)
@@ -1555,7 +1556,6 @@ int ge_op_attr_string(const ge_graph *g, ge_opid id, const char *name,
 }
 
 /* ------------------------------------------------------------ outputs */
-
 
 const Tensorflow__OpDef *ge_graph_opdef(const ge_graph *g, const char *type)
 {

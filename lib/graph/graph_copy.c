@@ -589,7 +589,8 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out,
 	}
 	if (dl)
 		body += 1 + ge_uvarint_size(dl) + dl;
-	size_t pl = o->dbg ? o->dbg->len : 0; /* provenance, whole field */
+	const ge_dbginfo *dbg = ge_op_dbg(g, id);
+	size_t pl = dbg ? dbg->len : 0; /* provenance, whole field */
 	body += pl;
 	ge_buf_reserve(out, 1 + ge_uvarint_size(body) + body);
 	uint8_t *p = out->data + out->len;
@@ -619,7 +620,7 @@ int ge_op_encode_shared(const ge_graph *g, ge_opid id, ge_buf *out,
 	ge_copy_short(p, o->raw, o->raw_len);
 	p += o->raw_len;
 	if (pl) {
-		memcpy(p, o->dbg->bytes, pl);
+		memcpy(p, dbg->bytes, pl);
 		p += pl;
 	}
 	out->len = (size_t)(p - out->data);

@@ -74,9 +74,6 @@ typedef struct ge_op {
 				      insert.c, attr entries in the arena),
 				      or NULL */
 	ge_attr_ent *ents;
-	/* experimental_debug_info set since the load (provenance.c), in
-	 * place of the one in raw, or NULL */
-	const struct ge_dbginfo *dbg;
 	uint32_t n_in, n_ctrl;
 	uint32_t n_uses;
 	uint32_t n_couts;
@@ -231,7 +228,22 @@ struct ge_graph {
 	 * there), or NULL, and where rules go (GE_PROV_*) */
 	struct ge_prov_log *prov;
 	int prov_mode;
+	/* experimental_debug_info set since the load (provenance.c), by op
+	 * id, in place of the one in the op's bytes: NULL for an op without
+	 * one, and for every op past n_dbg.  Beside the ops rather than in
+	 * them: most ops of most graphs have none (ge_op_dbg, ge_op_set_dbg;
+	 * made on the first set, renumbered by a reorder, copied by a
+	 * clone) */
+	const struct ge_dbginfo **dbg;
+	size_t n_dbg;
 };
+
+static inline const struct ge_dbginfo *ge_op_dbg(const ge_graph *g,
+						 ge_opid id)
+{
+	return id < g->n_dbg ? g->dbg[id] : NULL;
+}
+void ge_op_set_dbg(ge_graph *g, ge_opid id, const struct ge_dbginfo *d);
 
 /* provenance.c, reached by the core through ge_parts: frees a graph's
  * rule log; follows a reorder of its ops (newid: old id -> new id,

@@ -102,10 +102,30 @@ static uint8_t *put_strfield(uint8_t *p, uint32_t field, const char *s,
 	return p + n;
 }
 
+void ge_op_set_dbg(ge_graph *g, ge_opid id, const ge_dbginfo *d)
+{
+	if (id >= g->n_dbg) {
+		if (!d)
+			return;
+		/* at first for every op the graph has room for (the ops one
+		 * rewrite marks come in one pass), then by half */
+		size_t n = g->n_dbg + g->n_dbg / 2;
+		if (n < g->cap_ops)
+			n = g->cap_ops;
+		if (n <= id)
+			n = (size_t)id + 1;
+		g->dbg = ge_big_realloc(g->dbg, n * sizeof *g->dbg);
+		memset(g->dbg + g->n_dbg, 0, (n - g->n_dbg) * sizeof *g->dbg);
+		g->n_dbg = n;
+	}
+	g->dbg[id] = d;
+}
+
 void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 		     ge_input_text_fn text)
 {
 	const ge_op *o = &g->ops[id];
+	const ge_dbginfo *dbg = ge_op_dbg(g, id);
 	size_t nl = strlen(o->name), tl = strlen(o->type);
 	room_for(out, nl + tl + 22);
 	uint8_t *d = put_strfield(out->data + out->len, GE_NODEDEF_NAME, o->name, nl);
@@ -154,7 +174,7 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 			     f.num <= GE_NODEDEF_DEVICE) ||
 			    (f.num == GE_NODEDEF_ATTR &&
 			     (o->flags & OPF_SPLIT)) ||
-			    (f.num == GE_NODEDEF_DEBUG_INFO && o->dbg)) {
+			    (f.num == GE_NODEDEF_DEBUG_INFO && dbg)) {
 				if (run < f.start)
 					add_bytes(out, run,
 						  (size_t)(f.start - run));
@@ -165,8 +185,8 @@ void ge_op_encode_ex(const ge_graph *g, ge_opid id, ge_buf *out,
 			add_bytes(out, run, (size_t)(w.p - run));
 	}
 	/* provenance set since the load, where the op's bytes had theirs */
-	if (o->dbg && o->dbg->len)
-		add_bytes(out, o->dbg->bytes, o->dbg->len);
+	if (dbg && dbg->len)
+		add_bytes(out, dbg->bytes, dbg->len);
 	if (out->data)
 		out->data[out->len] = 0;
 }
@@ -604,11 +624,12 @@ ge_graph *ge_graph_clone(const ge_graph *src)
 		if (s->n_couts)
 			memcpy(o->couts, s->couts,
 			       s->n_couts * sizeof *o->couts);
-		if (s->dbg) {
-			size_t dl = sizeof *s->dbg + s->dbg->len;
+		const ge_dbginfo *sd = ge_op_dbg(src, (ge_opid)i);
+		if (sd) {
+			size_t dl = sizeof *sd + sd->len;
 			void *c = ge_arena_alloc(&g->arena, dl);
-			memcpy(c, s->dbg, dl);
-			o->dbg = c;
+			memcpy(c, sd, dl);
+			ge_op_set_dbg(g, (ge_opid)i, c);
 		}
 		o->flags |= OPF_IN_OWNED | OPF_USES_OWNED | OPF_COUTS_OWNED;
 		o->flags &= ~(uint32_t)OPF_ENTS_OWNED;
@@ -746,6 +767,15 @@ int ge_graph_reorder(ge_graph *g, const ge_opid *perm, size_t n, ge_error *err)
 	}
 	if (g->prov)
 		ge_parts.prov_renumber(g, newid, g->n_ops);
+	if (g->dbg) {
+		const ge_dbginfo **d = ge_big_alloc((n + 1) * sizeof *d);
+		for (size_t i = 0; i < g->n_ops && i < g->n_dbg; i++)
+			if (newid[i] != GE_NOOP)
+				d[newid[i]] = g->dbg[i];
+		ge_big_free(g->dbg);
+		g->dbg = d;
+		g->n_dbg = n + 1;
+	}
 	ge_big_free(g->ops);
 	g->ops = ops;
 	g->n_ops = n;
