@@ -1009,12 +1009,15 @@ static inline void add_uses(ge_graph *g, size_t i)
 	}
 }
 
-static void fill_uses(ge_graph *g, size_t total_use, size_t total_cout,
-		      int forward)
+static void fill_uses(ge_graph *g, void *scratch, size_t total_use,
+		      size_t total_cout, int forward)
 {
 	size_t n_nodes = g->n_ops;
-	g->uses_pool = ge_big_alloc((total_use ? total_use : 1) *
-				    sizeof *g->uses_pool);
+	/* the uses pool takes over the pages of the load's scratch array
+	 * (resident since the scan; every entry is written below), so that
+	 * the scratch costs the load no fresh pages of its own */
+	g->uses_pool = ge_big_realloc(scratch, (total_use ? total_use : 1) *
+						       sizeof *g->uses_pool);
 	g->couts_pool = ge_big_alloc((total_cout ? total_cout : 1) *
 				     sizeof *g->couts_pool);
 	size_t up = 0, cp = 0;
@@ -1058,8 +1061,7 @@ int ge_graph_parse_graphdef_buf(uint8_t *data, size_t len, int take,
 	if ((rc = resolve_inputs(g, sc, total_in, &total_use, &total_cout,
 				 &forward, err)))
 		goto fail;
-	ge_big_free(sc);
-	fill_uses(g, total_use, total_cout, forward);
+	fill_uses(g, sc, total_use, total_cout, forward);
 	*out = g;
 	return GE_OK;
 fail:
