@@ -107,8 +107,8 @@ void ge_op_set_dbg(ge_graph *g, ge_opid id, const ge_dbginfo *d)
 	if (id >= g->n_dbg) {
 		if (!d)
 			return;
-		/* at first for every op the graph has room for (the ops one
-		 * rewrite marks come in one pass), then by half */
+		/* at first as many as the graph has room for ops (a rewrite
+		 * sets the fields of its ops in one pass), then by half */
 		size_t n = g->n_dbg + g->n_dbg / 2;
 		if (n < g->cap_ops)
 			n = g->cap_ops;
