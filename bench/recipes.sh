@@ -33,6 +33,22 @@ peer="${GE_PEER:-$top/../shared/peer}"
 py=/usr/bin/python3
 timeit="$b/bench/timeit"
 
+# stale DIR: refuses a build tree whose programs are older than the
+# library they link (`make bench-recipes` builds them; this script alone
+# would time whatever an earlier build left)
+stale() {
+	for p in src/gerewrite bench/bench_io bench/bench_match; do
+		if [ -n "$(find "$1/lib/libgerewrite.a" -newer "$1/$p" \
+			2>/dev/null)" ]; then
+			echo "bench: $1/$p is older than $1/lib/libgerewrite.a:" \
+			     "build it first (make bench-recipes does)" >&2
+			exit 1
+		fi
+	done
+}
+stale "$b"
+[ -z "$base" ] || stale "$base"
+
 # the source tree of a build tree (its scripts are the recipes it runs)
 srcof() { sed -n 's/^abs_top_srcdir = //p' "$1/Makefile"; }
 rev() { git -C "$1" rev-parse --short HEAD 2>/dev/null || echo unknown; }
