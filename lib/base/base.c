@@ -324,6 +324,18 @@ void ge_big_free(void *p)
 
 #endif
 
+void *ge_big_grow_zeroed(void *p, size_t have, size_t want, size_t size)
+{
+	if (want > SIZE_MAX / size)
+		oom(SIZE_MAX);
+	if (!p)
+		return ge_big_alloc(want * size);
+	uint8_t *q = ge_big_realloc(p, want * size);
+	if (want > have)
+		memset(q + have * size, 0, (want - have) * size);
+	return q;
+}
+
 void *ge_xrealloc(void *p, size_t n)
 {
 	void *q = realloc(p, n ? n : 1);

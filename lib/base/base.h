@@ -132,6 +132,12 @@ static inline int ge_read_varint(const uint8_t **p, const uint8_t *end,
 void *ge_big_alloc(size_t n);
 void *ge_big_realloc(void *p, size_t n);
 void ge_big_free(void *p);
+/* A big array of `have` entries of `size` bytes (p, or NULL when have is
+ * 0) made `want` long, the new entries reading zero: the first one is
+ * ge_big_alloc's, whose pages are not touched here, a later one
+ * ge_big_realloc's with its new part cleared.  For tables by op id that
+ * grow as ops come. */
+void *ge_big_grow_zeroed(void *p, size_t have, size_t want, size_t size);
 /* ge_big_alloc for an array written in few places (an index by op id
  * of a few ops): from 64 KiB a mapping of its own, whose pages come as
  * they are first written, never made resident ahead nor huge (no

@@ -309,16 +309,10 @@ static const ge_dbginfo *named_field(const ge_prov_batch *b, ge_opid from)
 			n = (size_t)from + 1;
 		if (n < 1024)
 			n = 1024;
-		if (!l->named) {
-			if (n < ge_graph_capacity(g))
-				n = ge_graph_capacity(g);
-			l->named = ge_big_alloc(n * sizeof *l->named);
-		} else {
-			l->named = ge_big_realloc(l->named,
-						  n * sizeof *l->named);
-			memset(l->named + l->nnamed, 0,
-			       (n - l->nnamed) * sizeof *l->named);
-		}
+		if (!l->named && n < ge_graph_capacity(g))
+			n = ge_graph_capacity(g);
+		l->named = ge_big_grow_zeroed(l->named, l->nnamed, n,
+					      sizeof *l->named);
 		l->nnamed = n;
 	}
 	if (l->named[from].name != name) {

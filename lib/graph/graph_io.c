@@ -114,8 +114,8 @@ void ge_op_set_dbg(ge_graph *g, ge_opid id, const ge_dbginfo *d)
 			n = g->cap_ops;
 		if (n <= id)
 			n = (size_t)id + 1;
-		g->dbg = ge_big_realloc(g->dbg, n * sizeof *g->dbg);
-		memset(g->dbg + g->n_dbg, 0, (n - g->n_dbg) * sizeof *g->dbg);
+		g->dbg = ge_big_grow_zeroed(g->dbg, g->n_dbg, n,
+					    sizeof *g->dbg);
 		g->n_dbg = n;
 	}
 	g->dbg[id] = d;
