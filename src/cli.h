@@ -185,6 +185,11 @@ void *cli_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 /* After lua_close: the Lua heap's pool gives its slabs back. */
 void cli_lua_heap_release(void);
 extern size_t cli_lua_limit;
+/* Set by main before the lua_close that ends a run which succeeded: the
+ * process exits next, so cli_lua_alloc no longer frees blocks one by one
+ * and cli_lua_heap_release leaves the slabs to the exit (not in the
+ * sanitizer build, nor under GEREWRITE_TEARDOWN=1). */
+extern int cli_lua_exiting;
 /* [-0, +0, -] Loads MODEL, runs the recipe (table at index rec) with the
  * params (table at index par) on the graph and on the bodies mo->functions
  * selects, reports what each run changed, and saves the graph (or the

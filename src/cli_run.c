@@ -137,12 +137,17 @@ static void *lua_realloc(void *p, size_t o, size_t n)
 }
 #endif
 
+int cli_lua_exiting;
+
 void *cli_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	(void)ud;
 	size_t old = ptr ? osize : 0;
 	if (nsize == 0) {
-		lua_realloc(ptr, old, 0);
+		/* lua_close at the exit frees every object: the exit takes
+		 * the pool's slabs back at once */
+		if (!cli_lua_exiting)
+			lua_realloc(ptr, old, 0);
 		lua_used -= old;
 		return NULL;
 	}
@@ -157,7 +162,8 @@ void *cli_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 void cli_lua_heap_release(void)
 {
 #ifndef GE_ASAN
-	ge_pool_destroy(&lua_pool);
+	if (!cli_lua_exiting)
+		ge_pool_destroy(&lua_pool);
 #endif
 }
 

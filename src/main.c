@@ -900,16 +900,16 @@ int main(int argc, char **argv)
 	} else {
 		code = (int)lua_tointeger(L, -1);
 	}
-	/* After a run that succeeded the graphs are not freed op by op (a
-	 * few ms on a large graph): the exit gives their memory back at
-	 * once.  lua_close still runs every finalizer (files of the io
-	 * library, user __gc), and temp files are removed as before.  The
-	 * sanitizer build, and GEREWRITE_TEARDOWN=1 (for a leak checker such
-	 * as valgrind), free everything. */
+	/* After a run that succeeded the graphs are not freed op by op, nor
+	 * the Lua heap block by block (a few ms each on a large graph): the
+	 * exit gives their memory back at once.  lua_close still runs every
+	 * finalizer (files of the io library, user __gc), and temp files are
+	 * removed as before.  The sanitizer build, and GEREWRITE_TEARDOWN=1
+	 * (for a leak checker such as valgrind), free everything. */
 #ifndef GE_ASAN
 	const char *td = getenv("GEREWRITE_TEARDOWN");
 	if (code == 0 && !(td && *td && strcmp(td, "0") != 0))
-		lge_at_exit = 1;
+		lge_at_exit = cli_lua_exiting = 1;
 #endif
 	lua_close(L);
 	cli_lua_heap_release();
