@@ -322,8 +322,9 @@ static const ge_dbginfo *named_field(const ge_prov_batch *b, ge_opid from)
 	return l->named[from].dbg;
 }
 
-/* Whether op id holds no provenance at all, known without decoding. */
-static int has_none(const ge_graph *g, ge_opid id)
+/* Whether op id holds no provenance at all, known without decoding
+ * (inline: a copy of a view asks it twice per op). */
+static inline int has_none(const ge_graph *g, ge_opid id)
 {
 	const ge_op *o = &g->ops[id];
 	const ge_dbginfo *dbg = ge_op_dbg(g, id);
@@ -382,7 +383,9 @@ void ge_prov_batch_copy(ge_prov_batch *b, ge_opid to, const ge_graph *sg,
 			ge_opid from)
 {
 	ge_graph *g = b->g;
-	if (b->off || !ge_op_alive(g, to) || from >= sg->n_ops)
+	/* (ge_op_alive's test, inline) */
+	if (b->off || to >= g->n_ops || (g->ops[to].flags & OPF_DEAD) ||
+	    from >= sg->n_ops)
 		return;
 	const ge_op *s = &sg->ops[from];
 	ge_op *o = &g->ops[to];
@@ -393,10 +396,15 @@ void ge_prov_batch_copy(ge_prov_batch *b, ge_opid to, const ge_graph *sg,
 	const ge_dbginfo *sdbg = ge_op_dbg(sg, from);
 	if ((none || (sdbg && sg == g)) && !ge_op_dbg(g, to) &&
 	    has_none(g, to)) {
-		ge_op_set_dbg(g, to,
-			      none ? (sg == g ? named_field(b, from)
-					      : name_only(g, s->name))
-				   : sdbg);
+		const ge_dbginfo *d = none ? (sg == g ? named_field(b, from)
+						      : name_only(g, s->name))
+					   : sdbg;
+		/* (ge_op_set_dbg's common case, inline: the array is made
+		 * for all ops at the first set) */
+		if (to < g->n_dbg)
+			g->dbg[to] = d;
+		else
+			ge_op_set_dbg(g, to, d);
 		o->flags |= OPF_EDIT;
 		g->version++;
 		if (b->rule)
