@@ -82,6 +82,12 @@ done
 echo "# $runs runs, the largest peak $worst KiB ($worst_what)"
 test $over -eq 0
 ok $? "every command on every input under 256 MiB plus what it expands"
+# 40 chained adds of 8 MB tensors: each activation's storage goes back,
+# or to the next one, as its reader is done (202 MB when aligned_alloc's
+# requests grew the heap by one activation per add; 39 MB now)
+set -- `"$RSS" --maxrss "$BIN" eval fx/r3_chain.pb --output a40`
+test "$2" -eq 0 && test "$1" -lt 98304
+ok $? "eval of 40 chained adds of 8 MB tensors: $1 KiB"
 set -- `"$RSS" --maxrss "$BIN" run "$T/expand.lua" fx/million.pb -o e.pb`
 test "$2" -eq 0 && test "$1" -lt `expr $limit + 16384`
 ok $? "a recipe expanding a 1,000,000-element Const: $1 KiB"
