@@ -429,56 +429,6 @@ static void test_storage(void)
 	   "when asked");
 }
 
-/* Kernels whose outputs are made unset (ge_k_out_raw) write every
- * element: run where tensors of their sizes full of 0xff bytes (NaN as
- * floats) were just freed, whose blocks the heap gives out again, a
- * broadcast Add, a Neg and a Greater give the numbers they give into
- * cleared storage. */
-static void test_raw_outputs(void)
-{
-	enum { R = 64, C = 256 };
-	const char *txt = PH("x", "DT_FLOAT", "dim { size: 64 } dim { size: 256 }")
-		PH("r", "DT_FLOAT", "dim { size: 256 }")
-		BIN("y", "AddV2", "x", "r") UN("z", "Neg", "y")
-		BIN("c", "Greater", "y", "r");
-	int64_t full = (int64_t)R * C, dx[2] = {R, C}, dr = C;
-	ge_graph *g = NULL;
-	ge_xsession *s = open_text(txt, 0, &g);
-	ge_xt *x = ge_xt_new(DT_FLOAT, 2, dx, NULL, "x", NULL);
-	ge_xt *r = ge_xt_new(DT_FLOAT, 1, &dr, NULL, "r", NULL);
-	for (int64_t i = 0; i < full; i++)
-		((float *)x->data)[i] = (float)(i % 7) - 3;
-	for (int64_t j = 0; j < C; j++)
-		((float *)r->data)[j] = (float)j * 0.5f;
-	ge_xt *junk[6];
-	for (int i = 0; i < 6; i++) {
-		int64_t n = i < 4 ? full : full / 4; /* floats, then bools */
-		junk[i] = ge_xt_new_raw(DT_FLOAT, 1, &n, NULL, "junk", NULL);
-		memset(junk[i]->data, 0xff, (size_t)n * 4);
-	}
-	for (int i = 0; i < 6; i++)
-		ge_xt_unref(junk[i]);
-	ge_xfeed f[2] = {{"x", x}, {"r", r}};
-	const char *fetch[2] = {"z", "c"};
-	ge_xt *out[2] = {NULL, NULL};
-	ge_error err = {0};
-	int rc = ge_xsession_run(s, f, 2, fetch, 2, out, &err);
-	int same = !rc;
-	for (int64_t i = 0; same && i < full; i++) {
-		float y = ((float *)x->data)[i] + ((float *)r->data)[i % C];
-		same = ((float *)out[0]->data)[i] == -y &&
-		       ((uint8_t *)out[1]->data)[i] == (y > (float)(i % C) * 0.5f);
-	}
-	ok(same, "outputs made unset over freed 0xff blocks are written "
-	   "whole %s", err.msg);
-	ge_xt_unref(out[0]);
-	ge_xt_unref(out[1]);
-	ge_xt_unref(x);
-	ge_xt_unref(r);
-	ge_xsession_close(s);
-	ge_graph_free(g);
-}
-
 /* ------------------------------------------------------------ misc */
 
 #define MISC \
@@ -545,6 +495,5 @@ int main(void)
 	test_misc();
 	test_memory();
 	test_storage();
-	test_raw_outputs();
 	return tap_done();
 }

@@ -317,10 +317,8 @@ static int binary(ge_kctx *k, int op, ge_xt *a, ge_xt *b, const kbcast *bc)
 	int odt = is_cmp(op) ? DT_BOOL : dt;
 	if (ge_k_work(k, (uint64_t)bc->n))
 		return GE_EINVAL;
-	/* the outputs are written whole, row by row (ge_kbcast_rows), or
-	 * dropped on a failure: made unset */
 	if (dt == DT_STRING || dt == DT_BOOL || dt_is_int(dt)) {
-		ge_xt *o = ge_k_out_raw(k, 0, odt, bc->rank, bc->dims);
+		ge_xt *o = ge_k_out(k, 0, odt, bc->rank, bc->dims);
 		if (!o)
 			return GE_EINVAL;
 		if (dt == DT_STRING) {
@@ -339,9 +337,8 @@ static int binary(ge_kctx *k, int op, ge_xt *a, ge_xt *b, const kbcast *bc)
 	}
 	ge_xt *wa = ge_kwiden(k, a);
 	ge_xt *wb = wa ? ge_kwiden(k, b) : NULL;
-	ge_xt *o = wb ? (is_cmp(op)
-				 ? ge_k_out_raw(k, 0, DT_BOOL, bc->rank, bc->dims)
-				 : ge_kout_f_raw(k, 0, dt, bc->rank, bc->dims))
+	ge_xt *o = wb ? (is_cmp(op) ? ge_k_out(k, 0, DT_BOOL, bc->rank, bc->dims)
+				   : ge_kout_f(k, 0, dt, bc->rank, bc->dims))
 		      : NULL;
 	int rc = GE_EINVAL;
 	if (o) {

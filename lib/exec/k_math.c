@@ -206,7 +206,7 @@ static int unary_bool(ge_kctx *k, int op, ge_xt *x)
 	if (op == U_NOT ? x->dtype != DT_BOOL : !dt_is_float(x->dtype))
 		return ge_k_fail(k, "input 0 has dtype %s, which this op does "
 				 "not take", kdt(x->dtype));
-	ge_xt *o = ge_k_out_raw(k, 0, DT_BOOL, x->rank, x->dims);
+	ge_xt *o = ge_k_out(k, 0, DT_BOOL, x->rank, x->dims);
 	if (!o)
 		return GE_EINVAL;
 	uint8_t *d = o->data;
@@ -243,7 +243,7 @@ static int k_unary(ge_kctx *k)
 					   u->op == U_SIGN))
 			return ge_k_fail(k, "input 0 has dtype %s, which this op "
 					 "does not take", kdt(dt));
-		ge_xt *o = ge_k_out_raw(k, 0, dt, x->rank, x->dims);
+		ge_xt *o = ge_k_out(k, 0, dt, x->rank, x->dims);
 		if (!o)
 			return GE_EINVAL;
 		for (int64_t i = 0; i < x->n; i++)
@@ -256,8 +256,7 @@ static int k_unary(ge_kctx *k)
 				 "not take", kdt(dt));
 	double alpha = ge_k_attr_float(k, "alpha", 0.2);
 	ge_xt *w = ge_kwiden(k, x);
-	/* (every output below is written whole) */
-	ge_xt *o = w ? ge_kout_f_raw(k, 0, dt, x->rank, x->dims) : NULL;
+	ge_xt *o = w ? ge_kout_f(k, 0, dt, x->rank, x->dims) : NULL;
 	if (!o) {
 		ge_xt_unref(w);
 		return GE_EINVAL;

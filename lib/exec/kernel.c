@@ -545,23 +545,13 @@ ge_xt *ge_kout_f(ge_kctx *k, int i, int dt, int rank, const int64_t *dims)
 			rank, dims);
 }
 
-ge_xt *ge_kout_f_raw(ge_kctx *k, int i, int dt, int rank,
-		     const int64_t *dims)
-{
-	return ge_k_out_raw(k, i, dt == DT_HALF || dt == DT_BFLOAT16
-					  ? DT_FLOAT
-					  : dt,
-			    rank, dims);
-}
-
 int ge_kfinish_f(ge_kctx *k, int i, int dt)
 {
 	if (dt != DT_HALF && dt != DT_BFLOAT16)
 		return GE_OK;
 	ge_xt *f = k->out[i];
 	k->out[i] = NULL;
-	/* (ge_knarrow writes every element) */
-	ge_xt *h = ge_k_out_raw(k, i, dt, f->rank, f->dims);
+	ge_xt *h = ge_k_out(k, i, dt, f->rank, f->dims);
 	if (!h) {
 		ge_xt_unref(f);
 		return GE_EINVAL;

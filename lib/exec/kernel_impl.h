@@ -197,10 +197,6 @@ void ge_knarrow(ge_xt *dst, const ge_xt *src);
 /* Output i of dtype dt: for half and bfloat16, a float32 scratch tensor
  * the kernel writes and kfinish narrows into the real output. */
 ge_xt *ge_kout_f(ge_kctx *k, int i, int dt, int rank, const int64_t *dims);
-/* The same left unset (ge_k_out_raw), for a kernel that writes every
- * element. */
-ge_xt *ge_kout_f_raw(ge_kctx *k, int i, int dt, int rank,
-		     const int64_t *dims);
 int ge_kfinish_f(ge_kctx *k, int i, int dt);
 
 /* GE_OK when the kernel set every output, else a failure saying how many
