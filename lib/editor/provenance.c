@@ -383,9 +383,7 @@ void ge_prov_batch_copy(ge_prov_batch *b, ge_opid to, const ge_graph *sg,
 			ge_opid from)
 {
 	ge_graph *g = b->g;
-	/* (ge_op_alive's test, inline) */
-	if (b->off || to >= g->n_ops || (g->ops[to].flags & OPF_DEAD) ||
-	    from >= sg->n_ops)
+	if (b->off || !ge_op_alive(g, to) || from >= sg->n_ops)
 		return;
 	const ge_op *s = &sg->ops[from];
 	ge_op *o = &g->ops[to];
@@ -396,15 +394,10 @@ void ge_prov_batch_copy(ge_prov_batch *b, ge_opid to, const ge_graph *sg,
 	const ge_dbginfo *sdbg = ge_op_dbg(sg, from);
 	if ((none || (sdbg && sg == g)) && !ge_op_dbg(g, to) &&
 	    has_none(g, to)) {
-		const ge_dbginfo *d = none ? (sg == g ? named_field(b, from)
-						      : name_only(g, s->name))
-					   : sdbg;
-		/* (ge_op_set_dbg's common case, inline: the array is made
-		 * for all ops at the first set) */
-		if (to < g->n_dbg)
-			g->dbg[to] = d;
-		else
-			ge_op_set_dbg(g, to, d);
+		ge_op_set_dbg(g, to,
+			      none ? (sg == g ? named_field(b, from)
+					      : name_only(g, s->name))
+				   : sdbg);
 		o->flags |= OPF_EDIT;
 		g->version++;
 		if (b->rule)

@@ -243,7 +243,18 @@ static inline const struct ge_dbginfo *ge_op_dbg(const ge_graph *g,
 {
 	return id < g->n_dbg ? g->dbg[id] : NULL;
 }
-void ge_op_set_dbg(ge_graph *g, ge_opid id, const struct ge_dbginfo *d);
+/* ge_op_set_dbg past the end of the array: grows it (graph_io.c). */
+void ge_op_dbg_grow(ge_graph *g, ge_opid id, const struct ge_dbginfo *d);
+/* Sets op id's field (inline: a copy of a view sets one per op, and the
+ * array is made for all the graph's ops at the first set). */
+static inline void ge_op_set_dbg(ge_graph *g, ge_opid id,
+				 const struct ge_dbginfo *d)
+{
+	if (id < g->n_dbg)
+		g->dbg[id] = d;
+	else
+		ge_op_dbg_grow(g, id, d);
+}
 
 /* provenance.c, reached by the core through ge_parts: frees a graph's
  * rule log; follows a reorder of its ops (newid: old id -> new id,

@@ -102,22 +102,19 @@ static uint8_t *put_strfield(uint8_t *p, uint32_t field, const char *s,
 	return p + n;
 }
 
-void ge_op_set_dbg(ge_graph *g, ge_opid id, const ge_dbginfo *d)
+void ge_op_dbg_grow(ge_graph *g, ge_opid id, const ge_dbginfo *d)
 {
-	if (id >= g->n_dbg) {
-		if (!d)
-			return;
-		/* at first as many as the graph has room for ops (a rewrite
-		 * sets the fields of its ops in one pass), then by half */
-		size_t n = g->n_dbg + g->n_dbg / 2;
-		if (n < g->cap_ops)
-			n = g->cap_ops;
-		if (n <= id)
-			n = (size_t)id + 1;
-		g->dbg = ge_big_grow_zeroed(g->dbg, g->n_dbg, n,
-					    sizeof *g->dbg);
-		g->n_dbg = n;
-	}
+	if (!d)
+		return;
+	/* at first as many as the graph has room for ops (a rewrite sets
+	 * the fields of its ops in one pass), then by half */
+	size_t n = g->n_dbg + g->n_dbg / 2;
+	if (n < g->cap_ops)
+		n = g->cap_ops;
+	if (n <= id)
+		n = (size_t)id + 1;
+	g->dbg = ge_big_grow_zeroed(g->dbg, g->n_dbg, n, sizeof *g->dbg);
+	g->n_dbg = n;
 	g->dbg[id] = d;
 }
 
