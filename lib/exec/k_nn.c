@@ -271,7 +271,7 @@ float *ge_knn_scratch(ge_kctx *k, uint64_t bytes)
 		ge_k_drop(k);
 		return NULL;
 	}
-	p = aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+	p = ge_xt_storage(bytes ? (bytes + 63) / 64 * 64 : 64, 0);
 	if (!p) {
 		ge_xbudget_release(k->budget, bytes);
 		ge_k_fail(k, "out of memory for %llu bytes of scratch",
@@ -284,7 +284,7 @@ void ge_knn_scratch_free(ge_kctx *k, float *p, uint64_t bytes)
 {
 	if (!p || p == no_element)
 		return;
-	free(p);
+	ge_xt_storage_free(p);
 	ge_xbudget_release(k->budget, bytes);
 }
 

@@ -144,12 +144,11 @@ static int xt_count(int rank, const int64_t *dims, int64_t *n, int *at)
  * at 202 MB and took 0.87 s, most of it page faults on fresh heap).  A
  * request of the same size each time lets the heap give back the block
  * just freed.  The sanitizer build keeps aligned_alloc, whose block ends
- * where the storage does, so that AddressSanitizer sees its bounds. */
+ * where the storage does, so that AddressSanitizer sees its bounds.  The
+ * kernels' scratch comes from here too (ge_knn_scratch). */
 enum { XT_ALIGN = 64, XT_HEAD = 16 };
 
-/* The storage of cap bytes (a multiple of XT_ALIGN), zeroed when zero is
- * set; NULL when there is no memory. */
-static void *data_get(size_t cap, int zero)
+void *ge_xt_storage(size_t cap, int zero)
 {
 #ifdef GE_ASAN
 	void *data = aligned_alloc(XT_ALIGN, cap);
@@ -168,7 +167,7 @@ static void *data_get(size_t cap, int zero)
 	return data;
 }
 
-static void data_put(void *data)
+void ge_xt_storage_free(void *data)
 {
 	if (!data)
 		return;
@@ -221,12 +220,12 @@ static ge_xt *xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
 	size_t cap = 0;
 	if (t && bytes) {
 		cap = (bytes + XT_ALIGN - 1) & ~(size_t)(XT_ALIGN - 1);
-		data = data_get(cap, zero || dtype == DT_STRING ||
+		data = ge_xt_storage(cap, zero || dtype == DT_STRING ||
 					     objects(dtype));
 	}
 	if (!t || (bytes && !data)) {
 		free(t);
-		data_put(data);
+		ge_xt_storage_free(data);
 		ge_xbudget_release(b, charged);
 		ge_err(err, GE_EINVAL, "%s: out of memory for %zu bytes", w,
 		       bytes);
@@ -283,7 +282,7 @@ void ge_xt_unref(ge_xt *t)
 			ge_xobj_unref(o[k]);
 	}
 	ge_xbudget_release(t->budget, t->nbytes);
-	data_put(t->data);
+	ge_xt_storage_free(t->data);
 	free(t);
 }
 

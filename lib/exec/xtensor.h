@@ -98,6 +98,13 @@ ge_xt *ge_xt_new(int dtype, int rank, const int64_t *dims, ge_xbudget *b,
  * every element, so that its output is not written twice. */
 ge_xt *ge_xt_new_raw(int dtype, int rank, const int64_t *dims,
 		     ge_xbudget *b, const char *what, ge_error *err);
+/* Storage of cap bytes (a multiple of 64), 64-byte aligned, zeroed when
+ * zero is set, or NULL when there is no memory; freed (NULL is fine) by
+ * ge_xt_storage_free.  A tensor's numbers and a kernel's scratch: blocks
+ * of one size asked again and again reuse the one just freed
+ * (xtensor.c says why aligned_alloc does not). */
+void *ge_xt_storage(size_t cap, int zero);
+void ge_xt_storage_free(void *p);
 /* A scalar. */
 ge_xt *ge_xt_scalar(int dtype, ge_xbudget *b, const char *what,
 		    ge_error *err);
