@@ -223,6 +223,28 @@ has err "tbl.lua:1: (error object is a table value)" \
 	"10. a table error object names the script and line"
 refused "10. a 4-byte input is sniffed and refused" "not a TensorFlow model" \
 	"$BIN" info $F/four.bin
+# a file of a SavedModel given in its place: the message names the
+# directory to give (beside saved_model.pb, in variables/, and a relative
+# path from inside variables/); a file of no SavedModel says nothing more
+mkdir -p $F/sig_ok/variables && cp $F/four.bin $F/sig_ok/fingerprint.pb &&
+	cp $F/four.bin $F/sig_ok/variables/variables.index
+refused "10. a file beside saved_model.pb names the SavedModel's directory" \
+	"fingerprint.pb: not a TensorFlow model (neither a GraphDef, MetaGraphDef nor SavedModel, in binary or text form); $F/sig_ok holds a SavedModel: give that directory to load it" \
+	"$BIN" info $F/sig_ok/fingerprint.pb
+refused "10. a file in its variables/ names the SavedModel's directory" \
+	"; $F/sig_ok holds a SavedModel: give that directory" \
+	"$BIN" run fold_constants $F/sig_ok/variables/variables.index -o o/x.pb
+(cd $F/sig_ok/variables && "$BIN" convert variables.index ../../../o/x.pb) \
+	>stdout 2>err
+test $? -eq 2 && test "`wc -l <err`" -eq 1 &&
+	grep -F "; .. holds a SavedModel: give that directory" err >/dev/null
+ok $? "10. the same from inside variables/: '..'"
+"$BIN" info $F/four.bin 2>err
+grep -F "holds a SavedModel" err >/dev/null
+ok `test $? -ne 0; echo $?` "10. a file of no SavedModel: no such hint"
+"$BIN" info $F/sig_flip/saved_model.pb 2>err
+grep -F "holds a SavedModel" err >/dev/null
+ok `test $? -ne 0; echo $?` "10. a bad saved_model.pb itself: no such hint"
 
 echo "1..$n"
 exit $failed

@@ -832,6 +832,80 @@ static const char *chunked_or_missing(const char *dir)
 	return "directory holds no saved_model.pb or saved_model.pbtxt";
 }
 
+/* The SavedModel directory a file that is not a model sits in, into *sm:
+ * its own directory, or the one above a variables/ or assets/ directory,
+ * when that holds saved_model.pb or .pbtxt.  0 when there is none, or
+ * when the file is that saved_model.pb itself (its own message says
+ * what is wrong with it). */
+static int savedmodel_around(const char *file, char *sm, size_t cap)
+{
+	const char *base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	if (!strncmp(base, "saved_model.", 12))
+		return 0;
+	char d[PATH_MAX], p[PATH_MAX];
+	if (base == file)
+		snprintf(d, sizeof d, ".");
+	else if ((size_t)(base - 1 - file) >= sizeof d)
+		return 0;
+	else {
+		memcpy(d, file, (size_t)(base - 1 - file));
+		d[base - 1 - file] = 0;
+		if (!*d) /* a file of the root directory */
+			snprintf(d, sizeof d, "/");
+	}
+	for (int up = 0; up < 2; up++) {
+		if ((!pjoin(p, sizeof p, d, "saved_model.pb") && file_exists(p)) ||
+		    (!pjoin(p, sizeof p, d, "saved_model.pbtxt") &&
+		     file_exists(p))) {
+			snprintf(sm, cap, "%s", d);
+			return 1;
+		}
+		/* a variables/ or assets/ directory: one level up (a name
+		 * of "." or ".." is resolved for its name) */
+		char *slash = strrchr(d, '/');
+		const char *last = slash ? slash + 1 : d, *name = last;
+		int dots = !strcmp(last, ".") || !strcmp(last, "..");
+		if (dots) {
+			char *r = realpath(d, p);
+			const char *rs = r ? strrchr(r, '/') : NULL;
+			if (!rs)
+				return 0;
+			name = rs + 1;
+		}
+		if (up || (strcmp(name, "variables") && strcmp(name, "assets")))
+			return 0;
+		if (dots) {
+			if (!strcmp(d, "."))
+				snprintf(d, sizeof d, "..");
+			else if (pjoin(p, sizeof p, d, ".."))
+				return 0;
+			else
+				snprintf(d, sizeof d, "%s", p);
+		} else if (slash == d)
+			d[1] = 0;
+		else if (slash)
+			*slash = 0;
+		else
+			snprintf(d, sizeof d, ".");
+	}
+	return 0;
+}
+
+/* A file that is not a model, in or beside a SavedModel (its
+ * variables.index, fingerprint.pb, keras_metadata.pb): the message says
+ * which directory to give instead. */
+static int hint_savedmodel(const char *file, int rc, ge_error *err)
+{
+	char sm[PATH_MAX];
+	if (rc != GE_EFORMAT || !err || !savedmodel_around(file, sm, sizeof sm))
+		return rc;
+	size_t n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof err->msg - n,
+		 "; %s holds a SavedModel: give that directory to load it", sm);
+	return rc;
+}
+
 /* Smaller files are read: a mapping and its lease cost more than the
  * copy they save. */
 #define MAP_MIN ((size_t)1 << 20)
@@ -932,7 +1006,7 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 		if (rc == GE_OK)
 			goto check;
 		if (rc != LONG_WAY)
-			return rc;
+			return hint_savedmodel(file, rc, err);
 	}
 	rc = ge_file_read(file, &data, &len, err);
 	if (rc)
@@ -951,7 +1025,7 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 	}
 	rc = parse_owned(data, len, fmt, file, opts, &g, err);
 	if (rc)
-		return rc;
+		return dir ? rc : hint_savedmodel(file, rc, err);
 check:;
 	ge_buf why = GE_BUF_INIT;
 	if (!(opts && opts->no_check) && ge_graph_check_attrs(g, 1, 1, &why)) {
