@@ -54,23 +54,24 @@ srcof() { sed -n 's/^abs_top_srcdir = //p' "$1/Makefile"; }
 rev() { git -C "$1" rev-parse --short HEAD 2>/dev/null || echo unknown; }
 [ -z "$base" ] || base_top=$(srcof "$base")
 
-# timed FILE CMD...: one run of CMD, its "WALL RSS_KB" appended to FILE,
-# its output in FILE.out
+# timed FILE CMD...: one run of CMD, its "WALL RSS_KB CPU" appended to
+# FILE, its output in FILE.out
 timed() {
 	f=$1
 	shift
 	"$timeit" "$tmp/time" "$@" >"$f.out" 2>&1 ||
 		{ cat "$f.out" >&2; echo "bench: failed: $*" >&2; exit 1; }
-	read -r w _ rss <"$tmp/time"
-	echo "$w $rss" >>"$f"
+	read -r w cpu rss <"$tmp/time"
+	echo "$w $rss $cpu" >>"$f"
 }
 
-# summary FILE: "BEST MEDIAN RSS" of its runs: the best and the median
-# wall seconds, and the peak RSS (KB) of the best run
+# summary FILE: "BEST MEDIAN RSS CPU" of its runs: the best and the
+# median wall seconds, and the peak RSS (KB) and the CPU seconds (user +
+# system) of the best run
 summary() {
-	sort -g "$1" | awk '{w[NR] = $1; r[NR] = $2}
-		END {printf "%.3f %.3f %s\n", w[1],
-		     NR % 2 ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2, r[1]}'
+	sort -g "$1" | awk '{w[NR] = $1; r[NR] = $2; c[NR] = $3}
+		END {printf "%.3f %.3f %s %.3f\n", w[1],
+		     NR % 2 ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2, r[1], c[1]}'
 }
 
 # best CMD...: "BEST MEDIAN RSS" of REPEAT runs of a reference command
@@ -86,10 +87,13 @@ best() {
 }
 
 ratio() { awk "BEGIN{printf \"%.1f\", $1 / $2}"; }
-# line LABEL BEST MEDIAN RSS_KB
+# line LABEL BEST MEDIAN RSS_KB CPU: the wall times, the peak RSS and
+# the CPU time of the best run (what the wall time has beyond it is
+# waiting: the disk, for a save's fsync and the unlink of the file it
+# replaces)
 line() {
-	printf '  %-52s %7s s (median %7s s) %8s MB\n' "$1" "$2" "$3" \
-		"$(awk "BEGIN{printf \"%.1f\", $4 / 1024}")"
+	printf '  %-52s %7s s (median %7s s) %8s MB, cpu %s s\n' "$1" "$2" "$3" \
+		"$(awk "BEGIN{printf \"%.1f\", $4 / 1024}")" "$5"
 }
 
 # ours LABEL PROG ARGS...: PROG (a path in the build tree) in this build,
@@ -117,11 +121,11 @@ ours() {
 	fi
 }
 
-# against LABEL SLOWER FASTER: "BEST MEDIAN ..." each; the ratio of the
-# best runs and of the medians
+# against LABEL SLOWER FASTER: "BEST MEDIAN RSS CPU" each; the ratio of
+# the best runs and of the medians
 against1() {
 	set -- "$1" $2 $3
-	echo "     $1 $(ratio "$2" "$5")x (medians: $(ratio "$3" "$6")x)"
+	echo "     $1 $(ratio "$2" "$6")x (medians: $(ratio "$3" "$7")x)"
 }
 # vs LABEL REF OURS_CUR OURS_OLD, "ours" on either side: SLOWER is the
 # reference when "ours" is faster (REF first), else ours
