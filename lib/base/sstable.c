@@ -5,9 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <snappy-c.h>
-
 #include "base/crc32c.h"
+#include "base/snappy.h"
 
 #define FOOTER_LEN 48
 #define HANDLES_LEN 40          /* two handles, zero-padded */
@@ -88,14 +87,21 @@ static int load_block(reader *r, const char *what, uint64_t off,
 			      "%s: %s block at offset %llu: unknown compression "
 			      "type %u", r->path, what,
 			      (unsigned long long)off, type);
+	const char *why;
+	const ge_snappy_fns *sn = ge_snappy(&why);
+	if (!sn)
+		return ge_err(r->err, GE_EIO,
+			      "%s: %s block at offset %llu is Snappy-compressed:"
+			      " %s", r->path, what, (unsigned long long)off,
+			      why);
 	size_t ulen;
 	/* Snappy expands at most about 32-fold; a larger claim is a lie that
 	 * would only make us allocate wildly. */
-	if (snappy_uncompressed_length((const char *)p, size, &ulen) !=
+	if (sn->uncompressed_length((const char *)p, size, &ulen) !=
 	    SNAPPY_OK || ulen / 64 > size)
 		goto bad;
 	uint8_t *u = ge_xmalloc(ulen);
-	if (snappy_uncompress((const char *)p, size, (char *)u, &ulen) !=
+	if (sn->uncompress((const char *)p, size, (char *)u, &ulen) !=
 	    SNAPPY_OK) {
 		free(u);
 		goto bad;
@@ -361,10 +367,12 @@ static void emit_block(ge_sstable_builder *b, const uint8_t *raw, size_t n,
 	const uint8_t *body = raw;
 	size_t blen = n;
 	uint8_t type = BLOCK_RAW;
-	if (b->compress) {
-		size_t zlen = snappy_max_compressed_length(n);
+	/* without the library, blocks stay raw: a reader takes either */
+	const ge_snappy_fns *sn = b->compress ? ge_snappy(NULL) : NULL;
+	if (sn) {
+		size_t zlen = sn->max_compressed_length(n);
 		z = ge_xmalloc(zlen);
-		if (snappy_compress((const char *)raw, n, (char *)z, &zlen) ==
+		if (sn->compress((const char *)raw, n, (char *)z, &zlen) ==
 		    SNAPPY_OK && zlen < n - n / 8) {
 			body = z;
 			blen = zlen;
