@@ -245,6 +245,10 @@ ok `test $? -ne 0; echo $?` "10. a file of no SavedModel: no such hint"
 "$BIN" info $F/sig_flip/saved_model.pb 2>err
 grep -F "holds a SavedModel" err >/dev/null
 ok `test $? -ne 0; echo $?` "10. a bad saved_model.pb itself: no such hint"
+printf 'node { name: "a" op: }\n' >$F/sig_ok/frozen.pbtxt
+"$BIN" info $F/sig_ok/frozen.pbtxt 2>err
+grep -F "frozen.pbtxt:1:" err >/dev/null && ! grep -F "holds a SavedModel" err >/dev/null
+ok $? "10. a model of its own beside it that does not parse: its error alone"
 
 echo "1..$n"
 exit $failed

@@ -726,16 +726,20 @@ static int diagnose_binary(const uint8_t *data, size_t len, ge_format fmt,
 		      best_at);
 }
 
-/* ge_parse on a malloc'd block it takes ownership of. */
+/* ge_parse on a malloc'd block it takes ownership of.  *none (when not
+ * NULL) is set when the bytes are refused as no model at all, rather than
+ * as a model of some format that does not parse. */
 static int parse_owned(uint8_t *data, size_t len, ge_format fmt,
 		       const char *name, const ge_load_opts *opts,
-		       ge_graph **out, ge_error *err)
+		       ge_graph **out, ge_error *err, int *none)
 {
 	if (!name)
 		name = "<string>";
 	if (fmt == GE_FMT_AUTO) {
 		if (!len) {
 			free(data);
+			if (none)
+				*none = 1;
 			return ge_err(err, GE_EFORMAT,
 				      "%s: empty file, not a model", name);
 		}
@@ -748,6 +752,8 @@ static int parse_owned(uint8_t *data, size_t len, ge_format fmt,
 		}
 		if (fmt == GE_FMT_AUTO) {
 			free(data);
+			if (none)
+				*none = 1;
 			return ge_err(err, GE_EFORMAT,
 				      "%s: not a TensorFlow model (neither a "
 				      "GraphDef, MetaGraphDef nor SavedModel, "
@@ -788,7 +794,7 @@ int ge_parse(const uint8_t *data, size_t len, ge_format fmt, const char *name,
 	if (len) /* an empty buffer may have no data pointer at all */
 		memcpy(copy, data, len);
 	copy[len] = 0;
-	return parse_owned(copy, len, fmt, name, opts, out, err);
+	return parse_owned(copy, len, fmt, name, opts, out, err, NULL);
 }
 
 /* ------------------------------------------------------------ load */
@@ -892,9 +898,9 @@ static int savedmodel_around(const char *file, char *sm, size_t cap)
 	return 0;
 }
 
-/* A file that is not a model, in or beside a SavedModel (its
- * variables.index, fingerprint.pb, keras_metadata.pb): the message says
- * which directory to give instead. */
+/* A file that is no model at all (not one that fails to parse), in or
+ * beside a SavedModel (its variables.index, fingerprint.pb,
+ * keras_metadata.pb): the message says which directory to give instead. */
 static int hint_savedmodel(const char *file, int rc, ge_error *err)
 {
 	char sm[PATH_MAX];
@@ -1006,7 +1012,7 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 		if (rc == GE_OK)
 			goto check;
 		if (rc != LONG_WAY)
-			return hint_savedmodel(file, rc, err);
+			return rc;
 	}
 	rc = ge_file_read(file, &data, &len, err);
 	if (rc)
@@ -1023,9 +1029,10 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 			return GE_EFORMAT;
 		}
 	}
-	rc = parse_owned(data, len, fmt, file, opts, &g, err);
+	int none = 0;
+	rc = parse_owned(data, len, fmt, file, opts, &g, err, &none);
 	if (rc)
-		return dir ? rc : hint_savedmodel(file, rc, err);
+		return none && !dir ? hint_savedmodel(file, rc, err) : rc;
 check:;
 	ge_buf why = GE_BUF_INIT;
 	if (!(opts && opts->no_check) && ge_graph_check_attrs(g, 1, 1, &why)) {
