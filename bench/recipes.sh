@@ -74,7 +74,7 @@ summary() {
 		     NR % 2 ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2, r[1], c[1]}'
 }
 
-# best CMD...: "BEST MEDIAN RSS" of REPEAT runs of a reference command
+# best CMD...: "BEST MEDIAN RSS CPU" of REPEAT runs of a reference command
 best() {
 	: >"$tmp/w.ref"
 	i=0

@@ -838,11 +838,58 @@ static const char *chunked_or_missing(const char *dir)
 	return "directory holds no saved_model.pb or saved_model.pbtxt";
 }
 
-/* The SavedModel directory a file that is not a model sits in, into *sm:
- * its own directory, or the one above a variables/ or assets/ directory,
- * when that holds saved_model.pb or .pbtxt.  0 when there is none, or
- * when the file is that saved_model.pb itself (its own message says
- * what is wrong with it). */
+/* The message file of the SavedModel in dir, into file: its
+ * saved_model.pb, else its saved_model.pbtxt.  1 when there is one, 0
+ * when there is none, -1 when the path is too long. */
+static int savedmodel_file(const char *dir, char *file, size_t cap)
+{
+	if (pjoin(file, cap, dir, "saved_model.pb"))
+		return -1;
+	if (file_exists(file))
+		return 1;
+	pjoin(file, cap, dir, "saved_model.pbtxt");
+	return file_exists(file);
+}
+
+/* Whether directory d (a path of PATH_MAX bytes) is named variables or
+ * assets, as the directories inside a SavedModel are; if so, d becomes
+ * the directory above it, in the user's terms ("." becomes "..").  A
+ * name of "." or ".." is resolved for its name. */
+static int up_from_part(char *d)
+{
+	char r[PATH_MAX];
+	char *slash = strrchr(d, '/');
+	const char *last = slash ? slash + 1 : d, *name = last;
+	int dots = !strcmp(last, ".") || !strcmp(last, "..");
+	if (dots) {
+		const char *rs = realpath(d, r) ? strrchr(r, '/') : NULL;
+		if (!rs)
+			return 0;
+		name = rs + 1;
+	}
+	if (strcmp(name, "variables") && strcmp(name, "assets"))
+		return 0;
+	if (!dots) {
+		if (slash == d)
+			d[1] = 0;
+		else if (slash)
+			*slash = 0;
+		else
+			snprintf(d, PATH_MAX, ".");
+	} else if (!strcmp(d, "."))
+		snprintf(d, PATH_MAX, "..");
+	else if (pjoin(r, sizeof r, d, ".."))
+		return 0;
+	else
+		snprintf(d, PATH_MAX, "%s", r);
+	return 1;
+}
+
+/* The SavedModel directory a file that is no model sits in, into sm: its
+ * own directory, or the one above a variables/ or assets/ directory,
+ * when that holds a SavedModel.  0 when there is none, or when the file
+ * is that saved_model.pb itself (its own message says what is wrong
+ * with it). */
 static int savedmodel_around(const char *file, char *sm, size_t cap)
 {
 	const char *base = strrchr(file, '/');
@@ -860,56 +907,24 @@ static int savedmodel_around(const char *file, char *sm, size_t cap)
 		if (!*d) /* a file of the root directory */
 			snprintf(d, sizeof d, "/");
 	}
-	for (int up = 0; up < 2; up++) {
-		if ((!pjoin(p, sizeof p, d, "saved_model.pb") && file_exists(p)) ||
-		    (!pjoin(p, sizeof p, d, "saved_model.pbtxt") &&
-		     file_exists(p))) {
-			snprintf(sm, cap, "%s", d);
-			return 1;
-		}
-		/* a variables/ or assets/ directory: one level up (a name
-		 * of "." or ".." is resolved for its name) */
-		char *slash = strrchr(d, '/');
-		const char *last = slash ? slash + 1 : d, *name = last;
-		int dots = !strcmp(last, ".") || !strcmp(last, "..");
-		if (dots) {
-			char *r = realpath(d, p);
-			const char *rs = r ? strrchr(r, '/') : NULL;
-			if (!rs)
-				return 0;
-			name = rs + 1;
-		}
-		if (up || (strcmp(name, "variables") && strcmp(name, "assets")))
-			return 0;
-		if (dots) {
-			if (!strcmp(d, "."))
-				snprintf(d, sizeof d, "..");
-			else if (pjoin(p, sizeof p, d, ".."))
-				return 0;
-			else
-				snprintf(d, sizeof d, "%s", p);
-		} else if (slash == d)
-			d[1] = 0;
-		else if (slash)
-			*slash = 0;
-		else
-			snprintf(d, sizeof d, ".");
-	}
-	return 0;
+	if (savedmodel_file(d, p, sizeof p) <= 0 &&
+	    (!up_from_part(d) || savedmodel_file(d, p, sizeof p) <= 0))
+		return 0;
+	snprintf(sm, cap, "%s", d);
+	return 1;
 }
 
 /* A file that is no model at all (not one that fails to parse), in or
  * beside a SavedModel (its variables.index, fingerprint.pb,
  * keras_metadata.pb): the message says which directory to give instead. */
-static int hint_savedmodel(const char *file, int rc, ge_error *err)
+static void hint_savedmodel(const char *file, ge_error *err)
 {
 	char sm[PATH_MAX];
-	if (rc != GE_EFORMAT || !err || !savedmodel_around(file, sm, sizeof sm))
-		return rc;
+	if (!err || !savedmodel_around(file, sm, sizeof sm))
+		return;
 	size_t n = strlen(err->msg);
 	snprintf(err->msg + n, sizeof err->msg - n,
 		 "; %s holds a SavedModel: give that directory to load it", sm);
-	return rc;
 }
 
 /* Smaller files are read: a mapping and its lease cost more than the
@@ -983,14 +998,12 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 	char file[PATH_MAX];
 	int dir = is_dir(path);
 	if (dir) {
-		if (pjoin(file, sizeof file, path, "saved_model.pb"))
+		int found = savedmodel_file(path, file, sizeof file);
+		if (found < 0)
 			return ge_err(err, GE_EIO, "%s: path too long", path);
-		if (!file_exists(file)) {
-			pjoin(file, sizeof file, path, "saved_model.pbtxt");
-			if (!file_exists(file))
-				return ge_err(err, GE_EIO, "%s: %s", path,
-					      chunked_or_missing(path));
-		}
+		if (!found)
+			return ge_err(err, GE_EIO, "%s: %s", path,
+				      chunked_or_missing(path));
 	} else {
 		if (cpb_name(path))
 			return ge_err(err, GE_EFORMAT,
@@ -1031,8 +1044,11 @@ int ge_load(const char *path, const ge_load_opts *opts, ge_graph **out,
 	}
 	int none = 0;
 	rc = parse_owned(data, len, fmt, file, opts, &g, err, &none);
-	if (rc)
-		return none && !dir ? hint_savedmodel(file, rc, err) : rc;
+	if (rc) {
+		if (none && !dir)
+			hint_savedmodel(file, err);
+		return rc;
+	}
 check:;
 	ge_buf why = GE_BUF_INIT;
 	if (!(opts && opts->no_check) && ge_graph_check_attrs(g, 1, 1, &why)) {
