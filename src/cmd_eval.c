@@ -303,14 +303,16 @@ static int eval_runs(ge_graph *g, const struct xargs *x, ge_xopts *o,
 		return rc;
 	int64_t runs = x->repeat > 0 ? x->repeat : 1;
 	double *t = ge_xcalloc((size_t)runs, sizeof *t);
+	ge_xfeed *feeds = ge_xmalloc((fd->n + 1) * sizeof *feeds);
+	size_t nfeeds = ge_xfeeds_list(fd, feeds);
 	for (int64_t r = 0; !rc && r < runs; r++) {
 		for (size_t i = 0; i < n; i++) {
 			ge_xt_unref(outs[i]);
 			outs[i] = NULL;
 		}
 		double t0 = now();
-		rc = ge_xsession_run(s, fd->v, (int)fd->n, fetch, (int)n, outs,
-				     err);
+		rc = ge_xsession_run(s, feeds, (int)nfeeds, fetch, (int)n,
+				     outs, err);
 		t[r] = now() - t0;
 	}
 	if (!rc && x->stats) {
@@ -323,6 +325,7 @@ static int eval_runs(ge_graph *g, const struct xargs *x, ge_xopts *o,
 			ge_xsession_work(s));
 	}
 	free(t);
+	free(feeds);
 	ge_xsession_close(s);
 	return rc;
 }

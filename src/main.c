@@ -240,7 +240,8 @@ static const struct subcommand subcommands[] = {
 	 "                           time, the peak of live tensors, the work\n"
 	 "\n"
 	 "Inputs not given get seeded data of their shape: floats in [0, 1),\n"
-	 "integers in [0, 9], the same for the same --seed on any machine.\n"
+	 "integers in [0, 9], the same for the same --seed on any machine;\n"
+	 "a PlaceholderWithDefault not given takes its default.\n"
 	 "\n"
 	 "Exit status: 0 done, 2 the model or an input is wrong or an op\n"
 	 "cannot run (one line names the input or op; nothing is written).\n"},

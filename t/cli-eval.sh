@@ -104,6 +104,49 @@ run "$BIN" verify -q "$T/a.pbtxt" "$T/b.pbtxt"
 test -s "$T/out"
 ok $((! $?)) "-q prints nothing"
 
+# a PlaceholderWithDefault is an input that may be given; not given, it
+# takes its default (as in TensorFlow), not seeded data: y = x * keep
+# with keep defaulting to 1, once a MetaGraphDef whose signature names
+# it (as TF2's serving_default_x), once the graph frozen from it (the
+# key as the op's name), once with a plain Placeholder there
+pwdnodes() { # pwdnodes KEEP_NAME KEEP_OP
+	cat <<EOT
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { dim { size: 2 } } } } }
+node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }
+node { name: "$1" op: "$2" input: "one" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { } } } }
+node { name: "y" op: "Mul" input: "x" input: "$1" attr { key: "T" value { type: DT_FLOAT } } }
+EOT
+}
+{ echo 'graph_def {'; pwdnodes serving_default_keep PlaceholderWithDefault; echo '}'
+cat <<'EOT'
+signature_def { key: "serving_default" value {
+  inputs { key: "x" value { name: "x:0" dtype: DT_FLOAT tensor_shape { dim { size: 2 } } } }
+  inputs { key: "keep" value { name: "serving_default_keep:0" dtype: DT_FLOAT tensor_shape { } } }
+  outputs { key: "y" value { name: "y:0" dtype: DT_FLOAT tensor_shape { dim { size: 2 } } } }
+  method_name: "tensorflow/serving/predict" } }
+EOT
+} >"$T/pwd-meta.pbtxt"
+pwdnodes keep PlaceholderWithDefault >"$T/pwd.pbtxt"
+# the plain Placeholder reads nothing
+pwdnodes keep Placeholder | sed '/name: "keep"/s/ input: "one"//' >"$T/pwd-ph.pbtxt"
+run "$BIN" eval "$T/pwd.pbtxt" -i 'x=[3,4]'
+is_rc 0 "a graph with a PlaceholderWithDefault"
+has "$T/out" 'y (y:0) float32[2] min 3 max 4 mean 3.5 [3, 4]' \
+	"not given, keep takes its default (1), not seeded data"
+run "$BIN" eval "$T/pwd.pbtxt" -i 'x=[3,4]' -i keep=0.5
+is_rc 0 "keep can be given"
+has "$T/out" '[1.5, 2]' "and is then used"
+run "$BIN" eval "$T/pwd-meta.pbtxt" -i 'x=[3,4]'
+has "$T/out" '[3, 4]' "a signature's input with a default: the default too"
+run "$BIN" verify "$T/pwd-meta.pbtxt" "$T/pwd.pbtxt"
+is_rc 0 "verify: the frozen graph against the signature, both on keep's default"
+run "$BIN" verify "$T/pwd-meta.pbtxt" "$T/pwd.pbtxt" -i keep=0.25
+is_rc 0 "the same with keep given"
+run "$BIN" verify "$T/pwd-meta.pbtxt" "$T/pwd-ph.pbtxt"
+is_rc 0 "against a Placeholder keep: B is fed A's default"
+run "$BIN" verify "$T/pwd-ph.pbtxt" "$T/pwd.pbtxt" --atol 0 --rtol 0
+is_rc 0 "a Placeholder keep in A: B's default input is fed A's seeded value"
+
 # bad input: one line naming the input or op, exit 2, nothing written
 bad() { # bad WANT NAME ARGS...
 	want=$1; name=$2; shift 2

@@ -449,7 +449,12 @@ static void graph_port(ge_graph *g, ge_opid id, int k, ge_xport **v,
 		p->rank = -1;
 }
 
-/* The graph's Placeholders as inputs. */
+static int is_pwd(const char *type)
+{
+	return !strcmp(type, "PlaceholderWithDefault");
+}
+
+/* The graph's placeholders as inputs, with or without a default. */
 static void graph_inputs(ge_graph *g, ge_xiface *f)
 {
 	size_t cap = ge_graph_capacity(g);
@@ -458,8 +463,20 @@ static void graph_inputs(ge_graph *g, ge_xiface *f)
 		if (!ge_op_alive(g, id))
 			continue;
 		const char *t = ge_op_type(g, id);
-		if (!strcmp(t, "Placeholder") || !strcmp(t, "PlaceholderV2"))
+		if (!strcmp(t, "Placeholder") || !strcmp(t, "PlaceholderV2") ||
+		    is_pwd(t))
 			graph_port(g, id, 0, &f->in, &f->nin);
+	}
+}
+
+/* Which inputs have a default (iface.h), wherever the ports came from. */
+static void mark_defaults(ge_graph *g, ge_xiface *f)
+{
+	for (size_t i = 0; i < f->nin; i++) {
+		ge_tref r;
+		f->in[i].has_default =
+			ge_graph_find_tensor(g, f->in[i].tensor, &r) == GE_OK &&
+			r.index == 0 && is_pwd(ge_op_type(g, r.op));
 	}
 }
 
@@ -521,5 +538,7 @@ int ge_xiface_get(ge_graph *g, const char *signature, ge_xiface *f,
 	}
 	if (rc)
 		ge_xiface_free(f);
+	else
+		mark_defaults(g, f);
 	return rc;
 }

@@ -10,9 +10,16 @@
  *     serving_default, else the only one (keys starting "__", such as
  *     TF2's __saved_model_init_op, are not signatures to run);
  *   - a TensorFlow.js model.json's "signature" member;
- *   - the graph itself: its Placeholder ops are the inputs, in node
- *     order, and its likely outputs (ge_likely_outputs) the outputs.
+ *   - the graph itself: its Placeholder and PlaceholderWithDefault ops
+ *     are the inputs, in node order, and its likely outputs
+ *     (ge_likely_outputs) the outputs.
  * Ports are sorted by key for the first two (a signature is a map).
+ *
+ * An input that is the output of a PlaceholderWithDefault (from the graph
+ * or named by a signature, as TF2's serving_default_x may be) has a
+ * default: not given, it is not fed, and the model computes with its
+ * default value, as TensorFlow does; eval and verify seed only the
+ * inputs without one.
  */
 #ifndef GE_EXEC_IFACE_H
 #define GE_EXEC_IFACE_H
@@ -30,6 +37,7 @@ typedef struct ge_xport {
 	int dtype;     /* 0 when unknown */
 	int rank;      /* -1 when unknown */
 	int64_t dims[GE_SHAPE_MAXRANK]; /* -1 for an unknown dim */
+	int has_default; /* a PlaceholderWithDefault's output (inputs) */
 } ge_xport;
 
 typedef struct ge_xiface {

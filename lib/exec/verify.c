@@ -114,7 +114,7 @@ int ge_xfeeds_make(const ge_xiface *f, const char *const *specs,
 	int rc = feeds_given(f, specs, nspecs, made, nmade, seed, dim, b, fd,
 			     err);
 	for (size_t i = 0; !rc && i < f->nin; i++) {
-		if (fd->v[i].t)
+		if (fd->v[i].t || f->in[i].has_default)
 			continue;
 		ge_xinput_info in;
 		port_info(&f->in[i], seed, dim, &in);
@@ -123,6 +123,15 @@ int ge_xfeeds_make(const ge_xiface *f, const char *const *specs,
 	if (rc)
 		ge_xfeeds_free(fd);
 	return rc;
+}
+
+size_t ge_xfeeds_list(const ge_xfeeds *fd, ge_xfeed *v)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < fd->n; i++)
+		if (fd->v[i].t)
+			v[n++] = fd->v[i];
+	return n;
 }
 
 int ge_xrun_model(ge_graph *g, const ge_xopts *o, ge_xbudget *b,
@@ -140,8 +149,10 @@ int ge_xrun_model(ge_graph *g, const ge_xopts *o, ge_xbudget *b,
 	int rc = ge_xsession_open(g, o, &s, err);
 	if (rc)
 		return rc;
-	rc = ge_xsession_run(s, fd->v, (int)fd->n, fetch, (int)nfetch, out,
-			     err);
+	ge_xfeed *v = ge_xmalloc((fd->n + 1) * sizeof *v);
+	size_t nv = ge_xfeeds_list(fd, v);
+	rc = ge_xsession_run(s, v, (int)nv, fetch, (int)nfetch, out, err);
+	free(v);
 	if (peak)
 		*peak = ge_xsession_peak(s);
 	ge_xsession_close(s);
@@ -301,7 +312,7 @@ static void feeds_b_extra(const ge_xiface *fa, const ge_xfeeds *da,
 		if (!bn)
 			bn = fa->in[i].tensor;
 		ge_tref r;
-		if (ge_xiface_find(fb->in, fb->nin, bn) ||
+		if (!da->v[i].t || ge_xiface_find(fb->in, fb->nin, bn) ||
 		    ge_xiface_find(fb->in, fb->nin, fa->in[i].key) ||
 		    ge_graph_find_tensor(gb, bn, &r) != GE_OK)
 			continue;
@@ -312,8 +323,61 @@ static void feeds_b_extra(const ge_xiface *fa, const ge_xfeeds *da,
 	}
 }
 
+/* A's input that B's input pb pairs with (by the map, key or tensor
+ * name), or NULL. */
+static const ge_xport *paired_in(const ge_xiface *fa, const ge_xport *pb,
+				 const ge_xverify_opts *o)
+{
+	const char *an = mapped(o, pb->key, 1);
+	if (!an)
+		an = mapped(o, pb->tensor, 1);
+	const ge_xport *pa =
+		ge_xiface_find(fa->in, fa->nin, an ? an : pb->key);
+	if (!pa && !an)
+		pa = ge_xiface_find(fa->in, fa->nin, pb->tensor);
+	return pa;
+}
+
+/* A's inputs left to their default whose partner in B has none get the
+ * default's value (fetched from A, which is then fed it: the same run),
+ * so that B computes on what A does. */
+static int defaults_for_b(ge_graph *a, const ge_xiface *fa, ge_xfeeds *da,
+			  const ge_xiface *fb, const ge_xverify_opts *o,
+			  ge_xbudget *b, ge_error *err)
+{
+	const char **fetch = ge_xcalloc(fa->nin + 1, sizeof *fetch);
+	size_t *which = ge_xcalloc(fa->nin + 1, sizeof *which);
+	size_t n = 0;
+	for (size_t i = 0; i < fb->nin; i++) {
+		const ge_xport *pa = paired_in(fa, &fb->in[i], o);
+		if (!pa || fb->in[i].has_default || da->v[pa - fa->in].t)
+			continue;
+		size_t k = (size_t)(pa - fa->in), j = 0;
+		while (j < n && which[j] != k)
+			j++;
+		if (j == n) {
+			which[n] = k;
+			fetch[n++] = pa->tensor;
+		}
+	}
+	int rc = GE_OK;
+	if (n) {
+		ge_xt **vals = ge_xcalloc(n, sizeof *vals);
+		ge_xopts xo = GE_XOPTS_INIT;
+		xo.seed = o->seed;
+		xo.max_iterations = o->max_iterations;
+		rc = ge_xrun_model(a, &xo, b, da, fetch, n, vals, NULL, err);
+		for (size_t j = 0; j < n; j++)
+			da->v[which[j]].t = vals[j];
+		free(vals);
+	}
+	free(fetch);
+	free(which);
+	return rc;
+}
+
 /* B's feeds: A's tensors for the inputs they share, seeded data for
- * the others. */
+ * the others (those with a default in both models are not fed). */
 static int feeds_b(const ge_xiface *fa, const ge_xfeeds *da,
 		   const ge_xiface *fb, ge_graph *gb,
 		   const ge_xverify_opts *o, ge_xbudget *b, ge_xfeeds *db,
@@ -322,14 +386,8 @@ static int feeds_b(const ge_xiface *fa, const ge_xfeeds *da,
 	ge_xmade *made = ge_xcalloc(fb->nin + 1, sizeof *made);
 	size_t n = 0;
 	for (size_t i = 0; i < fb->nin; i++) {
-		const char *an = mapped(o, fb->in[i].key, 1);
-		if (!an)
-			an = mapped(o, fb->in[i].tensor, 1);
-		const ge_xport *pa =
-			ge_xiface_find(fa->in, fa->nin, an ? an : fb->in[i].key);
-		if (!pa && !an)
-			pa = ge_xiface_find(fa->in, fa->nin, fb->in[i].tensor);
-		if (!pa)
+		const ge_xport *pa = paired_in(fa, &fb->in[i], o);
+		if (!pa || !da->v[pa - fa->in].t)
 			continue;
 		made[n].name = fb->in[i].key;
 		made[n].t = da->v[pa - fa->in].t;
@@ -439,6 +497,10 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 				o->seed, o->dim, bud, &da, err);
 	if (rc) {
 		ge_err_prefix(err, "%s", ge_graph_name(a));
+		return rc;
+	}
+	if ((rc = defaults_for_b(a, fa, &da, fb, o, bud, err))) {
+		ge_xfeeds_free(&da);
 		return rc;
 	}
 	if ((rc = feeds_b(fa, &da, fb, gb, o, bud, &db, err))) {

@@ -5,11 +5,15 @@
  * Feeds (ge_xfeeds_make): each NAME=VALUE of the command line fills the
  * input NAME of the model's interface (exec/iface.h; VALUE as
  * exec/npy.h parses it); every input not named gets seeded data of its
- * own shape, unknown dims `dim` (default 1).  A NAME that is no input
- * of the model is an error naming the inputs there are.
+ * own shape, unknown dims `dim` (default 1), but for an input with a
+ * default (a PlaceholderWithDefault, iface.h), which is not fed.  A NAME
+ * that is no input of the model is an error naming the inputs there
+ * are.
  *
  * Verify (ge_xverify): the same feeds into A and B (B's inputs paired
- * with A's by key, by tensor name, or through a map "a=b"), the outputs
+ * with A's by key, by tensor name, or through a map "a=b"); an input of
+ * A left to its default takes B's default too, or, where B's input has
+ * none, the value of A's default (A's run fetches it first); the outputs
  * paired the same way, and per pair the figures of ge_xcompare of B's
  * tensor against A's: A is the reference, so that `verify ORIGINAL
  * REWRITTEN` measures the rewrite against the original (relative
@@ -35,7 +39,9 @@
 /* ---------------------------------------------------------------- feeds */
 
 typedef struct ge_xfeeds {
-	ge_xfeed *v;  /* names point into the interface; tensors owned */
+	ge_xfeed *v;  /* by input of the interface: names point into it;
+			 tensors owned, NULL for an input left to its
+			 default */
 	size_t n;
 	char **given; /* which were given on the command line (keys) */
 	size_t ngiven;
@@ -53,6 +59,9 @@ int ge_xfeeds_make(const ge_xiface *f, const char *const *specs,
 		   uint64_t seed, int64_t dim, ge_xbudget *b, ge_xfeeds *out,
 		   ge_error *err);
 void ge_xfeeds_free(ge_xfeeds *fd);
+/* The feeds of fd that hold a tensor, into v (room for fd->n); returns
+ * how many: what a session run is given. */
+size_t ge_xfeeds_list(const ge_xfeeds *fd, ge_xfeed *v);
 /* Whether t fits port p's dtype and static shape; errors name it. */
 int ge_xport_check(const ge_xport *p, const ge_xt *t, ge_error *err);
 
