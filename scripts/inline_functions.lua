@@ -10,7 +10,9 @@ Replace function calls by copies of the functions' bodies.
 The calls are PartitionedCall and StatefulPartitionedCall ops, inlined as
 TensorFlow's function inliner does.  A body's ops land under `<call name>/`; what read the call's outputs
 reads what the body returns; the call's control inputs and control
-outputs carry over.  Nested calls are inlined too.  The function library
+outputs carry over.  A call nothing reads (an output of the model)
+leaves its name to an Identity (IdentityN, NoOp) of what the body
+returns, so that it is fetched by the same name.  Nested calls are inlined too.  The function library
 stays (other references may need it); `strip_unused_nodes` or `freeze`
 remove what is left unused.  The inlined ops carry the attrs their
 OpDefs give a default (a SavedModel strips them).]],

@@ -223,12 +223,71 @@ static void frames(void)
 	ge_graph_free(body);
 }
 
+/* A call nobody reads leaves its name to an op that stands for it, so
+ * that what fetched or ran it by name still can: an Identity of a single
+ * result, an IdentityN of several, a NoOp waiting for the body's
+ * control_ret when there are none. */
+static void unread_calls_keep_their_names(void)
+{
+	ge_error err;
+	const char *body1 = ARG("x", 0) FCONST("c", "") MUL("m", "x", "c", "")
+		RET("y", "m", 0);
+	ge_graph *g = parse(PH("a") CALL("call", "input: \"a\" ",
+					  "type: DT_FLOAT", "type: DT_FLOAT"));
+	ge_graph *body = parse(body1);
+	int rc = ge_inline_body(g, ge_graph_find(g, "call"), body, "fn", NULL,
+				0, NULL, &err);
+	is_int(GE_OK, rc, "an unread call is inlined");
+	ge_opid k = ge_graph_find(g, "call");
+	ok(k != GE_NOOP && !strcmp(ge_op_type(g, k), "Identity"),
+	   "an Identity takes its name");
+	is_string("call/m:0", inputs(g, "call"), "reading the body's result");
+	int t = 0;
+	ok(!ge_op_attr_type(g, k, "T", &t) && t == 1, "of its dtype (float)");
+	is_int(4, (long long)ge_graph_num_ops(g),
+	       "a, call/c, call/m and the Identity");
+	ge_graph_free(g);
+	ge_graph_free(body);
+
+	g = parse(PH("a") CALL("two", "input: \"a\" ", "type: DT_FLOAT",
+			       "type: DT_FLOAT type: DT_FLOAT"));
+	body = parse(ARG("x", 0) FCONST("c", "") RET("y0", "x", 0)
+		     RET("y1", "c", 1));
+	rc = ge_inline_body(g, ge_graph_find(g, "two"), body, "fn", NULL, 0,
+			    NULL, &err);
+	k = ge_graph_find(g, "two");
+	ok(!rc && k != GE_NOOP && !strcmp(ge_op_type(g, k), "IdentityN"),
+	   "two results: an IdentityN");
+	is_string("a:0,two/c:0", inputs(g, "two"), "of both, in order");
+	is_int(2, ge_op_num_outputs(g, k), "two:0 and two:1 are there again");
+	ge_graph_free(g);
+	ge_graph_free(body);
+
+	g = parse(PH("a") CALL("init", "input: \"a\" ", "type: DT_FLOAT",
+			       ""));
+	body = parse(ARG("x", 0) MUL("m", "x", "x", ""));
+	ge_opid cret[1] = {ge_graph_find(body, "m")};
+	rc = ge_inline_body(g, ge_graph_find(g, "init"), body, "fn", cret, 1,
+			    NULL, &err);
+	k = ge_graph_find(g, "init");
+	ok(!rc && k != GE_NOOP && !strcmp(ge_op_type(g, k), "NoOp"),
+	   "no results: a NoOp");
+	is_string("^init/m", inputs(g, "init"),
+		  "running it runs the body's control_ret");
+	ge_buf rep = GE_BUF_INIT;
+	is_int(0, (long long)ge_graph_validate(g, &rep), "the result validates");
+	ge_buf_free(&rep);
+	ge_graph_free(g);
+	ge_graph_free(body);
+}
+
 int main(void)
 {
-	tap_plan(24);
+	tap_plan(35);
 	basic();
 	passthrough_and_names();
 	errors();
 	frames();
+	unread_calls_keep_their_names();
 	return tap_failed != 0;
 }

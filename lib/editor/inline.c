@@ -434,7 +434,90 @@ static void retarget_meta(struct site *s)
 		ge_saver_def_touch(g);
 }
 
-/* Moves the call's consumers to the body's copies and removes the call. */
+/* The op that takes the name of a call nobody read, so that what
+ * fetched or ran the call by name still can (TensorFlow's inliner keeps
+ * the caller "fetchable" so for the ops it is asked to fetch; a model
+ * file does not say what its users fetch, and an unread op is what they
+ * may): an Identity of the body's result, an IdentityN of its results,
+ * or for a call without outputs a NoOp waiting for the ops in `done`.
+ * Its device and provenance are the call's; the call is gone, its name
+ * free. */
+struct keep {
+	char *name, *device;
+	int nout;
+	int *dtype;
+	ge_strvec cn, cf;
+};
+
+static void keep_take(struct site *s, struct keep *k)
+{
+	ge_graph *g = s->g;
+	k->name = ge_xstrdup(ge_op_name(g, s->call));
+	k->device = ge_xstrdup(ge_op_device(g, s->call));
+	k->nout = ge_op_num_outputs(g, s->call);
+	if (k->nout < 0 || (size_t)k->nout > s->nrets)
+		k->nout = (int)s->nrets;
+	k->dtype = ge_xmalloc(((size_t)k->nout + 1) * sizeof *k->dtype);
+	for (int i = 0; i < k->nout; i++)
+		k->dtype[i] = ge_op_output_dtype(g, s->call, i);
+	k->cn = (ge_strvec)GE_VEC_INIT;
+	k->cf = (ge_strvec)GE_VEC_INIT;
+	if (ge_op_origins_of(g, s->call, &k->cn, &k->cf, NULL)) {
+		k->cn.n = k->cf.n = 0;
+		ge_strvec_push(&k->cn, k->name);
+	}
+}
+
+static int keep_make(struct site *s, struct keep *k, const ge_opvec *done,
+		     ge_error *err)
+{
+	ge_graph *g = s->g;
+	const char *type = k->nout == 0 ? "NoOp"
+			   : k->nout == 1 ? "Identity" : "IdentityN";
+	ge_opid id = ge_graph_add_op(g, k->name, type, err);
+	if (id == GE_NOOP)
+		return err ? err->code : GE_EGRAPH;
+	int rc = GE_OK;
+	ge_buf types = GE_BUF_INIT, a = GE_BUF_INIT, lst = GE_BUF_INIT;
+	for (int i = 0; i < k->nout && !rc; i++) {
+		rc = ge_op_add_input(g, id, outer(s, s->ret[i]), err);
+		ge_buf_varint(&types, (uint64_t)k->dtype[i]);
+	}
+	if (k->nout == 1) {
+		ge_buf_addc(&a, GE_TAG(GE_ATTR_TYPE, GE_WT_VARINT));
+		ge_buf_varint(&a, (uint64_t)k->dtype[0]);
+	} else if (k->nout > 1) {
+		ge_buf_lenfield(&lst, GE_ATTRLIST_TYPE, types.data, types.len);
+		ge_buf_lenfield(&a, GE_ATTR_LIST, lst.data, lst.len);
+	}
+	if (a.len)
+		ge_op_set_attr_raw(g, id, "T", a.data, a.len);
+	for (size_t i = 0; k->nout == 0 && i < done->n; i++)
+		add_control(g, id, done->v[i]);
+	if (*k->device)
+		ge_op_set_device(g, id, k->device);
+	const char *fn = s->fname;
+	if (!ge_op_add_origins(g, id, k->cn.v, k->cn.n, k->cf.v, k->cf.n,
+			       NULL) &&
+	    !ge_op_add_origins(g, id, NULL, 0, &fn, 1, NULL))
+		ge_prov_note(g, id, "inline");
+	ge_buf_free(&types);
+	ge_buf_free(&lst);
+	ge_buf_free(&a);
+	return rc;
+}
+
+static void keep_free(struct keep *k)
+{
+	free(k->name);
+	free(k->device);
+	free(k->dtype);
+	ge_strvec_free(&k->cn);
+	ge_strvec_free(&k->cf);
+}
+
+/* Moves the call's consumers to the body's copies and removes the call
+ * (an unread call leaves its name to the op of keep_make). */
 static int reroute_out(struct site *s, const ge_opid *cret, size_t ncret,
 		       ge_error *err)
 {
@@ -473,9 +556,21 @@ static int reroute_out(struct site *s, const ge_opid *cret, size_t ncret,
 				add_control(g, w, done.v[k]);
 	}
 	ge_opvec_free(&waiters);
+	if (nu || ncc) {
+		ge_opvec_free(&done);
+		retarget_meta(s);
+		return ge_graph_remove_op(g, s->call, 0, err);
+	}
+	/* what named the call (a signature, the saver, control_ret) still
+	 * finds it by its name */
+	struct keep k;
+	keep_take(s, &k);
+	rc = ge_graph_remove_op(g, s->call, 0, err);
+	if (!rc)
+		rc = keep_make(s, &k, &done, err);
+	keep_free(&k);
 	ge_opvec_free(&done);
-	retarget_meta(s);
-	return ge_graph_remove_op(g, s->call, 0, err);
+	return rc;
 }
 
 int ge_inline_body(ge_graph *g, ge_opid call, const ge_graph *body,

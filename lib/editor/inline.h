@@ -16,10 +16,18 @@
  *   restore_op_name, the op that makes output 0);
  * - a v1 loop's frame (frame_name of Enter ops) is renamed `<call>/F`,
  *   so that two inlined copies of a loop are two frames;
- * - the call goes.
+ * - the call goes; one that nothing reads (no data or control edge)
+ *   leaves its name to an op that stands for it, so that what fetches or
+ *   runs it by name still can (a GraphDef's outputs are its unread ops,
+ *   and a model file does not say what its users fetch): an Identity of
+ *   the body's result, an IdentityN of its results, or, for a call
+ *   without results, a NoOp waiting for the body's `control_ret` and
+ *   returned ops.  TensorFlow's inliner keeps the caller so ("fetchable")
+ *   for the ops it is told are fetched.
  * Unlike TensorFlow's inliner, no Identity per input and no NoOp for the
  * control edges is added: the op count after inlining is the body's ops
- * minus its `_Arg`s and `_Retval`s plus the caller's ops minus the call.
+ * minus its `_Arg`s and `_Retval`s plus the caller's ops minus the call
+ * (plus one when the call was unread).
  *
  * Errors (GE_EGRAPH, naming the graph, the call and the function; nothing
  * changed): a body whose `_Arg`s do not match the call's inputs or whose
