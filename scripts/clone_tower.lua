@@ -38,7 +38,9 @@ local function default_inputs(g)
   end
   for _, t in ipairs(signature_tensors(g, "inputs")) do add(t) end
   for _, op in ipairs(g:ops()) do
-    if op.type == "Placeholder" then add(op:output(0)) end
+    if op.type == "Placeholder" or op.type == "PlaceholderV2" then
+      add(op:output(0))
+    end
   end
   local out = {}
   for _, t in ipairs(ins) do
@@ -76,7 +78,7 @@ local function select_view(g, p)
     for _, op in ipairs(g:ops()) do
       if #op.outputs > 0 and #op:consumers() == 0 and
          #op:control_outputs() == 0 and op.type ~= "Const" and
-         op.type ~= "Placeholder" then
+         op.type ~= "Placeholder" and op.type ~= "PlaceholderV2" then
         outs[#outs + 1] = op
       end
     end

@@ -65,7 +65,8 @@ static shape (or `shape`).]],
     -- needed inputs become Placeholders, in the place of the op
     local replaced = {}
     for _, op in ipairs(order) do
-      if keep[op] and stop[op.name] and op.type ~= "Placeholder" then
+      if keep[op] and stop[op.name] and op.type ~= "Placeholder" and
+         op.type ~= "PlaceholderV2" then
         local out = op.outputs[1]
         for _, t in ipairs(op.outputs) do
           if t.index > 0 and #t:consumers() > 0 then

@@ -305,6 +305,19 @@ do
   run("obfuscate_names", g3, {"outputs=B"})
   same({"B", "a", "c"}, opnames(g3),
        "obfuscate_names: names that differ only in case from kept ones are skipped")
+  -- every kind of placeholder is an input (PlaceholderV2 of old graphs)
+  local g5 = ge.graph()
+  g5:add_op{type = "PlaceholderV2", name = "in_v2",
+            attrs = {dtype = F32, shape = ge.shape{2}}}
+  g5:add_op{type = "Const", name = "dflt",
+            attrs = {dtype = F32, value = ge.tensor_value(F32, {2}, {1, 2})}}
+  g5:add_op{type = "PlaceholderWithDefault", name = "in_default", inputs = {"dflt"},
+            attrs = {dtype = F32, shape = ge.shape{2}}}
+  g5:add_op{type = "Add", name = "sum", inputs = {"in_v2", "in_default"},
+            attrs = {T = F32}}
+  run("obfuscate_names", g5)
+  same({"in_v2", "a", "in_default", "sum"}, opnames(g5),
+       "obfuscate_names: a PlaceholderV2 and a PlaceholderWithDefault keep their names")
 end
 
 -- ---------------------------------------------------------------- logging

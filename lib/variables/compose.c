@@ -139,7 +139,8 @@ static size_t sig_side(ge_graph *g, int outputs, ge_sig_key **k,
 			ge_op_control_outputs(g, id, &nc);
 			if (nu || nc || ge_op_num_outputs(g, id) < 1)
 				continue;
-		} else if (strcmp(ge_op_type(g, id), "Placeholder")) {
+		} else if (strcmp(ge_op_type(g, id), "Placeholder") &&
+			   strcmp(ge_op_type(g, id), "PlaceholderV2")) {
 			continue;
 		}
 		key_add(k, &n, NULL, prefix, ge_op_name(g, id));

@@ -288,13 +288,14 @@ function nearest(want, names)
 end
 M.nearest = nearest
 
---- interface(g) -> set: the model's interface, by op name: its Placeholders, the ops its
+--- interface(g) -> set: the model's interface, by op name: its placeholders (of the
+-- three types), the ops its
 -- signatures name and the ops nobody reads (fetches such as output_1);
 -- in a function body, its _Arg and _Retval ops.
 function M.interface(g)
   local s = {}
-  for _, op in ipairs(g:ops({"Placeholder", "PlaceholderWithDefault",
-                             "_Arg", "_Retval"})) do
+  for _, op in ipairs(g:ops({"Placeholder", "PlaceholderV2",
+                             "PlaceholderWithDefault", "_Arg", "_Retval"})) do
     s[op.name] = true
   end
   for _, key in ipairs(g:signature_names()) do
