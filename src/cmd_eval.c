@@ -456,6 +456,8 @@ static void print_verify(const ge_xverify_result *r, const struct xargs *x)
 			       r->first_cmp.max_abs);
 		printf("\n");
 	}
+	if (r->note[0])
+		printf("note: %s\n", r->note);
 	printf("%s (atol %g, rtol %g, %zu output%s)\n",
 	       r->ok ? "within tolerance" : "OUTSIDE tolerance", x->atol,
 	       x->rtol, r->npairs, r->npairs == 1 ? "" : "s");

@@ -369,6 +369,10 @@ static void push_result(lua_State *L, const ge_xverify_result *r)
 		}
 		lua_setfield(L, -2, "per_op");
 	}
+	if (r->note[0]) {
+		lua_pushstring(L, r->note);
+		lua_setfield(L, -2, "note");
+	}
 }
 
 /* A list of strings in field k of the options (kept on the stack). */

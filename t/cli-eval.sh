@@ -147,6 +147,28 @@ is_rc 0 "against a Placeholder keep: B is fed A's default"
 run "$BIN" verify "$T/pwd-ph.pbtxt" "$T/pwd.pbtxt" --atol 0 --rtol 0
 is_rc 0 "a Placeholder keep in A: B's default input is fed A's seeded value"
 
+# a random op without a seed draws from --seed and its name: the same in
+# a model and its rewrite while the name stays, other numbers once it is
+# renamed, which verify's note says
+rndgraph() { # rndgraph RANDOM_OP_NAME
+	cat <<EOT
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { dim { size: 4 } } } } }
+node { name: "shape" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 4 } } } }
+node { name: "$1" op: "RandomUniform" input: "shape" attr { key: "T" value { type: DT_INT32 } } attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "y" op: "Add" input: "x" input: "$1" attr { key: "T" value { type: DT_FLOAT } } }
+EOT
+}
+rndgraph noise >"$T/rnd-a.pbtxt"
+rndgraph a >"$T/rnd-b.pbtxt"
+run "$BIN" verify "$T/rnd-a.pbtxt" "$T/rnd-a.pbtxt" --atol 0 --rtol 0
+is_rc 0 "an unseeded random op draws the same numbers in two runs"
+run "$BIN" verify "$T/rnd-a.pbtxt" "$T/rnd-b.pbtxt"
+is_rc 1 "renamed, it draws others"
+has "$T/out" "note: B's random op 'a' (RandomUniform) has no seed and no namesake in A" \
+	"and verify says why"
+run "$BIN" verify "$T/rnd-a.pbtxt" "$T/rnd-b.pbtxt" --report "$T/rnd.json"
+has "$T/rnd.json" '"note": "B' "the report holds the note"
+
 # bad input: one line naming the input or op, exit 2, nothing written
 bad() { # bad WANT NAME ARGS...
 	want=$1; name=$2; shift 2

@@ -73,5 +73,20 @@ r = assert(ge.verify(a, c, {map = {y = "out"}}))
 ok(r.ok and r.outputs[1].name_b == "out", "map pairs outputs named otherwise")
 v, err, kind = ge.verify(a, c, {outputs = {"nope"}})
 ok(v == nil and err:find("nope") and kind == "notfound", "an output B lacks: nil, message")
+is(nil, r.note, "no note when no random op is renamed")
+
+-- a random op without a seed, renamed in B: the result's note says why
+local function noisy(name)
+  local g = model(0.5)
+  g:add_op{type = "Const", name = "shape", attrs = {dtype = "int32",
+           value = ge.tensor_value("int32", {1}, {3})}}
+  g:add_op{type = "RandomUniform", name = name, inputs = {"shape"},
+           attrs = {T = "int32", dtype = F}}
+  g:add_op{type = "Add", name = "z", inputs = {"y", name}, attrs = {T = F}}
+  return g
+end
+r = assert(ge.verify(noisy("noise"), noisy("a"), {inputs = {x = {1, 2, 5}}}))
+ok(not r.ok and r.note and r.note:find("B's random op 'a' (RandomUniform)", 1, true),
+   "a renamed unseeded random op: outside, with a note")
 
 tap.done()

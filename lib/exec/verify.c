@@ -573,6 +573,55 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 	return rc;
 }
 
+/* The stateful random ops the runner has kernels for (exec/k_random.c).
+ * Without a seed (seed and seed2 both 0) one draws in TensorFlow from a
+ * seed made up at each run, and here from --seed and the op's name: a
+ * model and its rewrite draw the same numbers while the op keeps its
+ * name, and other numbers once it is renamed (obfuscate_names). */
+static int unseeded_random(const ge_graph *g, ge_opid id)
+{
+	static const char *const types[] = {
+		"RandomUniform", "RandomStandardNormal", "TruncatedNormal",
+		"RandomUniformInt", NULL};
+	const char *t = ge_op_type(g, id);
+	size_t i = 0;
+	while (types[i] && strcmp(types[i], t))
+		i++;
+	int64_t seed = 0, seed2 = 0;
+	return types[i] && (ge_op_attr_int(g, id, "seed", &seed) || !seed) &&
+	       (ge_op_attr_int(g, id, "seed2", &seed2) || !seed2);
+}
+
+/* r->note: B's unseeded random ops that A has no namesake of. */
+static void note_renamed_random(ge_graph *a, ge_graph *b,
+				ge_xverify_result *r)
+{
+	size_t n = 0, cap = ge_graph_capacity(b);
+	ge_opid first = GE_NOOP;
+	for (size_t i = 0; i < cap; i++) {
+		ge_opid id = (ge_opid)i;
+		if (!ge_op_alive(b, id) || !unseeded_random(b, id))
+			continue;
+		ge_opid in_a = ge_graph_find(a, ge_op_name(b, id));
+		if (in_a != GE_NOOP &&
+		    !strcmp(ge_op_type(a, in_a), ge_op_type(b, id)))
+			continue;
+		if (!n++)
+			first = id;
+	}
+	if (!n)
+		return;
+	char more[48] = "";
+	if (n > 1)
+		snprintf(more, sizeof more, " and %zu more", n - 1);
+	snprintf(r->note, sizeof r->note,
+		 "B's random op '%.80s' (%s)%s has no seed and no namesake in "
+		 "A: an op without a seed draws from --seed and its name, so "
+		 "a renamed one draws other numbers (feed what turns it off, "
+		 "or give it a seed)",
+		 ge_op_name(b, first), ge_op_type(b, first), more);
+}
+
 int ge_xverify(ge_graph *a, ge_graph *b, const ge_xverify_opts *o,
 	       ge_xverify_result *r, ge_error *err)
 {
@@ -596,6 +645,8 @@ int ge_xverify(ge_graph *a, ge_graph *b, const ge_xverify_opts *o,
 			     sizeof r->pairs[i].selected_by);
 	if (!rc)
 		rc = run_pairs(a, b, &fa, &fb, o, r, &bud, err);
+	if (!rc && !r->ok)
+		note_renamed_random(a, b, r);
 	ge_xiface_free(&fa);
 	ge_xiface_free(&fb);
 	return rc;
@@ -653,6 +704,8 @@ void ge_xverify_json(const ge_xverify_result *r, const char *name_a,
 	json_object_set_new(j, "a", json_string(name_a ? name_a : ""));
 	json_object_set_new(j, "b", json_string(name_b ? name_b : ""));
 	json_object_set_new(j, "ok", json_boolean(r->ok));
+	if (r->note[0])
+		json_object_set_new(j, "note", json_string(r->note));
 	if (r->npairs) {
 		json_object_set_new(j, "atol", num(r->pairs[0].cmp.atol));
 		json_object_set_new(j, "rtol", num(r->pairs[0].cmp.rtol));

@@ -129,6 +129,10 @@ typedef struct ge_xverify_result {
 	char **each_tensor;
 	ge_xcmp *each_cmp;
 	size_t neach;
+	/* outside tolerance with random ops of B that have no seed and no
+	 * op of their name and type in A: why B drew other numbers (one
+	 * line, "" when there are none) */
+	char note[400];
 } ge_xverify_result;
 
 /* GE_OK with r filled (r->ok says whether within tolerance), or an
