@@ -12,6 +12,8 @@
 #include "cli.h"
 #include "lge.h"
 #include "formats/tfjs.h"
+#include "variables/checkpoint.h"
+#include "variables/varpolicy.h"
 
 /* ------------------------------------------------------------ options */
 
@@ -162,27 +164,56 @@ int cli_variables_missing(const ge_graph *g, char *why, size_t cap)
 
 int cli_has_values(const ge_graph *g)
 {
-	const char *dir = ge_graph_savedmodel_dir(g);
-	if (!dir || !cli_count_variables(g))
+	if (!cli_count_variables(g))
 		return 0;
-	char path[4096];
-	struct stat st;
-	snprintf(path, sizeof path, "%s/variables/variables.index", dir);
-	return stat(path, &st) == 0;
+	const char *dir = ge_graph_savedmodel_dir(g);
+	if (dir) {
+		char path[4096];
+		struct stat st;
+		snprintf(path, sizeof path, "%s/variables/variables.index",
+			 dir);
+		return stat(path, &st) == 0 ? CLI_VALUES_SAVEDMODEL : 0;
+	}
+	char *prefix;
+	ge_error err;
+	if (ge_graph_checkpoint_source(g, &prefix, &err) != GE_OK)
+		return 0;
+	free(prefix);
+	return CLI_VALUES_BESIDE;
 }
 
 void cli_warn_dropped_values(int had_values, const ge_graph *saved,
 			     const char *out)
 {
 	struct stat st;
-	/* a graph left without variables (frozen) needs no checkpoint */
+	/* a graph left without variables (frozen) needs no checkpoint; a
+	 * SavedModel directory takes them along */
 	if (!had_values || !cli_count_variables(saved) ||
 	    (stat(out, &st) == 0 && S_ISDIR(st.st_mode)))
 		return;
-	cli_errmsg("%s: warning: the input's variable values (its "
-		   "variables/ checkpoint) are not in this file; save to a "
-		   "SavedModel directory to keep them",
-		   out);
+	const char *whose = had_values == CLI_VALUES_SAVEDMODEL
+				    ? "its variables/ checkpoint"
+				    : "the checkpoint beside it";
+	size_t n = strlen(out);
+	if (n < 5 || strcmp(out + n - 5, ".meta")) {
+		cli_errmsg("%s: warning: the input's variable values (%s) are "
+			   "not in this file; save to a SavedModel directory "
+			   "to keep them", out, whose);
+		return;
+	}
+	/* a MetaGraphDef finds its checkpoint next to it (x.meta, x.index):
+	 * written there by a plan (variables.md), or there before */
+	char *prefix;
+	ge_error err;
+	if (ge_checkpoint_prefix(out, &prefix, &err) == GE_OK) {
+		free(prefix);
+		return;
+	}
+	cli_errmsg("%s: warning: the input's variable values (%s) are not "
+		   "beside this file: copy the checkpoint's .index and .data-* "
+		   "files next to it as %.*s.index and .data-*, or save to a "
+		   "SavedModel directory, to keep them",
+		   out, whose, (int)(n - 5), out);
 }
 
 int cli_tfjs_opts(const char *cmd, const char *size, const char *quant, const char *names,

@@ -136,11 +136,15 @@ size_t cli_count_variables(const ge_graph *g);
  * variables/variables.index: returns 1 and describes it in why. */
 int cli_variables_missing(const ge_graph *g, char *why, size_t cap);
 
-/* Whether g came from a SavedModel whose variables/ holds values. */
+/* Whether g has variables whose values its input holds: 0 no,
+ * CLI_VALUES_SAVEDMODEL in a SavedModel's variables/, CLI_VALUES_BESIDE
+ * in a checkpoint beside its .meta (x.meta, x.index). */
+enum { CLI_VALUES_SAVEDMODEL = 1, CLI_VALUES_BESIDE = 2 };
 int cli_has_values(const ge_graph *g);
 /* After saving `saved` to out: a warning when the input had values
  * (had_values, from cli_has_values), the saved graph still has variables
- * and out is a file, which cannot hold their values. */
+ * and out is a file that cannot hold their values, or a MetaGraphDef
+ * without a checkpoint next to it. */
 void cli_warn_dropped_values(int had_values, const ge_graph *saved,
 			     const char *out);
 

@@ -149,6 +149,26 @@ ok $? "writing a SavedModel with values to one file warns that they are dropped"
 "$BIN" convert "$SAVED" "$T/withvars-dir" >/dev/null 2>"$T/err"
 test ! -s "$T/err" && test -f "$T/withvars-dir/variables/variables.index"
 ok $? "writing it to a SavedModel directory keeps them, without a warning"
+# a MetaGraphDef finds its values in the checkpoint beside it (x.meta,
+# x.index): a .meta saved elsewhere without one says they stay behind
+META=$C/onnx__tensorflow-onnx/tests/models/regression/checkpoint/model.meta
+"$BIN" run remove_device "$META" -o "$T/reg.meta" >/dev/null 2>"$T/err"
+grep -F "reg.meta: warning: the input's variable values (the checkpoint beside it) are not beside this file: copy" \
+	"$T/err" >/dev/null
+ok $? "a .meta saved away from its checkpoint warns that the values stay behind"
+"$BIN" run remove_device "$META" -o "$T/reg.pb" >/dev/null 2>"$T/err"
+grep -F "reg.pb: warning: the input's variable values (the checkpoint beside it) are not in this file" \
+	"$T/err" >/dev/null
+ok $? "so does a GraphDef"
+cp "${META%.meta}.index" "$T/reg.index" &&
+	cp "${META%.meta}.data-00000-of-00001" "$T/reg.data-00000-of-00001"
+"$BIN" run remove_device "$META" -o "$T/reg.meta" --overwrite >/dev/null 2>"$T/err"
+grep -F "warning:" "$T/err" >/dev/null
+ok `test $? -ne 0; echo $?` "with a checkpoint beside the new .meta, no warning"
+"$BIN" run remove_device "$META" -o "$T/reg-dir" --format savedmodel >/dev/null 2>"$T/err"
+grep -F "warning:" "$T/err" >/dev/null
+test $? -ne 0 && test -f "$T/reg-dir/variables/variables.index"
+ok $? "a SavedModel directory takes the checkpoint along, without a warning"
 "$BIN" validate "$T/novars" >"$T/stdout" 2>"$T/err"
 test $? -eq 1 && grep -F "variables/variables.index" "$T/stdout" >/dev/null
 ok $? "validate lists the missing variables as a problem"
