@@ -318,6 +318,105 @@ static void test_reduce(void)
 	kt_len = 0;
 }
 
+/* Fake quantization, against TensorFlow's formula worked out in float32
+ * step by step apart from the kernel (k_quant.c's comment): the range
+ * nudged so that 0 is on the grid ([-1, 1] on 8 bits: zero point 127,
+ * [-0.99608, 1.00392]), values clamped into it and rounded to the grid. */
+static void test_fake_quant(void)
+{
+	kt_c("x", "DT_FLOAT", "5", "0.1 0.5 -0.3 2 -2");
+	kt_c("mn", "DT_FLOAT", "", "-1");
+	kt_c("mx", "DT_FLOAT", "", "1");
+	kt_op("y", "FakeQuantWithMinMaxVars", "x,mn,mx", "");
+	is_string("float32[5] 0.101960778,0.501960754,-0.298039258,"
+		  "1.00392151,-0.996078491", kt_run("y"),
+		  "FakeQuantWithMinMaxVars: [-1, 1] nudged, clamped, on the "
+		  "grid");
+	kt_c("x", "DT_FLOAT", "4", "0.1 -7 3.3 6.5");
+	kt_op("y", "FakeQuantWithMinMaxArgs", "x", "");
+	is_string("float32[4] 0.0941176414,-6.02352953,3.29411745,5.97647047",
+		  kt_run("y"), "FakeQuantWithMinMaxArgs: the default [-6, 6]");
+	kt_c("x", "DT_FLOAT", "4", "0.1 0.5 0.97 -0.2");
+	kt_c("mn", "DT_FLOAT", "", "0");
+	kt_c("mx", "DT_FLOAT", "", "1");
+	kt_op("y", "FakeQuantWithMinMaxVars", "x,mn,mx",
+	      KT_ATTR_INT("num_bits", 4) KT_ATTR_BOOL("narrow_range", "true"));
+	is_string("float32[4] 0.0714285746,0.5,1,0", kt_run("y"),
+		  "4 bits, narrow range: 14 steps over [0, 1]");
+	kt_c("x", "DT_FLOAT", "2,2", "0.1 1.3 -0.3 2.5");
+	kt_c("mn", "DT_FLOAT", "2", "-1 0");
+	kt_c("mx", "DT_FLOAT", "2", "1 2");
+	kt_op("y", "FakeQuantWithMinMaxVarsPerChannel",
+	      "x,mn,mx", "");
+	is_string("float32[2,2] 0.101960778,1.30196083,-0.298039258,2",
+		  kt_run("y"), "per channel: a range per last-dim column");
+	kt_c("x", "DT_FLOAT", "1", "0");
+	kt_op("y", "FakeQuantWithMinMaxArgs", "x",
+	      "attr { key: \"min\" value { f: 1 } } "
+	      "attr { key: \"max\" value { f: -1 } }");
+	ok(kt_err(kt_run("y"), "y (FakeQuantWithMinMaxArgs): min 1 must be "
+		  "smaller than max -1"), "an empty range is refused, naming "
+	   "the op");
+	kt_c("x", "DT_FLOAT", "1", "0");
+	kt_op("y", "FakeQuantWithMinMaxArgs", "x", KT_ATTR_INT("num_bits", 17));
+	ok(kt_err(kt_run("y"), "y (FakeQuantWithMinMaxArgs): num_bits is 17"),
+	   "so are 17 bits");
+
+	/* QuantizeAndDequantize: the side of the range allowing the smaller
+	 * scale keeps its end ([-1.5, 2] on int8: scale 127 / 2) */
+	kt_c("x", "DT_FLOAT", "4", "-1.5 0.3 0.75 2");
+	kt_c("mn", "DT_FLOAT", "", "0");
+	kt_c("mx", "DT_FLOAT", "", "0");
+	kt_op("y", "QuantizeAndDequantizeV2", "x,mn,mx", TF);
+	is_string("float32[4] -1.49606299,0.299212605,0.755905509,2",
+		  kt_run("y"), "QuantizeAndDequantizeV2: the input's own range");
+	kt_c("x", "DT_FLOAT", "3", "-2 0.5 0.25");
+	kt_c("mn", "DT_FLOAT", "", "-1");
+	kt_c("mx", "DT_FLOAT", "", "1");
+	kt_op("y", "QuantizeAndDequantizeV2", "x,mn,mx",
+	      TF KT_ATTR_BOOL("range_given", "true")
+	      KT_ATTR_BOOL("narrow_range", "true"));
+	is_string("float32[3] -1,0.503937006,0.251968503", kt_run("y"),
+		  "a range given, narrow: clamped, 63.5 rounds to even");
+	kt_c("x", "DT_FLOAT", "4", "2.5 3.5 -1 300");
+	kt_c("mn", "DT_FLOAT", "", "0");
+	kt_c("mx", "DT_FLOAT", "", "255");
+	kt_op("y", "QuantizeAndDequantizeV4", "x,mn,mx",
+	      TF KT_ATTR_BOOL("range_given", "true")
+	      KT_ATTR_BOOL("signed_input", "false"));
+	is_string("float32[4] 2,4,0,255", kt_run("y"),
+		  "V4, unsigned: half to even by default");
+	kt_c("x", "DT_FLOAT", "4", "2.5 3.5 -1 300");
+	kt_c("mn", "DT_FLOAT", "", "0");
+	kt_c("mx", "DT_FLOAT", "", "255");
+	kt_op("y", "QuantizeAndDequantizeV2", "x,mn,mx",
+	      TF KT_ATTR_BOOL("range_given", "true")
+	      KT_ATTR_BOOL("signed_input", "false")
+	      KT_ATTR_STR("round_mode", "HALF_UP"));
+	is_string("float32[4] 3,4,0,255", kt_run("y"), "HALF_UP");
+	kt_c("x", "DT_FLOAT", "3", "-1 0.5 1");
+	kt_c("mn", "DT_FLOAT", "", "-1");
+	kt_c("mx", "DT_FLOAT", "", "1");
+	kt_c("nb", "DT_INT32", "", "4");
+	kt_op("y", "QuantizeAndDequantizeV3", "x,mn,mx,nb", TF);
+	is_string("float32[3] -1,0.571428597,1", kt_run("y"),
+		  "V3: num_bits an input, the range given by default");
+	kt_c("x", "DT_FLOAT", "2,2", "1 -4 3 2");
+	kt_c("mn", "DT_FLOAT", "2", "0 0");
+	kt_c("mx", "DT_FLOAT", "2", "0 0");
+	kt_op("y", "QuantizeAndDequantizeV2", "x,mn,mx",
+	      TF KT_ATTR_INT("axis", 1));
+	is_string("float32[2,2] 0.992125988,-4,3,2", kt_run("y"),
+		  "axis 1: each column its own range");
+	kt_c("x", "DT_FLOAT", "1", "0");
+	kt_c("mn", "DT_FLOAT", "", "1");
+	kt_c("mx", "DT_FLOAT", "", "-1");
+	kt_op("y", "QuantizeAndDequantizeV2", "x,mn,mx",
+	      TF KT_ATTR_BOOL("range_given", "true"));
+	ok(kt_err(kt_run("y"), "y (QuantizeAndDequantizeV2): the range "
+		  "[1, -1] is empty"), "an empty range given is refused");
+}
+
 int main(void)
 {
 	ge_xbudget_init(&kt_budget);
@@ -325,6 +424,7 @@ int main(void)
 	test_binary();
 	test_cast();
 	test_reduce();
+	test_fake_quant();
 	ok(kt_budget.mem_live == 0, "every tensor was released (%llu bytes "
 	   "live)", (unsigned long long)kt_budget.mem_live);
 	return tap_done();
