@@ -456,6 +456,9 @@ static void print_verify(const ge_xverify_result *r, const struct xargs *x)
 			       r->first_cmp.max_abs);
 		printf("\n");
 	}
+	if (r->b_vars_from_a)
+		printf("note: B has no checkpoint of its own: its variables "
+		       "were read from A's\n");
 	if (r->note[0])
 		printf("note: %s\n", r->note);
 	printf("%s (atol %g, rtol %g, %zu output%s)\n",
@@ -672,11 +675,13 @@ int cli_verify_recipe(lua_State *L, int rec, const char *in, const char *out,
 				 nsel == r.npairs ? ", which leaves no output "
 				 "to bound" : " and the like");
 		if (v->print)
-			printf("%s: verified against %s on seeded inputs: %s, "
-			       "%zu output%s%s, max abs %.3g, relative error "
-			       "%.3g: %s\n", out, in, n.kind, r.npairs,
-			       r.npairs == 1 ? "" : "s", unbounded, mabs,
-			       e, ok ? "ok" : "FAIL");
+			printf("%s: verified against %s on seeded inputs%s: "
+			       "%s, %zu output%s%s, max abs %.3g, relative "
+			       "error %.3g: %s\n", out, in,
+			       r.b_vars_from_a ? " (its variables read from "
+						 "the input's checkpoint)" : "",
+			       n.kind, r.npairs, r.npairs == 1 ? "" : "s",
+			       unbounded, mabs, e, ok ? "ok" : "FAIL");
 		if (!ok) {
 			char bound[64] = "";
 			if (!strcmp(n.kind, "lossy"))

@@ -373,6 +373,10 @@ static void push_result(lua_State *L, const ge_xverify_result *r)
 		lua_pushstring(L, r->note);
 		lua_setfield(L, -2, "note");
 	}
+	if (r->b_vars_from_a) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "b_variables_from_a");
+	}
 }
 
 /* A list of strings in field k of the options (kept on the stack). */

@@ -160,6 +160,16 @@ ok $? "a .meta saved away from its checkpoint warns that the values stay behind"
 grep -F "reg.pb: warning: the input's variable values (the checkpoint beside it) are not in this file" \
 	"$T/err" >/dev/null
 ok $? "so does a GraphDef"
+# verify (and run --verify) read such a B's variables from A's checkpoint
+"$BIN" run remove_device "$META" -o "$T/reg3.meta" --verify >"$T/vout" 2>"$T/err"
+ok $? "run --verify of a .meta saved away from the checkpoint passes"
+grep -F "(its variables read from the input's checkpoint): exact" "$T/vout" >/dev/null
+ok $? "reading its variables from the input's checkpoint, as it says"
+"$BIN" verify "$META" "$T/reg3.meta" >"$T/vout" 2>"$T/err"
+ok $? "verify A B where B has no checkpoint of its own"
+grep -F "note: B has no checkpoint of its own: its variables were read from A's" \
+	"$T/vout" >/dev/null
+ok $? "says so in a note"
 cp "${META%.meta}.index" "$T/reg.index" &&
 	cp "${META%.meta}.data-00000-of-00001" "$T/reg.data-00000-of-00001"
 "$BIN" run remove_device "$META" -o "$T/reg.meta" --overwrite >/dev/null 2>"$T/err"

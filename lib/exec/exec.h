@@ -65,8 +65,16 @@ typedef struct ge_xopts {
 	void *ud;
 	int no_init;            /* do not run a SavedModel's init op when
 				   the session opens */
+	const char *checkpoint; /* the bundle prefix variables are read
+				   from when the graph has no checkpoint
+				   of its own (ge_xcheckpoint_of), or NULL */
 } ge_xopts;
-#define GE_XOPTS_INIT {0, 0, NULL, NULL, NULL, 0}
+#define GE_XOPTS_INIT {0, 0, NULL, NULL, NULL, 0, NULL}
+
+/* The prefix of the checkpoint a session of g reads its variables from:
+ * a SavedModel's variables/, the bundle beside a MetaGraphDef (x.meta,
+ * x.index); NULL when there is none.  Malloc'd. */
+char *ge_xcheckpoint_of(const ge_graph *g);
 
 typedef struct ge_xfeed {
 	const char *name; /* a tensor name, "x" meaning "x:0" */

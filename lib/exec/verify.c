@@ -12,6 +12,7 @@
 
 #include "base/jsonpb.h"
 #include "base/tensor.h"
+#include "variables/variables.h"
 
 /* ---------------------------------------------------------------- feeds */
 
@@ -488,6 +489,15 @@ static void selection_of(ge_graph *g, const char *tensor, char *out,
 
 /* ---------------------------------------------------------------- verify */
 
+static int has_variables(ge_graph *g)
+{
+	ge_varlist l = {0};
+	ge_error err;
+	int n = ge_graph_variables(g, &l, &err) == GE_OK && l.n > 0;
+	ge_varlist_free(&l);
+	return n;
+}
+
 static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 		     const ge_xiface *fb, const ge_xverify_opts *o,
 		     ge_xverify_result *r, ge_xbudget *bud, ge_error *err)
@@ -521,6 +531,11 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 	po.o = o;
 	po.r = r;
 	ge_xopts xa = GE_XOPTS_INIT, xb = GE_XOPTS_INIT;
+	char *cka = ge_xcheckpoint_of(a), *ckb = ge_xcheckpoint_of(gb);
+	if (cka && !ckb && has_variables(gb)) {
+		xb.checkpoint = cka;
+		r->b_vars_from_a = 1;
+	}
 	xa.seed = xb.seed = o->seed;
 	xa.max_iterations = xb.max_iterations = o->max_iterations;
 	if (o->per_op) {
@@ -564,6 +579,8 @@ static int run_pairs(ge_graph *a, ge_graph *gb, const ge_xiface *fa,
 		ge_xt_unref(ob[i]);
 	}
 	seen_free(&po.seen);
+	free(cka);
+	free(ckb);
 	free(fta);
 	free(ftb);
 	free(oa);
@@ -706,6 +723,8 @@ void ge_xverify_json(const ge_xverify_result *r, const char *name_a,
 	json_object_set_new(j, "ok", json_boolean(r->ok));
 	if (r->note[0])
 		json_object_set_new(j, "note", json_string(r->note));
+	if (r->b_vars_from_a)
+		json_object_set_new(j, "b_variables_from_a", json_true());
 	if (r->npairs) {
 		json_object_set_new(j, "atol", num(r->pairs[0].cmp.atol));
 		json_object_set_new(j, "rtol", num(r->pairs[0].cmp.rtol));

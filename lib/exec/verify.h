@@ -10,7 +10,9 @@
  * that is no input of the model is an error naming the inputs there
  * are.
  *
- * Verify (ge_xverify): the same feeds into A and B (B's inputs paired
+ * Verify (ge_xverify): B's variables are read from B's checkpoint, or,
+ * when B has none of its own, from A's (a rewrite keeps their keys).
+ * The same feeds into A and B (B's inputs paired
  * with A's by key, by tensor name, or through a map "a=b"); an input of
  * A left to its default takes B's default too, or, where B's input has
  * none, the value of A's default (A's run fetches it first); the outputs
@@ -133,6 +135,9 @@ typedef struct ge_xverify_result {
 	 * op of their name and type in A: why B drew other numbers (one
 	 * line, "" when there are none) */
 	char note[400];
+	/* B has variables and no checkpoint of its own (a rewrite saved
+	 * away from the bundle beside its .meta): they were read from A's */
+	int b_vars_from_a;
 } ge_xverify_result;
 
 /* GE_OK with r filled (r->ok says whether within tolerance), or an

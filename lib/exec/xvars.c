@@ -181,18 +181,28 @@ static void tf2_keys(struct ge_xrt *rt, struct xvars *v)
 	ge_tf2_objects_free(o);
 }
 
-int ge_xvars_open(struct ge_xrt *rt, ge_error *err)
+char *ge_xcheckpoint_of(const ge_graph *g)
 {
-	struct xvars *v = ge_xcalloc(1, sizeof *v);
-	ge_graph *g = rt->g;
-	rt->vars = v;
 	const char *path = ge_graph_savedmodel_dir(g);
 	ge_format f = ge_graph_format(g);
 	if (!path && (f == GE_FMT_META || f == GE_FMT_META_TEXT))
 		path = ge_graph_name(g);
 	char *prefix = NULL;
 	ge_error e = {0};
-	if (path && path[0] && !ge_checkpoint_prefix(path, &prefix, &e)) {
+	if (path && path[0] && !ge_checkpoint_prefix(path, &prefix, &e))
+		return prefix;
+	return NULL;
+}
+
+int ge_xvars_open(struct ge_xrt *rt, ge_error *err)
+{
+	struct xvars *v = ge_xcalloc(1, sizeof *v);
+	ge_graph *g = rt->g;
+	rt->vars = v;
+	char *prefix = ge_xcheckpoint_of(g);
+	if (!prefix && rt->o.checkpoint)
+		prefix = ge_xstrdup(rt->o.checkpoint);
+	if (prefix) {
 		int rc = ge_bundle_open(prefix, &v->b, err);
 		free(prefix);
 		if (rc)
