@@ -139,5 +139,28 @@ is_rc 0 "12: with outputs it freezes"
 run "$BIN" verify "$T/model.ckpt.meta" "$T/f3.pb" --output Output --atol 0 --rtol 0
 is_rc 0 "12: and the frozen graph computes the restored model's Output"
 
+# What running every meaning-keeping recipe over the corpus under verify
+# found (the cases of t/cli-eval.sh, t/inline.c, t/recipe-graph.lua and
+# t/cli-bad-input.sh, on the files they came from)
+HPT2=$C/tensorflow__serving/tensorflow_serving/servables/tensorflow/testdata/saved_model_half_plus_two_tf2_cpu/00000123
+run "$BIN" run freeze "$HPT2" -o "$T/hpt2.pb"
+is_rc 0 "sweep: freeze half_plus_two_tf2"
+run "$BIN" verify "$HPT2" "$T/hpt2.pb" --atol 0 --rtol 0
+is_rc 0 "sweep: its x (a PlaceholderWithDefault) takes its default in both"
+run "$BIN" verify "$HPT2" "$T/hpt2.pb" -i x=0.5 --atol 0 --rtol 0
+is_rc 0 "sweep: and x given is fed to both"
+GRAPPLER=$C/tensorflow__tensorflow/tensorflow/core/grappler/costs/graph_properties_testdata
+run "$BIN" run inline_functions "$GRAPPLER/function_switch.pbtxt" -o "$T/fs.pbtxt" --verify
+is_rc 0 "sweep: inline_functions keeps the unread call's name, verified exact"
+run "$BIN" run obfuscate_names "$GRAPPLER/while_loop.pbtxt" -o "$T/wl.pbtxt" --verify
+is_rc 0 "sweep: obfuscate_names keeps the PlaceholderV2 input, verified exact"
+LSTM=$C/onnx__tensorflow-onnx/tests/models/lstm/frozen.pb
+run "$BIN" run obfuscate_names "$LSTM" -o "$T/lstm.pb"
+run "$BIN" verify "$LSTM" "$T/lstm.pb"
+is_rc 1 "sweep: the lstm's renamed unseeded dropout draws other numbers"
+has "$T/out" "note: B's random op" "sweep: which verify says"
+run "$BIN" verify "$LSTM" "$T/lstm.pb" -i keep_prob=1
+is_rc 0 "sweep: with the dropout off, the outputs agree"
+
 echo "1..$n"
 exit $failed
