@@ -440,8 +440,8 @@ static void retarget_meta(struct site *s)
  * file does not say what its users fetch, and an unread op is what they
  * may): an Identity of the body's result, an IdentityN of its results,
  * or for a call without outputs a NoOp waiting for the ops in `done`.
- * Its device and provenance are the call's; the call is gone, its name
- * free. */
+ * Its device is the call's, its provenance the call's and the function's;
+ * the call is gone, its name free. */
 struct keep {
 	char *name, *device;
 	int nout;
@@ -454,9 +454,8 @@ static void keep_take(struct site *s, struct keep *k)
 	ge_graph *g = s->g;
 	k->name = ge_xstrdup(ge_op_name(g, s->call));
 	k->device = ge_xstrdup(ge_op_device(g, s->call));
-	k->nout = ge_op_num_outputs(g, s->call);
-	if (k->nout < 0 || (size_t)k->nout > s->nrets)
-		k->nout = (int)s->nrets;
+	/* scan_body made the call's outputs, when known, the body's */
+	k->nout = (int)s->nrets;
 	k->dtype = ge_xmalloc(((size_t)k->nout + 1) * sizeof *k->dtype);
 	for (int i = 0; i < k->nout; i++)
 		k->dtype[i] = ge_op_output_dtype(g, s->call, i);
@@ -466,6 +465,7 @@ static void keep_take(struct site *s, struct keep *k)
 		k->cn.n = k->cf.n = 0;
 		ge_strvec_push(&k->cn, k->name);
 	}
+	ge_strvec_push(&k->cf, s->fname);
 }
 
 static int keep_make(struct site *s, struct keep *k, const ge_opvec *done,
@@ -496,10 +496,8 @@ static int keep_make(struct site *s, struct keep *k, const ge_opvec *done,
 		add_control(g, id, done->v[i]);
 	if (*k->device)
 		ge_op_set_device(g, id, k->device);
-	const char *fn = s->fname;
 	if (!ge_op_add_origins(g, id, k->cn.v, k->cn.n, k->cf.v, k->cf.n,
-			       NULL) &&
-	    !ge_op_add_origins(g, id, NULL, 0, &fn, 1, NULL))
+			       NULL))
 		ge_prov_note(g, id, "inline");
 	ge_buf_free(&types);
 	ge_buf_free(&lst);
