@@ -1,6 +1,7 @@
 /* base.c: see base.h. */
 #include "base/base.h"
 #include "base/bounds.h"
+#include "base/flusher.h"
 #include "base/fsutil.h"
 
 #include <errno.h>
@@ -761,8 +762,10 @@ int ge_writer_open(ge_writer *w, const char *path, ge_error *err)
 }
 
 /* Every WRITEBACK_PIECE bytes written, the disk is asked to start on
- * them (without waiting), so that the commit's fsync has only the last
- * piece left to wait for rather than the whole file. */
+ * them (without waiting); from GE_FLUSH_PIECE bytes on, a helper thread
+ * also flushes what has been written (base/flusher.h), so that the
+ * commit's fsync has only the last piece left to wait for rather than
+ * the whole file. */
 enum { WRITER_BUF = 1u << 18, WRITEBACK_PIECE = 4u << 20 };
 
 static void writer_write(ge_writer *w, const uint8_t *s, size_t n)
@@ -779,6 +782,14 @@ static void writer_write(ge_writer *w, const uint8_t *s, size_t n)
 		s += r;
 		n -= (size_t)r;
 		w->unsent += (size_t)r;
+		w->total += (size_t)r;
+		/* a file that stays small never starts the helper */
+		if (!w->flusher && !w->no_flusher &&
+		    w->total >= GE_FLUSH_PIECE) {
+			w->flusher = ge_flusher_start(w->fd);
+			w->no_flusher = !w->flusher;
+		}
+		ge_flusher_wrote(w->flusher, w->total);
 		if (w->unsent >= WRITEBACK_PIECE) {
 #ifdef SYNC_FILE_RANGE_WRITE
 			sync_file_range(w->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
@@ -832,6 +843,8 @@ static void writer_release(ge_writer *w)
 
 void ge_writer_abort(ge_writer *w)
 {
+	ge_flusher_stop(w->flusher);
+	w->flusher = NULL;
 	if (w->fd >= 0) {
 		close(w->fd);
 		unlink(w->tmp);
@@ -844,6 +857,12 @@ int ge_writer_commit(ge_writer *w, ge_error *err)
 	writer_flush(w);
 	if (!w->failed && fsync(w->fd) < 0)
 		w->failed = errno;
+	/* after the fsync, which has found the helper's work done: a flush
+	 * the helper saw fail may not fail again here */
+	int ferr = ge_flusher_stop(w->flusher);
+	w->flusher = NULL;
+	if (ferr && !w->failed)
+		w->failed = ferr;
 	if (close(w->fd) < 0 && !w->failed)
 		w->failed = errno;
 	w->fd = -1;

@@ -192,6 +192,9 @@ typedef struct ge_writer {
 	char *path, *tmp;
 	ge_buf buf;
 	size_t unsent;     /* bytes written since writeback was last started */
+	size_t total;      /* bytes written to fd */
+	struct ge_flusher *flusher; /* flushing it while it grows (flusher.h) */
+	int no_flusher;    /* none could be started: the fsync does it all */
 } ge_writer;
 
 int ge_writer_open(ge_writer *w, const char *path, ge_error *err);
