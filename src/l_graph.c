@@ -673,18 +673,18 @@ static void remap_wrappers(lua_State *L, int gidx, const ge_opid *newid,
 			   size_t oldcap)
 {
 	gidx = lua_absindex(L, gidx);
-	/* ops: cache 1, keyed by id */
+	/* ops: cache 1, keyed by LGE_OPKEY(id) */
 	lua_getiuservalue(L, gidx, 1);
 	newcache(L);
 	lua_pushnil(L);
 	while (lua_next(L, -3)) {
 		lge_op *o = lua_touserdata(L, -1);
-		lua_Integer old = lua_tointeger(L, -2);
+		lua_Integer old = lua_tointeger(L, -2) - 1;
 		if (o && old >= 0 && (size_t)old < oldcap &&
 		    newid[old] != GE_NOOP) {
 			o->id = newid[old];
 			lua_pushvalue(L, -1);
-			lua_rawseti(L, -4, (lua_Integer)o->id);
+			lua_rawseti(L, -4, LGE_OPKEY(o->id));
 		} else if (o) {
 			o->owner = &expired;
 		}

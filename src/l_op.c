@@ -14,7 +14,7 @@ void lge_pushop(lua_State *L, int gidx, ge_opid id)
 {
 	gidx = lua_absindex(L, gidx);
 	lua_getiuservalue(L, gidx, 1);
-	if (lua_rawgeti(L, -1, (lua_Integer)id) != LUA_TNIL) {
+	if (lua_rawgeti(L, -1, LGE_OPKEY(id)) != LUA_TNIL) {
 		lua_remove(L, -2);
 		return;
 	}
@@ -26,7 +26,7 @@ void lge_pushop(lua_State *L, int gidx, ge_opid id)
 	lua_pushvalue(L, gidx);
 	lua_setiuservalue(L, -2, 1);
 	lua_pushvalue(L, -1);
-	lua_rawseti(L, -3, (lua_Integer)id);
+	lua_rawseti(L, -3, LGE_OPKEY(id));
 	lua_remove(L, -2);
 }
 
@@ -68,7 +68,7 @@ static void push_ops(lua_State *L, int gidx, const ge_opid *ids, size_t n)
 		ge_opid id = ids ? ids[i] : (ge_opid)i;
 		if (!ids && !ge_op_alive(g, id))
 			continue;
-		if (fresh || lua_rawgeti(L, cache, (lua_Integer)id) == LUA_TNIL) {
+		if (fresh || lua_rawgeti(L, cache, LGE_OPKEY(id)) == LUA_TNIL) {
 			if (!fresh)
 				lua_pop(L, 1);
 			lge_op *o = lua_newuserdatauv(L, sizeof *o, 1);
@@ -79,7 +79,7 @@ static void push_ops(lua_State *L, int gidx, const ge_opid *ids, size_t n)
 			lua_pushvalue(L, gidx);
 			lua_setiuservalue(L, -2, 1);
 			lua_pushvalue(L, -1);
-			lua_rawseti(L, cache, (lua_Integer)id);
+			lua_rawseti(L, cache, LGE_OPKEY(id));
 		}
 		lua_rawseti(L, -2, ++k);
 	}

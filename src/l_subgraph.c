@@ -145,24 +145,26 @@ static int list_of_ops(lua_State *L, int idx, ge_opvec *v)
 		v->cap = (size_t)n;
 		ge_prefault(v->v, v->cap * sizeof *v->v);
 	}
+	/* an op is a userdata whose metatable is the op metatable: compared
+	 * by address (as lge_testudata does), not pushed twice */
 	luaL_getmetatable(L, LGE_OP);
+	const void *op_mt = lua_topointer(L, -1);
+	lua_pop(L, 1);
 	const lge_graph *owner = NULL;
 	for (lua_Unsigned i = 1; i <= n; i++) {
 		lua_rawgeti(L, idx, (lua_Integer)i);
 		const lge_op *o = lua_touserdata(L, -1);
 		int ok = o && lua_getmetatable(L, -1) &&
-			 lua_rawequal(L, -1, top + 1);
-		lua_settop(L, top + 1);
+			 lua_topointer(L, -1) == op_mt;
+		lua_settop(L, top);
 		if (!ok || (owner && o->owner != owner) || !o->owner->g ||
 		    !ge_op_alive(o->owner->g, o->id)) {
 			v->n = 0;
-			lua_settop(L, top);
 			return 0;
 		}
 		owner = o->owner;
 		ge_opvec_push(v, o->id);
 	}
-	lua_settop(L, top);
 	return 1;
 }
 

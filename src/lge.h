@@ -45,6 +45,13 @@ typedef struct lge_graph {
 	int borrowed; /* a function body: owned by its parent graph */
 } lge_graph;
 
+/* The key of op id in its graph's cache of op userdata (user value 1 of
+ * the graph): id + 1, so that the keys of a graph's ops, 0 included,
+ * are all in the table's array part (a key 0 goes to the hash part, and
+ * the rehash it causes sizes the array part for the keys in use then,
+ * none: every later key would go to the hash too). */
+#define LGE_OPKEY(id) ((lua_Integer)(id) + 1)
+
 typedef struct lge_op {
 	lge_graph *owner; /* the graph userdata's block, kept alive by uv 1 */
 	ge_opid id;

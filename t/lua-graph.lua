@@ -43,6 +43,24 @@ keys[g:op("c")] = "c"
 collectgarbage()
 collectgarbage()
 is("c", keys[g:op("c")], "ops work as table keys across collections")
+-- the first list of a graph's ops makes every wrapper at once (more than
+-- 64 ops); each is the one g:op gives, the first op (id 0) included,
+-- before and after a reorder
+do
+  local h = ge.graph()
+  for i = 1, 100 do h:add_op{type = "NoOp", name = "n" .. i} end
+  local list = h:ops()
+  ok(rawequal(list[1], h:op("n1")) and rawequal(list[100], h:op("n100")),
+     "the first g:ops() of 100 ops: the wrappers g:op gives")
+  local again = h:ops()
+  ok(rawequal(again[1], list[1]) and rawequal(again[57], list[57]),
+     "a second g:ops(): the same wrappers")
+  local rev = {}
+  for i = 100, 1, -1 do rev[#rev + 1] = list[i] end
+  h:reorder(rev)
+  ok(rawequal(h:ops()[1], list[100]) and rawequal(h:op("n1"), list[1]),
+     "after a reorder: the same wrappers under their new places")
+end
 is(nil, g:op("nope"), "g:op of a missing name is nil")
 is(nil, g:tensor("nope:0"), "g:tensor of a missing op is nil")
 is(nil, g:tensor("x:5"), "g:tensor of a missing output is nil")
