@@ -275,6 +275,16 @@ static void test_stale(void)
 	ok(strstr(err.msg, "'k'") && strstr(err.msg, "removed"),
 	   "... and says which: %s", err.msg);
 	ge_view_free(&v);
+	/* a list of live ops with a removed one last: the one-pass check
+	 * fails, and the op-by-op one names it */
+	ge_opid ids[] = {OP(g, "a"), OP(g, "foo/bar/h"), GE_NOOP};
+	for (ge_opid i = 0; i < ge_graph_capacity(g); i++)
+		if (!ge_op_alive(g, i))
+			ids[2] = i;
+	is_int(GE_EINVAL, ge_view_init(&v, g, ids, 3, NULL, 0, &err),
+	       "a view of live ops and a removed one is refused");
+	ok(strstr(err.msg, "'k'") && strstr(err.msg, "removed"),
+	   "... naming the removed op: %s", err.msg);
 	ge_graph_free(g);
 }
 

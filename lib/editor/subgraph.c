@@ -74,9 +74,12 @@ int ge_view_init(ge_view *v, ge_graph *g, const ge_opid *ops, size_t n,
 		return GE_OK;
 	if (!g)
 		return ge_err(err, GE_EINVAL, "a view of ops needs their graph");
-	for (size_t i = 0; i < n; i++)
-		if ((rc = check_op(g, ops[i], err)))
-			return rc;
+	/* one pass when every op is live (the common case); op by op, for
+	 * the message, when one is not */
+	if (!ge_graph_all_alive(g, ops, n, sizeof *ops))
+		for (size_t i = 0; i < n; i++)
+			if ((rc = check_op(g, ops[i], err)))
+				return rc;
 	for (size_t i = 0; i < n_pass; i++)
 		if ((rc = check_t(g, pass[i], err)))
 			return rc;
