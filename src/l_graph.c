@@ -52,7 +52,7 @@ void lge_pushgraphs(lua_State *L)
 
 void lge_pushgraph(lua_State *L, ge_graph *g)
 {
-	lge_graph *G = lua_newuserdatauv(L, sizeof *G, 3);
+	lge_graph *G = lua_newuserdatauv(L, sizeof *G, 4);
 	G->g = NULL;
 	G->borrowed = 0;
 	luaL_setmetatable(L, LGE_GRAPH);
@@ -61,6 +61,8 @@ void lge_pushgraph(lua_State *L, ge_graph *g)
 	lua_setiuservalue(L, -2, 1);
 	newcache(L);
 	lua_setiuservalue(L, -2, 2);
+	lge_newopmeta(L, -1);
+	lua_setiuservalue(L, -2, 4);
 	lge_pushgraphs(L);
 	lua_pushvalue(L, -2);
 	lua_pushboolean(L, 1);

@@ -23,7 +23,7 @@ static int m_inline(lua_State *L)
 		lua_pop(L, 1);
 	}
 	lua_settop(L, 1);
-	lua_getiuservalue(L, 1, 1); /* 2: the graph userdata */
+	lge_pushopgraph(L, 1); /* 2: the graph userdata */
 	ge_opvec added = GE_VEC_INIT;
 	ge_error err;
 	int rc = ge_inline(o->owner->g, o->id, recursive, &added, &err);

@@ -620,7 +620,7 @@ static void push_hit(lua_State *L, int gidx, const ge_match *m)
 static lge_op *op_and_graph(lua_State *L, int arg)
 {
 	lge_op *o = lge_checkop(L, arg);
-	lua_getiuservalue(L, arg, 1);
+	lge_pushopgraph(L, arg);
 	return o;
 }
 

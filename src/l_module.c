@@ -81,10 +81,27 @@ void lge_addquoted(luaL_Buffer *b, const char *s)
 /* The metatables of the types checked on every call, remembered when
  * made: luaL_testudata looks a metatable up by name each time.  Objects
  * whose metatable is not remembered (another interpreter's) take the slow
- * path. */
-static const char *const fast_names[] = {LGE_GRAPH, LGE_OP, LGE_TENSOR};
+ * path.  An op's metatable is its graph's (lge.h), whose own metatable is
+ * the op class, remembered the same way. */
+static const char *const fast_names[] = {LGE_GRAPH, LGE_OPCLASS, LGE_TENSOR};
 #define N_FAST (sizeof fast_names / sizeof *fast_names)
 static const void *fast_mt[N_FAST];
+
+/* Whether the metatable at the top is an op metatable (its metatable
+ * the op class). */
+static int is_opmeta(lua_State *L)
+{
+	if (!lua_getmetatable(L, -1))
+		return 0;
+	int is = lua_topointer(L, -1) == fast_mt[1];
+	if (!is) {
+		luaL_getmetatable(L, LGE_OPCLASS);
+		is = lua_rawequal(L, -1, -2);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	return is;
+}
 
 void *lge_testudata(lua_State *L, int arg, const char *tname)
 {
@@ -92,13 +109,18 @@ void *lge_testudata(lua_State *L, int arg, const char *tname)
 	if (!p || !lua_getmetatable(L, arg))
 		return NULL;
 	const void *mt = lua_topointer(L, -1);
-	lua_pop(L, 1);
 	for (size_t i = 0; i < N_FAST; i++)
-		if (fast_mt[i] == mt)
-			return fast_names[i] == tname || !strcmp(fast_names[i],
-								 tname)
+		if (i != 1 && fast_mt[i] == mt) {
+			lua_pop(L, 1);
+			return fast_names[i] == tname ||
+					       !strcmp(fast_names[i], tname)
 				       ? p
 				       : NULL;
+		}
+	int op = is_opmeta(L);
+	lua_pop(L, 1);
+	if (op)
+		return !strcmp(tname, LGE_OP) ? p : NULL;
 	return luaL_testudata(L, arg, tname);
 }
 

@@ -10,6 +10,44 @@
 #include "editor/provenance.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
+/* The key, in an op metatable, of the graph userdata it belongs to. */
+static const char opgraph_key = 0;
+
+void lge_newopmeta(lua_State *L, int gidx)
+{
+	gidx = lua_absindex(L, gidx);
+	luaL_getmetatable(L, LGE_OP); /* the fields, made by lge_open_op */
+	lua_createtable(L, 0, 16);
+	lua_pushnil(L);
+	while (lua_next(L, -3)) {
+		lua_pushvalue(L, -2);
+		lua_insert(L, -2);
+		lua_rawset(L, -4);
+	}
+	lua_pushvalue(L, gidx);
+	lua_rawsetp(L, -2, &opgraph_key);
+	/* Lua code asking for an op's metatable gets the shared one, which
+	 * holds the same fields less the graph */
+	lua_pushvalue(L, -2);
+	lua_setfield(L, -2, "__metatable");
+	luaL_getmetatable(L, LGE_OPCLASS);
+	lua_setmetatable(L, -2);
+	lua_remove(L, -2);
+}
+
+void lge_pushopmeta(lua_State *L, int gidx)
+{
+	lua_getiuservalue(L, gidx, 4);
+}
+
+void lge_pushopgraph(lua_State *L, int idx)
+{
+	idx = lua_absindex(L, idx);
+	lua_getmetatable(L, idx);
+	lua_rawgetp(L, -1, &opgraph_key);
+	lua_remove(L, -2);
+}
+
 void lge_pushop(lua_State *L, int gidx, ge_opid id)
 {
 	gidx = lua_absindex(L, gidx);
@@ -19,12 +57,11 @@ void lge_pushop(lua_State *L, int gidx, ge_opid id)
 		return;
 	}
 	lua_pop(L, 1);
-	lge_op *o = lua_newuserdatauv(L, sizeof *o, 1);
+	lge_op *o = lua_newuserdatauv(L, sizeof *o, 0);
 	o->owner = lua_touserdata(L, gidx);
 	o->id = id;
-	luaL_setmetatable(L, LGE_OP);
-	lua_pushvalue(L, gidx);
-	lua_setiuservalue(L, -2, 1);
+	lge_pushopmeta(L, gidx);
+	lua_setmetatable(L, -2);
 	lua_pushvalue(L, -1);
 	lua_rawseti(L, -3, LGE_OPKEY(id));
 	lua_remove(L, -2);
@@ -59,7 +96,7 @@ static void push_ops(lua_State *L, int gidx, const ge_opid *ids, size_t n)
 			lua_replace(L, cache);
 		}
 	}
-	luaL_getmetatable(L, LGE_OP);
+	lge_pushopmeta(L, gidx);
 	int mt = cache + 1;
 	lge_graph *owner = lua_touserdata(L, gidx);
 	lua_createtable(L, want > INT32_MAX ? 0 : (int)want, 0);
@@ -71,13 +108,11 @@ static void push_ops(lua_State *L, int gidx, const ge_opid *ids, size_t n)
 		if (fresh || lua_rawgeti(L, cache, LGE_OPKEY(id)) == LUA_TNIL) {
 			if (!fresh)
 				lua_pop(L, 1);
-			lge_op *o = lua_newuserdatauv(L, sizeof *o, 1);
+			lge_op *o = lua_newuserdatauv(L, sizeof *o, 0);
 			o->owner = owner;
 			o->id = id;
 			lua_pushvalue(L, mt);
 			lua_setmetatable(L, -2);
-			lua_pushvalue(L, gidx);
-			lua_setiuservalue(L, -2, 1);
 			lua_pushvalue(L, -1);
 			lua_rawseti(L, cache, LGE_OPKEY(id));
 		}
@@ -161,7 +196,7 @@ ge_opid lge_checkopin(lua_State *L, int arg, lge_graph *G)
 /* Pushes the graph userdata of the op at 1 and returns its index. */
 static int owner_index(lua_State *L)
 {
-	lua_getiuservalue(L, 1, 1);
+	lge_pushopgraph(L, 1);
 	return lua_gettop(L);
 }
 
@@ -236,7 +271,7 @@ static int op_p_device(lua_State *L)
 static int op_p_graph(lua_State *L)
 {
 	lge_checkop(L, 1);
-	lua_getiuservalue(L, 1, 1);
+	lge_pushopgraph(L, 1);
 	return 1;
 }
 
@@ -306,7 +341,7 @@ static int op_newindex(lua_State *L)
 
 static int op_tostring(lua_State *L)
 {
-	lge_op *o = luaL_checkudata(L, 1, LGE_OP);
+	lge_op *o = lge_checkudata(L, 1, LGE_OP);
 	luaL_Buffer b;
 	luaL_buffinit(L, &b);
 	luaL_addstring(&b, "op ");
@@ -658,6 +693,9 @@ static const luaL_Reg op_props[] = {
 
 void lge_open_op(lua_State *L)
 {
+	/* the op class: the metatable of every graph's op metatable */
+	lge_newtype(L, LGE_OPCLASS, NULL, NULL);
+	lua_pop(L, 1);
 	lge_newtype(L, LGE_OP, op_meta, op_methods);
 	lua_pop(L, 1);
 	lge_newprops(L, LGE_OP, op_props, "an op");

@@ -472,7 +472,7 @@ static int om_call(lua_State *L)
 				  luaL_typename(L, 2));
 	lge_op *op = lge_checkop(L, 2);
 	lua_settop(L, 2);
-	lua_getiuservalue(L, 2, 1);
+	lge_pushopgraph(L, 2);
 	lua_getfield(L, LUA_REGISTRYINDEX, FNS_KEY);
 	call_ctx c = {L, 3, 4, op->owner, 0};
 	call_ctx *saved = cur;

@@ -78,7 +78,10 @@ lge_graph *lsel_findgraph(lua_State *L, int idx)
 		if (!G->g)
 			luaL_error(L, "the graph of this %s is closed",
 				   o ? "op" : "tensor");
-		lua_getiuservalue(L, idx, 1);
+		if (o)
+			lge_pushopgraph(L, idx);
+		else
+			lua_getiuservalue(L, idx, 1);
 		return G;
 	}
 	if ((G = luaL_testudata(L, idx, LGE_GRAPH))) {

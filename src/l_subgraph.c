@@ -145,17 +145,19 @@ static int list_of_ops(lua_State *L, int idx, ge_opvec *v)
 		v->cap = (size_t)n;
 		ge_prefault(v->v, v->cap * sizeof *v->v);
 	}
-	/* an op is a userdata whose metatable is the op metatable: compared
-	 * by address (as lge_testudata does), not pushed twice */
-	luaL_getmetatable(L, LGE_OP);
-	const void *op_mt = lua_topointer(L, -1);
-	lua_pop(L, 1);
+	/* the ops of one graph share its op metatable (lge.h): the first
+	 * element is tested as an op, the others by their metatable's
+	 * address, which is the first's */
+	const void *op_mt = NULL;
 	const lge_graph *owner = NULL;
 	for (lua_Unsigned i = 1; i <= n; i++) {
 		lua_rawgeti(L, idx, (lua_Integer)i);
-		const lge_op *o = lua_touserdata(L, -1);
+		const lge_op *o = op_mt ? lua_touserdata(L, -1)
+					: lge_testop(L, -1);
 		int ok = o && lua_getmetatable(L, -1) &&
-			 lua_topointer(L, -1) == op_mt;
+			 (!op_mt || lua_topointer(L, -1) == op_mt);
+		if (ok && !op_mt)
+			op_mt = lua_topointer(L, -1);
 		lua_settop(L, top);
 		if (!ok || (owner && o->owner != owner) || !o->owner->g ||
 		    !ge_op_alive(o->owner->g, o->id)) {

@@ -6,9 +6,14 @@
  * tensor keys to the wrappers already made, so pushing the same op or
  * tensor twice gives the same userdata (usable as a table key, comparable
  * with ==).  An op or tensor wrapper points at its graph's userdata block
- * and keeps that userdata alive through its own user value, so a graph
- * outlives every wrapper of its parts.  Wrappers hold an op id, which lib/
- * never reuses: a wrapper of a removed op is detected and reported.
+ * and keeps that userdata alive, so a graph outlives every wrapper of its
+ * parts: a tensor through its own user value, an op through its metatable,
+ * which is its graph's (user value 4 of the graph: the op metatable's
+ * fields, the graph, and the op class as its own metatable, which is how
+ * lge_testop knows an op; getmetatable in Lua gives the shared one).  An op then has no user value: g:ops() makes
+ * one wrapper per op, and a user value is a sixth of its cost.  Wrappers
+ * hold an op id, which lib/ never reuses: a wrapper of a removed op is
+ * detected and reported.
  *
  * Every helper documents its stack effect as in the Lua manual:
  * [-popped, +pushed, x] where x is "-" (never raises), "m" (memory errors
@@ -32,6 +37,8 @@
 
 #define LGE_GRAPH "gerewrite.graph"
 #define LGE_OP "gerewrite.op"
+/* the registry name of the op class (lge.h's object model) */
+#define LGE_OPCLASS "gerewrite.opclass"
 #define LGE_TENSOR "gerewrite.tensor"
 #define LGE_VALUE "gerewrite.value"
 #define LGE_SHAPE "gerewrite.shape"
@@ -53,7 +60,8 @@ typedef struct lge_graph {
 #define LGE_OPKEY(id) ((lua_Integer)(id) + 1)
 
 typedef struct lge_op {
-	lge_graph *owner; /* the graph userdata's block, kept alive by uv 1 */
+	lge_graph *owner; /* the graph userdata's block, kept alive by the
+			     op's metatable (lge_pushopgraph) */
 	ge_opid id;
 } lge_op;
 
@@ -64,6 +72,9 @@ typedef struct lge_tensor {
 
 /* ---- graphs (l_graph.c) ---- */
 
+/* [-0, +1, m] A new op metatable for the graph userdata at gidx (l_op.c;
+ * lge_pushgraph keeps it as the graph's user value 4). */
+void lge_newopmeta(lua_State *L, int gidx);
 /* [-0, +1, m] Wraps g in a new graph userdata, which takes ownership. */
 void lge_pushgraph(lua_State *L, ge_graph *g);
 /* [-0, +0, -] Frees the graph at idx now (a function body is only
@@ -93,6 +104,11 @@ void lge_pushallops(lua_State *L, int gidx);
 lge_op *lge_checkop(lua_State *L, int arg);
 /* [-0, +0, -] The op wrapper at arg, or NULL if it is something else. */
 lge_op *lge_testop(lua_State *L, int arg);
+/* [-0, +1, -] Pushes the graph userdata of the op wrapper at idx. */
+void lge_pushopgraph(lua_State *L, int idx);
+/* [-0, +1, m] Pushes the op metatable of the graph userdata at gidx,
+ * the metatable of every op wrapper of that graph. */
+void lge_pushopmeta(lua_State *L, int gidx);
 /* [-0, +(0|1), m] Pushes op id's provenance, {nodes = {...}, funcs =
  * {...}} (l_op.c); returns ge_op_origins's count, or its error (nothing
  * pushed). */
