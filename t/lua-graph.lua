@@ -232,6 +232,19 @@ collectgarbage()
 collectgarbage()
 is('graph "" (1 op)', tostring(orphan.graph),
    "an op keeps its graph alive")
+local function listed()
+  local gg = ge.graph()
+  for i = 1, 100 do gg:add_op{type = "NoOp", name = "m" .. i} end
+  local list = gg:ops() -- the first list: every wrapper made at once
+  return list[100]
+end
+local listed_op = listed()
+collectgarbage()
+collectgarbage()
+ok(listed_op.name == "m100" and #listed_op.graph == 100,
+   "an op of a first g:ops() keeps its graph alive")
+ok(rawequal(getmetatable(listed_op), getmetatable(orphan)),
+   "ops of two graphs show the same metatable")
 local cl = p:clone()
 is(3, #cl, "clone copies the ops")
 ok(cl:op("a") ~= p:op("a"), "a clone has its own op objects")
