@@ -164,22 +164,28 @@ int cli_variables_missing(const ge_graph *g, char *why, size_t cap)
 
 int cli_has_values(const ge_graph *g)
 {
-	if (!cli_count_variables(g))
-		return 0;
+	/* where values would come from first (a stat or two), the walk
+	 * over every op for a variable only then: most files converted
+	 * have no checkpoint */
+	int kind;
 	const char *dir = ge_graph_savedmodel_dir(g);
 	if (dir) {
 		char path[4096];
 		struct stat st;
 		snprintf(path, sizeof path, "%s/variables/variables.index",
 			 dir);
-		return stat(path, &st) == 0 ? CLI_VALUES_SAVEDMODEL : 0;
+		if (stat(path, &st) != 0)
+			return 0;
+		kind = CLI_VALUES_SAVEDMODEL;
+	} else {
+		char *prefix;
+		ge_error err;
+		if (ge_graph_checkpoint_source(g, &prefix, &err) != GE_OK)
+			return 0;
+		free(prefix);
+		kind = CLI_VALUES_BESIDE;
 	}
-	char *prefix;
-	ge_error err;
-	if (ge_graph_checkpoint_source(g, &prefix, &err) != GE_OK)
-		return 0;
-	free(prefix);
-	return CLI_VALUES_BESIDE;
+	return cli_count_variables(g) ? kind : 0;
 }
 
 void cli_warn_dropped_values(int had_values, const ge_graph *saved,
