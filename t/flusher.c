@@ -3,8 +3,9 @@
  * (lib/base/flusher.h) and the atomic writer that uses it (base.h's
  * ge_writer): a writer of a large file starts the helper and a small one
  * does not, the file committed holds every byte in order, an abort
- * leaves nothing and stops the helper, and a failure of the helper's
- * fdatasync is the writer's failure.
+ * leaves nothing and stops the helper, a file copy (ge_copy_file) is
+ * whole, and a failure of the helper's fdatasync is the writer's
+ * failure.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include "tap.h"
 #include "base/base.h"
 #include "base/flusher.h"
+#include "base/fsutil.h"
 
 static char dir[] = "/tmp/ge-flusher-XXXXXX";
 
@@ -101,6 +103,24 @@ static int flushed(ge_flusher *f, size_t n)
 	return 0;
 }
 
+/* ge_copy_file flushes a large copy the same way: every byte copied */
+static void copy(void)
+{
+	char from[64], to[64];
+	ge_writer w;
+	ge_error err;
+	size_t n = 2 * GE_FLUSH_PIECE + 777;
+	snprintf(from, sizeof from, "%s/copy-from", dir);
+	snprintf(to, sizeof to, "%s/copy-to", dir);
+	int made = ge_writer_open(&w, from, &err) == GE_OK;
+	if (made) {
+		write_file(&w, n);
+		made = ge_writer_commit(&w, &err) == GE_OK;
+	}
+	ok(made && ge_copy_file(from, to, &err) == GE_OK && file_holds(to, n),
+	   "ge_copy_file of a file past GE_FLUSH_PIECE copies every byte");
+}
+
 static void helper_alone(void)
 {
 	char path[64];
@@ -133,12 +153,13 @@ static void helper_alone(void)
 
 int main(void)
 {
-	tap_plan(13);
+	tap_plan(14);
 	if (!mkdtemp(dir)) {
 		printf("Bail out! mkdtemp: %s\n", strerror(errno));
 		return 1;
 	}
 	writer();
+	copy();
 	helper_alone();
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -1,5 +1,6 @@
 /* fsutil.c: see fsutil.h. */
 #include "base/fsutil.h"
+#include "base/flusher.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -129,6 +130,11 @@ int ge_copy_file(const char *from, const char *to, ge_error *err)
 	char buf[1 << 16];
 	ssize_t r;
 	int rc = GE_OK;
+	/* a large file is flushed as it is written, as a save's is
+	 * (base/flusher.h) */
+	ge_flusher *fl = NULL;
+	int no_fl = 0;
+	size_t total = 0;
 	while (!rc && (r = read(in, buf, sizeof buf)) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
@@ -148,10 +154,17 @@ int ge_copy_file(const char *from, const char *to, ge_error *err)
 			}
 			p += w;
 			r -= w;
+			total += (size_t)w;
 		}
+		if (!fl && !no_fl && total >= GE_FLUSH_PIECE)
+			no_fl = !(fl = ge_flusher_start(outfd));
+		ge_flusher_wrote(fl, total);
 	}
 	if (!rc && fsync(outfd) < 0)
 		rc = ge_err(err, GE_EIO, "%s: %s", to, strerror(errno));
+	int ferr = ge_flusher_stop(fl);
+	if (ferr && !rc)
+		rc = ge_err(err, GE_EIO, "%s: %s", to, strerror(ferr));
 	close(in);
 	if (close(outfd) < 0 && !rc)
 		rc = ge_err(err, GE_EIO, "%s: %s", to, strerror(errno));
