@@ -83,9 +83,9 @@ void lge_addquoted(luaL_Buffer *b, const char *s)
  * whose metatable is not remembered (another interpreter's) take the slow
  * path.  An op's metatable is its graph's (lge.h), whose own metatable is
  * the op class, remembered the same way. */
-static const char *const fast_names[] = {LGE_GRAPH, LGE_OPCLASS, LGE_TENSOR};
+static const char *const fast_names[] = {LGE_GRAPH, LGE_TENSOR};
 #define N_FAST (sizeof fast_names / sizeof *fast_names)
-static const void *fast_mt[N_FAST];
+static const void *fast_mt[N_FAST], *opclass_mt;
 
 /* Whether the metatable at the top is an op metatable (its metatable
  * the op class). */
@@ -93,7 +93,7 @@ static int is_opmeta(lua_State *L)
 {
 	if (!lua_getmetatable(L, -1))
 		return 0;
-	int is = lua_topointer(L, -1) == fast_mt[1];
+	int is = lua_topointer(L, -1) == opclass_mt;
 	if (!is) {
 		luaL_getmetatable(L, LGE_OPCLASS);
 		is = lua_rawequal(L, -1, -2);
@@ -110,7 +110,7 @@ void *lge_testudata(lua_State *L, int arg, const char *tname)
 		return NULL;
 	const void *mt = lua_topointer(L, -1);
 	for (size_t i = 0; i < N_FAST; i++)
-		if (i != 1 && fast_mt[i] == mt) {
+		if (fast_mt[i] == mt) {
 			lua_pop(L, 1);
 			return fast_names[i] == tname ||
 					       !strcmp(fast_names[i], tname)
@@ -139,6 +139,8 @@ void lge_newtype(lua_State *L, const char *tname, const luaL_Reg *meta,
 	for (size_t i = 0; i < N_FAST; i++)
 		if (!strcmp(fast_names[i], tname))
 			fast_mt[i] = lua_topointer(L, -1);
+	if (!strcmp(tname, LGE_OPCLASS))
+		opclass_mt = lua_topointer(L, -1);
 	if (meta)
 		luaL_setfuncs(L, meta, 0);
 	if (lua_getfield(L, -1, "__methods") != LUA_TTABLE) {

@@ -42,7 +42,7 @@ static int write_file(ge_writer *w, size_t n)
 			piece[i] = byte_at(at + i);
 		ge_writer_put(w, piece, len);
 		at += len;
-		helper |= w->flusher != NULL;
+		helper |= w->flush.helper != NULL;
 	}
 	return helper;
 }
@@ -88,7 +88,7 @@ static void writer(void)
 		   write_file(&w, 2 * GE_FLUSH_PIECE), "an aborted write: "
 	   "the helper running");
 	ge_writer_abort(&w);
-	ok(stat(path, &st) < 0 && w.flusher == NULL,
+	ok(stat(path, &st) < 0 && w.flush.helper == NULL,
 	   "the abort stops it and leaves no file");
 }
 

@@ -1,7 +1,6 @@
 /* base.c: see base.h. */
 #include "base/base.h"
 #include "base/bounds.h"
-#include "base/flusher.h"
 #include "base/fsutil.h"
 
 #include <errno.h>
@@ -746,6 +745,7 @@ int ge_writer_open(ge_writer *w, const char *path, ge_error *err)
 	/* what killed saves to this path left behind goes first */
 	ge_tmp_clean(path);
 	w->fd = ge_tmp_create(path, 0, w->tmp, n + 64);
+	w->flush.fd = w->fd;
 	if (w->fd < 0) {
 		int e = errno;
 		free(w->path);
@@ -782,14 +782,7 @@ static void writer_write(ge_writer *w, const uint8_t *s, size_t n)
 		s += r;
 		n -= (size_t)r;
 		w->unsent += (size_t)r;
-		w->total += (size_t)r;
-		/* a file that stays small never starts the helper */
-		if (!w->flusher && !w->no_flusher &&
-		    w->total >= GE_FLUSH_PIECE) {
-			w->flusher = ge_flusher_start(w->fd);
-			w->no_flusher = !w->flusher;
-		}
-		ge_flusher_wrote(w->flusher, w->total);
+		ge_flushing_wrote(&w->flush, (size_t)r);
 		if (w->unsent >= WRITEBACK_PIECE) {
 #ifdef SYNC_FILE_RANGE_WRITE
 			sync_file_range(w->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
@@ -843,8 +836,7 @@ static void writer_release(ge_writer *w)
 
 void ge_writer_abort(ge_writer *w)
 {
-	ge_flusher_stop(w->flusher);
-	w->flusher = NULL;
+	ge_flushing_end(&w->flush);
 	if (w->fd >= 0) {
 		close(w->fd);
 		unlink(w->tmp);
@@ -859,8 +851,7 @@ int ge_writer_commit(ge_writer *w, ge_error *err)
 		w->failed = errno;
 	/* after the fsync, which has found the helper's work done: a flush
 	 * the helper saw fail may not fail again here */
-	int ferr = ge_flusher_stop(w->flusher);
-	w->flusher = NULL;
+	int ferr = ge_flushing_end(&w->flush);
 	if (ferr && !w->failed)
 		w->failed = ferr;
 	if (close(w->fd) < 0 && !w->failed)

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/flusher.h"
+
 #if defined(__GNUC__)
 #define GE_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define GE_UNUSED __attribute__((unused))
@@ -192,9 +194,7 @@ typedef struct ge_writer {
 	char *path, *tmp;
 	ge_buf buf;
 	size_t unsent;     /* bytes written since writeback was last started */
-	size_t total;      /* bytes written to fd */
-	struct ge_flusher *flusher; /* flushing it while it grows (flusher.h) */
-	int no_flusher;    /* none could be started: the fsync does it all */
+	ge_flushing flush; /* flushing it while it grows (flusher.h) */
 } ge_writer;
 
 int ge_writer_open(ge_writer *w, const char *path, ge_error *err);

@@ -120,3 +120,20 @@ int ge_flusher_stop(ge_flusher *f)
 	free(f);
 	return err;
 }
+
+void ge_flushing_wrote(ge_flushing *s, size_t n)
+{
+	s->total += n;
+	if (!s->tried && s->total >= GE_FLUSH_PIECE) {
+		s->tried = 1;
+		s->helper = ge_flusher_start(s->fd);
+	}
+	ge_flusher_wrote(s->helper, s->total);
+}
+
+int ge_flushing_end(ge_flushing *s)
+{
+	int err = ge_flusher_stop(s->helper);
+	s->helper = NULL;
+	return err;
+}

@@ -38,4 +38,20 @@ size_t ge_flusher_synced(ge_flusher *f);
  * the errno of its first failed fdatasync (0 if none).  NULL: 0. */
 int ge_flusher_stop(ge_flusher *f);
 
+/* What a writer of a file keeps to have it flushed as it grows: the
+ * helper is started once the file passes GE_FLUSH_PIECE (a file that
+ * stays small never starts one), and not again when it could not be.
+ * Zeroed, then fd set, before the first write. */
+typedef struct ge_flushing {
+	int fd;
+	size_t total;         /* bytes written to fd */
+	int tried;            /* a helper was started, or could not be */
+	ge_flusher *helper;
+} ge_flushing;
+
+/* Reports n more bytes written to s->fd. */
+void ge_flushing_wrote(ge_flushing *s, size_t n);
+/* Stops the helper, if any (ge_flusher_stop), and returns its answer. */
+int ge_flushing_end(ge_flushing *s);
+
 #endif

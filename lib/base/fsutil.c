@@ -132,9 +132,8 @@ int ge_copy_file(const char *from, const char *to, ge_error *err)
 	int rc = GE_OK;
 	/* a large file is flushed as it is written, as a save's is
 	 * (base/flusher.h) */
-	ge_flusher *fl = NULL;
-	int no_fl = 0;
-	size_t total = 0;
+	ge_flushing fl = {0};
+	fl.fd = outfd;
 	while (!rc && (r = read(in, buf, sizeof buf)) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
@@ -154,15 +153,12 @@ int ge_copy_file(const char *from, const char *to, ge_error *err)
 			}
 			p += w;
 			r -= w;
-			total += (size_t)w;
+			ge_flushing_wrote(&fl, (size_t)w);
 		}
-		if (!fl && !no_fl && total >= GE_FLUSH_PIECE)
-			no_fl = !(fl = ge_flusher_start(outfd));
-		ge_flusher_wrote(fl, total);
 	}
 	if (!rc && fsync(outfd) < 0)
 		rc = ge_err(err, GE_EIO, "%s: %s", to, strerror(errno));
-	int ferr = ge_flusher_stop(fl);
+	int ferr = ge_flushing_end(&fl);
 	if (ferr && !rc)
 		rc = ge_err(err, GE_EIO, "%s: %s", to, strerror(ferr));
 	close(in);
